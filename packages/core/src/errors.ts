@@ -1,0 +1,216 @@
+/**
+ * Errors as data. Every failure fleet reports has a stable `code`, the CLI exit code of SPEC §7
+ * and, for failures that cross the controller's wire, an HTTP status (reliability catalogue §2).
+ *
+ * Errors cross the plugin boundary: a user-installed plugin has its own copy of this module, so
+ * recognising an error never relies on `instanceof`. {@link isFleetError} checks a registered
+ * symbol brand and the shape instead.
+ */
+
+/** The stable exit codes of SPEC §7. */
+export const ExitCode = {
+  ok: 0,
+  drift: 1,
+  usage: 2,
+  conflict: 3,
+  auth: 4,
+  unreachable: 5,
+  verification: 6,
+  policy: 7,
+  /** An unexpected failure (a bug): 1, as Node and oclif use it; the JSON envelope says INTERNAL. */
+  internal: 1,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+interface CodeSpec {
+  readonly exit: ExitCode;
+  /** HTTP status when the controller answers with this code. */
+  readonly http?: number;
+}
+
+/**
+ * Every stable error code, with its exit code and (for wire errors) HTTP status. The wire codes
+ * are the controller vocabulary of the reliability catalogue; the others are operator-side.
+ */
+export const ERROR_CODES = {
+  // usage and validation (exit 2)
+  USAGE: { exit: ExitCode.usage },
+  REPO_NOT_FOUND: { exit: ExitCode.usage },
+  REPO_INVALID: { exit: ExitCode.usage },
+  FLEET_YAML_INVALID: { exit: ExitCode.usage },
+  HOST_FILE_INVALID: { exit: ExitCode.usage },
+  UNKNOWN_HOST: { exit: ExitCode.usage },
+  UNKNOWN_DOMAIN: { exit: ExitCode.usage, http: 404 },
+  RENDER_FAILED: { exit: ExitCode.usage },
+  CANONICAL_MISSING: { exit: ExitCode.usage },
+  INIT_TARGET_NOT_EMPTY: { exit: ExitCode.usage },
+  CREDENTIALS_INVALID: { exit: ExitCode.usage },
+  ENV_FILE_INVALID: { exit: ExitCode.usage },
+  BAD_REQUEST: { exit: ExitCode.usage, http: 400 },
+  PATH_INVALID: { exit: ExitCode.usage, http: 400 },
+  CLOCK_SKEW: { exit: ExitCode.usage, http: 400 },
+  OP_UNKNOWN: { exit: ExitCode.usage, http: 404 },
+  REQUEST_TOO_LARGE: { exit: ExitCode.usage, http: 413 },
+  FILE_TOO_LARGE: { exit: ExitCode.policy, http: 413 },
+  REQUEST_TIMEOUT: { exit: ExitCode.unreachable, http: 408 },
+  FORMAT_UNSUPPORTED: { exit: ExitCode.policy, http: 415 },
+  ENCODING_INVALID: { exit: ExitCode.policy, http: 422 },
+  SECRET_MISSING: { exit: ExitCode.usage, http: 422 },
+  FILE_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
+  OPERATION_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
+  // plugin loading
+  PLUGIN_REFUSED: { exit: ExitCode.usage },
+  PLUGIN_API_MISMATCH: { exit: ExitCode.usage },
+  DOMAIN_BEHAVIOUR_ABSENT: { exit: ExitCode.usage, http: 501 },
+  // conflicts (exit 3)
+  PRECONDITION_FAILED: { exit: ExitCode.conflict, http: 412 },
+  LOCKED: { exit: ExitCode.conflict, http: 423 },
+  PLAN_MISMATCH: { exit: ExitCode.conflict, http: 409 },
+  REPLAY_REJECTED: { exit: ExitCode.conflict, http: 409 },
+  // authentication (exit 4)
+  AUTH_REQUIRED: { exit: ExitCode.auth, http: 401 },
+  AUTH_INVALID: { exit: ExitCode.auth, http: 401 },
+  AUTH_EXPIRED: { exit: ExitCode.auth, http: 401 },
+  AUTH_REVOKED: { exit: ExitCode.auth, http: 401 },
+  SCOPE_DENIED: { exit: ExitCode.auth, http: 403 },
+  ORIGIN_REJECTED: { exit: ExitCode.auth, http: 403 },
+  CREDENTIALS_MISSING: { exit: ExitCode.auth },
+  CREDENTIALS_INSECURE: { exit: ExitCode.auth },
+  TLS_FINGERPRINT_MISMATCH: { exit: ExitCode.auth },
+  // reachability (exit 5)
+  HOST_UNREACHABLE: { exit: ExitCode.unreachable },
+  // A controller answered, but not in this client's protocol: the host cannot be used (exit 5).
+  RESPONSE_INVALID: { exit: ExitCode.unreachable },
+  OVERLOADED: { exit: ExitCode.unreachable, http: 503 },
+  // verification (exit 6)
+  VERIFICATION_FAILED: { exit: ExitCode.verification },
+  ACTION_FAILED: { exit: ExitCode.verification, http: 500 },
+  ROLLED_BACK: { exit: ExitCode.verification, http: 200 },
+  ACCEPTANCE_FAILED: { exit: ExitCode.verification },
+  RECOVERY_REQUIRED: { exit: ExitCode.verification, http: 503 },
+  NO_PRIOR_GENERATION: { exit: ExitCode.verification },
+  GENERATION_INVALID: { exit: ExitCode.verification },
+  // policy (exit 7)
+  DIVERGED: { exit: ExitCode.policy },
+  SECRET_FOUND: { exit: ExitCode.policy },
+  PATH_OUTSIDE_ROOT: { exit: ExitCode.policy, http: 403 },
+  SYMLINK_REFUSED: { exit: ExitCode.policy, http: 409 },
+  NOT_REGULAR_FILE: { exit: ExitCode.policy, http: 409 },
+  MARKERS_UNPAIRED: { exit: ExitCode.policy, http: 409 },
+  MARKERS_DUPLICATE: { exit: ExitCode.policy, http: 409 },
+  MARKERS_REVERSED: { exit: ExitCode.policy, http: 409 },
+  MARKER_IN_BODY: { exit: ExitCode.policy, http: 409 },
+  BLOCK_DRIFT: { exit: ExitCode.policy, http: 409 },
+  HOSTKEY_UNKNOWN: { exit: ExitCode.policy },
+  HOSTKEY_MISMATCH: { exit: ExitCode.policy },
+  // server-side failures (reported as verification failures: the node did not do what was asked)
+  IO_NOSPACE: { exit: ExitCode.verification, http: 507 },
+  IO_ERROR: { exit: ExitCode.verification, http: 500 },
+  DURABILITY_FAILED: { exit: ExitCode.verification, http: 500 },
+  AUDIT_UNAVAILABLE: { exit: ExitCode.verification, http: 503 },
+  INTERNAL: { exit: ExitCode.internal, http: 500 },
+} as const satisfies Record<string, CodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+const BRAND = Symbol.for('fleet.error');
+
+/** One problem among several (validation reports many at once). */
+export interface Problem {
+  /** File the problem is in, relative to the repo when it is a repo file. */
+  readonly file?: string;
+  /** 1-based line, when known. */
+  readonly line?: number;
+  /** Field path inside the file, dotted (`hosts.alpha.platform`). */
+  readonly path?: string;
+  readonly message: string;
+}
+
+export interface FleetErrorOptions {
+  readonly problems?: readonly Problem[];
+  readonly suggestions?: readonly string[];
+  readonly cause?: unknown;
+}
+
+/** The base of every error fleet raises on purpose. */
+export class FleetError extends Error {
+  readonly [BRAND] = true;
+  readonly code: ErrorCode;
+  readonly exitCode: ExitCode;
+  readonly problems: readonly Problem[];
+  readonly suggestions: readonly string[];
+
+  constructor(code: ErrorCode, message: string, options: FleetErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'FleetError';
+    this.code = code;
+    this.exitCode = ERROR_CODES[code].exit;
+    this.problems = options.problems ?? [];
+    this.suggestions = options.suggestions ?? [];
+  }
+
+  /** The stable JSON envelope of SPEC §2: `{ error: { code, message, exitCode } }`. */
+  toEnvelope(): ErrorEnvelope {
+    return errorEnvelope(this);
+  }
+}
+
+export interface ErrorEnvelope {
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly exitCode: number;
+    readonly problems?: readonly Problem[];
+    readonly suggestions?: readonly string[];
+  };
+}
+
+/** The structural view of a fleet error, as it may arrive from another copy of this module. */
+export interface FleetErrorLike {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly exitCode: ExitCode;
+  readonly problems?: readonly Problem[];
+  readonly suggestions?: readonly string[];
+}
+
+/** True for a fleet error from any copy of `@fleet/core` (no `instanceof`). */
+export function isFleetError(value: unknown): value is FleetErrorLike {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<PropertyKey, unknown>;
+  return (
+    candidate[BRAND] === true &&
+    typeof candidate['code'] === 'string' &&
+    Object.hasOwn(ERROR_CODES, candidate['code']) &&
+    typeof candidate['exitCode'] === 'number'
+  );
+}
+
+export function errorEnvelope(error: FleetErrorLike): ErrorEnvelope {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      exitCode: error.exitCode,
+      ...(error.problems && error.problems.length > 0 ? { problems: error.problems } : {}),
+      ...(error.suggestions && error.suggestions.length > 0
+        ? { suggestions: error.suggestions }
+        : {}),
+    },
+  };
+}
+
+/** `file:line: path: message`, the one-line form every problem is printed in. */
+export function formatProblem(problem: Problem): string {
+  const where = [problem.file, problem.line === undefined ? undefined : String(problem.line)]
+    .filter((part): part is string => part !== undefined)
+    .join(':');
+  const field = problem.path ? `${problem.path}: ` : '';
+  return `${where ? `${where}: ` : ''}${field}${problem.message}`;
+}
+
+/** The exit code and HTTP status that belong to a code. */
+export function describeCode(code: ErrorCode): { exitCode: ExitCode; http: number | undefined } {
+  const spec: CodeSpec = ERROR_CODES[code];
+  return { exitCode: spec.exit, http: spec.http };
+}

@@ -1,0 +1,24 @@
+import type { ManagedFile } from './domain.js';
+
+/** A live file captured on a node, already redacted there (secrets back to placeholders). */
+export interface Capture {
+  readonly host: string;
+  readonly path: string;
+  readonly sha256: string;
+  readonly content: string;
+  /** The controller's build identity, for the `Fleet-Controller` trailer. */
+  readonly controller: string;
+}
+
+/**
+ * A domain's adopter (SPEC §6, §8.5). Reverse substitution of host variables and the secret scan
+ * are the core's; the adopter decides what part of a capture is a canonical candidate and where in
+ * `mirror/<host>/<domain>/` it goes.
+ */
+export interface Adopter {
+  readonly domain: string;
+  /** The part of the capture that is a canonical candidate (a block file: its block). */
+  candidate(file: ManagedFile, capture: Capture): string;
+  /** Repo path under `mirror/<host>/<domain>/` for the candidate. */
+  mirrorPath(file: ManagedFile, capture: Capture): string;
+}

@@ -1,0 +1,76 @@
+/**
+ * Node paths are written `~/`-relative (`~/.config/router/router.yaml`): `~` is the node's home,
+ * the controller's `--home`. This module decides, before any filesystem call, whether such a path
+ * is acceptable on every platform fleet manages (reliability catalogue, "Path syntax"): the same
+ * rules on Linux and Windows, so a path valid in the repo is valid on every host.
+ */
+import { FleetError } from './errors.js';
+
+const MAX_PATH_BYTES = 1024;
+const MAX_COMPONENT_BYTES = 255;
+// Windows device names are reserved with any extension (`nul.txt`), in any case.
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
+// C0/C1 controls and DEL, and the Unicode bidi controls and zero-width characters that make a name
+// display differently from what it is.
+// eslint-disable-next-line no-control-regex
+const CONTROL_OR_BIDI = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u;
+
+function invalid(path: string, why: string): FleetError {
+  // JSON.stringify escapes C0 controls only: DEL, C1 (0x9b is a terminal CSI), bidi and zero-width
+  // characters would reach the terminal raw, so they are escaped too (catalogue 37, 38).
+  const shown = JSON.stringify(path).replace(
+    /[\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu,
+    (ch) => `\\u${(ch.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+  );
+  return new FleetError('PATH_INVALID', `path ${shown} is not allowed: ${why}`);
+}
+
+/**
+ * Splits a `~/`-relative path into its components, refusing anything that could escape the home or
+ * means different things on different platforms. Throws `PATH_INVALID`.
+ */
+export function parseHomePath(path: string): readonly string[] {
+  if (typeof path !== 'string' || path.length === 0) throw invalid(String(path), 'empty');
+  if (CONTROL_OR_BIDI.test(path)) throw invalid(path, 'control, NUL or bidi character');
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw invalid(path, 'too long');
+  if (path.includes('\\')) throw invalid(path, 'backslash (a separator on Windows)');
+  if (!path.startsWith('~/')) throw invalid(path, 'must start with ~/ (the node home)');
+  const components = path.slice(2).split('/');
+  for (const component of components) {
+    if (component === '') throw invalid(path, 'empty component (// or trailing /)');
+    if (component === '.' || component === '..') throw invalid(path, `"${component}" component`);
+    if (Buffer.byteLength(component) > MAX_COMPONENT_BYTES) {
+      throw invalid(path, 'component too long');
+    }
+    if (component.includes(':')) throw invalid(path, 'colon (drive or stream on Windows)');
+    if (/[<>"|?*]/.test(component)) throw invalid(path, 'character reserved on Windows');
+    if (/[. ]$/.test(component)) throw invalid(path, 'trailing dot or space');
+    if (WINDOWS_RESERVED.test(component)) throw invalid(path, 'reserved device name on Windows');
+  }
+  return components;
+}
+
+/** True when `path` is acceptable to {@link parseHomePath}. */
+export function isHomePath(path: string): boolean {
+  try {
+    parseHomePath(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Repo-relative paths (`domains/router/router.yaml`) follow the same rules without the `~/`. */
+export function parseRepoPath(path: string): readonly string[] {
+  if (path.startsWith('/') || path.startsWith('~')) {
+    throw invalid(path, 'must be relative to the repository');
+  }
+  const components = parseHomePath(`~/${path}`);
+  // Names git itself treats specially (its own directory, in any case and as the NTFS short name
+  // `git~1`, and files that configure it): a repo path fleet writes must never be one of them.
+  const special = components.find((component) =>
+    ['.git', 'git~1', '.gitmodules', '.gitattributes'].includes(component.toLowerCase()),
+  );
+  if (special !== undefined) throw invalid(path, `${special} component`);
+  return components;
+}

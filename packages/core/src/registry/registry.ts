@@ -1,0 +1,204 @@
+/**
+ * The registry of everything the loaded plugins registered: domains (with their installers and
+ * adopters), probers and bootstrap adapters. It lives in a tsyringe child container of its own —
+ * never a container shared with plugins, which may carry their own copy of tsyringe — keyed by
+ * `Symbol.for()` tokens, and holds only validated plain descriptors. Implementations are loaded
+ * lazily, the first time a command needs them.
+ */
+import 'reflect-metadata';
+import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import { FleetError } from '../errors.js';
+import type { Adopter } from '../interfaces/adopter.js';
+import type { BootstrapAdapter, SupervisorKind } from '../interfaces/bootstrap.js';
+import type { Installer } from '../interfaces/installer.js';
+import type { Prober } from '../interfaces/prober.js';
+import type {
+  AdopterDescriptor,
+  BootstrapAdapterDescriptor,
+  InstallerDescriptor,
+  Loader,
+  ProberDescriptor,
+} from '../interfaces/registration.js';
+import type { AcceptedRegistration, PluginRef, RegistryProblem } from './assemble.js';
+
+/** Registry tokens: `Symbol.for` so that any copy of this module names the same token. */
+export const REGISTRY_TOKENS = {
+  domain: Symbol.for('fleet.registry.domain'),
+  adopter: Symbol.for('fleet.registry.adopter'),
+  prober: Symbol.for('fleet.registry.prober'),
+  bootstrapAdapter: Symbol.for('fleet.registry.bootstrap-adapter'),
+} as const;
+
+/** A descriptor with the plugin it came from. */
+export interface Registered<D> {
+  readonly plugin: PluginRef;
+  readonly descriptor: D;
+}
+
+const byKey =
+  <D>(key: (d: D) => string) =>
+  (a: Registered<D>, b: Registered<D>): number =>
+    key(a.descriptor).localeCompare(key(b.descriptor));
+
+function resolveAll<D>(container: DependencyContainer, token: symbol): Registered<D>[] {
+  return container.isRegistered(token) ? container.resolveAll<Registered<D>>(token) : [];
+}
+
+export class Registry {
+  /** Problems met while assembling the registry, each attributed to its plugin. */
+  readonly problems: readonly RegistryProblem[];
+  private readonly container: DependencyContainer;
+  private readonly loaded = new Map<string, Promise<unknown>>();
+
+  constructor(accepted: readonly AcceptedRegistration[], problems: readonly RegistryProblem[] = []) {
+    this.problems = problems;
+    this.container = rootContainer.createChildContainer();
+    for (const { plugin, registration } of accepted) {
+      const register = <D>(token: symbol, descriptor: D): void => {
+        this.container.register<Registered<D>>(token, { useValue: { plugin, descriptor } });
+      };
+      registration.installers.forEach((d) => register(REGISTRY_TOKENS.domain, d));
+      registration.adopters.forEach((d) => register(REGISTRY_TOKENS.adopter, d));
+      registration.probers.forEach((d) => register(REGISTRY_TOKENS.prober, d));
+      registration.bootstrapAdapters.forEach((d) => register(REGISTRY_TOKENS.bootstrapAdapter, d));
+    }
+  }
+
+  /** Every registered domain, by name. */
+  domains(): Registered<InstallerDescriptor>[] {
+    return resolveAll<InstallerDescriptor>(this.container, REGISTRY_TOKENS.domain).sort(
+      byKey((d) => d.domain),
+    );
+  }
+
+  /** One domain; `UNKNOWN_DOMAIN` (exit 2) naming the known ones otherwise. */
+  domain(name: string): Registered<InstallerDescriptor> {
+    const found = this.domains().find((entry) => entry.descriptor.domain === name);
+    if (found) return found;
+    const known = this.domains().map((entry) => entry.descriptor.domain);
+    throw new FleetError(
+      'UNKNOWN_DOMAIN',
+      `unknown domain ${JSON.stringify(name)} (registered: ${known.join(', ') || 'none'})`,
+      this.refusedHint(),
+    );
+  }
+
+  adopters(): Registered<AdopterDescriptor>[] {
+    return resolveAll<AdopterDescriptor>(this.container, REGISTRY_TOKENS.adopter).sort(
+      byKey((d) => d.domain),
+    );
+  }
+
+  probers(): Registered<ProberDescriptor>[] {
+    return resolveAll<ProberDescriptor>(this.container, REGISTRY_TOKENS.prober).sort(
+      byKey((d) => d.id),
+    );
+  }
+
+  bootstrapAdapters(): Registered<BootstrapAdapterDescriptor>[] {
+    return resolveAll<BootstrapAdapterDescriptor>(
+      this.container,
+      REGISTRY_TOKENS.bootstrapAdapter,
+    ).sort(byKey((d) => d.supervisor));
+  }
+
+  /** The installer of a domain, loaded on first use. */
+  async installer(domain: string): Promise<Installer> {
+    const entry = this.domain(domain);
+    const installer = await this.load(`installer ${domain}`, entry, entry.descriptor.load);
+    checkImplementation(entry.plugin, `installer for domain ${domain}`, installer, {
+      domain,
+      methods: ['view', 'install'],
+    });
+    return installer;
+  }
+
+  async adopter(domain: string): Promise<Adopter> {
+    this.domain(domain);
+    const entry = this.adopters().find((a) => a.descriptor.domain === domain);
+    if (!entry) throw absent(`domain ${domain} has no adopter`);
+    const adopter = await this.load(`adopter ${domain}`, entry, entry.descriptor.load);
+    checkImplementation(entry.plugin, `adopter for domain ${domain}`, adopter, {
+      domain,
+      methods: ['candidate', 'mirrorPath'],
+    });
+    return adopter;
+  }
+
+  async prober(id: string): Promise<Prober> {
+    const entry = this.probers().find((p) => p.descriptor.id === id);
+    if (!entry) throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(id)}`);
+    const prober = await this.load(`prober ${id}`, entry, entry.descriptor.load);
+    checkImplementation(entry.plugin, `prober ${id}`, prober, { methods: ['collect', 'evaluate'] });
+    return prober;
+  }
+
+  async bootstrapAdapter(supervisor: SupervisorKind): Promise<BootstrapAdapter> {
+    const entry = this.bootstrapAdapters().find((a) => a.descriptor.supervisor === supervisor);
+    if (!entry) {
+      throw new FleetError('UNKNOWN_DOMAIN', `no bootstrap adapter for supervisor ${supervisor}`);
+    }
+    const adapter = await this.load(`bootstrap ${supervisor}`, entry, entry.descriptor.load);
+    checkImplementation(entry.plugin, `bootstrap adapter ${supervisor}`, adapter, {
+      methods: ['definition', 'installDefinition', 'activate', 'restart', 'observe', 'rollback'],
+    });
+    return adapter;
+  }
+
+  private refusedHint(): { suggestions: string[] } {
+    return {
+      suggestions: this.problems.map((problem) => `refused: ${problem.message}`),
+    };
+  }
+
+  private load<T>(
+    key: string,
+    entry: Registered<unknown>,
+    loader: Loader<T> | undefined,
+  ): Promise<T> {
+    if (!loader) {
+      return Promise.reject(
+        absent(`${key.replace(' ', ' for ')} is declared by ${entry.plugin.name} but not implemented`),
+      );
+    }
+    let pending = this.loaded.get(key) as Promise<T> | undefined;
+    if (!pending) {
+      pending = loader().catch((error: unknown) => {
+        this.loaded.delete(key);
+        throw new FleetError(
+          'PLUGIN_REFUSED',
+          `plugin ${entry.plugin.name}@${entry.plugin.version} failed to load its ${key}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
+        );
+      });
+      this.loaded.set(key, pending);
+    }
+    return pending;
+  }
+}
+
+function absent(message: string): FleetError {
+  return new FleetError('DOMAIN_BEHAVIOUR_ABSENT', message);
+}
+
+/** Structural check of a loaded implementation (no `instanceof` across the boundary). */
+function checkImplementation(
+  plugin: PluginRef,
+  what: string,
+  value: unknown,
+  expected: { domain?: string; methods: readonly string[] },
+): void {
+  const fail = (why: string): never => {
+    throw new FleetError('PLUGIN_REFUSED', `plugin ${plugin.name}@${plugin.version}: ${what} ${why}`);
+  };
+  if (typeof value !== 'object' || value === null) fail('is not an object');
+  const record = value as Record<string, unknown>;
+  if (expected.domain !== undefined && record['domain'] !== expected.domain) {
+    fail(`reports domain ${JSON.stringify(record['domain'])}`);
+  }
+  for (const method of expected.methods) {
+    if (typeof record[method] !== 'function') fail(`lacks ${method}()`);
+  }
+}

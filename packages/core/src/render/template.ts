@@ -1,0 +1,158 @@
+/**
+ * fleet's whole template language (SPEC §4): `{{ host.NAME }}` and `{{ secret.NAME }}`, nothing
+ * else — no logic, no loops — so a rendering can be reversed (adopt) and redacted (secrets back to
+ * names). Everything here is pure.
+ *
+ * A `{{ … }}` whose content looks like a variable reference but is neither form is an error (fail
+ * closed: a typo must not ship as literal text). Other uses of braces (`{{#each}}`, `{{ .Values }}`)
+ * are ordinary text.
+ */
+import { FleetError, type Problem } from '../errors.js';
+import { valueReplacer } from './substitute.js';
+
+export type PlaceholderNamespace = 'host' | 'secret';
+
+export interface Placeholder {
+  readonly namespace: PlaceholderNamespace;
+  readonly name: string;
+  /** 1-based line of the placeholder. */
+  readonly line: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+const CANDIDATE = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+const VALID = /^(host|secret)\.([A-Za-z_][A-Za-z0-9_]*)$/;
+
+/** The canonical spelling of a placeholder. */
+export function placeholder(namespace: PlaceholderNamespace, name: string): string {
+  return `{{ ${namespace}.${name} }}`;
+}
+
+function lineAt(text: string, index: number, cache: { index: number; line: number }): number {
+  for (let i = cache.index; i < index; i += 1) if (text.charCodeAt(i) === 10) cache.line += 1;
+  cache.index = index;
+  return cache.line;
+}
+
+/** Every placeholder in `text`, and a problem for every unsupported one. */
+export function scanPlaceholders(
+  text: string,
+  file?: string,
+): { placeholders: Placeholder[]; problems: Problem[] } {
+  const placeholders: Placeholder[] = [];
+  const problems: Problem[] = [];
+  const cache = { index: 0, line: 1 };
+  for (const match of text.matchAll(CANDIDATE)) {
+    const line = lineAt(text, match.index, cache);
+    const valid = VALID.exec(match[1] as string);
+    if (!valid) {
+      problems.push({
+        ...(file === undefined ? {} : { file }),
+        line,
+        message: `unsupported placeholder ${match[0]}: only {{ host.NAME }} and {{ secret.NAME }} exist`,
+      });
+      continue;
+    }
+    placeholders.push({
+      namespace: valid[1] as PlaceholderNamespace,
+      name: valid[2] as string,
+      line,
+      start: match.index,
+      end: match.index + match[0].length,
+    });
+  }
+  return { placeholders, problems };
+}
+
+export interface RenderOptions {
+  /** Repo-relative file name, for problems. */
+  readonly file: string;
+  /** The host's variables (`hosts/<host>.yaml`). */
+  readonly variables: Readonly<Record<string, string>>;
+  /** The variables the domain allows; any other `{{ host.NAME }}` fails. */
+  readonly allowed: readonly string[];
+  /** Names the host file for problems about missing variables (`hosts/alpha.yaml`). */
+  readonly hostFile: string;
+}
+
+/**
+ * Operator-side render: host placeholders substituted, secret placeholders left as they are.
+ * Throws `RENDER_FAILED` listing every unsupported placeholder, undeclared or missing variable,
+ * each with its file and line.
+ */
+export function renderTemplate(text: string, options: RenderOptions): string {
+  const { placeholders, problems } = scanPlaceholders(text, options.file);
+  const allowed = new Set(options.allowed);
+  let out = '';
+  let last = 0;
+  for (const ph of placeholders) {
+    if (ph.namespace !== 'host') continue;
+    if (!allowed.has(ph.name)) {
+      problems.push({
+        file: options.file,
+        line: ph.line,
+        message: `host variable ${ph.name} is not declared by this domain (allowed: ${
+          [...allowed].sort().join(', ') || 'none'
+        })`,
+      });
+      continue;
+    }
+    if (!Object.hasOwn(options.variables, ph.name)) {
+      problems.push({
+        file: options.file,
+        line: ph.line,
+        message: `host variable ${ph.name} is not set in ${options.hostFile}`,
+      });
+      continue;
+    }
+    out += text.slice(last, ph.start) + (options.variables[ph.name] as string);
+    last = ph.end;
+  }
+  if (problems.length > 0) {
+    problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+    throw new FleetError(
+      'RENDER_FAILED',
+      `${options.file} does not render for ${options.hostFile}: ${problems[0]?.message ?? ''}${
+        problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''
+      }`,
+      { problems },
+    );
+  }
+  return out + text.slice(last);
+}
+
+/** The secret names a text refers to, in order of first use. */
+export function secretNames(text: string): string[] {
+  const names = scanPlaceholders(text).placeholders.filter((ph) => ph.namespace === 'secret');
+  return [...new Set(names.map((ph) => ph.name))];
+}
+
+export interface ReverseResult {
+  readonly content: string;
+  /** How often each variable's value was replaced by its placeholder. */
+  readonly substitutions: Readonly<Record<string, number>>;
+}
+
+/**
+ * Adopt's reverse substitution: every occurrence of a host variable's value becomes its
+ * `{{ host.NAME }}` placeholder, longest value first (so `node-01.lan` wins over `node-01`).
+ * Existing placeholders are left alone; empty values are never substituted.
+ */
+export function reverseSubstitute(
+  text: string,
+  variables: Readonly<Record<string, string>>,
+): ReverseResult {
+  const replace = valueReplacer(Object.entries(variables), 'host');
+  if (!replace) return { content: text, substitutions: {} };
+  const substitutions: Record<string, number> = {};
+  const { placeholders } = scanPlaceholders(text);
+  let out = '';
+  let last = 0;
+  for (const ph of placeholders) {
+    out += replace(text.slice(last, ph.start), substitutions) + text.slice(ph.start, ph.end);
+    last = ph.end;
+  }
+  out += replace(text.slice(last), substitutions);
+  return { content: out, substitutions };
+}

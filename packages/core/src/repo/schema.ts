@@ -1,0 +1,133 @@
+/** zod schemas of the fleet repository's files (SPEC §3). Unknown fields are errors. */
+import { z } from 'zod';
+
+export const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
+export const SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab', 'none'] as const;
+
+// Keys that would reach an object's prototype machinery if they ever got past the schema.
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const hostName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a host name (lower-case letters, digits, -)');
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits');
+const semver = z
+  .string()
+  .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, 'must be a semantic version');
+
+const controllerUrl = z
+  .string()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (
+        (url.protocol === 'http:' || url.protocol === 'https:') &&
+        url.username === '' &&
+        url.password === '' &&
+        (url.pathname === '/' || url.pathname === '') &&
+        url.search === '' &&
+        url.hash === ''
+      );
+    } catch {
+      return false;
+    }
+  }, 'must be an http:// or https:// origin without credentials or path');
+
+const tlsFingerprint = z
+  .string()
+  .regex(
+    /^sha256:([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$/,
+    'must be sha256: followed by 32 colon-separated hex bytes',
+  );
+
+const sshKey = z
+  .string()
+  .regex(
+    /^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,3}$/,
+    'must be an OpenSSH public key (type and base64, no comment)',
+  );
+
+export const hostEntrySchema = z
+  .strictObject({
+    controller: controllerUrl,
+    tls: z.strictObject({ fingerprint: tlsFingerprint }).optional(),
+    platform: z.enum(PLATFORMS),
+    supervisor: z.enum(SUPERVISORS),
+    upgrade: z.strictObject({ strategy: z.enum(['tarball']) }).optional(),
+    domains: z.array(z.string().min(1)).default([]),
+    ssh: z
+      .strictObject({
+        host: z.string().min(1).regex(/^[A-Za-z0-9.:[\]-]+$/, 'must be a host name or address'),
+        port: z.number().int().min(1).max(65535).default(22),
+        user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name'),
+        hostKey: sshKey,
+      })
+      .optional(),
+    probes: z.strictObject({ tools: z.array(z.string().min(1)).default([]) }).optional(),
+  })
+  .refine(
+    (host) => !host.controller.startsWith('http:') || isLoopbackUrl(host.controller),
+    { message: 'a non-loopback controller must use https:// with tls.fingerprint', path: ['controller'] },
+  )
+  .refine((host) => !host.controller.startsWith('https:') || host.tls !== undefined, {
+    message: 'an https:// controller needs tls.fingerprint (the pinned certificate)',
+    path: ['tls'],
+  })
+  .refine((host) => new Set(host.domains).size === host.domains.length, {
+    message: 'a domain is listed twice',
+    path: ['domains'],
+  });
+
+function isLoopbackUrl(value: string): boolean {
+  const host = new URL(value).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export const fleetManifestSchema = z.strictObject({
+  apiVersion: z.literal('fleet/v1', { message: 'must be fleet/v1' }),
+  canonicalVersion: semver,
+  artifacts: z
+    .array(
+      z.strictObject({
+        version: semver,
+        file: z.string().min(1),
+        sha256: sha256Hex,
+        commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'must be a git commit hash'),
+      }),
+    )
+    .default([]),
+  hosts: z.record(hostName, hostEntrySchema),
+  domains: z
+    .record(
+      z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be a domain name'),
+      z.strictObject({
+        unattended: z.enum(['allow', 'deny']).default('deny'),
+        backups: z.number().int().min(1).max(1000).optional(),
+      }),
+    )
+    .default({}),
+});
+
+export type FleetManifest = z.infer<typeof fleetManifestSchema>;
+export type HostEntry = z.infer<typeof hostEntrySchema>;
+
+/** `hosts/<host>.yaml`: a flat map NAME: string. No secrets here, ever. */
+export const hostVariablesSchema = z.record(
+  z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a variable name (letters, digits, _)')
+    .refine((name) => !RESERVED_KEYS.has(name), 'is a reserved name'),
+  z
+    .string({ message: 'must be a string (quote numbers and booleans)' })
+    // One line: a rendered placeholder stays on its line, which keeps rendering reversible and
+    // lets history be compared line by line.
+    .refine((value) => !/[\r\n]/.test(value), 'must be a single line'),
+);
+export type HostVariables = z.infer<typeof hostVariablesSchema>;
+
+/** The operator's credentials file (SPEC §3), outside the repo. */
+export const credentialsSchema = z.strictObject({
+  version: z.literal(1),
+  hosts: z.record(hostName, z.strictObject({ token: z.string().min(16) })),
+});
+export type Credentials = z.infer<typeof credentialsSchema>;

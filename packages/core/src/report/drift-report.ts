@@ -1,0 +1,103 @@
+/**
+ * The drift report (`fleet.drift/v1`, SPEC §8.1): its schema, and the pure assembly of per-host
+ * results into a report with its summary. Renderers (Markdown, HTML) and the report-dir writer
+ * live beside this file.
+ */
+import { z } from 'zod';
+
+export const DRIFT_SCHEMA = 'fleet.drift/v1';
+export const DRIFT_LAYERS = ['file', 'derived', 'runtime', 'version'] as const;
+export const ITEM_STATES = [
+  'current',
+  'stale',
+  'diverged',
+  'missing',
+  'unmanaged',
+  'unsupported',
+  'error',
+] as const;
+export const HOST_STATUSES = ['current', 'drifted', 'unreachable', 'error'] as const;
+
+export const driftItemSchema = z.strictObject({
+  layer: z.enum(DRIFT_LAYERS),
+  domain: z.string().optional(),
+  path: z.string().optional(),
+  state: z.enum(ITEM_STATES),
+  localLines: z.number().int().min(0).optional(),
+  detail: z.string().optional(),
+  diff: z.string().optional(),
+});
+
+export const driftHostSchema = z.strictObject({
+  host: z.string(),
+  status: z.enum(HOST_STATUSES),
+  detail: z.string().optional(),
+  items: z.array(driftItemSchema),
+});
+
+export const driftReportSchema = z.strictObject({
+  schema: z.literal(DRIFT_SCHEMA),
+  generatedAt: z.string(),
+  repoCommit: z.string(),
+  canonicalVersion: z.string(),
+  summary: z.strictObject({
+    hosts: z.number().int(),
+    current: z.number().int(),
+    drifted: z.number().int(),
+    unreachable: z.number().int(),
+    errors: z.number().int(),
+  }),
+  hosts: z.array(driftHostSchema),
+});
+
+export type DriftReport = z.infer<typeof driftReportSchema>;
+export type DriftHost = z.infer<typeof driftHostSchema>;
+export type DriftReportItem = z.infer<typeof driftItemSchema>;
+export type HostStatus = (typeof HOST_STATUSES)[number];
+
+/** A host's status from its items: any error item makes it `error`, any non-current `drifted`. */
+export function hostStatus(items: readonly DriftReportItem[]): HostStatus {
+  if (items.some((item) => item.state === 'error')) return 'error';
+  if (items.some((item) => item.state !== 'current')) return 'drifted';
+  return 'current';
+}
+
+export interface DriftReportInput {
+  readonly generatedAt: Date;
+  readonly repoCommit: string;
+  readonly canonicalVersion: string;
+  readonly hosts: readonly DriftHost[];
+}
+
+/** Assembles the report: hosts sorted by name, the summary counted from their statuses. */
+export function buildDriftReport(input: DriftReportInput): DriftReport {
+  const hosts = [...input.hosts].sort((a, b) => a.host.localeCompare(b.host));
+  const count = (status: HostStatus) => hosts.filter((h) => h.status === status).length;
+  return {
+    schema: DRIFT_SCHEMA,
+    generatedAt: input.generatedAt.toISOString(),
+    repoCommit: input.repoCommit,
+    canonicalVersion: input.canonicalVersion,
+    summary: {
+      hosts: hosts.length,
+      current: count('current'),
+      drifted: count('drifted'),
+      unreachable: count('unreachable'),
+      errors: count('error'),
+    },
+    hosts,
+  };
+}
+
+/** Exit code of `fleet drift`: 0 when every host is current, else 1 (SPEC §7). */
+export function driftExitCode(report: DriftReport): 0 | 1 {
+  return report.summary.hosts === report.summary.current ? 0 : 1;
+}
+
+/** The worst state of a host's items in one layer, for the matrix (`undefined`: no items). */
+export function layerState(host: DriftHost, layer: (typeof DRIFT_LAYERS)[number]): string | undefined {
+  const order = ['error', 'diverged', 'unsupported', 'missing', 'stale', 'unmanaged', 'current'];
+  const states = host.items.filter((item) => item.layer === layer).map((item) => item.state);
+  if (states.length === 0) return undefined;
+  return order.find((state) => states.includes(state as (typeof ITEM_STATES)[number]));
+}

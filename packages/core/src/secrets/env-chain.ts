@@ -1,0 +1,113 @@
+/**
+ * The node's env-file chain (SPEC §4): `~/.config/fleet/env`, then `~/.config/fleet/env.d/*.env`
+ * in name order, a later file overriding an earlier one; `KEY=VALUE` lines and `#` comments.
+ * Values never leave the node: errors name files, lines and keys, never values.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FleetError } from '../errors.js';
+import type { SecretValues } from '../interfaces/node-context.js';
+import { scanPlaceholders } from '../render/template.js';
+import { valueReplacer } from '../render/substitute.js';
+
+const KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `~`-relative locations of the chain, in the order they are read. */
+export const ENV_FILE = '.config/fleet/env';
+export const ENV_DIR = '.config/fleet/env.d';
+
+/**
+ * Parses one env file. A value may be wrapped in matching single or double quotes (removed, no
+ * escapes interpreted); an optional `export ` prefix is accepted, as shells write it.
+ */
+export function parseEnvFile(text: string, file: string): Map<string, string> {
+  const values = new Map<string, string>();
+  const lines = text.replace(/^\ufeff/, '').split(/\r?\n/);
+  lines.forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const body = line.startsWith('export ') ? line.slice('export '.length).trimStart() : line;
+    const eq = body.indexOf('=');
+    const key = eq > 0 ? body.slice(0, eq).trim() : '';
+    if (!KEY.test(key)) {
+      throw new FleetError(
+        'ENV_FILE_INVALID',
+        `${file}:${index + 1}: expected KEY=VALUE (the line is not shown: it may hold a secret)`,
+      );
+    }
+    let value = body.slice(eq + 1).trim();
+    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0])) {
+      value = value.slice(1, -1);
+    }
+    values.set(key, value);
+  });
+  return values;
+}
+
+async function readIfPresent(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Loads the whole chain under `home`. Missing files are an empty chain, not an error. */
+export async function loadEnvChain(home: string): Promise<SecretValues> {
+  const values = new Map<string, string>();
+  const files = [ENV_FILE];
+  try {
+    const entries = await readdir(join(home, ENV_DIR));
+    files.push(
+      ...entries
+        .filter((name) => name.endsWith('.env') && !name.startsWith('.'))
+        .sort()
+        .map((name) => `${ENV_DIR}/${name}`),
+    );
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  for (const file of files) {
+    const text = await readIfPresent(join(home, file));
+    if (text === undefined) continue;
+    for (const [key, value] of parseEnvFile(text, `~/${file}`)) values.set(key, value);
+  }
+  return values;
+}
+
+/**
+ * Node-side resolution at install: every `{{ secret.NAME }}` replaced by its value. A name the
+ * chain does not hold fails the install with `SECRET_MISSING` (names only); nothing is written.
+ */
+export function resolveSecrets(text: string, secrets: SecretValues, file: string): string {
+  const { placeholders } = scanPlaceholders(text);
+  const missing = [
+    ...new Set(
+      placeholders.filter((ph) => ph.namespace === 'secret' && !secrets.has(ph.name)).map((ph) => ph.name),
+    ),
+  ];
+  if (missing.length > 0) {
+    throw new FleetError(
+      'SECRET_MISSING',
+      `${file} needs secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, not in the node's env-file chain`,
+    );
+  }
+  let out = '';
+  let last = 0;
+  for (const ph of placeholders) {
+    if (ph.namespace !== 'secret') continue;
+    out += text.slice(last, ph.start) + (secrets.get(ph.name) as string);
+    last = ph.end;
+  }
+  return out + text.slice(last);
+}
+
+/**
+ * Redaction of anything leaving the node: every secret value replaced by its
+ * `{{ secret.NAME }}` placeholder, longest value first so a secret containing another is redacted
+ * whole. Empty values are skipped (they would match everywhere).
+ */
+export function redactSecrets(text: string, secrets: SecretValues): string {
+  return valueReplacer(secrets.entries(), 'secret')?.(text) ?? text;
+}

@@ -1,0 +1,82 @@
+/**
+ * `fleet validate`'s checks beyond the schemas: every domain named in fleet.yaml is registered, and
+ * every canonical file of every host's domains renders for that host. Problems are collected, not
+ * thrown one at a time, so the operator sees them all at once.
+ */
+import { FleetError, formatProblem, type Problem } from './errors.js';
+import type { DomainDeclaration } from './interfaces/domain.js';
+import { renderFileForHost } from './render/views.js';
+import type { FleetRepo } from './repo/load.js';
+import { fieldPath } from './zod-problems.js';
+
+export interface ValidationReport {
+  readonly hosts: number;
+  readonly domains: number;
+  /** Host × file renderings that succeeded. */
+  readonly rendered: number;
+  readonly problems: readonly Problem[];
+}
+
+export interface ValidateInput {
+  readonly repo: FleetRepo;
+  /** Registered domain declarations, by name. */
+  readonly domains: ReadonlyMap<string, DomainDeclaration>;
+  /** Reads a repo file's text; throws `CANONICAL_MISSING` when absent. */
+  readonly readCanonical: (repoPath: string) => string;
+}
+
+function problemsOf(error: unknown): Problem[] {
+  if (error instanceof FleetError) {
+    return error.problems.length > 0 ? [...error.problems] : [{ message: error.message }];
+  }
+  throw error;
+}
+
+export function validateRepo(input: ValidateInput): ValidationReport {
+  const { repo, domains } = input;
+  const problems: Problem[] = [];
+  const known = [...domains.keys()].sort().join(', ') || 'none';
+  const unknownDomain = (name: string, path: readonly PropertyKey[]): Problem => {
+    const line = repo.manifestLine(path);
+    return {
+      file: 'fleet.yaml',
+      ...(line === undefined ? {} : { line }),
+      path: fieldPath(path),
+      message: `unknown domain ${JSON.stringify(name)} (registered: ${known})`,
+    };
+  };
+
+  for (const name of Object.keys(repo.manifest.domains)) {
+    if (!domains.has(name)) problems.push(unknownDomain(name, ['domains', name]));
+  }
+  let rendered = 0;
+  const used = new Set<string>();
+  for (const [host, entry] of Object.entries(repo.manifest.hosts).sort(([a], [b]) =>
+    a.localeCompare(b),
+  )) {
+    entry.domains.forEach((name, index) => {
+      const declaration = domains.get(name);
+      if (!declaration) {
+        problems.push(unknownDomain(name, ['hosts', host, 'domains', index]));
+        return;
+      }
+      used.add(name);
+      for (const file of declaration.files) {
+        try {
+          renderFileForHost(declaration, file, host, repo.variables.get(host) ?? {}, input.readCanonical);
+          rendered += 1;
+        } catch (error) {
+          problems.push(...problemsOf(error));
+        }
+      }
+    });
+  }
+  // A broken canonical file fails for every host the same way: say it once.
+  const unique = new Map(problems.map((problem) => [formatProblem(problem), problem]));
+  return {
+    hosts: Object.keys(repo.manifest.hosts).length,
+    domains: used.size,
+    rendered,
+    problems: [...unique.values()],
+  };
+}

@@ -1,0 +1,110 @@
+import { expect } from 'chai';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  buildDriftReport,
+  driftExitCode,
+  driftReportSchema,
+  hostStatus,
+  layerState,
+  type DriftHost,
+} from '../src/report/drift-report.js';
+import { escapeControl, renderDriftHtml, renderDriftMarkdown } from '../src/report/render-report.js';
+import { datedReportDir, writeReportSet } from '../src/report/report-dir.js';
+
+const hosts: DriftHost[] = [
+  {
+    host: 'node-02',
+    status: 'drifted',
+    items: [
+      { layer: 'file', domain: 'router', path: '~/.config/router/router.yaml', state: 'stale' },
+      { layer: 'derived', domain: 'router', path: '~/.local/share/router/volume/router.yaml', state: 'current' },
+      {
+        layer: 'file',
+        domain: 'harness-policy',
+        path: '~/.claude/CLAUDE.md',
+        state: 'diverged',
+        localLines: 1,
+        diff: '--- a\n+++ b\n@@ -1 +1 @@\n-x\n+<script>alert(1)</script>\n',
+      },
+    ],
+  },
+  { host: 'node-01', status: 'current', items: [{ layer: 'file', domain: 'router', state: 'current' }] },
+  { host: 'node-03', status: 'unreachable', detail: 'connection refused', items: [] },
+];
+
+describe('drift report', () => {
+  const report = buildDriftReport({
+    generatedAt: new Date('2026-05-01T10:00:00Z'),
+    repoCommit: 'abc123',
+    canonicalVersion: '1.2.0',
+    hosts,
+  });
+
+  it('is a valid fleet.drift/v1 document, hosts sorted, summary counted', () => {
+    expect(driftReportSchema.parse(report)).to.deep.equal(report);
+    expect(report.hosts.map((h) => h.host)).to.deep.equal(['node-01', 'node-02', 'node-03']);
+    expect(report.summary).to.deep.equal({ hosts: 3, current: 1, drifted: 1, unreachable: 1, errors: 0 });
+    expect(driftExitCode(report)).to.equal(1);
+    expect(driftExitCode(buildDriftReport({ ...report, generatedAt: new Date(), hosts: [hosts[1] as DriftHost] }))).to.equal(0);
+  });
+
+  it('derives host status and the worst state per layer', () => {
+    expect(hostStatus([{ layer: 'file', state: 'current' }])).to.equal('current');
+    expect(hostStatus([{ layer: 'file', state: 'stale' }, { layer: 'file', state: 'current' }])).to.equal('drifted');
+    expect(hostStatus([{ layer: 'file', state: 'stale' }, { layer: 'runtime', state: 'error' }])).to.equal('error');
+    expect(layerState(hosts[0] as DriftHost, 'file')).to.equal('diverged');
+    expect(layerState(hosts[0] as DriftHost, 'derived')).to.equal('current');
+    expect(layerState(hosts[0] as DriftHost, 'runtime')).to.equal(undefined);
+  });
+
+  it('renders Markdown with the matrix and the details of what is not current', () => {
+    const md = renderDriftMarkdown(report);
+    expect(md).to.contain('| node-02 | drifted | diverged | current | — | — |');
+    expect(md).to.contain('3 hosts: 1 current, 1 drifted, 1 unreachable, 0 errors.');
+    expect(md).to.contain('connection refused');
+    expect(md).to.contain('— 1 local line');
+    expect(md).to.not.contain('## node-01');
+  });
+
+  it('renders self-contained HTML with every host value escaped', () => {
+    const html = renderDriftHtml(report);
+    expect(html).to.match(/^<!doctype html>/);
+    expect(html).to.not.match(/<script|src=|href="http/);
+    expect(html).to.contain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).to.contain('<a href="#h-node-02">node-02</a>');
+  });
+
+  it('escapes control characters for terminals and logs', () => {
+    expect(escapeControl('a\u001b[2Jb\rc')).to.equal('a\\x1b[2Jb\\x0dc');
+    expect(escapeControl('line\nnext')).to.equal('line\nnext');
+  });
+});
+
+describe('report directory', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleet-report-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('never overwrites an earlier report: -2, -3 for the whole set', async () => {
+    const files = { json: '{}', md: '# r', html: '<html>' };
+    await writeReportSet(dir, 'drift', files);
+    await writeReportSet(dir, 'drift', { ...files, md: '# second' });
+    await writeFile(join(dir, 'drift-3.md'), 'someone else');
+    const third = await writeReportSet(dir, 'drift', files);
+    expect(third.map((p) => p.slice(dir.length + 1))).to.deep.equal(['drift-4.json', 'drift-4.md', 'drift-4.html']);
+    expect((await readdir(dir)).sort()).to.deep.equal(
+      ['drift-2.html', 'drift-2.json', 'drift-2.md', 'drift-3.md', 'drift-4.html', 'drift-4.json', 'drift-4.md', 'drift.html', 'drift.json', 'drift.md'],
+    );
+    expect(await readFile(join(dir, 'drift.md'), 'utf8')).to.equal('# r');
+    expect(await readFile(join(dir, 'drift-2.md'), 'utf8')).to.equal('# second');
+    expect(await readFile(join(dir, 'drift-3.md'), 'utf8')).to.equal('someone else');
+  });
+
+  it('dates report folders in UTC', () => {
+    expect(datedReportDir('/r', 'drift', new Date('2026-05-01T23:30:00-02:00'))).to.equal('/r/reports/drift/2026-05-02');
+  });
+});

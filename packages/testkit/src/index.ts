@@ -1,0 +1,17 @@
+/**
+ * `@fleet/testkit`: fake hosts for domain plugin tests — the same kit first-party plugins use.
+ * See README.md for a complete plugin test.
+ */
+export { FixedClock } from './clock.js';
+export {
+  RecordedProcessRunner,
+  commandLine,
+  type ProcessMatcher,
+  type ScriptedResult,
+} from './processes.js';
+export { FakeHost, createFakeHost, type FakeHostOptions } from './host.js';
+export {
+  registryFromHooks,
+  type PluginUnderTest,
+  type RegisterHookFunction,
+} from './registry.js';

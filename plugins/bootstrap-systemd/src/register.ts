@@ -1,0 +1,27 @@
+import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+
+/**
+ * The systemd user-unit supervisor (SPEC §12): a unit in `~/.config/systemd/user/`, driven with
+ * `systemctl --user daemon-reload|restart|show`, and a prober of the unit's runtime state.
+ */
+export const registration: FleetRegistration = defineRegistration({
+  bootstrapAdapters: [
+    {
+      supervisor: 'systemd-user',
+      platforms: ['linux'],
+      description: 'a systemd user unit in ~/.config/systemd/user/ (systemctl --user)',
+    },
+  ],
+  probers: [
+    {
+      id: 'systemd-user.unit',
+      layer: 'runtime',
+      description: 'the controller unit is present, enabled, running the current generation with the expected --node-id',
+    },
+  ],
+});
+
+/** The `fleet:register` hook: returns this plugin's descriptors (SPEC §2). */
+export default function register(_options: RegisterHookOptions): FleetRegistration {
+  return registration;
+}

@@ -1,0 +1,27 @@
+import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+
+/**
+ * The Windows Task Scheduler supervisor (SPEC §12): a scheduled task defined by Task Scheduler
+ * XML, driven with `schtasks /Create /XML`, `/Run`, `/End`, `/Query`, and a prober of its state.
+ */
+export const registration: FleetRegistration = defineRegistration({
+  bootstrapAdapters: [
+    {
+      supervisor: 'windows-task',
+      platforms: ['win32'],
+      description: 'a Windows scheduled task defined by Task Scheduler XML (schtasks)',
+    },
+  ],
+  probers: [
+    {
+      id: 'windows-task.task',
+      layer: 'runtime',
+      description: 'the controller task is present, enabled, running the current generation with the expected --node-id',
+    },
+  ],
+});
+
+/** The `fleet:register` hook: returns this plugin's descriptors (SPEC §2). */
+export default function register(_options: RegisterHookOptions): FleetRegistration {
+  return registration;
+}

@@ -1,0 +1,2 @@
+export { routerDomain } from './domain.js';
+export { registration } from './register.js';

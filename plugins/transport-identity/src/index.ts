@@ -1,0 +1,2 @@
+export { transportIdentityDomain } from './domain.js';
+export { registration } from './register.js';

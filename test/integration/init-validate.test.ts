@@ -1,0 +1,152 @@
+/** `fleet init` and `fleet validate`, through the real binary (issue: foundation). */
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { appendFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fleet, json, tempDir } from '../src/fleet.js';
+
+const git = (repo: string, ...args: string[]) =>
+  execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' });
+
+describe('fleet init', () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(() => dir.cleanup());
+
+  it('creates a git repository with fleet.yaml, a host, every domain example and one commit', async () => {
+    const repo = join(dir.path, 'fleet');
+    const run = await fleet(['init', repo, '--json']);
+    expect(run.exitCode, run.stderr).to.equal(0);
+    const result = json<{ root: string; commit: string; files: string[] }>(run);
+    expect(result.root).to.equal(repo);
+    expect(result.files).to.include.members([
+      'fleet.yaml',
+      'hosts/node-01.yaml',
+      'domains/router/router.yaml',
+      'domains/transport-identity/transport.yaml',
+      'domains/harness-policy/CLAUDE.md',
+    ]);
+    expect(git(repo, 'rev-list', '--count', 'HEAD').trim()).to.equal('1');
+    expect(git(repo, 'rev-parse', 'HEAD').trim()).to.equal(result.commit);
+    expect(git(repo, 'status', '--porcelain')).to.equal('');
+  });
+
+  it('refuses a directory that is not empty, and writes nothing into it', async () => {
+    await writeFile(join(dir.path, 'keep.txt'), 'mine\n');
+    const run = await fleet(['init', dir.path]);
+    expect(run.exitCode).to.equal(2);
+    expect(run.stderr.trim().split('\n')).to.have.length(1);
+    expect(run.stderr).to.match(/is not empty/);
+    expect(await readdir(dir.path)).to.deep.equal(['keep.txt']);
+  });
+});
+
+describe('fleet validate', () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let repo: string;
+  beforeEach(async () => {
+    dir = await tempDir();
+    repo = join(dir.path, 'fleet');
+    const init = await fleet(['init', repo]);
+    expect(init.exitCode, init.stderr).to.equal(0);
+  });
+  afterEach(() => dir.cleanup());
+
+  const validate = (...extra: string[]) => fleet(['validate', '--repo', repo, ...extra]);
+
+  it('passes the repository init made, rendering every file for every host', async () => {
+    const run = await validate('--json');
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(json(run)).to.deep.equal({ valid: true, repo, hosts: 1, domains: 3, rendered: 5 });
+  });
+
+  it('finds the repository from FLEET_REPO and by walking up from a subdirectory', async () => {
+    const viaEnv = await fleet(['validate', '--json'], { cwd: dir.path, env: { FLEET_REPO: repo } });
+    expect(viaEnv.exitCode, viaEnv.stderr).to.equal(0);
+    const nested = join(repo, 'domains', 'router');
+    const viaWalk = await fleet(['validate', '--json'], { cwd: nested });
+    expect(viaWalk.exitCode, viaWalk.stderr).to.equal(0);
+    expect(json(viaWalk)['repo']).to.equal(repo);
+  });
+
+  it('names the file, line and field of an unknown field and a bad value (exit 2)', async () => {
+    const manifest = join(repo, 'fleet.yaml');
+    const text = await readFile(manifest, 'utf8');
+    await writeFile(manifest, `${text.replace('platform: linux', 'platform: plan9')}colour: blue\n`);
+    const run = await validate('--json');
+    expect(run.exitCode).to.equal(2);
+    const { error } = json<{ error: { code: string; exitCode: number; problems: object[] } }>(run);
+    expect(error.code).to.equal('FLEET_YAML_INVALID');
+    expect(error.exitCode).to.equal(2);
+    expect(error.problems).to.deep.include({
+      file: 'fleet.yaml',
+      line: text.split('\n').findIndex((l) => l.includes('platform:')) + 1,
+      path: 'hosts.node-01.platform',
+      message: 'Invalid option: expected one of "linux"|"darwin"|"win32"',
+    });
+    expect(error.problems).to.deep.include({
+      file: 'fleet.yaml',
+      line: text.split('\n').length,
+      path: 'colour',
+      message: 'unknown field',
+    });
+  });
+
+  it('reports malformed YAML with its line, on one line', async () => {
+    await writeFile(join(repo, 'hosts', 'node-01.yaml'), 'node_id: [unclosed\n');
+    const run = await validate();
+    expect(run.exitCode).to.equal(2);
+    expect(run.stdout).to.equal('');
+    expect(run.stderr.trim().split('\n')).to.have.length(1);
+    expect(run.stderr).to.match(/^Error: hosts\/node-01\.yaml:\d+: /);
+  });
+
+  it('refuses a host file for a host fleet.yaml does not declare', async () => {
+    await writeFile(join(repo, 'hosts', 'ghost.yaml'), 'node_id: ghost\n');
+    const run = await validate();
+    expect(run.exitCode).to.equal(2);
+    expect(run.stderr).to.contain('hosts/ghost.yaml: host ghost is not declared under hosts: in fleet.yaml');
+  });
+
+  it('refuses an unknown domain, naming the registered ones', async () => {
+    const manifest = join(repo, 'fleet.yaml');
+    await writeFile(manifest, (await readFile(manifest, 'utf8')).replace('- router', '- routr'));
+    const run = await validate();
+    expect(run.exitCode).to.equal(2);
+    expect(run.stderr).to.match(
+      /^Error: fleet\.yaml:\d+: hosts\.node-01\.domains\[1\]: unknown domain "routr" \(registered: harness-policy, router, transport-identity\)\n$/,
+    );
+  });
+
+  it('fails every template that uses an undeclared or missing variable, with file and line', async () => {
+    const router = join(repo, 'domains', 'router', 'router.yaml');
+    const ownerLine = (await readFile(router, 'utf8')).split('\n').length; // the line appended next
+    await appendFile(router, 'owner: {{ host.owner }}\n');
+    await writeFile(join(repo, 'hosts', 'node-01.yaml'), 'other: x\n');
+    const run = await validate('--json');
+    expect(run.exitCode).to.equal(2);
+    const messages = json<{ error: { problems: { file: string; line: number; message: string }[] } }>(
+      run,
+    ).error.problems.map((p) => `${p.file}:${p.line}: ${p.message}`);
+    expect(messages).to.include.members([
+      'domains/router/router.yaml:3: host variable node_id is not set in hosts/node-01.yaml',
+      `domains/router/router.yaml:${ownerLine}: host variable owner is not declared by this domain (allowed: node_id, router_config_path, router_volume_path)`,
+      'domains/transport-identity/transport.yaml:2: host variable node_id is not set in hosts/node-01.yaml',
+    ]);
+  });
+
+  it('writes nothing, ever', async () => {
+    await mkdir(join(repo, 'hosts', 'sub'), { recursive: true });
+    await validate();
+    await validate('--json');
+    expect(execFileSync('git', ['-C', repo, 'status', '--porcelain'], { encoding: 'utf8' })).to.equal('');
+  });
+
+  it('reports a missing repository as a usage error', async () => {
+    const run = await fleet(['validate', '--json'], { cwd: dir.path });
+    expect(run.exitCode).to.equal(2);
+    expect(json<{ error: { code: string } }>(run).error.code).to.equal('REPO_NOT_FOUND');
+  });
+});
