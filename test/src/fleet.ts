@@ -59,3 +59,78 @@ export async function tempDir(prefix = 'fleet-test-'): Promise<{ path: string; c
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
 }
+
+// ---- lab helpers (issue 3: the lab) -------------------------------------------------------------
+// (Imports are hoisted: this one sits with the helpers it serves, so the block is self-contained.)
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** Alive and not a zombie (a zombie has exited; its parent just has not reaped it yet). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) S …"; the state follows the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+/** Every pid a lab in `dir` recorded: lab.json's controllers, each supervisor.json's supervisor and controller. */
+export function labPids(dir: string): number[] {
+  const pids = new Set<number>();
+  const read = (path: string): Record<string, unknown> | undefined => {
+    try {
+      return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+  };
+  const lab = read(join(dir, 'lab.json')) as { hosts?: { pid: number }[] } | undefined;
+  for (const host of lab?.hosts ?? []) pids.add(host.pid);
+  let nodes: string[] = [];
+  try {
+    nodes = readdirSync(join(dir, 'nodes'));
+  } catch {
+    // no nodes: nothing started
+  }
+  for (const node of nodes) {
+    const state = read(join(dir, 'nodes', node, 'supervisor.json')) as
+      { pid?: number | null; supervisorPid?: number } | undefined;
+    if (typeof state?.pid === 'number') pids.add(state.pid);
+    if (typeof state?.supervisorPid === 'number') pids.add(state.supervisorPid);
+  }
+  return [...pids];
+}
+
+/**
+ * Tears a lab down whatever state a failed test left it in: `fleet lab down`, then SIGKILL for any
+ * recorded pid whose command line still names `dir` (never another process).
+ */
+export async function destroyLab(dir: string): Promise<void> {
+  await fleet(['lab', 'down', '--dir', dir]).catch(() => undefined);
+  for (const pid of labPids(dir)) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+/** Polls `check` every 50 ms until it returns true or `timeoutMs` passes. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

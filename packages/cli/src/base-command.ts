@@ -26,6 +26,15 @@ export abstract class FleetCommand extends Command {
     }),
   };
 
+  /**
+   * The one JSON document of `--json`, written as is: oclif's default colourises it token by
+   * token, which costs more than the work itself for a 1,000-host report and puts escape codes
+   * into what a terminal user may copy.
+   */
+  override logJson(json: unknown): void {
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  }
+
   /** Writes one line to stderr, also in --json mode (stdout stays one JSON document). */
   protected note(message: string): void {
     process.stderr.write(`${message}\n`);

@@ -67,6 +67,8 @@ export const ERROR_CODES = {
   LOCKED: { exit: ExitCode.conflict, http: 423 },
   PLAN_MISMATCH: { exit: ExitCode.conflict, http: 409 },
   REPLAY_REJECTED: { exit: ExitCode.conflict, http: 409 },
+  /** The repository has uncommitted changes where fleet would write (adopt). */
+  REPO_DIRTY: { exit: ExitCode.conflict },
   // authentication (exit 4)
   AUTH_REQUIRED: { exit: ExitCode.auth, http: 401 },
   AUTH_INVALID: { exit: ExitCode.auth, http: 401 },
@@ -94,6 +96,8 @@ export const ERROR_CODES = {
   DIVERGED: { exit: ExitCode.policy },
   SECRET_FOUND: { exit: ExitCode.policy },
   PATH_OUTSIDE_ROOT: { exit: ExitCode.policy, http: 403 },
+  /** A node path that is not a managed file of the host (adopt, export). */
+  PATH_NOT_MANAGED: { exit: ExitCode.policy, http: 403 },
   SYMLINK_REFUSED: { exit: ExitCode.policy, http: 409 },
   NOT_REGULAR_FILE: { exit: ExitCode.policy, http: 409 },
   MARKERS_UNPAIRED: { exit: ExitCode.policy, http: 409 },

@@ -138,6 +138,46 @@ export {
 } from './report/render-report.js';
 export { datedReportDir, writeReportSet } from './report/report-dir.js';
 
+// Config verbs (SPEC §8): per-host targets, file assessment, drift
+export {
+  WHOLE_FILE_VIEW,
+  buildHistoryIndexes,
+  canonicalPaths,
+  domainRuntime,
+  targetKey,
+  targetsForHost,
+  type DomainRuntime,
+  type FileTarget,
+  type OperatorHalf,
+} from './config/targets.js';
+export { assessFile, type AssessInput, type FileAssessment, type LiveFile } from './config/file-items.js';
+export {
+  assessHost,
+  prepareAssessment,
+  runDrift,
+  type AssessedFile,
+  type Assessment,
+  type DriftInput,
+  type ReadLive,
+} from './config/drift.js';
+export {
+  buildDomainPlan,
+  planHost,
+  plannedInstall,
+  type DomainPlan,
+  type FilePlan,
+  type InstallSelection,
+  type PlannedInstall,
+} from './config/plan.js';
+export {
+  adoptCandidate,
+  adoptMessage,
+  checkMirrorPathClean,
+  commitAdoption,
+  managedFileAt,
+  type AdoptCandidate,
+} from './config/adopt.js';
+
 // History-aware classification (SPEC §8.2)
 export {
   PublishedLines,
@@ -152,7 +192,71 @@ export {
 export { HistoryIndex } from './classify/history-index.js';
 export {
   parseCatFileBatch,
+  parseCatFileEntries,
   readCanonicalHistory,
+  readCanonicalSnapshot,
+  type CanonicalAtRef,
   type CanonicalHistory,
+  type CanonicalSnapshot,
   type CanonicalVersion,
+  type CatFileEntry,
 } from './classify/history.js';
+
+// Wire protocol
+export {
+  FLEET_PROTOCOL_VERSION,
+  SCOPES,
+  WIRE_PREFIX,
+  errorBodySchema,
+  fileFormatSchema,
+  homePathSchema,
+  isScope,
+  jsonObjectSchema,
+  jsonValueSchema,
+  operationIdSchema,
+  scopeSchema,
+  sha256Schema,
+  timestampSchema,
+  type Scope,
+  type WireErrorBody,
+} from './wire/protocol.js';
+export * from './wire/schemas.js';
+export * from './wire/snapshot.js';
+export {
+  RECEIPT_SCHEMA,
+  receiptActionSchema,
+  receiptFileSchema,
+  receiptSchema,
+  type Receipt,
+  type ReceiptFile,
+} from './wire/receipt.js';
+export {
+  OPERATIONS,
+  ROUTES,
+  matchRoute,
+  proberScope,
+  routeOf,
+  routePath,
+  type OperationName,
+  type ProberScopeInput,
+  type RouteMatch,
+  type RouteSpec,
+} from './wire/routes.js';
+export {
+  AUDIT_GENESIS,
+  AUDIT_OUTCOMES,
+  auditFileSchema,
+  auditLineHash,
+  auditRecordSchema,
+  verifyAuditChain,
+  type AuditHead,
+  type AuditOutcome,
+  type AuditProblem,
+  type AuditRecord,
+  type AuditVerification,
+  type VerifyAuditOptions,
+} from './wire/audit.js';
+export { wholeFileInstaller } from './installers/whole-file.js';
+
+// Controller client
+export * from './client/index.js';

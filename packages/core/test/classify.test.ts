@@ -9,7 +9,11 @@ import {
   splitLines,
   type PublishedVersion,
 } from '../src/classify/classify.js';
-import { parseCatFileBatch, readCanonicalHistory } from '../src/classify/history.js';
+import {
+  parseCatFileBatch,
+  readCanonicalHistory,
+  readCanonicalSnapshot,
+} from '../src/classify/history.js';
 import { createGit, type Git } from '../src/git.js';
 
 const commit = (id: string): PublishedVersion['source'] => ({ kind: 'commit', commit: id });
@@ -161,6 +165,18 @@ describe('readCanonicalHistory (real git)', () => {
     ]);
     expect(c1).to.not.equal(c5);
     expect(history.get('domains/d/none.md')).to.deep.equal([]);
+  });
+
+  it('snapshots the files at the ref, with the commit the ref resolved to', async () => {
+    await commitFile('domains/d/a.md', 'one\n', 'v1');
+    await commitFile('domains/d/gone.md', 'soon gone\n', 'add');
+    const head = await commitFile('domains/d/gone.md', null, 'remove');
+    const snapshot = await readCanonicalSnapshot(createGit(repo), ['domains/d/a.md', 'domains/d/gone.md']);
+    expect(snapshot.commit).to.equal(head);
+    expect(snapshot.atRef.get('domains/d/a.md')).to.equal('one\n');
+    expect(snapshot.atRef.get('domains/d/gone.md')).to.equal(null);
+    // Removed now, but it was published once: its version stays in the history.
+    expect(snapshot.history.get('domains/d/gone.md')?.map((v) => v.content)).to.deep.equal(['soon gone\n']);
   });
 
   it('follows the first parent only: a side branch merged in is not a published version', async () => {

@@ -56,6 +56,7 @@ function fakeInstaller(name: string): Installer {
   return {
     domain: name,
     view: (_file, rendered) => rendered,
+    managed: (_file, live) => live,
     install: () => Promise.resolve({ files: [], actions: [], verified: true }),
   };
 }
@@ -236,7 +237,8 @@ describe('registry/registry', () => {
     const broken: [title: string, value: unknown, message: RegExp][] = [
       ['not an object', 'installer', /is not an object/],
       ['null', null, /is not an object/],
-      ['lacking install()', { domain: 'router', view: () => '' }, /lacks install\(\)/],
+      ['lacking install()', { domain: 'router', view: () => '', managed: () => '' }, /lacks install\(\)/],
+      ['lacking managed()', { domain: 'router', view: () => '', install: () => undefined }, /lacks managed\(\)/],
       ['lacking view()', { domain: 'router', install: () => undefined }, /lacks view\(\)/],
       [
         'with view as a non-function',

@@ -4,6 +4,7 @@
  * list the commits that touched any of the files, one `git cat-file --batch` to read every blob.
  * Identical contents are kept once, under their newest commit.
  */
+import { FleetError } from '../errors.js';
 import type { Git } from '../git.js';
 
 export interface CanonicalVersion {
@@ -16,12 +17,21 @@ export interface CanonicalVersion {
 /** Versions of one canonical file, newest first, each content once. */
 export type CanonicalHistory = ReadonlyMap<string, readonly CanonicalVersion[]>;
 
+/** A canonical file's content at the ref itself (`null`: it does not exist there). */
+export type CanonicalAtRef = ReadonlyMap<string, string | null>;
+
 const RECORD = '\x01';
 const FIELD = '\x02';
 
-/** Parses `git cat-file --batch` output for the requested specs, in order. */
-export function parseCatFileBatch(output: Buffer, count: number): (Buffer | null)[] {
-  const out: (Buffer | null)[] = [];
+export interface CatFileEntry {
+  readonly oid: string;
+  readonly type: string;
+  readonly content: Buffer;
+}
+
+/** Parses `git cat-file --batch` output for the requested specs, in order (`null`: missing). */
+export function parseCatFileEntries(output: Buffer, count: number): (CatFileEntry | null)[] {
+  const out: (CatFileEntry | null)[] = [];
   let offset = 0;
   for (let i = 0; i < count; i += 1) {
     const eol = output.indexOf(0x0a, offset);
@@ -32,61 +42,100 @@ export function parseCatFileBatch(output: Buffer, count: number): (Buffer | null
       out.push(null);
       continue;
     }
-    const [, type, size] = header.split(' ');
+    const [oid = '', type = '', size] = header.split(' ');
     const length = Number(size);
     if (!Number.isSafeInteger(length)) throw new Error(`unexpected git cat-file header: ${header}`);
-    out.push(type === 'blob' ? output.subarray(offset, offset + length) : null);
+    out.push({ oid, type, content: output.subarray(offset, offset + length) });
     offset += length + 1; // content, then a newline
   }
   return out;
 }
 
+/** The blob contents of `git cat-file --batch` output, in order (`null`: missing or not a blob). */
+export function parseCatFileBatch(output: Buffer, count: number): (Buffer | null)[] {
+  return parseCatFileEntries(output, count).map((entry) =>
+    entry && entry.type === 'blob' ? entry.content : null,
+  );
+}
+
+/** Canonical files as of one commit, with every published version of each. */
+export interface CanonicalSnapshot {
+  /** The commit the ref resolved to. */
+  readonly commit: string;
+  /** Each file's content at that commit (`null`: absent there). */
+  readonly atRef: CanonicalAtRef;
+  /** Each file's published versions on the first-parent history, newest first. */
+  readonly history: CanonicalHistory;
+}
+
 /**
- * Every version of each of `paths` (repo-relative) on the first-parent history of `ref`.
- * A path deleted in a commit contributes no version for that commit.
+ * Every version of each of `paths` (repo-relative) on the first-parent history of `ref`, and each
+ * file at `ref` itself. Two git processes in all, whatever the number of commits or files. A path
+ * deleted in a commit contributes no version for that commit.
  */
-export async function readCanonicalHistory(
+export async function readCanonicalSnapshot(
   git: Git,
   paths: readonly string[],
   ref = 'HEAD',
-): Promise<CanonicalHistory> {
+): Promise<CanonicalSnapshot> {
   const history = new Map<string, CanonicalVersion[]>(paths.map((path) => [path, []]));
-  if (paths.length === 0) return history;
-  const log = await git.run([
-    '-c',
-    'core.quotePath=false',
-    'log',
-    '--first-parent',
-    '--no-renames',
-    `--format=${RECORD}%H${FIELD}%cI`,
-    '--name-only',
-    ref,
-    '--',
-    ...paths,
-  ]);
+  const log =
+    paths.length === 0
+      ? ''
+      : (
+          await git.run([
+            '-c',
+            'core.quotePath=false',
+            'log',
+            '--first-parent',
+            '--no-renames',
+            `--format=${RECORD}%H${FIELD}%cI`,
+            '--name-only',
+            ref,
+            '--',
+            ...paths,
+          ])
+        ).stdout;
   const wanted = new Set(paths);
   const specs: { path: string; commit: string; date: string }[] = [];
-  for (const record of log.stdout.split(RECORD).slice(1)) {
+  for (const record of log.split(RECORD).slice(1)) {
     const [head = '', ...names] = record.split('\n');
     const [commit = '', date = ''] = head.split(FIELD);
     for (const name of names) if (wanted.has(name)) specs.push({ path: name, commit, date });
   }
-  if (specs.length === 0) return history;
-  const blobs = parseCatFileBatch(
-    await git.runBytes(['cat-file', '--batch'], {
-      input: specs.map((spec) => `${spec.commit}:${spec.path}\n`).join(''),
-    }),
-    specs.length,
+  // One batch: the ref itself (for its commit id), each file at the ref, then every version.
+  const requests = [ref, ...paths.map((path) => `${ref}:${path}`), ...specs.map((s) => `${s.commit}:${s.path}`)];
+  const entries = parseCatFileEntries(
+    await git.runBytes(['cat-file', '--batch'], { input: requests.map((r) => `${r}\n`).join('') }),
+    requests.length,
   );
+  const refEntry = entries[0];
+  if (!refEntry || refEntry.type !== 'commit') {
+    throw new FleetError('REPO_INVALID', `${ref} is not a commit in the fleet repository`);
+  }
+  const atRef = new Map<string, string | null>();
+  paths.forEach((path, i) => {
+    const entry = entries[1 + i];
+    atRef.set(path, entry && entry.type === 'blob' ? entry.content.toString('utf8') : null);
+  });
   const seen = new Map<string, Set<string>>(paths.map((path) => [path, new Set()]));
-  specs.forEach((spec, index) => {
-    const blob = blobs[index];
-    if (!blob) return; // deleted in this commit
-    const content = blob.toString('utf8');
+  specs.forEach((spec, i) => {
+    const entry = entries[1 + paths.length + i];
+    if (!entry || entry.type !== 'blob') return; // deleted in this commit
+    const content = entry.content.toString('utf8');
     const contents = seen.get(spec.path) as Set<string>;
     if (contents.has(content)) return;
     contents.add(content);
     history.get(spec.path)?.push({ commit: spec.commit, date: spec.date, content });
   });
-  return history;
+  return { commit: refEntry.oid, atRef, history };
+}
+
+/** The published versions only (see {@link readCanonicalSnapshot}). */
+export async function readCanonicalHistory(
+  git: Git,
+  paths: readonly string[],
+  ref = 'HEAD',
+): Promise<CanonicalHistory> {
+  return (await readCanonicalSnapshot(git, paths, ref)).history;
 }

@@ -8,6 +8,12 @@ import type { NodeContext } from './node-context.js';
  * Domains never write managed files any other way.
  */
 export interface SafeFileWriter {
+  /**
+   * The live bytes of an allowlisted file and their sha256, read through the same path checks as
+   * a write (no symlinks, nothing outside the home); `null` when it does not exist. A block
+   * installer splices its block into these bytes.
+   */
+  read(path: string): Promise<{ readonly content: Uint8Array; readonly sha256: string } | null>;
   replace(request: ReplaceRequest): Promise<ReplaceResult>;
   /** Puts back what a `replace` replaced (from its backup), or removes a file it created. */
   restore(result: ReplaceResult): Promise<void>;
@@ -68,8 +74,17 @@ export interface NodeInstallResult {
  */
 export interface Installer {
   readonly domain: string;
-  /** Operator half: the desired content of `file` from its rendered canonical source. */
+  /**
+   * Operator half: the desired managed content of `file` from its rendered canonical source — the
+   * whole file for `whole` files, the block's body for `block` files.
+   */
   view(file: ManagedFile, renderedCanonical: string, declaration: DomainDeclaration): string;
+  /**
+   * Operator half: the managed part of a live file's (redacted) content, comparable with `view`:
+   * the content itself for `whole` files; for `block` files the block's body, or `null` when the
+   * file has no block. Damaged markers throw (`MARKERS_*`): such a file is never written.
+   */
+  managed(file: ManagedFile, live: string): string | null;
   /** Operator half: fail-closed checks of desired content (e.g. YAML that does not parse). */
   check?(file: ManagedFile, content: string): readonly Problem[];
   /** Node half: write the files and run the coupled actions; verify before returning. */

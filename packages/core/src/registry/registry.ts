@@ -108,7 +108,7 @@ export class Registry {
     const installer = await this.load(`installer ${domain}`, entry, entry.descriptor.load);
     checkImplementation(entry.plugin, `installer for domain ${domain}`, installer, {
       domain,
-      methods: ['view', 'install'],
+      methods: ['view', 'managed', 'install'],
     });
     return installer;
   }

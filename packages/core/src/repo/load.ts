@@ -100,23 +100,30 @@ export async function loadRepo(root: string): Promise<FleetRepo> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  for (const entry of entries) {
-    if (entry.startsWith('.')) continue;
+  // Host files are read concurrently (the fs thread pool bounds it), then checked in name order
+  // so problems come out in a stable order.
+  const hostFiles = entries.filter((entry) => !entry.startsWith('.'));
+  const texts = await Promise.all(
+    hostFiles.map((entry) =>
+      entry.endsWith('.yaml') ? readFile(join(root, HOSTS_DIR, entry), 'utf8') : Promise.resolve(''),
+    ),
+  );
+  hostFiles.forEach((entry, index) => {
     const file = `${HOSTS_DIR}/${entry}`;
     if (!entry.endsWith('.yaml')) {
       problems.push({ file, message: 'host files are named <host>.yaml' });
-      continue;
+      return;
     }
     const host = entry.slice(0, -'.yaml'.length);
     if (manifest && !Object.hasOwn(manifest.hosts, host)) {
       problems.push({ file, message: `host ${host} is not declared under hosts: in ${MANIFEST_FILE}` });
     }
     try {
-      variables.set(host, parseHostVariables(await readFile(join(root, file), 'utf8'), file));
+      variables.set(host, parseHostVariables(texts[index] as string, file));
     } catch (error) {
       problems.push(...problemsOf(error));
     }
-  }
+  });
 
   if (problems.length > 0 || manifest === undefined) {
     const first = problems.length === 1 ? `: ${problems[0]?.message ?? ''}` : '';

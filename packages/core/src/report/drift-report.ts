@@ -24,6 +24,8 @@ export const driftItemSchema = z.strictObject({
   path: z.string().optional(),
   state: z.enum(ITEM_STATES),
   localLines: z.number().int().min(0).optional(),
+  /** For `diverged`: the local lines (redacted), each with its line number in the live file. */
+  lines: z.array(z.strictObject({ line: z.number().int().min(1), text: z.string() })).optional(),
   detail: z.string().optional(),
   diff: z.string().optional(),
 });

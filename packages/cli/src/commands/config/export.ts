@@ -1,0 +1,40 @@
+import { Args, Flags } from '@oclif/core';
+import type { ExportResponse } from '@fleet/core';
+import { FleetCommand } from '../../base-command.js';
+
+export default class ConfigExport extends FleetCommand {
+  static override summary = 'Print one managed file (or one of its backups) from a host, redacted.';
+  static override description =
+    'Secret values are replaced by their {{ secret.NAME }} placeholders on the node, before anything leaves it. Binary, non-UTF-8 and oversized files are refused, not guessed (exit 7).';
+  static override examples = [
+    '<%= config.bin %> config export node-01 ~/.config/router/router.yaml',
+    '<%= config.bin %> config export node-01 ~/.claude/CLAUDE.md --json',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override args = {
+    host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
+    path: Args.string({ description: 'the file, ~/-relative', required: true }),
+  };
+  static override flags = {
+    timeout: Flags.integer({ description: 'timeout in milliseconds', default: 10_000, min: 1 }),
+  };
+
+  async run(): Promise<ExportResponse> {
+    const { args, flags } = await this.parse(ConfigExport);
+    const root = await this.findRepo(flags.repo);
+    const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('../../config/context.js');
+    const registry = await this.loadRegistry();
+    const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
+    core.hostEntry(context.repo, args.host);
+    const exported = await context.client(args.host).export({ path: args.path });
+    if (!exported.exists) {
+      throw new core.FleetError('FILE_NOT_FOUND', `${args.path} does not exist on ${args.host}`);
+    }
+    // A terminal gets control characters escaped (a file must not drive it); a pipe gets the bytes.
+    if (!this.jsonEnabled()) {
+      process.stdout.write(process.stdout.isTTY ? core.escapeControl(exported.content) : exported.content);
+    }
+    return exported;
+  }
+}

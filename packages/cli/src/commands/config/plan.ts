@@ -1,0 +1,43 @@
+import { Args, Flags } from '@oclif/core';
+import type { DomainPlan } from '@fleet/core';
+import { FleetCommand } from '../../base-command.js';
+
+export default class ConfigPlan extends FleetCommand {
+  static override summary = 'Show what an install would do on a host: classification, diff, coupled actions.';
+  static override description =
+    'Per file: its classification against the repository history, the redacted unified diff, the live sha256 the plan was made against (an install refuses if it changed since), and the process actions the domain couples to the write. Reads the node; writes nothing.';
+  static override examples = [
+    '<%= config.bin %> config plan node-01',
+    '<%= config.bin %> config plan node-01 harness-policy --json',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override args = {
+    host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
+    domain: Args.string({ description: 'one domain (default: every domain the host runs)' }),
+  };
+  static override flags = {
+    timeout: Flags.integer({ description: 'timeout in milliseconds', default: 10_000, min: 1 }),
+  };
+
+  async run(): Promise<{ plans: DomainPlan[] }> {
+    const { args, flags } = await this.parse(ConfigPlan);
+    const root = await this.findRepo(flags.repo);
+    const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('../../config/context.js');
+    const { readLiveThroughController } = await import('../../config/live.js');
+    const { renderPlan } = await import('../../config/render.js');
+    const registry = await this.loadRegistry();
+    const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
+    core.hostEntry(context.repo, args.host);
+    const assessment = await core.prepareAssessment({
+      repo: context.repo,
+      git: context.git,
+      domains: context.domains,
+      domainFilter: args.domain === undefined ? undefined : [args.domain],
+      readLive: readLiveThroughController(context),
+    });
+    const plans = await core.planHost(assessment, args.host, args.domain);
+    if (!this.jsonEnabled()) this.log(plans.map((plan) => renderPlan(plan, core.escapeControl)).join('\n\n'));
+    return { plans };
+  }
+}

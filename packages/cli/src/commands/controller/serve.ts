@@ -1,0 +1,95 @@
+import { Flags } from '@oclif/core';
+import { FleetCommand } from '../../base-command.js';
+
+export interface ServeStarted {
+  readonly url: string;
+  readonly nodeId: string;
+  readonly home: string;
+  readonly pid: number;
+}
+
+export default class ControllerServe extends FleetCommand {
+  static override summary = "Run this node's controller (the node agent) until SIGTERM or SIGINT.";
+  static override description = `Serves the typed HTTP/JSON API of SPEC §5 for the domains of every loaded plugin, on --bind:--port. Node state (tokens, audit log, journals, backups) lives under <home>/.local/state/fleet/. Issue tokens with \`fleet token issue --home DIR\`.
+
+Prints the bound URL as one line on stdout once it accepts requests (with --json: one JSON line { url, nodeId, home, pid }). --port 0 binds an ephemeral port.
+
+Failpoints for crash tests: FLEET_FAILPOINT=<point>:kill|throw|sleep(<ms>) (see the controller README).`;
+  static override examples = [
+    '<%= config.bin %> controller serve --home ~ --node-id node-01',
+    '<%= config.bin %> controller serve --home /srv/node --node-id node-02 --port 0 --json',
+    '<%= config.bin %> controller serve --home ~ --node-id node-01 --bind 0.0.0.0 --tls-cert cert.pem --tls-key key.pem',
+  ];
+  static override flags = {
+    home: Flags.directory({
+      description: "the node's home (~): managed paths and node state are under it",
+      required: true,
+      exists: true,
+    }),
+    'node-id': Flags.string({
+      description: "this node's id (as in the repo's hosts/<host>.yaml node_id)",
+      required: true,
+    }),
+    bind: Flags.string({ description: 'address to listen on', default: '127.0.0.1' }),
+    port: Flags.integer({
+      description: 'port to listen on (0: an ephemeral port)',
+      default: 7701,
+      min: 0,
+      max: 65535,
+    }),
+    'tls-cert': Flags.file({
+      description: 'PEM certificate: serve https',
+      exists: true,
+      dependsOn: ['tls-key'],
+    }),
+    'tls-key': Flags.file({
+      description: 'PEM private key for --tls-cert',
+      exists: true,
+      dependsOn: ['tls-cert'],
+    }),
+    'legacy-token-file': Flags.file({
+      description:
+        "file holding the legacy shared token's sha256 (64 hex digits): accepted for read operations only",
+      exists: true,
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(ControllerServe);
+    const { readFile } = await import('node:fs/promises');
+    const { createController, readLegacyTokenHash } = await import('@fleet/controller');
+    const registry = await this.loadRegistry();
+    const tls =
+      flags['tls-cert'] && flags['tls-key']
+        ? { cert: await readFile(flags['tls-cert']), key: await readFile(flags['tls-key']) }
+        : undefined;
+    const legacy = flags['legacy-token-file']
+      ? (await readLegacyTokenHash(flags['legacy-token-file'])).toString('hex')
+      : undefined;
+    const controller = await createController({
+      home: flags.home,
+      nodeId: flags['node-id'],
+      registry,
+      bind: flags.bind,
+      port: flags.port,
+      ...(tls ? { tls } : {}),
+      ...(legacy ? { legacyTokenSha256: legacy } : {}),
+    });
+    const started: ServeStarted = {
+      url: controller.url,
+      nodeId: flags['node-id'],
+      home: controller.runtime.home,
+      pid: process.pid,
+    };
+    // One line, as soon as requests are accepted: scripts and the lab read it.
+    process.stdout.write(
+      this.jsonEnabled() ? `${JSON.stringify(started)}\n` : `${controller.url}\n`,
+    );
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    this.note(`${signal}: closing the controller`);
+    await controller.close();
+  }
+}

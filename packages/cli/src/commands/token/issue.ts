@@ -1,0 +1,70 @@
+import { Flags } from '@oclif/core';
+import { FleetCommand } from '../../base-command.js';
+import { homeFlag, openStore } from '../../node-home.js';
+
+export interface IssuedTokenJson {
+  readonly id: string;
+  readonly token: string;
+  readonly client: string;
+  readonly scopes: readonly string[];
+  readonly expiresAt: string;
+}
+
+export default class TokenIssue extends FleetCommand {
+  static override summary = "Issue a per-client token on this node's token store.";
+  static override description = `Scopes: config:read, config:install, config:adopt, versions:read, runtime:upgrade, node-admin:bootstrap, node-admin:tokens (exact spelling). The token is printed once; the store keeps only its sha256. Put it in the operator's credentials file for this host.`;
+  static override examples = [
+    '<%= config.bin %> token issue --client laptop --scope config:read --scope config:install',
+    '<%= config.bin %> token issue --client ci --scope config:read --ttl 30d --home /srv/node --json',
+  ];
+  static override flags = {
+    client: Flags.string({
+      description: 'who the token is for (letters, digits, . _ @ -)',
+      required: true,
+    }),
+    scope: Flags.string({
+      description: 'a scope the token grants (repeat for more)',
+      required: true,
+      multiple: true,
+    }),
+    ttl: Flags.string({ description: 'lifetime (90d, 12h, 30m, …)', default: '90d' }),
+    home: homeFlag,
+  };
+
+  async run(): Promise<IssuedTokenJson> {
+    const { flags } = await this.parse(TokenIssue);
+    const { FleetError, isScope } = await import('@fleet/core');
+    const { parseDuration } = await import('@fleet/controller');
+    const bad = flags.scope.filter((scope) => !isScope(scope));
+    if (bad.length > 0) {
+      throw new FleetError(
+        'USAGE',
+        `unknown scope${bad.length > 1 ? 's' : ''} ${bad.map((s) => JSON.stringify(s)).join(', ')}`,
+        {
+          suggestions: [
+            'scopes are spelled exactly: config:read, config:install, config:adopt, versions:read, runtime:upgrade, node-admin:bootstrap, node-admin:tokens',
+          ],
+        },
+      );
+    }
+    const ttlMs = parseDuration(flags.ttl);
+    const store = await openStore(flags.home);
+    const { record, token } = await store.issue({
+      client: flags.client,
+      scopes: flags.scope as never,
+      ttlMs,
+    });
+    this.log(
+      `Issued token ${record.id} for ${record.client} (${record.scopes.join(', ')}), expires ${record.expiresAt}.`,
+    );
+    this.log('The token is shown once and stored only as a hash:');
+    this.log(token);
+    return {
+      id: record.id,
+      token,
+      client: record.client,
+      scopes: record.scopes,
+      expiresAt: record.expiresAt,
+    };
+  }
+}

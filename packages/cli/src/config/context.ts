@@ -1,0 +1,70 @@
+/**
+ * What every config verb needs, gathered once: the repository (found and validated), the
+ * registry, each domain's runtime (its installer when the plugin has one), the operator's
+ * credentials and a client per host. Loaded lazily by the commands, never at CLI start.
+ */
+import type { ControllerClient, Credentials, DomainRuntime, FleetRepo, Git, Registry } from '@fleet/core';
+
+export interface FleetContext {
+  readonly repo: FleetRepo;
+  readonly git: Git;
+  readonly registry: Registry;
+  /** Runtimes of the domains the selected hosts run, by name. */
+  readonly domains: ReadonlyMap<string, DomainRuntime>;
+  client(host: string): ControllerClient;
+  readonly credentialsPath: string;
+}
+
+export interface ContextOptions {
+  readonly root: string;
+  readonly registry: Registry;
+  /** Domain names to load (default: every domain any host runs). */
+  readonly domains?: readonly string[];
+  readonly timeoutMs?: number;
+  /** False for verbs that never talk to a host. */
+  readonly needsCredentials?: boolean;
+}
+
+export async function loadFleetContext(options: ContextOptions): Promise<FleetContext> {
+  const core = await import('@fleet/core');
+  const repo = await core.loadRepo(options.root);
+  const wanted =
+    options.domains ?? [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
+  const domains = new Map<string, DomainRuntime>();
+  for (const name of wanted) {
+    const entry = options.registry.domain(name);
+    let installer;
+    try {
+      installer = await options.registry.installer(name);
+    } catch (error) {
+      if (!core.isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
+    }
+    domains.set(name, core.domainRuntime(entry.descriptor, installer));
+  }
+  const credentialsPath = core.defaultCredentialsPath(process.env);
+  let credentials: Credentials | undefined;
+  const clients = new Map<string, ControllerClient>();
+  if (options.needsCredentials !== false) credentials = await core.loadCredentials(credentialsPath);
+  return {
+    repo,
+    git: core.createGit(options.root),
+    registry: options.registry,
+    domains,
+    credentialsPath,
+    client(host) {
+      let client = clients.get(host);
+      if (!client) {
+        if (!credentials) throw new Error('this verb was loaded without credentials');
+        client = core.clientForHost({
+          repo,
+          host,
+          credentials,
+          credentialsPath,
+          ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        });
+        clients.set(host, client);
+      }
+      return client;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * `fleet lab down` (SPEC §13): stops exactly the processes the lab started — the pids recorded in
+ * each node's supervisor.json and in lab.json — each only after its command line shows it is still
+ * this lab's (a recycled pid is never signalled). Supervisors get SIGTERM first and stop their
+ * controllers cleanly; anything left gets SIGTERM, then SIGKILL after a bound. Idempotent: a lab
+ * already down (or a DIR with no lab) is a no-op. The lab's files stay, so `lab up` brings it back.
+ */
+import { readdir, realpath, unlink } from 'node:fs/promises';
+import { labLayout, nodeLayout } from './layout.js';
+import { isOurs, stopLabProcesses, type StopOutcome } from './processes.js';
+import { recordedProcesses } from './recorded.js';
+import { readSupervisorState, writeSupervisorState } from './state.js';
+
+export interface LabDownResult {
+  readonly dir: string;
+  readonly processes: readonly {
+    readonly pid: number;
+    readonly role: 'supervisor' | 'controller';
+    readonly host: string | null;
+    readonly outcome: StopOutcome;
+  }[];
+}
+
+export async function labDown(options: { dir: string; graceMs?: number }): Promise<LabDownResult> {
+  let dir: string;
+  try {
+    dir = await realpath(options.dir);
+  } catch {
+    return { dir: options.dir, processes: [] }; // no DIR, no lab: nothing to stop
+  }
+  const lab = labLayout(dir);
+  const items = await recordedProcesses(lab);
+  const outcomes = await stopLabProcesses(
+    items,
+    options.graceMs === undefined ? {} : { graceMs: options.graceMs },
+  );
+
+  // A supervisor that had to be killed could not record that it stopped, nor remove its socket.
+  const hosts = await readdir(lab.nodes, { withFileTypes: true }).catch(() => []);
+  for (const entry of hosts) {
+    if (!entry.isDirectory()) continue;
+    const node = nodeLayout(lab, entry.name);
+    const state = await readSupervisorState(node.state);
+    if (!state || state.state === 'stopped') continue;
+    const supervisor = {
+      pid: state.supervisorPid,
+      role: 'supervisor' as const,
+      host: null,
+      path: lab.dir,
+    };
+    if (isOurs(supervisor)) continue; // survived even SIGKILL (reported as such): leave its record
+    await writeSupervisorState(node.state, { ...state, pid: null, state: 'stopped' });
+    await unlink(node.socket).catch(() => undefined);
+  }
+  return {
+    dir,
+    processes: items.map((item) => ({
+      pid: item.pid,
+      role: item.role,
+      host: item.host,
+      outcome: outcomes.get(item) ?? 'not-running',
+    })),
+  };
+}

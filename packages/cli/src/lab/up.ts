@@ -1,0 +1,314 @@
+/**
+ * `fleet lab up` (SPEC §13): node homes, tokens issued into each node's store, one detached
+ * supervisor per node (or one virtual process for all), the fleet repository with every node's
+ * real controller URL, and — only once every controller answered `/v1/identity` with its node id
+ * through the operator's own client — `lab.json`. If anything fails after a process started,
+ * every process started is stopped again: a failed `lab up` leaves nothing running.
+ *
+ * A DIR holding a stopped lab is brought up again as it was: same hosts, ports, tokens and repo.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, open, readdir, readFile, realpath } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LabDocument, LabSupervisorState, Registry } from '@fleet/core';
+import {
+  DEFAULT_HOSTS,
+  MAX_REAL_HOSTS,
+  MAX_VIRTUAL_HOSTS,
+  hostNames,
+  labLayout,
+  nodeLayout,
+  type LabLayout,
+} from './layout.js';
+import { stopLabProcesses, type LabProcess } from './processes.js';
+import { recordedProcesses, runningProcesses } from './recorded.js';
+import { buildLabRepo } from './repo.js';
+import { readLabDocument, readSupervisorState, writeJsonAtomic } from './state.js';
+import { issueLabTokens, writeCredentials } from './tokens.js';
+
+export interface LabUpOptions {
+  readonly dir: string;
+  /** Undefined: the default for a new lab, the recorded count for a stopped one. */
+  readonly hosts?: number | undefined;
+  readonly virtual: boolean;
+  /** The `fleet` entry point supervisors and controllers run (this CLI's own). */
+  readonly fleetBin: string;
+  readonly registry: Registry;
+  readonly readyTimeoutMs?: number;
+  readonly progress?: (line: string) => void;
+}
+
+interface Started {
+  readonly child: ChildProcess;
+  /** Where its output goes (quoted when it fails). */
+  readonly log: string;
+  exited: string | undefined;
+}
+
+async function tail(path: string, lines = 8): Promise<string> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** Starts `fleet lab supervise …` detached: its own process group, output to `log`, not our stdio. */
+async function spawnDetached(
+  fleetBin: string,
+  args: readonly string[],
+  cwd: string,
+  log: string,
+): Promise<Started> {
+  const handle = await open(log, 'a', 0o600);
+  try {
+    const child = spawn(process.execPath, [fleetBin, 'lab', 'supervise', ...args], {
+      cwd,
+      detached: true,
+      stdio: ['ignore', handle.fd, handle.fd],
+    });
+    const started: Started = { child, log, exited: undefined };
+    child.once('exit', (code, signal) => (started.exited = signal ?? `code ${code}`));
+    child.once('error', (error) => (started.exited = error.message));
+    child.unref();
+    return started;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Waits until the node's supervisor (pid `supervisorPid`) reports its controller running. */
+async function waitReady(
+  lab: LabLayout,
+  host: string,
+  started: Started,
+  deadline: number,
+): Promise<LabSupervisorState> {
+  const { FleetError } = await import('@fleet/core');
+  const node = nodeLayout(lab, host);
+  const { log } = started;
+  for (;;) {
+    const state = await readSupervisorState(node.state);
+    if (state && state.supervisorPid === started.child.pid) {
+      if (state.state === 'running' && state.pid !== null) return state;
+      if (state.state === 'failed') {
+        throw new FleetError(
+          'ACTION_FAILED',
+          `${host}: the controller did not start: ${state.error ?? 'failed'}\n${await tail(log)}`,
+        );
+      }
+    }
+    if (started.exited !== undefined) {
+      throw new FleetError(
+        'ACTION_FAILED',
+        `${host}: the lab supervisor exited (${started.exited})\n${await tail(log)}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new FleetError(
+        'ACTION_FAILED',
+        `${host}: the controller was not up in time\n${await tail(log)}`,
+      );
+    }
+    await sleep(50);
+  }
+}
+
+/** Stops what this run started, reading the pids the supervisors recorded. */
+async function rollBack(lab: LabLayout, children: readonly Started[]): Promise<void> {
+  const items: LabProcess[] = [...(await recordedProcesses(lab))];
+  for (const { child } of children) {
+    if (child.pid !== undefined && !items.some((item) => item.pid === child.pid)) {
+      items.push({ pid: child.pid, role: 'supervisor', host: null, path: lab.dir });
+    }
+  }
+  await stopLabProcesses(items);
+}
+
+export async function labUp(options: LabUpOptions): Promise<LabDocument> {
+  const core = await import('@fleet/core');
+  const { FleetError } = core;
+  const progress = options.progress ?? (() => undefined);
+  await mkdir(options.dir, { recursive: true });
+  // Real path: pids are later matched against the DIR in their command lines.
+  const lab = labLayout(await realpath(options.dir));
+
+  const running = await runningProcesses(lab);
+  if (running.length > 0) {
+    throw new FleetError(
+      'LOCKED',
+      `${lab.dir} holds a running lab (pids ${running.map((p) => p.pid).join(', ')})`,
+      {
+        suggestions: [`stop it first: fleet lab down --dir ${lab.dir}`],
+      },
+    );
+  }
+  const previous = await readLabDocument(lab.labFile);
+  if (!previous && (await readdir(lab.dir)).length > 0) {
+    throw new FleetError(
+      'INIT_TARGET_NOT_EMPTY',
+      `${lab.dir} is not empty and holds no lab: fleet lab up builds a lab only in a new or empty directory`,
+      {
+        suggestions: [
+          'choose another --dir; a lab that failed half-way: fleet lab down --dir DIR, then remove DIR',
+        ],
+      },
+    );
+  }
+  const count = options.hosts ?? previous?.hosts.length ?? DEFAULT_HOSTS;
+  if (previous && count !== previous.hosts.length) {
+    throw new FleetError(
+      'USAGE',
+      `${lab.dir} holds a stopped lab of ${previous.hosts.length} hosts, not ${count}`,
+      {
+        suggestions: ['bring it up as it is (omit --hosts), or use another --dir'],
+      },
+    );
+  }
+  const max = options.virtual ? MAX_VIRTUAL_HOSTS : MAX_REAL_HOSTS;
+  if (!Number.isInteger(count) || count < 1 || count > max) {
+    throw new FleetError(
+      'USAGE',
+      `--hosts must be 1 to ${max}${options.virtual ? '' : ' (more with --virtual)'}`,
+    );
+  }
+  const hosts = previous ? previous.hosts.map((host) => host.name) : hostNames(count);
+
+  const homes = new Map(hosts.map((host) => [host, nodeLayout(lab, host).home]));
+  let credentials;
+  if (previous) {
+    credentials = await core.loadCredentials(lab.credentials);
+  } else {
+    for (const home of homes.values()) await mkdir(home, { recursive: true });
+    progress(`issuing a token into each node's store (${hosts.length})`);
+    credentials = await issueLabTokens(homes);
+    await writeCredentials(lab.credentials, credentials);
+  }
+
+  const children: Started[] = [];
+  try {
+    const readyTimeout =
+      options.readyTimeoutMs ?? 60_000 + (options.virtual ? 100 * hosts.length : 0);
+    const deadline = Date.now() + readyTimeout;
+    const states = new Map<string, LabSupervisorState>();
+    if (options.virtual) {
+      progress(`starting ${hosts.length} virtual nodes in one process`);
+      const started = await spawnDetached(
+        options.fleetBin,
+        ['--dir', lab.dir, '--virtual', '--hosts', String(hosts.length)],
+        lab.nodes,
+        lab.virtualLog,
+      );
+      children.push(started);
+      for (const host of hosts) states.set(host, await waitReady(lab, host, started, deadline));
+    } else {
+      progress(`starting ${hosts.length} controllers, each under a lab supervisor`);
+      const started = new Map<string, Started>();
+      for (const host of hosts) {
+        const node = nodeLayout(lab, host);
+        const recorded = await readSupervisorState(node.state);
+        const flags = recorded?.flags ?? { nodeId: host, port: 0 };
+        const child = await spawnDetached(
+          options.fleetBin,
+          [
+            '--dir',
+            lab.dir,
+            '--host',
+            host,
+            '--node-id',
+            flags.nodeId,
+            '--port',
+            String(flags.port),
+          ],
+          node.dir,
+          node.log,
+        );
+        children.push(child);
+        started.set(host, child);
+      }
+      for (const host of hosts)
+        states.set(host, await waitReady(lab, host, started.get(host) as Started, deadline));
+    }
+
+    const controllerOf = (host: string) =>
+      `http://127.0.0.1:${(states.get(host) as LabSupervisorState).flags.port}`;
+    if (!previous) {
+      progress('writing the fleet repository');
+      await buildLabRepo({
+        root: lab.repo,
+        hosts: hosts.map((host) => ({
+          name: host,
+          controller: controllerOf(host),
+          nodeId: (states.get(host) as LabSupervisorState).flags.nodeId,
+        })),
+        domains: options.registry.domains().map((entry) => entry.descriptor),
+      });
+    }
+
+    progress('checking every controller answers /v1/identity with its node id');
+    await verifyIdentities(hosts, states, controllerOf, credentials, deadline);
+
+    const document: LabDocument = {
+      repo: lab.repo,
+      credentials: lab.credentials,
+      hosts: hosts.map((host) => ({
+        name: host,
+        home: homes.get(host) as string,
+        controller: controllerOf(host),
+        pid: (states.get(host) as LabSupervisorState).pid as number,
+      })),
+    };
+    await writeJsonAtomic(lab.labFile, document);
+    return document;
+  } catch (error) {
+    progress('lab up failed: stopping what it started');
+    await rollBack(lab, children);
+    throw error;
+  }
+}
+
+/** Every controller answers `/v1/identity` with the node id its supervisor started it with. */
+async function verifyIdentities(
+  hosts: readonly string[],
+  states: ReadonlyMap<string, LabSupervisorState>,
+  controllerOf: (host: string) => string,
+  credentials: import('@fleet/core').Credentials,
+  deadline: number,
+): Promise<void> {
+  const { FleetError, createControllerClient, forEachHost, tokenFor } = await import('@fleet/core');
+  const outcomes = await forEachHost(
+    hosts,
+    async (host) => {
+      const expected = (states.get(host) as LabSupervisorState).flags.nodeId;
+      const client = createControllerClient({
+        host,
+        url: controllerOf(host),
+        token: tokenFor(credentials, host, 'credentials.json'),
+        timeoutMs: 10_000,
+      });
+      for (;;) {
+        try {
+          const identity = await client.identity();
+          if (identity.nodeId !== expected) {
+            throw new FleetError(
+              'VERIFICATION_FAILED',
+              `${host}: identity reports node id ${identity.nodeId}, not ${expected}`,
+            );
+          }
+          return identity;
+        } catch (error) {
+          // A controller that printed its URL already listens; retry only what could be a race.
+          const code = (error as { code?: string }).code;
+          if (code !== 'HOST_UNREACHABLE' || Date.now() > deadline) throw error;
+          await sleep(100);
+        }
+      }
+    },
+    { concurrency: 32 },
+  );
+  const failed = outcomes.filter((outcome) => !outcome.ok);
+  if (failed.length > 0) {
+    const first = failed[0];
+    throw new FleetError(
+      'VERIFICATION_FAILED',
+      `${failed.length} of ${hosts.length} controllers did not answer identity: ${first && !first.ok ? first.error.message : ''}`,
+    );
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Backups of replaced files (SPEC §8.4): `~/.local/state/fleet/backups/<domain>/`, directory 0700,
+ * files 0600 created with `O_EXCL`, named `<fileId>.<YYYYMMDDTHHMMSSZ>.<operation id>.<seq>.bak`
+ * (UTC, the operation id, and a sequence: never the same name twice, whatever the clock does).
+ * Kept up to the domain's count per file, oldest pruned first, never the newest.
+ */
+import { constants } from 'node:fs';
+import { lstat, open, readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { errnoOf, fsFailure } from './fs/errors.js';
+import { ensurePrivateDir, fsyncDir, syncHandle } from './fs/durable.js';
+
+const NAME = /^(.+)\.(\d{8}T\d{6}Z)\.([0-9A-HJKMNP-TV-Z]{26})\.(\d{3,})\.bak$/;
+
+export interface BackupName {
+  readonly fileId: string;
+  readonly stamp: string;
+  readonly operationId: string;
+  readonly seq: number;
+}
+
+export function parseBackupName(name: string): BackupName | undefined {
+  const match = NAME.exec(name);
+  if (!match) return undefined;
+  return {
+    fileId: match[1] as string,
+    stamp: match[2] as string,
+    operationId: match[3] as string,
+    seq: Number(match[4]),
+  };
+}
+
+/** `YYYYMMDDTHHMMSSZ`, in UTC. */
+export function utcStamp(date: Date): string {
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** A file id as it appears in a backup name (anything but `[A-Za-z0-9._-]` becomes `_`). */
+export function backupFileId(fileId: string): string {
+  return fileId.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+export function backupName(
+  fileId: string,
+  stamp: string,
+  operationId: string,
+  seq: number,
+): string {
+  return `${backupFileId(fileId)}.${stamp}.${operationId}.${String(seq).padStart(3, '0')}.bak`;
+}
+
+/** Writes a backup of `bytes` durably; returns its absolute path. Never overwrites anything. */
+export async function writeBackup(
+  dir: string,
+  input: { fileId: string; operationId: string; now: Date; bytes: Uint8Array },
+): Promise<string> {
+  await ensurePrivateDir(dir);
+  const stamp = utcStamp(input.now);
+  for (let seq = 0; ; seq += 1) {
+    const path = join(dir, backupName(input.fileId, stamp, input.operationId, seq));
+    let handle;
+    try {
+      handle = await open(
+        path,
+        constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0),
+        0o600,
+      );
+    } catch (error) {
+      if (errnoOf(error) === 'EEXIST') continue;
+      throw fsFailure(error, 'backup');
+    }
+    try {
+      await handle.writeFile(input.bytes);
+      await syncHandle(handle, 'backup');
+    } catch (error) {
+      await handle.close();
+      await unlink(path).catch(() => undefined);
+      throw fsFailure(error, 'backup');
+    }
+    await handle.close();
+    await fsyncDir(dir, 'backup directory');
+    return path;
+  }
+}
+
+/** The backup file names in a domain's directory, oldest first (`[]` when there is none). */
+export async function listBackups(dir: string): Promise<{ name: string; parsed: BackupName }[]> {
+  let names: string[];
+  try {
+    const stats = await lstat(dir);
+    if (!stats.isDirectory()) return [];
+    names = await readdir(dir);
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return [];
+    throw error;
+  }
+  return names
+    .map((name) => ({ name, parsed: parseBackupName(name) }))
+    .filter((entry): entry is { name: string; parsed: BackupName } => entry.parsed !== undefined)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * Deletes the oldest backups of `fileId` beyond `keep`. The backup just written (`newest`) is
+ * never deleted, even when the clock made its name sort first.
+ */
+export async function pruneBackups(
+  dir: string,
+  fileId: string,
+  keep: number,
+  newest: string,
+): Promise<string[]> {
+  const others = (await listBackups(dir))
+    .filter((entry) => entry.parsed.fileId === backupFileId(fileId) && entry.name !== newest)
+    .map((entry) => entry.name);
+  const excess = others.length - Math.max(0, keep - 1);
+  const removed = others.slice(0, Math.max(0, excess));
+  for (const name of removed) await unlink(join(dir, name)).catch(() => undefined);
+  if (removed.length > 0) await fsyncDir(dir, 'backup directory').catch(() => undefined);
+  return removed;
+}

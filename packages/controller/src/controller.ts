@@ -1,0 +1,308 @@
+/**
+ * `createController`: starts a node agent on one home — the CLI's `fleet controller serve`, the
+ * lab and the tests all start it this way. Start-up runs recovery (torn audit line, interrupted
+ * operations, stale temp files) before the first request is accepted.
+ */
+import { readFile, realpath, unlink } from 'node:fs/promises';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { FleetError, loadEnvChain, type Clock, type Registry } from '@fleet/core';
+import { Allowlist } from './allowlist.js';
+import { AuditLog } from './audit/log.js';
+import { systemClock } from './context.js';
+import { createExclusive, ensurePrivateDir } from './fs/durable.js';
+import { errnoOf } from './fs/errors.js';
+import { createPipeline } from './http/pipeline.js';
+import { PathLocks } from './locks.js';
+import { OperationStore } from './operations.js';
+import { recoverAtStart } from './recovery.js';
+import {
+  DEFAULT_LIMITS,
+  type BuildIdentity,
+  type ControllerRuntime,
+  type Limits,
+} from './runtime.js';
+import { statePaths, type StatePaths } from './state-paths.js';
+import { TokenStore } from './tokens/store.js';
+
+export interface ControllerOptions {
+  /** The node's home (`~`): every managed path and the node state are under it. */
+  readonly home: string;
+  readonly nodeId: string;
+  readonly registry: Registry;
+  /** Address to listen on (default `127.0.0.1`). */
+  readonly bind?: string;
+  /** Port (default 0: an ephemeral port; read the bound one from `url`). */
+  readonly port?: number;
+  /** PEM certificate and key: serve https instead of http. */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  readonly limits?: Partial<Limits>;
+  readonly clock?: Clock;
+  /** The runtime's build identity (default: `$FLEET_BUILD_SHA256` / `$FLEET_BUILD_COMMIT`, else null). */
+  readonly build?: BuildIdentity;
+  /** sha256 (hex) of the legacy shared token, accepted for read operations only. */
+  readonly legacyTokenSha256?: string;
+  /** Extra `Host` header values to accept (`node-01.lan:7701`). */
+  readonly allowedHosts?: readonly string[];
+  /** Validate every answer against its schema (tests). */
+  readonly validateResponses?: boolean;
+}
+
+export interface Controller {
+  /** `http://127.0.0.1:PORT` (or https). */
+  readonly url: string;
+  readonly port: number;
+  readonly runtime: ControllerRuntime;
+  close(): Promise<void>;
+}
+
+async function packageInfo(): Promise<{ name: string; version: string }> {
+  const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
+  const { name, version } = JSON.parse(text) as { name: string; version: string };
+  return { name, version };
+}
+
+function buildFromEnv(): BuildIdentity {
+  const sha = process.env['FLEET_BUILD_SHA256'];
+  const commit = process.env['FLEET_BUILD_COMMIT'];
+  return {
+    sha256: sha !== undefined && /^[0-9a-f]{64}$/.test(sha) ? sha : null,
+    commit: commit !== undefined && commit !== '' ? commit : null,
+  };
+}
+
+/** Homes served by a controller of this process (the pid file cannot tell them apart). */
+const servedHere = new Set<string>();
+
+/** One controller per home: a pid file, taken over when its process is gone. */
+async function claimHome(state: StatePaths): Promise<() => Promise<void>> {
+  if (servedHere.has(state.root)) {
+    throw new FleetError('LOCKED', `another controller in this process serves ${state.home}`);
+  }
+  servedHere.add(state.root);
+  const release = async () => {
+    await unlink(state.pidFile).catch(() => undefined);
+    servedHere.delete(state.root);
+  };
+  try {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        await createExclusive(state.pidFile, `${process.pid}\n`);
+        return release;
+      } catch (error) {
+        if (errnoOf(error) !== 'EEXIST') throw error;
+      }
+      const pid = Number((await readFile(state.pidFile, 'utf8').catch(() => '')).trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+        throw new FleetError('LOCKED', `another controller (pid ${pid}) serves this home`);
+      }
+      await unlink(state.pidFile).catch(() => undefined);
+    }
+    throw new FleetError('LOCKED', 'could not claim the controller pid file');
+  } catch (error) {
+    servedHere.delete(state.root);
+    throw error;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errnoOf(error) === 'EPERM';
+  }
+}
+
+function isLoopback(bind: string): boolean {
+  return bind === 'localhost' || bind === '::1' || bind.startsWith('127.');
+}
+
+function hostsFor(
+  bind: string,
+  port: number,
+  extra: readonly string[],
+): ReadonlySet<string> | 'any' {
+  if ((bind === '0.0.0.0' || bind === '::') && extra.length === 0) return 'any';
+  const names = new Set(extra.map((host) => host.toLowerCase()));
+  const shown = bind.includes(':') ? `[${bind}]` : bind;
+  names.add(`${shown}:${port}`.toLowerCase());
+  if (isLoopback(bind)) {
+    for (const name of ['127.0.0.1', 'localhost', '[::1]']) names.add(`${name}:${port}`);
+  }
+  return names;
+}
+
+const OVERLOADED = JSON.stringify({
+  error: { code: 'OVERLOADED', message: 'too many connections; try again shortly' },
+});
+
+function rawAnswer(socket: Socket, status: string, body: string): void {
+  socket.end(
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+export async function createController(options: ControllerOptions): Promise<Controller> {
+  let home: string;
+  try {
+    home = await realpath(options.home);
+  } catch (error) {
+    throw new FleetError('USAGE', `--home ${options.home}: ${errnoOf(error) ?? 'not found'}`);
+  }
+  if (
+    options.legacyTokenSha256 !== undefined &&
+    !/^[0-9a-f]{64}$/i.test(options.legacyTokenSha256)
+  ) {
+    throw new FleetError('USAGE', "the legacy token's sha256 must be 64 hex digits");
+  }
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const clock = options.clock ?? systemClock;
+  const state = statePaths(home);
+  for (const dir of [state.root, state.backups]) await ensurePrivateDir(dir);
+  const operations = new OperationStore(state);
+  await operations.init();
+  const release = await claimHome(state);
+  let audit: AuditLog | undefined;
+  try {
+    audit = await AuditLog.open(state.audit, clock);
+    const allowlist = new Allowlist(options.registry);
+    const recovery = await recoverAtStart({
+      home,
+      state,
+      audit,
+      operations,
+      allowlist,
+      maxFileBytes: limits.maxFileBytes,
+      now: () => clock.now(),
+    });
+    await operations.prune(new Date(clock.now().getTime() - limits.operationRetentionMs));
+    const runtime: ControllerRuntime = {
+      home,
+      nodeId: options.nodeId,
+      registry: options.registry,
+      state,
+      clock,
+      limits,
+      allowlist,
+      tokens: new TokenStore(state, clock),
+      legacy: options.legacyTokenSha256
+        ? Buffer.from(options.legacyTokenSha256.toLowerCase(), 'hex')
+        : null,
+      audit,
+      operations,
+      locks: new PathLocks(),
+      package: await packageInfo(),
+      build: options.build ?? buildFromEnv(),
+      startedAt: clock.now().toISOString(),
+      recovery,
+      secrets: () => loadEnvChain(home),
+    };
+    return await listen(runtime, options, release);
+  } catch (error) {
+    await audit?.close().catch(() => undefined);
+    await release();
+    throw error;
+  }
+}
+
+async function listen(
+  runtime: ControllerRuntime,
+  options: ControllerOptions,
+  release: () => Promise<void>,
+): Promise<Controller> {
+  const { limits } = runtime;
+  const bind = options.bind ?? '127.0.0.1';
+  const serverOptions = {
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 2)),
+  };
+  let allowedHosts: ReadonlySet<string> | 'any' = new Set();
+  const pipeline = createPipeline(runtime, {
+    get allowedHosts() {
+      return allowedHosts;
+    },
+    validateResponses: options.validateResponses ?? false,
+  });
+  const handler = (req: Parameters<typeof pipeline>[0], res: Parameters<typeof pipeline>[1]) => {
+    void pipeline(req, res);
+  };
+  const server: Server = options.tls
+    ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handler)
+    : createHttpServer(serverOptions, handler);
+
+  let connections = 0;
+  server.on('connection', (socket: Socket) => {
+    if (connections >= limits.maxConnections) {
+      if (options.tls) socket.destroy();
+      else rawAnswer(socket, '503 Service Unavailable', OVERLOADED);
+      return;
+    }
+    connections += 1;
+    socket.once('close', () => {
+      connections -= 1;
+    });
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && (!pending || !pending.headersSent)) {
+      const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const code = timeout
+        ? 'REQUEST_TIMEOUT'
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? 'REQUEST_TOO_LARGE'
+          : 'BAD_REQUEST';
+      const status = timeout
+        ? '408 Request Timeout'
+        : code === 'REQUEST_TOO_LARGE'
+          ? '413 Payload Too Large'
+          : '400 Bad Request';
+      const message = timeout ? 'the request took too long' : 'malformed HTTP request';
+      rawAnswer(socket, status, JSON.stringify({ error: { code, message } }));
+      void runtime.audit
+        .append({
+          operationId: null,
+          client: null,
+          operation: 'unknown',
+          paths: [],
+          files: [],
+          outcome: 'failed',
+          code,
+          detail: `answered ${status.slice(0, 3)}`,
+        })
+        .catch(() => undefined);
+    }
+    socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, bind, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  allowedHosts = hostsFor(bind, port, options.allowedHosts ?? []);
+  const shown = bind.includes(':') ? `[${bind}]` : bind;
+  let closed = false;
+  return {
+    url: `${options.tls ? 'https' : 'http'}://${shown}:${port}`,
+    port,
+    runtime,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 2000).unref();
+      });
+      await runtime.audit.close();
+      await release();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * In-code failpoints for crash and fault tests (reliability catalogue §1, "In-code failpoints").
+ * Inactive unless `FLEET_FAILPOINT` is set, e.g.
+ *
+ *   FLEET_FAILPOINT=install.after_backup:kill
+ *   FLEET_FAILPOINT=install.before_rename:sleep(2000),audit.before_append:throw
+ *
+ * Actions: `kill` (SIGKILL to the controller itself, as `kill -9` would), `throw` (an `IO_ERROR`
+ * raised at that point), `sleep(<ms>)` (widens a race window).
+ *
+ * Points, in the order an install meets them:
+ * - `install.before_backup`     live sha checked, nothing written yet
+ * - `install.after_backup`      the backup is durable, the target untouched
+ * - `install.after_temp_write`  the temp file is written and fsync'd beside the target
+ * - `install.before_rename`     token re-checked; last stop before the final check and rename
+ * - `install.after_rename`      the target holds the new content (directory fsync'd)
+ * - `install.during_action`     a coupled action is about to run a process
+ * - `audit.before_append`       an audit record is about to be appended
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FleetError } from '@fleet/core';
+
+export const FAILPOINTS = [
+  'install.before_backup',
+  'install.after_backup',
+  'install.after_temp_write',
+  'install.before_rename',
+  'install.after_rename',
+  'install.during_action',
+  'audit.before_append',
+] as const;
+export type FailpointName = (typeof FAILPOINTS)[number];
+
+export const FAILPOINT_ENV = 'FLEET_FAILPOINT';
+
+/** Triggers the failpoint `name` if `FLEET_FAILPOINT` names it; otherwise does nothing. */
+export async function failpoint(name: FailpointName): Promise<void> {
+  const spec = process.env[FAILPOINT_ENV];
+  if (!spec) return;
+  for (const entry of spec.split(',')) {
+    const colon = entry.indexOf(':');
+    if (colon < 0 || entry.slice(0, colon).trim() !== name) continue;
+    const action = entry.slice(colon + 1).trim();
+    if (action === 'kill') {
+      process.kill(process.pid, 'SIGKILL');
+      await sleep(60_000); // never reached: SIGKILL cannot be caught
+    } else if (action === 'throw') {
+      throw new FleetError('IO_ERROR', `failpoint ${name} fired`);
+    } else {
+      const match = /^sleep\((\d+)\)$/.exec(action);
+      if (match) await sleep(Number(match[1]));
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Durable file primitives for the controller's own state (token store, journals, operation
+ * records): private directories, exclusive creation, atomic replace (temp + fsync + rename +
+ * directory fsync). A failed fsync is `DURABILITY_FAILED` and is never retried: after a failed
+ * fsync the page cache may already have dropped the data (fsyncgate).
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { chmod, lstat, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { FleetError } from '@fleet/core';
+import { TEMP_PREFIX } from '../state-paths.js';
+import { fsFailure } from './errors.js';
+
+const CREATE_EXCLUSIVE =
+  constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
+
+/** fsync, mapping a failure to `DURABILITY_FAILED`. */
+export async function syncHandle(handle: FileHandle, what: string): Promise<void> {
+  try {
+    await handle.sync();
+  } catch (error) {
+    throw new FleetError(
+      'DURABILITY_FAILED',
+      `${what}: fsync failed (${String((error as NodeJS.ErrnoException).code ?? error)}); not retried`,
+      { cause: error },
+    );
+  }
+}
+
+/** fsync of a directory, so a rename or create inside it survives a power loss. */
+export async function fsyncDir(path: string, what = 'directory'): Promise<void> {
+  if (process.platform === 'win32') return; // no directory fsync on Windows (best effort there)
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (error) {
+    throw fsFailure(error, what);
+  }
+  try {
+    await syncHandle(handle, what);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Creates `path` and its missing parents with mode 0700 and makes sure it is a real directory
+ * (not a symlink) no wider than 0700.
+ */
+export async function ensurePrivateDir(path: string): Promise<void> {
+  try {
+    await mkdir(path, { recursive: true, mode: 0o700 });
+    const stats = await lstat(path);
+    if (!stats.isDirectory() || stats.isSymbolicLink()) {
+      throw new FleetError('NOT_REGULAR_FILE', `${path} is not a directory`);
+    }
+    if ((stats.mode & 0o077) !== 0) await chmod(path, 0o700);
+  } catch (error) {
+    throw fsFailure(error, `state directory ${basename(path)}`);
+  }
+}
+
+/** Writes `data` to a new file that must not exist yet (mode 0600), durably. */
+export async function createExclusive(path: string, data: string | Uint8Array): Promise<void> {
+  const handle = await open(path, CREATE_EXCLUSIVE, 0o600);
+  try {
+    await handle.writeFile(data);
+    await syncHandle(handle, basename(path));
+  } finally {
+    await handle.close();
+  }
+  await fsyncDir(dirname(path));
+}
+
+/** Replaces `path` atomically and durably with `data` (mode 0600). */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const temp = join(
+    dirname(path),
+    `${TEMP_PREFIX}state-${basename(path)}-${randomBytes(6).toString('hex')}`,
+  );
+  try {
+    await createExclusive(temp, data);
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw fsFailure(error, basename(path));
+  }
+  await fsyncDir(dirname(path));
+}
+
+/** Appends one line to a file (created 0600) and fsyncs it. */
+export async function appendLine(path: string, line: string): Promise<void> {
+  const handle = await open(path, 'a', 0o600);
+  try {
+    await handle.appendFile(`${line}\n`);
+    await syncHandle(handle, basename(path));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Removes a file if it exists, then fsyncs its directory. */
+export async function removeDurable(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw fsFailure(error, basename(path));
+  }
+  await fsyncDir(dirname(path));
+}

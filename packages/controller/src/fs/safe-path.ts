@@ -1,0 +1,286 @@
+/**
+ * Opening node files without being tricked (SPEC §5 allowlist; catalogue B). A `~/` path is
+ * validated with core's `parseHomePath` before any filesystem call; then every parent component
+ * is `lstat`ed from the home down and must be a real directory — a symlink is refused
+ * (`PATH_OUTSIDE_ROOT` when it resolves outside the home, `SYMLINK_REFUSED` otherwise) — and the
+ * file itself is opened with `O_NOFOLLOW`. Size and type are decided by `fstat` on the open fd,
+ * and on Linux the fd's real path is compared with the expected one, so a directory swapped for a
+ * symlink between the checks and the open is caught too. Parents are re-checked (same device and
+ * inode) after the read and before a rename.
+ *
+ * The walk and the read use synchronous system calls: each is a few microseconds on a local
+ * file, where a thread-pool round trip costs ten times that — and a fleet-wide drift asks a node
+ * for dozens of such calls per request (SPEC §14). Writes keep their async, journaled path.
+ */
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
+import { FleetError, parseHomePath } from '@fleet/core';
+import { errnoOf, fsFailure } from './errors.js';
+
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
+export const OPEN_READ = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+
+/** A validated `~/` path and where it is on this node. */
+export interface Target {
+  readonly path: string;
+  readonly components: readonly string[];
+  readonly absolute: string;
+  readonly parent: string;
+  readonly name: string;
+}
+
+/** Validates `path` (`PATH_INVALID` before any filesystem call) and locates it under `home`. */
+export function targetOf(home: string, path: string): Target {
+  const components = parseHomePath(path);
+  const absolute = join(home, ...components);
+  return {
+    path,
+    components,
+    absolute,
+    parent: dirname(absolute),
+    name: components[components.length - 1] as string,
+  };
+}
+
+export function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+interface DirLink {
+  readonly path: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
+/** The directories from the home down to a target's parent, as they were when walked. */
+export interface ParentChain {
+  readonly dirs: readonly DirLink[];
+  /** False when a parent does not exist (then the file does not either). */
+  readonly complete: boolean;
+}
+
+function shown(home: string, absolute: string): string {
+  return `~/${absolute
+    .slice(home.length + 1)
+    .split(sep)
+    .join('/')}`;
+}
+
+function symlinkError(home: string, absolute: string): FleetError {
+  let resolved: string | undefined;
+  try {
+    resolved = realpathSync(absolute);
+  } catch {
+    resolved = undefined;
+  }
+  if (resolved === undefined || !isInside(home, resolved)) {
+    return new FleetError(
+      'PATH_OUTSIDE_ROOT',
+      `${shown(home, absolute)} is a symbolic link that resolves outside the node home; refused`,
+    );
+  }
+  return new FleetError('SYMLINK_REFUSED', `${shown(home, absolute)} is a symbolic link; refused`);
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Walks the target's parents from `home`. With `create`, missing directories are made (0700);
+ * without, a missing one ends the walk (`complete: false`).
+ */
+export async function walkParents(
+  home: string,
+  target: Target,
+  options: { readonly create: boolean },
+): Promise<ParentChain> {
+  await Promise.resolve(); // callers await a walk; its system calls are synchronous (see above)
+  const root = lstatSync(home);
+  const dirs: DirLink[] = [{ path: home, dev: root.dev, ino: root.ino }];
+  let current = home;
+  for (const component of target.components.slice(0, -1)) {
+    const next = join(current, component);
+    let stats = lstatOrUndefined(next);
+    if (stats === undefined) {
+      if (!options.create) return { dirs, complete: false };
+      try {
+        mkdirSync(next, { mode: 0o700 });
+      } catch (error) {
+        if (errnoOf(error) !== 'EEXIST') throw fsFailure(error, shown(home, next));
+      }
+      stats = lstatSync(next);
+    }
+    if (stats.isSymbolicLink()) throw symlinkError(home, next);
+    if (!stats.isDirectory()) {
+      throw new FleetError('NOT_REGULAR_FILE', `${shown(home, next)} is not a directory`);
+    }
+    dirs.push({ path: next, dev: stats.dev, ino: stats.ino });
+    current = next;
+  }
+  return { dirs, complete: true };
+}
+
+/** Re-checks that every directory of a chain is still the same real directory. */
+export async function recheckParents(home: string, chain: ParentChain): Promise<void> {
+  await Promise.resolve();
+  for (const dir of chain.dirs) {
+    const stats = lstatOrUndefined(dir.path);
+    if (!stats || stats.isSymbolicLink() || stats.dev !== dir.dev || stats.ino !== dir.ino) {
+      throw new FleetError(
+        'SYMLINK_REFUSED',
+        `${dir.path === home ? '~' : shown(home, dir.path)} changed during the operation; refused`,
+      );
+    }
+  }
+}
+
+/** On Linux: the fd's real path must be the expected one (no symlink swapped in meanwhile). */
+export async function checkFdPath(
+  home: string,
+  handle: FileHandle | number,
+  expected: string,
+): Promise<void> {
+  await Promise.resolve();
+  if (process.platform !== 'linux') return;
+  let actual: string;
+  try {
+    actual = readlinkSync(`/proc/self/fd/${typeof handle === 'number' ? handle : handle.fd}`);
+  } catch {
+    return; // no /proc: the parent re-check still applies
+  }
+  if (actual === expected) return;
+  throw new FleetError(
+    isInside(home, actual) ? 'SYMLINK_REFUSED' : 'PATH_OUTSIDE_ROOT',
+    `${shown(home, expected)} resolved elsewhere while it was opened; refused`,
+  );
+}
+
+/** A live file as read through one fd. */
+export interface LiveFile {
+  readonly bytes: Buffer;
+  readonly sha256: string;
+  readonly size: number;
+  readonly mtime: Date;
+  /** Permission bits (`mode & 0o7777`). */
+  readonly mode: number;
+  readonly ino: number;
+  readonly chain: ParentChain;
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function readBounded(fd: number, limit: number, what: string): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, limit + 1 - total));
+    const bytesRead = readSync(fd, chunk, 0, chunk.length, null);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+    chunks.push(chunk.subarray(0, bytesRead));
+    if (total > limit) {
+      throw new FleetError(
+        'FILE_TOO_LARGE',
+        `${what} grew past the ${limit}-byte bound while read`,
+      );
+    }
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/**
+ * Reads a live file safely: `null` when it (or a parent) does not exist; `SYMLINK_REFUSED`,
+ * `PATH_OUTSIDE_ROOT`, `NOT_REGULAR_FILE` or `FILE_TOO_LARGE` (from `fstat` on the fd) otherwise.
+ */
+export async function readLive(
+  home: string,
+  target: Target,
+  limit: number,
+): Promise<LiveFile | null> {
+  try {
+    const chain = await walkParents(home, target, { create: false });
+    if (!chain.complete) return null;
+    const stats = lstatOrUndefined(target.absolute);
+    if (stats === undefined) return null;
+    if (stats.isSymbolicLink()) {
+      throw new FleetError('SYMLINK_REFUSED', `${target.path} is a symbolic link; refused`);
+    }
+    if (!stats.isFile()) {
+      throw new FleetError('NOT_REGULAR_FILE', `${target.path} is not a regular file`);
+    }
+    let fd: number;
+    try {
+      fd = openSync(target.absolute, OPEN_READ);
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return null;
+      throw error;
+    }
+    try {
+      const fstats = fstatSync(fd);
+      if (!fstats.isFile()) {
+        throw new FleetError('NOT_REGULAR_FILE', `${target.path} is not a regular file`);
+      }
+      if (fstats.size > limit) {
+        throw new FleetError(
+          'FILE_TOO_LARGE',
+          `${target.path} is ${fstats.size} bytes, over the ${limit}-byte bound`,
+        );
+      }
+      await checkFdPath(home, fd, target.absolute);
+      const bytes = readBounded(fd, limit, target.path);
+      await recheckParents(home, chain);
+      return {
+        bytes,
+        sha256: sha256Hex(bytes),
+        size: bytes.length,
+        mtime: fstats.mtime,
+        mode: fstats.mode & 0o7777,
+        ino: fstats.ino,
+        chain,
+      };
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw fsFailure(error, target.path);
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The text of a file's bytes, fail-closed: NUL bytes (binary, UTF-16) are `FORMAT_UNSUPPORTED`,
+ * invalid UTF-8 is `ENCODING_INVALID`. A UTF-8 BOM is kept as it is.
+ */
+export function decodeText(bytes: Uint8Array, what: string): string {
+  if (bytes.includes(0)) {
+    throw new FleetError('FORMAT_UNSUPPORTED', `${what} holds binary content (NUL bytes); refused`);
+  }
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new FleetError('ENCODING_INVALID', `${what} is not valid UTF-8; refused`);
+  }
+}

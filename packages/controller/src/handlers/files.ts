@@ -1,0 +1,216 @@
+/**
+ * Reads of managed files (SPEC §9): `inventory` (every allowlisted file and its backups: size,
+ * mtime, sha256, format), `export` (one file, redacted, bounded, fail-closed on binary and
+ * non-UTF-8 content) and `capture` (an export for adopt, audited under the operator's id).
+ */
+import { join } from 'node:path';
+import {
+  FleetError,
+  isFleetError,
+  redactSecrets,
+  type CaptureRequest,
+  type CaptureResponse,
+  type ExportRequest,
+  type ExportResponse,
+  type InventoryBackup,
+  type InventoryFile,
+  type InventoryResponse,
+} from '@fleet/core';
+import { backupFileId, listBackups } from '../backups.js';
+import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
+import { STATE_DIR } from '../state-paths.js';
+import { buildLabel, type ControllerRuntime } from '../runtime.js';
+import { checkFreshOperationId } from './replay.js';
+import type { Handler } from './types.js';
+
+function describe(error: unknown): { code: string; message: string } {
+  if (isFleetError(error)) return { code: error.code, message: error.message };
+  return { code: 'IO_ERROR', message: 'the file could not be read' };
+}
+
+async function inventoryFiles(runtime: ControllerRuntime): Promise<InventoryFile[]> {
+  const out: InventoryFile[] = [];
+  for (const entry of runtime.allowlist.all()) {
+    const base = {
+      domain: entry.domain,
+      fileId: entry.fileId,
+      path: entry.path,
+      kind: entry.kind,
+      format: entry.format,
+    };
+    try {
+      const live = await readLive(
+        runtime.home,
+        targetOf(runtime.home, entry.path),
+        runtime.limits.maxFileBytes,
+      );
+      if (live === null) {
+        out.push({ ...base, exists: false });
+        continue;
+      }
+      const fields = {
+        ...base,
+        exists: true,
+        size: live.size,
+        mtime: live.mtime.toISOString(),
+        sha256: live.sha256,
+      };
+      try {
+        decodeText(live.bytes, entry.path);
+        out.push(fields);
+      } catch (error) {
+        out.push({ ...fields, error: describe(error) });
+      }
+    } catch (error) {
+      out.push({ ...base, exists: true, error: describe(error) });
+    }
+  }
+  return out;
+}
+
+async function inventoryBackups(
+  runtime: ControllerRuntime,
+): Promise<{ backups: InventoryBackup[]; truncated: boolean }> {
+  const backups: InventoryBackup[] = [];
+  const entries = runtime.allowlist.all();
+  for (const domain of [...new Set(entries.map((entry) => entry.domain))]) {
+    for (const { name, parsed } of await listBackups(join(runtime.state.backups, domain))) {
+      const of = entries.find(
+        (entry) => entry.domain === domain && backupFileId(entry.fileId) === parsed.fileId,
+      );
+      if (!of) continue;
+      if (backups.length >= runtime.limits.maxInventoryBackups) return { backups, truncated: true };
+      const path = `~/${STATE_DIR}/backups/${domain}/${name}`;
+      try {
+        const live = await readLive(
+          runtime.home,
+          targetOf(runtime.home, path),
+          runtime.limits.maxFileBytes,
+        );
+        if (live === null) continue;
+        backups.push({
+          domain,
+          fileId: of.fileId,
+          of: of.path,
+          path,
+          size: live.size,
+          mtime: live.mtime.toISOString(),
+          sha256: live.sha256,
+        });
+      } catch {
+        // a backup that cannot be read safely is left out, never followed
+      }
+    }
+  }
+  return { backups, truncated: false };
+}
+
+export const inventory: Handler = async ({ runtime }) => {
+  const { backups, truncated } = await inventoryBackups(runtime);
+  const body: InventoryResponse = {
+    nodeId: runtime.nodeId,
+    generatedAt: runtime.clock.now().toISOString(),
+    files: await inventoryFiles(runtime),
+    backups,
+    truncated,
+  };
+  return { status: 200, body };
+};
+
+/** One readable file, redacted: what export and capture share. */
+async function readRedacted(runtime: ControllerRuntime, path: string, capture: boolean) {
+  const entry = capture ? runtime.allowlist.require(path) : runtime.allowlist.requireReadable(path);
+  const live = await readLive(
+    runtime.home,
+    targetOf(runtime.home, path),
+    runtime.limits.maxFileBytes,
+  );
+  if (live === null) return { entry, live: null, content: '', redacted: false };
+  const text = decodeText(live.bytes, path);
+  const content = redactSecrets(text, await runtime.secrets());
+  return { entry, live, content, redacted: content !== text };
+}
+
+export const exportFile: Handler = async ({ runtime, body }) => {
+  const { path } = body as ExportRequest;
+  const { entry, live, content, redacted } = await readRedacted(runtime, path, false);
+  const common = {
+    path,
+    domain: entry.domain,
+    fileId: entry.fileId,
+    kind: entry.kind,
+    format: entry.format,
+  };
+  const response: ExportResponse =
+    live === null
+      ? { ...common, exists: false }
+      : {
+          ...common,
+          exists: true,
+          size: live.size,
+          mtime: live.mtime.toISOString(),
+          sha256: live.sha256,
+          content,
+          redacted,
+        };
+  return { status: 200, body: response };
+};
+
+export const capture: Handler = async ({ runtime, principal, body }) => {
+  const request = body as CaptureRequest;
+  await checkFreshOperationId(runtime, request.operationId);
+  const { entry, live, content, redacted } = await readRedacted(runtime, request.path, true);
+  if (live === null)
+    throw new FleetError('FILE_NOT_FOUND', `${request.path} does not exist on this node`);
+  const startedAt = runtime.clock.now().toISOString();
+  await runtime.operations.begin({
+    event: 'begin',
+    operationId: request.operationId,
+    operation: 'capture',
+    domain: entry.domain,
+    client: principal.id,
+    paths: [request.path],
+    startedAt,
+  });
+  try {
+    await runtime.audit.append({
+      operationId: request.operationId,
+      client: principal.id,
+      operation: 'capture',
+      paths: [request.path],
+      files: [
+        { path: request.path, beforeSha256: live.sha256, afterSha256: null, backupPath: null },
+      ],
+      outcome: 'ok',
+      code: null,
+      detail: `captured ${live.size} bytes${redacted ? ', secrets redacted' : ''}`,
+    });
+  } catch (error) {
+    await runtime.operations.dropJournal(request.operationId);
+    throw error;
+  }
+  const finishedAt = runtime.clock.now().toISOString();
+  await runtime.operations.finish({
+    operationId: request.operationId,
+    operation: 'capture',
+    state: 'completed',
+    startedAt,
+    finishedAt,
+    requestSha256: sha256Hex(Buffer.from(JSON.stringify(request))),
+    client: principal.id,
+    httpStatus: 200,
+  });
+  const response: CaptureResponse = {
+    operationId: request.operationId,
+    host: runtime.nodeId,
+    domain: entry.domain,
+    fileId: entry.fileId,
+    path: request.path,
+    sha256: live.sha256,
+    content,
+    redacted,
+    controller: buildLabel(runtime),
+    capturedAt: finishedAt,
+  };
+  return { status: 200, body: response, audited: true };
+};

@@ -1,0 +1,90 @@
+/** `GET /v1/identity` (the exact shape of SPEC §5) and `GET /v1/health`. */
+import {
+  FLEET_PROTOCOL_VERSION,
+  type Catalog,
+  type Health,
+  type IdentityResponse,
+  type Registry,
+} from '@fleet/core';
+import type { ControllerRuntime } from '../runtime.js';
+import type { Handler } from './types.js';
+
+/** The node's catalog: every registered domain, prober and bootstrap adapter, sorted. */
+export function catalogOf(registry: Registry): Catalog {
+  return {
+    domains: registry.domains().map(({ plugin, descriptor }) => ({
+      domain: descriptor.domain,
+      plugin: plugin.name,
+      version: plugin.version,
+      coupling: descriptor.coupling.kind,
+      implemented: descriptor.load !== undefined,
+    })),
+    probers: registry.probers().map(({ plugin, descriptor }) => ({
+      id: descriptor.id,
+      layer: descriptor.layer,
+      domain: descriptor.domain ?? null,
+      plugin: plugin.name,
+      version: plugin.version,
+      implemented: descriptor.load !== undefined,
+    })),
+    bootstrapAdapters: registry.bootstrapAdapters().map(({ plugin, descriptor }) => ({
+      supervisor: descriptor.supervisor,
+      platforms: [...descriptor.platforms],
+      plugin: plugin.name,
+      version: plugin.version,
+      implemented: descriptor.load !== undefined,
+    })),
+  };
+}
+
+export async function healthOf(runtime: ControllerRuntime): Promise<Health> {
+  const checks: Health['checks'] = [];
+  try {
+    const tokens = await runtime.tokens.current();
+    checks.push({ name: 'token-store', status: 'ok', detail: `${tokens.size} token(s)` });
+  } catch (error) {
+    checks.push({ name: 'token-store', status: 'failing', detail: (error as Error).message });
+  }
+  const audit = runtime.audit.problem();
+  checks.push(
+    audit === undefined
+      ? { name: 'audit-log', status: 'ok', detail: `head seq ${runtime.audit.head().seq}` }
+      : { name: 'audit-log', status: 'failing', detail: audit },
+  );
+  const problems = runtime.registry.problems;
+  checks.push(
+    problems.length === 0
+      ? { name: 'plugins', status: 'ok', detail: `${runtime.registry.domains().length} domain(s)` }
+      : {
+          name: 'plugins',
+          status: 'failing',
+          detail: problems.map((problem) => problem.message).join('; '),
+        },
+  );
+  checks.push({ name: 'recovery', status: 'ok', detail: runtime.recovery.detail });
+  return {
+    status: checks.every((check) => check.status === 'ok') ? 'ok' : 'degraded',
+    checks,
+  };
+}
+
+export const identity: Handler = async ({ runtime }) => {
+  const body: IdentityResponse = {
+    nodeId: runtime.nodeId,
+    nodeIdFlag: runtime.nodeId,
+    package: runtime.package.name,
+    version: runtime.package.version,
+    build: { sha256: runtime.build.sha256, commit: runtime.build.commit },
+    protocol: FLEET_PROTOCOL_VERSION,
+    catalog: catalogOf(runtime.registry),
+    pid: process.pid,
+    startedAt: runtime.startedAt,
+    health: await healthOf(runtime),
+  };
+  return { status: 200, body };
+};
+
+export const health: Handler = async ({ runtime }) => ({
+  status: 200,
+  body: await healthOf(runtime),
+});

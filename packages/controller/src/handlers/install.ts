@@ -1,0 +1,358 @@
+/**
+ * `POST /v1/install` (SPEC §8.4): the node half of an install. The controller validates the
+ * request against the allowlist, takes the per-path locks, claims the operation id (journal),
+ * checks every file's live sha256 and every secret before anything is written, then hands the
+ * domain's installer a `SafeFileWriter`. A failure after a write restores what was written and
+ * answers a `rolled-back` receipt. The audit record is appended (fsync'd) before the answer; if it
+ * cannot be, the writes are undone and the answer is `AUDIT_UNAVAILABLE`.
+ *
+ * A replayed id is answered from the stored record of the original: never executed twice.
+ */
+import { basename, join } from 'node:path';
+import {
+  FleetError,
+  isFleetError,
+  resolveSecrets,
+  type AuditRecord,
+  type InstallRequest,
+  type NodeInstallResult,
+} from '@fleet/core';
+import { pruneBackups } from '../backups.js';
+import { createNodeContext } from '../context.js';
+import { failpoint } from '../failpoints.js';
+import { readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
+import { errorBody, toWireError, type WireError } from '../http/respond.js';
+import type { OperationRecord } from '../operations.js';
+import type { ControllerRuntime } from '../runtime.js';
+import { tokenState } from '../tokens/store.js';
+import type { Principal } from '../tokens/auth.js';
+import { OperationWriter, preconditionFailed } from '../writer.js';
+import { buildReceipt, receiptFiles, withAudit, type UnauditedReceipt } from './receipt.js';
+import { checkFresh } from './replay.js';
+import type { Handler, HandlerResult } from './types.js';
+
+export const install: Handler = async ({ runtime, principal, body }) => {
+  const request = body as InstallRequest;
+  const id = request.operationId;
+  const { inflight } = runtime.operations;
+  // Claimed synchronously: a concurrent request with the same id cannot get past this line.
+  if (inflight.has(id))
+    throw new FleetError('REPLAY_REJECTED', `operation ${id} is already in progress`);
+  const startedAt = runtime.clock.now().toISOString();
+  inflight.set(id, { operation: 'install', startedAt });
+  try {
+    const requestSha256 = sha256Hex(Buffer.from(JSON.stringify(request)));
+    const previous = await runtime.operations.get(id);
+    if (previous) return await replay(runtime, principal, previous, requestSha256);
+    if (await runtime.operations.journalExists(id)) {
+      throw new FleetError('REPLAY_REJECTED', `operation ${id} was interrupted; see its status`);
+    }
+    checkFresh(runtime, id);
+    const paths = validate(runtime, request);
+    runtime.locks.acquire(paths, id);
+    try {
+      await runtime.operations.begin({
+        event: 'begin',
+        operationId: id,
+        operation: 'install',
+        domain: request.domain,
+        client: principal.id,
+        paths,
+        startedAt,
+        requestSha256,
+      });
+      return await execute(runtime, principal, request, requestSha256, startedAt);
+    } finally {
+      runtime.locks.release(id);
+    }
+  } finally {
+    inflight.delete(id);
+  }
+};
+
+/** Checks the request against this node (domain, allowlist, ids, sizes); returns its paths. */
+function validate(runtime: ControllerRuntime, request: InstallRequest): string[] {
+  runtime.registry.domain(request.domain);
+  const paths: string[] = [];
+  for (const file of request.files) {
+    const entry = runtime.allowlist.require(file.path, request.domain);
+    if (entry.fileId !== file.fileId) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${file.path} is file ${entry.fileId} of ${entry.domain}, not ${file.fileId}`,
+      );
+    }
+    if (paths.includes(file.path))
+      throw new FleetError('BAD_REQUEST', `${file.path} is listed twice`);
+    if (Buffer.byteLength(file.content) > runtime.limits.maxFileBytes) {
+      throw new FleetError(
+        'FILE_TOO_LARGE',
+        `${file.path}: content over the ${runtime.limits.maxFileBytes}-byte bound`,
+      );
+    }
+    paths.push(file.path);
+  }
+  return paths;
+}
+
+async function recheckToken(runtime: ControllerRuntime, principal: Principal): Promise<void> {
+  const record = (await runtime.tokens.current()).get(principal.id);
+  const state = record ? tokenState(record, runtime.clock.now()) : 'revoked';
+  if (state === 'revoked')
+    throw new FleetError(
+      'AUTH_REVOKED',
+      `token ${principal.id} was revoked during the install; nothing more was changed`,
+    );
+  if (state === 'expired')
+    throw new FleetError('AUTH_EXPIRED', `token ${principal.id} expired during the install`);
+}
+
+async function execute(
+  runtime: ControllerRuntime,
+  principal: Principal,
+  request: InstallRequest,
+  requestSha256: string,
+  startedAt: string,
+): Promise<HandlerResult> {
+  const id = request.operationId;
+  const writer = new OperationWriter({
+    home: runtime.home,
+    state: runtime.state,
+    operationId: id,
+    domain: request.domain,
+    allowlist: runtime.allowlist,
+    locks: runtime.locks,
+    operations: runtime.operations,
+    clock: runtime.clock,
+    fileLimit: runtime.limits.maxFileBytes,
+    beforeCommit: () => recheckToken(runtime, principal),
+  });
+  const secrets = await runtime.secrets();
+  let result: NodeInstallResult | undefined;
+  let failure: WireError | undefined;
+  try {
+    const installer = await runtime.registry.installer(request.domain);
+    for (const file of request.files) {
+      resolveSecrets(file.content, secrets, file.path);
+      const live = await readLive(
+        runtime.home,
+        targetOf(runtime.home, file.path),
+        runtime.limits.maxFileBytes,
+      );
+      if ((live?.sha256 ?? null) !== file.expectedSha256)
+        throw preconditionFailed(file.path, live?.sha256 ?? null);
+    }
+    const ctx = createNodeContext({
+      home: runtime.home,
+      nodeId: runtime.nodeId,
+      clock: runtime.clock,
+      beforeProcess: () => failpoint('install.during_action'),
+    });
+    result = await installer.install(ctx, { ...request, files: [...request.files] }, writer);
+    if (!result.verified)
+      throw new FleetError(
+        'VERIFICATION_FAILED',
+        `the ${request.domain} installer could not verify the install`,
+      );
+  } catch (error) {
+    failure = toWireError(error);
+    if (!isFleetError(error))
+      failure = {
+        ...failure,
+        message: `the ${request.domain} installer failed: ${(error as Error)?.message ?? String(error)}`,
+      };
+  }
+
+  let rolledBack = false;
+  if (failure !== undefined) {
+    const restored = await restoreAll(writer);
+    if (restored !== undefined) failure = restored;
+    else rolledBack = writer.written.some((w) => w.restored);
+  }
+  const finishedAt = runtime.clock.now().toISOString();
+  const files = receiptFiles(writer.written, secrets);
+  const redactedError = failure ? errorBody(failure, secrets).error : undefined;
+  let receipt: UnauditedReceipt | undefined;
+  if (failure === undefined || rolledBack) {
+    receipt = buildReceipt({
+      operationId: id,
+      host: runtime.nodeId,
+      domain: request.domain,
+      files,
+      actions: [
+        ...(result?.actions ?? []),
+        ...(rolledBack
+          ? [
+              {
+                kind: 'restore',
+                status: 'ok' as const,
+                detail: 'every written file was restored from its backup',
+              },
+            ]
+          : []),
+      ],
+      verified: failure === undefined && result?.verified === true,
+      ...(redactedError
+        ? { error: { code: redactedError.code, message: redactedError.message } }
+        : {}),
+      finishedAt,
+    });
+  }
+  const httpStatus = receipt ? 200 : (failure as WireError).status;
+  await runtime.operations.note(id, {
+    event: 'outcome',
+    state: receipt && !rolledBack ? 'completed' : 'failed',
+    httpStatus,
+    finishedAt,
+    ...(receipt ? { receipt } : {}),
+    ...(redactedError && !receipt ? { error: redactedError } : {}),
+  });
+
+  const auditFiles: AuditRecord['files'] = files.map((file) => ({
+    path: file.path,
+    beforeSha256: file.beforeSha256,
+    afterSha256: file.afterSha256,
+    backupPath: file.backupPath,
+  }));
+  let head;
+  try {
+    head = await runtime.audit.append({
+      operationId: id,
+      client: principal.id,
+      operation: 'install',
+      paths: request.files.map((file) => file.path),
+      files: auditFiles,
+      outcome: !receipt
+        ? 'failed'
+        : rolledBack
+          ? 'rolled-back'
+          : receipt.outcome === 'unchanged'
+            ? 'unchanged'
+            : 'ok',
+      code: failure?.code ?? null,
+      detail: receipt
+        ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored`
+        : (redactedError?.message ?? ''),
+    });
+  } catch (error) {
+    return auditFailed(runtime, principal, writer, request, requestSha256, startedAt, error);
+  }
+
+  const record: OperationRecord = {
+    operationId: id,
+    operation: 'install',
+    state: receipt && !rolledBack ? 'completed' : 'failed',
+    startedAt,
+    finishedAt,
+    ...(receipt ? { receipt: withAudit(receipt, head) } : {}),
+    ...(redactedError && !receipt ? { error: redactedError } : {}),
+    requestSha256,
+    client: principal.id,
+    httpStatus,
+  };
+  await runtime.operations.finish(record);
+  if (receipt && !rolledBack) await prune(runtime, request.domain, writer);
+  return {
+    status: httpStatus,
+    body: record.receipt ?? { error: redactedError },
+    audited: true,
+  };
+}
+
+/** Restores every written file; `undefined` when all went back, else the error to answer. */
+async function restoreAll(writer: OperationWriter): Promise<WireError | undefined> {
+  const failed: string[] = [];
+  for (const written of writer.unrestored()) {
+    try {
+      await writer.restore(written.result);
+    } catch (error) {
+      failed.push(`${written.result.path}: ${(error as Error).message}`);
+    }
+  }
+  if (failed.length === 0) return undefined;
+  return toWireError(
+    new FleetError(
+      'RECOVERY_REQUIRED',
+      `the install failed and could not be undone: ${failed.join('; ')}`,
+    ),
+  );
+}
+
+/** The audit append failed: the operation is not done — undo the writes, answer 503. */
+async function auditFailed(
+  runtime: ControllerRuntime,
+  principal: Principal,
+  writer: OperationWriter,
+  request: InstallRequest,
+  requestSha256: string,
+  startedAt: string,
+  error: unknown,
+): Promise<HandlerResult> {
+  const failure = (await restoreAll(writer)) ?? toWireError(error);
+  const body = errorBody(failure, await runtime.secrets());
+  await runtime.operations.finish({
+    operationId: request.operationId,
+    operation: 'install',
+    state: 'failed',
+    startedAt,
+    finishedAt: runtime.clock.now().toISOString(),
+    error: body.error,
+    requestSha256,
+    client: principal.id,
+    httpStatus: failure.status,
+  });
+  return { status: failure.status, body, audited: true };
+}
+
+async function prune(
+  runtime: ControllerRuntime,
+  domain: string,
+  writer: OperationWriter,
+): Promise<void> {
+  for (const written of writer.written) {
+    if (written.result.backupPath === null) continue;
+    const entry = runtime.allowlist.require(written.result.path);
+    await pruneBackups(
+      join(runtime.state.backups, domain),
+      written.fileId,
+      entry.backups,
+      basename(written.result.backupPath),
+    ).catch(() => undefined);
+  }
+}
+
+/** A replayed id: the original answer, never a second execution. */
+async function replay(
+  runtime: ControllerRuntime,
+  principal: Principal,
+  previous: OperationRecord,
+  requestSha256: string,
+): Promise<HandlerResult> {
+  if (previous.requestSha256 !== requestSha256 || previous.operation !== 'install') {
+    throw new FleetError(
+      'REPLAY_REJECTED',
+      `operation id ${previous.operationId} was already used for another request`,
+    );
+  }
+  if (!previous.receipt && !previous.error) {
+    throw new FleetError(
+      'REPLAY_REJECTED',
+      `operation ${previous.operationId} was ${previous.state}; see its status`,
+    );
+  }
+  await runtime.audit.append({
+    operationId: previous.operationId,
+    client: principal.id,
+    operation: 'install',
+    paths: previous.receipt?.files.map((file) => file.path) ?? [],
+    files: [],
+    outcome: 'replayed',
+    code: previous.error?.code ?? null,
+    detail: 'answered from the record of the original; not executed again',
+  });
+  return {
+    status: previous.httpStatus,
+    body: previous.receipt ?? { error: previous.error },
+    audited: true,
+  };
+}

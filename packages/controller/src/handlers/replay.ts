@@ -1,0 +1,37 @@
+/**
+ * Operation ids are single-use, and must be fresh: a ULID carries its creation time, and one
+ * further than the allowed skew from the node's clock is `CLOCK_SKEW` (both times named). So the
+ * node only has to remember ids for the skew window to refuse every replay, and keeps records
+ * longer only to answer status queries.
+ */
+import { FleetError } from '@fleet/core';
+import { ulidTime } from '../operations.js';
+import type { ControllerRuntime } from '../runtime.js';
+
+/** `REPLAY_REJECTED` if the id is in progress or was already used. */
+export async function checkUnused(runtime: ControllerRuntime, id: string): Promise<void> {
+  if (runtime.operations.inflight.has(id) || (await runtime.operations.journalExists(id))) {
+    throw new FleetError('REPLAY_REJECTED', `operation ${id} is already in progress`);
+  }
+  if ((await runtime.operations.get(id)) !== undefined) {
+    throw new FleetError('REPLAY_REJECTED', `operation id ${id} was already used`);
+  }
+}
+
+/** `CLOCK_SKEW` unless the id's time is within the window around the node's clock. */
+export function checkFresh(runtime: ControllerRuntime, id: string): void {
+  const issued = ulidTime(id);
+  const now = runtime.clock.now().getTime();
+  if (Math.abs(now - issued) > runtime.limits.clockSkewMs) {
+    throw new FleetError(
+      'CLOCK_SKEW',
+      `operation id ${id} was made at ${new Date(issued).toISOString()}, but the node's clock says ${new Date(now).toISOString()} (allowed skew ${Math.round(runtime.limits.clockSkewMs / 1000)} s)`,
+      { suggestions: ['check both clocks; make a new operation id for a new request'] },
+    );
+  }
+}
+
+export async function checkFreshOperationId(runtime: ControllerRuntime, id: string): Promise<void> {
+  await checkUnused(runtime, id);
+  checkFresh(runtime, id);
+}

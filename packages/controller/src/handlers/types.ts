@@ -1,0 +1,21 @@
+import type { RouteSpec } from '@fleet/core';
+import type { ControllerRuntime } from '../runtime.js';
+import type { Principal } from '../tokens/auth.js';
+
+export interface RequestContext {
+  readonly runtime: ControllerRuntime;
+  readonly principal: Principal;
+  readonly route: RouteSpec;
+  readonly params: { readonly operationId?: string };
+  /** The body, already validated against the route's request schema. */
+  readonly body: unknown;
+}
+
+export interface HandlerResult {
+  readonly status: number;
+  readonly body: unknown;
+  /** The handler wrote the audit record itself (success or failure). */
+  readonly audited?: boolean;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<HandlerResult>;

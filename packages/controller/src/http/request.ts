@@ -1,0 +1,94 @@
+/**
+ * Reading untrusted requests: the Host check, bounded bodies (413 as soon as the declared length
+ * or the streamed count passes the cap, then the connection is closed), strict UTF-8 and strict
+ * JSON (duplicate keys and `__proto__` refused), and zod validation.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod';
+import { FleetError, parseStrictJson } from '@fleet/core';
+
+function closing(error: FleetError): FleetError {
+  return Object.assign(error, { close: true });
+}
+
+/** `REQUEST_TOO_LARGE` from the declared length alone, before reading anything. */
+export function checkDeclaredLength(req: IncomingMessage, limit: number): void {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > limit)) {
+    throw closing(new FleetError('REQUEST_TOO_LARGE', `request body over the ${limit}-byte bound`));
+  }
+}
+
+/** True when the request says it has a body. */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** Reads the body, counting bytes as they come; `REQUEST_TOO_LARGE` past `limit`. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let done = false;
+    const fail = (error: FleetError): void => {
+      if (done) return;
+      done = true;
+      req.pause();
+      reject(closing(error));
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      total += chunk.length;
+      if (total > limit) {
+        fail(new FleetError('REQUEST_TOO_LARGE', `request body over the ${limit}-byte bound`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      resolve(Buffer.concat(chunks, total));
+    });
+    req.on('error', () =>
+      fail(new FleetError('BAD_REQUEST', 'the request body could not be read')),
+    );
+    req.on('aborted', () => fail(new FleetError('BAD_REQUEST', 'the request was aborted')));
+  });
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Strict JSON from a body: UTF-8, no duplicate or prototype keys, then the schema. */
+export function decodeJson<T extends z.ZodType>(bytes: Buffer, schema: T): z.infer<T> {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new FleetError('BAD_REQUEST', 'the request body is not valid UTF-8');
+  }
+  const value = parseStrictJson(text, 'the request body', 'BAD_REQUEST');
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 3)
+      .map(
+        (issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(body)'}: ${issue.message}`,
+      );
+    throw new FleetError(
+      'BAD_REQUEST',
+      `the request body does not match the schema: ${issues.join('; ')}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Whether a `Host` header names this controller. */
+export function hostAllowed(
+  host: string | undefined,
+  allowed: ReadonlySet<string> | 'any',
+): boolean {
+  if (host === undefined || host === '') return false;
+  return allowed === 'any' || allowed.has(host.toLowerCase());
+}

@@ -1,0 +1,72 @@
+/** Writing answers: JSON bodies, and every error as `{ error: { code, message } }`. */
+import type { ServerResponse } from 'node:http';
+import {
+  describeCode,
+  isFleetError,
+  redactSecrets,
+  type ErrorCode,
+  type SecretValues,
+  type WireErrorBody,
+} from '@fleet/core';
+
+/** An error on its way to the wire: code, HTTP status, message, and optional details. */
+export interface WireError {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly message: string;
+  readonly liveSha256?: string | null;
+  readonly path?: string;
+  /** Close the connection after answering (an oversized or unreadable body). */
+  readonly close?: boolean;
+}
+
+/** The wire form of any thrown value; unknown errors are `INTERNAL` (500). */
+export function toWireError(error: unknown): WireError {
+  if (isFleetError(error)) {
+    const extra = error as unknown as {
+      liveSha256?: string | null;
+      path?: string;
+      status?: number;
+      close?: boolean;
+    };
+    return {
+      code: error.code,
+      status: extra.status ?? describeCode(error.code).http ?? 500,
+      message: error.message,
+      ...(extra.liveSha256 === undefined ? {} : { liveSha256: extra.liveSha256 }),
+      ...(extra.path === undefined ? {} : { path: extra.path }),
+      ...(extra.close ? { close: true } : {}),
+    };
+  }
+  return { code: 'INTERNAL', status: 500, message: 'internal error in the controller' };
+}
+
+/** The body of an error, its message passed through redaction (error text leaves the node too). */
+export function errorBody(error: WireError, secrets: SecretValues | undefined): WireErrorBody {
+  const message = secrets ? redactSecrets(error.message, secrets) : error.message;
+  return {
+    error: {
+      code: error.code,
+      message,
+      ...(error.liveSha256 === undefined ? {} : { liveSha256: error.liveSha256 }),
+      ...(error.path === undefined ? {} : { path: error.path }),
+    },
+  };
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  options: { close?: boolean } = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('x-content-type-options', 'nosniff');
+  if (options.close) res.setHeader('connection', 'close');
+  res.end(text);
+}

@@ -1,0 +1,34 @@
+/**
+ * `@fleet/controller`: the node agent (SPEC §5). Start one with {@link createController}; the
+ * token store is shared with the node-local `fleet token` commands.
+ */
+export { createController, type Controller, type ControllerOptions } from './controller.js';
+export {
+  DEFAULT_LIMITS,
+  type BuildIdentity,
+  type ControllerRuntime,
+  type Limits,
+} from './runtime.js';
+export {
+  createNodeContext,
+  ExecaProcessRunner,
+  minimalEnv,
+  systemClock,
+  type NodeContextOptions,
+} from './context.js';
+export {
+  DEFAULT_GRACE_MS,
+  DEFAULT_TTL_MS,
+  TokenStore,
+  tokenState,
+  type IssuedToken,
+  type TokenRecord,
+  type TokenState,
+} from './tokens/store.js';
+export { readLegacyTokenHash } from './tokens/auth.js';
+export { tokenHash } from './tokens/token.js';
+export { parseDuration } from './duration.js';
+export { FAILPOINTS, FAILPOINT_ENV, type FailpointName } from './failpoints.js';
+export { STATE_DIR, TEMP_PREFIX, statePaths, type StatePaths } from './state-paths.js';
+export { parseBackupName, utcStamp } from './backups.js';
+export { verifyAuditChain, auditLineHash } from '@fleet/core';

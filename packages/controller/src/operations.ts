@@ -1,0 +1,195 @@
+/**
+ * Operation ids are single-use (SPEC §15). Each operation that changes or captures something has:
+ * - an intent journal, `journal/<id>.jsonl`, created exclusively before anything is touched and
+ *   appended (fsync'd) at every step of a write — so the next start can sweep what a crash left
+ *   and tell whether each file is wholly old or wholly new;
+ * - once finished, a record, `operations/<id>.json`, holding its outcome (receipt or error): a
+ *   replayed id is answered from it and never executed again, and `GET /v1/operations/<id>`
+ *   reports it to a client that lost its connection.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeTime } from 'ulid';
+import { z } from 'zod';
+import {
+  FleetError,
+  operationStatusResponseSchema,
+  sha256Schema,
+  type OperationStatusResponse,
+  type Receipt,
+  type WireErrorBody,
+} from '@fleet/core';
+import {
+  appendLine,
+  createExclusive,
+  ensurePrivateDir,
+  removeDurable,
+  writeFileAtomic,
+} from './fs/durable.js';
+import { errnoOf } from './fs/errors.js';
+import type { StatePaths } from './state-paths.js';
+
+export type JournalEvent =
+  | {
+      readonly event: 'begin';
+      readonly operationId: string;
+      readonly operation: 'install' | 'capture';
+      readonly domain: string | null;
+      readonly client: string | null;
+      readonly paths: readonly string[];
+      readonly startedAt: string;
+      /** sha256 of the request, so a replay after recovery is recognised as the same request. */
+      readonly requestSha256?: string;
+    }
+  | {
+      readonly event: 'write';
+      readonly path: string;
+      readonly beforeSha256: string | null;
+      readonly afterSha256: string;
+      readonly backupPath: string | null;
+    }
+  | { readonly event: 'renamed'; readonly path: string }
+  | { readonly event: 'restored'; readonly path: string }
+  | {
+      /** The answer, journaled before the audit append (recovery completes the record from it). */
+      readonly event: 'outcome';
+      readonly state: 'completed' | 'failed';
+      readonly httpStatus: number;
+      readonly finishedAt: string;
+      readonly receipt?: Omit<Receipt, 'audit'>;
+      readonly error?: WireErrorBody['error'];
+    };
+
+const recordSchema = operationStatusResponseSchema.extend({
+  requestSha256: sha256Schema,
+  client: z.string().nullable(),
+  httpStatus: z.number().int(),
+});
+
+/** A finished operation, as stored: its status response plus what replay needs. */
+export type OperationRecord = OperationStatusResponse & {
+  readonly requestSha256: string;
+  readonly client: string | null;
+  /** The HTTP status the original answer had (a replay answers the same). */
+  readonly httpStatus: number;
+};
+
+const ID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+
+export class OperationStore {
+  /** Operations running in this process, by id. */
+  readonly inflight = new Map<string, { operation: 'install' | 'capture'; startedAt: string }>();
+
+  constructor(private readonly paths: StatePaths) {}
+
+  async init(): Promise<void> {
+    await ensurePrivateDir(this.paths.journal);
+    await ensurePrivateDir(this.paths.operations);
+  }
+
+  private journalPath(id: string): string {
+    return join(this.paths.journal, `${id}.jsonl`);
+  }
+
+  private recordPath(id: string): string {
+    return join(this.paths.operations, `${id}.json`);
+  }
+
+  /** Claims the id durably; `REPLAY_REJECTED` when it is already in use. */
+  async begin(event: Extract<JournalEvent, { event: 'begin' }>): Promise<void> {
+    try {
+      await createExclusive(this.journalPath(event.operationId), `${JSON.stringify(event)}\n`);
+    } catch (error) {
+      if (errnoOf(error) === 'EEXIST') {
+        throw new FleetError(
+          'REPLAY_REJECTED',
+          `operation ${event.operationId} is already in progress`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  async note(id: string, event: JournalEvent): Promise<void> {
+    await appendLine(this.journalPath(id), JSON.stringify(event));
+  }
+
+  /** Stores the outcome durably; then the journal is no longer needed. */
+  async finish(record: OperationRecord, options: { keepJournal?: boolean } = {}): Promise<void> {
+    await writeFileAtomic(this.recordPath(record.operationId), `${JSON.stringify(record)}\n`);
+    if (!options.keepJournal) await this.dropJournal(record.operationId);
+  }
+
+  async dropJournal(id: string): Promise<void> {
+    await removeDurable(this.journalPath(id));
+  }
+
+  async get(id: string): Promise<OperationRecord | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.recordPath(id), 'utf8');
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return undefined;
+      throw error;
+    }
+    const parsed = recordSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) {
+      throw new FleetError('RECOVERY_REQUIRED', `the record of operation ${id} is unreadable`);
+    }
+    return parsed.data;
+  }
+
+  async journalExists(id: string): Promise<boolean> {
+    return (await this.readJournal(id)) !== undefined;
+  }
+
+  /** Ids of journals left behind (operations a crash interrupted). */
+  async pending(): Promise<string[]> {
+    const names = await readdir(this.paths.journal).catch(() => [] as string[]);
+    return names
+      .filter((name) => name.endsWith('.jsonl') && ID.test(name.slice(0, -6)))
+      .map((name) => name.slice(0, -6))
+      .sort();
+  }
+
+  /** A journal's events; a torn last line (crash mid-append) is "step not done". */
+  async readJournal(id: string): Promise<JournalEvent[] | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.journalPath(id), 'utf8');
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return undefined;
+      throw error;
+    }
+    const events: JournalEvent[] = [];
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        events.push(JSON.parse(line) as JournalEvent);
+      } catch {
+        break;
+      }
+    }
+    return events;
+  }
+
+  /** Removes records whose id (a ULID: its first 10 characters are the time) is older than `before`. */
+  async prune(before: Date): Promise<number> {
+    const names = await readdir(this.paths.operations).catch(() => [] as string[]);
+    let removed = 0;
+    for (const name of names) {
+      const id = name.slice(0, -5);
+      if (!name.endsWith('.json') || !ID.test(id)) continue;
+      if (ulidTime(id) < before.getTime()) {
+        await removeDurable(this.recordPath(id));
+        removed += 1;
+      }
+    }
+    return removed;
+  }
+}
+
+/** The millisecond timestamp a ULID carries. */
+export function ulidTime(id: string): number {
+  return decodeTime(id);
+}

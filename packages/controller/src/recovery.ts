@@ -1,0 +1,197 @@
+/**
+ * Startup recovery (SPEC §15, catalogue 21–23): an operation a crash interrupted is found from
+ * its journal and closed — its temp files swept, the live state of each file it was writing
+ * observed (wholly old, wholly new, or changed by someone else), an `interrupted` audit record
+ * appended and a status record written, so the next status query tells the truth. An operation
+ * whose audit record was already written is only completed. Nothing is rolled back or re-run
+ * automatically: a coupled action that may not have run is reported as `needsAction`.
+ */
+import { lstat, readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { withAudit } from './handlers/receipt.js';
+import type { AuditLog } from './audit/log.js';
+import type { Allowlist } from './allowlist.js';
+import { readLive, targetOf, walkParents } from './fs/safe-path.js';
+import type { JournalEvent, OperationStore } from './operations.js';
+import type { AuditHead, RecoveryFile } from '@fleet/core';
+import { TEMP_PREFIX, type StatePaths } from './state-paths.js';
+
+export interface RecoveryInput {
+  readonly home: string;
+  readonly state: StatePaths;
+  readonly audit: AuditLog;
+  readonly operations: OperationStore;
+  readonly allowlist: Allowlist;
+  readonly maxFileBytes: number;
+  readonly now: () => Date;
+}
+
+export interface RecoveryReport {
+  readonly interrupted: number;
+  readonly completed: number;
+  readonly swept: number;
+  readonly detail: string;
+}
+
+/** Removes the controller's temp files (regular files with its prefix) in one directory. */
+async function sweepDir(dir: string, prefix: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let swept = 0;
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const path = join(dir, name);
+    try {
+      if (!(await lstat(path)).isFile()) continue;
+      await unlink(path);
+      swept += 1;
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+  return swept;
+}
+
+/** Sweeps every managed directory (walked safely: never through a symlink) and the state dirs. */
+async function sweepAll(input: RecoveryInput): Promise<number> {
+  const dirs = new Set<string>();
+  for (const entry of input.allowlist.all()) {
+    const target = targetOf(input.home, entry.path);
+    try {
+      const chain = await walkParents(input.home, target, { create: false });
+      if (chain.complete) dirs.add(target.parent);
+    } catch {
+      // a parent that is a symlink or not a directory: nothing of ours can be in there
+    }
+  }
+  let swept = 0;
+  for (const dir of dirs) swept += await sweepDir(dir, TEMP_PREFIX);
+  for (const dir of [input.state.root, input.state.journal, input.state.operations]) {
+    swept += await sweepDir(dir, TEMP_PREFIX);
+  }
+  return swept;
+}
+
+async function observe(
+  input: RecoveryInput,
+  events: readonly JournalEvent[],
+): Promise<RecoveryFile[]> {
+  const files: RecoveryFile[] = [];
+  for (const event of events) {
+    if (event.event !== 'write') continue;
+    let liveSha256: string | null = null;
+    let matches: RecoveryFile['matches'];
+    try {
+      const live = await readLive(input.home, targetOf(input.home, event.path), input.maxFileBytes);
+      liveSha256 = live?.sha256 ?? null;
+      matches =
+        liveSha256 === event.afterSha256
+          ? 'after'
+          : liveSha256 === event.beforeSha256
+            ? 'before'
+            : 'neither';
+    } catch {
+      matches = 'unknown';
+    }
+    files.push({ path: event.path, liveSha256, matches });
+  }
+  return files;
+}
+
+export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryReport> {
+  const pending = await input.operations.pending();
+  const swept = await sweepAll(input);
+  let interrupted = 0;
+  let completed = 0;
+  const finals: Map<string, AuditHead> =
+    pending.length > 0 ? await input.audit.finalRecords() : new Map<string, AuditHead>();
+  for (const id of pending) {
+    const events = (await input.operations.readJournal(id)) ?? [];
+    const begin = events.find(
+      (e): e is Extract<JournalEvent, { event: 'begin' }> => e.event === 'begin',
+    );
+    const outcome = events.find(
+      (e): e is Extract<JournalEvent, { event: 'outcome' }> => e.event === 'outcome',
+    );
+    const head = finals.get(id);
+    if (head !== undefined && outcome !== undefined && begin !== undefined) {
+      // Audited before the crash: only the status record was missing.
+      if ((await input.operations.get(id)) === undefined) {
+        await input.operations.finish({
+          operationId: id,
+          operation: begin.operation,
+          state: outcome.state,
+          startedAt: begin.startedAt,
+          finishedAt: outcome.finishedAt,
+          ...(outcome.receipt ? { receipt: withAudit(outcome.receipt, head) } : {}),
+          ...(outcome.error && !outcome.receipt ? { error: outcome.error } : {}),
+          requestSha256: begin.requestSha256 ?? '0'.repeat(64),
+          client: begin.client,
+          httpStatus: outcome.httpStatus,
+        });
+      } else {
+        await input.operations.dropJournal(id);
+      }
+      completed += 1;
+      continue;
+    }
+    const files = await observe(input, events);
+    const renamed = events.some((e) => e.event === 'renamed');
+    const coupled = begin?.domain
+      ? input.allowlist.forDomain(begin.domain).some((entry) => entry.processCoupled)
+      : false;
+    const needsAction = renamed && coupled;
+    const summary =
+      files.length === 0
+        ? 'interrupted before any file was written'
+        : files
+            .map(
+              (file) =>
+                `${file.path}: ${file.matches === 'after' ? 'new content' : file.matches === 'before' ? 'old content' : file.matches}`,
+            )
+            .join('; ');
+    const detail = `controller restarted: ${summary}${needsAction ? '; coupled actions may not have run (needs action)' : ''}`;
+    await input.audit.append({
+      operationId: id,
+      client: begin?.client ?? null,
+      operation: begin?.operation ?? 'install',
+      paths: [...(begin?.paths ?? [])],
+      files: events.flatMap((e) =>
+        e.event === 'write'
+          ? [
+              {
+                path: e.path,
+                beforeSha256: e.beforeSha256,
+                afterSha256: e.afterSha256,
+                backupPath: e.backupPath,
+              },
+            ]
+          : [],
+      ),
+      outcome: 'interrupted',
+      code: null,
+      detail,
+    });
+    await input.operations.finish({
+      operationId: id,
+      operation: begin?.operation ?? 'install',
+      state: 'interrupted',
+      startedAt: begin?.startedAt ?? input.now().toISOString(),
+      finishedAt: input.now().toISOString(),
+      recovery: { detail, needsAction, files },
+      requestSha256: begin?.requestSha256 ?? '0'.repeat(64),
+      client: begin?.client ?? null,
+      httpStatus: 409,
+    });
+    interrupted += 1;
+  }
+  const detail =
+    pending.length === 0
+      ? `clean start; ${swept} stale temp file(s) swept`
+      : `${interrupted} interrupted and ${completed} unfinished operation(s) closed at start; ${swept} temp file(s) swept`;
+  return { interrupted, completed, swept, detail };
+}

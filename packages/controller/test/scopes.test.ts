@@ -1,0 +1,228 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access --
+   Wire answers are parsed JSON, checked against their zod schemas by the test client; the
+   assertions navigate them as plain data. */
+/**
+ * The scope matrix (catalogue A2, SPEC §5): every operation × every scope, and the legacy shared
+ * token, declared in one table; then expired, revoked and rotated tokens.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { expect } from 'chai';
+import { FixedClock } from '@fleet/testkit';
+import { SCOPES, type Scope } from '@fleet/core';
+import { APP } from './support/fixture-registry.js';
+import { newId, startNode, type Answer, type TestNode } from './support/node.js';
+
+type Principal = Scope | 'legacy';
+type Call =
+  | 'identity'
+  | 'health'
+  | 'inventory'
+  | 'export'
+  | 'snapshot'
+  | 'install'
+  | 'capture'
+  | 'probe:file'
+  | 'probe:version'
+  | 'probe:bootstrap'
+  | 'operation-status';
+
+const Y = true;
+const N = false;
+// prettier-ignore
+const MATRIX: Record<Call, Record<Principal, boolean>> = {
+  //                  config:read  install  adopt  versions  upgrade  bootstrap  tokens  legacy
+  'identity':         { 'config:read': Y, 'config:install': Y, 'config:adopt': Y, 'versions:read': Y, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: Y },
+  'health':           { 'config:read': Y, 'config:install': Y, 'config:adopt': Y, 'versions:read': Y, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: Y },
+  'inventory':        { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
+  'export':           { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
+  'snapshot':         { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
+  'install':          { 'config:read': N, 'config:install': Y, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: N },
+  'capture':          { 'config:read': N, 'config:install': N, 'config:adopt': Y, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: N },
+  'probe:file':       { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
+  'probe:version':    { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
+  'probe:bootstrap':  { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
+  'operation-status': { 'config:read': Y, 'config:install': Y, 'config:adopt': Y, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
+};
+
+const LEGACY_TOKEN = 'legacy-shared-token-of-the-old-fleet';
+const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
+
+async function invoke(node: TestNode, what: Call, token: string): Promise<Answer> {
+  switch (what) {
+    case 'identity':
+      return node.call('/v1/identity', { token });
+    case 'health':
+      return node.call('/v1/health', { token });
+    case 'inventory':
+      return node.call('/v1/inventory', { token });
+    case 'export':
+      return node.call('/v1/export', { token, body: { path: APP } });
+    case 'snapshot':
+      return node.call('/v1/snapshot', { token, body: { paths: [APP], backups: true } });
+    case 'install': {
+      const live = await node.read(APP);
+      return node.call('/v1/install', {
+        token,
+        body: {
+          operationId: newId(),
+          domain: 'fixture',
+          files: [
+            {
+              fileId: 'app.conf',
+              path: APP,
+              expectedSha256: live ? sha256(live) : null,
+              content: `v ${newId()}\n`,
+            },
+          ],
+          parameters: {},
+        },
+      });
+    }
+    case 'capture':
+      return node.call('/v1/capture', { token, body: { operationId: newId(), path: APP } });
+    case 'probe:file':
+      return node.call('/v1/probe', { token, body: { prober: 'fixture.facts', parameters: {} } });
+    case 'probe:version':
+      return node.call('/v1/probe', { token, body: { prober: 'tools.versions', parameters: {} } });
+    case 'probe:bootstrap':
+      return node.call('/v1/probe', { token, body: { prober: 'supervisor.unit', parameters: {} } });
+    case 'operation-status':
+      return node.call(`/v1/operations/${newId()}`, { token });
+  }
+}
+
+describe('scope matrix', () => {
+  let node: TestNode;
+  const tokens = new Map<Principal, string>();
+  before(async () => {
+    node = await startNode({ legacyTokenSha256: sha256(LEGACY_TOKEN) });
+    await node.write(APP, 'initial\n');
+    for (const scope of SCOPES) tokens.set(scope, await node.issue([scope]));
+    tokens.set('legacy', LEGACY_TOKEN);
+  });
+  after(async () => node.dispose());
+
+  for (const [what, row] of Object.entries(MATRIX) as [Call, Record<Principal, boolean>][]) {
+    for (const [principal, allowed] of Object.entries(row) as [Principal, boolean][]) {
+      it(`${what} with ${principal}: ${allowed ? 'allowed' : 'SCOPE_DENIED'}`, async () => {
+        const before = await node.read(APP);
+        const answer = await invoke(node, what, tokens.get(principal) as string);
+        if (allowed) {
+          expect(answer.status, answer.text).to.not.be.oneOf([401, 403]);
+          expect(answer.status, answer.text).to.be.oneOf(
+            what === 'operation-status' ? [404] : [200],
+          );
+        } else {
+          expect(answer.status, answer.text).to.equal(403);
+          expect(answer.body.error.code).to.equal('SCOPE_DENIED');
+          expect(await node.read(APP)).to.deep.equal(before); // nothing touched
+        }
+      });
+    }
+  }
+
+  it('never records a token in the audit log, for allowed or denied calls', async () => {
+    const audit = await readFile(`${node.home}/.local/state/fleet/audit.jsonl`, 'utf8');
+    expect(audit).to.contain('"outcome":"denied"');
+    for (const token of tokens.values()) expect(audit).to.not.contain(token);
+  });
+});
+
+describe('token lifecycle over HTTP', () => {
+  let node: TestNode;
+  let clock: FixedClock;
+  before(async () => {
+    clock = new FixedClock(new Date());
+    node = await startNode({ clock });
+  });
+  after(async () => node.dispose());
+
+  const identity = (token?: string, header?: string) =>
+    node.call(
+      '/v1/identity',
+      header === undefined
+        ? token === undefined
+          ? {}
+          : { token }
+        : { headers: { authorization: header } },
+    );
+
+  it('401 AUTH_REQUIRED without a token', async () => {
+    const answer = await identity();
+    expect([answer.status, answer.body.error.code]).to.deep.equal([401, 'AUTH_REQUIRED']);
+  });
+
+  it('answers unknown and malformed tokens with the same body', async () => {
+    const real = await node.issue(['config:read']);
+    const unknown = `${real.slice(0, 21)}${'A'.repeat(43)}`; // right id, wrong secret
+    const unknownId = `flt_0000000000000000_${'B'.repeat(43)}`;
+    const answers = await Promise.all([
+      identity(unknown),
+      identity(unknownId),
+      identity('garbage'),
+      identity(undefined, 'Bearer '),
+      identity(undefined, `Bearer ${'x'.repeat(5000)}`),
+      identity(undefined, 'Basic abc'),
+    ]);
+    for (const answer of answers) {
+      expect(answer.status).to.equal(401);
+      expect(answer.text).to.equal(answers[0]?.text);
+    }
+    expect(answers[0]?.body.error.code).to.equal('AUTH_INVALID');
+  });
+
+  it('refuses an expired token (AUTH_EXPIRED), judged on the controller clock', async () => {
+    const issued = await node.store.issue({
+      client: 'short',
+      scopes: ['config:read'],
+      ttlMs: 60_000,
+    });
+    expect((await identity(issued.token)).status).to.equal(200);
+    clock.advance(61_000);
+    const answer = await identity(issued.token);
+    expect([answer.status, answer.body.error.code]).to.deep.equal([401, 'AUTH_EXPIRED']);
+  });
+
+  it('refuses a revoked token at the next request (AUTH_REVOKED)', async () => {
+    const issued = await node.store.issue({ client: 'gone', scopes: ['config:read'] });
+    expect((await identity(issued.token)).status).to.equal(200);
+    await node.store.revoke(issued.record.id);
+    const answer = await identity(issued.token);
+    expect([answer.status, answer.body.error.code]).to.deep.equal([401, 'AUTH_REVOKED']);
+  });
+
+  it('accepts a rotated-out token during its grace period only', async () => {
+    const old = await node.store.issue({ client: 'rot', scopes: ['config:read'] });
+    // The store's own clock is the system clock; align the controller's with it first.
+    clock.set(new Date());
+    const rotated = await node.store.rotate(old.record.id, { graceMs: 10 * 60_000 });
+    expect(rotated.record.id).to.not.equal(old.record.id);
+    expect(rotated.record.rotatedFrom).to.equal(old.record.id);
+    expect((await identity(old.token)).status).to.equal(200); // in grace
+    expect((await identity(rotated.token)).status).to.equal(200);
+    clock.advance(11 * 60_000);
+    const answer = await identity(old.token);
+    expect([answer.status, answer.body.error.code]).to.deep.equal([401, 'AUTH_EXPIRED']);
+    expect((await identity(rotated.token)).status).to.equal(200);
+  });
+
+  it('gives a re-issued client a fresh accessor; the revoked one stays refused', async () => {
+    const first = await node.store.issue({ client: 'same-name', scopes: ['config:read'] });
+    await node.store.revoke(first.record.id);
+    const second = await node.store.issue({ client: 'same-name', scopes: ['config:read'] });
+    expect(second.record.id).to.not.equal(first.record.id);
+    expect((await identity(second.token)).status).to.equal(200);
+    expect((await identity(first.token)).body.error.code).to.equal('AUTH_REVOKED');
+  });
+
+  it('refuses scopes that differ in case or whitespace', async () => {
+    for (const scope of ['Config:Install', 'config:install ', 'config:*']) {
+      let failed = false;
+      await node.store
+        .issue({ client: 'x', scopes: [scope as Scope] })
+        .catch(() => (failed = true));
+      expect(failed, scope).to.equal(true);
+    }
+  });
+});

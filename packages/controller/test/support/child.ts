@@ -1,0 +1,51 @@
+/** A controller in a child process (test/fixtures/serve.js), for kill -9 and umask tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const SCRIPT = fileURLToPath(new URL('../../../test/fixtures/serve.js', import.meta.url));
+
+export interface ChildController {
+  readonly url: string;
+  readonly process: ChildProcess;
+  /** Resolves with the signal (or exit code) the child ended with. */
+  readonly exited: Promise<NodeJS.Signals | number | null>;
+  stop(): Promise<void>;
+}
+
+export function spawnController(
+  home: string,
+  env: Record<string, string> = {},
+): Promise<ChildController> {
+  const child = spawn(process.execPath, [SCRIPT], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => {
+    child.once('exit', (code, signal) => resolve(signal ?? code));
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) {
+        resolve({
+          url: line.trim(),
+          process: child,
+          exited,
+          async stop() {
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+            await exited;
+          },
+        });
+      }
+    });
+    void exited.then((how) =>
+      reject(new Error(`controller exited (${String(how)}) before serving: ${stderr}`)),
+    );
+  });
+}

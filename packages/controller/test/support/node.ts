@@ -1,0 +1,171 @@
+/**
+ * A real controller on 127.0.0.1 (ephemeral port) over a temp home, with a canary secret in its
+ * env chain, and a small raw-HTTP client that checks every answer against the wire schemas.
+ */
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { expect } from 'chai';
+import { ulid } from 'ulid';
+import { errorBodySchema, matchRoute, parseHomePath, type Registry, type Scope } from '@fleet/core';
+import { createController, type Controller, type ControllerOptions } from '../../src/index.js';
+import { TokenStore } from '../../src/tokens/store.js';
+import { statePaths } from '../../src/state-paths.js';
+import { systemClock } from '../../src/context.js';
+import { fixtureRegistry } from './fixture-registry.js';
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly body: any;
+}
+
+export interface CallOptions {
+  readonly method?: string;
+  readonly token?: string;
+  readonly body?: unknown;
+  /** Raw body bytes (sent as they are). */
+  readonly raw?: string | Buffer;
+  readonly headers?: Record<string, string>;
+}
+
+/** One HTTP exchange with exact control of the request line and headers. */
+export function call(url: string, path: string, options: CallOptions = {}): Promise<Answer> {
+  const target = new URL(url);
+  const payload =
+    options.raw !== undefined
+      ? Buffer.from(options.raw)
+      : options.body === undefined
+        ? undefined
+        : Buffer.from(JSON.stringify(options.body));
+  const method = options.method ?? (payload === undefined ? 'GET' : 'POST');
+  const headers: Record<string, string> = {
+    ...(payload === undefined
+      ? {}
+      : { 'content-type': 'application/json', 'content-length': String(payload.length) }),
+    ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+    ...options.headers,
+  };
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: target.hostname, port: target.port, method, path, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          const answer = { status: res.statusCode ?? 0, headers: res.headers, text, body };
+          checkSchema(method, path, answer);
+          resolve(answer);
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+/** Every answer must match its route's response schema, or the error envelope. */
+function checkSchema(method: string, path: string, answer: Answer): void {
+  if (answer.status === 200) {
+    const match = matchRoute(method, path);
+    if (match.route === null) expect.fail(`200 for an unknown route ${method} ${path}`);
+    const parsed = match.route.response.safeParse(answer.body);
+    if (!parsed.success)
+      expect.fail(`${method} ${path}: answer off-schema: ${parsed.error.message}`);
+  } else {
+    const parsed = errorBodySchema.safeParse(answer.body);
+    if (!parsed.success)
+      expect.fail(`${method} ${path} ${answer.status}: not an error envelope: ${answer.text}`);
+  }
+}
+
+export interface TestNode {
+  readonly home: string;
+  readonly canary: string;
+  readonly store: TokenStore;
+  controller: Controller;
+  readonly url: string;
+  issue(scopes: readonly Scope[], ttlMs?: number): Promise<string>;
+  call(path: string, options?: CallOptions): Promise<Answer>;
+  abs(path: string): string;
+  write(path: string, content: string | Buffer, mode?: number): Promise<void>;
+  read(path: string): Promise<Buffer | undefined>;
+  restart(options?: Partial<ControllerOptions>): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export const CANARY_NAME = 'CANARY';
+
+export async function startNode(
+  options: Partial<ControllerOptions> & { registry?: Registry } = {},
+): Promise<TestNode> {
+  const home = await mkdtemp(join(tmpdir(), 'fleet-controller-'));
+  const canary = randomBytes(32).toString('hex');
+  await mkdir(join(home, '.config', 'fleet'), { recursive: true, mode: 0o700 });
+  await writeFile(
+    join(home, '.config', 'fleet', 'env'),
+    `${CANARY_NAME}=${canary}\nDB_PASSWORD="p@ss word"\n`,
+    { mode: 0o600 },
+  );
+  const registry = options.registry ?? (await fixtureRegistry());
+  const start = (extra: Partial<ControllerOptions> = {}) =>
+    createController({
+      home,
+      nodeId: 'node-01',
+      registry,
+      validateResponses: true,
+      ...options,
+      ...extra,
+    });
+  const node: TestNode = {
+    home,
+    canary,
+    store: new TokenStore(statePaths(home), systemClock),
+    controller: await start(),
+    get url() {
+      return node.controller.url;
+    },
+    async issue(scopes, ttlMs) {
+      const issued = await node.store.issue({
+        client: 'test',
+        scopes,
+        ...(ttlMs === undefined ? {} : { ttlMs }),
+      });
+      return issued.token;
+    },
+    call: (path, callOptions) => call(node.controller.url, path, callOptions),
+    abs: (path) => join(home, ...parseHomePath(path)),
+    async write(path, content, mode = 0o600) {
+      const absolute = node.abs(path);
+      await mkdir(dirname(absolute), { recursive: true, mode: 0o700 });
+      await writeFile(absolute, content, { mode });
+      await chmod(absolute, mode);
+    },
+    async read(path) {
+      return readFile(node.abs(path)).catch(() => undefined);
+    },
+    async restart(extra) {
+      await node.controller.close();
+      node.controller = await start(extra);
+    },
+    async dispose() {
+      await node.controller.close();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+  return node;
+}
+
+export const newId = (): string => ulid();

@@ -1,0 +1,160 @@
+/**
+ * The operator's typed client of one controller (SPEC §5): one method per route of the wire
+ * protocol's `ROUTES` table. Every request body is validated with the route's schema before a
+ * byte is sent (a malformed request is the operator side's bug, exit 2, and never reaches the
+ * node), and every answer is validated with the route's response schema before a caller sees it.
+ */
+import { ulid } from 'ulid';
+import type { z } from 'zod';
+import { FleetError } from '../errors.js';
+import { zodProblems } from '../zod-problems.js';
+import { routeOf, routePath, type OperationName } from '../wire/routes.js';
+import type {
+  CaptureRequest,
+  CaptureResponse,
+  ExportRequest,
+  ExportResponse,
+  Health,
+  IdentityResponse,
+  InstallRequest,
+  InstallResponse,
+  InventoryResponse,
+  OperationStatusResponse,
+  ProbeRequest,
+  ProbeResponse,
+} from '../wire/schemas.js';
+import { operationIdSchema } from '../wire/protocol.js';
+import type { SnapshotRequest, SnapshotResponse } from '../wire/snapshot.js';
+import { invalidResponse, type RequestTarget } from './errors.js';
+
+/** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** Largest answer accepted: an export is bounded at 1 MiB on the node, JSON escaping adds some. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+export interface ControllerClientOptions {
+  /** The host's name in fleet.yaml (every error names it). */
+  readonly host: string;
+  /** The controller's origin, `http://127.0.0.1:7701` or `https://…`. */
+  readonly url: string;
+  /** The operator's token for this host (credentials file); never logged, never in an error. */
+  readonly token: string;
+  /** fleet.yaml's `tls.fingerprint` (`sha256:AB:CD:…`); required for https. */
+  readonly tlsFingerprint?: string | undefined;
+  /** Deadline of each request, in milliseconds (default {@link DEFAULT_TIMEOUT_MS}). */
+  readonly timeoutMs?: number | undefined;
+  readonly maxResponseBytes?: number | undefined;
+}
+
+/** A mutating request: the operation id is generated when the caller does not bring one. */
+export type WithOperationId<T extends { operationId: string }> = Omit<T, 'operationId'> & {
+  readonly operationId?: string;
+};
+
+export interface ControllerClient {
+  readonly host: string;
+  readonly url: string;
+  identity(): Promise<IdentityResponse>;
+  health(): Promise<Health>;
+  inventory(): Promise<InventoryResponse>;
+  export(request: ExportRequest): Promise<ExportResponse>;
+  /** `POST /v1/install`; the receipt carries the operation id that was sent. */
+  install(request: WithOperationId<InstallRequest>): Promise<InstallResponse>;
+  capture(request: WithOperationId<CaptureRequest>): Promise<CaptureResponse>;
+  probe(request: ProbeRequest): Promise<ProbeResponse>;
+  operationStatus(operationId: string): Promise<OperationStatusResponse>;
+  /** `POST /v1/snapshot`: the config verbs' one read per host. */
+  snapshot(request: SnapshotRequest): Promise<SnapshotResponse>;
+}
+
+/**
+ * A new operation id: a ULID (SPEC §5), sortable by time, the key shared by the node's audit
+ * record and the operator's log line.
+ */
+export function newOperationId(): string {
+  return ulid();
+}
+
+function checkedRequest(target: RequestTarget, schema: z.ZodType, body: unknown): unknown {
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    throw new FleetError('BAD_REQUEST', `${target.host}: invalid ${target.operation} request`, {
+      problems: zodProblems(result.error, `${target.operation} request`),
+    });
+  }
+  return result.data;
+}
+
+export function createControllerClient(options: ControllerClientOptions): ControllerClient {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new FleetError(
+      'USAGE',
+      `host ${options.host}: the timeout must be a positive number of milliseconds`,
+    );
+  }
+
+  async function call<T>(
+    operation: OperationName,
+    body?: unknown,
+    operationId?: string,
+  ): Promise<T> {
+    const route = routeOf(operation);
+    const target: RequestTarget = { host: options.host, url: options.url, operation };
+    const payload =
+      route.request === null ? undefined : checkedRequest(target, route.request, body);
+    // node:http and node:tls load on the first request, not with core: most commands never talk to a node.
+    const { exchange } = await import('./transport.js');
+    const answer = await exchange({
+      target,
+      method: route.method,
+      path: routePath(operation, operationId),
+      token: options.token,
+      body: payload,
+      tlsFingerprint: options.tlsFingerprint,
+      timeoutMs,
+      maxResponseBytes,
+    });
+    const result = route.response.safeParse(answer.body);
+    if (!result.success) {
+      const first = zodProblems(result.error, 'answer')[0];
+      throw invalidResponse(
+        target,
+        first ? `${first.path ?? ''} ${first.message}`.trim() : 'schema mismatch',
+      );
+    }
+    return result.data as T;
+  }
+
+  return {
+    host: options.host,
+    url: options.url,
+    identity: () => call<IdentityResponse>('identity'),
+    health: () => call<Health>('health'),
+    inventory: () => call<InventoryResponse>('inventory'),
+    export: (request) => call<ExportResponse>('export', request),
+    install: (request) =>
+      call<InstallResponse>('install', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
+    capture: (request) =>
+      call<CaptureResponse>('capture', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
+    probe: (request) => call<ProbeResponse>('probe', request),
+    snapshot: (request) => call<SnapshotResponse>('snapshot', request),
+    operationStatus: async (operationId) => {
+      // Checked here: an id that is not a ULID would build a path the route table never matches.
+      if (!operationIdSchema.safeParse(operationId).success) {
+        throw new FleetError(
+          'USAGE',
+          `${JSON.stringify(operationId)} is not an operation id (a ULID)`,
+        );
+      }
+      return call<OperationStatusResponse>('operation-status', undefined, operationId);
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/** The operator's controller client (SPEC §5, issue 3 item 6): one place to import it from. */
+export {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  createControllerClient,
+  newOperationId,
+  type ControllerClient,
+  type ControllerClientOptions,
+  type WithOperationId,
+} from './client.js';
+export { ControllerError, type ControllerErrorOptions, type RequestTarget } from './errors.js';
+export {
+  DEFAULT_HOST_CONCURRENCY,
+  asFleetError,
+  forEachHost,
+  type ForEachHostOptions,
+  type HostOutcome,
+} from './for-each-host.js';
+export {
+  OPERATOR_LOG_FILE,
+  operatorLogPath,
+  operatorLogRecord,
+  operatorLogRecordSchema,
+  operatorStateDir,
+  recordOperatorVerb,
+  scrubDetail,
+  type OperatorLogOptions,
+  type OperatorLogRecord,
+  type OperatorVerb,
+} from './operator-log.js';
+export { certificateFingerprint, normaliseFingerprint } from './fingerprint.js';
+export { clientForHost, type ClientForHostOptions } from './for-host.js';
+export {
+  DEFAULT_SUPERVISOR_TIMEOUT_MS,
+  LAB_SUPERVISOR_ENV,
+  labDocumentSchema,
+  labSupervisorClient,
+  labSupervisorFlagsSchema,
+  labSupervisorRequestSchema,
+  labSupervisorResponseSchema,
+  labSupervisorStateSchema,
+  type LabDocument,
+  type LabSupervisorClient,
+  type LabSupervisorFlags,
+  type LabSupervisorRequest,
+  type LabSupervisorResponse,
+  type LabSupervisorState,
+} from './lab-supervisor.js';

@@ -1,0 +1,151 @@
+/**
+ * `fleet config adopt HOST PATH` (SPEC §8.5), the reverse arrow: a file captured on a node
+ * (redacted there) becomes a canonical candidate in `mirror/<host>/<domain>/<file>` — host
+ * variable values reverse-substituted to their placeholders, scanned for anything that still looks
+ * like a credential — and is committed with its provenance in trailers. Promotion to canonical is
+ * an ordinary reviewed change.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { FleetError } from '../errors.js';
+import { identityArgs, type Git } from '../git.js';
+import type { Adopter, Capture } from '../interfaces/adopter.js';
+import type { DomainDeclaration, ManagedFile } from '../interfaces/domain.js';
+import { parseRepoPath } from '../paths.js';
+import { nodePathFor } from '../render/views.js';
+import { reverseSubstitute } from '../render/template.js';
+import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
+import { scanForSecrets, type SecretFinding } from '../secrets/scan.js';
+
+/** The managed file of a host at a node path, or `PATH_NOT_MANAGED` (exit 7). */
+export function managedFileAt(
+  repo: FleetRepo,
+  host: string,
+  path: string,
+  declarations: ReadonlyMap<string, DomainDeclaration>,
+): { declaration: DomainDeclaration; file: ManagedFile } {
+  const variables = hostVariables(repo, host);
+  for (const name of hostEntry(repo, host).domains) {
+    const declaration = declarations.get(name);
+    for (const file of declaration?.files ?? []) {
+      if (declaration && nodePathFor(file, variables, `hosts/${host}.yaml`) === path) return { declaration, file };
+    }
+  }
+  throw new FleetError('PATH_NOT_MANAGED', `${path} is not a managed file of host ${host}`);
+}
+
+export interface AdoptCandidate {
+  readonly mirrorPath: string;
+  readonly content: string;
+  readonly substitutions: Readonly<Record<string, number>>;
+  /** Secret-scan findings the operator allowed by line number. */
+  readonly allowed: readonly SecretFinding[];
+}
+
+/**
+ * Pure: the canonical candidate of a capture, or the refusal. A finding on a line the operator
+ * did not allow refuses with `SECRET_FOUND` (exit 7), naming lines and rules, never values.
+ */
+export function adoptCandidate(input: {
+  readonly host: string;
+  readonly declaration: DomainDeclaration;
+  readonly file: ManagedFile;
+  readonly capture: Capture;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly adopter?: Adopter | undefined;
+  readonly allowSecretLines?: readonly number[];
+}): AdoptCandidate {
+  const { declaration, file, capture, adopter } = input;
+  let raw: string;
+  if (adopter) raw = adopter.candidate(file, capture);
+  else if (file.kind === 'whole') raw = capture.content;
+  else {
+    throw new FleetError(
+      'DOMAIN_BEHAVIOUR_ABSENT',
+      `domain ${declaration.domain} has no adopter to take the block out of ${capture.path}`,
+    );
+  }
+  const allowedVariables = Object.fromEntries(
+    Object.entries(input.variables).filter(([name]) => declaration.hostVariables.includes(name)),
+  );
+  const { content, substitutions } = reverseSubstitute(raw, allowedVariables);
+  const findings = scanForSecrets(content);
+  const allowLines = new Set(input.allowSecretLines ?? []);
+  const refused = findings.filter((finding) => !allowLines.has(finding.line));
+  if (refused.length > 0) {
+    throw new FleetError(
+      'SECRET_FOUND',
+      `refused: ${capture.path} still holds what looks like a credential on line${refused.length > 1 ? 's' : ''} ${refused
+        .map((f) => `${f.line} (${f.rule})`)
+        .join(', ')}; move it to the node's env-file chain and refer to it as {{ secret.NAME }}, or allow the line with --allow-secret-line`,
+      { suggestions: refused.map((f) => `--allow-secret-line ${f.line}`) },
+    );
+  }
+  const expectedPrefix = `mirror/${input.host}/${declaration.domain}/`;
+  const mirrorPath = adopter ? adopter.mirrorPath(file, capture) : `${expectedPrefix}${file.id}`;
+  parseRepoPath(mirrorPath);
+  if (!mirrorPath.startsWith(expectedPrefix)) {
+    throw new FleetError('PATH_INVALID', `adopter placed ${capture.path} at ${mirrorPath}, outside ${expectedPrefix}`);
+  }
+  return { mirrorPath, content, substitutions, allowed: findings.filter((f) => allowLines.has(f.line)) };
+}
+
+/** The commit message of an adoption: the operator's words, then the four provenance trailers. */
+export function adoptMessage(input: {
+  readonly message: string;
+  readonly host: string;
+  readonly operationId: string;
+  readonly capture: Capture;
+}): string {
+  const subject = input.message.trim().replace(/\n{3,}/g, '\n\n');
+  return [
+    subject,
+    '',
+    `Fleet-Adopted-From: ${input.host}:${input.capture.path}`,
+    `Fleet-Live-Sha256: ${input.capture.sha256}`,
+    `Fleet-Operation: ${input.operationId}`,
+    `Fleet-Controller: ${input.capture.controller}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Refuses (`REPO_DIRTY`, exit 3) when the mirror path has changes staged or uncommitted: adopt
+ * must neither commit someone's staged work nor overwrite an uncommitted edit.
+ */
+export async function checkMirrorPathClean(git: Git, mirrorPath: string): Promise<void> {
+  const status = await git.run(['status', '--porcelain', '--untracked-files=all', '--', mirrorPath]);
+  if (status.stdout.trim() !== '') {
+    throw new FleetError(
+      'REPO_DIRTY',
+      `${mirrorPath} has uncommitted changes in the fleet repository: commit or discard them, then adopt again`,
+    );
+  }
+}
+
+/**
+ * Writes the candidate and commits that one path; returns the new commit, or `null` when the
+ * mirror already holds exactly this candidate (nothing to commit: the repo already admits it).
+ */
+export async function commitAdoption(input: {
+  readonly git: Git;
+  readonly root: string;
+  readonly candidate: AdoptCandidate;
+  readonly message: string;
+}): Promise<string | null> {
+  const { git, candidate } = input;
+  await checkMirrorPathClean(git, candidate.mirrorPath);
+  const absolute = join(input.root, ...parseRepoPath(candidate.mirrorPath));
+  await mkdir(dirname(absolute), { recursive: true });
+  await writeFile(absolute, candidate.content);
+  await git.run(['add', '--', candidate.mirrorPath]);
+  const unchanged = await git.run(['diff', '--cached', '--quiet', '--', candidate.mirrorPath], {
+    allowFailure: true,
+  });
+  if (unchanged.exitCode === 0) return null;
+  // `commit -- PATH` commits that path only: whatever else the operator has staged stays staged.
+  await git.run([...(await identityArgs(git)), 'commit', '--quiet', '--cleanup=verbatim', '-F', '-', '--', candidate.mirrorPath], {
+    input: input.message,
+  });
+  return (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
+}

@@ -1,0 +1,146 @@
+/**
+ * What a host should hold, operator side and pure: for each file of each domain the host runs, its
+ * node path and its desired managed view (template space: host variables rendered, secrets still
+ * names), from the canonical files at one commit. And, once per canonical file for the whole
+ * fleet, the index of its published versions (viewed through the domain's installer).
+ */
+import { FleetError, type Problem } from '../errors.js';
+import type { DomainDeclaration, ManagedFile } from '../interfaces/domain.js';
+import type { Installer } from '../interfaces/installer.js';
+import { HistoryIndex } from '../classify/history-index.js';
+import type { CanonicalSnapshot } from '../classify/history.js';
+import { canonicalPath, nodePathFor } from '../render/views.js';
+import { renderTemplate } from '../render/template.js';
+
+/** The operator half of an installer: all that reading and planning need. */
+export type OperatorHalf = Pick<Installer, 'view' | 'managed'>;
+
+/**
+ * A `whole` file's operator half is the same for every domain by definition (SPEC §6: the whole
+ * file equals the rendered canonical): the view is the rendered canonical, the managed part is
+ * the whole live file.
+ */
+export const WHOLE_FILE_VIEW: OperatorHalf = {
+  view: (_file, rendered) => rendered,
+  managed: (_file, live) => live,
+};
+
+/** A registered domain, with its installer when the plugin implements one. */
+export interface DomainRuntime {
+  readonly declaration: DomainDeclaration;
+  /** How to view canonical and live content (the installer's, or the whole-file view). */
+  readonly operator: OperatorHalf;
+  /** The loaded installer; absent when the plugin declares the domain without behaviour. */
+  readonly installer?: Installer;
+}
+
+/**
+ * The runtime of a domain. A domain declared without an installer can still be *read* when all
+ * its files are `whole` (their view needs no domain logic); installing it needs the installer.
+ */
+export function domainRuntime(declaration: DomainDeclaration, installer: Installer | undefined): DomainRuntime {
+  if (installer) return { declaration, operator: installer, installer };
+  if (declaration.files.every((file) => file.kind === 'whole')) {
+    return { declaration, operator: WHOLE_FILE_VIEW };
+  }
+  const absent = (): never => {
+    throw new FleetError(
+      'DOMAIN_BEHAVIOUR_ABSENT',
+      `domain ${declaration.domain} has block files but its plugin provides no installer to read them`,
+    );
+  };
+  return { declaration, operator: { view: absent, managed: absent } };
+}
+
+export interface FileTarget {
+  readonly domain: string;
+  readonly file: ManagedFile;
+  /** Node path for this host. */
+  readonly path: string;
+  /** Repo path of the canonical source. */
+  readonly canonical: string;
+  /** Desired managed content, or the problem that prevented computing it. */
+  readonly desired: { readonly ok: true; readonly content: string } | { readonly ok: false; readonly problem: Problem };
+}
+
+/** Key of a (domain, file) pair in the history indexes. */
+export const targetKey = (domain: string, fileId: string): string => `${domain}\u0000${fileId}`;
+
+function problemOf(error: unknown, file: string): Problem {
+  if (error instanceof FleetError) return error.problems[0] ?? { file, message: error.message };
+  return { file, message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Every file target of a host, in domain then declaration order. */
+export function targetsForHost(
+  host: string,
+  variables: Readonly<Record<string, string>>,
+  domains: readonly DomainRuntime[],
+  snapshot: Pick<CanonicalSnapshot, 'atRef'>,
+): FileTarget[] {
+  const hostFile = `hosts/${host}.yaml`;
+  const targets: FileTarget[] = [];
+  for (const { declaration, operator } of domains) {
+    for (const file of declaration.files) {
+      const canonical = canonicalPath(declaration, file);
+      let path = file.path;
+      let desired: FileTarget['desired'];
+      try {
+        path = nodePathFor(file, variables, hostFile);
+        const source = snapshot.atRef.get(canonical);
+        if (source === undefined || source === null) {
+          throw new FleetError('CANONICAL_MISSING', `${canonical} is missing at the repo commit`, {
+            problems: [{ file: canonical, message: 'canonical file is missing at the repo commit' }],
+          });
+        }
+        const rendered = renderTemplate(source, {
+          file: canonical,
+          variables,
+          allowed: declaration.hostVariables,
+          hostFile,
+        });
+        desired = { ok: true, content: operator.view(file, rendered, declaration) };
+      } catch (error) {
+        desired = { ok: false, problem: problemOf(error, canonical) };
+      }
+      targets.push({ domain: declaration.domain, file, path, canonical, desired });
+    }
+  }
+  return targets;
+}
+
+/** Repo paths of every canonical file the given domains read. */
+export function canonicalPaths(domains: readonly DomainRuntime[]): string[] {
+  const paths = new Set<string>();
+  for (const { declaration } of domains) {
+    for (const file of declaration.files) paths.add(canonicalPath(declaration, file));
+  }
+  return [...paths].sort();
+}
+
+/**
+ * One history index per (domain, file), built once for the whole fleet: each published version
+ * of the canonical source passed through the installer's `view` (a block file's history is the
+ * history of its section). A version the view refuses (damaged markers, long since fixed) is left
+ * out: it cannot have been installed.
+ */
+export function buildHistoryIndexes(
+  domains: readonly DomainRuntime[],
+  snapshot: Pick<CanonicalSnapshot, 'history'>,
+): Map<string, HistoryIndex> {
+  const indexes = new Map<string, HistoryIndex>();
+  for (const { declaration, operator } of domains) {
+    for (const file of declaration.files) {
+      const versions = snapshot.history.get(canonicalPath(declaration, file)) ?? [];
+      const viewed = versions.flatMap((version) => {
+        try {
+          return [{ ...version, content: operator.view(file, version.content, declaration) }];
+        } catch {
+          return [];
+        }
+      });
+      indexes.set(targetKey(declaration.domain, file.id), new HistoryIndex(viewed));
+    }
+  }
+  return indexes;
+}

@@ -1,0 +1,52 @@
+/**
+ * The install receipt, `fleet.receipt/v1` (SPEC §8.4): what the node did for one operation id,
+ * per file and per coupled action. Diffs are redacted on the node; paths are `~/`-relative.
+ */
+import { z } from 'zod';
+import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
+
+export const RECEIPT_SCHEMA = 'fleet.receipt/v1';
+
+export const receiptFileSchema = z.strictObject({
+  path: z.string(),
+  /** The domain's id for the file (`router.yaml`, `volume`). */
+  fileId: z.string(),
+  beforeSha256: sha256Schema.nullable(),
+  afterSha256: sha256Schema,
+  /** `~/`-relative backup of the replaced content; `null` when nothing was replaced. */
+  backupPath: z.string().nullable(),
+  /** Redacted unified diff, before → after (empty when unchanged). */
+  diff: z.string(),
+  /** `written`; `unchanged` (nothing written); `restored` (written, then put back). */
+  state: z.enum(['written', 'unchanged', 'restored']),
+});
+
+export const receiptActionSchema = z.strictObject({
+  kind: z.string(),
+  status: z.enum(['ok', 'skipped', 'failed', 'rolled-back']),
+  detail: z.string(),
+});
+
+export const receiptSchema = z.strictObject({
+  schema: z.literal(RECEIPT_SCHEMA),
+  operationId: operationIdSchema,
+  /** The node id that did the work. */
+  host: z.string(),
+  domain: z.string(),
+  /**
+   * `installed`: the new content is live and verified; `unchanged`: every file already equalled
+   * it; `rolled-back`: a step after a write failed and every written file was restored (`error`
+   * says why).
+   */
+  outcome: z.enum(['installed', 'unchanged', 'rolled-back']),
+  files: z.array(receiptFileSchema),
+  actions: z.array(receiptActionSchema),
+  verified: z.boolean(),
+  error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+  finishedAt: timestampSchema,
+  /** The node's audit record for this operation: its sequence number and line sha256. */
+  audit: z.strictObject({ seq: z.number().int().nonnegative(), sha256: sha256Schema }),
+});
+
+export type Receipt = z.infer<typeof receiptSchema>;
+export type ReceiptFile = z.infer<typeof receiptFileSchema>;

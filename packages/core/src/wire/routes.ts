@@ -1,0 +1,227 @@
+/**
+ * The controller's route table, as data (reliability catalogue, "Default-deny route table"):
+ * every operation the node answers, its method and path, the scopes that open it, whether the
+ * legacy shared token may call it, whether it changes the node, and its body schemas. Anything
+ * not in this table is `OP_UNKNOWN` — never routed to a handler. Token administration is not on
+ * the wire: it is the node-local `fleet token` command.
+ */
+import type { z } from 'zod';
+import { operationIdSchema, type Scope } from './protocol.js';
+import {
+  captureRequestSchema,
+  captureResponseSchema,
+  exportRequestSchema,
+  exportResponseSchema,
+  healthResponseSchema,
+  identityResponseSchema,
+  installRequestSchema,
+  installResponseSchema,
+  inventoryResponseSchema,
+  operationStatusResponseSchema,
+  probeRequestSchema,
+  probeResponseSchema,
+} from './schemas.js';
+import { snapshotRequestSchema, snapshotResponseSchema } from './snapshot.js';
+
+export const OPERATIONS = [
+  'identity',
+  'health',
+  'inventory',
+  'export',
+  'install',
+  'capture',
+  'probe',
+  'operation-status',
+  'snapshot',
+] as const;
+export type OperationName = (typeof OPERATIONS)[number];
+
+export interface RouteSpec {
+  readonly operation: OperationName;
+  readonly method: 'GET' | 'POST';
+  /** Exact path; `:operationId` is the only parameter any route has. */
+  readonly path: string;
+  /** The token needs at least one of these scopes. Never empty. */
+  readonly scopes: readonly Scope[];
+  /** Whether the legacy shared token may call it (read operations only). */
+  readonly legacy: boolean;
+  /** Whether it changes the node (then it carries an operation id, single-use). */
+  readonly mutates: boolean;
+  /**
+   * Whether a success is written to the audit log (`always`) or only a refusal or failure
+   * (`failures`). Every refusal and failure is audited, whatever the operation.
+   */
+  readonly audit: 'always' | 'failures';
+  /** The request body's schema; `null` for a route without a body. */
+  readonly request: z.ZodType | null;
+  readonly response: z.ZodType;
+}
+
+/** Scopes that may read the node's identity and health: any scope that talks to the node. */
+const ANY_CLIENT: readonly Scope[] = [
+  'config:read',
+  'config:install',
+  'config:adopt',
+  'versions:read',
+  'runtime:upgrade',
+  'node-admin:bootstrap',
+];
+
+export const ROUTES: readonly RouteSpec[] = [
+  {
+    operation: 'identity',
+    method: 'GET',
+    path: '/v1/identity',
+    scopes: ANY_CLIENT,
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: identityResponseSchema,
+  },
+  {
+    operation: 'health',
+    method: 'GET',
+    path: '/v1/health',
+    scopes: ANY_CLIENT,
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: healthResponseSchema,
+  },
+  {
+    operation: 'inventory',
+    method: 'GET',
+    path: '/v1/inventory',
+    scopes: ['config:read'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: inventoryResponseSchema,
+  },
+  {
+    operation: 'export',
+    method: 'POST',
+    path: '/v1/export',
+    scopes: ['config:read'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: exportRequestSchema,
+    response: exportResponseSchema,
+  },
+  {
+    operation: 'install',
+    method: 'POST',
+    path: '/v1/install',
+    scopes: ['config:install'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: installRequestSchema,
+    response: installResponseSchema,
+  },
+  {
+    operation: 'capture',
+    method: 'POST',
+    path: '/v1/capture',
+    scopes: ['config:adopt'],
+    legacy: false,
+    mutates: false,
+    audit: 'always',
+    request: captureRequestSchema,
+    response: captureResponseSchema,
+  },
+  {
+    // The route opens for any of these; the prober itself then needs its own scope
+    // (see proberScope): a bootstrap prober needs node-admin:bootstrap.
+    operation: 'probe',
+    method: 'POST',
+    path: '/v1/probe',
+    scopes: ['config:read', 'versions:read', 'node-admin:bootstrap'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: probeRequestSchema,
+    response: probeResponseSchema,
+  },
+  {
+    // The config verbs' one read per host: every managed file asked for, with its backups.
+    operation: 'snapshot',
+    method: 'POST',
+    path: '/v1/snapshot',
+    scopes: ['config:read'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: snapshotRequestSchema,
+    response: snapshotResponseSchema,
+  },
+  {
+    operation: 'operation-status',
+    method: 'GET',
+    path: '/v1/operations/:operationId',
+    scopes: ['config:read', 'config:install', 'config:adopt'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: operationStatusResponseSchema,
+  },
+];
+
+/** The route of an operation (every operation has exactly one). */
+export function routeOf(operation: OperationName): RouteSpec {
+  return ROUTES.find((route) => route.operation === operation) as RouteSpec;
+}
+
+/** The concrete path of a route, with its parameter filled in. */
+export function routePath(operation: OperationName, operationId?: string): string {
+  const { path } = routeOf(operation);
+  return operationId === undefined ? path : path.replace(':operationId', operationId);
+}
+
+export type RouteMatch =
+  | { readonly route: RouteSpec; readonly params: { readonly operationId?: string } }
+  | { readonly route: null };
+
+/**
+ * Matches a raw request target exactly — no decoding, no normalisation: a query string, `%`
+ * escapes, `..`, `//`, a trailing `/` or a different case are simply not in the table. A known
+ * path with another method does not match either.
+ */
+export function matchRoute(method: string, target: string): RouteMatch {
+  for (const route of ROUTES) {
+    if (route.method !== method) continue;
+    if (!route.path.includes(':')) {
+      if (target === route.path) return { route, params: {} };
+      continue;
+    }
+    const prefix = route.path.slice(0, route.path.indexOf(':'));
+    if (!target.startsWith(prefix)) continue;
+    const value = target.slice(prefix.length);
+    if (operationIdSchema.safeParse(value).success)
+      return { route, params: { operationId: value } };
+  }
+  return { route: null };
+}
+
+/** The prober fields a scope decision needs (a registry descriptor has them). */
+export interface ProberScopeInput {
+  readonly layer: 'file' | 'derived' | 'runtime' | 'version';
+  readonly domain?: string;
+}
+
+/**
+ * The scope a probe of one prober needs, on top of the probe route's: a `version` prober needs
+ * `versions:read`; any other prober of no domain (a supervisor's, registered with a bootstrap
+ * adapter) is a bootstrap read and needs `node-admin:bootstrap`; a domain's prober needs
+ * `config:read`.
+ */
+export function proberScope(prober: ProberScopeInput): Scope {
+  if (prober.layer === 'version') return 'versions:read';
+  if (prober.domain === undefined) return 'node-admin:bootstrap';
+  return 'config:read';
+}

@@ -1,0 +1,239 @@
+/**
+ * zod schemas of every request and response body of the controller API (SPEC §5, §8.4, §9).
+ * Every object is strict: an unknown field is a schema violation (`BAD_REQUEST`), on both sides.
+ */
+import { z } from 'zod';
+import {
+  errorBodySchema,
+  fileFormatSchema,
+  homePathSchema,
+  jsonObjectSchema,
+  jsonValueSchema,
+  operationIdSchema,
+  sha256Schema,
+  timestampSchema,
+} from './protocol.js';
+import { receiptSchema } from './receipt.js';
+
+const name = z.string().min(1).max(200);
+
+// ---- identity and health ----------------------------------------------------------------------
+
+export const healthSchema = z.strictObject({
+  status: z.enum(['ok', 'degraded']),
+  checks: z.array(z.strictObject({ name, status: z.enum(['ok', 'failing']), detail: z.string() })),
+});
+
+export const catalogSchema = z.strictObject({
+  domains: z.array(
+    z.strictObject({
+      domain: name,
+      plugin: name,
+      version: name,
+      coupling: z.enum(['none', 'process']),
+      implemented: z.boolean(),
+    }),
+  ),
+  probers: z.array(
+    z.strictObject({
+      id: name,
+      layer: z.enum(['file', 'derived', 'runtime', 'version']),
+      domain: name.nullable(),
+      plugin: name,
+      version: name,
+      implemented: z.boolean(),
+    }),
+  ),
+  bootstrapAdapters: z.array(
+    z.strictObject({
+      supervisor: name,
+      platforms: z.array(z.enum(['linux', 'darwin', 'win32'])),
+      plugin: name,
+      version: name,
+      implemented: z.boolean(),
+    }),
+  ),
+});
+
+/** `GET /v1/identity`: the exact shape of SPEC §5. */
+export const identityResponseSchema = z.strictObject({
+  nodeId: name,
+  nodeIdFlag: name,
+  package: name,
+  version: name,
+  build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
+  protocol: z.number().int().positive(),
+  catalog: catalogSchema,
+  pid: z.number().int().positive(),
+  startedAt: timestampSchema,
+  health: healthSchema,
+});
+
+export const healthResponseSchema = healthSchema;
+
+// ---- inventory and export ---------------------------------------------------------------------
+
+const fileError = z.strictObject({ code: z.string(), message: z.string() });
+
+export const inventoryFileSchema = z.strictObject({
+  domain: name,
+  fileId: name,
+  path: z.string(),
+  kind: z.enum(['file', 'derived']),
+  format: fileFormatSchema,
+  exists: z.boolean(),
+  size: z.number().int().nonnegative().optional(),
+  mtime: timestampSchema.optional(),
+  sha256: sha256Schema.optional(),
+  /** Why the file could not be read (a symlink, binary content, over the size bound…). */
+  error: fileError.optional(),
+});
+
+export const inventoryBackupSchema = z.strictObject({
+  domain: name,
+  fileId: name,
+  /** The managed path the backup is a copy of. */
+  of: z.string(),
+  /** The backup's own `~/` path (exportable). */
+  path: z.string(),
+  size: z.number().int().nonnegative(),
+  mtime: timestampSchema,
+  sha256: sha256Schema,
+});
+
+export const inventoryResponseSchema = z.strictObject({
+  nodeId: name,
+  generatedAt: timestampSchema,
+  files: z.array(inventoryFileSchema),
+  backups: z.array(inventoryBackupSchema),
+  /** True when the backup listing was cut at its bound. */
+  truncated: z.boolean(),
+});
+
+export const exportRequestSchema = z.strictObject({ path: homePathSchema });
+
+const exportedCommon = {
+  path: z.string(),
+  domain: name,
+  fileId: name,
+  kind: z.enum(['file', 'derived', 'backup']),
+  format: fileFormatSchema,
+};
+
+export const exportResponseSchema = z.discriminatedUnion('exists', [
+  z.strictObject({
+    ...exportedCommon,
+    exists: z.literal(true),
+    size: z.number().int().nonnegative(),
+    mtime: timestampSchema,
+    /** sha256 of the live bytes (what an install's `expectedSha256` is compared with). */
+    sha256: sha256Schema,
+    /** The content with every secret value of the node's env chain back to its placeholder. */
+    content: z.string(),
+    /** True when at least one secret value was replaced. */
+    redacted: z.boolean(),
+  }),
+  z.strictObject({ ...exportedCommon, exists: z.literal(false) }),
+]);
+
+// ---- install ----------------------------------------------------------------------------------
+
+export const installFileRequestSchema = z.strictObject({
+  fileId: name,
+  path: homePathSchema,
+  expectedSha256: sha256Schema.nullable(),
+  /** Desired content in template space: `{{ secret.NAME }}` placeholders are resolved on the node. */
+  content: z.string(),
+});
+
+/** `POST /v1/install`: the wire form of core's `NodeInstallRequest`. */
+export const installRequestSchema = z.strictObject({
+  operationId: operationIdSchema,
+  domain: name,
+  files: z.array(installFileRequestSchema).min(1).max(64),
+  parameters: z.record(z.string(), z.string()),
+});
+
+export const installResponseSchema = receiptSchema;
+
+// ---- capture (adopt) and probe ------------------------------------------------------------------
+
+export const captureRequestSchema = z.strictObject({
+  operationId: operationIdSchema,
+  path: homePathSchema,
+});
+
+/** The wire form of core's `Capture` (redacted on the node), plus when it was taken. */
+export const captureResponseSchema = z.strictObject({
+  operationId: operationIdSchema,
+  host: name,
+  domain: name,
+  fileId: name,
+  path: z.string(),
+  sha256: sha256Schema,
+  content: z.string(),
+  redacted: z.boolean(),
+  /** The controller's build identity (`@fleet/controller@0.1.0+<sha256|dev>`). */
+  controller: z.string(),
+  capturedAt: timestampSchema,
+});
+
+export const probeRequestSchema = z.strictObject({
+  prober: name,
+  parameters: jsonObjectSchema,
+});
+
+export const probeResponseSchema = z.strictObject({
+  prober: name,
+  layer: z.enum(['file', 'derived', 'runtime', 'version']),
+  facts: jsonValueSchema,
+  collectedAt: timestampSchema,
+});
+
+// ---- operation status -------------------------------------------------------------------------
+
+export const operationStateSchema = z.enum(['in-progress', 'completed', 'failed', 'interrupted']);
+
+/** What recovery at the controller's start observed for an interrupted operation, per file. */
+export const recoveryFileSchema = z.strictObject({
+  path: z.string(),
+  liveSha256: sha256Schema.nullable(),
+  /** Which side of the write the live file is on: wholly old, wholly new, or something else. */
+  matches: z.enum(['before', 'after', 'neither', 'unknown']),
+});
+
+export const operationStatusResponseSchema = z.strictObject({
+  operationId: operationIdSchema,
+  operation: z.enum(['install', 'capture']),
+  state: operationStateSchema,
+  startedAt: timestampSchema,
+  finishedAt: timestampSchema.nullable(),
+  receipt: receiptSchema.optional(),
+  error: errorBodySchema.shape.error.optional(),
+  recovery: z
+    .strictObject({
+      detail: z.string(),
+      /** True when a coupled action may not have run after the files were written. */
+      needsAction: z.boolean(),
+      files: z.array(recoveryFileSchema),
+    })
+    .optional(),
+});
+
+export type Health = z.infer<typeof healthSchema>;
+export type Catalog = z.infer<typeof catalogSchema>;
+export type IdentityResponse = z.infer<typeof identityResponseSchema>;
+export type InventoryResponse = z.infer<typeof inventoryResponseSchema>;
+export type InventoryFile = z.infer<typeof inventoryFileSchema>;
+export type InventoryBackup = z.infer<typeof inventoryBackupSchema>;
+export type ExportRequest = z.infer<typeof exportRequestSchema>;
+export type ExportResponse = z.infer<typeof exportResponseSchema>;
+export type InstallRequest = z.infer<typeof installRequestSchema>;
+export type InstallResponse = z.infer<typeof installResponseSchema>;
+export type CaptureRequest = z.infer<typeof captureRequestSchema>;
+export type CaptureResponse = z.infer<typeof captureResponseSchema>;
+export type ProbeRequest = z.infer<typeof probeRequestSchema>;
+export type ProbeResponse = z.infer<typeof probeResponseSchema>;
+export type OperationState = z.infer<typeof operationStateSchema>;
+export type OperationStatusResponse = z.infer<typeof operationStatusResponseSchema>;
+export type RecoveryFile = z.infer<typeof recoveryFileSchema>;

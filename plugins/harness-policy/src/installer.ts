@@ -1,0 +1,265 @@
+/**
+ * The harness-policy installer (SPEC §6, §8.4, §10.3). Coupling: none — writing the files is the
+ * whole operation.
+ *
+ * Operator half (pure): CLAUDE.md is the rendered canonical, whole; AGENTS.md and GEMINI.md are
+ * compared and installed by their block only, whose desired body is the canonical CLAUDE.md's
+ * policy section, regenerated from the canonical on every run (never a stored snapshot).
+ *
+ * Node half: every secret is resolved and every block file read, checked and spliced *before the
+ * first write*, so a missing secret, damaged markers or a changed file refuse the whole request
+ * with nothing written. Then each file goes through the controller's `SafeFileWriter` (compare and
+ * swap, backup, atomic durable replace); the request is one operation, so a failure restores the
+ * files already written. Finally every file is read back and its sha256 compared.
+ */
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  FleetError,
+  isFleetError,
+  parseHomePath,
+  resolveSecrets,
+  type BlockMarkers,
+  type Installer,
+  type ManagedFile,
+  type NodeContext,
+  type NodeInstallRequest,
+  type NodeInstallResult,
+  type Problem,
+  type ReplaceResult,
+  type SafeFileWriter,
+} from '@fleet/core';
+import {
+  assertNoMarkers,
+  extractPolicySection,
+  findBlock,
+  normaliseBody,
+  spliceBlock,
+} from './block.js';
+import { harnessPolicyDomain, POLICY_MARKERS } from './domain.js';
+
+const DOMAIN = harnessPolicyDomain.domain;
+
+function markersOf(file: Pick<ManagedFile, 'markers'>): BlockMarkers {
+  return file.markers ?? POLICY_MARKERS;
+}
+
+/** Operator half: the desired managed content (whole file, or the block's body). */
+function view(file: ManagedFile, renderedCanonical: string): string {
+  if (file.kind === 'whole') return renderedCanonical;
+  return extractPolicySection(renderedCanonical, markersOf(file), `canonical ${file.canonical}`);
+}
+
+/** Operator half: the managed part of a live (redacted) file, comparable with {@link view}. */
+function managed(file: ManagedFile, live: string): string | null {
+  if (file.kind === 'whole') return live;
+  const block = findBlock(live, markersOf(file), file.path);
+  return block === null ? null : normaliseBody(block.body);
+}
+
+/**
+ * Operator half: refuses desired content that could not be installed — a canonical whose markers
+ * are damaged, or a policy section that itself contains a marker. Accepts either the rendered
+ * canonical or a view of it (a section has no markers, so it is its own section).
+ */
+function check(file: ManagedFile, content: string): readonly Problem[] {
+  try {
+    const section = extractPolicySection(content, markersOf(file), `canonical ${file.canonical}`);
+    assertNoMarkers(section, markersOf(file), `canonical ${file.canonical}`);
+    return [];
+  } catch (error) {
+    if (!isFleetError(error)) throw error;
+    return error.problems && error.problems.length > 0
+      ? error.problems
+      : [{ message: error.message }];
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * Live bytes as text, BOM kept (`ignoreBOM`), invalid UTF-8 refused (`fatal`): with both, encoding
+ * the text again gives back exactly the bytes, which is what makes the splice byte-exact.
+ */
+function decode(bytes: Uint8Array, path: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new FleetError(
+      'ENCODING_INVALID',
+      `${path} is not valid UTF-8; a block cannot be spliced into it`,
+    );
+  }
+}
+
+function declared(fileId: string): ManagedFile {
+  const file = harnessPolicyDomain.files.find((f) => f.id === fileId);
+  if (file === undefined) {
+    throw new FleetError('BAD_REQUEST', `${DOMAIN} has no file ${JSON.stringify(fileId)}`);
+  }
+  return file;
+}
+
+type Reader = NonNullable<SafeFileWriter['read']>;
+
+function readerOf(writer: SafeFileWriter): Reader {
+  if (typeof writer.read !== 'function') {
+    throw new FleetError(
+      'DOMAIN_BEHAVIOUR_ABSENT',
+      `${DOMAIN}: this controller's writer cannot read a live file, which a block install needs; nothing written`,
+    );
+  }
+  return writer.read.bind(writer);
+}
+
+/** The final bytes of one file: the resolved content, or the live file with its block spliced. */
+async function finalBytes(
+  file: ManagedFile,
+  path: string,
+  expectedSha256: string | null,
+  resolved: string,
+  writer: SafeFileWriter,
+): Promise<Uint8Array> {
+  if (file.kind === 'whole') return encode(resolved);
+  const live = await readerOf(writer)(path);
+  const liveSha = live?.sha256 ?? null;
+  if (liveSha !== expectedSha256) {
+    throw Object.assign(
+      new FleetError(
+        'PRECONDITION_FAILED',
+        `${path}: live sha256 is ${liveSha ?? 'absent (no such file)'}, not the one planned against; nothing written`,
+        { suggestions: ['re-plan against the live file'] },
+      ),
+      { liveSha256: liveSha, path },
+    );
+  }
+  const text = live === null ? '' : decode(live.content, path);
+  const spliced = spliceBlock(text, resolved, markersOf(file), path);
+  // Belt and braces: what is written must parse back to the body just spliced in.
+  const back = findBlock(spliced, markersOf(file), path);
+  if (back === null || normaliseBody(back.body) !== normaliseBody(resolved)) {
+    throw new FleetError('INTERNAL', `${path}: the spliced file does not read back as its block`);
+  }
+  return encode(spliced);
+}
+
+/**
+ * The sha256 a file reads back as: through the writer's own checked read when it has one,
+ * otherwise (an older controller: only whole files can reach this point) a read that does not
+ * follow a final symlink, as core's whole-file installer does.
+ */
+async function readBackSha(
+  ctx: NodeContext,
+  writer: SafeFileWriter,
+  path: string,
+): Promise<string | null> {
+  if (typeof writer.read === 'function') return (await writer.read(path))?.sha256 ?? null;
+  let handle;
+  try {
+    handle = await open(
+      join(ctx.home, ...parseHomePath(path)),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  try {
+    return sha256(await handle.readFile());
+  } finally {
+    await handle.close();
+  }
+}
+
+async function install(
+  ctx: NodeContext,
+  request: NodeInstallRequest,
+  writer: SafeFileWriter,
+): Promise<NodeInstallResult> {
+  if (request.domain !== DOMAIN) {
+    throw new FleetError(
+      'BAD_REQUEST',
+      `installer for ${DOMAIN} was asked to install domain ${request.domain}`,
+    );
+  }
+  const files = request.files.map((requested) => ({ requested, file: declared(requested.fileId) }));
+  const ids = files.map(({ file }) => file.id);
+  if (new Set(ids).size !== ids.length) {
+    throw new FleetError('BAD_REQUEST', `${DOMAIN}: a file appears twice in one install request`);
+  }
+
+  // 1. Secrets, on the node, before anything else: a missing name changes nothing.
+  const secrets = await ctx.secrets();
+  const resolved = files.map(({ requested }) =>
+    resolveSecrets(requested.content, secrets, requested.path),
+  );
+
+  // 2. Every file's final bytes, before the first write: refusals (markers, a changed live file,
+  //    an encoding) leave every file of the request untouched.
+  const planned: { path: string; expectedSha256: string | null; content: Uint8Array }[] = [];
+  for (const [index, { requested, file }] of files.entries()) {
+    const content = await finalBytes(
+      file,
+      requested.path,
+      requested.expectedSha256,
+      resolved[index] as string,
+      writer,
+    );
+    planned.push({ path: requested.path, expectedSha256: requested.expectedSha256, content });
+  }
+
+  // 3. One operation: the writer re-checks each expected sha256 (compare and swap), so a file
+  //    changed since step 2 is refused too; anything failing restores what was already written.
+  const results: ReplaceResult[] = [];
+  try {
+    for (const replace of planned) results.push(await writer.replace(replace));
+    for (const result of results) {
+      const live = await readBackSha(ctx, writer, result.path);
+      if (live !== result.afterSha256) {
+        throw new FleetError(
+          'VERIFICATION_FAILED',
+          `${result.path} reads back as ${live ?? 'missing'}, not the ${result.afterSha256} just written`,
+        );
+      }
+    }
+  } catch (error) {
+    await restoreAll(writer, results, error);
+    throw error;
+  }
+  return { files: results, actions: [], verified: true };
+}
+
+/**
+ * Restores every file written so far, newest first. One restore failing does not stop the others;
+ * if any failed, the operator must hear that a file needs recovery, more than the original error
+ * (kept as the cause).
+ */
+async function restoreAll(
+  writer: SafeFileWriter,
+  results: readonly ReplaceResult[],
+  cause: unknown,
+): Promise<void> {
+  const failed: string[] = [];
+  for (const result of [...results].reverse()) {
+    try {
+      await writer.restore(result);
+    } catch {
+      failed.push(result.path);
+    }
+  }
+  if (failed.length > 0) {
+    const why = isFleetError(cause) ? `${cause.code}: ${cause.message}` : 'the install failed';
+    throw new FleetError(
+      'RECOVERY_REQUIRED',
+      `${why}; and ${failed.join(', ')} could not be restored from backup`,
+      { cause },
+    );
+  }
+}
+
+/** The domain's installer, loaded lazily by the registry (`register.ts`). */
+export const harnessPolicyInstaller: Installer = { domain: DOMAIN, view, managed, check, install };
