@@ -62,7 +62,9 @@ function buildRepo(dir, versions) {
 }
 
 export async function run({ runs = 15, warmups = 2 } = {}) {
-  const core = await import(pathToFileURL(path.join(repoRoot, 'packages/core/dist/src/index.js')).href);
+  const core = await import(
+    pathToFileURL(path.join(repoRoot, 'packages/core/dist/src/index.js')).href
+  );
   const dir = mkdtempSync(path.join(tmpdir(), 'fleet-bench-history-'));
   try {
     const versions = buildVersions();
@@ -81,7 +83,12 @@ export async function run({ runs = 15, warmups = 2 } = {}) {
       const a = core.classify(stale, desired, published);
       const b = core.classify(diverged, desired, published);
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      if (a.state !== 'stale' || a.equals === null || b.state !== 'diverged' || b.localLines !== 1) {
+      if (
+        a.state !== 'stale' ||
+        a.equals === null ||
+        b.state !== 'diverged' ||
+        b.localLines !== 1
+      ) {
         throw new Error(`wrong classification: ${a.state}/${b.state}`);
       }
       return { ms, versions: index.size };

@@ -3,14 +3,15 @@
 // node, all current; then 10 % of the 1,000 drifted. Goals: ≤ 2 s all current at 1,000 nodes,
 // ≤ 3 s with 10 % drifted, and a flat cost per host from 10 to 1,000.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanEnv, median, renderTable, repoRoot, round } from './lib.js';
 
 export const name = 'drift-fleet';
-export const description = 'fleet drift over 10 / 100 / 1,000 virtual lab nodes × 5 files (SPEC §14)';
+export const description =
+  'fleet drift over 10 / 100 / 1,000 virtual lab nodes × 5 files (SPEC §14)';
 
 const CLI = path.join(repoRoot, 'packages/cli/bin/run.js');
 const SIZES = [10, 100, 1000];
@@ -55,15 +56,29 @@ async function makeCurrent(lab) {
     }
     runtimes.push(core.domainRuntime(entry.descriptor, installer));
   }
-  const snapshot = await core.readCanonicalSnapshot(core.createGit(lab.repo), core.canonicalPaths(runtimes));
+  const snapshot = await core.readCanonicalSnapshot(
+    core.createGit(lab.repo),
+    core.canonicalPaths(runtimes),
+  );
   for (const host of lab.hosts) {
-    const targets = core.targetsForHost(host.name, core.hostVariables(repo, host.name), runtimes, snapshot);
+    const variables = core.hostVariables(repo, host.name);
+    const targets = core.targetsForHost(host.name, variables, runtimes, snapshot);
     for (const target of targets) {
       const body = target.desired.content;
       const content = target.file.kind === 'block' ? harness.spliceBlock('', body) : body;
       const file = path.join(host.home, target.path.slice(2));
       mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       writeFileSync(file, content, { mode: 0o600 });
+      // A derived copy (the router's installed volume) holds the same bytes after an install.
+      for (const derived of registry.domain(target.domain).descriptor.derivedPaths ?? []) {
+        if (derived.derivedFrom !== target.file.id) continue;
+        const copy = path.join(
+          host.home,
+          core.nodePathFor(derived, variables, `hosts/${host.name}.yaml`).slice(2),
+        );
+        mkdirSync(path.dirname(copy), { recursive: true, mode: 0o700 });
+        writeFileSync(copy, content, { mode: 0o600 });
+      }
     }
   }
 }
@@ -76,7 +91,9 @@ function timeDrift(env, runs, expect) {
     const report = JSON.parse(run.stdout);
     summary = report.summary;
     if (summary.current !== expect.current || summary.drifted !== expect.drifted) {
-      throw new Error(`unexpected drift summary ${JSON.stringify(summary)} (exit ${run.status}) ${run.stderr.slice(0, 300)}`);
+      throw new Error(
+        `unexpected drift summary ${JSON.stringify(summary)} (exit ${run.status}) ${run.stderr.slice(0, 300)}`,
+      );
     }
     if (i > 0) samples.push(run.ms); // the first run warms the page cache
   }
@@ -90,18 +107,30 @@ export async function run({ runs = 5 } = {}) {
   try {
     for (const size of SIZES) {
       const dir = path.join(work, `lab-${size}`);
-      const up = fleet(['lab', 'up', '--virtual', '--hosts', String(size), '--dir', dir, '--json'], {});
+      const up = fleet(
+        ['lab', 'up', '--virtual', '--hosts', String(size), '--dir', dir, '--json'],
+        {},
+      );
       if (up.status !== 0) throw new Error(`lab up failed: ${up.stderr.slice(0, 500)}`);
       const lab = JSON.parse(up.stdout);
       const env = { FLEET_REPO: lab.repo, FLEET_CREDENTIALS: lab.credentials };
       try {
         await makeCurrent(lab);
         const current = timeDrift(env, measuredRuns, { current: size, drifted: 0 });
-        rows.push({ size, case: 'all current', ...current, goalMs: size === 1000 ? GOAL_CURRENT_MS : undefined });
+        rows.push({
+          size,
+          case: 'all current',
+          ...current,
+          goalMs: size === 1000 ? GOAL_CURRENT_MS : undefined,
+        });
         if (size === 1000) {
           const drifted = lab.hosts.filter((_, i) => i % 10 === 0);
-          for (const host of drifted) appendFileSync(path.join(host.home, '.claude/CLAUDE.md'), '- a local rule\n');
-          const tenth = timeDrift(env, measuredRuns, { current: size - drifted.length, drifted: drifted.length });
+          for (const host of drifted)
+            appendFileSync(path.join(host.home, '.claude/CLAUDE.md'), '- a local rule\n');
+          const tenth = timeDrift(env, measuredRuns, {
+            current: size - drifted.length,
+            drifted: drifted.length,
+          });
           rows.push({ size, case: '10 % drifted', ...tenth, goalMs: GOAL_DRIFTED_MS });
         }
       } finally {
@@ -118,7 +147,8 @@ export async function run({ runs = 5 } = {}) {
     medianMs: round(row.medianMs),
     perHostMs: round(row.medianMs / row.size, 2),
     // Cost per host beyond the 10-host run's: the part that grows with the fleet.
-    marginalPerHostMs: row === base ? null : round((row.medianMs - base.medianMs) / (row.size - base.size), 2),
+    marginalPerHostMs:
+      row === base ? null : round((row.medianMs - base.medianMs) / (row.size - base.size), 2),
     goalMs: row.goalMs ?? null,
     over: row.goalMs !== undefined && row.medianMs > row.goalMs,
   }));
@@ -151,5 +181,9 @@ export function format(result) {
     goal: r.goalMs === null ? '' : `≤ ${r.goalMs} ms`,
     result: r.goalMs === null ? '' : r.over ? 'OVER' : 'PASS',
   }));
-  return [`medians of ${result.runs} runs of \`fleet drift --json\` (CLI start-up included)`, '', renderTable(columns, rows)].join('\n');
+  return [
+    `medians of ${result.runs} runs of \`fleet drift --json\` (CLI start-up included)`,
+    '',
+    renderTable(columns, rows),
+  ].join('\n');
 }

@@ -14,7 +14,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 
-const BENCHMARKS = ['cold-start', 'classify-history', 'drift-fleet'];
+const BENCHMARKS = ['cold-start', 'classify-history', 'drift-fleet', 'controller'];
 
 function usage(message) {
   if (message) console.error(`bench: ${message}`);

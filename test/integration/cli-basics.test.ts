@@ -15,7 +15,9 @@ describe('fleet CLI shell', () => {
   it('lists its commands in --help, with examples per command', async () => {
     const top = await fleet(['--help']);
     expect(top.exitCode).to.equal(0);
-    expect(top.stdout).to.match(/\n\s+init\s/).and.to.match(/\n\s+validate\s/);
+    expect(top.stdout)
+      .to.match(/\n\s+init\s/)
+      .and.to.match(/\n\s+validate\s/);
     const validate = await fleet(['validate', '--help']);
     expect(validate.stdout).to.contain('EXAMPLES').and.to.contain('--json');
   });

@@ -63,7 +63,10 @@ describe('fleet validate', () => {
   });
 
   it('finds the repository from FLEET_REPO and by walking up from a subdirectory', async () => {
-    const viaEnv = await fleet(['validate', '--json'], { cwd: dir.path, env: { FLEET_REPO: repo } });
+    const viaEnv = await fleet(['validate', '--json'], {
+      cwd: dir.path,
+      env: { FLEET_REPO: repo },
+    });
     expect(viaEnv.exitCode, viaEnv.stderr).to.equal(0);
     const nested = join(repo, 'domains', 'router');
     const viaWalk = await fleet(['validate', '--json'], { cwd: nested });
@@ -74,7 +77,10 @@ describe('fleet validate', () => {
   it('names the file, line and field of an unknown field and a bad value (exit 2)', async () => {
     const manifest = join(repo, 'fleet.yaml');
     const text = await readFile(manifest, 'utf8');
-    await writeFile(manifest, `${text.replace('platform: linux', 'platform: plan9')}colour: blue\n`);
+    await writeFile(
+      manifest,
+      `${text.replace('platform: linux', 'platform: plan9')}colour: blue\n`,
+    );
     const run = await validate('--json');
     expect(run.exitCode).to.equal(2);
     const { error } = json<{ error: { code: string; exitCode: number; problems: object[] } }>(run);
@@ -107,7 +113,9 @@ describe('fleet validate', () => {
     await writeFile(join(repo, 'hosts', 'ghost.yaml'), 'node_id: ghost\n');
     const run = await validate();
     expect(run.exitCode).to.equal(2);
-    expect(run.stderr).to.contain('hosts/ghost.yaml: host ghost is not declared under hosts: in fleet.yaml');
+    expect(run.stderr).to.contain(
+      'hosts/ghost.yaml: host ghost is not declared under hosts: in fleet.yaml',
+    );
   });
 
   it('refuses an unknown domain, naming the registered ones', async () => {
@@ -127,9 +135,9 @@ describe('fleet validate', () => {
     await writeFile(join(repo, 'hosts', 'node-01.yaml'), 'other: x\n');
     const run = await validate('--json');
     expect(run.exitCode).to.equal(2);
-    const messages = json<{ error: { problems: { file: string; line: number; message: string }[] } }>(
-      run,
-    ).error.problems.map((p) => `${p.file}:${p.line}: ${p.message}`);
+    const messages = json<{
+      error: { problems: { file: string; line: number; message: string }[] };
+    }>(run).error.problems.map((p) => `${p.file}:${p.line}: ${p.message}`);
     expect(messages).to.include.members([
       'domains/router/router.yaml:3: host variable node_id is not set in hosts/node-01.yaml',
       `domains/router/router.yaml:${ownerLine}: host variable owner is not declared by this domain (allowed: node_id, router_config_path, router_volume_path)`,
@@ -141,7 +149,9 @@ describe('fleet validate', () => {
     await mkdir(join(repo, 'hosts', 'sub'), { recursive: true });
     await validate();
     await validate('--json');
-    expect(execFileSync('git', ['-C', repo, 'status', '--porcelain'], { encoding: 'utf8' })).to.equal('');
+    expect(
+      execFileSync('git', ['-C', repo, 'status', '--porcelain'], { encoding: 'utf8' }),
+    ).to.equal('');
   });
 
   it('reports a missing repository as a usage error', async () => {

@@ -11,8 +11,15 @@ import { FIXTURES, fleet, json, tempDir } from '../src/fleet.js';
 
 async function linkPlugins(dataDir: string, names: readonly string[]): Promise<void> {
   // The layout @oclif/plugin-plugins writes for `fleet plugins link`.
-  const plugins = names.map((name) => ({ name, type: 'link', root: join(FIXTURES, 'plugins', name) }));
-  await writeFile(join(dataDir, 'package.json'), JSON.stringify({ private: true, oclif: { schema: 1, plugins } }));
+  const plugins = names.map((name) => ({
+    name,
+    type: 'link',
+    root: join(FIXTURES, 'plugins', name),
+  }));
+  await writeFile(
+    join(dataDir, 'package.json'),
+    JSON.stringify({ private: true, oclif: { schema: 1, plugins } }),
+  );
 }
 
 describe('plugin boundary', () => {
@@ -22,7 +29,11 @@ describe('plugin boundary', () => {
   beforeEach(async () => {
     dir = await tempDir();
     repo = join(dir.path, 'fleet');
-    env = { FLEET_DATA_DIR: dir.path, FLEET_CONFIG_DIR: join(dir.path, 'config'), FLEET_CACHE_DIR: join(dir.path, 'cache') };
+    env = {
+      FLEET_DATA_DIR: dir.path,
+      FLEET_CONFIG_DIR: join(dir.path, 'config'),
+      FLEET_CACHE_DIR: join(dir.path, 'cache'),
+    };
     expect((await fleet(['init', repo], { env })).exitCode).to.equal(0);
   });
   afterEach(() => dir.cleanup());
@@ -36,7 +47,9 @@ describe('plugin boundary', () => {
     const { readFile } = await import('node:fs/promises');
     await writeFile(manifest, (await readFile(manifest, 'utf8')).replace('- router', '- nosuch'));
     const failing = await fleet(['validate', '--repo', repo], { env });
-    expect(failing.stderr).to.contain('(registered: dotfile, harness-policy, router, transport-identity)');
+    expect(failing.stderr).to.contain(
+      '(registered: dotfile, harness-policy, router, transport-identity)',
+    );
   });
 
   it('refuses each bad plugin with a warning naming it, and keeps working', async () => {
@@ -51,7 +64,9 @@ describe('plugin boundary', () => {
     expect(json(run)['valid']).to.equal(true);
     const warnings = run.stderr.trim().split('\n');
     expect(warnings).to.have.length(4);
-    expect(warnings).to.include('warning: plugin fixture-broken-hook@1.0.0 failed to register: fixture: cannot register');
+    expect(warnings).to.include(
+      'warning: plugin fixture-broken-hook@1.0.0 failed to register: fixture: cannot register',
+    );
     expect(warnings).to.include(
       'warning: plugin fixture-future-api@1.0.0 targets fleet plugin API 2, but this fleet provides plugin API 1',
     );

@@ -55,7 +55,9 @@ export function json<T = Record<string, unknown>>(run: FleetRun): T {
 }
 
 /** A temporary directory, removed by the returned cleanup. */
-export async function tempDir(prefix = 'fleet-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
+export async function tempDir(
+  prefix = 'fleet-test-',
+): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
 }

@@ -14,14 +14,14 @@ export type FleetFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof FleetCommand)['baseFlags'] & T['flags']
 >;
 
-
 export abstract class FleetCommand extends Command {
   static override enableJsonFlag = true;
 
   /** Flags of commands that work on the fleet repository. */
   static repoFlags = {
     repo: Flags.directory({
-      description: 'the fleet repository (default: $FLEET_REPO, else the nearest fleet.yaml above the working directory)',
+      description:
+        'the fleet repository (default: $FLEET_REPO, else the nearest fleet.yaml above the working directory)',
       helpGroup: 'GLOBAL',
     }),
   };
@@ -67,7 +67,11 @@ export abstract class FleetCommand extends Command {
     });
     const { accepted, problems } = assembleRegistrations(
       [
-        ...successes.map((s) => ({ plugin: ref(s.plugin), ok: true as const, result: s.result as unknown })),
+        ...successes.map((s) => ({
+          plugin: ref(s.plugin),
+          ok: true as const,
+          result: s.result as unknown,
+        })),
         ...failures.map((f) => ({ plugin: ref(f.plugin), ok: false as const, error: f.error })),
       ],
       FLEET_PLUGIN_API_VERSION,
@@ -95,7 +99,8 @@ export abstract class FleetCommand extends Command {
     // One problem is one line; several get a headline and a line each.
     if (problems.length === 1) this.note(`Error: ${formatProblem(problems[0] as Problem)}`);
     else this.note(`Error: ${failure.message}`);
-    if (problems.length > 1) for (const problem of problems) this.note(`  ${formatProblem(problem)}`);
+    if (problems.length > 1)
+      for (const problem of problems) this.note(`  ${formatProblem(problem)}`);
     for (const suggestion of failure.suggestions ?? []) this.note(`  hint: ${suggestion}`);
     if (failure.code === 'INTERNAL' && process.env['DEBUG']) this.note(String(error.stack));
   }
@@ -107,7 +112,8 @@ async function toFleetFailure(
   const { ExitCode, isFleetError } = await import('@fleet/core');
   if (isFleetError(error)) return error;
   if (error instanceof Errors.CLIError || error.oclif?.exit !== undefined) {
-    const message = error.message.split('\n').filter((line) => line.trim() !== '')[0] ?? 'usage error';
+    const message =
+      error.message.split('\n').filter((line) => line.trim() !== '')[0] ?? 'usage error';
     return {
       code: 'USAGE',
       message: message.replace(/^Error: /, '').trim(),

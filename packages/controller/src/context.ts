@@ -12,6 +12,7 @@ import {
   type ProcessRequest,
   type ProcessResult,
   type ProcessRunner,
+  type SafeFileReader,
   type SecretValues,
 } from '@fleet/core';
 
@@ -51,7 +52,7 @@ export class ExecaProcessRunner implements ProcessRunner {
     const result = await execa(request.command, [...request.args], {
       shell: false,
       extendEnv: false,
-      env: request.env ? { ...request.env } : minimalEnv(this.home),
+      env: request.env ? { ...request.env } : { ...minimalEnv(this.home), ...request.extraEnv },
       cwd: request.cwd ?? this.home,
       ...(request.input === undefined ? { stdin: 'ignore' as const } : { input: request.input }),
       ...(request.timeoutMs === undefined ? {} : { timeout: request.timeoutMs }),
@@ -75,6 +76,8 @@ export interface NodeContextOptions {
   readonly clock?: Clock;
   /** Runs before every process the context starts (the controller's `install.during_action`). */
   readonly beforeProcess?: () => Promise<void>;
+  /** Safe reads of the domain's own files (probers read live files through it). */
+  readonly files?: SafeFileReader;
 }
 
 export function createNodeContext(options: NodeContextOptions): NodeContext {
@@ -86,5 +89,6 @@ export function createNodeContext(options: NodeContextOptions): NodeContext {
     clock: options.clock ?? systemClock,
     processes: new ExecaProcessRunner(home, options.beforeProcess),
     secrets: (): Promise<SecretValues> => loadEnvChain(home),
+    ...(options.files ? { files: options.files } : {}),
   };
 }

@@ -17,6 +17,9 @@ import { createPipeline } from './http/pipeline.js';
 import { PathLocks } from './locks.js';
 import { OperationStore } from './operations.js';
 import { recoverAtStart } from './recovery.js';
+import { failpoint } from './failpoints.js';
+import { checkIdentityCoupling } from './identity-coupling.js';
+import { settleAfterStart } from './settle-pending.js';
 import {
   DEFAULT_LIMITS,
   type BuildIdentity,
@@ -168,7 +171,7 @@ export async function createController(options: ControllerOptions): Promise<Cont
   try {
     audit = await AuditLog.open(state.audit, clock);
     const allowlist = new Allowlist(options.registry);
-    const recovery = await recoverAtStart({
+    const recoveryInput = {
       home,
       state,
       audit,
@@ -176,7 +179,17 @@ export async function createController(options: ControllerOptions): Promise<Cont
       allowlist,
       maxFileBytes: limits.maxFileBytes,
       now: () => clock.now(),
+      nodeId: options.nodeId,
+    };
+    const recovery = await recoverAtStart(recoveryInput);
+    // Fail closed (SPEC §10.2): never serve as a node the identity file does not name.
+    await checkIdentityCoupling({
+      home,
+      nodeId: options.nodeId,
+      registry: options.registry,
+      maxFileBytes: limits.maxFileBytes,
     });
+    await failpoint('controller.start', options.nodeId);
     await operations.prune(new Date(clock.now().getTime() - limits.operationRetentionMs));
     const runtime: ControllerRuntime = {
       home,
@@ -199,7 +212,12 @@ export async function createController(options: ControllerOptions): Promise<Cont
       recovery,
       secrets: () => loadEnvChain(home),
     };
-    return await listen(runtime, options, release);
+    const controller = await listen(runtime, options, release);
+    // A node-id change this controller's start completes (SPEC §10.2): settled once it serves.
+    if (recovery.awaitingStart && recovery.awaitingStart.length > 0) {
+      await settleAfterStart(recoveryInput, recovery.awaitingStart);
+    }
+    return controller;
   } catch (error) {
     await audit?.close().catch(() => undefined);
     await release();

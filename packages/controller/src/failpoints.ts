@@ -16,6 +16,22 @@
  * - `install.after_rename`      the target holds the new content (directory fsync'd)
  * - `install.during_action`     a coupled action is about to run a process
  * - `audit.before_append`       an audit record is about to be appended
+ * - `controller.start`          recovery and the identity check are done; the controller is
+ *                               about to listen (a start that fails here never serves)
+ *
+ * A point may be scoped to one node id, `<point>@<node-id>:<action>`: it then fires only in a
+ * controller running with that `--node-id` (e.g. `controller.start@node-02-new:throw` makes the
+ * restart of a node-id change fail while every other start succeeds).
+ *
+ * Runtime generations (SPEC §12, catalogue 46, 50, 53), `packages/controller/src/generations/`:
+ * - `runtime.stage.before_rename`  the generation is complete, fsync'd and 0444/0555 in its temp
+ *                                  directory; the rename into `generations/<build-id>` follows
+ * - `runtime.flip.before_rename`   the temp symlink (or pointer file) exists; the rename over
+ *                                  `current` follows
+ * - `runtime.journal.<step>`       the journal record of `<step>` is durable (file and directory
+ *                                  fsync'd); nothing of the next step has happened. Steps: begin,
+ *                                  staged, activated, supervisor-restarted, accepted, failed,
+ *                                  rolled-back, manual-recovery-required, end
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FleetError } from '@fleet/core';
@@ -28,18 +44,35 @@ export const FAILPOINTS = [
   'install.after_rename',
   'install.during_action',
   'audit.before_append',
+  'controller.start',
+  'runtime.stage.before_rename',
+  'runtime.flip.before_rename',
+  'runtime.journal.begin',
+  'runtime.journal.staged',
+  'runtime.journal.activated',
+  'runtime.journal.supervisor-restarted',
+  'runtime.journal.accepted',
+  'runtime.journal.failed',
+  'runtime.journal.rolled-back',
+  'runtime.journal.manual-recovery-required',
+  'runtime.journal.end',
 ] as const;
 export type FailpointName = (typeof FAILPOINTS)[number];
 
 export const FAILPOINT_ENV = 'FLEET_FAILPOINT';
 
-/** Triggers the failpoint `name` if `FLEET_FAILPOINT` names it; otherwise does nothing. */
-export async function failpoint(name: FailpointName): Promise<void> {
+/**
+ * Triggers the failpoint `name` if `FLEET_FAILPOINT` names it (unscoped, or scoped to `nodeId`);
+ * otherwise does nothing.
+ */
+export async function failpoint(name: FailpointName, nodeId?: string): Promise<void> {
   const spec = process.env[FAILPOINT_ENV];
   if (!spec) return;
   for (const entry of spec.split(',')) {
     const colon = entry.indexOf(':');
-    if (colon < 0 || entry.slice(0, colon).trim() !== name) continue;
+    if (colon < 0) continue;
+    const [point, scope] = entry.slice(0, colon).trim().split('@');
+    if (point !== name || (scope !== undefined && scope !== nodeId)) continue;
     const action = entry.slice(colon + 1).trim();
     if (action === 'kill') {
       process.kill(process.pid, 'SIGKILL');

@@ -31,4 +31,9 @@ export { parseDuration } from './duration.js';
 export { FAILPOINTS, FAILPOINT_ENV, type FailpointName } from './failpoints.js';
 export { STATE_DIR, TEMP_PREFIX, statePaths, type StatePaths } from './state-paths.js';
 export { parseBackupName, utcStamp } from './backups.js';
+// The controller's real writer over a home, for node-half tests (@fleet/testkit's fake hosts)
+export { createHomeWriter, type HomeWriterOptions } from './home-writer.js';
+export { OperationWriter, type WrittenFile } from './writer.js';
 export { verifyAuditChain, auditLineHash } from '@fleet/core';
+// Runtime generations (SPEC §12): staging, the current pointer, the journal, acceptance, status
+export * from './generations/index.js';

@@ -51,6 +51,17 @@ export type JournalEvent =
   | { readonly event: 'renamed'; readonly path: string }
   | { readonly event: 'restored'; readonly path: string }
   | {
+      /**
+       * A coupled action replaces this controller (core `PendingRestart`): answered before it
+       * ran, settled by the next controller's start from `expect` (recovery.ts).
+       */
+      readonly event: 'pending';
+      readonly expect: { readonly nodeId: string };
+      /** The `--node-id` of the controller that answered. */
+      readonly previousNodeId: string;
+      readonly detail: string;
+    }
+  | {
       /** The answer, journaled before the audit append (recovery completes the record from it). */
       readonly event: 'outcome';
       readonly state: 'completed' | 'failed';

@@ -15,6 +15,7 @@ import { readLive, targetOf, walkParents } from './fs/safe-path.js';
 import type { JournalEvent, OperationStore } from './operations.js';
 import type { AuditHead, RecoveryFile } from '@fleet/core';
 import { TEMP_PREFIX, type StatePaths } from './state-paths.js';
+import { settlePending } from './settle-pending.js';
 
 export interface RecoveryInput {
   readonly home: string;
@@ -24,6 +25,11 @@ export interface RecoveryInput {
   readonly allowlist: Allowlist;
   readonly maxFileBytes: number;
   readonly now: () => Date;
+  /**
+   * This controller's `--node-id`: an operation answered before a coupled restart (journal event
+   * `pending`) is settled against it — completed when it is the id expected, else rolled back.
+   */
+  readonly nodeId?: string;
 }
 
 export interface RecoveryReport {
@@ -31,6 +37,11 @@ export interface RecoveryReport {
   readonly completed: number;
   readonly swept: number;
   readonly detail: string;
+  /**
+   * Operations answered before a restart that this controller's `--node-id` satisfies: settled
+   * as verified once it accepts requests (a start that fails before that leaves them pending).
+   */
+  readonly awaitingStart?: readonly string[];
 }
 
 /** Removes the controller's temp files (regular files with its prefix) in one directory. */
@@ -107,6 +118,7 @@ export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryRepo
   const swept = await sweepAll(input);
   let interrupted = 0;
   let completed = 0;
+  const awaitingStart: string[] = [];
   const finals: Map<string, AuditHead> =
     pending.length > 0 ? await input.audit.finalRecords() : new Map<string, AuditHead>();
   for (const id of pending) {
@@ -118,6 +130,23 @@ export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryRepo
       (e): e is Extract<JournalEvent, { event: 'outcome' }> => e.event === 'outcome',
     );
     const head = finals.get(id);
+    const pendingRestart = events.find(
+      (e): e is Extract<JournalEvent, { event: 'pending' }> => e.event === 'pending',
+    );
+    if (pendingRestart !== undefined && begin !== undefined && input.nodeId !== undefined) {
+      const template = outcome?.receipt ?? (await input.operations.get(id))?.receipt;
+      if (template !== undefined) {
+        if (input.nodeId === pendingRestart.expect.nodeId) {
+          // Settled as verified only once this controller serves (settleAfterStart).
+          awaitingStart.push(id);
+        } else {
+          // Rolled back now: the files go back before the identity check and the first request.
+          await settlePending(input, { id, begin, events, pending: pendingRestart, template });
+          completed += 1;
+        }
+        continue;
+      }
+    }
     if (head !== undefined && outcome !== undefined && begin !== undefined) {
       // Audited before the crash: only the status record was missing.
       if ((await input.operations.get(id)) === undefined) {
@@ -193,5 +222,5 @@ export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryRepo
     pending.length === 0
       ? `clean start; ${swept} stale temp file(s) swept`
       : `${interrupted} interrupted and ${completed} unfinished operation(s) closed at start; ${swept} temp file(s) swept`;
-  return { interrupted, completed, swept, detail };
+  return { interrupted, completed, swept, detail, awaitingStart };
 }

@@ -34,7 +34,11 @@ describe('createNodeContext', () => {
       expect(result.exitCode).to.equal(0);
       const seen = JSON.parse(result.stdout) as { argv: string[]; env: Record<string, string> };
       expect(seen.argv).to.deep.equal(['$(echo hi); echo pwned']);
-      expect(Object.keys(seen.env).filter(notCoverage).sort()).to.deep.equal(['HOME', 'LANG', 'PATH']);
+      expect(Object.keys(seen.env).filter(notCoverage).sort()).to.deep.equal([
+        'HOME',
+        'LANG',
+        'PATH',
+      ]);
       expect(seen.env['HOME']).to.equal(home);
       expect(result.stdout).to.not.contain('must-not-leak');
     } finally {

@@ -20,6 +20,7 @@ type Call =
   | 'inventory'
   | 'export'
   | 'snapshot'
+  | 'audit'
   | 'install'
   | 'capture'
   | 'probe:file'
@@ -37,6 +38,7 @@ const MATRIX: Record<Call, Record<Principal, boolean>> = {
   'inventory':        { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'export':           { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'snapshot':         { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
+  'audit':            { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: N },
   'install':          { 'config:read': N, 'config:install': Y, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: N },
   'capture':          { 'config:read': N, 'config:install': N, 'config:adopt': Y, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: N },
   'probe:file':       { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
@@ -58,6 +60,8 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
       return node.call('/v1/inventory', { token });
     case 'export':
       return node.call('/v1/export', { token, body: { path: APP } });
+    case 'audit':
+      return node.call('/v1/audit', { token, body: { fromSeq: 1, limit: 10 } });
     case 'snapshot':
       return node.call('/v1/snapshot', { token, body: { paths: [APP], backups: true } });
     case 'install': {

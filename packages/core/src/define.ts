@@ -7,12 +7,17 @@ import type {
   ProberDescriptor,
 } from './interfaces/registration.js';
 
-type Untagged<T extends { kind: string }> = Omit<T, 'kind'>;
+/** A descriptor as a plugin writes it: {@link defineRegistration} adds the `kind` tag. */
+export type Untagged<T extends { kind: string }> = Omit<T, 'kind'>;
 
+/** What a plugin passes to {@link defineRegistration}: its descriptors, each list optional. */
 export interface RegistrationParts {
+  /** One per domain: its declaration and, once it has behaviour, `load` for its installer. */
   readonly installers?: readonly Untagged<InstallerDescriptor>[];
+  /** One per domain that can be adopted from (`fleet config adopt`). */
   readonly adopters?: readonly Untagged<AdopterDescriptor>[];
   readonly probers?: readonly Untagged<ProberDescriptor>[];
+  /** One per supervisor kind (`systemd-user`, `windows-task`, …). */
   readonly bootstrapAdapters?: readonly Untagged<BootstrapAdapterDescriptor>[];
 }
 

@@ -92,8 +92,12 @@ export const ERROR_CODES = {
   RECOVERY_REQUIRED: { exit: ExitCode.verification, http: 503 },
   NO_PRIOR_GENERATION: { exit: ExitCode.verification },
   GENERATION_INVALID: { exit: ExitCode.verification },
+  /** The controller's --node-id disagrees with expected_node of the identity file: it will not serve. */
+  NODE_ID_MISMATCH: { exit: ExitCode.verification },
   // policy (exit 7)
   DIVERGED: { exit: ExitCode.policy },
+  /** `--unattended` without the domain's opt-in, or for a domain with a process coupling (§10.3). */
+  UNATTENDED_REFUSED: { exit: ExitCode.policy },
   SECRET_FOUND: { exit: ExitCode.policy },
   PATH_OUTSIDE_ROOT: { exit: ExitCode.policy, http: 403 },
   /** A node path that is not a managed file of the host (adopt, export). */

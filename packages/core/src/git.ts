@@ -13,7 +13,10 @@ export interface GitResult {
 
 export interface Git {
   /** Runs `git -C <repo> <args>`; throws `REPO_INVALID` with git's message on failure. */
-  run(args: readonly string[], options?: { input?: string; allowFailure?: boolean }): Promise<GitResult>;
+  run(
+    args: readonly string[],
+    options?: { input?: string; allowFailure?: boolean },
+  ): Promise<GitResult>;
   /** As `run`, with stdout as bytes (blob contents are not necessarily text). */
   runBytes(args: readonly string[], options?: { input?: string }): Promise<Buffer>;
 }

@@ -13,8 +13,10 @@ export type * from './interfaces/prober.js';
 export type * from './interfaces/bootstrap.js';
 export type * from './interfaces/node-context.js';
 export type * from './interfaces/registration.js';
+export type * from './interfaces/supervisor.js';
 export { FLEET_PLUGIN_API_VERSION, REGISTER_HOOK } from './api-version.js';
-export { defineRegistration, type RegistrationParts } from './define.js';
+export { CONTROLLER_NODE_OPTIONS } from './runtime-flags.js';
+export { defineRegistration, type RegistrationParts, type Untagged } from './define.js';
 
 // Registry
 export {
@@ -150,16 +152,35 @@ export {
   type FileTarget,
   type OperatorHalf,
 } from './config/targets.js';
-export { assessFile, type AssessInput, type FileAssessment, type LiveFile } from './config/file-items.js';
+export {
+  assessFile,
+  type AssessInput,
+  type FileAssessment,
+  type LiveFile,
+} from './config/file-items.js';
 export {
   assessHost,
+  assessHostWithProbes,
+  loadDomainProbers,
   prepareAssessment,
   runDrift,
   type AssessedFile,
   type Assessment,
   type DriftInput,
+  type ProbeAnswer,
+  type ProbeCall,
+  type ProberRuntime,
   type ReadLive,
+  type ReadSnapshot,
 } from './config/drift.js';
+export {
+  RELOAD_PARAMETER,
+  derivedPathParameter,
+  installParameters,
+  probeParameters,
+  probedPath,
+  reloadCommand,
+} from './config/parameters.js';
 export {
   buildDomainPlan,
   planHost,
@@ -222,6 +243,7 @@ export {
 } from './wire/protocol.js';
 export * from './wire/schemas.js';
 export * from './wire/snapshot.js';
+export * from './wire/audit-read.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,
@@ -257,6 +279,11 @@ export {
   type VerifyAuditOptions,
 } from './wire/audit.js';
 export { wholeFileInstaller } from './installers/whole-file.js';
+
+// Runtime generations: layout, current pointer, supervised command (SPEC §12)
+export * from './runtime/layout.js';
+export * from './runtime/definition-file.js';
+export * from './runtime/controller-supervisor.js';
 
 // Controller client
 export * from './client/index.js';

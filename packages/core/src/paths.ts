@@ -12,8 +12,9 @@ const MAX_COMPONENT_BYTES = 255;
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
 // C0/C1 controls and DEL, and the Unicode bidi controls and zero-width characters that make a name
 // display differently from what it is.
-// eslint-disable-next-line no-control-regex
-const CONTROL_OR_BIDI = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u;
+const CONTROL_OR_BIDI =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u;
 
 function invalid(path: string, why: string): FleetError {
   // JSON.stringify escapes C0 controls only: DEL, C1 (0x9b is a terminal CSI), bidi and zero-width

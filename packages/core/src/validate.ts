@@ -63,7 +63,13 @@ export function validateRepo(input: ValidateInput): ValidationReport {
       used.add(name);
       for (const file of declaration.files) {
         try {
-          renderFileForHost(declaration, file, host, repo.variables.get(host) ?? {}, input.readCanonical);
+          renderFileForHost(
+            declaration,
+            file,
+            host,
+            repo.variables.get(host) ?? {},
+            input.readCanonical,
+          );
           rendered += 1;
         } catch (error) {
           problems.push(...problemsOf(error));

@@ -2,7 +2,16 @@
  * YAML parsing that keeps positions, so every problem can name its line. Duplicate keys, aliases
  * beyond a small bound and non-core tags are errors (fail closed), never silently resolved.
  */
-import { LineCounter, isMap, isNode, isScalar, isSeq, parseDocument, visit, type Document } from 'yaml';
+import {
+  LineCounter,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  parseDocument,
+  visit,
+  type Document,
+} from 'yaml';
 import { FleetError, type ErrorCode, type Problem } from './errors.js';
 
 export interface ParsedYaml {
@@ -24,21 +33,29 @@ export function parseYaml(text: string, file: string, code: ErrorCode): ParsedYa
   const problems: Problem[] = [...doc.errors, ...doc.warnings].map((error) => ({
     file,
     ...(error.linePos?.[0] ? { line: error.linePos[0].line } : {}),
-    message: (error.message.split('\n')[0] ?? 'YAML error').replace(/ at line \d+, column \d+:?$/, ''),
+    message: (error.message.split('\n')[0] ?? 'YAML error').replace(
+      / at line \d+, column \d+:?$/,
+      '',
+    ),
   }));
   // zod's z.record skips a `__proto__` key without a word, so a map holding one would validate
   // with that key silently dropped: refuse it here, with its line (catalogue, "Hostile JSON").
   // Only a text that spells it out, or escapes characters (a double-quoted key could spell it
   // with escapes), can hold one: the walk is skipped for the rest (a 1,000-host fleet has 1,000
   // host files).
-  if (text.includes('__proto__') || text.includes('\\')) visit(doc, {
-    Pair(_, pair) {
-      if (isScalar(pair.key) && pair.key.value === '__proto__') {
-        const at = pair.key.range ? lineCounter.linePos(pair.key.range[0]).line : undefined;
-        problems.push({ file, ...(at ? { line: at } : {}), message: 'forbidden key "__proto__"' });
-      }
-    },
-  });
+  if (text.includes('__proto__') || text.includes('\\'))
+    visit(doc, {
+      Pair(_, pair) {
+        if (isScalar(pair.key) && pair.key.value === '__proto__') {
+          const at = pair.key.range ? lineCounter.linePos(pair.key.range[0]).line : undefined;
+          problems.push({
+            file,
+            ...(at ? { line: at } : {}),
+            message: 'forbidden key "__proto__"',
+          });
+        }
+      },
+    });
   if (problems.length > 0) {
     throw new FleetError(code, `${file} is not valid YAML`, { problems });
   }
@@ -62,7 +79,8 @@ export function parseYaml(text: string, file: string, code: ErrorCode): ParsedYa
         if (isMap(node)) {
           const pair = node.items.find((item) => isScalar(item.key) && item.key.value === segment);
           if (!pair) break;
-          if (isNode(pair.key) && pair.key.range) line = lineCounter.linePos(pair.key.range[0]).line;
+          if (isNode(pair.key) && pair.key.range)
+            line = lineCounter.linePos(pair.key.range[0]).line;
           node = pair.value;
         } else if (isSeq(node) && typeof segment === 'number') {
           const item: unknown = node.items[segment];

@@ -22,7 +22,8 @@ const commit = (id: string): PublishedVersion['source'] => ({ kind: 'commit', co
 const v1 = '# Policy v1\n- be careful\n- commit often\n- no secrets\n';
 const v2 = '# Policy v2\n- be careful\n- commit often\n- no secrets\n- review diffs\n';
 const v3 = '# Policy v3\n- be careful\n- commit small steps\n- no secrets\n- review diffs\n';
-const v4 = '# Policy v4\n- think first\n- small reviewed steps\n- secrets by name only\n- ask before deleting\n';
+const v4 =
+  '# Policy v4\n- think first\n- small reviewed steps\n- secrets by name only\n- ask before deleting\n';
 const versions: PublishedVersion[] = [
   { source: commit('c4'), content: v4 },
   { source: commit('c3'), content: v3 },
@@ -157,7 +158,10 @@ describe('readCanonicalHistory (real git)', () => {
     await commitFile('domains/d/other.md', 'unrelated\n', 'other file');
     await commitFile('domains/d/a.md', null, 'delete');
     const c5 = await commitFile('domains/d/a.md', 'one\n', 'restore v1');
-    const history = await readCanonicalHistory(createGit(repo), ['domains/d/a.md', 'domains/d/none.md']);
+    const history = await readCanonicalHistory(createGit(repo), [
+      'domains/d/a.md',
+      'domains/d/none.md',
+    ]);
     const versions = history.get('domains/d/a.md') ?? [];
     expect(versions.map((v) => [v.commit, v.content])).to.deep.equal([
       [c5, 'one\n'],
@@ -171,12 +175,17 @@ describe('readCanonicalHistory (real git)', () => {
     await commitFile('domains/d/a.md', 'one\n', 'v1');
     await commitFile('domains/d/gone.md', 'soon gone\n', 'add');
     const head = await commitFile('domains/d/gone.md', null, 'remove');
-    const snapshot = await readCanonicalSnapshot(createGit(repo), ['domains/d/a.md', 'domains/d/gone.md']);
+    const snapshot = await readCanonicalSnapshot(createGit(repo), [
+      'domains/d/a.md',
+      'domains/d/gone.md',
+    ]);
     expect(snapshot.commit).to.equal(head);
     expect(snapshot.atRef.get('domains/d/a.md')).to.equal('one\n');
     expect(snapshot.atRef.get('domains/d/gone.md')).to.equal(null);
     // Removed now, but it was published once: its version stays in the history.
-    expect(snapshot.history.get('domains/d/gone.md')?.map((v) => v.content)).to.deep.equal(['soon gone\n']);
+    expect(snapshot.history.get('domains/d/gone.md')?.map((v) => v.content)).to.deep.equal([
+      'soon gone\n',
+    ]);
   });
 
   it('follows the first parent only: a side branch merged in is not a published version', async () => {

@@ -17,7 +17,9 @@ import type { DomainDeclaration } from '../src/interfaces/domain.js';
 const declaration: DomainDeclaration = {
   domain: 'demo',
   description: 'demo',
-  files: [{ id: 'app.conf', path: '~/.app.conf', canonical: 'app.conf', kind: 'whole', format: 'text' }],
+  files: [
+    { id: 'app.conf', path: '~/.app.conf', canonical: 'app.conf', kind: 'whole', format: 'text' },
+  ],
   hostVariables: ['node_id'],
   coupling: { kind: 'none' },
 };
@@ -33,7 +35,9 @@ const manifest = (hosts: string[]) =>
 describe('runDrift (engine)', () => {
   let root: string;
   const git = (...args: string[]) =>
-    execFileSync('git', ['-C', root, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { encoding: 'utf8' });
+    execFileSync('git', ['-C', root, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+      encoding: 'utf8',
+    });
 
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), 'fleet-drift-'));
@@ -41,7 +45,8 @@ describe('runDrift (engine)', () => {
     await mkdir(join(root, 'hosts'));
     await mkdir(join(root, 'domains', 'demo'), { recursive: true });
     await writeFile(join(root, 'fleet.yaml'), manifest(['alpha', 'beta', 'gamma', 'delta']));
-    for (const h of ['alpha', 'beta', 'gamma', 'delta']) await writeFile(join(root, 'hosts', `${h}.yaml`), `node_id: ${h}\n`);
+    for (const h of ['alpha', 'beta', 'gamma', 'delta'])
+      await writeFile(join(root, 'hosts', `${h}.yaml`), `node_id: ${h}\n`);
     await writeFile(join(root, 'domains/demo/app.conf'), 'id = {{ host.node_id }}\nport = 1\n');
     git('add', '-A');
     git('commit', '-q', '-m', 'v1');
@@ -57,18 +62,22 @@ describe('runDrift (engine)', () => {
       gamma: 'id = gamma\nport = 3\n', // diverged
     };
     const asked: string[] = [];
-    const readLive: ReadLive = async (host, targets) => {
+    const readLive: ReadLive = (host, targets) => {
       asked.push(`${host}:${targets.map((t) => t.path).join(',')}`);
-      if (host === 'delta') throw new FleetError('HOST_UNREACHABLE', 'delta: connection refused');
+      if (host === 'delta') {
+        return Promise.reject(new FleetError('HOST_UNREACHABLE', 'delta: connection refused'));
+      }
       const content = live[host];
-      return new Map([
-        [
-          '~/.app.conf',
-          content === null || content === undefined
-            ? { kind: 'absent' as const }
-            : { kind: 'present' as const, content, sha256: 'a'.repeat(64), backups: [] },
-        ],
-      ]);
+      return Promise.resolve(
+        new Map([
+          [
+            '~/.app.conf',
+            content === null || content === undefined
+              ? { kind: 'absent' as const }
+              : { kind: 'present' as const, content, sha256: 'a'.repeat(64), backups: [] },
+          ],
+        ]),
+      );
     };
     const report = await runDrift({
       repo: await loadRepo(root),
@@ -78,15 +87,58 @@ describe('runDrift (engine)', () => {
       now: () => new Date('2026-06-01T00:00:00Z'),
     });
     expect(report.repoCommit).to.equal(git('rev-parse', 'HEAD').trim());
-    expect(report.summary).to.deep.equal({ hosts: 4, current: 1, drifted: 2, unreachable: 1, errors: 0 });
-    expect(report.hosts.map((h) => [h.host, h.status, h.items.map((i) => i.state).join()])).to.deep.equal([
+    expect(report.summary).to.deep.equal({
+      hosts: 4,
+      current: 1,
+      drifted: 2,
+      unreachable: 1,
+      errors: 0,
+    });
+    expect(
+      report.hosts.map((h) => [h.host, h.status, h.items.map((i) => i.state).join()]),
+    ).to.deep.equal([
       ['alpha', 'current', 'current'],
       ['beta', 'drifted', 'stale'],
       ['delta', 'unreachable', ''],
       ['gamma', 'drifted', 'diverged'],
     ]);
     expect(report.hosts.find((h) => h.host === 'delta')?.detail).to.contain('connection refused');
-    expect(asked.sort()).to.deep.equal(['alpha:~/.app.conf', 'beta:~/.app.conf', 'delta:~/.app.conf', 'gamma:~/.app.conf']);
+    expect(asked.sort()).to.deep.equal([
+      'alpha:~/.app.conf',
+      'beta:~/.app.conf',
+      'delta:~/.app.conf',
+      'gamma:~/.app.conf',
+    ]);
+  });
+
+  it("counts a rendering with the host's earlier variables as published (a node-id change)", async () => {
+    await writeFile(join(root, 'hosts', 'alpha.yaml'), 'node_id: alpha-2\n');
+    git('commit', '-q', '-am', 'alpha renamed');
+    const readLive: ReadLive = () =>
+      Promise.resolve(
+        new Map([
+          [
+            '~/.app.conf',
+            {
+              kind: 'present' as const,
+              content: 'id = alpha\nport = 2\n',
+              sha256: 'a'.repeat(64),
+              backups: [],
+            },
+          ],
+        ]),
+      );
+    const report = await runDrift({
+      repo: await loadRepo(root),
+      git: createGit(root),
+      domains: new Map([['demo', domainRuntime(declaration, undefined)]]),
+      readLive,
+      hosts: ['alpha'],
+      now: () => new Date(),
+    });
+    const [item] = report.hosts[0]?.items ?? [];
+    expect(item?.state).to.equal('stale');
+    expect(item?.detail).to.match(/equals the published commit/);
   });
 
   it('refuses an unknown host before asking any host anything', async () => {

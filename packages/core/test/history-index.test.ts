@@ -5,8 +5,16 @@ import type { CanonicalVersion } from '../src/classify/history.js';
 
 /** Newest first, as readCanonicalHistory returns them. */
 const history: CanonicalVersion[] = [
-  { commit: 'c3', date: '2026-03-01T00:00:00Z', content: 'node: {{ host.node_id }}\nlisten: 8081\nmode: fast\n' },
-  { commit: 'c2', date: '2026-02-01T00:00:00Z', content: 'node: {{ host.node_id }}\nlisten: 8080\n' },
+  {
+    commit: 'c3',
+    date: '2026-03-01T00:00:00Z',
+    content: 'node: {{ host.node_id }}\nlisten: 8081\nmode: fast\n',
+  },
+  {
+    commit: 'c2',
+    date: '2026-02-01T00:00:00Z',
+    content: 'node: {{ host.node_id }}\nlisten: 8080\n',
+  },
   { commit: 'c1', date: '2026-01-01T00:00:00Z', content: 'listen: 8080\n' },
 ];
 
@@ -47,7 +55,10 @@ describe('HistoryIndex (published versions viewed per host)', () => {
   });
 
   it("counts the node's backups as published", () => {
-    const backup = { source: { kind: 'backup' as const, path: 'b1' }, content: 'node: alpha\nlocal: tweak\n' };
+    const backup = {
+      source: { kind: 'backup' as const, path: 'b1' },
+      content: 'node: alpha\nlocal: tweak\n',
+    };
     const alpha = index.forHost({ node_id: 'alpha' }, [backup]);
     expect(classify('node: alpha\nlocal: tweak\n', desiredFor('alpha'), alpha)).to.deep.equal({
       state: 'stale',
@@ -58,10 +69,12 @@ describe('HistoryIndex (published versions viewed per host)', () => {
 
   it('reports line-ending-only differences against the rendered version', () => {
     const alpha = index.forHost({ node_id: 'alpha' });
-    expect(classify('node: alpha\r\nlisten: 8080\r\n', desiredFor('alpha'), alpha)).to.deep.include({
-      state: 'stale',
-      lineEndingsOnly: true,
-    });
+    expect(classify('node: alpha\r\nlisten: 8080\r\n', desiredFor('alpha'), alpha)).to.deep.include(
+      {
+        state: 'stale',
+        lineEndingsOnly: true,
+      },
+    );
   });
 
   it('indexes each distinct version once', () => {

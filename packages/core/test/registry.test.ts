@@ -234,11 +234,35 @@ describe('registry/registry', () => {
       expect(loader.calls()).to.equal(2);
     });
 
+    it('a load that throws instead of rejecting is PLUGIN_REFUSED naming the plugin too', async () => {
+      const registry = registryOf([
+        plugin('fleet-plugin-sync', 'user'),
+        {
+          installers: [
+            domain('router', () => {
+              throw new Error('boom at load');
+            }),
+          ],
+        },
+      ]);
+      const error = await rejected(registry.installer('router'));
+      expect(error.code).to.equal('PLUGIN_REFUSED');
+      expect(error.message).to.contain('fleet-plugin-sync@1.2.3').and.contain('boom at load');
+    });
+
     const broken: [title: string, value: unknown, message: RegExp][] = [
       ['not an object', 'installer', /is not an object/],
       ['null', null, /is not an object/],
-      ['lacking install()', { domain: 'router', view: () => '', managed: () => '' }, /lacks install\(\)/],
-      ['lacking managed()', { domain: 'router', view: () => '', install: () => undefined }, /lacks managed\(\)/],
+      [
+        'lacking install()',
+        { domain: 'router', view: () => '', managed: () => '' },
+        /lacks install\(\)/,
+      ],
+      [
+        'lacking managed()',
+        { domain: 'router', view: () => '', install: () => undefined },
+        /lacks managed\(\)/,
+      ],
       ['lacking view()', { domain: 'router', install: () => undefined }, /lacks view\(\)/],
       [
         'with view as a non-function',
@@ -272,9 +296,17 @@ describe('registry/registry', () => {
       const adopter = { domain: 'router', candidate: () => undefined, mirrorPath: () => '' };
       const prober = { collect: () => undefined, evaluate: () => [] };
       const adapter = Object.fromEntries(
-        ['definition', 'installDefinition', 'activate', 'restart', 'observe', 'rollback'].map(
-          (m) => [m, () => 0],
-        ),
+        [
+          'definition',
+          'readDefinition',
+          'preflight',
+          'installDefinition',
+          'start',
+          'stop',
+          'restart',
+          'observe',
+          'recordNodeId',
+        ].map((m) => [m, () => 0]),
       );
       const registry = registryOf([
         plugin('p'),

@@ -10,7 +10,11 @@ import {
   layerState,
   type DriftHost,
 } from '../src/report/drift-report.js';
-import { escapeControl, renderDriftHtml, renderDriftMarkdown } from '../src/report/render-report.js';
+import {
+  escapeControl,
+  renderDriftHtml,
+  renderDriftMarkdown,
+} from '../src/report/render-report.js';
 import { datedReportDir, writeReportSet } from '../src/report/report-dir.js';
 
 const hosts: DriftHost[] = [
@@ -19,7 +23,12 @@ const hosts: DriftHost[] = [
     status: 'drifted',
     items: [
       { layer: 'file', domain: 'router', path: '~/.config/router/router.yaml', state: 'stale' },
-      { layer: 'derived', domain: 'router', path: '~/.local/share/router/volume/router.yaml', state: 'current' },
+      {
+        layer: 'derived',
+        domain: 'router',
+        path: '~/.local/share/router/volume/router.yaml',
+        state: 'current',
+      },
       {
         layer: 'file',
         domain: 'harness-policy',
@@ -30,7 +39,11 @@ const hosts: DriftHost[] = [
       },
     ],
   },
-  { host: 'node-01', status: 'current', items: [{ layer: 'file', domain: 'router', state: 'current' }] },
+  {
+    host: 'node-01',
+    status: 'current',
+    items: [{ layer: 'file', domain: 'router', state: 'current' }],
+  },
   { host: 'node-03', status: 'unreachable', detail: 'connection refused', items: [] },
 ];
 
@@ -45,15 +58,35 @@ describe('drift report', () => {
   it('is a valid fleet.drift/v1 document, hosts sorted, summary counted', () => {
     expect(driftReportSchema.parse(report)).to.deep.equal(report);
     expect(report.hosts.map((h) => h.host)).to.deep.equal(['node-01', 'node-02', 'node-03']);
-    expect(report.summary).to.deep.equal({ hosts: 3, current: 1, drifted: 1, unreachable: 1, errors: 0 });
+    expect(report.summary).to.deep.equal({
+      hosts: 3,
+      current: 1,
+      drifted: 1,
+      unreachable: 1,
+      errors: 0,
+    });
     expect(driftExitCode(report)).to.equal(1);
-    expect(driftExitCode(buildDriftReport({ ...report, generatedAt: new Date(), hosts: [hosts[1] as DriftHost] }))).to.equal(0);
+    expect(
+      driftExitCode(
+        buildDriftReport({ ...report, generatedAt: new Date(), hosts: [hosts[1] as DriftHost] }),
+      ),
+    ).to.equal(0);
   });
 
   it('derives host status and the worst state per layer', () => {
     expect(hostStatus([{ layer: 'file', state: 'current' }])).to.equal('current');
-    expect(hostStatus([{ layer: 'file', state: 'stale' }, { layer: 'file', state: 'current' }])).to.equal('drifted');
-    expect(hostStatus([{ layer: 'file', state: 'stale' }, { layer: 'runtime', state: 'error' }])).to.equal('error');
+    expect(
+      hostStatus([
+        { layer: 'file', state: 'stale' },
+        { layer: 'file', state: 'current' },
+      ]),
+    ).to.equal('drifted');
+    expect(
+      hostStatus([
+        { layer: 'file', state: 'stale' },
+        { layer: 'runtime', state: 'error' },
+      ]),
+    ).to.equal('error');
     expect(layerState(hosts[0] as DriftHost, 'file')).to.equal('diverged');
     expect(layerState(hosts[0] as DriftHost, 'derived')).to.equal('current');
     expect(layerState(hosts[0] as DriftHost, 'runtime')).to.equal(undefined);
@@ -95,16 +128,31 @@ describe('report directory', () => {
     await writeReportSet(dir, 'drift', { ...files, md: '# second' });
     await writeFile(join(dir, 'drift-3.md'), 'someone else');
     const third = await writeReportSet(dir, 'drift', files);
-    expect(third.map((p) => p.slice(dir.length + 1))).to.deep.equal(['drift-4.json', 'drift-4.md', 'drift-4.html']);
-    expect((await readdir(dir)).sort()).to.deep.equal(
-      ['drift-2.html', 'drift-2.json', 'drift-2.md', 'drift-3.md', 'drift-4.html', 'drift-4.json', 'drift-4.md', 'drift.html', 'drift.json', 'drift.md'],
-    );
+    expect(third.map((p) => p.slice(dir.length + 1))).to.deep.equal([
+      'drift-4.json',
+      'drift-4.md',
+      'drift-4.html',
+    ]);
+    expect((await readdir(dir)).sort()).to.deep.equal([
+      'drift-2.html',
+      'drift-2.json',
+      'drift-2.md',
+      'drift-3.md',
+      'drift-4.html',
+      'drift-4.json',
+      'drift-4.md',
+      'drift.html',
+      'drift.json',
+      'drift.md',
+    ]);
     expect(await readFile(join(dir, 'drift.md'), 'utf8')).to.equal('# r');
     expect(await readFile(join(dir, 'drift-2.md'), 'utf8')).to.equal('# second');
     expect(await readFile(join(dir, 'drift-3.md'), 'utf8')).to.equal('someone else');
   });
 
   it('dates report folders in UTC', () => {
-    expect(datedReportDir('/r', 'drift', new Date('2026-05-01T23:30:00-02:00'))).to.equal('/r/reports/drift/2026-05-02');
+    expect(datedReportDir('/r', 'drift', new Date('2026-05-01T23:30:00-02:00'))).to.equal(
+      '/r/reports/drift/2026-05-02',
+    );
   });
 });

@@ -39,7 +39,8 @@ describe('scanForSecrets (the adopt gate)', () => {
   }
 
   it('reports each line once, with every finding in line order', () => {
-    const text = 'a\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI\n-----END EC PRIVATE KEY-----\nAKIAIOSFODNN7EXAMPLE\n';
+    const text =
+      'a\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI\n-----END EC PRIVATE KEY-----\nAKIAIOSFODNN7EXAMPLE\n';
     expect(scanForSecrets(text).map((f) => f.line)).to.deep.equal([2, 5]);
   });
 

@@ -9,10 +9,12 @@ export class FixedClock implements Clock {
     this.wall = new Date(start).getTime();
   }
 
+  /** The wall-clock time the test set. */
   now(): Date {
     return new Date(this.wall);
   }
 
+  /** Milliseconds the test advanced by, from 0. */
   monotonicMs(): number {
     return this.monotonic;
   }

@@ -8,13 +8,18 @@ import {
   parseHomePath,
   type NodeContext,
   type Platform,
+  type SafeFileReader,
   type SecretValues,
 } from '@fleet/core';
 import { FixedClock } from './clock.js';
 import { RecordedProcessRunner } from './processes.js';
+import { TempHomeWriter, type TempHomeWriterOptions, type WriterDomain } from './writer.js';
 
+/** How {@link createFakeHost} sets a host up; every field has a default. */
 export interface FakeHostOptions {
+  /** The node id (default `node-01`). */
   readonly nodeId?: string;
+  /** The platform the domain sees (default `linux`; the files are still this machine's). */
   readonly platform?: Platform;
   /** Start of the fixed clock. */
   readonly now?: Date | string;
@@ -30,10 +35,13 @@ export interface FakeHostOptions {
 export class FakeHost implements NodeContext {
   readonly platform: Platform;
   readonly nodeId: string;
+  /** A clock that moves only when the test moves it. */
   readonly clock: FixedClock;
+  /** Records every command the domain runs; script answers with `on(…)`. */
   readonly processes = new RecordedProcessRunner();
 
   private constructor(
+    /** The temporary directory standing for the node's `~`. */
     readonly home: string,
     options: FakeHostOptions,
   ) {
@@ -42,6 +50,7 @@ export class FakeHost implements NodeContext {
     this.clock = new FixedClock(options.now);
   }
 
+  /** Makes the temporary home (and the env file, when `secrets` are given). */
   static async create(options: FakeHostOptions = {}): Promise<FakeHost> {
     const home = await mkdtemp(join(tmpdir(), 'fleet-fakehost-'));
     const host = new FakeHost(home, options);
@@ -54,6 +63,7 @@ export class FakeHost implements NodeContext {
     return join(this.home, ...parseHomePath(path));
   }
 
+  /** Writes a node file as someone at the host's keyboard would (parents created). */
   async writeFile(path: string, content: string | Uint8Array, mode = 0o600): Promise<void> {
     const absolute = this.resolve(path);
     await mkdir(dirname(absolute), { recursive: true, mode: 0o700 });
@@ -70,10 +80,12 @@ export class FakeHost implements NodeContext {
     }
   }
 
+  /** A node file as UTF-8 text, or `undefined` when it does not exist. */
   async readText(path: string): Promise<string | undefined> {
     return (await this.readFile(path))?.toString('utf8');
   }
 
+  /** Whether a node path exists (a symlink counts, even a dangling one). */
   async exists(path: string): Promise<boolean> {
     try {
       await lstat(this.resolve(path));
@@ -95,6 +107,23 @@ export class FakeHost implements NodeContext {
     await this.writeFile(`~/${relative}`, text);
   }
 
+  /**
+   * A `SafeFileWriter` over this host's home for `declaration`'s paths, as the controller hands
+   * one to a domain's `install`: the controller's own writer (see {@link TempHomeWriter}). The
+   * second argument is its options, or just the operation id.
+   */
+  writer(declaration: WriterDomain, options: TempHomeWriterOptions | string = {}): TempHomeWriter {
+    const given = typeof options === 'string' ? { operationId: options } : options;
+    return new TempHomeWriter(this.home, declaration, { clock: this.clock, ...given });
+  }
+
+  /**
+   * Safe reads for a prober's node half (`NodeContext.files`): set it to a writer of the
+   * prober's domain (`host.files = host.writer(declaration)`) before calling `collect(host, …)`.
+   */
+  files?: SafeFileReader;
+
+  /** The env-file chain, read by the controller's own loader. */
   secrets(): Promise<SecretValues> {
     return loadEnvChain(this.home);
   }

@@ -10,8 +10,7 @@ export {
   type ScriptedResult,
 } from './processes.js';
 export { FakeHost, createFakeHost, type FakeHostOptions } from './host.js';
-export {
-  registryFromHooks,
-  type PluginUnderTest,
-  type RegisterHookFunction,
-} from './registry.js';
+export { RecordedSupervisor, type RecordedSupervisorOptions } from './supervisor.js';
+export { TempHomeWriter, type TempHomeWriterOptions, type WriterDomain } from './writer.js';
+export { registryFromHooks, type PluginUnderTest, type RegisterHookFunction } from './registry.js';
+export * from './fake-supervisors/index.js';

@@ -1,6 +1,8 @@
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '@fleet/core';
 
+/** A command-line prefix (`systemctl --user restart`) or a predicate over the request. */
 export type ProcessMatcher = string | ((request: ProcessRequest) => boolean);
+/** The answer to a matched request: fields of the result (the rest default to success), or a function. */
 export type ScriptedResult =
   | Partial<ProcessResult>
   | ((request: ProcessRequest) => Partial<ProcessResult> | Promise<Partial<ProcessResult>>);
@@ -22,6 +24,7 @@ export function commandLine(request: ProcessRequest): string {
  * runs an unexpected command cannot pass by accident.
  */
 export class RecordedProcessRunner implements ProcessRunner {
+  /** Every request, in order, matched or not. */
   readonly calls: ProcessRequest[] = [];
   private readonly rules: Rule[] = [];
 
@@ -43,9 +46,12 @@ export class RecordedProcessRunner implements ProcessRunner {
     return this.calls.map(commandLine);
   }
 
+  /** Records the request and answers it from the script (127 when nothing matches). */
   async run(request: ProcessRequest): Promise<ProcessResult> {
     this.calls.push(request);
-    const rule = this.rules.find((candidate) => candidate.remaining > 0 && candidate.matches(request));
+    const rule = this.rules.find(
+      (candidate) => candidate.remaining > 0 && candidate.matches(request),
+    );
     if (!rule) {
       return {
         exitCode: 127,

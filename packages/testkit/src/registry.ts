@@ -10,8 +10,11 @@ import {
 /** A plugin's `fleet:register` hook function, as its hook module exports it. */
 export type RegisterHookFunction = (options: RegisterHookOptions) => unknown;
 
+/** A plugin and its hook, as {@link registryFromHooks} runs them. */
 export interface PluginUnderTest {
+  /** How the host would name the plugin (`type: 'core'` for bundled, `'link'`/`'user'` otherwise). */
   readonly plugin: PluginRef;
+  /** The plugin's default-exported `fleet:register` function. */
   readonly hook: RegisterHookFunction;
 }
 

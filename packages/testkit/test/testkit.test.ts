@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { stat } from 'node:fs/promises';
 import { defineRegistration } from '@fleet/core';
-import { FixedClock, RecordedProcessRunner, createFakeHost, registryFromHooks } from '../src/index.js';
+import {
+  FixedClock,
+  RecordedProcessRunner,
+  createFakeHost,
+  registryFromHooks,
+} from '../src/index.js';
 
 describe('FixedClock', () => {
   it('stands still, advances both clocks, and steps the wall clock alone', () => {
@@ -59,13 +64,17 @@ describe('FakeHost', () => {
     expect(await host.exists('~/.config/app/app.conf')).to.equal(false);
   });
 
-  it("reads its secrets through the same env-file chain loader as the controller", async () => {
+  it('reads its secrets through the same env-file chain loader as the controller', async () => {
     const host = await createFakeHost({ secrets: { API_KEY: 'first', OTHER: 'x' } });
     try {
       await host.writeEnvFile('20-override.env', { API_KEY: 'second' });
       await host.writeEnvFile('10-base.env', { API_KEY: 'base', EXTRA: 'e' });
       const secrets = await host.secrets();
-      expect(Object.fromEntries(secrets)).to.deep.equal({ API_KEY: 'second', OTHER: 'x', EXTRA: 'e' });
+      expect(Object.fromEntries(secrets)).to.deep.equal({
+        API_KEY: 'second',
+        OTHER: 'x',
+        EXTRA: 'e',
+      });
     } finally {
       await host.dispose();
     }
@@ -77,7 +86,15 @@ describe('registryFromHooks', () => {
   const domain = {
     domain: 'demo',
     description: 'demo',
-    files: [{ id: 'demo.conf', path: '~/.demo.conf', canonical: 'demo.conf', kind: 'whole', format: 'text' }],
+    files: [
+      {
+        id: 'demo.conf',
+        path: '~/.demo.conf',
+        canonical: 'demo.conf',
+        kind: 'whole',
+        format: 'text',
+      },
+    ],
     hostVariables: [],
     coupling: { kind: 'none' },
   } as const;

@@ -3,6 +3,7 @@ import { defineRegistration, type FleetRegistration, type RegisterHookOptions } 
 /**
  * The systemd user-unit supervisor (SPEC §12): a unit in `~/.config/systemd/user/`, driven with
  * `systemctl --user daemon-reload|restart|show`, and a prober of the unit's runtime state.
+ * Implementations load lazily: `--help` and `--version` never import them.
  */
 export const registration: FleetRegistration = defineRegistration({
   bootstrapAdapters: [
@@ -10,13 +11,16 @@ export const registration: FleetRegistration = defineRegistration({
       supervisor: 'systemd-user',
       platforms: ['linux'],
       description: 'a systemd user unit in ~/.config/systemd/user/ (systemctl --user)',
+      load: () => import('./adapter.js').then((m) => m.createSystemdUserAdapter()),
     },
   ],
   probers: [
     {
       id: 'systemd-user.unit',
       layer: 'runtime',
-      description: 'the controller unit is present, enabled, running the current generation with the expected --node-id',
+      description:
+        'the controller unit is present, enabled, running the current generation with the expected --node-id',
+      load: () => import('./prober.js').then((m) => m.prober),
     },
   ],
 });

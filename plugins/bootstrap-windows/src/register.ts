@@ -3,6 +3,7 @@ import { defineRegistration, type FleetRegistration, type RegisterHookOptions } 
 /**
  * The Windows Task Scheduler supervisor (SPEC §12): a scheduled task defined by Task Scheduler
  * XML, driven with `schtasks /Create /XML`, `/Run`, `/End`, `/Query`, and a prober of its state.
+ * Implementations load lazily: `--help` and `--version` never import them.
  */
 export const registration: FleetRegistration = defineRegistration({
   bootstrapAdapters: [
@@ -10,13 +11,16 @@ export const registration: FleetRegistration = defineRegistration({
       supervisor: 'windows-task',
       platforms: ['win32'],
       description: 'a Windows scheduled task defined by Task Scheduler XML (schtasks)',
+      load: () => import('./adapter.js').then((m) => m.createWindowsTaskAdapter()),
     },
   ],
   probers: [
     {
       id: 'windows-task.task',
       layer: 'runtime',
-      description: 'the controller task is present, enabled, running the current generation with the expected --node-id',
+      description:
+        'the controller task is present, enabled, running the current generation with the expected --node-id',
+      load: () => import('./prober.js').then((m) => m.prober),
     },
   ],
 });

@@ -9,9 +9,9 @@ describe('bootstrap-windows plugin registration', () => {
     const registry = await registryFromHooks([{ plugin, hook: register }]);
     expect(registry.problems).to.deep.equal([]);
     expect(registry.domains()).to.deep.equal([]);
-    expect(registry.bootstrapAdapters().map((a) => [a.descriptor.supervisor, a.descriptor.platforms])).to.deep.equal([
-      ['windows-task', ['win32']],
-    ]);
+    expect(
+      registry.bootstrapAdapters().map((a) => [a.descriptor.supervisor, a.descriptor.platforms]),
+    ).to.deep.equal([['windows-task', ['win32']]]);
     expect(registry.probers().map((p) => [p.descriptor.id, p.descriptor.layer])).to.deep.equal([
       ['windows-task.task', 'runtime'],
     ]);
@@ -25,16 +25,20 @@ describe('bootstrap-windows plugin registration', () => {
     ]);
     expect(registry.bootstrapAdapters().map((a) => a.plugin.name)).to.deep.equal([plugin.name]);
     expect(registry.problems.map((p) => p.plugin)).to.deep.equal(['fleet-plugin-impostor@9.9.9']);
-    expect(registry.problems[0]?.message).to.contain('already owned by plugin @fleet/plugin-bootstrap-windows@0.1.0');
+    expect(registry.problems[0]?.message).to.contain(
+      'already owned by plugin @fleet/plugin-bootstrap-windows@0.1.0',
+    );
   });
 
-  it('has no adapter implementation yet: loading one says so instead of faking it', async () => {
+  it('loads the adapter and the prober lazily, implementing the contract', async () => {
     const registry = await registryFromHooks([{ plugin, hook: register }]);
-    try {
-      await registry.bootstrapAdapter('windows-task');
-      expect.fail('expected DOMAIN_BEHAVIOUR_ABSENT');
-    } catch (error) {
-      expect((error as { code?: string }).code).to.equal('DOMAIN_BEHAVIOUR_ABSENT');
-    }
+    const adapter = await registry.bootstrapAdapter('windows-task');
+    expect([adapter.supervisor, adapter.pointer, [...adapter.platforms]]).to.deep.equal([
+      'windows-task',
+      'file',
+      ['win32'],
+    ]);
+    const prober = await registry.prober('windows-task.task');
+    expect([prober.id, prober.layer]).to.deep.equal(['windows-task.task', 'runtime']);
   });
 });

@@ -2,8 +2,8 @@
  * The harness-policy installer against a fake host (SPEC §8.4, §10.3; catalogue 40, 43, 55, 58).
  *
  * The operator half is loaded through the registry exactly as the CLI loads it. The node half runs
- * against `@fleet/testkit`'s fake host (a real temporary home) with `TempHomeWriter`, a small test
- * writer doing real compare-and-swap and atomic writes there (see test/helpers).
+ * against `@fleet/testkit`'s fake host (a real temporary home) with `host.writer(domain)`: the
+ * controller's own writer (compare-and-swap, backups, atomic writes, restore) over that home.
  */
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
@@ -16,11 +16,26 @@ import {
   type NodeInstallRequest,
   type SafeFileWriter,
 } from '@fleet/core';
-import { createFakeHost, registryFromHooks, type FakeHost } from '@fleet/testkit';
+import {
+  createFakeHost,
+  registryFromHooks,
+  type FakeHost,
+  type TempHomeWriter,
+} from '@fleet/testkit';
 import { findBlock } from '../src/block.js';
 import { harnessPolicyDomain, POLICY_MARKERS } from '../src/domain.js';
 import register from '../src/register.js';
-import { TempHomeWriter, withoutRead } from './helpers/temp-home-writer.js';
+
+/** The writer without `read`, as a controller predating `SafeFileWriter.read` hands it out. */
+function withoutRead(writer: SafeFileWriter): SafeFileWriter {
+  // The interface now requires `read`; a controller built against an older @fleet/core may still
+  // hand out a writer without it, which is what this stands for.
+  const old: Omit<SafeFileWriter, 'read'> = {
+    replace: (r) => writer.replace(r),
+    restore: (r) => writer.restore(r),
+  };
+  return old as SafeFileWriter;
+}
 
 const plugin = { name: '@fleet/plugin-harness-policy', version: '0.1.0', type: 'core' };
 const B = POLICY_MARKERS.begin;
@@ -144,7 +159,7 @@ describe('harness-policy installer: operator half', () => {
       await installer.install(
         host,
         await plan(host, installer, rendered),
-        new TempHomeWriter(host.home, { domain: 'harness-policy' }),
+        host.writer(harnessPolicyDomain),
       );
       for (const id of ['CLAUDE.md', 'AGENTS.md', 'GEMINI.md']) {
         const file = fileById(id);
@@ -166,7 +181,7 @@ describe('harness-policy installer: node half', () => {
   beforeEach(async () => {
     host = await createFakeHost({ nodeId: 'node-01' });
     installer = await loadInstaller();
-    writer = new TempHomeWriter(host.home, { domain: 'harness-policy' });
+    writer = host.writer(harnessPolicyDomain);
   });
   afterEach(() => host.dispose());
 
@@ -314,10 +329,7 @@ describe('harness-policy installer: node half', () => {
 
   it('restores the files already written when a later file of the request fails', async () => {
     await host.writeFile(CLAUDE, 'old claude\n');
-    const failing = new TempHomeWriter(host.home, {
-      domain: 'harness-policy',
-      failReplaceOf: GEMINI,
-    });
+    const failing = host.writer(harnessPolicyDomain, { failReplaceOf: GEMINI });
     const request = await plan(host, installer, canonical('- new\n'));
 
     expect(await failure(installer.install(host, request, failing))).to.include({

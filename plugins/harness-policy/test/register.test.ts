@@ -20,7 +20,9 @@ describe('harness-policy plugin registration', () => {
   });
 
   it('manages CLAUDE.md whole and AGENTS.md / GEMINI.md by block, with no process coupling', async () => {
-    const domain = (await registryFromHooks([{ plugin, hook: register }])).domain('harness-policy').descriptor;
+    const domain = (await registryFromHooks([{ plugin, hook: register }])).domain(
+      'harness-policy',
+    ).descriptor;
     expect(domain.files.map((f) => [f.path, f.kind])).to.deep.equal([
       ['~/.claude/CLAUDE.md', 'whole'],
       ['~/.codex/AGENTS.md', 'block'],
@@ -34,7 +36,9 @@ describe('harness-policy plugin registration', () => {
   });
 
   it('ships an example CLAUDE.md whose policy section sits between the markers', async () => {
-    const domain = (await registryFromHooks([{ plugin, hook: register }])).domain('harness-policy').descriptor;
+    const domain = (await registryFromHooks([{ plugin, hook: register }])).domain(
+      'harness-policy',
+    ).descriptor;
     const example = domain.examples?.[0]?.content ?? '';
     const begin = example.indexOf(POLICY_MARKERS.begin);
     const end = example.indexOf(POLICY_MARKERS.end);

@@ -43,7 +43,10 @@ export const routerDomain = {
   coupling: {
     kind: 'process',
     actions: [
-      { kind: 'write-volume', description: 'write the installed volume with the file, as one operation' },
+      {
+        kind: 'write-volume',
+        description: 'write the installed volume with the file, as one operation',
+      },
       { kind: 'reload', description: "run the host's configured reload command, when one is set" },
     ],
   },

@@ -1,2 +1,11 @@
 export { routerDomain } from './domain.js';
 export { registration } from './register.js';
+export { RELOAD_TIMEOUT_MS, routerInstaller } from './installer.js';
+export { routerAdopter } from './adopter.js';
+export {
+  ROUTER_VOLUME_PROBER,
+  VOLUME_DIFFERS,
+  routerVolumeProber,
+  type RouterVolumeFacts,
+} from './prober.js';
+export { yamlProblems } from './yaml-check.js';

@@ -27,7 +27,9 @@ describe('router plugin registration', () => {
   });
 
   it('owns the config file and the installed volume, coupled as one operation', async () => {
-    const router = (await registryFromHooks([{ plugin, hook: register }])).domain('router').descriptor;
+    const router = (await registryFromHooks([{ plugin, hook: register }])).domain(
+      'router',
+    ).descriptor;
     expect(router.files.map((f) => [f.path, f.kind, f.format])).to.deep.equal([
       ['~/.config/router/router.yaml', 'whole', 'yaml'],
     ]);
@@ -36,14 +38,21 @@ describe('router plugin registration', () => {
     ]);
     expect(router.coupling.kind).to.equal('process');
     // Both owned paths resolve inside the node's home.
-    for (const path of ['~/.config/router/router.yaml', '~/.local/share/router/volume/router.yaml']) {
+    for (const path of [
+      '~/.config/router/router.yaml',
+      '~/.local/share/router/volume/router.yaml',
+    ]) {
       expect(host.resolve(path).startsWith(`${host.home}/`)).to.equal(true);
     }
   });
 
   it('renders its example for a host, and honours a per-host path override', async () => {
-    const router = (await registryFromHooks([{ plugin, hook: register }])).domain('router').descriptor;
-    const examples = new Map((router.examples ?? []).map((e) => [`domains/router/${e.path}`, e.content]));
+    const router = (await registryFromHooks([{ plugin, hook: register }])).domain(
+      'router',
+    ).descriptor;
+    const examples = new Map(
+      (router.examples ?? []).map((e) => [`domains/router/${e.path}`, e.content]),
+    );
     const read = (path: string) => examples.get(path) ?? '';
     const [view] = renderDomainForHost(router, host.nodeId, { node_id: host.nodeId }, read);
     expect(view?.content).to.contain('node: node-07\n');
@@ -58,13 +67,10 @@ describe('router plugin registration', () => {
     expect(overridden[0]?.path).to.equal('~/etc/router.yaml');
   });
 
-  it('declares no installer implementation yet: asking for one says so instead of faking it', async () => {
+  it('loads its installer, adopter and prober lazily, through the registry', async () => {
     const registry = await registryFromHooks([{ plugin, hook: register }]);
-    try {
-      await registry.installer('router');
-      expect.fail('expected DOMAIN_BEHAVIOUR_ABSENT');
-    } catch (error) {
-      expect((error as { code?: string }).code).to.equal('DOMAIN_BEHAVIOUR_ABSENT');
-    }
+    expect((await registry.installer('router')).domain).to.equal('router');
+    expect((await registry.adopter('router')).domain).to.equal('router');
+    expect((await registry.prober('router.volume')).layer).to.equal('derived');
   });
 });

@@ -21,15 +21,22 @@ export const transportIdentityDomain = {
   coupling: {
     kind: 'process',
     actions: [
-      { kind: 'update-supervisor-flag', description: "record the new --node-id in the controller's supervisor" },
+      {
+        kind: 'update-supervisor-flag',
+        description: "record the new --node-id in the controller's supervisor",
+      },
       { kind: 'restart-controller', description: 'restart the controller through its supervisor' },
-      { kind: 'verify-node-id', description: 'the restarted controller reports the new node id, else roll back' },
+      {
+        kind: 'verify-node-id',
+        description: 'the restarted controller reports the new node id, else roll back',
+      },
     ],
   },
   examples: [
     {
       path: 'transport.yaml',
-      content: '# The node identity: must equal the controller\'s --node-id.\nexpected_node: {{ host.node_id }}\n',
+      content:
+        "# The node identity: must equal the controller's --node-id.\nexpected_node: {{ host.node_id }}\n",
     },
   ],
 } as const satisfies DomainDeclaration;

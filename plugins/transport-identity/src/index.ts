@@ -1,2 +1,18 @@
 export { transportIdentityDomain } from './domain.js';
 export { registration } from './register.js';
+export {
+  createTransportIdentityInstaller,
+  transportIdentityInstaller,
+  type TransportIdentityOptions,
+} from './installer.js';
+export { NODE_ID_PROBER, nodeIdProber, type NodeIdFacts } from './prober.js';
+export { NODE_ID_PATTERN, isNodeId, parseIdentity, type IdentityParse } from './identity-file.js';
+export {
+  labControllerSupervisor,
+  supervisorFromEnvironment,
+  switchNodeId,
+  type LocatableSupervisor,
+  type SupervisorLocator,
+  type SwitchOutcome,
+  type SwitchPlan,
+} from './supervisor.js';

@@ -1,14 +1,25 @@
 import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
 import { transportIdentityDomain } from './domain.js';
 
+/**
+ * The plugin's descriptors. The declaration is plain data; the installer and the prober are loaded
+ * only when a command needs them, so `fleet --help` never pays for their code.
+ */
 export const registration: FleetRegistration = defineRegistration({
-  installers: [transportIdentityDomain],
+  installers: [
+    {
+      ...transportIdentityDomain,
+      load: () => import('./installer.js').then((m) => m.transportIdentityInstaller),
+    },
+  ],
   probers: [
     {
       id: 'transport-identity.node-id',
       layer: 'runtime',
       domain: 'transport-identity',
-      description: "expected_node, the running controller's --node-id and the repo's node_id disagree",
+      description:
+        "expected_node, the running controller's --node-id and the repo's node_id disagree",
+      load: () => import('./prober.js').then((m) => m.nodeIdProber),
     },
   ],
 });

@@ -16,9 +16,15 @@ Exit 0 when every host is current, 1 when any host drifted or could not be reach
   static override flags = {
     host: Flags.string({ description: 'only this host (repeatable)', multiple: true }),
     domain: Flags.string({ description: 'only this domain (repeatable)', multiple: true }),
-    'report-dir': Flags.directory({ description: 'write drift.json, drift.md and drift.html here' }),
+    'report-dir': Flags.directory({
+      description: 'write drift.json, drift.md and drift.html here',
+    }),
     concurrency: Flags.integer({ description: 'hosts asked at once', default: 32, min: 1 }),
-    timeout: Flags.integer({ description: 'per-host timeout in milliseconds', default: 10_000, min: 1 }),
+    timeout: Flags.integer({
+      description: 'per-host timeout in milliseconds',
+      default: 10_000,
+      min: 1,
+    }),
   };
 
   async run(): Promise<DriftReport> {
@@ -26,18 +32,28 @@ Exit 0 when every host is current, 1 when any host drifted or could not be reach
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { loadFleetContext } = await import('../config/context.js');
-    const { readLiveThroughController } = await import('../config/live.js');
+    const { readLiveThroughController, readSnapshotThroughController } =
+      await import('../config/live.js');
     const { HostProgress } = await import('../progress.js');
     const registry = await this.loadRegistry();
     for (const name of flags.domain ?? []) registry.domain(name);
-    const context = await loadFleetContext({ root, registry, domains: flags.domain, timeoutMs: flags.timeout });
+    const context = await loadFleetContext({
+      root,
+      registry,
+      domains: flags.domain,
+      timeoutMs: flags.timeout,
+    });
     const hosts = flags.host ?? Object.keys(context.repo.manifest.hosts).sort();
+    // The domains' probers (derived, runtime layers) ride in the same request as the files.
+    const probers = await core.loadDomainProbers(registry, [...context.domains.keys()]);
     const progress = new HostProgress('drift', hosts.length);
     const report = await core.runDrift({
       repo: context.repo,
       git: context.git,
       domains: context.domains,
       readLive: readLiveThroughController(context),
+      probers,
+      readSnapshot: readSnapshotThroughController(context),
       hosts,
       ...(flags.domain ? { domainFilter: flags.domain } : {}),
       concurrency: flags.concurrency,
@@ -67,7 +83,9 @@ function renderSummary(report: DriftReport, escape: (text: string) => string): s
       .map(
         (item) =>
           `    ${item.state.padEnd(11)} ${item.layer.padEnd(8)} ${escape(item.path ?? item.domain ?? '')}${
-            item.localLines ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})` : ''
+            item.localLines
+              ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})`
+              : ''
           }`,
       );
     const detail = host.detail ? `  ${escape(host.detail)}` : '';

@@ -24,7 +24,9 @@ export default class Init extends FleetCommand {
       dir: args.dir,
       domains: registry.domains().map((entry) => entry.descriptor),
     });
-    this.log(`Created a fleet repository in ${result.root} (commit ${result.commit.slice(0, 12)}).`);
+    this.log(
+      `Created a fleet repository in ${result.root} (commit ${result.commit.slice(0, 12)}).`,
+    );
     this.log(`Next: fleet validate --repo ${result.root}`);
     return { root: result.root, commit: result.commit, files: result.files };
   }

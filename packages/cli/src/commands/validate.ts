@@ -9,10 +9,14 @@ export interface ValidateResult {
 }
 
 export default class Validate extends FleetCommand {
-  static override summary = 'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
+  static override summary =
+    'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
   static override description =
     'Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any.';
-  static override examples = ['<%= config.bin %> validate', '<%= config.bin %> validate --repo ~/fleet --json'];
+  static override examples = [
+    '<%= config.bin %> validate',
+    '<%= config.bin %> validate --repo ~/fleet --json',
+  ];
   static override baseFlags = { ...FleetCommand.repoFlags };
 
   async run(): Promise<ValidateResult> {
@@ -21,8 +25,14 @@ export default class Validate extends FleetCommand {
     const { FleetError, loadRepo, readRepoFile, validateRepo } = await import('@fleet/core');
     const repo = await loadRepo(root);
     const registry = await this.loadRegistry();
-    const domains = new Map(registry.domains().map((entry) => [entry.descriptor.domain, entry.descriptor]));
-    const report = validateRepo({ repo, domains, readCanonical: (path) => readRepoFile(root, path) });
+    const domains = new Map(
+      registry.domains().map((entry) => [entry.descriptor.domain, entry.descriptor]),
+    );
+    const report = validateRepo({
+      repo,
+      domains,
+      readCanonical: (path) => readRepoFile(root, path),
+    });
     if (report.problems.length > 0) {
       const count = report.problems.length;
       throw new FleetError('REPO_INVALID', `${count} problem${count === 1 ? '' : 's'} in ${root}`, {
@@ -34,6 +44,12 @@ export default class Validate extends FleetCommand {
         report.rendered === 1 ? '' : 's'
       } rendered across ${report.domains} domain${report.domains === 1 ? '' : 's'}.`,
     );
-    return { valid: true, repo: root, hosts: report.hosts, domains: report.domains, rendered: report.rendered };
+    return {
+      valid: true,
+      repo: root,
+      hosts: report.hosts,
+      domains: report.domains,
+      rendered: report.rendered,
+    };
   }
 }

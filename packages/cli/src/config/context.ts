@@ -3,7 +3,14 @@
  * registry, each domain's runtime (its installer when the plugin has one), the operator's
  * credentials and a client per host. Loaded lazily by the commands, never at CLI start.
  */
-import type { ControllerClient, Credentials, DomainRuntime, FleetRepo, Git, Registry } from '@fleet/core';
+import type {
+  ControllerClient,
+  Credentials,
+  DomainRuntime,
+  FleetRepo,
+  Git,
+  Registry,
+} from '@fleet/core';
 
 export interface FleetContext {
   readonly repo: FleetRepo;
@@ -29,7 +36,8 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
   const core = await import('@fleet/core');
   const repo = await core.loadRepo(options.root);
   const wanted =
-    options.domains ?? [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
+    options.domains ??
+    [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
   const domains = new Map<string, DomainRuntime>();
   for (const name of wanted) {
     const entry = options.registry.domain(name);

@@ -11,7 +11,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LabSupervisorFlags, LabSupervisorState } from '@fleet/core';
+import {
+  CONTROLLER_NODE_OPTIONS,
+  type LabSupervisorFlags,
+  type LabSupervisorState,
+} from '@fleet/core';
 import { closeControl, serveControl } from './control-server.js';
 import { labLayout, nodeLayout } from './layout.js';
 import { readSupervisorState, writeSupervisorState } from './state.js';
@@ -74,11 +78,15 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
         '--json',
       ];
       log(`starting controller: ${args.join(' ')}`);
-      const proc = spawn(process.execPath, [options.fleetBin, ...args], {
-        cwd: node.dir,
-        env: { ...process.env, [LAB_SUPERVISOR_ENV]: node.socket },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const proc = spawn(
+        process.execPath,
+        [...CONTROLLER_NODE_OPTIONS, options.fleetBin, ...args],
+        {
+          cwd: node.dir,
+          env: { ...process.env, [LAB_SUPERVISOR_ENV]: node.socket },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       spawning = proc;
       const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
       const timer = setTimeout(() => {

@@ -13,6 +13,7 @@ import {
   FleetError,
   isFleetError,
   resolveSecrets,
+  type ActionOutcome,
   type AuditRecord,
   type InstallRequest,
   type NodeInstallResult,
@@ -50,6 +51,8 @@ export const install: Handler = async ({ runtime, principal, body }) => {
     checkFresh(runtime, id);
     const paths = validate(runtime, request);
     runtime.locks.acquire(paths, id);
+    // A restart pending after the answer keeps the paths locked: the next controller settles them.
+    let keepLocked = false;
     try {
       await runtime.operations.begin({
         event: 'begin',
@@ -61,9 +64,11 @@ export const install: Handler = async ({ runtime, principal, body }) => {
         startedAt,
         requestSha256,
       });
-      return await execute(runtime, principal, request, requestSha256, startedAt);
+      const answer = await execute(runtime, principal, request, requestSha256, startedAt);
+      keepLocked = answer.afterResponse !== undefined;
+      return answer;
     } finally {
-      runtime.locks.release(id);
+      if (!keepLocked) runtime.locks.release(id);
     }
   } finally {
     inflight.delete(id);
@@ -130,6 +135,8 @@ async function execute(
   const secrets = await runtime.secrets();
   let result: NodeInstallResult | undefined;
   let failure: WireError | undefined;
+  /** The actions a failing installer reported with its error (what ran before it failed). */
+  let failedActions: readonly ActionOutcome[] = [];
   try {
     const installer = await runtime.registry.installer(request.domain);
     for (const file of request.files) {
@@ -149,13 +156,14 @@ async function execute(
       beforeProcess: () => failpoint('install.during_action'),
     });
     result = await installer.install(ctx, { ...request, files: [...request.files] }, writer);
-    if (!result.verified)
+    if (!result.verified && result.pending === undefined)
       throw new FleetError(
         'VERIFICATION_FAILED',
         `the ${request.domain} installer could not verify the install`,
       );
   } catch (error) {
     failure = toWireError(error);
+    failedActions = actionsOf(error);
     if (!isFleetError(error))
       failure = {
         ...failure,
@@ -180,7 +188,7 @@ async function execute(
       domain: request.domain,
       files,
       actions: [
-        ...(result?.actions ?? []),
+        ...(result?.actions ?? failedActions),
         ...(rolledBack
           ? [
               {
@@ -199,6 +207,16 @@ async function execute(
     });
   }
   const httpStatus = receipt ? 200 : (failure as WireError).status;
+  // Answered before a coupled restart: journaled so the next controller settles it (recovery.ts).
+  const pending = failure === undefined ? result?.pending : undefined;
+  if (pending !== undefined) {
+    await runtime.operations.note(id, {
+      event: 'pending',
+      expect: { nodeId: pending.expect.nodeId },
+      previousNodeId: runtime.nodeId,
+      detail: pending.detail,
+    });
+  }
   await runtime.operations.note(id, {
     event: 'outcome',
     state: receipt && !rolledBack ? 'completed' : 'failed',
@@ -230,9 +248,11 @@ async function execute(
             ? 'unchanged'
             : 'ok',
       code: failure?.code ?? null,
-      detail: receipt
-        ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored`
-        : (redactedError?.message ?? ''),
+      detail:
+        (request.unattended === true ? 'unattended: ' : '') +
+        (receipt
+          ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
+          : (redactedError?.message ?? '')),
     });
   } catch (error) {
     return auditFailed(runtime, principal, writer, request, requestSha256, startedAt, error);
@@ -241,7 +261,7 @@ async function execute(
   const record: OperationRecord = {
     operationId: id,
     operation: 'install',
-    state: receipt && !rolledBack ? 'completed' : 'failed',
+    state: pending ? 'in-progress' : receipt && !rolledBack ? 'completed' : 'failed',
     startedAt,
     finishedAt,
     ...(receipt ? { receipt: withAudit(receipt, head) } : {}),
@@ -250,13 +270,30 @@ async function execute(
     client: principal.id,
     httpStatus,
   };
-  await runtime.operations.finish(record);
-  if (receipt && !rolledBack) await prune(runtime, request.domain, writer);
+  // A pending operation keeps its journal (and its backups unpruned) until it is settled.
+  await runtime.operations.finish(record, { keepJournal: pending !== undefined });
+  if (receipt && !rolledBack && !pending) await prune(runtime, request.domain, writer);
   return {
     status: httpStatus,
     body: record.receipt ?? { error: redactedError },
     audited: true,
+    ...(pending ? { afterResponse: () => pending.start() } : {}),
   };
+}
+
+/** The actions an installer attached to the error it threw (`error.actions`), if well formed. */
+function actionsOf(error: unknown): readonly ActionOutcome[] {
+  const actions = (error as { actions?: unknown } | null)?.actions;
+  if (!Array.isArray(actions)) return [];
+  const statuses = new Set(['ok', 'skipped', 'failed', 'rolled-back']);
+  return actions.filter(
+    (a): a is ActionOutcome =>
+      a !== null &&
+      typeof a === 'object' &&
+      typeof (a as ActionOutcome).kind === 'string' &&
+      typeof (a as ActionOutcome).detail === 'string' &&
+      statuses.has((a as ActionOutcome).status),
+  );
 }
 
 /** Restores every written file; `undefined` when all went back, else the error to answer. */

@@ -12,6 +12,7 @@ import {
   type ProbeResponse,
 } from '@fleet/core';
 import { createNodeContext } from '../context.js';
+import { domainReader } from '../domain-reader.js';
 import { redactJson } from '../runtime.js';
 import { authorize } from '../tokens/auth.js';
 import type { Handler } from './types.js';
@@ -28,6 +29,9 @@ export const probe: Handler = async ({ runtime, principal, route, body }) => {
     home: runtime.home,
     nodeId: runtime.nodeId,
     clock: runtime.clock,
+    ...(entry.descriptor.domain === undefined
+      ? {}
+      : { files: domainReader(runtime, entry.descriptor.domain) }),
   });
   const facts = await prober.collect(ctx, request.parameters);
   const checked = jsonValueSchema.safeParse(facts);

@@ -3,22 +3,34 @@
  * requested managed file, redacted, with the redacted contents of the backups the node holds of
  * it, newest first. A file that cannot be read safely is answered `refused` with its code; the
  * others are still answered. Backup contents are bounded per answer (`truncated` says when cut).
+ * Requested probers (`probes`) run in the same request, so drift stays one request per host.
  */
 import { join } from 'node:path';
 import {
+  FleetError,
   isFleetError,
+  jsonValueSchema,
+  proberScope,
   redactSecrets,
   type SecretValues,
   type SnapshotFile,
+  type SnapshotProbe,
+  type SnapshotProbeResult,
   type SnapshotRequest,
   type SnapshotResponse,
 } from '@fleet/core';
+import { createNodeContext } from '../context.js';
+import { domainReader } from '../domain-reader.js';
+import { redactJson } from '../runtime.js';
+import { authorize } from '../tokens/auth.js';
 import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
 import { decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
-import type { Handler } from './types.js';
+import type { Handler, RequestContext } from './types.js';
+
+type ProbeFacts = Extract<SnapshotProbeResult, { state: 'ok' }>['facts'];
 
 /** Bytes of backup content one snapshot carries at most. */
 const BACKUP_BUDGET = 8 * 1024 * 1024;
@@ -99,7 +111,51 @@ async function snapshotFile(
   }
 }
 
-export const snapshot: Handler = async ({ runtime, body }) => {
+/**
+ * One requested prober, run as `POST /v1/probe` runs it (its own scope on top of the route's, its
+ * facts checked as JSON and redacted); a failure is its answer, never the whole snapshot's.
+ */
+async function snapshotProbe(
+  context: Pick<RequestContext, 'runtime' | 'principal' | 'route'>,
+  probe: SnapshotProbe,
+  registered: ReturnType<ControllerRuntime['registry']['probers']>,
+  secrets: SecretValues,
+): Promise<SnapshotProbeResult> {
+  const { runtime } = context;
+  try {
+    const entry = registered.find((p) => p.descriptor.id === probe.prober);
+    if (!entry) {
+      throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(probe.prober)}`);
+    }
+    authorize(context.principal, context.route, proberScope(entry.descriptor));
+    const prober = await runtime.registry.prober(probe.prober);
+    const ctx = createNodeContext({
+      home: runtime.home,
+      nodeId: runtime.nodeId,
+      clock: runtime.clock,
+      ...(entry.descriptor.domain === undefined
+        ? {}
+        : { files: domainReader(runtime, entry.descriptor.domain) }),
+    });
+    const checked = jsonValueSchema.safeParse(await prober.collect(ctx, probe.parameters));
+    if (!checked.success) {
+      throw new FleetError('INTERNAL', `prober ${probe.prober} returned facts that are not JSON`);
+    }
+    return {
+      prober: entry.descriptor.id,
+      state: 'ok',
+      layer: entry.descriptor.layer,
+      facts: redactJson(checked.data, secrets) as ProbeFacts,
+      collectedAt: runtime.clock.now().toISOString(),
+    };
+  } catch (error) {
+    const code = isFleetError(error) ? error.code : 'INTERNAL';
+    const message = isFleetError(error) ? error.message : 'the prober failed';
+    return { prober: probe.prober, state: 'error', code, message: redactSecrets(message, secrets) };
+  }
+}
+
+export const snapshot: Handler = async ({ runtime, principal, route, body }) => {
   const request = body as SnapshotRequest;
   const secrets = await runtime.secrets();
   const budget: Budget = { left: BACKUP_BUDGET, truncated: false };
@@ -108,5 +164,13 @@ export const snapshot: Handler = async ({ runtime, body }) => {
     files.push(await snapshotFile(runtime, path, request.backups, secrets, budget));
   }
   const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
+  if (request.probes !== undefined) {
+    const probes: SnapshotProbeResult[] = [];
+    const registered = runtime.registry.probers();
+    for (const probe of request.probes) {
+      probes.push(await snapshotProbe({ runtime, principal, route }, probe, registered, secrets));
+    }
+    return { status: 200, body: { ...response, probes } satisfies SnapshotResponse };
+  }
   return { status: 200, body: response };
 };

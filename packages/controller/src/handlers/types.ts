@@ -16,6 +16,11 @@ export interface HandlerResult {
   readonly body: unknown;
   /** The handler wrote the audit record itself (success or failure). */
   readonly audited?: boolean;
+  /**
+   * Runs once the answer has been handed to the connection (or the client went away): a coupled
+   * action that replaces this controller (a restart) starts here, never before the answer.
+   */
+  readonly afterResponse?: () => void | Promise<void>;
 }
 
 export type Handler = (ctx: RequestContext) => Promise<HandlerResult>;

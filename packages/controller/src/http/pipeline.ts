@@ -14,6 +14,7 @@ import {
   type RouteSpec,
   type SecretValues,
 } from '@fleet/core';
+import { audit } from '../handlers/audit.js';
 import { exportFile, capture, inventory } from '../handlers/files.js';
 import { health, identity } from '../handlers/identity.js';
 import { install } from '../handlers/install.js';
@@ -36,6 +37,7 @@ const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   probe,
   snapshot,
   'operation-status': operationStatus,
+  audit,
 };
 
 const DENIALS = new Set([
@@ -113,6 +115,7 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
         if (!result.audited)
           await auditAnswer(runtime, route, principal, operationId, result.status);
       }
+      if (result.afterResponse) afterAnswer(res, result.afterResponse);
       sendJson(res, result.status, result.body);
     } catch (error) {
       const wire = toWireError(error);
@@ -122,6 +125,24 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
       if (wire.close) res.once('finish', () => req.socket.destroySoon());
     }
   };
+}
+
+/** Runs `work` once, after the answer is flushed or the connection closed, whichever is first. */
+function afterAnswer(res: ServerResponse, work: () => void | Promise<void>): void {
+  let ran = false;
+  const run = () => {
+    if (ran) return;
+    ran = true;
+    Promise.resolve()
+      .then(work)
+      .catch((error: unknown) => {
+        process.stderr.write(
+          `controller: the action after the answer failed: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      });
+  };
+  res.once('finish', run);
+  res.once('close', run);
 }
 
 /** Redacted error body; without the env chain, the message cannot be checked, so it is masked. */

@@ -42,7 +42,11 @@ export type Classification =
       /** True when the live file equals a published version except for its line endings. */
       readonly lineEndingsOnly: boolean;
     }
-  | { readonly state: 'diverged'; readonly localLines: number; readonly lines: readonly LocalLine[] };
+  | {
+      readonly state: 'diverged';
+      readonly localLines: number;
+      readonly lines: readonly LocalLine[];
+    };
 
 /** Splits text into lines without terminators (`\n` or `\r\n`); a final terminator ends no line. */
 export function splitLines(text: string): string[] {
@@ -106,7 +110,8 @@ export function classify(
   });
   if (local.length > 0) return { state: 'diverged', localLines: local.length, lines: local };
   const match = published.versionEqualTo(lines);
-  if (match) return { state: 'stale', equals: match.source, lineEndingsOnly: live !== match.content };
+  if (match)
+    return { state: 'stale', equals: match.source, lineEndingsOnly: live !== match.content };
   const sameLinesAsDesired = splitLines(desired).join('\n') === lines.join('\n');
   return { state: 'stale', equals: null, lineEndingsOnly: sameLinesAsDesired };
 }

@@ -62,17 +62,23 @@ export class HistoryIndex {
   }
 
   /**
-   * The published set for one host: every indexed version rendered with `variables`, plus the
-   * backups the node holds of this file (already redacted, so compared as they are).
+   * The published set for one host: every indexed version rendered with `variables` — and with
+   * each earlier set of the host's variables (`hosts/<host>.yaml` as it was in the repo's
+   * history: a node-id change leaves the old id published) — plus the backups the node holds of
+   * this file (already redacted, so compared as they are).
    */
   forHost(
     variables: Readonly<Record<string, string>>,
     backups: readonly PublishedVersion[] = [],
+    earlierVariables: readonly Readonly<Record<string, string>>[] = [],
   ): PublishedSet {
+    const variableSets = [variables, ...earlierVariables];
     const rendered = new Set<string>();
     for (const line of this.templateLines) {
-      const out = renderLine(line, variables);
-      if (out !== undefined) rendered.add(out);
+      for (const set of variableSets) {
+        const out = renderLine(line, set);
+        if (out !== undefined) rendered.add(out);
+      }
     }
     const backupLines = new Set<string>();
     const backupVersions = new Map<string, PublishedVersion>();
@@ -93,11 +99,13 @@ export class HistoryIndex {
             }
             continue;
           }
-          const renderedLines = version.lines.map((line) =>
-            HOST_PLACEHOLDER.test(line) ? renderLine(line, variables) : line,
-          );
-          if (renderedLines.every((line, i) => line === lines[i])) {
-            return { source: version.source, content: renderLine(version.content, variables) ?? '' };
+          for (const set of variableSets) {
+            const renderedLines = version.lines.map((line) =>
+              HOST_PLACEHOLDER.test(line) ? renderLine(line, set) : line,
+            );
+            if (renderedLines.every((line, i) => line === lines[i])) {
+              return { source: version.source, content: renderLine(version.content, set) ?? '' };
+            }
           }
         }
         return backupVersions.get(key);

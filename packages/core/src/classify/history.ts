@@ -77,10 +77,15 @@ export async function readCanonicalSnapshot(
   git: Git,
   paths: readonly string[],
   ref = 'HEAD',
+  /**
+   * Directories whose files' histories are read in the same two processes (`hosts`: every
+   * `hosts/<host>.yaml` as it ever was). Their files appear in `history`, not in `atRef`.
+   */
+  directories: readonly string[] = [],
 ): Promise<CanonicalSnapshot> {
   const history = new Map<string, CanonicalVersion[]>(paths.map((path) => [path, []]));
   const log =
-    paths.length === 0
+    paths.length === 0 && directories.length === 0
       ? ''
       : (
           await git.run([
@@ -94,17 +99,29 @@ export async function readCanonicalSnapshot(
             ref,
             '--',
             ...paths,
+            ...directories,
           ])
         ).stdout;
   const wanted = new Set(paths);
+  const prefixes = directories.map((dir) => `${dir.replace(/\/+$/, '')}/`);
+  const isWanted = (name: string): boolean => {
+    if (wanted.has(name)) return true;
+    if (!prefixes.some((prefix) => name.startsWith(prefix))) return false;
+    if (!history.has(name)) history.set(name, []);
+    return true;
+  };
   const specs: { path: string; commit: string; date: string }[] = [];
   for (const record of log.split(RECORD).slice(1)) {
     const [head = '', ...names] = record.split('\n');
     const [commit = '', date = ''] = head.split(FIELD);
-    for (const name of names) if (wanted.has(name)) specs.push({ path: name, commit, date });
+    for (const name of names) if (isWanted(name)) specs.push({ path: name, commit, date });
   }
   // One batch: the ref itself (for its commit id), each file at the ref, then every version.
-  const requests = [ref, ...paths.map((path) => `${ref}:${path}`), ...specs.map((s) => `${s.commit}:${s.path}`)];
+  const requests = [
+    ref,
+    ...paths.map((path) => `${ref}:${path}`),
+    ...specs.map((s) => `${s.commit}:${s.path}`),
+  ];
   const entries = parseCatFileEntries(
     await git.runBytes(['cat-file', '--batch'], { input: requests.map((r) => `${r}\n`).join('') }),
     requests.length,
@@ -118,12 +135,13 @@ export async function readCanonicalSnapshot(
     const entry = entries[1 + i];
     atRef.set(path, entry && entry.type === 'blob' ? entry.content.toString('utf8') : null);
   });
-  const seen = new Map<string, Set<string>>(paths.map((path) => [path, new Set()]));
+  const seen = new Map<string, Set<string>>();
   specs.forEach((spec, i) => {
     const entry = entries[1 + paths.length + i];
     if (!entry || entry.type !== 'blob') return; // deleted in this commit
     const content = entry.content.toString('utf8');
-    const contents = seen.get(spec.path) as Set<string>;
+    let contents = seen.get(spec.path);
+    if (!contents) seen.set(spec.path, (contents = new Set()));
     if (contents.has(content)) return;
     contents.add(content);
     history.get(spec.path)?.push({ commit: spec.commit, date: spec.date, content });

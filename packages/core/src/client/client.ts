@@ -25,6 +25,7 @@ import type {
 } from '../wire/schemas.js';
 import { operationIdSchema } from '../wire/protocol.js';
 import type { SnapshotRequest, SnapshotResponse } from '../wire/snapshot.js';
+import type { AuditReadRequest, AuditReadResponse } from '../wire/audit-read.js';
 import { invalidResponse, type RequestTarget } from './errors.js';
 
 /** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
@@ -65,6 +66,8 @@ export interface ControllerClient {
   operationStatus(operationId: string): Promise<OperationStatusResponse>;
   /** `POST /v1/snapshot`: the config verbs' one read per host. */
   snapshot(request: SnapshotRequest): Promise<SnapshotResponse>;
+  /** `POST /v1/audit`: one page of the node's audit log, its lines verbatim (`config:read`). */
+  audit(request: AuditReadRequest): Promise<AuditReadResponse>;
 }
 
 /**
@@ -146,6 +149,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       }),
     probe: (request) => call<ProbeResponse>('probe', request),
     snapshot: (request) => call<SnapshotResponse>('snapshot', request),
+    audit: (request) => call<AuditReadResponse>('audit', request),
     operationStatus: async (operationId) => {
       // Checked here: an id that is not a ULID would build a path the route table never matches.
       if (!operationIdSchema.safeParse(operationId).success) {

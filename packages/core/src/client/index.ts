@@ -46,3 +46,9 @@ export {
   type LabSupervisorResponse,
   type LabSupervisorState,
 } from './lab-supervisor.js';
+export {
+  DEFAULT_PENDING_TIMEOUT_MS,
+  hasPendingActions,
+  settlePendingInstall,
+  type SettleOptions,
+} from './pending.js';

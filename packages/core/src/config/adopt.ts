@@ -28,7 +28,8 @@ export function managedFileAt(
   for (const name of hostEntry(repo, host).domains) {
     const declaration = declarations.get(name);
     for (const file of declaration?.files ?? []) {
-      if (declaration && nodePathFor(file, variables, `hosts/${host}.yaml`) === path) return { declaration, file };
+      if (declaration && nodePathFor(file, variables, `hosts/${host}.yaml`) === path)
+        return { declaration, file };
     }
   }
   throw new FleetError('PATH_NOT_MANAGED', `${path} is not a managed file of host ${host}`);
@@ -77,7 +78,9 @@ export function adoptCandidate(input: {
       'SECRET_FOUND',
       `refused: ${capture.path} still holds what looks like a credential on line${refused.length > 1 ? 's' : ''} ${refused
         .map((f) => `${f.line} (${f.rule})`)
-        .join(', ')}; move it to the node's env-file chain and refer to it as {{ secret.NAME }}, or allow the line with --allow-secret-line`,
+        .join(
+          ', ',
+        )}; move it to the node's env-file chain and refer to it as {{ secret.NAME }}, or allow the line with --allow-secret-line`,
       { suggestions: refused.map((f) => `--allow-secret-line ${f.line}`) },
     );
   }
@@ -85,9 +88,17 @@ export function adoptCandidate(input: {
   const mirrorPath = adopter ? adopter.mirrorPath(file, capture) : `${expectedPrefix}${file.id}`;
   parseRepoPath(mirrorPath);
   if (!mirrorPath.startsWith(expectedPrefix)) {
-    throw new FleetError('PATH_INVALID', `adopter placed ${capture.path} at ${mirrorPath}, outside ${expectedPrefix}`);
+    throw new FleetError(
+      'PATH_INVALID',
+      `adopter placed ${capture.path} at ${mirrorPath}, outside ${expectedPrefix}`,
+    );
   }
-  return { mirrorPath, content, substitutions, allowed: findings.filter((f) => allowLines.has(f.line)) };
+  return {
+    mirrorPath,
+    content,
+    substitutions,
+    allowed: findings.filter((f) => allowLines.has(f.line)),
+  };
 }
 
 /** The commit message of an adoption: the operator's words, then the four provenance trailers. */
@@ -114,7 +125,13 @@ export function adoptMessage(input: {
  * must neither commit someone's staged work nor overwrite an uncommitted edit.
  */
 export async function checkMirrorPathClean(git: Git, mirrorPath: string): Promise<void> {
-  const status = await git.run(['status', '--porcelain', '--untracked-files=all', '--', mirrorPath]);
+  const status = await git.run([
+    'status',
+    '--porcelain',
+    '--untracked-files=all',
+    '--',
+    mirrorPath,
+  ]);
   if (status.stdout.trim() !== '') {
     throw new FleetError(
       'REPO_DIRTY',
@@ -144,8 +161,20 @@ export async function commitAdoption(input: {
   });
   if (unchanged.exitCode === 0) return null;
   // `commit -- PATH` commits that path only: whatever else the operator has staged stays staged.
-  await git.run([...(await identityArgs(git)), 'commit', '--quiet', '--cleanup=verbatim', '-F', '-', '--', candidate.mirrorPath], {
-    input: input.message,
-  });
+  await git.run(
+    [
+      ...(await identityArgs(git)),
+      'commit',
+      '--quiet',
+      '--cleanup=verbatim',
+      '-F',
+      '-',
+      '--',
+      candidate.mirrorPath,
+    ],
+    {
+      input: input.message,
+    },
+  );
   return (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
 }

@@ -7,18 +7,30 @@
  * The transport is a parameter (`readLive`), so the engine is tested without a network and the
  * CLI passes the controller client.
  */
+import { asFleetError } from '../client/for-each-host.js';
 import type { FleetErrorLike } from '../errors.js';
+import type { DriftItem, DriftLayer, JsonObject, JsonValue } from '../interfaces/drift.js';
+import type { Prober } from '../interfaces/prober.js';
+import type { Registry } from '../registry/registry.js';
 import type { Git } from '../git.js';
 import { readCanonicalSnapshot, type CanonicalSnapshot } from '../classify/history.js';
 import type { HistoryIndex } from '../classify/history-index.js';
 import { forEachHost, type HostOutcome } from '../client/for-each-host.js';
-import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
+import {
+  HOSTS_DIR,
+  hostEntry,
+  hostVariables,
+  parseHostVariables,
+  type FleetRepo,
+} from '../repo/load.js';
 import {
   buildDriftReport,
   hostStatus,
   type DriftHost,
   type DriftReport,
+  type DriftReportItem,
 } from '../report/drift-report.js';
+import { probeParameters } from './parameters.js';
 import { assessFile, type FileAssessment, type LiveFile } from './file-items.js';
 import {
   buildHistoryIndexes,
@@ -30,7 +42,47 @@ import {
 } from './targets.js';
 
 /** What the engine asks of one host: its live files (redacted), with their backups. */
-export type ReadLive = (host: string, targets: readonly FileTarget[]) => Promise<ReadonlyMap<string, LiveFile>>;
+export type ReadLive = (
+  host: string,
+  targets: readonly FileTarget[],
+) => Promise<ReadonlyMap<string, LiveFile>>;
+
+/** A prober of a domain, loaded on the operator side (its `evaluate` half is what runs here). */
+export interface ProberRuntime {
+  readonly id: string;
+  readonly layer: DriftLayer;
+  readonly domain: string;
+  readonly prober: Pick<Prober, 'evaluate'>;
+}
+
+/** One prober the node is asked to run, with its parameters for that host. */
+export interface ProbeCall {
+  readonly prober: string;
+  readonly parameters: JsonObject;
+}
+
+/** What the node answered for one prober: its facts (redacted), or why it could not run. */
+export type ProbeAnswer =
+  | { readonly prober: string; readonly state: 'ok'; readonly facts: JsonValue }
+  | {
+      readonly prober: string;
+      readonly state: 'error';
+      readonly code: string;
+      readonly message: string;
+    };
+
+/**
+ * The live files and the probers' answers of one host, in ONE request (SPEC §14: one request per
+ * host per verb): the transport the drift engine uses when it runs probers.
+ */
+export type ReadSnapshot = (
+  host: string,
+  targets: readonly FileTarget[],
+  probes: readonly ProbeCall[],
+) => Promise<{
+  readonly files: ReadonlyMap<string, LiveFile>;
+  readonly probes: readonly ProbeAnswer[];
+}>;
 
 export interface DriftInput {
   readonly repo: FleetRepo;
@@ -45,6 +97,12 @@ export interface DriftInput {
   readonly concurrency?: number;
   readonly now: () => Date;
   readonly onHost?: (host: string, status: DriftHost['status']) => void;
+  /**
+   * The domains' probers (derived and runtime layers). With `readSnapshot`, each host's probers of
+   * its domains run in the same request as its files and their items join the file items.
+   */
+  readonly probers?: readonly ProberRuntime[];
+  readonly readSnapshot?: ReadSnapshot;
 }
 
 const UNREACHABLE_CODES = new Set(['HOST_UNREACHABLE', 'REQUEST_TIMEOUT']);
@@ -66,7 +124,38 @@ export interface Assessment {
   readonly domainFilter: readonly string[] | undefined;
   readonly snapshot: CanonicalSnapshot;
   readonly indexes: ReadonlyMap<string, HistoryIndex>;
+  /** Each host's earlier variable sets (its `hosts/<host>.yaml` as it was), for published views. */
+  readonly earlierVariables: ReadonlyMap<string, readonly Readonly<Record<string, string>>[]>;
   readonly readLive: ReadLive;
+}
+
+/**
+ * Each host's variables as they were in the repo's history, other than the current ones: a
+ * version of a canonical file was published for a host rendered with the host's variables of
+ * the time (a node-id change must leave the old id's rendering published, not local).
+ */
+function earlierHostVariables(
+  repo: FleetRepo,
+  history: CanonicalSnapshot['history'],
+): Map<string, Readonly<Record<string, string>>[]> {
+  const earlier = new Map<string, Readonly<Record<string, string>>[]>();
+  for (const host of Object.keys(repo.manifest.hosts)) {
+    const versions = history.get(`${HOSTS_DIR}/${host}.yaml`) ?? [];
+    if (versions.length === 0) continue;
+    const current = JSON.stringify(hostVariables(repo, host));
+    const sets = new Map<string, Readonly<Record<string, string>>>();
+    for (const version of versions) {
+      try {
+        const variables = parseHostVariables(version.content, `${HOSTS_DIR}/${host}.yaml`);
+        const key = JSON.stringify(variables);
+        if (key !== current && !sets.has(key)) sets.set(key, variables);
+      } catch {
+        // A version that never validated was never rendered for the host.
+      }
+    }
+    if (sets.size > 0) earlier.set(host, [...sets.values()]);
+  }
+  return earlier;
 }
 
 /** Reads every used canonical file's history (two git processes) and indexes it. */
@@ -76,13 +165,16 @@ export async function prepareAssessment(
   const used = [...input.domains.values()].filter(
     (runtime) => !input.domainFilter || input.domainFilter.includes(runtime.declaration.domain),
   );
-  const snapshot = await readCanonicalSnapshot(input.git, canonicalPaths(used), 'HEAD');
+  const snapshot = await readCanonicalSnapshot(input.git, canonicalPaths(used), 'HEAD', [
+    HOSTS_DIR,
+  ]);
   return {
     repo: input.repo,
     domains: input.domains,
     domainFilter: input.domainFilter,
     snapshot,
     indexes: buildHistoryIndexes(used, snapshot),
+    earlierVariables: earlierHostVariables(input.repo, snapshot.history),
     readLive: input.readLive,
   };
 }
@@ -92,8 +184,8 @@ export interface AssessedFile {
   readonly assessment: FileAssessment;
 }
 
-/** One host's files, asked of the node in one request and classified. */
-export async function assessHost(assessment: Assessment, host: string): Promise<AssessedFile[]> {
+/** The domains of a host the assessment covers, and the host's variables. */
+function hostScope(assessment: Assessment, host: string) {
   const variables = hostVariables(assessment.repo, host);
   const domains = hostEntry(assessment.repo, host)
     .domains.filter((name) => !assessment.domainFilter || assessment.domainFilter.includes(name))
@@ -101,8 +193,28 @@ export async function assessHost(assessment: Assessment, host: string): Promise<
       const runtime = assessment.domains.get(name);
       return runtime ? [runtime] : [];
     });
-  const targets = targetsForHost(host, variables, domains, assessment.snapshot);
-  const live = targets.length === 0 ? new Map<string, LiveFile>() : await assessment.readLive(host, targets);
+  return {
+    variables,
+    domains,
+    targets: targetsForHost(host, variables, domains, assessment.snapshot),
+  };
+}
+
+/** One host's files, asked of the node in one request and classified. */
+export async function assessHost(assessment: Assessment, host: string): Promise<AssessedFile[]> {
+  const { variables, targets } = hostScope(assessment, host);
+  const live =
+    targets.length === 0 ? new Map<string, LiveFile>() : await assessment.readLive(host, targets);
+  return classifyTargets(assessment, host, targets, live, variables);
+}
+
+function classifyTargets(
+  assessment: Assessment,
+  host: string,
+  targets: readonly FileTarget[],
+  live: ReadonlyMap<string, LiveFile>,
+  variables: Readonly<Record<string, string>>,
+): AssessedFile[] {
   return targets.map((target) => {
     const runtime = assessment.domains.get(target.domain) as DomainRuntime;
     const index = assessment.indexes.get(targetKey(target.domain, target.file.id));
@@ -112,8 +224,112 @@ export async function assessHost(assessment: Assessment, host: string): Promise<
       code: 'INTERNAL',
       message: 'the node did not report this file',
     };
-    return { target, assessment: assessFile({ target, live: observed, operator: runtime.operator, index, variables }) };
+    const earlierVariables = assessment.earlierVariables.get(host) ?? [];
+    return {
+      target,
+      assessment: assessFile({
+        target,
+        live: observed,
+        operator: runtime.operator,
+        index,
+        variables,
+        earlierVariables,
+      }),
+    };
   });
+}
+
+/** A prober's item as a report item (the domain filled in, nothing else added). */
+function reportItem(item: DriftItem, domain: string): DriftReportItem {
+  return {
+    layer: item.layer,
+    domain: item.domain ?? domain,
+    ...(item.path === undefined ? {} : { path: item.path }),
+    state: item.state,
+    ...(item.localLines === undefined ? {} : { localLines: item.localLines }),
+    ...(item.detail === undefined ? {} : { detail: item.detail }),
+    ...(item.diff === undefined ? {} : { diff: item.diff }),
+  };
+}
+
+/**
+ * One host's files and the probers of its domains, in one request: the file items classified as
+ * {@link assessHost} does, then each prober's items (`derived`, `runtime` layers). A prober that
+ * could not run, or whose facts could not be evaluated, is one `error` item: the rest stands.
+ */
+export async function assessHostWithProbes(
+  assessment: Assessment,
+  host: string,
+  probers: readonly ProberRuntime[],
+  readSnapshot: ReadSnapshot,
+): Promise<DriftReportItem[]> {
+  const { variables, domains, targets } = hostScope(assessment, host);
+  const calls: { runtime: ProberRuntime; call: ProbeCall }[] = [];
+  const items: DriftReportItem[] = [];
+  for (const runtime of probers) {
+    const domain = domains.find((d) => d.declaration.domain === runtime.domain);
+    if (!domain) continue;
+    try {
+      calls.push({
+        runtime,
+        call: {
+          prober: runtime.id,
+          parameters: probeParameters(domain.declaration, variables, host),
+        },
+      });
+    } catch (error) {
+      const failure = asFleetError(error);
+      items.push({
+        layer: runtime.layer,
+        domain: runtime.domain,
+        state: 'error',
+        detail: `${runtime.id}: ${failure.code}: ${failure.message}`,
+      });
+    }
+  }
+  if (targets.length === 0) return items;
+  const answer =
+    calls.length === 0
+      ? { files: await assessment.readLive(host, targets), probes: [] as ProbeAnswer[] }
+      : await readSnapshot(
+          host,
+          targets,
+          calls.map((c) => c.call),
+        );
+  const fileItems = classifyTargets(assessment, host, targets, answer.files, variables).map(
+    (file) => file.assessment.item,
+  );
+  for (const { runtime, call } of calls) {
+    const base = { layer: runtime.layer, domain: runtime.domain } as const;
+    const got = answer.probes.find((p) => p.prober === runtime.id);
+    if (!got) {
+      items.push({
+        ...base,
+        state: 'error',
+        detail: `${runtime.id}: the node did not answer this prober`,
+      });
+    } else if (got.state === 'error') {
+      items.push({ ...base, state: 'error', detail: `${runtime.id}: ${got.code}: ${got.message}` });
+    } else {
+      try {
+        const evaluated = runtime.prober.evaluate(got.facts, {
+          host,
+          variables,
+          canonicalVersion: assessment.repo.manifest.canonicalVersion,
+          parameters: call.parameters,
+        });
+        items.push(...evaluated.map((item) => reportItem(item, runtime.domain)));
+      } catch (error) {
+        const failure = asFleetError(error);
+        items.push({
+          ...base,
+          state: 'error',
+          detail: `${runtime.id}: could not evaluate its facts: ${failure.message}`,
+        });
+      }
+    }
+  }
+  return [...fileItems, ...items];
 }
 
 export async function runDrift(input: DriftInput): Promise<DriftReport> {
@@ -123,19 +339,50 @@ export async function runDrift(input: DriftInput): Promise<DriftReport> {
   const outcomes: HostOutcome<DriftHost>[] = await forEachHost(
     hosts,
     async (host) => {
-      const items = (await assessHost(assessment, host)).map((file) => file.assessment.item);
+      const items =
+        input.probers && input.probers.length > 0 && input.readSnapshot
+          ? await assessHostWithProbes(assessment, host, input.probers, input.readSnapshot)
+          : (await assessHost(assessment, host)).map((file) => file.assessment.item);
       return { host, status: hostStatus(items), items };
     },
     {
       ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
       onSettled: (outcome) =>
-        input.onHost?.(outcome.host, outcome.ok ? outcome.value.status : failedHost(outcome.host, outcome.error).status),
+        input.onHost?.(
+          outcome.host,
+          outcome.ok ? outcome.value.status : failedHost(outcome.host, outcome.error).status,
+        ),
     },
   );
   return buildDriftReport({
     generatedAt: input.now(),
     repoCommit: assessment.snapshot.commit,
     canonicalVersion: input.repo.manifest.canonicalVersion,
-    hosts: outcomes.map((outcome) => (outcome.ok ? outcome.value : failedHost(outcome.host, outcome.error))),
+    hosts: outcomes.map((outcome) =>
+      outcome.ok ? outcome.value : failedHost(outcome.host, outcome.error),
+    ),
   });
+}
+
+/**
+ * The implemented probers of the given domains, loaded (their operator half evaluates the facts).
+ * Probers of no domain (supervisor, version) are not drift's: `fleet version` and `bootstrap
+ * status` run those. A prober whose plugin declares it without an implementation is skipped.
+ */
+export async function loadDomainProbers(
+  registry: Pick<Registry, 'probers' | 'prober'>,
+  domains: readonly string[],
+): Promise<ProberRuntime[]> {
+  const out: ProberRuntime[] = [];
+  for (const { descriptor } of registry.probers()) {
+    if (descriptor.domain === undefined || !domains.includes(descriptor.domain)) continue;
+    if (descriptor.load === undefined) continue;
+    out.push({
+      id: descriptor.id,
+      layer: descriptor.layer,
+      domain: descriptor.domain,
+      prober: await registry.prober(descriptor.id),
+    });
+  }
+  return out;
 }

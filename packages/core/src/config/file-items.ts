@@ -61,6 +61,8 @@ export interface AssessInput {
   readonly operator: OperatorHalf;
   readonly index: HistoryIndex;
   readonly variables: Readonly<Record<string, string>>;
+  /** The host's earlier variable sets (see `HistoryIndex.forHost`). */
+  readonly earlierVariables?: readonly Readonly<Record<string, string>>[];
 }
 
 /** Classifies one file target and builds its drift item. */
@@ -71,7 +73,12 @@ export function assessFile(input: AssessInput): FileAssessment {
   if (!target.desired.ok) {
     const { problem } = target.desired;
     return {
-      item: { ...base, state: 'error', detail: `cannot compute the desired content: ${problem.file ?? ''}${problem.line ? `:${problem.line}` : ''} ${problem.message}`.trim() },
+      item: {
+        ...base,
+        state: 'error',
+        detail:
+          `cannot compute the desired content: ${problem.file ?? ''}${problem.line ? `:${problem.line}` : ''} ${problem.message}`.trim(),
+      },
       liveSha256,
     };
   }
@@ -92,26 +99,43 @@ export function assessFile(input: AssessInput): FileAssessment {
     for (const backup of live.backups) {
       try {
         const content = operator.managed(target.file, backup.content);
-        if (content !== null) backups.push({ source: { kind: 'backup', path: backup.path }, content });
+        if (content !== null)
+          backups.push({ source: { kind: 'backup', path: backup.path }, content });
       } catch {
         // A damaged backup is not a published version.
       }
     }
   }
-  const classification = classify(liveManaged, desired, input.index.forHost(input.variables, backups));
+  const classification = classify(
+    liveManaged,
+    desired,
+    input.index.forHost(input.variables, backups, input.earlierVariables ?? []),
+  );
   const item: DriftReportItem = { ...base, state: classification.state };
   if (classification.state === 'missing') {
     return {
-      item: { ...item, detail: live.kind === 'present' ? 'the file has no managed block' : 'the file does not exist' },
+      item: {
+        ...item,
+        detail:
+          live.kind === 'present' ? 'the file has no managed block' : 'the file does not exist',
+      },
       classification,
       liveSha256,
       liveManaged,
     };
   }
   if (classification.state === 'current') return { item, classification, liveSha256, liveManaged };
-  const diff = unifiedDiff(liveManaged ?? '', desired, { from: `live/${target.path}`, to: `desired/${target.path}` });
+  const diff = unifiedDiff(liveManaged ?? '', desired, {
+    from: `live/${target.path}`,
+    to: `desired/${target.path}`,
+  });
   if (classification.state === 'stale') {
-    return { item: { ...item, detail: staleDetail(classification), diff }, classification, liveSha256, liveManaged };
+    return {
+      item: { ...item, detail: staleDetail(classification), diff },
+      classification,
+      liveSha256,
+      liveManaged,
+    };
   }
   const lines = classification.lines;
   return {
@@ -122,7 +146,9 @@ export function assessFile(input: AssessInput): FileAssessment {
       detail: `${classification.localLines} local line${classification.localLines === 1 ? '' : 's'} found in no published version (lines ${lines
         .slice(0, 10)
         .map((l) => l.line)
-        .join(', ')}${lines.length > 10 ? ', …' : ''}): adopt them with \`fleet config adopt\` or overwrite with \`--force\``,
+        .join(
+          ', ',
+        )}${lines.length > 10 ? ', …' : ''}): adopt them with \`fleet config adopt\` or overwrite with \`--force\``,
       diff,
     },
     classification,

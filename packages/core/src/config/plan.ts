@@ -42,7 +42,10 @@ export function buildDomainPlan(input: {
   readonly domain: string;
   readonly repoCommit: string;
   readonly actions: readonly CoupledAction[];
-  readonly assessed: readonly { readonly target: FileTarget; readonly assessment: FileAssessment }[];
+  readonly assessed: readonly {
+    readonly target: FileTarget;
+    readonly assessment: FileAssessment;
+  }[];
 }): DomainPlan {
   const files = input.assessed.map(({ target, assessment }) => ({
     fileId: target.file.id,
@@ -82,7 +85,9 @@ export interface PlannedInstall {
 
 /** The install request a plan allows, or the policy refusal that stops it (nothing is sent). */
 export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {}): PlannedInstall {
-  const unknown = (selection.files ?? []).filter((path) => !plan.files.some((file) => file.path === path));
+  const unknown = (selection.files ?? []).filter(
+    (path) => !plan.files.some((file) => file.path === path),
+  );
   if (unknown.length > 0) {
     throw new FleetError(
       'USAGE',
@@ -91,19 +96,31 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
         .join(', ')})`,
     );
   }
-  const chosen = plan.files.filter((file) => !selection.files || selection.files.includes(file.path));
+  const chosen = plan.files.filter(
+    (file) => !selection.files || selection.files.includes(file.path),
+  );
   const problems: Problem[] = [];
   for (const file of chosen) {
     if (file.desired === null || file.item.state === 'error') {
-      problems.push({ file: file.path, message: `cannot be installed: ${file.item.detail ?? 'error'}` });
+      problems.push({
+        file: file.path,
+        message: `cannot be installed: ${file.item.detail ?? 'error'}`,
+      });
     } else if (file.item.state === 'unsupported') {
-      problems.push({ file: file.path, message: `the node cannot hold it: ${file.item.detail ?? ''}` });
+      problems.push({
+        file: file.path,
+        message: `the node cannot hold it: ${file.item.detail ?? ''}`,
+      });
     }
   }
   if (problems.length > 0) {
-    throw new FleetError('FORMAT_UNSUPPORTED', `install of ${plan.domain} on ${plan.host} refused: ${problems[0]?.file}: ${problems[0]?.message}`, {
-      problems,
-    });
+    throw new FleetError(
+      'FORMAT_UNSUPPORTED',
+      `install of ${plan.domain} on ${plan.host} refused: ${problems[0]?.file}: ${problems[0]?.message}`,
+      {
+        problems,
+      },
+    );
   }
   const diverged = chosen.filter((file) => file.item.state === 'diverged');
   if (diverged.length > 0 && !selection.force) {
@@ -132,10 +149,14 @@ export async function planHost(
 ): Promise<DomainPlan[]> {
   const entry = hostEntry(assessment.repo, host);
   if (domain !== undefined && !entry.domains.includes(domain)) {
-    throw new FleetError('UNKNOWN_DOMAIN', `host ${host} does not run domain ${domain} (it runs: ${entry.domains.join(', ')})`);
+    throw new FleetError(
+      'UNKNOWN_DOMAIN',
+      `host ${host} does not run domain ${domain} (it runs: ${entry.domains.join(', ')})`,
+    );
   }
   const assessed = await assessHost(assessment, host);
-  const names = domain === undefined ? entry.domains.filter((name) => assessment.domains.has(name)) : [domain];
+  const names =
+    domain === undefined ? entry.domains.filter((name) => assessment.domains.has(name)) : [domain];
   return names.map((name) => {
     const declaration = (assessment.domains.get(name) as DomainRuntime).declaration;
     return buildDomainPlan({

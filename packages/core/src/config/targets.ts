@@ -12,8 +12,11 @@ import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath, nodePathFor } from '../render/views.js';
 import { renderTemplate } from '../render/template.js';
 
-/** The operator half of an installer: all that reading and planning need. */
-export type OperatorHalf = Pick<Installer, 'view' | 'managed'>;
+/**
+ * The operator half of an installer: all that reading and planning need (`check`, when the
+ * installer has one, refuses desired content the domain cannot accept: it is never sent).
+ */
+export type OperatorHalf = Pick<Installer, 'view' | 'managed' | 'check'>;
 
 /**
  * A `whole` file's operator half is the same for every domain by definition (SPEC §6: the whole
@@ -38,7 +41,10 @@ export interface DomainRuntime {
  * The runtime of a domain. A domain declared without an installer can still be *read* when all
  * its files are `whole` (their view needs no domain logic); installing it needs the installer.
  */
-export function domainRuntime(declaration: DomainDeclaration, installer: Installer | undefined): DomainRuntime {
+export function domainRuntime(
+  declaration: DomainDeclaration,
+  installer: Installer | undefined,
+): DomainRuntime {
   if (installer) return { declaration, operator: installer, installer };
   if (declaration.files.every((file) => file.kind === 'whole')) {
     return { declaration, operator: WHOLE_FILE_VIEW };
@@ -60,7 +66,9 @@ export interface FileTarget {
   /** Repo path of the canonical source. */
   readonly canonical: string;
   /** Desired managed content, or the problem that prevented computing it. */
-  readonly desired: { readonly ok: true; readonly content: string } | { readonly ok: false; readonly problem: Problem };
+  readonly desired:
+    | { readonly ok: true; readonly content: string }
+    | { readonly ok: false; readonly problem: Problem };
 }
 
 /** Key of a (domain, file) pair in the history indexes. */
@@ -90,7 +98,9 @@ export function targetsForHost(
         const source = snapshot.atRef.get(canonical);
         if (source === undefined || source === null) {
           throw new FleetError('CANONICAL_MISSING', `${canonical} is missing at the repo commit`, {
-            problems: [{ file: canonical, message: 'canonical file is missing at the repo commit' }],
+            problems: [
+              { file: canonical, message: 'canonical file is missing at the repo commit' },
+            ],
           });
         }
         const rendered = renderTemplate(source, {
@@ -99,7 +109,11 @@ export function targetsForHost(
           allowed: declaration.hostVariables,
           hostFile,
         });
-        desired = { ok: true, content: operator.view(file, rendered, declaration) };
+        const content = operator.view(file, rendered, declaration);
+        const [refused] = operator.check?.(file, content) ?? [];
+        desired = refused
+          ? { ok: false, problem: { ...refused, file: refused.file ?? canonical } }
+          : { ok: true, content };
       } catch (error) {
         desired = { ok: false, problem: problemOf(error, canonical) };
       }

@@ -2,9 +2,13 @@ import type { ManagedFile } from './domain.js';
 
 /** A live file captured on a node, already redacted there (secrets back to placeholders). */
 export interface Capture {
+  /** The host it was captured on. */
   readonly host: string;
+  /** Its `~/` path on the node. */
   readonly path: string;
+  /** sha256 of the live bytes (before redaction), for the `Fleet-Live-Sha256` trailer. */
   readonly sha256: string;
+  /** The live content, redacted on the node (secret values back to `{{ secret.NAME }}`). */
   readonly content: string;
   /** The controller's build identity, for the `Fleet-Controller` trailer. */
   readonly controller: string;
@@ -16,6 +20,7 @@ export interface Capture {
  * `mirror/<host>/<domain>/` it goes.
  */
 export interface Adopter {
+  /** The domain it adopts for (checked against its descriptor when loaded). */
   readonly domain: string;
   /** The part of the capture that is a canonical candidate (a block file: its block). */
   candidate(file: ManagedFile, capture: Capture): string;

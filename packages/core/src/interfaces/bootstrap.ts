@@ -17,43 +17,100 @@ export interface SupervisorDefinition {
   /** `~/`-relative location of the definition file. */
   readonly path: string;
   readonly content: string;
+  /** How `content` is written: UTF-8, or UTF-16LE with a byte-order mark (Task Scheduler XML). */
+  readonly encoding: 'utf8' | 'utf16le';
 }
 
 export interface SupervisorDefinitionInput {
+  /** Absolute path of the node's home (the controller's `--home`, the service's working dir). */
   readonly home: string;
   readonly nodeId: string;
-  /** The command that starts the runtime of the current generation, as argv. */
+  /**
+   * The command that starts the runtime of a generation, as argv (core's `runtimeCommand`):
+   * `<node> <generation>/package/bin/run.js controller serve --home … --node-id …`.
+   */
   readonly command: readonly string[];
-  readonly port?: number;
+  /** Extra environment for the runtime (no secrets: definitions are readable files). */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+/** What a definition says, read back (pure): for observation and for changing one flag. */
+export interface DefinitionFacts {
+  readonly command: readonly string[];
+  /** The generation the command runs (its build id), when it runs one. */
+  readonly generation: string | null;
+  /** The `--node-id` the command carries. */
+  readonly nodeIdFlag: string | null;
+  /** The runtime's extra environment, as the definition sets it. */
+  readonly environment: Readonly<Record<string, string>>;
 }
 
 /** What the supervisor reports, observed rather than remembered. */
 export interface ObservedSupervisor {
+  /** The definition is installed and the supervisor knows it. */
   readonly present: boolean;
   readonly enabled: boolean;
   readonly running: boolean;
+  /** The supervisor's own word for the state (`active`, `failed`, `Running`, `Ready`…). */
+  readonly state: string;
   readonly pid?: number;
-  /** The generation the supervised command points at, when it can be read. */
+  /** The generation the supervised command points at (a build id), when it can be read. */
   readonly generation?: string;
   /** The `--node-id` the supervised command carries. */
   readonly nodeIdFlag?: string;
+  /** The supervised command (argv), from the same source as `generation`. */
+  readonly command?: readonly string[];
+  /**
+   * Where `generation`/`nodeIdFlag` were read: the running process itself (`/proc/<pid>`), what
+   * the supervisor has loaded, or only the definition file on disk.
+   */
+  readonly source?: 'process' | 'supervisor' | 'file';
+  /** The definition on disk differs from what the supervisor loaded (systemd `NeedDaemonReload`). */
+  readonly needsReload?: boolean;
+  readonly detail?: string;
+}
+
+/** A reason the supervisor cannot be relied on (catalogue 54: no lingering, no user bus). */
+export interface SupervisorProblem {
+  readonly code: string;
+  readonly message: string;
 }
 
 /**
- * A supervisor adapter (SPEC §6, §12): generates and installs the supervisor definition, switches
- * the current-generation pointer atomically, restarts, observes and rolls back.
+ * A supervisor adapter (SPEC §6, §12): generates the supervisor definition for a generation
+ * (pure), installs it and makes the supervisor read it, starts, stops and restarts the runtime,
+ * and observes what actually runs.
+ *
+ * The generation machinery — staging, the atomic `current` pointer, the journal, acceptance and
+ * rollback — is the controller's (`packages/controller/src/generations/`), the same for every
+ * supervisor: activation is "flip the pointer, install the definition for the new generation,
+ * restart", and rollback is the same with the prior generation. The adapter says which pointer
+ * form its platform uses.
  */
 export interface BootstrapAdapter {
   readonly supervisor: SupervisorKind;
   readonly platforms: readonly Platform[];
+  /** How `current` is switched on this platform: a symlink rename, or a replaced pointer file. */
+  readonly pointer: 'symlink' | 'file';
   /** Pure: the definition for a generation. */
   definition(input: SupervisorDefinitionInput): SupervisorDefinition;
-  /** Writes the definition and makes the supervisor read it (daemon-reload, /Create /XML). */
+  /** Pure: what a definition's content says (argv, generation, `--node-id`). */
+  readDefinition(content: string): DefinitionFacts;
+  /** Checks the supervisor is usable before anything is changed; `[]` when it is. */
+  preflight(ctx: NodeContext): Promise<readonly SupervisorProblem[]>;
+  /**
+   * Writes the definition atomically and makes the supervisor read it (daemon-reload and enable;
+   * `/Create /XML /F`), then checks the supervisor really holds it. Does not restart.
+   */
   installDefinition(ctx: NodeContext, definition: SupervisorDefinition): Promise<void>;
-  /** Atomically points `current` at `generation`; returns the previous target. */
-  activate(ctx: NodeContext, generation: Generation): Promise<string | null>;
+  start(ctx: NodeContext): Promise<void>;
+  stop(ctx: NodeContext): Promise<void>;
   restart(ctx: NodeContext): Promise<void>;
   observe(ctx: NodeContext): Promise<ObservedSupervisor>;
-  /** Points `current` back at `previousBuildId` and restarts. */
-  rollback(ctx: NodeContext, previousBuildId: string): Promise<void>;
+  /**
+   * Records a new `--node-id` in the installed definition (SPEC §10.2, transport-identity's
+   * coupled action) and makes the supervisor read it; returns the previous value. Does not
+   * restart: the caller restarts and verifies.
+   */
+  recordNodeId(ctx: NodeContext, nodeId: string): Promise<{ readonly previous: string | null }>;
 }

@@ -10,8 +10,11 @@ export type FileKind = 'whole' | 'block';
 /** What the controller accepts as content for a file (fail-closed: nothing else is guessed). */
 export type FileFormat = 'yaml' | 'json' | 'markdown' | 'text';
 
+/** The two lines delimiting a managed block; each must be a whole line of the file. */
 export interface BlockMarkers {
+  /** The line that opens the block (`# fleet:gitconfig:begin`). */
   readonly begin: string;
+  /** The line that closes the block. */
   readonly end: string;
 }
 
@@ -25,7 +28,9 @@ export interface ManagedFile {
   readonly pathVariable?: string;
   /** The canonical source, relative to `domains/<domain>/` in the repo. */
   readonly canonical: string;
+  /** Whether the whole file or only a delimited block of it is managed. */
   readonly kind: FileKind;
+  /** What the controller accepts as its content. */
   readonly format: FileFormat;
   /** Required for `block` files: the lines delimiting the managed block. */
   readonly markers?: BlockMarkers;
@@ -36,12 +41,16 @@ export interface ManagedFile {
  * router's installed volume). It is part of the domain's allowlist on the node.
  */
 export interface DerivedPath {
+  /** Stable id within the domain, distinct from its managed files' ids. */
   readonly id: string;
+  /** Default location on the node, `~/`-relative. */
   readonly path: string;
+  /** A host variable that overrides `path` for a host (operator side). */
   readonly pathVariable?: string;
   readonly format: FileFormat;
   /** The managed file it is derived from. */
   readonly derivedFrom: string;
+  /** One line for reports. */
   readonly description: string;
 }
 
@@ -49,6 +58,7 @@ export interface DerivedPath {
 export interface CoupledAction {
   /** Stable kind (`write-volume`, `reload`, `restart-controller`). */
   readonly kind: string;
+  /** One line for plans and reports. */
   readonly description: string;
 }
 
@@ -61,17 +71,26 @@ export type Coupling =
 export interface ExampleFile {
   /** Relative to `domains/<domain>/`. */
   readonly path: string;
+  /** The file's content (a template: `{{ host.NAME }}`, `{{ secret.NAME }}`). */
   readonly content: string;
 }
 
+/**
+ * Everything the core and the controller know about a domain without loading its code: the
+ * registry, the node's allowlist, rendering and drift all work from this plain data.
+ */
 export interface DomainDeclaration {
   /** The domain's name (`router`); unique across every loaded plugin. */
   readonly domain: string;
+  /** One line for `fleet validate`, the controller's catalog and reports. */
   readonly description: string;
+  /** The files it manages from canonical files in the repo (at least one). */
   readonly files: readonly ManagedFile[];
+  /** Paths it writes without a canonical file of their own (on the node's allowlist too). */
   readonly derivedPaths?: readonly DerivedPath[];
   /** Host variables its templates may use; any other `{{ host.NAME }}` fails the render. */
   readonly hostVariables: readonly string[];
+  /** The process actions an install runs with the write (principle 4), or `none`. */
   readonly coupling: Coupling;
   /** How many backups of each file the node keeps (default 10). */
   readonly backups?: number;

@@ -14,6 +14,7 @@ export interface SafeFileWriter {
    * installer splices its block into these bytes.
    */
   read(path: string): Promise<{ readonly content: Uint8Array; readonly sha256: string } | null>;
+  /** The recoverable write: compare-and-swap, backup, atomic durable replace. */
   replace(request: ReplaceRequest): Promise<ReplaceResult>;
   /** Puts back what a `replace` replaced (from its backup), or removes a file it created. */
   restore(result: ReplaceResult): Promise<void>;
@@ -28,10 +29,15 @@ export interface ReplaceRequest {
   readonly content: Uint8Array;
 }
 
+/** What one `replace` did: enough for a receipt and for `restore`. */
 export interface ReplaceResult {
+  /** The `~/` path written. */
   readonly path: string;
+  /** sha256 of the bytes replaced; `null` when the file was created. */
   readonly beforeSha256: string | null;
+  /** sha256 of the bytes now in place. */
   readonly afterSha256: string;
+  /** `~/` path of the backup of the old bytes; `null` when created or unchanged. */
   readonly backupPath: string | null;
   /** True when the content equalled the live file: nothing was written. */
   readonly unchanged: boolean;
@@ -39,31 +45,65 @@ export interface ReplaceResult {
 
 /** One managed file, as the operator asks the node to install it (template space). */
 export interface InstallFileRequest {
+  /** The managed file's `id` in the domain's declaration. */
   readonly fileId: string;
+  /** Its `~/` path on this node (the declared one: the node accepts nothing else). */
   readonly path: string;
+  /** sha256 of the live file the operator planned against; `null`: it must not exist. */
   readonly expectedSha256: string | null;
   /** Desired content with `{{ secret.NAME }}` placeholders still in place. */
   readonly content: string;
 }
 
+/** What the controller hands a domain's node half: one install operation. */
 export interface NodeInstallRequest {
+  /** The operation's id (a ULID), shared by the receipt and the audit record. */
   readonly operationId: string;
+  /** The domain to install. */
   readonly domain: string;
+  /** The files to install, in template space. */
   readonly files: readonly InstallFileRequest[];
   /** Host variables the coupled actions need (a reload command, the node id). */
   readonly parameters: Readonly<Record<string, string>>;
 }
 
+/** The outcome of one coupled action, for the receipt. */
 export interface ActionOutcome {
+  /** The action's kind, as the coupling declares it. */
   readonly kind: string;
-  readonly status: 'ok' | 'skipped' | 'failed' | 'rolled-back';
+  /** `pending`: settled after the answer, by the restarted controller (see {@link PendingRestart}). */
+  readonly status: 'ok' | 'skipped' | 'failed' | 'rolled-back' | 'pending';
+  /** One line: what happened. */
   readonly detail: string;
 }
 
+/**
+ * A coupled action that replaces the controller answering the install (a restart with a new
+ * `--node-id`): it cannot be awaited in-process. The controller journals the operation with
+ * `expect`, answers `restart pending` (the receipt's pending actions, `verified: false`), then
+ * calls `start` once the answer is sent. The next controller settles the operation at its start:
+ * when it runs as `expect` says, the operation is completed and verified; otherwise every file the
+ * operation wrote is restored from its backup and the operation is reported rolled back.
+ */
+export interface PendingRestart {
+  /** What the restarted controller must observe in itself: the `--node-id` it runs with. */
+  readonly expect: { readonly nodeId: string };
+  /** One line for the receipt and the audit record (`restart pending: … → …`). */
+  readonly detail: string;
+  /** Starts the restart from outside this process (e.g. a detached helper); must not wait for it. */
+  start(): void | Promise<void>;
+}
+
+/** What a node half reports back: the receipt is built from it. */
 export interface NodeInstallResult {
+  /** Every `replace` result, in order. */
   readonly files: readonly ReplaceResult[];
+  /** Every coupled action's outcome, in order (`[]` for `coupling: none`). */
   readonly actions: readonly ActionOutcome[];
+  /** True only when every file (and action) was checked after the write. */
   readonly verified: boolean;
+  /** Set when the outcome is settled by the restarted controller, after the answer. */
+  readonly pending?: PendingRestart;
 }
 
 /**
@@ -73,6 +113,7 @@ export interface NodeInstallResult {
  * as one operation.
  */
 export interface Installer {
+  /** The domain it installs (checked against its descriptor when loaded). */
   readonly domain: string;
   /**
    * Operator half: the desired managed content of `file` from its rendered canonical source — the

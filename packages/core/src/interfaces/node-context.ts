@@ -15,17 +15,30 @@ export interface Clock {
   monotonicMs(): number;
 }
 
+/** One external command to run: never through a shell. */
 export interface ProcessRequest {
+  /** The executable (looked up on the child's `PATH`). */
   readonly command: string;
+  /** Its arguments, passed as they are. */
   readonly args: readonly string[];
+  /** Working directory (default: the node's home). */
   readonly cwd?: string;
   /** The child's whole environment: nothing is inherited implicitly (no tokens, no secrets). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Variables added to the runner's default minimal environment when `env` is not given (e.g.
+   * `XDG_RUNTIME_DIR` for `systemctl --user`). Never secrets.
+   */
+  readonly extraEnv?: Readonly<Record<string, string>>;
+  /** Written to the child's stdin. */
   readonly input?: string;
+  /** The child is killed after this long (`timedOut` in the result). */
   readonly timeoutMs?: number;
 }
 
+/** What a command did: it never throws for a non-zero exit. */
 export interface ProcessResult {
+  /** The exit code (`-1` when it did not exit normally, e.g. not found). */
   readonly exitCode: number;
   readonly stdout: string;
   readonly stderr: string;
@@ -35,6 +48,7 @@ export interface ProcessResult {
 
 /** Runs external commands (a supervisor's CLI, a reload command). Never through a shell. */
 export interface ProcessRunner {
+  /** Runs one command to its end. */
   run(request: ProcessRequest): Promise<ProcessResult>;
 }
 
@@ -42,15 +56,32 @@ export interface ProcessRunner {
 export type SecretValues = ReadonlyMap<string, string>;
 
 /**
+ * Reads a file the domain owns through the controller's checks (its allowlist, no symlinked
+ * component, nothing outside the home, the size bound): the same read as `SafeFileWriter.read`.
+ * `null` when the file does not exist.
+ */
+export interface SafeFileReader {
+  read(path: string): Promise<{ readonly content: Uint8Array; readonly sha256: string } | null>;
+}
+
+/**
  * Everything a domain's node half may use. `home` is the node's `~`: every path a domain owns is
  * under it (SPEC §5).
  */
 export interface NodeContext {
+  /** The node's `~`, absolute. */
   readonly home: string;
   readonly platform: Platform;
+  /** The node id the controller runs with (`--node-id`). */
   readonly nodeId: string;
   readonly clock: Clock;
+  /** The only way a domain runs external commands. */
   readonly processes: ProcessRunner;
   /** Loads the env-file chain (SPEC §4) afresh: values may change between operations. */
   secrets(): Promise<SecretValues>;
+  /**
+   * Safe reads of the domain's own files, when the host provides them (the controller does for
+   * probers; `@fleet/testkit`'s fake host does). Probers read live files through this.
+   */
+  readonly files?: SafeFileReader;
 }

@@ -20,44 +20,65 @@ export type Loader<T> = () => Promise<T>;
  * behaviour is not written yet has no `load`: it is declared, never faked.
  */
 export interface InstallerDescriptor extends DomainDeclaration {
+  /** The tag {@link defineRegistration} adds. */
   readonly kind: 'fleet.installer';
+  /** Loads the installer (`() => import('./installer.js').then((m) => m.createInstaller())`). */
   readonly load?: Loader<Installer>;
 }
 
+/** A domain's adopter: the domain must be declared by the same plugin. */
 export interface AdopterDescriptor {
+  /** The tag {@link defineRegistration} adds. */
   readonly kind: 'fleet.adopter';
+  /** The domain it adopts for. */
   readonly domain: string;
+  /** Loads the adopter. */
   readonly load?: Loader<Adopter>;
 }
 
+/** A prober; its `domain`, when given, must be declared by the same plugin. */
 export interface ProberDescriptor {
+  /** The tag {@link defineRegistration} adds. */
   readonly kind: 'fleet.prober';
   /** Unique across every loaded plugin (`router.volume`). */
   readonly id: string;
+  /** The drift layer of its items. */
   readonly layer: DriftLayer;
   /** The domain it probes, if it belongs to one. */
   readonly domain?: string;
+  /** One line for reports. */
   readonly description: string;
+  /** Loads the prober. */
   readonly load?: Loader<Prober>;
 }
 
+/** A supervisor adapter (SPEC §12). */
 export interface BootstrapAdapterDescriptor {
+  /** The tag {@link defineRegistration} adds. */
   readonly kind: 'fleet.bootstrap-adapter';
   /** Unique across every loaded plugin: one adapter per supervisor. */
   readonly supervisor: SupervisorKind;
+  /** The platforms it runs on. */
   readonly platforms: readonly Platform[];
+  /** One line for reports. */
   readonly description: string;
+  /** Loads the adapter. */
   readonly load?: Loader<BootstrapAdapter>;
 }
 
 /** The value a `fleet:register` hook returns. */
 export interface FleetRegistration {
+  /** The tag the core recognises a registration by (no `instanceof` across the boundary). */
   readonly kind: 'fleet.registration';
   /** The plugin API version the plugin was built against ({@link FLEET_PLUGIN_API_VERSION}). */
   readonly apiVersion: number;
+  /** One per domain. */
   readonly installers: readonly InstallerDescriptor[];
+  /** Adopters of this plugin's domains. */
   readonly adopters: readonly AdopterDescriptor[];
+  /** Probers, of this plugin's domains or of the node. */
   readonly probers: readonly ProberDescriptor[];
+  /** Supervisor adapters. */
   readonly bootstrapAdapters: readonly BootstrapAdapterDescriptor[];
 }
 

@@ -15,30 +15,40 @@ import { registrationEnvelopeSchema, registrationSchema } from './schema.js';
 
 /** The oclif plugin a hook outcome came from. */
 export interface PluginRef {
+  /** The package name. */
   readonly name: string;
+  /** The package version. */
   readonly version: string;
   /** oclif's plugin type: `core` (bundled), `user` (installed), `link` (linked), … */
   readonly type?: string;
 }
 
+/** What one plugin's `fleet:register` hook returned, or threw. */
 export type HookOutcome =
   | { readonly plugin: PluginRef; readonly ok: true; readonly result: unknown }
   | { readonly plugin: PluginRef; readonly ok: false; readonly error: unknown };
 
+/** Why a plugin was refused: reported as a warning, never thrown. */
 export interface RegistryProblem {
   /** `name@version` of the plugin the problem is attributed to. */
   readonly plugin: string;
+  /** `PLUGIN_API_MISMATCH` for a foreign plugin API version, `PLUGIN_REFUSED` otherwise. */
   readonly code: 'PLUGIN_REFUSED' | 'PLUGIN_API_MISMATCH';
+  /** One line naming the plugin and the reason. */
   readonly message: string;
 }
 
+/** A plugin accepted whole, with its validated registration. */
 export interface AcceptedRegistration {
   readonly plugin: PluginRef;
   readonly registration: FleetRegistration;
 }
 
+/** The result of {@link assembleRegistrations}. */
 export interface Assembly {
+  /** The accepted plugins, in precedence order (bundled first, then by name). */
   readonly accepted: readonly AcceptedRegistration[];
+  /** Every refusal, attributed to its plugin. */
   readonly problems: readonly RegistryProblem[];
 }
 
@@ -82,7 +92,8 @@ function internalProblems(registration: FleetRegistration): string[] {
     const paths = new Set<string>();
     for (const file of [...installer.files, ...(installer.derivedPaths ?? [])]) {
       if (ids.has(file.id)) problems.push(`domain ${installer.domain}: file id ${file.id} twice`);
-      if (paths.has(file.path)) problems.push(`domain ${installer.domain}: path ${file.path} twice`);
+      if (paths.has(file.path))
+        problems.push(`domain ${installer.domain}: path ${file.path} twice`);
       ids.add(file.id);
       paths.add(file.path);
     }
@@ -101,7 +112,9 @@ function internalProblems(registration: FleetRegistration): string[] {
   }
   for (const prober of registration.probers) {
     if (prober.domain !== undefined && !domains.has(prober.domain)) {
-      problems.push(`prober ${prober.id} names domain ${prober.domain}, which this plugin does not declare`);
+      problems.push(
+        `prober ${prober.id} names domain ${prober.domain}, which this plugin does not declare`,
+      );
     }
   }
   return problems;
@@ -147,14 +160,20 @@ export function assembleRegistrations(
     const registration = parsed.data as FleetRegistration;
     const internal = internalProblems(registration);
     if (internal.length > 0) {
-      refuse(plugin, `plugin ${label(plugin)} has an inconsistent registration: ${internal.join('; ')}`);
+      refuse(
+        plugin,
+        `plugin ${label(plugin)} has an inconsistent registration: ${internal.join('; ')}`,
+      );
       continue;
     }
     const mine = claims(registration);
     const collision = [...mine.keys()].find((claim) => owners.has(claim));
     if (collision !== undefined) {
       const owner = owners.get(collision) as PluginRef;
-      refuse(plugin, `plugin ${label(plugin)} claims ${collision}, already owned by plugin ${label(owner)}`);
+      refuse(
+        plugin,
+        `plugin ${label(plugin)} claims ${collision}, already owned by plugin ${label(owner)}`,
+      );
       continue;
     }
     for (const claim of mine.keys()) owners.set(claim, plugin);

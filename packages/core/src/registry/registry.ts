@@ -31,7 +31,9 @@ export const REGISTRY_TOKENS = {
 
 /** A descriptor with the plugin it came from. */
 export interface Registered<D> {
+  /** The plugin that registered it. */
   readonly plugin: PluginRef;
+  /** The validated, plain descriptor. */
   readonly descriptor: D;
 }
 
@@ -44,13 +46,20 @@ function resolveAll<D>(container: DependencyContainer, token: symbol): Registere
   return container.isRegistered(token) ? container.resolveAll<Registered<D>>(token) : [];
 }
 
+/**
+ * The assembled registry the CLI and the controller work from. Plugins never construct one: the
+ * host does, from {@link assembleRegistrations} (tests: `registryFromHooks` in `@fleet/testkit`).
+ */
 export class Registry {
   /** Problems met while assembling the registry, each attributed to its plugin. */
   readonly problems: readonly RegistryProblem[];
   private readonly container: DependencyContainer;
   private readonly loaded = new Map<string, Promise<unknown>>();
 
-  constructor(accepted: readonly AcceptedRegistration[], problems: readonly RegistryProblem[] = []) {
+  constructor(
+    accepted: readonly AcceptedRegistration[],
+    problems: readonly RegistryProblem[] = [],
+  ) {
     this.problems = problems;
     this.container = rootContainer.createChildContainer();
     for (const { plugin, registration } of accepted) {
@@ -83,18 +92,21 @@ export class Registry {
     );
   }
 
+  /** Every registered adopter, by domain. */
   adopters(): Registered<AdopterDescriptor>[] {
     return resolveAll<AdopterDescriptor>(this.container, REGISTRY_TOKENS.adopter).sort(
       byKey((d) => d.domain),
     );
   }
 
+  /** Every registered prober, by id. */
   probers(): Registered<ProberDescriptor>[] {
     return resolveAll<ProberDescriptor>(this.container, REGISTRY_TOKENS.prober).sort(
       byKey((d) => d.id),
     );
   }
 
+  /** Every registered bootstrap adapter, by supervisor. */
   bootstrapAdapters(): Registered<BootstrapAdapterDescriptor>[] {
     return resolveAll<BootstrapAdapterDescriptor>(
       this.container,
@@ -113,6 +125,7 @@ export class Registry {
     return installer;
   }
 
+  /** The adopter of a domain, loaded on first use and checked structurally. */
   async adopter(domain: string): Promise<Adopter> {
     this.domain(domain);
     const entry = this.adopters().find((a) => a.descriptor.domain === domain);
@@ -125,6 +138,7 @@ export class Registry {
     return adopter;
   }
 
+  /** A prober, loaded on first use and checked structurally. */
   async prober(id: string): Promise<Prober> {
     const entry = this.probers().find((p) => p.descriptor.id === id);
     if (!entry) throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(id)}`);
@@ -133,6 +147,7 @@ export class Registry {
     return prober;
   }
 
+  /** The adapter of a supervisor, loaded on first use and checked structurally. */
   async bootstrapAdapter(supervisor: SupervisorKind): Promise<BootstrapAdapter> {
     const entry = this.bootstrapAdapters().find((a) => a.descriptor.supervisor === supervisor);
     if (!entry) {
@@ -140,7 +155,17 @@ export class Registry {
     }
     const adapter = await this.load(`bootstrap ${supervisor}`, entry, entry.descriptor.load);
     checkImplementation(entry.plugin, `bootstrap adapter ${supervisor}`, adapter, {
-      methods: ['definition', 'installDefinition', 'activate', 'restart', 'observe', 'rollback'],
+      methods: [
+        'definition',
+        'readDefinition',
+        'preflight',
+        'installDefinition',
+        'start',
+        'stop',
+        'restart',
+        'observe',
+        'recordNodeId',
+      ],
     });
     return adapter;
   }
@@ -158,21 +183,26 @@ export class Registry {
   ): Promise<T> {
     if (!loader) {
       return Promise.reject(
-        absent(`${key.replace(' ', ' for ')} is declared by ${entry.plugin.name} but not implemented`),
+        absent(
+          `${key.replace(' ', ' for ')} is declared by ${entry.plugin.name} but not implemented`,
+        ),
       );
     }
     let pending = this.loaded.get(key) as Promise<T> | undefined;
     if (!pending) {
-      pending = loader().catch((error: unknown) => {
-        this.loaded.delete(key);
-        throw new FleetError(
-          'PLUGIN_REFUSED',
-          `plugin ${entry.plugin.name}@${entry.plugin.version} failed to load its ${key}: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-          { cause: error },
-        );
-      });
+      // `then`: a loader that throws instead of rejecting is refused the same way.
+      pending = Promise.resolve()
+        .then(loader)
+        .catch((error: unknown) => {
+          this.loaded.delete(key);
+          throw new FleetError(
+            'PLUGIN_REFUSED',
+            `plugin ${entry.plugin.name}@${entry.plugin.version} failed to load its ${key}: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+            { cause: error },
+          );
+        });
       this.loaded.set(key, pending);
     }
     return pending;
@@ -191,7 +221,10 @@ function checkImplementation(
   expected: { domain?: string; methods: readonly string[] },
 ): void {
   const fail = (why: string): never => {
-    throw new FleetError('PLUGIN_REFUSED', `plugin ${plugin.name}@${plugin.version}: ${what} ${why}`);
+    throw new FleetError(
+      'PLUGIN_REFUSED',
+      `plugin ${plugin.name}@${plugin.version}: ${what} ${why}`,
+    );
   };
   if (typeof value !== 'object' || value === null) fail('is not an object');
   const record = value as Record<string, unknown>;

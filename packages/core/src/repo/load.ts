@@ -105,7 +105,9 @@ export async function loadRepo(root: string): Promise<FleetRepo> {
   const hostFiles = entries.filter((entry) => !entry.startsWith('.'));
   const texts = await Promise.all(
     hostFiles.map((entry) =>
-      entry.endsWith('.yaml') ? readFile(join(root, HOSTS_DIR, entry), 'utf8') : Promise.resolve(''),
+      entry.endsWith('.yaml')
+        ? readFile(join(root, HOSTS_DIR, entry), 'utf8')
+        : Promise.resolve(''),
     ),
   );
   hostFiles.forEach((entry, index) => {
@@ -116,7 +118,10 @@ export async function loadRepo(root: string): Promise<FleetRepo> {
     }
     const host = entry.slice(0, -'.yaml'.length);
     if (manifest && !Object.hasOwn(manifest.hosts, host)) {
-      problems.push({ file, message: `host ${host} is not declared under hosts: in ${MANIFEST_FILE}` });
+      problems.push({
+        file,
+        message: `host ${host} is not declared under hosts: in ${MANIFEST_FILE}`,
+      });
     }
     try {
       variables.set(host, parseHostVariables(texts[index] as string, file));

@@ -62,7 +62,10 @@ export function exampleManifest(host: string, domains: readonly string[]): strin
 }
 
 /** Host variables the example host needs: every variable a domain allows, with a sample value. */
-function exampleVariables(host: string, domains: readonly DomainDeclaration[]): Record<string, string> {
+function exampleVariables(
+  host: string,
+  domains: readonly DomainDeclaration[],
+): Record<string, string> {
   const variables: Record<string, string> = {};
   for (const declaration of domains) {
     for (const name of declaration.hostVariables) {
@@ -90,11 +93,20 @@ export async function scaffoldFleetRepo(options: ScaffoldOptions): Promise<Scaff
   const root = resolve(options.dir);
   const host = options.exampleHost ?? 'node-01';
   if (!(await isEmptyOrAbsent(root))) {
-    throw new FleetError('INIT_TARGET_NOT_EMPTY', `${root} is not empty: fleet init writes only into a new or empty directory`);
+    throw new FleetError(
+      'INIT_TARGET_NOT_EMPTY',
+      `${root} is not empty: fleet init writes only into a new or empty directory`,
+    );
   }
   const withExamples = options.domains.filter((d) => (d.examples ?? []).length > 0);
   const files = new Map<string, string>();
-  files.set(MANIFEST_FILE, exampleManifest(host, withExamples.map((d) => d.domain)));
+  files.set(
+    MANIFEST_FILE,
+    exampleManifest(
+      host,
+      withExamples.map((d) => d.domain),
+    ),
+  );
   files.set(`${HOSTS_DIR}/${host}.yaml`, stringify(exampleVariables(host, withExamples)));
   files.set('README.md', README);
   for (const declaration of withExamples) {

@@ -15,23 +15,21 @@ const semver = z
   .string()
   .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, 'must be a semantic version');
 
-const controllerUrl = z
-  .string()
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return (
-        (url.protocol === 'http:' || url.protocol === 'https:') &&
-        url.username === '' &&
-        url.password === '' &&
-        (url.pathname === '/' || url.pathname === '') &&
-        url.search === '' &&
-        url.hash === ''
-      );
-    } catch {
-      return false;
-    }
-  }, 'must be an http:// or https:// origin without credentials or path');
+const controllerUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.username === '' &&
+      url.password === '' &&
+      (url.pathname === '/' || url.pathname === '') &&
+      url.search === '' &&
+      url.hash === ''
+    );
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// origin without credentials or path');
 
 const tlsFingerprint = z
   .string()
@@ -57,7 +55,10 @@ export const hostEntrySchema = z
     domains: z.array(z.string().min(1)).default([]),
     ssh: z
       .strictObject({
-        host: z.string().min(1).regex(/^[A-Za-z0-9.:[\]-]+$/, 'must be a host name or address'),
+        host: z
+          .string()
+          .min(1)
+          .regex(/^[A-Za-z0-9.:[\]-]+$/, 'must be a host name or address'),
         port: z.number().int().min(1).max(65535).default(22),
         user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name'),
         hostKey: sshKey,
@@ -65,10 +66,10 @@ export const hostEntrySchema = z
       .optional(),
     probes: z.strictObject({ tools: z.array(z.string().min(1)).default([]) }).optional(),
   })
-  .refine(
-    (host) => !host.controller.startsWith('http:') || isLoopbackUrl(host.controller),
-    { message: 'a non-loopback controller must use https:// with tls.fingerprint', path: ['controller'] },
-  )
+  .refine((host) => !host.controller.startsWith('http:') || isLoopbackUrl(host.controller), {
+    message: 'a non-loopback controller must use https:// with tls.fingerprint',
+    path: ['controller'],
+  })
   .refine((host) => !host.controller.startsWith('https:') || host.tls !== undefined, {
     message: 'an https:// controller needs tls.fingerprint (the pinned certificate)',
     path: ['tls'],
@@ -82,6 +83,32 @@ function isLoopbackUrl(value: string): boolean {
   const host = new URL(value).hostname;
   return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
+
+/** True when `text` holds a C0 control character or DEL. */
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+/** An argv array (`["systemctl", "--user", "reload", "router"]`), never a shell string. */
+const reloadArgv = z
+  .array(
+    z
+      .string({ message: 'must be a string (one argument)' })
+      .min(1, 'must not be empty')
+      .max(4096, 'must be at most 4096 characters')
+      .refine((arg) => !hasControl(arg), 'must not contain control characters'),
+    { message: 'must be an argv array (["command", "arg", …]), never a shell string' },
+  )
+  .min(1, 'must name a command')
+  .max(64, 'must have at most 64 arguments')
+  .refine((argv) => !/\s/.test(argv[0] ?? ''), {
+    message: 'the command (first element) must not contain whitespace: argv, not a shell line',
+    path: [0],
+  });
 
 export const fleetManifestSchema = z.strictObject({
   apiVersion: z.literal('fleet/v1', { message: 'must be fleet/v1' }),
@@ -103,6 +130,11 @@ export const fleetManifestSchema = z.strictObject({
       z.strictObject({
         unattended: z.enum(['allow', 'deny']).default('deny'),
         backups: z.number().int().min(1).max(1000).optional(),
+        /**
+         * A command the domain's installer runs on the node after writing (the router's reload):
+         * an argv array, run without a shell, with a minimal environment and a bounded timeout.
+         */
+        reload: reloadArgv.optional(),
       }),
     )
     .default({}),

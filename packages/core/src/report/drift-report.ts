@@ -97,7 +97,10 @@ export function driftExitCode(report: DriftReport): 0 | 1 {
 }
 
 /** The worst state of a host's items in one layer, for the matrix (`undefined`: no items). */
-export function layerState(host: DriftHost, layer: (typeof DRIFT_LAYERS)[number]): string | undefined {
+export function layerState(
+  host: DriftHost,
+  layer: (typeof DRIFT_LAYERS)[number],
+): string | undefined {
   const order = ['error', 'diverged', 'unsupported', 'missing', 'stale', 'unmanaged', 'current'];
   const states = host.items.filter((item) => item.layer === layer).map((item) => item.state);
   if (states.length === 0) return undefined;

@@ -19,9 +19,10 @@ export function escapeHtml(text: string): string {
 
 /** Control characters shown escaped, so a hostile path cannot drive a terminal or forge lines. */
 export function escapeControl(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) =>
-    `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  return text.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`,
   );
 }
 
@@ -52,10 +53,16 @@ export function renderDriftMarkdown(report: DriftReport): string {
       lines.push(
         '',
         `- **${item.state}** (${item.layer}) ${where.join(' ')}${
-          item.localLines ? ` — ${item.localLines} local line${item.localLines === 1 ? '' : 's'}` : ''
-        }${item.detail ? `: ${escapeControl(item.detail)}` : ''}`,
+          item.detail
+            ? `: ${escapeControl(item.detail)}`
+            : item.localLines
+              ? ` — ${item.localLines} local line${item.localLines === 1 ? '' : 's'}`
+              : ''
+        }`,
       );
-      if (item.diff) lines.push('', '```diff', escapeControl(item.diff).replace(/```/g, '`‵`'), '```');
+      if (item.diff) {
+        lines.push('', '```diff', escapeControl(item.diff.trimEnd()).replace(/```/g, '`‵`'), '```');
+      }
     }
   }
   return `${lines.join('\n')}\n`;
@@ -92,13 +99,17 @@ export function renderDriftHtml(report: DriftReport): string {
       const items = host.items
         .map((item) => {
           const title = `${badge(item.state)} <code>${escapeHtml(item.layer)}</code> ${escapeHtml(item.domain ?? '')} <code>${escapeHtml(item.path ?? '')}</code>${
-            item.localLines ? ` — ${item.localLines} local line${item.localLines === 1 ? '' : 's'}` : ''
+            item.localLines
+              ? ` — ${item.localLines} local line${item.localLines === 1 ? '' : 's'}`
+              : ''
           }`;
           const body = [
             item.detail ? `<p>${escapeHtml(item.detail)}</p>` : '',
             item.diff ? `<pre>${escapeHtml(item.diff)}</pre>` : '',
           ].join('');
-          return body ? `<details><summary>${title}</summary>${body}</details>` : `<div class="i">${title}</div>`;
+          return body
+            ? `<details><summary>${title}</summary>${body}</details>`
+            : `<div class="i">${title}</div>`;
         })
         .join('\n');
       return `<section id="h-${escapeHtml(host.host)}"><h2>${escapeHtml(host.host)} ${badge(host.status)}</h2>${

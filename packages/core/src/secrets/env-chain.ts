@@ -84,7 +84,9 @@ export function resolveSecrets(text: string, secrets: SecretValues, file: string
   const { placeholders } = scanPlaceholders(text);
   const missing = [
     ...new Set(
-      placeholders.filter((ph) => ph.namespace === 'secret' && !secrets.has(ph.name)).map((ph) => ph.name),
+      placeholders
+        .filter((ph) => ph.namespace === 'secret' && !secrets.has(ph.name))
+        .map((ph) => ph.name),
     ),
   ];
   if (missing.length > 0) {

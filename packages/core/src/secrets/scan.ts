@@ -21,7 +21,10 @@ interface Rule {
 
 const RULES: readonly Rule[] = [
   { name: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/ },
-  { name: 'github-token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/ },
+  {
+    name: 'github-token',
+    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/,
+  },
   { name: 'gitlab-token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/ },
   { name: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/ },
   { name: 'slack-webhook', pattern: /hooks\.slack\.com\/services\/[A-Za-z0-9/]+/ },

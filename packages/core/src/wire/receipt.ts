@@ -23,7 +23,8 @@ export const receiptFileSchema = z.strictObject({
 
 export const receiptActionSchema = z.strictObject({
   kind: z.string(),
-  status: z.enum(['ok', 'skipped', 'failed', 'rolled-back']),
+  /** `pending`: settled by the restarted controller after the answer (poll the operation's status). */
+  status: z.enum(['ok', 'skipped', 'failed', 'rolled-back', 'pending']),
   detail: z.string(),
 });
 

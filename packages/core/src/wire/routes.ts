@@ -22,6 +22,7 @@ import {
   probeResponseSchema,
 } from './schemas.js';
 import { snapshotRequestSchema, snapshotResponseSchema } from './snapshot.js';
+import { auditReadRequestSchema, auditReadResponseSchema } from './audit-read.js';
 
 export const OPERATIONS = [
   'identity',
@@ -33,6 +34,7 @@ export const OPERATIONS = [
   'probe',
   'operation-status',
   'snapshot',
+  'audit',
 ] as const;
 export type OperationName = (typeof OPERATIONS)[number];
 
@@ -158,6 +160,19 @@ export const ROUTES: readonly RouteSpec[] = [
     audit: 'failures',
     request: snapshotRequestSchema,
     response: snapshotResponseSchema,
+  },
+  {
+    // The audit log read back (wire/audit-read.ts). Not for the legacy token: the log names
+    // clients, operations and paths.
+    operation: 'audit',
+    method: 'POST',
+    path: '/v1/audit',
+    scopes: ['config:read'],
+    legacy: false,
+    mutates: false,
+    audit: 'failures',
+    request: auditReadRequestSchema,
+    response: auditReadResponseSchema,
   },
   {
     operation: 'operation-status',

@@ -152,6 +152,8 @@ export const installRequestSchema = z.strictObject({
   domain: name,
   files: z.array(installFileRequestSchema).min(1).max(64),
   parameters: z.record(z.string(), z.string()),
+  /** Sent by a scheduled `fleet harness reconcile --unattended` (SPEC §10.3): marked in the audit. */
+  unattended: z.boolean().optional(),
 });
 
 export const installResponseSchema = receiptSchema;

@@ -5,16 +5,49 @@
  * read safely is reported refused with its code; the others are still answered.
  */
 import { z } from 'zod';
-import { homePathSchema, sha256Schema, timestampSchema } from './protocol.js';
+import {
+  homePathSchema,
+  jsonObjectSchema,
+  jsonValueSchema,
+  sha256Schema,
+  timestampSchema,
+} from './protocol.js';
 
 /** Files one snapshot may ask for: every managed file of a host fits with room to spare. */
 export const MAX_SNAPSHOT_PATHS = 64;
+/** Probers one snapshot may run: every domain prober of a host, with room to spare. */
+export const MAX_SNAPSHOT_PROBES = 32;
+
+/** A prober to run in the same request (drift stays one request per host, SPEC §14). */
+export const snapshotProbeSchema = z.strictObject({
+  prober: z.string().min(1).max(200),
+  parameters: jsonObjectSchema,
+});
 
 export const snapshotRequestSchema = z.strictObject({
   paths: z.array(homePathSchema).min(1).max(MAX_SNAPSHOT_PATHS),
   /** Include each file's backups (newest first). */
   backups: z.boolean(),
+  /** Probers to run, answered in `probes` (each collects read-only facts, redacted). */
+  probes: z.array(snapshotProbeSchema).max(MAX_SNAPSHOT_PROBES).optional(),
 });
+
+/** One prober's answer: its facts, or why it could not run (the other answers still stand). */
+export const snapshotProbeResultSchema = z.discriminatedUnion('state', [
+  z.strictObject({
+    prober: z.string(),
+    state: z.literal('ok'),
+    layer: z.enum(['file', 'derived', 'runtime', 'version']),
+    facts: jsonValueSchema,
+    collectedAt: timestampSchema,
+  }),
+  z.strictObject({
+    prober: z.string(),
+    state: z.literal('error'),
+    code: z.string(),
+    message: z.string(),
+  }),
+]);
 
 const snapshotBackupSchema = z.strictObject({
   path: z.string(),
@@ -33,8 +66,17 @@ export const snapshotFileSchema = z.discriminatedUnion('state', [
     redacted: z.boolean(),
     backups: z.array(snapshotBackupSchema),
   }),
-  z.strictObject({ path: z.string(), state: z.literal('absent'), backups: z.array(snapshotBackupSchema) }),
-  z.strictObject({ path: z.string(), state: z.literal('refused'), code: z.string(), message: z.string() }),
+  z.strictObject({
+    path: z.string(),
+    state: z.literal('absent'),
+    backups: z.array(snapshotBackupSchema),
+  }),
+  z.strictObject({
+    path: z.string(),
+    state: z.literal('refused'),
+    code: z.string(),
+    message: z.string(),
+  }),
 ]);
 
 export const snapshotResponseSchema = z.strictObject({
@@ -42,8 +84,12 @@ export const snapshotResponseSchema = z.strictObject({
   files: z.array(snapshotFileSchema),
   /** True when the backups of some file were cut at the response bound. */
   truncated: z.boolean(),
+  /** The answers of the requested probers, in request order (absent when none were asked). */
+  probes: z.array(snapshotProbeResultSchema).optional(),
 });
 
 export type SnapshotRequest = z.infer<typeof snapshotRequestSchema>;
+export type SnapshotProbe = z.infer<typeof snapshotProbeSchema>;
+export type SnapshotProbeResult = z.infer<typeof snapshotProbeResultSchema>;
 export type SnapshotResponse = z.infer<typeof snapshotResponseSchema>;
 export type SnapshotFile = z.infer<typeof snapshotFileSchema>;

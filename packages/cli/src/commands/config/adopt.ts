@@ -14,7 +14,8 @@ export interface AdoptResult {
 }
 
 export default class ConfigAdopt extends FleetCommand {
-  static override summary = "Bring a host's live file into the repository (a commit with provenance).";
+  static override summary =
+    "Bring a host's live file into the repository (a commit with provenance).";
   static override description = `Captures the live file (redacted on the node: secret values back to {{ secret.NAME }}), replaces the host's variable values with their {{ host.NAME }} placeholders, refuses it if anything still looks like a credential (exit 7, naming line numbers, never values, unless --allow-secret-line), writes it to mirror/<host>/<domain>/<file> and commits it with the trailers Fleet-Adopted-From, Fleet-Live-Sha256, Fleet-Operation and Fleet-Controller. Promoting it to the canonical file is an ordinary reviewed change.
 
 Refuses (exit 3) when that mirror path has uncommitted changes.`;
@@ -44,8 +45,15 @@ Refuses (exit 3) when that mirror path has uncommitted changes.`;
     const { loadFleetContext } = await import('../../config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
-    const declarations = new Map([...context.domains].map(([name, runtime]) => [name, runtime.declaration]));
-    const { declaration, file } = core.managedFileAt(context.repo, args.host, args.path, declarations);
+    const declarations = new Map(
+      [...context.domains].map(([name, runtime]) => [name, runtime.declaration]),
+    );
+    const { declaration, file } = core.managedFileAt(
+      context.repo,
+      args.host,
+      args.path,
+      declarations,
+    );
     let adopter;
     try {
       adopter = await registry.adopter(declaration.domain);
@@ -53,7 +61,12 @@ Refuses (exit 3) when that mirror path has uncommitted changes.`;
       if (!core.isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
     }
     const operationId = core.newOperationId();
-    const log = (outcome: 'ok' | 'unchanged' | 'refused' | 'failed' | 'unreachable', code: string | null, exitCode: number, detail: string) =>
+    const log = (
+      outcome: 'ok' | 'unchanged' | 'refused' | 'failed' | 'unreachable',
+      code: string | null,
+      exitCode: number,
+      detail: string,
+    ) =>
       core.recordOperatorVerb({
         verb: 'config adopt',
         host: args.host,
@@ -87,7 +100,12 @@ Refuses (exit 3) when that mirror path has uncommitted changes.`;
           capture,
         }),
       });
-      await log(commit ? 'ok' : 'unchanged', null, 0, commit ? `committed ${commit}` : 'the mirror already held this capture');
+      await log(
+        commit ? 'ok' : 'unchanged',
+        null,
+        0,
+        commit ? `committed ${commit}` : 'the mirror already held this capture',
+      );
       this.log(
         commit
           ? `Adopted ${args.host}:${args.path} as ${candidate.mirrorPath} (commit ${commit.slice(0, 12)}).`
@@ -105,7 +123,8 @@ Refuses (exit 3) when that mirror path has uncommitted changes.`;
       };
     } catch (error) {
       const failure = core.asFleetError(error);
-      const refused = failure.exitCode === core.ExitCode.policy || failure.exitCode === core.ExitCode.conflict;
+      const refused =
+        failure.exitCode === core.ExitCode.policy || failure.exitCode === core.ExitCode.conflict;
       await log(
         failure.code === 'HOST_UNREACHABLE' ? 'unreachable' : refused ? 'refused' : 'failed',
         failure.code,

@@ -33,7 +33,9 @@ export default class ConfigExport extends FleetCommand {
     }
     // A terminal gets control characters escaped (a file must not drive it); a pipe gets the bytes.
     if (!this.jsonEnabled()) {
-      process.stdout.write(process.stdout.isTTY ? core.escapeControl(exported.content) : exported.content);
+      process.stdout.write(
+        process.stdout.isTTY ? core.escapeControl(exported.content) : exported.content,
+      );
     }
     return exported;
   }

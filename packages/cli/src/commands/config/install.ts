@@ -19,12 +19,17 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
   };
   static override flags = {
     file: Flags.string({ description: 'only this node path (repeatable)', multiple: true }),
-    confirm: Flags.boolean({ description: 'really install (without it: print the plan, exit 2)', default: false }),
+    confirm: Flags.boolean({
+      description: 'really install (without it: print the plan, exit 2)',
+      default: false,
+    }),
     force: Flags.boolean({ description: 'overwrite diverged files', default: false }),
     timeout: Flags.integer({ description: 'timeout in milliseconds', default: 30_000, min: 1 }),
   };
 
-  async run(): Promise<{ plan: DomainPlan; receipt: Receipt } | { plan: DomainPlan; confirmed: false }> {
+  async run(): Promise<
+    { plan: DomainPlan; receipt: Receipt } | { plan: DomainPlan; confirmed: false }
+  > {
     const { args, flags } = await this.parse(ConfigInstall);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
@@ -32,7 +37,12 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
     const { readLiveThroughController } = await import('../../config/live.js');
     const { renderPlan, renderReceipt } = await import('../../config/render.js');
     const registry = await this.loadRegistry();
-    const context = await loadFleetContext({ root, registry, domains: [args.domain], timeoutMs: flags.timeout });
+    const context = await loadFleetContext({
+      root,
+      registry,
+      domains: [args.domain],
+      timeoutMs: flags.timeout,
+    });
     const assessment = await core.prepareAssessment({
       repo: context.repo,
       git: context.git,
@@ -41,7 +51,8 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       readLive: readLiveThroughController(context),
     });
     const [plan] = await core.planHost(assessment, args.host, args.domain);
-    if (!plan) throw new core.FleetError('UNKNOWN_DOMAIN', `no plan for ${args.domain} on ${args.host}`);
+    if (!plan)
+      throw new core.FleetError('UNKNOWN_DOMAIN', `no plan for ${args.domain} on ${args.host}`);
     const selection = { ...(flags.file ? { files: flags.file } : {}), force: flags.force };
     if (!flags.confirm) {
       // The plan is the answer: shown, nothing sent, exit 2 (SPEC §7).
@@ -52,11 +63,32 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       } catch (error) {
         refusal = core.asFleetError(error).message;
       }
-      this.note(refusal ? `would be refused: ${refusal}` : `not installed: run again with --confirm to install ${args.domain} on ${args.host}`);
+      this.note(
+        refusal
+          ? `would be refused: ${refusal}`
+          : `not installed: run again with --confirm to install ${args.domain} on ${args.host}`,
+      );
       process.exitCode = core.ExitCode.usage;
       return { plan, confirmed: false };
     }
-    const planned = core.plannedInstall(plan, selection);
+    let planned;
+    try {
+      planned = core.plannedInstall(plan, selection);
+    } catch (error) {
+      // A refusal is a verb the operator ran: it goes into the operator's log too.
+      const failure = core.asFleetError(error);
+      await core.recordOperatorVerb({
+        verb: 'config install',
+        host: args.host,
+        domain: args.domain,
+        paths: plan.files.map((file) => file.path),
+        outcome: 'refused',
+        code: failure.code,
+        exitCode: failure.exitCode,
+        detail: failure.message,
+      });
+      throw error;
+    }
     const runtime = context.domains.get(args.domain);
     if (!runtime?.installer) {
       throw new core.FleetError(
@@ -65,10 +97,8 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       );
     }
     const operationId = core.newOperationId();
-    const variables = core.hostVariables(context.repo, args.host);
-    const parameters = Object.fromEntries(
-      Object.entries(variables).filter(([name]) => runtime.declaration.hostVariables.includes(name)),
-    );
+    // The domain's host variables, its derived paths for this host, its reload command (fleet.yaml).
+    const parameters = core.installParameters(context.repo, args.host, runtime.declaration);
     const paths = planned.files.map((file) => file.path);
     let receipt: Receipt;
     try {
@@ -78,6 +108,15 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
         files: planned.files.map((file) => ({ ...file })),
         parameters,
       });
+      // A coupled restart of the controller itself (transport-identity) answers before it
+      // happens: poll the node until the restarted controller settles the operation, then
+      // check its identity (SPEC §10.2).
+      if (core.hasPendingActions(receipt)) {
+        receipt = await core.settlePendingInstall(context.client(args.host), receipt, {
+          ...(parameters['node_id'] === undefined ? {} : { expectNodeId: parameters['node_id'] }),
+          onWait: (line) => this.note(line),
+        });
+      }
     } catch (error) {
       const failure = core.asFleetError(error);
       await core.recordOperatorVerb({
@@ -99,13 +138,19 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       operationId,
       domain: args.domain,
       paths,
-      outcome: receipt.outcome === 'unchanged' ? 'unchanged' : receipt.outcome === 'installed' ? 'ok' : 'failed',
+      outcome:
+        receipt.outcome === 'unchanged'
+          ? 'unchanged'
+          : receipt.outcome === 'installed'
+            ? 'ok'
+            : 'failed',
       code: receipt.error?.code ?? null,
       exitCode: receipt.outcome === 'rolled-back' ? 6 : 0,
       detail: `${receipt.outcome}, verified: ${receipt.verified}`,
     });
     if (!this.jsonEnabled()) this.log(renderReceipt(receipt, core.escapeControl));
-    if (receipt.outcome === 'rolled-back' || !receipt.verified) process.exitCode = core.ExitCode.verification;
+    if (receipt.outcome === 'rolled-back' || !receipt.verified)
+      process.exitCode = core.ExitCode.verification;
     return { plan, receipt };
   }
 }

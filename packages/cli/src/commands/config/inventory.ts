@@ -3,10 +3,16 @@ import type { InventoryResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
 
 export default class ConfigInventory extends FleetCommand {
-  static override summary = "List a host's managed files and their backups: size, mtime, sha256, format.";
-  static override examples = ['<%= config.bin %> config inventory node-01', '<%= config.bin %> config inventory node-01 --json'];
+  static override summary =
+    "List a host's managed files and their backups: size, mtime, sha256, format.";
+  static override examples = [
+    '<%= config.bin %> config inventory node-01',
+    '<%= config.bin %> config inventory node-01 --json',
+  ];
   static override baseFlags = { ...FleetCommand.repoFlags };
-  static override args = { host: Args.string({ description: 'host (as in fleet.yaml)', required: true }) };
+  static override args = {
+    host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
+  };
   static override flags = {
     timeout: Flags.integer({ description: 'timeout in milliseconds', default: 10_000, min: 1 }),
   };
@@ -23,13 +29,19 @@ export default class ConfigInventory extends FleetCommand {
     if (!this.jsonEnabled()) {
       const esc = core.escapeControl;
       for (const file of inventory.files) {
-        const state = file.error ? `${file.error.code}` : file.exists ? `${file.size ?? 0} B` : 'absent';
+        const state = file.error
+          ? `${file.error.code}`
+          : file.exists
+            ? `${file.size ?? 0} B`
+            : 'absent';
         this.log(
           `${file.domain.padEnd(20)} ${esc(file.path).padEnd(48)} ${file.format.padEnd(8)} ${state.padEnd(10)} ${file.mtime ?? ''} ${file.sha256?.slice(0, 12) ?? ''}`,
         );
       }
       for (const backup of inventory.backups) {
-        this.log(`${backup.domain.padEnd(20)} ${esc(backup.path)}  backup of ${esc(backup.of)}  ${backup.size} B ${backup.mtime} ${backup.sha256.slice(0, 12)}`);
+        this.log(
+          `${backup.domain.padEnd(20)} ${esc(backup.path)}  backup of ${esc(backup.of)}  ${backup.size} B ${backup.mtime} ${backup.sha256.slice(0, 12)}`,
+        );
       }
       if (inventory.truncated) this.note('the backup listing was cut at its bound');
     }

@@ -3,7 +3,8 @@ import type { DomainPlan } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
 
 export default class ConfigPlan extends FleetCommand {
-  static override summary = 'Show what an install would do on a host: classification, diff, coupled actions.';
+  static override summary =
+    'Show what an install would do on a host: classification, diff, coupled actions.';
   static override description =
     'Per file: its classification against the repository history, the redacted unified diff, the live sha256 the plan was made against (an install refuses if it changed since), and the process actions the domain couples to the write. Reads the node; writes nothing.';
   static override examples = [
@@ -37,7 +38,8 @@ export default class ConfigPlan extends FleetCommand {
       readLive: readLiveThroughController(context),
     });
     const plans = await core.planHost(assessment, args.host, args.domain);
-    if (!this.jsonEnabled()) this.log(plans.map((plan) => renderPlan(plan, core.escapeControl)).join('\n\n'));
+    if (!this.jsonEnabled())
+      this.log(plans.map((plan) => renderPlan(plan, core.escapeControl)).join('\n\n'));
     return { plans };
   }
 }

@@ -1,0 +1,237 @@
+/**
+ * What `fleet audit show|verify` share (SPEC §5, §7): reading a node's audit log — from a node
+ * home on this machine, or page by page through a host's controller (`POST /v1/audit`) — checking
+ * its hash chain with core's pure `verifyAuditChain`, and printing records so that nothing in them
+ * can drive the terminal or forge a line (catalogue E38). Loaded by the commands inside `run()`.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AuditHead, ControllerClient, FleetErrorLike } from '@fleet/core';
+
+export const AUDIT_VERIFY_SCHEMA = 'fleet.audit-verify/v1';
+export const AUDIT_SHOW_SCHEMA = 'fleet.audit/v1';
+
+/** Lines asked for per request when paging through a controller (the route's maximum). */
+const PAGE_LINES = 5000;
+
+/** A node's audit log as read: its complete lines, whether it ends torn, and a trusted head. */
+export interface NodeLog {
+  /** Complete lines, verbatim, in file order; `firstLine` is the number of the first. */
+  readonly lines: readonly string[];
+  readonly firstLine: number;
+  /** The file ends in an incomplete line (not in `lines`). */
+  readonly torn: boolean;
+  /** The head the controller holds (only through a controller; `null`: nothing appended yet). */
+  readonly head?: AuditHead | null;
+}
+
+/** `<home>/.local/state/fleet/audit.jsonl`: where a controller on that home keeps its log. */
+export function nodeAuditPath(home: string): string {
+  return join(home, '.local', 'state', 'fleet', 'audit.jsonl');
+}
+
+/** Splits a JSON-lines text into complete lines and an incomplete tail. */
+export function splitLog(text: string): { lines: string[]; tail: string } {
+  const lines = text.split('\n');
+  const tail = lines.pop() ?? '';
+  return { lines, tail };
+}
+
+/** Reads a node home's log file directly (for an operator at that node). Absent: empty. */
+export async function readHomeLog(home: string): Promise<NodeLog & { path: string; tail: string }> {
+  const path = nodeAuditPath(home);
+  let text = '';
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const { lines, tail } = splitLog(text);
+  return { path, lines, firstLine: 1, torn: tail !== '', tail };
+}
+
+/**
+ * Reads a host's log through its controller, one request per page of {@link PAGE_LINES} lines;
+ * `fromLine` > 1 starts there. The head is the first page's (taken before that page was read, so
+ * every record up to it is in what follows even if the node appends meanwhile).
+ */
+export async function readHostLog(client: ControllerClient, fromLine = 1): Promise<NodeLog> {
+  const lines: string[] = [];
+  let fromSeq = fromLine;
+  let head: AuditHead | null | undefined;
+  for (;;) {
+    const page = await client.audit({ fromSeq, limit: PAGE_LINES });
+    if (head === undefined) head = page.head;
+    lines.push(...page.lines);
+    if (!page.more) return { lines, firstLine: fromLine, torn: page.torn, head };
+    if (page.lines.length === 0) break; // a controller that says "more" but sends nothing
+    fromSeq += page.lines.length;
+  }
+  return { lines, firstLine: fromLine, torn: false, head: head ?? null };
+}
+
+/** The newest `limit` lines of a host, without reading the rest: the head says where they start. */
+export async function readHostTail(client: ControllerClient, limit: number): Promise<NodeLog> {
+  const probe = await client.audit({ fromSeq: 1, limit: 1 });
+  const last = probe.head?.seq ?? 0;
+  const log = await readHostLog(client, Math.max(1, last - limit + 1));
+  const skip = Math.max(0, log.lines.length - limit);
+  return { ...log, lines: log.lines.slice(skip), firstLine: log.firstLine + skip };
+}
+
+export type ProblemKind = 'edited' | 'removed' | 'reordered' | 'torn' | 'malformed';
+
+export interface VerifyProblem {
+  /** The record's own seq when its line parses, else `null` (see `line`). */
+  readonly seq: number | null;
+  /** 1-based line in the log file. */
+  readonly line: number;
+  readonly kind: ProblemKind;
+  readonly message: string;
+}
+
+export interface HostVerdict {
+  readonly host: string;
+  /** The node home, for `--home`. */
+  readonly home?: string;
+  readonly status: 'intact' | 'broken' | 'unreachable' | 'error';
+  readonly ok: boolean;
+  /** Records that parsed. */
+  readonly records: number;
+  readonly head: AuditHead | null;
+  readonly problems: readonly VerifyProblem[];
+  readonly error?: { readonly code: string; readonly message: string; readonly exitCode: number };
+}
+
+function seqOf(line: string | undefined): number | null {
+  if (line === undefined) return null;
+  try {
+    const seq = (JSON.parse(line) as { seq?: unknown }).seq;
+    return typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The first seq missing at a `removed` problem: in a gap before `line`, the one after the record
+ * before it; at a cut tail (the problem is on the last line), the one after that line's.
+ */
+function missingSeq(lines: readonly string[], line: number): number | null {
+  let before = 0;
+  for (let index = line - 2; index >= 0; index -= 1) {
+    const seq = seqOf(lines[index]);
+    if (seq !== null) {
+      before = seq;
+      break;
+    }
+  }
+  const here = seqOf(lines[line - 1]);
+  if (here !== null && here > before + 1) return before + 1;
+  return (here ?? before) + 1;
+}
+
+/** Checks a whole log (read from line 1) with core's verifier; the trusted head when there is one. */
+export async function verifyLog(host: string, log: NodeLog): Promise<HostVerdict> {
+  const { verifyAuditChain } = await import('@fleet/core');
+  const result = verifyAuditChain(log.lines, log.head ? { head: log.head } : {});
+  const problems: VerifyProblem[] = result.problems.map((problem) => ({
+    seq:
+      problem.kind === 'removed'
+        ? missingSeq(log.lines, problem.line)
+        : seqOf(log.lines[problem.line - 1]),
+    line: problem.line,
+    kind: problem.kind,
+    message: problem.message,
+  }));
+  if (log.torn) {
+    const line = log.lines.length + 1;
+    problems.push({
+      seq: null,
+      line,
+      kind: 'torn',
+      message: `line ${line} is incomplete (no newline)`,
+    });
+  }
+  return {
+    host,
+    status: problems.length === 0 ? 'intact' : 'broken',
+    ok: problems.length === 0,
+    records: result.entries,
+    head: result.head,
+    problems,
+  };
+}
+
+/** A host that could not be read: unreachable (exit 5) or refused (its own exit code). */
+export function failedVerdict(host: string, error: FleetErrorLike): HostVerdict {
+  return {
+    host,
+    status: error.code === 'HOST_UNREACHABLE' || error.exitCode === 5 ? 'unreachable' : 'error',
+    ok: false,
+    records: 0,
+    head: null,
+    problems: [],
+    error: { code: error.code, message: error.message, exitCode: error.exitCode },
+  };
+}
+
+/**
+ * The exit code of a verification (SPEC §7): 6 when any chain is broken; else the first failed
+ * host's (5 unreachable, 4 refused…); else 0.
+ */
+export function verifyExitCode(verdicts: readonly HostVerdict[]): number {
+  if (verdicts.some((v) => v.status === 'broken')) return 6;
+  const failed = verdicts.find((v) => v.error !== undefined);
+  if (failed?.error) return failed.error.exitCode;
+  return 0;
+}
+
+/**
+ * Text from a log made safe for a terminal: core's `escapeControl`, plus the line breaks and tabs
+ * it keeps and the bidirectional overrides that reorder what a reader sees.
+ */
+export function safeText(escapeControl: (text: string) => string, text: string): string {
+  return escapeControl(text)
+    .replace(/\n/g, '\\n')
+    .replace(/\r/g, '\\r')
+    .replace(/\t/g, '\\t')
+    .replace(
+      /[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+      (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+}
+
+/** Any value of a parsed record as safe text (`safeText` of its string form). */
+export function safeValue(escapeControl: (text: string) => string, value: unknown): string {
+  const text =
+    value === null || value === undefined
+      ? ''
+      : typeof value === 'string'
+        ? value
+        : typeof value === 'number' || typeof value === 'boolean'
+          ? String(value)
+          : JSON.stringify(value);
+  return safeText(escapeControl, text);
+}
+
+/** One parsed line, or what it was when it does not parse. */
+export type ShownRecord = Record<string, unknown>;
+
+export function parseLines(
+  lines: readonly string[],
+  firstLine: number,
+  extra: Record<string, unknown> = {},
+): ShownRecord[] {
+  return lines.map((line, index) => {
+    try {
+      const value: unknown = JSON.parse(line);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        return { ...extra, ...(value as Record<string, unknown>) };
+      }
+    } catch {
+      // shown raw below
+    }
+    return { ...extra, line: firstLine + index, malformed: true, raw: line };
+  });
+}

@@ -1,0 +1,195 @@
+import { Flags } from '@oclif/core';
+import { FleetCommand } from '../../base-command.js';
+
+export type AuditShowSource =
+  | { readonly kind: 'operator'; readonly path: string }
+  | { readonly kind: 'node'; readonly home: string; readonly path: string }
+  | { readonly kind: 'controller'; readonly hosts: readonly string[] };
+
+export interface AuditShowJson {
+  readonly schema: 'fleet.audit/v1';
+  readonly source: AuditShowSource;
+  readonly records: readonly Record<string, unknown>[];
+  /** Hosts that could not be read (with --host). */
+  readonly errors?: readonly { host: string; code: string; message: string; exitCode: number }[];
+}
+
+export default class AuditShow extends FleetCommand {
+  static override summary =
+    'Print an audit log: your own (operator) log, a host’s, or a node home’s.';
+  static override description = `Without flags: the operator's own log of the verbs it ran ($XDG_STATE_HOME/fleet/operator.jsonl, default ~/.local/state/fleet/operator.jsonl), one line per host operation, keyed by the same operation id as the node's record.
+
+--host H (repeatable): the node's audit log through its controller (needs config:read). --home DIR: the log of a controller running on this machine with that home (<DIR>/.local/state/fleet/audit.jsonl), read directly.
+
+Control characters in records are printed escaped (\\x1b…), never raw. --json prints { schema: "fleet.audit/v1", source, records }. To check a log's hash chain, use \`fleet audit verify\`.`;
+  static override examples = [
+    '<%= config.bin %> audit show',
+    '<%= config.bin %> audit show --host node-01 --limit 20',
+    '<%= config.bin %> audit show --home /srv/node --json',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override flags = {
+    host: Flags.string({
+      description: 'a host’s log, through its controller (repeatable)',
+      multiple: true,
+      exclusive: ['home'],
+    }),
+    home: Flags.directory({
+      description: 'the log of the node home DIR on this machine',
+      exists: true,
+      exclusive: ['host'],
+    }),
+    limit: Flags.integer({ description: 'only the newest N records (per log)', min: 1 }),
+    timeout: Flags.integer({
+      description: 'per-host timeout in milliseconds',
+      default: 10_000,
+      min: 1,
+    }),
+  };
+
+  async run(): Promise<AuditShowJson> {
+    const { flags } = await this.parse(AuditShow);
+    const core = await import('@fleet/core');
+    const audit = await import('../../audit/log.js');
+    const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
+    const tail = <T>(items: T[]): T[] =>
+      flags.limit === undefined ? items : items.slice(-flags.limit);
+
+    if (flags.host !== undefined) {
+      const root = await this.findRepo(flags.repo);
+      const repo = await core.loadRepo(root);
+      for (const host of flags.host) core.hostEntry(repo, host);
+      const credentialsPath = core.defaultCredentialsPath(process.env);
+      const credentials = await core.loadCredentials(credentialsPath);
+      const outcomes = await core.forEachHost(flags.host, async (host) => {
+        const client = core.clientForHost({
+          repo,
+          host,
+          credentials,
+          credentialsPath,
+          timeoutMs: flags.timeout,
+        });
+        return flags.limit === undefined
+          ? audit.readHostLog(client)
+          : audit.readHostTail(client, flags.limit);
+      });
+      const failed = outcomes.filter((o) => !o.ok);
+      // One host asked for and it failed: that failure is the answer (its code, its exit code).
+      const only = outcomes.length === 1 ? failed[0] : undefined;
+      if (only && !only.ok) {
+        const { error } = only;
+        throw error instanceof Error
+          ? error
+          : new core.FleetError(error.code, error.message, {
+              problems: error.problems ?? [],
+              suggestions: error.suggestions ?? [],
+            });
+      }
+      const records = outcomes.flatMap((o) =>
+        o.ok ? audit.parseLines(o.value.lines, o.value.firstLine, { host: o.host }) : [],
+      );
+      const errors = failed.flatMap((o) =>
+        o.ok
+          ? []
+          : [
+              {
+                host: o.host,
+                code: o.error.code,
+                message: o.error.message,
+                exitCode: o.error.exitCode,
+              },
+            ],
+      );
+      if (!this.jsonEnabled()) {
+        for (const record of records)
+          this.log(`${safe(record['host']).padEnd(12)} ${nodeLine(record, safe)}`);
+        for (const error of errors) this.note(`${error.host}: ${safe(error.message)}`);
+        if (records.length === 0 && errors.length === 0) this.note('no audit records');
+      }
+      if (errors[0]) process.exitCode = errors[0].exitCode;
+      return {
+        schema: 'fleet.audit/v1',
+        source: { kind: 'controller', hosts: flags.host },
+        records,
+        ...(errors.length > 0 ? { errors } : {}),
+      };
+    }
+
+    if (flags.home !== undefined) {
+      const { realpath } = await import('node:fs/promises');
+      const home = await realpath(flags.home);
+      const log = await audit.readHomeLog(home);
+      // An incomplete last line is shown raw, as not a record.
+      const records = tail(audit.parseLines(log.torn ? [...log.lines, log.tail] : log.lines, 1));
+      if (!this.jsonEnabled()) {
+        for (const record of records) this.log(nodeLine(record, safe));
+        if (records.length === 0) this.note(`no audit records in ${safe(log.path)}`);
+      }
+      return { schema: 'fleet.audit/v1', source: { kind: 'node', home, path: log.path }, records };
+    }
+
+    const path = core.operatorLogPath(process.env);
+    let text = '';
+    try {
+      const { readFile } = await import('node:fs/promises');
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const { lines, tail: rest } = audit.splitLog(text);
+    const records = tail(audit.parseLines(rest === '' ? lines : [...lines, rest], 1));
+    if (!this.jsonEnabled()) {
+      for (const record of records) this.log(operatorLine(record, safe));
+      if (records.length === 0) this.note(`no records in the operator log ${safe(path)}`);
+    }
+    return { schema: 'fleet.audit/v1', source: { kind: 'operator', path }, records };
+  }
+}
+
+type Safe = (text: unknown) => string;
+
+function malformed(record: Record<string, unknown>, safe: Safe): string | undefined {
+  if (record['malformed'] !== true) return undefined;
+  return `line ${safe(record['line'])}: not a record: ${safe(record['raw'])}`;
+}
+
+/** One node record per line: seq, time, outcome, operation, client, operation id, code, paths. */
+function nodeLine(record: Record<string, unknown>, safe: Safe): string {
+  const bad = malformed(record, safe);
+  if (bad !== undefined) return bad;
+  const paths = Array.isArray(record['paths'])
+    ? (record['paths'] as unknown[]).map(safe).join(' ')
+    : '';
+  return [
+    String(safe(record['seq'])).padStart(5),
+    safe(record['ts']),
+    safe(record['outcome']).padEnd(11),
+    safe(record['operation']).padEnd(16),
+    safe(record['client'] ?? '-').padEnd(16),
+    safe(record['operationId'] ?? '-').padEnd(26),
+    safe(record['code'] ?? '-'),
+    paths,
+  ]
+    .join(' ')
+    .trimEnd();
+}
+
+/** One operator record per line: time, verb, host, operation id, outcome, code, paths. */
+function operatorLine(record: Record<string, unknown>, safe: Safe): string {
+  const bad = malformed(record, safe);
+  if (bad !== undefined) return bad;
+  const paths = Array.isArray(record['paths'])
+    ? (record['paths'] as unknown[]).map(safe).join(' ')
+    : '';
+  return [
+    safe(record['ts']),
+    safe(record['verb']).padEnd(16),
+    safe(record['host'] ?? '-').padEnd(12),
+    safe(record['operationId'] ?? '-').padEnd(26),
+    safe(record['outcome']).padEnd(11),
+    safe(record['code'] ?? '-'),
+    paths,
+  ]
+    .join(' ')
+    .trimEnd();
+}

@@ -1,0 +1,338 @@
+/**
+ * Staging an immutable runtime generation (SPEC §12, catalogue 49) from an `npm pack` tarball:
+ *
+ * 1. the artifact is read once into memory and its sha256 checked against the expected build id
+ *    (a mismatch is `GENERATION_INVALID`, nothing is created);
+ * 2. an existing `generations/<build-id>/` is never overwritten: it is verified and reused, or —
+ *    when it does not verify — refused with `GENERATION_INVALID`;
+ * 3. otherwise the tarball is unpacked (strictly: see `tar.ts`) into a temp directory beside the
+ *    generations, every file created exclusively and fsync'd, the artifact copied in, the manifest
+ *    (`generation.json`, with the tree hash) written, files made 0444 and directories 0555, every
+ *    directory fsync'd;
+ * 4. the temp directory is verified again from disk (artifact sha256 and tree hash: "after");
+ * 5. it is renamed into place and the generations directory fsync'd.
+ *
+ * A crash leaves either no generation or a complete one; a leftover temp directory is swept by
+ * the next stage.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import {
+  BUILD_ID_PATTERN,
+  FleetError,
+  GENERATION_ARTIFACT,
+  GENERATION_MANIFEST,
+  parseStrictJson,
+  runtimeLayout,
+  type Platform,
+  type RuntimeLayout,
+} from '@fleet/core';
+import { failpoint } from '../failpoints.js';
+import { fsyncDir, syncHandle } from '../fs/durable.js';
+import { fsFailure } from '../fs/errors.js';
+import { TEMP_PREFIX } from '../state-paths.js';
+import { DEFAULT_TAR_LIMITS, readTgz, type TarLimits } from './tar.js';
+import { diskTree, sha256Hex, tarTreeHash } from './tree.js';
+
+export const GENERATION_SCHEMA = 'fleet.generation/v1';
+
+export const generationManifestSchema = z.strictObject({
+  schema: z.literal(GENERATION_SCHEMA),
+  buildId: z.string().regex(BUILD_ID_PATTERN),
+  treeHash: z.string().regex(/^[0-9a-f]{64}$/),
+  files: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  /** From the tarball's `package/package.json`, when it has one. */
+  package: z.strictObject({ name: z.string(), version: z.string() }).nullable(),
+  /** The source commit the artifact was built from (fleet.yaml `artifacts[].commit`). */
+  commit: z.string().nullable(),
+  stagedAt: z.string(),
+});
+export type GenerationManifest = z.infer<typeof generationManifestSchema>;
+
+export interface StageInput {
+  readonly home: string;
+  readonly platform: Platform;
+  /** Path of the `.tgz` (as `npm pack` writes it). */
+  readonly artifact: string;
+  /** The expected sha256 of the artifact: the build id. */
+  readonly sha256: string;
+  readonly commit?: string | null;
+  readonly now?: () => Date;
+  readonly limits?: TarLimits;
+}
+
+export interface StagedGeneration {
+  readonly buildId: string;
+  readonly directory: string;
+  readonly manifest: GenerationManifest;
+  /** True when an identical generation was already there (nothing was written). */
+  readonly reused: boolean;
+}
+
+export type GenerationCheck =
+  | { readonly ok: true; readonly manifest: GenerationManifest }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+const MODES_APPLY = process.platform !== 'win32';
+const CREATE_EXCLUSIVE =
+  constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
+
+function invalid(message: string, problems: readonly string[] = []): FleetError {
+  return new FleetError('GENERATION_INVALID', message, {
+    problems: problems.map((message) => ({ message })),
+  });
+}
+
+/** Verifies a generation on disk: manifest, artifact sha256 = build id, tree hash, modes. */
+export async function verifyGeneration(
+  layout: RuntimeLayout,
+  buildId: string,
+): Promise<GenerationCheck> {
+  return verifyDirectory(layout.generation(buildId), buildId);
+}
+
+async function verifyDirectory(directory: string, buildId: string): Promise<GenerationCheck> {
+  const problems: string[] = [];
+  try {
+    const stats = await lstat(directory);
+    if (!stats.isDirectory()) return { ok: false, problems: ['not a directory'] };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, problems: [code === 'ENOENT' ? 'missing' : `unreadable (${code})`] };
+  }
+  let manifest: GenerationManifest | undefined;
+  try {
+    const raw = parseStrictJson(
+      await readFile(join(directory, GENERATION_MANIFEST), 'utf8'),
+      GENERATION_MANIFEST,
+      'GENERATION_INVALID',
+    );
+    const parsed = generationManifestSchema.safeParse(raw);
+    if (parsed.success) manifest = parsed.data;
+    else problems.push(`${GENERATION_MANIFEST} is not a generation manifest`);
+  } catch (error) {
+    problems.push(`${GENERATION_MANIFEST}: ${(error as Error).message}`);
+  }
+  if (manifest && manifest.buildId !== buildId) {
+    problems.push(`${GENERATION_MANIFEST} names build ${manifest.buildId}, not ${buildId}`);
+  }
+  try {
+    const artifact = await readFile(join(directory, GENERATION_ARTIFACT));
+    if (sha256Hex(artifact) !== buildId)
+      problems.push(`${GENERATION_ARTIFACT}'s sha256 is not the build id`);
+  } catch (error) {
+    problems.push(
+      `${GENERATION_ARTIFACT}: ${String((error as NodeJS.ErrnoException).code ?? error)}`,
+    );
+  }
+  try {
+    const tree = await diskTree(directory);
+    if (manifest && tree.listing.hash !== manifest.treeHash) {
+      problems.push(
+        `tree hash ${tree.listing.hash} differs from the recorded ${manifest.treeHash}`,
+      );
+    }
+    if (tree.foreign.length > 0)
+      problems.push(`not a file or directory: ${tree.foreign.slice(0, 5).join(', ')}`);
+    if (MODES_APPLY && tree.writable.length > 0) {
+      problems.push(`writable (not 0444/0555): ${tree.writable.slice(0, 5).join(', ')}`);
+    }
+    if (MODES_APPLY) {
+      const top = await lstat(directory);
+      if ((top.mode & 0o777) !== 0o555) problems.push('the generation directory is not 0555');
+      for (const name of [GENERATION_MANIFEST, GENERATION_ARTIFACT]) {
+        const stats = await lstat(join(directory, name)).catch(() => undefined);
+        if (stats && (stats.mode & 0o777) !== 0o444) problems.push(`${name} is not 0444`);
+      }
+    }
+  } catch (error) {
+    problems.push(`tree: ${String((error as NodeJS.ErrnoException).code ?? error)}`);
+  }
+  return problems.length === 0 && manifest ? { ok: true, manifest } : { ok: false, problems };
+}
+
+/** Removes a (possibly read-only) tree: directories are made writable first. */
+export async function removeTree(path: string): Promise<void> {
+  const unlock = async (dir: string): Promise<void> => {
+    let stats;
+    try {
+      stats = await lstat(dir);
+    } catch {
+      return;
+    }
+    if (!stats.isDirectory()) return;
+    await chmod(dir, 0o700);
+    for (const name of await readdir(dir)) await unlock(join(dir, name));
+  };
+  await unlock(path);
+  await rm(path, { recursive: true, force: true });
+}
+
+/** Removes staging directories a crash left behind (`generations/.fleet-tmp-*`). */
+export async function sweepStaging(layout: RuntimeLayout): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(layout.generations);
+  } catch {
+    return 0;
+  }
+  let swept = 0;
+  for (const name of names.filter((n) => n.startsWith(TEMP_PREFIX))) {
+    await removeTree(join(layout.generations, name));
+    swept += 1;
+  }
+  if (swept > 0) await fsyncDir(layout.generations, 'generations');
+  return swept;
+}
+
+async function writeExclusive(path: string, data: Uint8Array): Promise<void> {
+  const handle = await open(path, CREATE_EXCLUSIVE, 0o444);
+  try {
+    await handle.writeFile(data);
+    await syncHandle(handle, path);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Directories deepest first, so a parent is sealed after its children. */
+async function sealDirectories(root: string): Promise<void> {
+  const dirs: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) await walk(join(dir, entry.name));
+    }
+    dirs.push(dir);
+  };
+  await walk(root);
+  for (const dir of dirs) {
+    await fsyncDir(dir, 'generation directory');
+    if (MODES_APPLY) await chmod(dir, 0o555);
+  }
+}
+
+function packageOf(entries: ReturnType<typeof readTgz>): GenerationManifest['package'] {
+  const pkg = entries.find(
+    (entry) => entry.path === 'package/package.json' && entry.type === 'file',
+  );
+  if (!pkg) return null;
+  try {
+    const value = JSON.parse(pkg.data.toString('utf8')) as { name?: unknown; version?: unknown };
+    return typeof value.name === 'string' && typeof value.version === 'string'
+      ? { name: value.name, version: value.version }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Stages `input.artifact` as `generations/<sha256>/`. Idempotent for an identical generation;
+ * `GENERATION_INVALID` for a wrong sha256, a bad tarball or a mismatching existing generation.
+ * Callers hold the runtime lock (`withRuntimeLock`).
+ */
+export async function stageGeneration(input: StageInput): Promise<StagedGeneration> {
+  const buildId = input.sha256.toLowerCase();
+  if (!BUILD_ID_PATTERN.test(buildId))
+    throw invalid(`build id ${JSON.stringify(input.sha256)} is not a sha256`);
+  const layout = runtimeLayout(input.home, input.platform);
+  const directory = layout.generation(buildId);
+
+  let artifact: Buffer;
+  try {
+    artifact = await readFile(input.artifact);
+  } catch (error) {
+    throw fsFailure(error, 'artifact');
+  }
+  const actual = sha256Hex(artifact);
+  if (actual !== buildId) {
+    throw invalid(`artifact sha256 ${actual} differs from the expected ${buildId}; nothing staged`);
+  }
+
+  const existing = await lstat(directory).catch(() => undefined);
+  if (existing) return reuse(layout, buildId, directory);
+
+  const entries = readTgz(artifact, input.limits ?? DEFAULT_TAR_LIMITS);
+  const expectedTree = tarTreeHash(entries);
+  const manifest: GenerationManifest = {
+    schema: GENERATION_SCHEMA,
+    buildId,
+    treeHash: expectedTree.hash,
+    files: expectedTree.files,
+    bytes: expectedTree.bytes,
+    package: packageOf(entries),
+    commit: input.commit ?? null,
+    stagedAt: (input.now ?? (() => new Date()))().toISOString(),
+  };
+
+  await mkdir(layout.generations, { recursive: true, mode: 0o700 });
+  await sweepStaging(layout);
+  const temp = join(
+    layout.generations,
+    `${TEMP_PREFIX}stage-${buildId.slice(0, 12)}-${randomBytes(6).toString('hex')}`,
+  );
+  try {
+    await mkdir(temp, { mode: 0o700 });
+    for (const entry of entries) {
+      const target = join(temp, ...entry.path.split('/'));
+      if (entry.type === 'directory') {
+        await mkdir(target, { recursive: true, mode: 0o700 });
+        continue;
+      }
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+      await writeExclusive(target, entry.data);
+    }
+    await writeExclusive(join(temp, GENERATION_ARTIFACT), artifact);
+    await writeExclusive(
+      join(temp, GENERATION_MANIFEST),
+      Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`),
+    );
+    await sealDirectories(temp);
+    const check = await verifyDirectory(temp, buildId);
+    if (!check.ok)
+      throw invalid(`the staged generation does not verify; nothing staged`, check.problems);
+    await failpoint('runtime.stage.before_rename');
+    if (await lstat(directory).catch(() => undefined)) {
+      // Appeared while we unpacked: never replace it.
+      await removeTree(temp);
+      return reuse(layout, buildId, directory);
+    }
+    await rename(temp, directory);
+  } catch (error) {
+    await removeTree(temp).catch(() => undefined);
+    throw fsFailure(error, 'staging the generation');
+  }
+  await fsyncDir(layout.generations, 'generations');
+  return { buildId, directory, manifest, reused: false };
+}
+
+async function reuse(
+  layout: RuntimeLayout,
+  buildId: string,
+  directory: string,
+): Promise<StagedGeneration> {
+  const check = await verifyGeneration(layout, buildId);
+  if (!check.ok) {
+    throw invalid(
+      `generations/${buildId} already exists and does not verify; it is never overwritten`,
+      check.problems,
+    );
+  }
+  return { buildId, directory, manifest: check.manifest, reused: true };
+}
+
+/** The manifest of a staged generation, verified (for rollback targets: catalogue 52). */
+export async function requireVerifiedGeneration(
+  layout: RuntimeLayout,
+  buildId: string,
+): Promise<GenerationManifest> {
+  const check = await verifyGeneration(layout, buildId);
+  if (!check.ok) {
+    throw invalid(`generation ${buildId} does not verify`, check.problems);
+  }
+  return check.manifest;
+}

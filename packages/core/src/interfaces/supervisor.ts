@@ -1,0 +1,31 @@
+/**
+ * The seam between a domain that restarts the controller (transport-identity, SPEC §10.2) and the
+ * supervisor that runs it: the lab supervisor now, a systemd user unit or a Windows scheduled task
+ * through their bootstrap adapters later. Plain structural types: a user-installed plugin has its
+ * own copy of `@fleet/core`.
+ */
+
+/** What a supervisor reports once the restarted controller accepts requests. */
+export interface ControllerRestart {
+  /** The `--node-id` the restarted controller runs with, as the supervisor recorded it. */
+  readonly nodeId: string;
+  readonly pid?: number | null;
+  readonly detail?: string;
+}
+
+export interface ControllerSupervisor {
+  /** `lab`, `systemd-user`, `windows-task`, … (for messages). */
+  readonly kind: string;
+  /**
+   * True when `restart` replaces the very process calling it (the controller asking its own
+   * supervisor): the restart must then be run from outside that process, after the answer.
+   */
+  readonly replacesCaller: boolean;
+  /** Records the `--node-id` the next start uses (unit ExecStart, task arguments, lab flags). */
+  recordNodeId(nodeId: string): Promise<void>;
+  /**
+   * Restarts the controller with the recorded flags; resolves once the new controller accepts
+   * requests, rejects when it did not start (after the supervisor's own bounded retries).
+   */
+  restart(): Promise<ControllerRestart>;
+}

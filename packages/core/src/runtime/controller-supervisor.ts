@@ -1,0 +1,120 @@
+/**
+ * core's `ControllerSupervisor` seam (transport-identity, SPEC §10.2) provided by a bootstrap
+ * adapter for one node: `recordNodeId` rewrites the installed definition with the new `--node-id`
+ * (and makes the supervisor read it), `restart` restarts through the supervisor and resolves once
+ * the restarted controller runs with the recorded id and accepts connections on its port — or
+ * rejects when it failed, or did not within the timeout.
+ */
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FleetError } from '../errors.js';
+import type { BootstrapAdapter, ObservedSupervisor } from '../interfaces/bootstrap.js';
+import type { NodeContext } from '../interfaces/node-context.js';
+import type { ControllerRestart, ControllerSupervisor } from '../interfaces/supervisor.js';
+
+export interface AdapterSupervisorOptions {
+  /**
+   * True (the default) when the caller is the supervised controller itself: its restart replaces
+   * the calling process, so the caller runs it from elsewhere (transport-identity's helper).
+   */
+  readonly replacesCaller?: boolean;
+  /** How long a restarted controller has to run and accept connections (default 60 s). */
+  readonly timeoutMs?: number;
+  readonly pollMs?: number;
+}
+
+/** The port and address the controller of `command` listens on (`controller serve` defaults). */
+export function controllerEndpoint(command: readonly string[]): {
+  readonly host: string;
+  readonly port: number;
+} {
+  const flag = (name: string): string | undefined => {
+    const index = command.lastIndexOf(name);
+    if (index >= 0) return command[index + 1];
+    return [...command]
+      .reverse()
+      .find((arg) => arg.startsWith(`${name}=`))
+      ?.slice(name.length + 1);
+  };
+  const bind = flag('--bind') ?? '127.0.0.1';
+  const port = Number.parseInt(flag('--port') ?? '7701', 10);
+  return { host: bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind, port };
+}
+
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Waits until the supervised controller runs and accepts connections (port 0: running suffices). */
+export async function waitForController(
+  adapter: Pick<BootstrapAdapter, 'observe' | 'supervisor'>,
+  ctx: NodeContext,
+  options: { readonly timeoutMs?: number; readonly pollMs?: number } = {},
+): Promise<ObservedSupervisor> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  // Bounded twice: by the context's monotonic clock, and by a number of polls (a fixed test clock
+  // never advances).
+  const deadline = ctx.clock.monotonicMs() + timeoutMs;
+  const attempts = Math.max(1, Math.ceil(timeoutMs / (options.pollMs ?? 200)));
+  let last: ObservedSupervisor | undefined;
+  for (
+    let attempt = 0;
+    attempt < attempts && (attempt === 0 || ctx.clock.monotonicMs() < deadline);
+    attempt += 1
+  ) {
+    last = await adapter.observe(ctx);
+    if (!last.running && /fail/i.test(last.state)) {
+      throw new FleetError(
+        'ACTION_FAILED',
+        `the ${adapter.supervisor} supervisor reports the controller ${last.state}`,
+      );
+    }
+    if (last.running) {
+      const endpoint = controllerEndpoint(last.command ?? []);
+      if (endpoint.port === 0 || (await accepts(endpoint.host, endpoint.port))) return last;
+    }
+    await sleep(options.pollMs ?? 200);
+  }
+  throw new FleetError(
+    'ACTION_FAILED',
+    `the controller did not come up under ${adapter.supervisor} within ${timeoutMs} ms (${last?.state ?? 'not observed'})`,
+  );
+}
+
+export function adapterControllerSupervisor(
+  adapter: Pick<BootstrapAdapter, 'supervisor' | 'recordNodeId' | 'restart' | 'observe'>,
+  ctx: NodeContext,
+  options: AdapterSupervisorOptions = {},
+): ControllerSupervisor {
+  return {
+    kind: adapter.supervisor,
+    replacesCaller: options.replacesCaller ?? true,
+    async recordNodeId(nodeId: string): Promise<void> {
+      await adapter.recordNodeId(ctx, nodeId);
+    },
+    async restart(): Promise<ControllerRestart> {
+      await adapter.restart(ctx);
+      const observed = await waitForController(adapter, ctx, options);
+      if (observed.nodeIdFlag === undefined) {
+        throw new FleetError(
+          'ACTION_FAILED',
+          `the ${adapter.supervisor} supervisor runs a controller without --node-id`,
+        );
+      }
+      return {
+        nodeId: observed.nodeIdFlag,
+        pid: observed.pid ?? null,
+        detail: `${adapter.supervisor}: controller ${observed.pid ?? '?'} runs generation ${observed.generation?.slice(0, 12) ?? '?'} with --node-id ${observed.nodeIdFlag}`,
+      };
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * A node for adapter tests: a real temporary home, the fake `systemctl`, `loginctl` and `schtasks`
+ * first on `PATH`, and a `NodeContext` whose process runner really runs them — so a bootstrap
+ * adapter installs a real unit file or task XML, and a real runtime process starts and stops.
+ */
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  loadEnvChain,
+  type Clock,
+  type NodeContext,
+  type Platform,
+  type SecretValues,
+} from '@fleet/core';
+import { FAKE_SUPERVISOR_DIR_ENV, FAKE_SUPERVISOR_FAULTS_ENV, type FakeFault } from './common.js';
+import { killAllRuns, readRun, type RunRecord } from './runs.js';
+import { SpawnProcessRunner } from './spawn-runner.js';
+
+/** `packages/testkit/bin`: the fake `systemctl`, `loginctl` and `schtasks` executables. */
+export const FAKE_SUPERVISOR_BIN = fileURLToPath(new URL('../../../bin', import.meta.url));
+
+const realClock: Clock = { now: () => new Date(), monotonicMs: () => performance.now() };
+
+export interface FakeSupervisorHostOptions {
+  readonly nodeId?: string;
+  /** The platform the context reports (the fakes run on any). */
+  readonly platform?: Platform;
+  /** Faults switched on from the start (see `FAKE_FAULTS`); change them with `setFaults`. */
+  readonly faults?: readonly FakeFault[];
+}
+
+export class FakeSupervisorHost implements NodeContext {
+  readonly platform: Platform;
+  readonly nodeId: string;
+  readonly clock = realClock;
+  readonly processes: SpawnProcessRunner;
+  /** Where the fakes keep their state (`FLEET_FAKE_SUPERVISOR_DIR`). */
+  readonly stateDir: string;
+  /** The environment the fakes run with: `PATH` starts with {@link FAKE_SUPERVISOR_BIN}. */
+  readonly env: Readonly<Record<string, string>>;
+
+  private constructor(
+    readonly home: string,
+    options: FakeSupervisorHostOptions,
+  ) {
+    this.platform = options.platform ?? 'linux';
+    this.nodeId = options.nodeId ?? 'node-01';
+    this.stateDir = join(home, '.fleet-fake-supervisor');
+    this.env = {
+      PATH: [FAKE_SUPERVISOR_BIN, process.env['PATH'] ?? '/usr/bin:/bin'].join(delimiter),
+      HOME: home,
+      LANG: 'C.UTF-8',
+      [FAKE_SUPERVISOR_DIR_ENV]: this.stateDir,
+      ...(options.faults?.length ? { [FAKE_SUPERVISOR_FAULTS_ENV]: options.faults.join(',') } : {}),
+    };
+    this.processes = new SpawnProcessRunner(this.env, home);
+  }
+
+  static async create(options: FakeSupervisorHostOptions = {}): Promise<FakeSupervisorHost> {
+    return new FakeSupervisorHost(await mkdtemp(join(tmpdir(), 'fleet-supervised-')), options);
+  }
+
+  /** Switches faults on (replacing the previous set) for every later fake invocation. */
+  async setFaults(faults: readonly FakeFault[]): Promise<void> {
+    await mkdir(this.stateDir, { recursive: true });
+    await writeFile(join(this.stateDir, 'faults'), faults.map((f) => `${f}\n`).join(''));
+  }
+
+  /** The run record of a systemd unit or a scheduled task (pid, state, exit code). */
+  run(kind: 'systemd' | 'schtasks', name: string): RunRecord | null {
+    const key =
+      kind === 'schtasks' ? name.replace(/^\\+/, '').toLowerCase().replace(/[\\/]/g, '__') : name;
+    return readRun(join(this.stateDir, kind), key);
+  }
+
+  /** Every invocation of a fake, as argv, in order. */
+  async calls(kind: 'systemd' | 'schtasks'): Promise<string[][]> {
+    const text = await readFile(join(this.stateDir, kind, 'calls.jsonl'), 'utf8').catch(() => '');
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as string[]);
+  }
+
+  secrets(): Promise<SecretValues> {
+    return loadEnvChain(this.home);
+  }
+
+  /** Kills every runtime the fakes started, then removes the home (read-only trees included). */
+  async dispose(): Promise<void> {
+    killAllRuns(join(this.stateDir, 'systemd'));
+    killAllRuns(join(this.stateDir, 'schtasks'));
+    const { execFile } = await import('node:child_process');
+    await new Promise<void>((resolve) =>
+      execFile('chmod', ['-R', 'u+w', this.home], () => resolve()),
+    );
+    await rm(this.home, { recursive: true, force: true });
+  }
+}
+
+/** Shorthand for {@link FakeSupervisorHost.create}. */
+export function createFakeSupervisorHost(
+  options: FakeSupervisorHostOptions = {},
+): Promise<FakeSupervisorHost> {
+  return FakeSupervisorHost.create(options);
+}

@@ -1,0 +1,51 @@
+export {
+  FAKE_FAULTS,
+  FAKE_SUPERVISOR_DIR_ENV,
+  FAKE_SUPERVISOR_FAULTS_ENV,
+  processAlive,
+  type CliResult,
+  type FakeFault,
+} from './common.js';
+export {
+  FAKE_SUPERVISOR_BIN,
+  FakeSupervisorHost,
+  createFakeSupervisorHost,
+  type FakeSupervisorHostOptions,
+} from './host.js';
+export { readRun, type RunRecord } from './runs.js';
+export { SpawnProcessRunner } from './spawn-runner.js';
+export { loginctl, systemctl } from './systemctl.js';
+export {
+  decodeTaskFile,
+  schtasks,
+  splitWindowsArguments,
+  TASK_NAMESPACE,
+  validateTask,
+  type TaskDefinition,
+} from './schtasks.js';
+export {
+  parseUnitFile,
+  parseExecStart,
+  splitWords,
+  UnitFileError,
+  unitValue,
+  unitValues,
+  type UnitFile,
+} from './unit-file.js';
+export {
+  child as xmlChild,
+  parseXml,
+  textAt as xmlText,
+  XmlError,
+  type ParsedXml,
+  type XmlElement,
+} from './xml.js';
+export {
+  fakeRuntimeScript,
+  fakeRuntimeStarts,
+  pointCurrentAt,
+  waitForRuntimeStart,
+  writeFakeGeneration,
+  type FakeRuntimeBehaviour,
+  type FakeRuntimeStart,
+} from './runtime.js';

@@ -1,0 +1,90 @@
+/**
+ * The fake supervisors' monitor: one per started runtime, detached from the fake CLI that started
+ * it. It spawns the runtime (stdout and stderr to the run's log), records its pid, waits for it and
+ * records how it ended; with `restart.onFailure` it starts a runtime that failed again, up to
+ * `restart.max` times. A stop is asked for by the `.stop` file (see runs.ts).
+ *
+ *   node monitor.js <dir> <key> <runId>
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, openSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readJson, writeJson } from './common.js';
+import { runPaths, type RunRecord, type RunSpec } from './runs.js';
+
+const [dir, key, runId] = process.argv.slice(2) as [string, string, string];
+const paths = runPaths(dir, key);
+const spec = readJson<RunSpec | null>(paths.spec, null);
+let record: RunRecord = {
+  runId,
+  monitorPid: process.pid,
+  pid: null,
+  state: 'starting',
+  exitCode: null,
+  signal: null,
+  restarts: 0,
+  startedAt: new Date().toISOString(),
+  endedAt: null,
+};
+const save = (patch: Partial<RunRecord>): void => {
+  record = { ...record, ...patch };
+  writeJson(paths.record, record);
+};
+
+/** Runs the runtime once; resolves with how it ended. */
+function once(
+  run: RunSpec,
+): Promise<{ code: number | null; signal: string | null; error?: string }> {
+  return new Promise((resolve) => {
+    const log = openSync(paths.log, 'a');
+    const child = spawn(run.command, [...run.args], {
+      cwd: run.cwd,
+      env: { ...run.env },
+      stdio: ['ignore', log, log],
+    });
+    child.once('spawn', () =>
+      save({ pid: child.pid ?? null, state: 'running', exitCode: null, signal: null }),
+    );
+    child.once('error', (error) =>
+      resolve({ code: run.execFailureCode, signal: null, error: error.message }),
+    );
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+if (!spec) {
+  save({ state: 'exited', exitCode: 1, endedAt: new Date().toISOString(), error: 'no run spec' });
+} else {
+  save({});
+  for (;;) {
+    const ended = await once(spec);
+    const failed = ended.error !== undefined || ended.signal !== null || ended.code !== 0;
+    const again =
+      failed &&
+      !existsSync(paths.stop) &&
+      spec.restart?.onFailure === true &&
+      record.restarts < spec.restart.max;
+    if (!again) {
+      save({
+        state: 'exited',
+        pid: record.pid,
+        exitCode: ended.code,
+        signal: ended.signal,
+        endedAt: new Date().toISOString(),
+        ...(ended.error ? { error: ended.error } : {}),
+      });
+      break;
+    }
+    save({
+      state: 'restarting',
+      exitCode: ended.code,
+      signal: ended.signal,
+      restarts: record.restarts + 1,
+    });
+    await sleep(spec.restart?.delayMs ?? 100);
+    if (existsSync(paths.stop)) {
+      save({ state: 'exited', endedAt: new Date().toISOString() });
+      break;
+    }
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Really starting and stopping a supervised runtime, for the fake supervisors. A start spawns a
+ * small monitor (`monitor.js`) detached from the fake's own process, which spawns the runtime,
+ * records its pid, waits for it, records how it ended and — when the definition asks for it
+ * (`Restart=on-failure`) — starts it again. A stop signals the runtime (SIGTERM, then SIGKILL)
+ * and waits until the monitor recorded its end.
+ *
+ *   <dir>/runs/<key>.spec.json   what to run
+ *   <dir>/runs/<key>.json        the run record (monitor's)
+ *   <dir>/runs/<key>.stop        present while a stop is asked for
+ *   <dir>/runs/<key>.log         the runtime's stdout and stderr
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { processAlive, readJson, writeJson } from './common.js';
+
+export interface RunSpec {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  readonly restart?: {
+    readonly onFailure: boolean;
+    readonly delayMs: number;
+    readonly max: number;
+  };
+  /** The exit code recorded when the command cannot be started (systemd: 203/EXEC). */
+  readonly execFailureCode: number;
+}
+
+export interface RunRecord {
+  readonly runId: string;
+  readonly monitorPid: number;
+  readonly pid: number | null;
+  readonly state: 'starting' | 'running' | 'restarting' | 'exited';
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly restarts: number;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly error?: string;
+}
+
+const MONITOR = fileURLToPath(new URL('./monitor.js', import.meta.url));
+
+export const runPaths = (dir: string, key: string) => ({
+  spec: join(dir, 'runs', `${key}.spec.json`),
+  record: join(dir, 'runs', `${key}.json`),
+  stop: join(dir, 'runs', `${key}.stop`),
+  log: join(dir, 'runs', `${key}.log`),
+});
+
+/** The run record, corrected by observation: a record whose monitor and runtime died is `exited`. */
+export function readRun(dir: string, key: string): RunRecord | null {
+  const record = readJson<RunRecord | null>(runPaths(dir, key).record, null);
+  if (!record || record.state === 'exited') return record;
+  if (processAlive(record.monitorPid) || processAlive(record.pid)) return record;
+  return {
+    ...record,
+    state: 'exited',
+    endedAt: record.endedAt ?? new Date().toISOString(),
+    error: 'monitor vanished',
+  };
+}
+
+export const isRunning = (run: RunRecord | null): boolean =>
+  run !== null &&
+  (run.state === 'running' || run.state === 'starting' || run.state === 'restarting');
+
+/** Starts the runtime unless it runs; resolves once it has a pid or has ended. */
+export async function startRun(dir: string, key: string, spec: RunSpec): Promise<RunRecord> {
+  const current = readRun(dir, key);
+  if (isRunning(current)) return current as RunRecord;
+  const paths = runPaths(dir, key);
+  mkdirSync(join(dir, 'runs'), { recursive: true });
+  rmSync(paths.stop, { force: true });
+  writeJson(paths.spec, spec);
+  const runId = randomBytes(8).toString('hex');
+  const monitor = spawn(process.execPath, [MONITOR, dir, key, runId], {
+    detached: true,
+    stdio: 'ignore',
+    env: { PATH: spec.env['PATH'] ?? '/usr/bin:/bin' },
+  });
+  monitor.unref();
+  for (let waited = 0; waited < 10_000; waited += 10) {
+    const run = readJson<RunRecord | null>(paths.record, null);
+    if (run?.runId === runId && run.state !== 'starting') return run;
+    await sleep(10);
+  }
+  throw new Error(`fake supervisor: the monitor of ${key} did not report within 10 s`);
+}
+
+/** Stops the runtime (SIGTERM, then SIGKILL after `timeoutMs`); resolves once it has ended. */
+export async function stopRun(
+  dir: string,
+  key: string,
+  timeoutMs = 10_000,
+): Promise<RunRecord | null> {
+  const paths = runPaths(dir, key);
+  const run = readRun(dir, key);
+  if (!isRunning(run)) return run;
+  writeFileSync(paths.stop, '');
+  const signal = (name: NodeJS.Signals) => {
+    const current = readRun(dir, key);
+    if (current?.pid && processAlive(current.pid)) {
+      try {
+        process.kill(current.pid, name);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  signal('SIGTERM');
+  for (let waited = 0; ; waited += 20) {
+    const current = readRun(dir, key);
+    if (!isRunning(current)) return current;
+    if (waited === timeoutMs) signal('SIGKILL');
+    if (waited > timeoutMs + 5_000) {
+      if (current?.monitorPid && processAlive(current.monitorPid))
+        process.kill(current.monitorPid, 'SIGKILL');
+      return readRun(dir, key);
+    }
+    if (waited % 500 === 0) signal('SIGTERM');
+    await sleep(20);
+  }
+}
+
+/** Test cleanup: kills every runtime and monitor under `dir`, hard. */
+export function killAllRuns(dir: string): void {
+  const runs = join(dir, 'runs');
+  if (!existsSync(runs)) return;
+  for (const name of readdirSync(runs)) {
+    if (!name.endsWith('.json') || name.endsWith('.spec.json')) continue;
+    const key = name.slice(0, -5);
+    writeFileSync(runPaths(dir, key).stop, '');
+    const run = readJson<RunRecord | null>(join(runs, name), null);
+    for (const pid of [run?.pid, run?.monitorPid]) {
+      if (pid && processAlive(pid)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import {
+  adapterControllerSupervisor,
+  type AdapterSupervisorOptions,
+  type ControllerSupervisor,
+  type NodeContext,
+} from '@fleet/core';
+import { createWindowsTaskAdapter, type WindowsTaskAdapterOptions } from './adapter.js';
+
+/**
+ * core's `ControllerSupervisor` for a controller run by the scheduled task (SPEC §10.2):
+ * `recordNodeId` re-creates the task with the new `--node-id` in its arguments, `restart` ends and
+ * runs it and resolves once the new controller runs with the recorded id and accepts connections.
+ */
+export function windowsControllerSupervisor(
+  ctx: NodeContext,
+  options: AdapterSupervisorOptions & WindowsTaskAdapterOptions = {},
+): ControllerSupervisor {
+  return adapterControllerSupervisor(createWindowsTaskAdapter(options), ctx, options);
+}

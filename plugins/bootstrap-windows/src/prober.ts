@@ -1,0 +1,106 @@
+/**
+ * The `windows-task.task` prober (layer `runtime`): on the node it observes the controller's
+ * scheduled task (registered, enabled, running, which generation and `--node-id` its action runs)
+ * and the `current` pointer file; on the operator side it reports one drift item: `current` when
+ * all agree with the desired node id, `missing` without a task, `stale` with every disagreement.
+ */
+import {
+  readCurrentPointer,
+  runtimeLayout,
+  type DriftItem,
+  type JsonObject,
+  type NodeContext,
+  type ProbeDesired,
+  type Prober,
+} from '@fleet/core';
+import { createWindowsTaskAdapter } from './adapter.js';
+import { TASK_NAME } from './task-xml.js';
+
+export interface TaskFacts extends JsonObject {
+  readonly task: string;
+  readonly present: boolean;
+  readonly enabled: boolean;
+  readonly running: boolean;
+  readonly state: string;
+  readonly generation: string | null;
+  readonly nodeIdFlag: string | null;
+  readonly current: string | null;
+  readonly currentState: string;
+  readonly controllerNodeId: string;
+  readonly error: string | null;
+}
+
+const short = (id: string | null): string => (id === null ? '(none)' : id.slice(0, 12));
+
+export function createTaskProber(adapter = createWindowsTaskAdapter()): Prober<TaskFacts> {
+  return {
+    id: 'windows-task.task',
+    layer: 'runtime',
+
+    async collect(ctx: NodeContext): Promise<TaskFacts> {
+      const pointer = await readCurrentPointer(runtimeLayout(ctx.home, 'win32'));
+      const base = {
+        task: `\\${TASK_NAME}`,
+        current: pointer.state === 'set' ? pointer.buildId : null,
+        currentState: pointer.state === 'invalid' ? `invalid: ${pointer.detail}` : pointer.state,
+        controllerNodeId: ctx.nodeId,
+      };
+      try {
+        const observed = await adapter.observe(ctx);
+        return {
+          ...base,
+          present: observed.present,
+          enabled: observed.enabled,
+          running: observed.running,
+          state: observed.state,
+          generation: observed.generation ?? null,
+          nodeIdFlag: observed.nodeIdFlag ?? null,
+          error: null,
+        };
+      } catch (error) {
+        return {
+          ...base,
+          present: false,
+          enabled: false,
+          running: false,
+          state: 'unknown',
+          generation: null,
+          nodeIdFlag: null,
+          error: (error as Error).message,
+        };
+      }
+    },
+
+    evaluate(facts: TaskFacts, desired: ProbeDesired): readonly DriftItem[] {
+      const item = (state: DriftItem['state'], detail: string): DriftItem[] => [
+        { layer: 'runtime', path: facts.task, state, detail },
+      ];
+      if (facts.error !== null)
+        return item('error', `Task Scheduler could not be asked: ${facts.error}`);
+      if (!facts.present) return item('missing', `no scheduled task ${facts.task} is registered`);
+      const expectedNode = desired.variables['node_id'] ?? facts.controllerNodeId;
+      const problems: string[] = [];
+      if (!facts.enabled) problems.push('the task is disabled');
+      if (!facts.running) problems.push(`the task is not running (${facts.state})`);
+      if (facts.currentState !== 'set')
+        problems.push(`the current generation pointer is ${facts.currentState}`);
+      else if (facts.generation !== facts.current) {
+        problems.push(
+          `it runs generation ${short(facts.generation)}, current is ${short(facts.current)}`,
+        );
+      }
+      if (facts.nodeIdFlag !== expectedNode) {
+        problems.push(
+          `it runs with --node-id ${facts.nodeIdFlag ?? '(none)'}, expected ${expectedNode}`,
+        );
+      }
+      if (problems.length > 0) return item('stale', problems.join('; '));
+      return item(
+        'current',
+        `running generation ${short(facts.generation)} with --node-id ${expectedNode}`,
+      );
+    },
+  };
+}
+
+export const prober = createTaskProber();

@@ -1,0 +1,229 @@
+import { Flags } from '@oclif/core';
+import { PluginCommand } from '../../cli/base.js';
+import type { ReconcileDocument } from '../../reconcile/model.js';
+
+const DOMAIN = 'harness-policy';
+
+export default class HarnessReconcile extends PluginCommand {
+  static override summary = 'Converge every host running harness-policy to the canonical policy.';
+  static override description = `One verb over the fleet (SPEC §10.3). Every host running harness-policy (or each --host) is read concurrently, with a bound and a per-host timeout, and its three targets — ~/.claude/CLAUDE.md (whole), the policy block of ~/.codex/AGENTS.md and of ~/.gemini/GEMINI.md — are classified exactly as \`fleet drift\` classifies them, against the repository's history: a file whose every line was once published is stale and safe to replace, a file with local lines is diverged and never written.
+
+Per host: current; would-update (without --confirm: nothing is written); updated (with --confirm: the host's stale and missing targets are installed in one operation through its controller, each checked against the sha256 just read); diverged (the diverged file is never written — the host's other, healable targets still are; adopt or install --force it yourself); offline_pending (unreachable: remembered with the time it was first found pending, and converged by the first run that reaches it); error. A host's state is the worst of its targets.
+
+The state (last_run, canonical_sha, the hosts per state) is kept in $XDG_STATE_HOME/fleet/harness-reconcile.json and a rolling log of the last 500 lines in harness-reconcile.log beside it. A second run changes nothing and reports current for every host it converged.
+
+--unattended is for the scheduler: it writes like --confirm (stale and missing targets only, never diverged) and marks each install unattended in the node's audit, and it is refused (exit 7) unless fleet.yaml opts in with domains.harness-policy.unattended: allow in a reviewed commit — and for any domain whose installer declares a process coupling.
+
+Exit 0 when every host is current or updated; 1 when drift remains (would-update, diverged, offline_pending, error); 2 on a usage error; 3 when another reconcile holds the lock; 6 when an install failed verification; 7 when --unattended is refused.`;
+  static override examples = [
+    '<%= config.bin %> harness reconcile',
+    '<%= config.bin %> harness reconcile --confirm',
+    '<%= config.bin %> harness reconcile --host node-01 --host node-02 --confirm --json',
+    '<%= config.bin %> harness reconcile --unattended',
+  ];
+  static override baseFlags = { ...PluginCommand.repoFlags };
+  static override flags = {
+    host: Flags.string({ description: 'only this host (repeatable)', multiple: true }),
+    confirm: Flags.boolean({
+      description: 'write the stale and missing targets (without it: report, write nothing)',
+      default: false,
+      exclusive: ['unattended'],
+    }),
+    unattended: Flags.boolean({
+      description:
+        'scheduled convergence: writes like --confirm, only if fleet.yaml allows it for harness-policy',
+      default: false,
+      exclusive: ['confirm'],
+    }),
+    concurrency: Flags.integer({ description: 'hosts worked on at once', default: 16, min: 1 }),
+    timeout: Flags.integer({
+      description: 'per-request timeout in milliseconds',
+      default: 30_000,
+      min: 1,
+    }),
+  };
+
+  async run(): Promise<ReconcileDocument> {
+    const { flags } = await this.parse(HarnessReconcile);
+    const mode = flags.unattended ? 'unattended' : flags.confirm ? 'confirm' : 'dry-run';
+    const root = await this.findRepo(flags.repo);
+    const core = await import('@fleet/core');
+    const model = await import('../../reconcile/model.js');
+    const { mergeState, pendingSince } = await import('../../reconcile/state.js');
+    const store = await import('../../reconcile/store.js');
+    const { reconcileHosts } = await import('../../reconcile/engine.js');
+    const { renderHuman, logLines, refusalLine } = await import('../../reconcile/render.js');
+    const { readLiveThrough } = await import('../../reconcile/live.js');
+    const started = new Date();
+    const paths = store.reconcilePaths(process.env);
+
+    // The domain as registered (its declaration is what the unattended gate reads).
+    const registry = await this.loadRegistry();
+    const declaration = registry.domain(DOMAIN).descriptor;
+    const runtime = core.domainRuntime(declaration, await registry.installer(DOMAIN));
+    const repo = await core.loadRepo(root);
+    const git = core.createGit(root);
+
+    const running = Object.entries(repo.manifest.hosts)
+      .filter(([, entry]) => entry.domains.includes(DOMAIN))
+      .map(([name]) => name)
+      .sort();
+    const hosts = flags.host ? [...new Set(flags.host)] : running;
+    for (const host of hosts) {
+      core.hostEntry(repo, host); // UNKNOWN_HOST (exit 2) before any work
+      if (!running.includes(host)) {
+        throw new core.FleetError('UNKNOWN_DOMAIN', `host ${host} does not run ${DOMAIN}`);
+      }
+    }
+
+    const credentialsPath = core.defaultCredentialsPath(process.env);
+    const credentials = await core.loadCredentials(credentialsPath);
+    const clients = new Map<string, ReturnType<typeof core.clientForHost>>();
+    const client = (host: string) => {
+      let found = clients.get(host);
+      if (!found) {
+        found = core.clientForHost({
+          repo,
+          host,
+          credentials,
+          credentialsPath,
+          timeoutMs: flags.timeout,
+        });
+        clients.set(host, found);
+      }
+      return found;
+    };
+
+    // History read and indexed once for the fleet (two git processes), at HEAD.
+    const assessment = await core.prepareAssessment({
+      repo,
+      git,
+      domains: new Map([[DOMAIN, runtime]]),
+      domainFilter: [DOMAIN],
+      readLive: readLiveThrough((host) => client(host)),
+    });
+    const commit = assessment.snapshot.commit;
+    const whole = declaration.files.find((file) => file.kind === 'whole') ?? declaration.files[0];
+    if (!whole) throw new core.FleetError('INTERNAL', `${DOMAIN} declares no files`);
+    const canonical = core.canonicalPath(declaration, whole);
+    const blob = await git.run(['rev-parse', '--verify', '--quiet', `${commit}:${canonical}`], {
+      allowFailure: true,
+    });
+    const canonicalSha = blob.stdout.trim();
+    if (blob.exitCode !== 0 || canonicalSha === '') {
+      throw new core.FleetError(
+        'CANONICAL_MISSING',
+        `${canonical} is missing at commit ${commit.slice(0, 12)}`,
+        {
+          problems: [{ file: canonical, message: 'canonical file is missing at the repo commit' }],
+        },
+      );
+    }
+
+    const release = await store.acquireLock(paths, started);
+    try {
+      if (mode === 'unattended') {
+        const committed = await git.run(['show', `${commit}:${core.MANIFEST_FILE}`], {
+          allowFailure: true,
+        });
+        let committedPolicy: 'allow' | 'deny' | undefined;
+        if (committed.exitCode === 0) {
+          try {
+            const manifest = core.parseManifest(
+              committed.stdout,
+              `${core.MANIFEST_FILE} at ${commit.slice(0, 12)}`,
+            );
+            committedPolicy = manifest.domains[DOMAIN]?.unattended ?? 'deny';
+          } catch {
+            committedPolicy = undefined;
+          }
+        }
+        const refusal = model.unattendedRefusal({
+          domain: DOMAIN,
+          coupling: declaration.coupling,
+          worktree: repo.manifest.domains[DOMAIN]?.unattended ?? 'deny',
+          committed: committedPolicy,
+        });
+        if (refusal !== null) {
+          await store.appendLog(paths, [
+            refusalLine(
+              started.toISOString(),
+              mode,
+              'UNATTENDED_REFUSED',
+              refusal,
+              core.escapeControl,
+            ),
+          ]);
+          throw new core.FleetError(
+            'UNATTENDED_REFUSED',
+            `unattended reconcile refused: ${refusal}; nothing was written`,
+            {
+              suggestions: ['run `fleet harness reconcile --confirm` as the operator instead'],
+            },
+          );
+        }
+      }
+
+      const loaded = await store.loadState(paths, started);
+      if (loaded.problem) {
+        this.note(
+          `warning: the previous state ${paths.state} was unusable (${loaded.problem}); moved to ${loaded.movedTo}`,
+        );
+      }
+
+      const total = hosts.length;
+      let settled = 0;
+      const progress = process.stderr.isTTY === true && total > 1;
+      const reconciled = await reconcileHosts({
+        assessment,
+        runtime,
+        hosts,
+        mode,
+        // What `config install` sends besides the files (declared host variables, derived paths).
+        parameters: (host) => core.installParameters(repo, host, declaration),
+        install: (host, request) => client(host).install(request),
+        record: async (entry) => {
+          await core.recordOperatorVerb(entry);
+        },
+        newOperationId: core.newOperationId,
+        concurrency: flags.concurrency,
+        onHost: () => {
+          settled += 1;
+          if (progress) process.stderr.write(`\rharness reconcile: ${settled}/${total} hosts`);
+        },
+      });
+      if (progress) process.stderr.write('\n');
+
+      const now = new Date().toISOString();
+      const state = mergeState(loaded.state, {
+        now,
+        canonicalSha,
+        repoCommit: commit,
+        mode,
+        hosts: reconciled.map((host) => ({ host: host.host, state: host.state })),
+        fleet: running,
+      });
+      const withPending = reconciled.map((host) => {
+        const since = host.state === 'offline_pending' ? pendingSince(state, host.host) : undefined;
+        return since === undefined ? host : { ...host, pendingSince: since };
+      });
+      const document: ReconcileDocument = {
+        schema: model.RECONCILE_SCHEMA,
+        generatedAt: now,
+        mode,
+        repoCommit: commit,
+        canonicalSha,
+        summary: model.summarise(withPending),
+        hosts: withPending,
+      };
+      const exitCode = model.reconcileExitCode(withPending);
+      await store.saveState(paths, state);
+      await store.appendLog(paths, logLines(document, exitCode, core.escapeControl));
+      if (!this.jsonEnabled()) this.log(renderHuman(document, core.escapeControl));
+      process.exitCode = exitCode;
+      return document;
+    } finally {
+      await release();
+    }
+  }
+}

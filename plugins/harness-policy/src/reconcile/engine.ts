@@ -1,0 +1,257 @@
+/**
+ * The reconcile over the fleet (SPEC §10.3), built on the operator engine of `fleet drift` and
+ * `fleet config install`: the canonical history is read and indexed once (`prepareAssessment`),
+ * each host is read in one snapshot request and classified exactly as drift classifies it
+ * (`assessHost`: history-aware, so a host left several releases behind is `stale`, not diverged),
+ * and each host's healable targets are installed through the controller's install — one
+ * operation per host, each file's expected sha256 the one the snapshot showed (`plannedInstall`
+ * on the host's plan, as `config install` does).
+ *
+ * A host with a diverged target still gets its other, healable targets written: they are safe on
+ * their own (the field report's reconciler healed per file), and the diverged one is never
+ * touched. The host's state stays `diverged` — drift remains — until someone adopts or overrides.
+ *
+ * The transport (`install`) and the operator log (`record`) are parameters, so the engine is
+ * tested without a network; the command passes the controller client and core's operator log.
+ */
+import {
+  assessHost,
+  buildDomainPlan,
+  forEachHost,
+  isFleetError,
+  plannedInstall,
+  type AssessedFile,
+  type Assessment,
+  type DomainRuntime,
+  type FleetErrorLike,
+  type InstallRequest,
+  type OperatorVerb,
+  type Receipt,
+} from '@fleet/core';
+import {
+  healable,
+  plannedState,
+  worstState,
+  type DriftState,
+  type ReconcileHost,
+  type ReconcileMode,
+  type ReconcileTarget,
+} from './model.js';
+
+export const RECONCILE_VERB = 'harness reconcile';
+
+/** Codes that mean the host could not be reached (drift's `unreachable`). */
+const UNREACHABLE = new Set(['HOST_UNREACHABLE', 'REQUEST_TIMEOUT']);
+
+export type InstallCall = (host: string, request: InstallRequest) => Promise<Receipt>;
+
+export interface ReconcileInput {
+  /** Prepared by `prepareAssessment` with this domain (the history read once for the fleet). */
+  readonly assessment: Assessment;
+  readonly runtime: DomainRuntime;
+  readonly hosts: readonly string[];
+  readonly mode: ReconcileMode;
+  /** The host variables the domain's install needs (declared ones only). */
+  readonly parameters: (host: string) => Record<string, string>;
+  readonly install: InstallCall;
+  /** Appends to the operator log (core's `recordOperatorVerb`). */
+  readonly record: (entry: OperatorVerb) => Promise<void>;
+  readonly newOperationId: () => string;
+  readonly concurrency?: number;
+  readonly onHost?: (host: ReconcileHost) => void;
+}
+
+function targetOf(file: AssessedFile): ReconcileTarget {
+  const { item } = file.assessment;
+  const drift: DriftState = item.state;
+  return {
+    path: file.target.path,
+    state: plannedState(drift),
+    localLines: item.localLines ?? 0,
+    drift,
+    ...(item.detail === undefined || drift === 'current' ? {} : { detail: item.detail }),
+  };
+}
+
+function describe(error: FleetErrorLike): string {
+  return `${error.code}: ${error.message}`;
+}
+
+function offline(
+  host: string,
+  error: FleetErrorLike,
+  targets: readonly ReconcileTarget[] = [],
+): ReconcileHost {
+  return { host, state: 'offline_pending', targets, detail: describe(error) };
+}
+
+/** The targets after an install, from the receipt's per-file states. */
+function afterReceipt(
+  targets: readonly ReconcileTarget[],
+  installed: ReadonlySet<string>,
+  receipt: Receipt,
+): ReconcileTarget[] {
+  const files = new Map(receipt.files.map((file) => [file.path, file]));
+  const ok = receipt.outcome !== 'rolled-back' && receipt.verified;
+  return targets.map((target) => {
+    if (!installed.has(target.path)) return target;
+    const file = files.get(target.path);
+    if (!ok) {
+      const why = receipt.error
+        ? `${receipt.error.code}: ${receipt.error.message}`
+        : 'the install could not be verified';
+      return {
+        ...target,
+        state: 'error',
+        detail: `${receipt.outcome}: ${why} (operation ${receipt.operationId})`,
+      };
+    }
+    if (file?.state === 'written')
+      return { ...target, state: 'updated', detail: `written (operation ${receipt.operationId})` };
+    // `unchanged`: the node found the content already equal (nothing written).
+    return {
+      ...target,
+      state: 'current',
+      detail: `already current (operation ${receipt.operationId})`,
+    };
+  });
+}
+
+async function reconcileHost(input: ReconcileInput, host: string): Promise<ReconcileHost> {
+  const domain = input.runtime.declaration.domain;
+  let assessed: AssessedFile[];
+  try {
+    assessed = (await assessHost(input.assessment, host)).filter(
+      (file) => file.target.domain === domain,
+    );
+  } catch (error) {
+    if (isFleetError(error) && UNREACHABLE.has(error.code)) return offline(host, error);
+    throw error;
+  }
+  let targets = assessed.map(targetOf);
+  const heal = assessed.filter((file) => healable(file.assessment.item.state));
+  if (input.mode === 'dry-run' || heal.length === 0) {
+    return { host, state: worstState(targets.map((t) => t.state)), targets };
+  }
+
+  // Only stale and missing targets are chosen, so core's policy (diverged refused without
+  // --force, unsupported and error refused) never has to refuse: a diverged target is simply
+  // not part of the request.
+  const declaration = input.runtime.declaration;
+  const plan = buildDomainPlan({
+    host,
+    domain,
+    repoCommit: input.assessment.snapshot.commit,
+    actions: declaration.coupling.kind === 'process' ? declaration.coupling.actions : [],
+    assessed,
+  });
+  const planned = plannedInstall(plan, { files: heal.map((file) => file.target.path) });
+  const operationId = input.newOperationId();
+  const paths = planned.files.map((file) => file.path);
+  const unattended = input.mode === 'unattended';
+  const tag = unattended ? 'unattended; ' : '';
+  let receipt: Receipt;
+  try {
+    receipt = await input.install(host, {
+      operationId,
+      domain,
+      files: planned.files.map((file) => ({ ...file })),
+      parameters: input.parameters(host),
+      ...(unattended ? { unattended: true } : {}),
+    });
+  } catch (error) {
+    const failure: FleetErrorLike = isFleetError(error)
+      ? error
+      : {
+          code: 'INTERNAL',
+          message: error instanceof Error ? error.message : String(error),
+          exitCode: 1,
+        };
+    const lost = failure.code === 'HOST_UNREACHABLE';
+    await input.record({
+      verb: RECONCILE_VERB,
+      host,
+      operationId,
+      domain,
+      paths,
+      outcome: lost ? 'unreachable' : 'failed',
+      code: failure.code,
+      exitCode: failure.exitCode,
+      detail: `${tag}${failure.message}`,
+    });
+    if (lost) {
+      // Connection refused, cut or timed out: the next run reads the host again and converges
+      // whatever this operation did (an install is idempotent).
+      return {
+        ...offline(host, failure, targets),
+        operationId,
+        detail: `${describe(failure)} (operation ${operationId}; its outcome is checked by the next run)`,
+      };
+    }
+    targets = targets.map((target) =>
+      paths.includes(target.path)
+        ? {
+            ...target,
+            state: 'error',
+            detail: `install refused: ${describe(failure)} (operation ${operationId})`,
+          }
+        : target,
+    );
+    return {
+      host,
+      state: worstState(targets.map((t) => t.state)),
+      targets,
+      operationId,
+      detail: describe(failure),
+      ...(failure.exitCode === 6 ? { verificationFailed: true } : {}),
+    };
+  }
+  const verified = receipt.outcome !== 'rolled-back' && receipt.verified;
+  await input.record({
+    verb: RECONCILE_VERB,
+    host,
+    operationId,
+    domain,
+    paths,
+    outcome: !verified ? 'failed' : receipt.outcome === 'unchanged' ? 'unchanged' : 'ok',
+    code: receipt.error?.code ?? null,
+    exitCode: verified ? 0 : 6,
+    detail: `${tag}${receipt.outcome}, verified: ${receipt.verified}`,
+  });
+  targets = afterReceipt(targets, new Set(paths), receipt);
+  return {
+    host,
+    state: worstState(targets.map((t) => t.state)),
+    targets,
+    operationId,
+    ...(verified
+      ? {}
+      : {
+          verificationFailed: true,
+          detail: receipt.error
+            ? `${receipt.error.code}: ${receipt.error.message}`
+            : 'not verified',
+        }),
+  };
+}
+
+/** Every host, concurrently with a bound; one host's failure never hides the others. */
+export async function reconcileHosts(input: ReconcileInput): Promise<ReconcileHost[]> {
+  const outcomes = await forEachHost(input.hosts, (host) => reconcileHost(input, host), {
+    ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
+    onSettled: (outcome) => {
+      if (outcome.ok) input.onHost?.(outcome.value);
+    },
+  });
+  return outcomes.map((outcome) => {
+    if (outcome.ok) return outcome.value;
+    const failed: ReconcileHost = {
+      host: outcome.host,
+      state: UNREACHABLE.has(outcome.error.code) ? 'offline_pending' : 'error',
+      targets: [],
+      detail: describe(outcome.error),
+    };
+    input.onHost?.(failed);
+    return failed;
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * `fleet harness reconcile` (SPEC §10.3), the pure part: the states, how a target's drift
+ * classification turns into a reconcile state, a host's worst state, the exit code of a run, and
+ * the unattended-convergence gate. No I/O here: everything is tested with tables.
+ */
+import type { Coupling, DriftState } from '@fleet/core';
+
+/** The JSON document's schema tag. */
+export const RECONCILE_SCHEMA = 'fleet.reconcile/v1';
+
+/** What the run was allowed to do. */
+export type ReconcileMode = 'dry-run' | 'confirm' | 'unattended';
+
+/** One target's (file's) state after the run. */
+export const TARGET_STATES = ['current', 'would-update', 'updated', 'diverged', 'error'] as const;
+export type TargetState = (typeof TARGET_STATES)[number];
+
+/** One host's state: the worst of its targets, or `offline_pending` when it could not be reached. */
+export const HOST_STATES = [...TARGET_STATES, 'offline_pending'] as const;
+export type HostState = (typeof HOST_STATES)[number];
+
+/** The drift classification of a file item (SPEC §8.2), as `fleet drift` reports it. */
+export type { DriftState };
+
+export interface ReconcileTarget {
+  readonly path: string;
+  readonly state: TargetState;
+  /** Lines found in no published version (non-zero only for `diverged`). */
+  readonly localLines: number;
+  /** The file's drift classification before anything was written. */
+  readonly drift: DriftState;
+  readonly detail?: string;
+}
+
+export interface ReconcileHost {
+  readonly host: string;
+  readonly state: HostState;
+  readonly targets: readonly ReconcileTarget[];
+  readonly detail?: string;
+  /** For `offline_pending`: when a run first found the host pending (kept across runs). */
+  readonly pendingSince?: string;
+  /** The install's operation id (the node's audit record and the operator log carry it too). */
+  readonly operationId?: string;
+  /** True when an install failed verification (rolled back, or recovery needed): exit 6. */
+  readonly verificationFailed?: boolean;
+}
+
+export interface ReconcileDocument {
+  readonly schema: typeof RECONCILE_SCHEMA;
+  readonly generatedAt: string;
+  readonly mode: ReconcileMode;
+  /** The repository commit the canonical files were read at. */
+  readonly repoCommit: string;
+  /** The git blob sha of the canonical CLAUDE.md at that commit. */
+  readonly canonicalSha: string;
+  readonly summary: { readonly hosts: number } & Readonly<Record<HostState, number>>;
+  readonly hosts: readonly ReconcileHost[];
+}
+
+/**
+ * Severity, worst last: `error` > `diverged` > `would-update` > `updated` > `current` (SPEC
+ * §10.3 ranks would-update and updated together; a host cannot show both in one run, and if it
+ * ever did, the drift that remains is what matters).
+ */
+const RANK: Readonly<Record<TargetState, number>> = {
+  current: 0,
+  updated: 1,
+  'would-update': 2,
+  diverged: 3,
+  error: 4,
+};
+
+/** The worst of some target states (`current` for none: a host with nothing to manage). */
+export function worstState(states: readonly TargetState[]): TargetState {
+  let worst: TargetState = 'current';
+  for (const state of states) if (RANK[state] > RANK[worst]) worst = state;
+  return worst;
+}
+
+/** True for the classifications a reconcile may write: every line was published, or nothing is there. */
+export function healable(drift: DriftState): boolean {
+  return drift === 'stale' || drift === 'missing';
+}
+
+/**
+ * A target's state before any write: current stays current; stale and missing would be updated;
+ * diverged is never written; anything else (unsupported, damaged markers, a render error) is an
+ * error the operator must look at.
+ */
+export function plannedState(drift: DriftState): TargetState {
+  if (drift === 'current') return 'current';
+  if (healable(drift)) return 'would-update';
+  if (drift === 'diverged') return 'diverged';
+  return 'error';
+}
+
+/**
+ * The exit code of a run (SPEC §7 as the verb applies it): 6 when an install failed
+ * verification; 0 when every host is current or updated; 1 when drift remains anywhere
+ * (would-update, diverged, offline_pending, error — the report was still produced).
+ */
+export function reconcileExitCode(hosts: readonly ReconcileHost[]): 0 | 1 | 6 {
+  if (hosts.some((host) => host.verificationFailed === true)) return 6;
+  return hosts.every((host) => host.state === 'current' || host.state === 'updated') ? 0 : 1;
+}
+
+export function summarise(hosts: readonly ReconcileHost[]): ReconcileDocument['summary'] {
+  const counts = Object.fromEntries(HOST_STATES.map((state) => [state, 0])) as Record<
+    HostState,
+    number
+  >;
+  for (const host of hosts) counts[host.state] += 1;
+  return { hosts: hosts.length, ...counts };
+}
+
+/** The opt-in of SPEC §10.3: `domains.<domain>.unattended` in fleet.yaml. */
+export type UnattendedPolicy = 'allow' | 'deny';
+
+export interface UnattendedGate {
+  readonly domain: string;
+  /** The domain's declared coupling (its installer's declaration, as registered). */
+  readonly coupling: Coupling;
+  /** The policy in the working tree's fleet.yaml. */
+  readonly worktree: UnattendedPolicy;
+  /** The policy in fleet.yaml at the commit being reconciled (`undefined`: no fleet.yaml there). */
+  readonly committed: UnattendedPolicy | undefined;
+}
+
+/**
+ * Why unattended convergence is refused for a domain, or `null` when it is allowed. Generic on
+ * the declaration: any domain whose installer declares a process coupling is refused whatever
+ * fleet.yaml says (a timer must never restart a process); otherwise the opt-in must be `allow`
+ * both in the reviewed commit and in the working tree (an uncommitted edit does not enable it,
+ * and a pending edit back to `deny` already disables it).
+ */
+export function unattendedRefusal(gate: UnattendedGate): string | null {
+  if (gate.coupling.kind !== 'none') {
+    const actions = gate.coupling.actions.map((action) => action.kind).join(', ');
+    return `domain ${gate.domain} declares a process coupling (${actions}): unattended convergence is never allowed for it`;
+  }
+  if (gate.committed !== 'allow') {
+    return gate.worktree === 'allow'
+      ? `domains.${gate.domain}.unattended: allow is not committed: unattended convergence needs a reviewed commit of fleet.yaml`
+      : `fleet.yaml does not opt in: set domains.${gate.domain}.unattended: allow in a reviewed commit`;
+  }
+  if (gate.worktree !== 'allow') {
+    return `the working tree's fleet.yaml sets domains.${gate.domain}.unattended: ${gate.worktree}`;
+  }
+  return null;
+}

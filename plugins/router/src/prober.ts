@@ -1,0 +1,144 @@
+/**
+ * The router's `derived` layer (SPEC §10.1): the installed volume the router process reads must
+ * equal the config file — an edit of the file does nothing until the volume is written, and a
+ * hand edit of the volume is invisible to the file layer.
+ *
+ * Node half (`collect`, read-only): the sha256 of both files, read through the controller's safe
+ * reads (the domain's allowlist, no symlinks); no content leaves the node. Operator half
+ * (`evaluate`): one `derived` item for the volume — `current` when both are equal (or neither
+ * exists yet), `missing` when the file exists but the volume does not, `stale` when they differ.
+ */
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  FleetError,
+  parseHomePath,
+  probedPath,
+  type DriftItem,
+  type JsonObject,
+  type JsonValue,
+  type NodeContext,
+  type Prober,
+  type SafeFileReader,
+} from '@fleet/core';
+import { routerDomain } from './domain.js';
+
+const CONFIG = routerDomain.files[0];
+const VOLUME = routerDomain.derivedPaths[0];
+
+export const ROUTER_VOLUME_PROBER = 'router.volume';
+export const VOLUME_DIFFERS = 'the installed volume differs from the config file';
+
+export interface RouterVolumeFacts extends JsonObject {
+  readonly file: { readonly path: string; readonly sha256: string | null };
+  readonly volume: { readonly path: string; readonly sha256: string | null };
+}
+
+/**
+ * A reader for hosts that do not provide `ctx.files` (an older controller): no final symlink is
+ * followed and the path is checked as a home path; the controller's reader also walks every parent.
+ */
+function fallbackReader(home: string): SafeFileReader {
+  return {
+    async read(path) {
+      let handle;
+      try {
+        handle = await open(
+          join(home, ...parseHomePath(path)),
+          constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        );
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+        if (code === 'ELOOP') throw new FleetError('SYMLINK_REFUSED', `${path} is a symbolic link`);
+        throw error;
+      }
+      try {
+        const content = await handle.readFile();
+        return { content, sha256: createHash('sha256').update(content).digest('hex') };
+      } finally {
+        await handle.close();
+      }
+    },
+  };
+}
+
+async function collect(ctx: NodeContext, parameters: JsonObject): Promise<RouterVolumeFacts> {
+  const reader = ctx.files ?? fallbackReader(ctx.home);
+  const filePath = probedPath(parameters, CONFIG.id, CONFIG.path);
+  const volumePath = probedPath(parameters, VOLUME.id, VOLUME.path);
+  const [file, volume] = [await reader.read(filePath), await reader.read(volumePath)];
+  return {
+    file: { path: filePath, sha256: file?.sha256 ?? null },
+    volume: { path: volumePath, sha256: volume?.sha256 ?? null },
+  };
+}
+
+/** The facts as the node sent them, checked: they crossed the wire. */
+function factsOf(value: JsonValue): RouterVolumeFacts {
+  const side = (v: unknown): { path: string; sha256: string | null } | undefined => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+    const { path, sha256 } = v as Record<string, unknown>;
+    if (typeof path !== 'string') return undefined;
+    if (sha256 !== null && (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)))
+      return undefined;
+    return { path, sha256 };
+  };
+  const object = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+  const file = side((object as JsonObject)['file']);
+  const volume = side((object as JsonObject)['volume']);
+  if (!file || !volume) {
+    throw new FleetError(
+      'RESPONSE_INVALID',
+      `${ROUTER_VOLUME_PROBER}: the node's facts are malformed`,
+    );
+  }
+  return { file, volume };
+}
+
+function evaluate(value: JsonValue): readonly DriftItem[] {
+  const facts = factsOf(value);
+  const base = { layer: 'derived' as const, domain: routerDomain.domain, path: facts.volume.path };
+  const { file, volume } = facts;
+  if (file.sha256 === volume.sha256) {
+    return [
+      {
+        ...base,
+        state: 'current',
+        detail:
+          file.sha256 === null
+            ? 'neither the config file nor the installed volume exists yet'
+            : `the installed volume equals ${file.path}`,
+      },
+    ];
+  }
+  if (volume.sha256 === null) {
+    return [
+      {
+        ...base,
+        state: 'missing',
+        detail: `the installed volume does not exist; ${file.path} does`,
+      },
+    ];
+  }
+  return [
+    {
+      ...base,
+      state: 'stale',
+      detail:
+        file.sha256 === null
+          ? `${VOLUME_DIFFERS} (${file.path} does not exist)`
+          : `${VOLUME_DIFFERS} (${file.path}); install the router domain to write it again`,
+    },
+  ];
+}
+
+/** The domain's prober, loaded lazily by the registry (`register.ts`). */
+export const routerVolumeProber: Prober = {
+  id: ROUTER_VOLUME_PROBER,
+  layer: 'derived',
+  collect,
+  evaluate,
+};

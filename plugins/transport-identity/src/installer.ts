@@ -1,0 +1,309 @@
+/**
+ * The transport-identity installer (SPEC §6, §8.4, §10.2). Coupling (fail closed): the identity
+ * file's `expected_node` and the controller's `--node-id` must agree, or the node refuses traffic
+ * (the controller will not start); so writing the file, recording the flag with the controller's
+ * supervisor, restarting the controller and checking the restarted controller's id are one
+ * operation.
+ *
+ * Operator half (pure): the file is managed whole; `check` requires YAML whose `expected_node` is
+ * a valid node id.
+ *
+ * Node half:
+ * 1. refuse before anything is written: a request that is not exactly the identity file, content
+ *    without a valid `expected_node`, an `expected_node` that is not the host's `node_id` (the
+ *    request's parameter), a node-id change on a controller with no supervisor to restart it;
+ * 2. write the file through the controller's `SafeFileWriter` (compare and swap, backup, atomic
+ *    durable replace) and read it back;
+ * 3. the same id as the running controller's: nothing to restart;
+ * 4. a new id, with a supervisor that restarts *another* process: `switchNodeId` in-process —
+ *    record, restart, check the reported id; on failure restore the file, record the old id,
+ *    restart again, and fail the install (`VERIFICATION_FAILED`, or `RECOVERY_REQUIRED` when even
+ *    the rollback restart failed): the receipt says rolled back, exit 6;
+ * 5. a new id, with a supervisor that replaces the answering controller (the lab supervisor, and
+ *    a systemd unit or scheduled task alike): the answer goes first — `restart pending` — and the
+ *    switch runs from a detached helper; the controller that comes up settles the journaled
+ *    operation (verified, or the file restored: rolled back) and the operator polls for it.
+ */
+import {
+  FleetError,
+  isFleetError,
+  resolveSecrets,
+  type ActionOutcome,
+  type ControllerSupervisor,
+  type Installer,
+  type ManagedFile,
+  type NodeContext,
+  type NodeInstallRequest,
+  type NodeInstallResult,
+  type Problem,
+  type ReplaceResult,
+  type SafeFileWriter,
+} from '@fleet/core';
+import { transportIdentityDomain } from './domain.js';
+import { parseIdentity } from './identity-file.js';
+import { launchSwitchHelper } from './launch.js';
+import {
+  supervisorFromEnvironment,
+  switchNodeId,
+  type LocatableSupervisor,
+  type SwitchPlan,
+} from './supervisor.js';
+
+const DOMAIN = transportIdentityDomain.domain;
+const IDENTITY = transportIdentityDomain.files[0];
+
+export interface TransportIdentityOptions {
+  /**
+   * The supervisor of the controller the node half runs in. Default: the lab supervisor named by
+   * `FLEET_LAB_SUPERVISOR`, else none (a node-id change is then refused, nothing written).
+   */
+  readonly supervisor?: (ctx: NodeContext) => ControllerSupervisor | undefined;
+  /**
+   * Starts the switch outside this process, for a supervisor that replaces it (called after the
+   * answer is sent, must not wait). Default: the detached helper (launch.ts), which needs a
+   * supervisor it can locate from another process.
+   */
+  readonly launch?: (
+    plan: SwitchPlan & { readonly operationId: string },
+    supervisor: ControllerSupervisor,
+    ctx: NodeContext,
+  ) => void | Promise<void>;
+}
+
+function check(file: ManagedFile, content: string): readonly Problem[] {
+  const parsed = parseIdentity(content, `domains/${DOMAIN}/${file.canonical}`);
+  return parsed.ok ? [] : parsed.problems;
+}
+
+function defaultLaunch(
+  plan: SwitchPlan & { readonly operationId: string },
+  supervisor: ControllerSupervisor,
+  ctx: NodeContext,
+): void {
+  const locator = (supervisor as Partial<LocatableSupervisor>).locator;
+  if (locator === undefined) {
+    throw new FleetError(
+      'DOMAIN_BEHAVIOUR_ABSENT',
+      `the ${supervisor.kind} supervisor cannot be driven from a helper process`,
+    );
+  }
+  launchSwitchHelper(ctx.home, { ...plan, locator });
+}
+
+const action = (kind: string, status: ActionOutcome['status'], detail: string): ActionOutcome => ({
+  kind,
+  status,
+  detail,
+});
+
+/** Throws `error` with the actions that ran before it, for the receipt (`error.actions`). */
+function withActions(error: FleetError, actions: readonly ActionOutcome[]): FleetError {
+  return Object.assign(error, { actions });
+}
+
+async function restore(
+  writer: SafeFileWriter,
+  result: ReplaceResult,
+  cause: unknown,
+): Promise<void> {
+  try {
+    await writer.restore(result);
+  } catch {
+    const why = isFleetError(cause) ? `${cause.code}: ${cause.message}` : String(cause);
+    throw new FleetError(
+      'RECOVERY_REQUIRED',
+      `${why}; and ${result.path} could not be restored from backup`,
+      { cause },
+    );
+  }
+}
+
+/** The domain's installer, with its supervisor seam (tests pass a recorded supervisor). */
+export function createTransportIdentityInstaller(
+  options: TransportIdentityOptions = {},
+): Installer {
+  const supervisorOf = options.supervisor ?? (() => supervisorFromEnvironment(process.env));
+  const launch = options.launch ?? defaultLaunch;
+
+  async function install(
+    ctx: NodeContext,
+    request: NodeInstallRequest,
+    writer: SafeFileWriter,
+  ): Promise<NodeInstallResult> {
+    if (request.domain !== DOMAIN) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `installer for ${DOMAIN} was asked to install domain ${request.domain}`,
+      );
+    }
+    const [file, ...extra] = request.files;
+    if (file === undefined || extra.length > 0 || file.fileId !== IDENTITY.id) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${DOMAIN}: an install writes exactly the identity file (${IDENTITY.id})`,
+      );
+    }
+
+    // 1. Every refusal before the first write.
+    const text = resolveSecrets(file.content, await ctx.secrets(), file.path);
+    const parsed = parseIdentity(text, file.path);
+    if (!parsed.ok) {
+      const [first] = parsed.problems;
+      throw new FleetError(
+        'FORMAT_UNSUPPORTED',
+        `${file.path}${first?.line ? `:${first.line}` : ''}: ${first?.message ?? 'invalid'}; nothing written`,
+        { problems: parsed.problems },
+      );
+    }
+    const to = parsed.expectedNode;
+    const from = ctx.nodeId;
+    const repoNodeId = request.parameters['node_id'];
+    if (repoNodeId !== undefined && repoNodeId !== to) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${file.path}: expected_node ${to} is not the host's node_id ${repoNodeId}; nothing written (the identity file must name the node the repository names)`,
+      );
+    }
+    const change = to !== from;
+    const supervisor = change ? supervisorOf(ctx) : undefined;
+    if (change && supervisor === undefined) {
+      throw new FleetError(
+        'DOMAIN_BEHAVIOUR_ABSENT',
+        `${DOMAIN}: changing --node-id ${from} to ${to} needs the controller's supervisor, and this controller runs under none fleet can drive (the lab supervisor is named by FLEET_LAB_SUPERVISOR; systemd and Windows adapters come with bootstrap); nothing written`,
+      );
+    }
+
+    // 2. The file, read back.
+    const result = await writer.replace({
+      path: file.path,
+      expectedSha256: file.expectedSha256,
+      content: new TextEncoder().encode(text),
+    });
+    const back = (await writer.read(result.path))?.sha256 ?? null;
+    if (back !== result.afterSha256) {
+      const error = new FleetError(
+        'VERIFICATION_FAILED',
+        `${result.path} reads back as ${back ?? 'missing'}, not the ${result.afterSha256} just written`,
+      );
+      await restore(writer, result, error);
+      throw error;
+    }
+
+    // 3. Nothing to restart.
+    if (!change || supervisor === undefined) {
+      return {
+        files: [result],
+        actions: [
+          action('update-supervisor-flag', 'skipped', `--node-id is already ${to}`),
+          action(
+            'restart-controller',
+            'skipped',
+            `the running controller already runs with --node-id ${to}`,
+          ),
+          action(
+            'verify-node-id',
+            'ok',
+            `the running controller reports ${to}, as expected_node says`,
+          ),
+        ],
+        verified: true,
+      };
+    }
+
+    const plan = { from, to, operationId: request.operationId };
+    // 5. The restart replaces this process: answer first, switch from outside, settle at start.
+    if (supervisor.replacesCaller) {
+      return {
+        files: [result],
+        actions: [
+          action(
+            'update-supervisor-flag',
+            'pending',
+            `record --node-id ${to} with the ${supervisor.kind} supervisor (was ${from})`,
+          ),
+          action(
+            'restart-controller',
+            'pending',
+            `restart the controller through the ${supervisor.kind} supervisor`,
+          ),
+          action(
+            'verify-node-id',
+            'pending',
+            `the restarted controller must run with --node-id ${to}`,
+          ),
+        ],
+        verified: false,
+        pending: {
+          expect: { nodeId: to },
+          detail: `restart pending: --node-id ${from} -> ${to} through the ${supervisor.kind} supervisor`,
+          start: () => launch(plan, supervisor, ctx),
+        },
+      };
+    }
+
+    // 4. The restart happens elsewhere: switch in-process, roll back on failure.
+    let restored = false;
+    const outcome = await switchNodeId(supervisor, plan, {
+      beforeRollback: async () => {
+        await restore(writer, result, new FleetError('VERIFICATION_FAILED', 'the switch failed'));
+        restored = true;
+      },
+    });
+    if (outcome.switched) {
+      return {
+        files: [result],
+        actions: [
+          action(
+            'update-supervisor-flag',
+            'ok',
+            `recorded --node-id ${to} with the ${supervisor.kind} supervisor (was ${from})`,
+          ),
+          action('restart-controller', 'ok', outcome.restart?.detail ?? 'restarted'),
+          action('verify-node-id', 'ok', `the restarted controller runs with --node-id ${to}`),
+        ],
+        verified: true,
+      };
+    }
+    if (!restored)
+      await restore(
+        writer,
+        result,
+        new FleetError('VERIFICATION_FAILED', outcome.error ?? 'the switch failed'),
+      );
+    const actions = [
+      action('update-supervisor-flag', 'rolled-back', `--node-id ${from} recorded again`),
+      action('restart-controller', 'failed', outcome.error ?? 'the restart failed'),
+      action(
+        'restart-controller',
+        outcome.rolledBack ? 'ok' : 'failed',
+        outcome.rolledBack
+          ? `restarted again with --node-id ${from} and the restored identity file`
+          : `the rollback restart failed too: ${outcome.rollbackError ?? 'unknown'}`,
+      ),
+      action('verify-node-id', 'failed', `the controller does not run with --node-id ${to}`),
+    ];
+    throw withActions(
+      outcome.rolledBack
+        ? new FleetError(
+            'VERIFICATION_FAILED',
+            `${outcome.error}; the identity file was restored and the controller restarted with --node-id ${from}`,
+          )
+        : new FleetError(
+            'RECOVERY_REQUIRED',
+            `${outcome.error}; the identity file was restored but the controller could not be restarted with --node-id ${from} (${outcome.rollbackError}): manual recovery required`,
+          ),
+      actions,
+    );
+  }
+
+  return {
+    domain: DOMAIN,
+    view: (_file, renderedCanonical) => renderedCanonical,
+    managed: (_file, live) => live,
+    check,
+    install,
+  };
+}
+
+/** The domain's installer as the registry loads it (`register.ts`). */
+export const transportIdentityInstaller: Installer = createTransportIdentityInstaller();

@@ -1,0 +1,255 @@
+/**
+ * `fleet audit show|verify` through the real binary on a lab fleet (SPEC §5, §7; issue 3 item 5;
+ * catalogue C27, E38): an install is audited on the node and in the operator's own log under one
+ * operation id; `audit verify` finds an edited, removed or reordered entry of a node's log —
+ * through the controller and with `--home` — and exits 6 naming the host and the seq; an
+ * unreachable host is exit 5; control characters a tampered log holds print escaped.
+ */
+import { expect } from 'chai';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { LabDocument } from '@fleet/core';
+import { destroyLab, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
+
+interface Verdict {
+  host: string;
+  status: string;
+  ok: boolean;
+  records: number;
+  head: { seq: number; sha256: string } | null;
+  problems: { seq: number | null; line: number; kind: string; message: string }[];
+  error?: { code: string; exitCode: number };
+}
+interface VerifyJson {
+  schema: string;
+  hosts: Verdict[];
+}
+interface ShowJson {
+  schema: string;
+  source: { kind: string; path?: string; home?: string; hosts?: string[] };
+  records: Record<string, unknown>[];
+}
+
+const ESC = '\u001b';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('fleet audit show|verify on a lab', function () {
+  this.timeout(180_000);
+  let tmp: { path: string; cleanup: () => Promise<void> };
+  let dir: string;
+  let lab: LabDocument;
+  let env: Record<string, string>;
+  let original: string;
+
+  const home = (host: string) => lab.hosts.find((h) => h.name === host)?.home as string;
+  const logPath = (host: string) => join(home(host), '.local', 'state', 'fleet', 'audit.jsonl');
+  const run = (args: string[]): Promise<FleetRun> => fleet(args, { cwd: tmp.path, env });
+  const lines = () => original.trimEnd().split('\n');
+  const tamper = (edited: string[]) => writeFile(logPath('node-01'), `${edited.join('\n')}\n`);
+
+  async function verify(args: string[], exitCode: number): Promise<VerifyJson> {
+    const result = await run(['audit', 'verify', ...args, '--json']);
+    expect(result.exitCode, result.stdout + result.stderr).to.equal(exitCode);
+    const document = json<VerifyJson>(result);
+    expect(document.schema).to.equal('fleet.audit-verify/v1');
+    return document;
+  }
+
+  /** Through the controllers (every host) and with --home: the same verdict for node-01. */
+  async function expectBroken(kind: string, seq: number): Promise<void> {
+    const all = await verify([], 6);
+    const [node01, node02] = all.hosts;
+    expect(node01).to.include({ host: 'node-01', ok: false, status: 'broken' });
+    expect(node01?.problems[0]).to.include({ kind, seq });
+    expect(node02).to.include({ host: 'node-02', ok: true, status: 'intact' });
+    const human = await run(['audit', 'verify', '--host', 'node-01']);
+    expect(human.exitCode).to.equal(6);
+    expect(human.stdout).to.match(new RegExp(`node-01: ${kind} at seq ${seq}\\b`));
+    const local = await verify(['--home', home('node-01')], 6);
+    expect(local.hosts[0]?.problems[0]).to.include({ kind, seq });
+  }
+
+  before(async () => {
+    tmp = await tempDir('fleet-audit-');
+    dir = join(tmp.path, 'lab');
+    const up = await fleet(['lab', 'up', '--hosts', '2', '--dir', dir, '--json'], {
+      cwd: tmp.path,
+    });
+    expect(up.exitCode, up.stderr).to.equal(0);
+    lab = json<LabDocument>(up);
+    const stateHome = join(tmp.path, 'operator-state');
+    await mkdir(stateHome, { recursive: true });
+    env = {
+      FLEET_REPO: lab.repo,
+      FLEET_CREDENTIALS: lab.credentials,
+      XDG_STATE_HOME: stateHome,
+    };
+    const install = await run([
+      'config',
+      'install',
+      'node-01',
+      'harness-policy',
+      '--confirm',
+      '--json',
+    ]);
+    expect(install.exitCode, install.stderr).to.equal(0);
+    // Two refusals after it: audited too, so the install is not the last line (an edit of the
+    // last line needs the controller's head to be seen; --home has none).
+    for (const path of ['~/.ssh/id_rsa', '~/.ssh/config']) {
+      const refused = await run(['config', 'export', 'node-01', path]);
+      expect(refused.exitCode).to.equal(7);
+    }
+    original = await readFile(logPath('node-01'), 'utf8');
+  });
+  afterEach(async () => {
+    if (original !== undefined) await writeFile(logPath('node-01'), original);
+  });
+  after(async () => {
+    if (dir) await destroyLab(dir);
+    await tmp?.cleanup();
+  });
+
+  it('verifies every host of fleet.yaml: intact logs exit 0', async () => {
+    expect(lines()).to.have.length(3);
+    const document = await verify([], 0);
+    expect(document.hosts.map((h) => [h.host, h.ok, h.records, h.problems.length])).to.deep.equal([
+      ['node-01', true, 3, 0],
+      ['node-02', true, 0, 0],
+    ]);
+    expect(document.hosts[0]?.head?.seq).to.equal(3);
+    const human = await run(['audit', 'verify']);
+    expect(human.exitCode, human.stderr).to.equal(0);
+    expect(human.stdout).to.match(/node-01\s+intact\s+3 records/);
+    await verify(['--home', home('node-01')], 0);
+  });
+
+  it('an edited line (a path changed): exit 6, naming node-01, the seq and "edited"', async () => {
+    const edited = lines();
+    expect(edited[0]).to.contain('"~/.claude/CLAUDE.md"');
+    edited[0] = (edited[0] as string).replace('"~/.claude/CLAUDE.md"', '"~/.claude/OTHER.md"');
+    await tamper(edited);
+    await expectBroken('edited', 1);
+  });
+
+  it('a deleted line: exit 6, "removed" at the missing seq', async () => {
+    const cut = lines();
+    cut.splice(1, 1);
+    await tamper(cut);
+    await expectBroken('removed', 2);
+  });
+
+  it('two lines swapped: exit 6, "reordered"', async () => {
+    const swapped = lines();
+    [swapped[0], swapped[1]] = [swapped[1] as string, swapped[0] as string];
+    await tamper(swapped);
+    await expectBroken('reordered', 2);
+  });
+
+  it('a cut last line: caught through the controller’s head (the file alone cannot tell)', async () => {
+    await tamper(lines().slice(0, 2));
+    const document = await verify(['--host', 'node-01'], 6);
+    expect(document.hosts[0]?.problems[0]).to.include({ kind: 'removed', seq: 3 });
+    await verify(['--home', home('node-01')], 0);
+  });
+
+  it('a torn last line: exit 6, "torn"', async () => {
+    await writeFile(logPath('node-01'), `${original}{"seq":4,"ts":"2026-`);
+    const local = await verify(['--home', home('node-01')], 6);
+    expect(local.hosts[0]?.problems.map((p) => p.kind)).to.deep.equal(['torn']);
+    const remote = await verify(['--host', 'node-01'], 6);
+    expect(remote.hosts[0]?.problems.map((p) => p.kind)).to.deep.equal(['torn']);
+  });
+
+  it('audit show (no flags) lists the operator’s config install under the node record’s operation id', async () => {
+    const node = JSON.parse(lines()[0] as string) as { operationId: string; operation: string };
+    expect(node.operation).to.equal('install');
+    const result = await run(['audit', 'show', '--json']);
+    expect(result.exitCode, result.stderr).to.equal(0);
+    const document = json<ShowJson>(result);
+    expect(document.schema).to.equal('fleet.audit/v1');
+    expect(document.source).to.deep.equal({
+      kind: 'operator',
+      path: join(env['XDG_STATE_HOME'] as string, 'fleet', 'operator.jsonl'),
+    });
+    const installs = document.records.filter((r) => r['verb'] === 'config install');
+    expect(installs).to.have.length(1);
+    expect(installs[0]).to.include({
+      host: 'node-01',
+      operationId: node.operationId,
+      outcome: 'ok',
+    });
+    const human = await run(['audit', 'show']);
+    expect(human.stdout).to.contain(node.operationId);
+  });
+
+  it('audit show --host answers the node’s records verbatim; --limit keeps the newest', async () => {
+    const result = await run(['audit', 'show', '--host', 'node-01', '--json']);
+    expect(result.exitCode, result.stderr).to.equal(0);
+    const document = json<ShowJson>(result);
+    expect(document.source).to.deep.equal({ kind: 'controller', hosts: ['node-01'] });
+    expect(document.records).to.deep.equal(
+      lines().map((line) => ({ host: 'node-01', ...(JSON.parse(line) as object) })),
+    );
+    const newest = json<ShowJson>(
+      await run(['audit', 'show', '--host', 'node-01', '--limit', '1', '--json']),
+    );
+    expect(newest.records.map((r) => r['seq'])).to.deep.equal([3]);
+    const local = json<ShowJson>(
+      await run(['audit', 'show', '--home', home('node-01'), '--limit', '2', '--json']),
+    );
+    expect(local.source.kind).to.equal('node');
+    expect(local.records.map((r) => r['seq'])).to.deep.equal([2, 3]);
+  });
+
+  it('prints control characters of a tampered log escaped, never raw (catalogue E38)', async () => {
+    const hostile = lines();
+    hostile[0] = (hostile[0] as string).replace(
+      '"~/.claude/CLAUDE.md"',
+      JSON.stringify(`~/${ESC}[2J${ESC}]8;;http://x${ESC}\\\n{"outcome":"ok"}`),
+    );
+    await tamper(hostile);
+    for (const args of [
+      ['audit', 'show', '--home', home('node-01')],
+      ['audit', 'show', '--host', 'node-01'],
+    ]) {
+      const result = await run(args);
+      expect(result.exitCode, result.stderr).to.equal(0);
+      expect(result.stdout).to.not.contain(ESC);
+      expect(result.stdout).to.contain('~/\\x1b[2J\\x1b]8;;http://x\\x1b\\\\n{"outcome":"ok"}');
+      expect(result.stdout.trimEnd().split('\n')).to.have.length(3); // no forged line
+    }
+    const broken = await run(['audit', 'verify', '--host', 'node-01']);
+    expect(broken.exitCode).to.equal(6);
+    expect(broken.stdout + broken.stderr).to.not.contain(ESC);
+  });
+
+  it('an unreachable host: exit 5 when nothing is broken, 6 when something is', async () => {
+    const repo = join(tmp.path, 'repo-dead-node');
+    await cp(lab.repo, repo, { recursive: true });
+    const node02 = lab.hosts.find((h) => h.name === 'node-02')?.controller as string;
+    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    expect(manifest).to.contain(node02);
+    await writeFile(
+      join(repo, 'fleet.yaml'),
+      manifest.split(node02).join(`http://127.0.0.1:${await freePort()}`),
+    );
+    const document = await verify(['--repo', repo], 5);
+    expect(document.hosts.map((h) => [h.host, h.status])).to.deep.equal([
+      ['node-01', 'intact'],
+      ['node-02', 'unreachable'],
+    ]);
+    expect(document.hosts[1]?.error?.code).to.equal('HOST_UNREACHABLE');
+    const cut = lines();
+    cut.splice(1, 1);
+    await tamper(cut);
+    await verify(['--repo', repo], 6);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * Safe plugin loading on the node (SPEC §2; issue 7, item 4): `fleet controller serve` loads the
+ * user plugins linked into the oclif data directory exactly as the CLI does — through the same
+ * oclif config and `fleet:register` hook — so a third-party domain's node half is served, and a
+ * plugin that fails to load, declares a path outside the home, collides with another plugin's
+ * domain or files, or targets another plugin API version is refused with a warning on stderr
+ * naming it. The controller still starts and serves.
+ *
+ * Plugins are linked with the real `fleet plugins link --no-install` into a temporary data
+ * directory (FLEET_DATA_DIR / FLEET_CONFIG_DIR / FLEET_CACHE_DIR), never the user's own.
+ */
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createControllerClient } from '@fleet/core';
+import { FIXTURES, FLEET_BIN, ROOT, fleet, json, tempDir } from '../src/fleet.js';
+
+const EXAMPLE = join(ROOT, 'examples', 'fleet-plugin-gitconfig');
+const BAD = [
+  'fixture-broken-hook',
+  'fixture-future-api',
+  'fixture-missing-dependency',
+  'fixture-outside-home',
+  'fixture-router-clash',
+  'stray-gitconfig-clash',
+];
+
+interface Served {
+  readonly child: ChildProcess;
+  readonly url: string;
+  stderr: string;
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts `fleet controller serve … --port 0 --json` and resolves once it prints its URL. */
+function serve(home: string, env: Record<string, string>): Promise<Served> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        FLEET_BIN,
+        'controller',
+        'serve',
+        '--home',
+        home,
+        '--node-id',
+        'node-01',
+        '--port',
+        '0',
+        '--json',
+      ],
+      {
+        env: { ...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      if (served) served.stderr = stderr;
+    });
+    let served: Served | undefined;
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.once('line', (line) => {
+      const { url } = JSON.parse(line) as { url: string };
+      served = { child, url, stderr, exited };
+      resolve(served);
+    });
+    void exited.then((code) => {
+      if (!served) reject(new Error(`controller exited (${code}) before serving:\n${stderr}`));
+    });
+  });
+}
+
+describe('controller serve loads user-linked plugins safely', function () {
+  this.timeout(60_000);
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let env: Record<string, string>;
+  let home: string;
+  let token: string;
+
+  before(async () => {
+    dir = await tempDir('fleet-controller-plugins-');
+    env = {
+      FLEET_DATA_DIR: join(dir.path, 'data'),
+      FLEET_CONFIG_DIR: join(dir.path, 'config'),
+      FLEET_CACHE_DIR: join(dir.path, 'cache'),
+    };
+    home = join(dir.path, 'home');
+    await mkdir(home);
+    for (const path of [EXAMPLE, ...BAD.map((name) => join(FIXTURES, 'plugins', name))]) {
+      const link = await fleet(['plugins', 'link', path, '--no-install'], { env });
+      expect(link.exitCode, link.stderr).to.equal(0);
+    }
+    // A plugin whose directory disappeared after it was linked: oclif cannot even read it.
+    const gone = join(dir.path, 'gone-plugin');
+    await mkdir(gone);
+    await writeFile(
+      join(gone, 'package.json'),
+      JSON.stringify({
+        name: 'gone-plugin',
+        version: '1.0.0',
+        type: 'module',
+        oclif: { hooks: {} },
+      }),
+    );
+    expect((await fleet(['plugins', 'link', gone, '--no-install'], { env })).exitCode).to.equal(0);
+    await rm(gone, { recursive: true });
+
+    const issued = await fleet(
+      ['token', 'issue', '--home', home, '--client', 'test', '--scope', 'config:read', '--json'],
+      { env },
+    );
+    expect(issued.exitCode, issued.stderr).to.equal(0);
+    token = json<{ token: string }>(issued).token;
+  });
+  after(() => dir.cleanup());
+
+  it('`fleet plugins` lists the linked plugins', async () => {
+    const run = await fleet(['plugins'], { env });
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(run.stdout).to.match(/fleet-plugin-gitconfig 0\.1\.0 \(link\)/);
+  });
+
+  it('serves the linked domain and its prober, refusing each bad plugin on stderr', async () => {
+    const served = await serve(home, env);
+    try {
+      const client = createControllerClient({
+        host: 'node-01',
+        url: served.url,
+        token,
+        timeoutMs: 10_000,
+      });
+      const identity = await client.identity();
+      const domains = identity.catalog.domains.map((d) => `${d.domain} ${d.plugin}@${d.version}`);
+      expect(domains).to.include('gitconfig fleet-plugin-gitconfig@0.1.0');
+      expect(domains).to.include('router @fleet/plugin-router@0.1.0');
+      // Nothing of a refused plugin is served.
+      expect(identity.catalog.domains.map((d) => d.domain)).to.not.include.members([
+        'passwd',
+        'stray-git',
+      ]);
+
+      // The node half of the third-party prober runs in the controller (real git, node home).
+      const probe = await client.probe({ prober: 'gitconfig.identity', parameters: {} });
+      expect(probe).to.include({ prober: 'gitconfig.identity', layer: 'derived' });
+
+      const warnings = served.stderr.split('\n').filter((line) => line.startsWith('warning: '));
+      expect(warnings).to.include(
+        'warning: plugin fixture-broken-hook@1.0.0 failed to register: fixture: cannot register',
+      );
+      expect(warnings).to.include(
+        'warning: plugin fixture-future-api@1.0.0 targets fleet plugin API 2, but this fleet provides plugin API 1',
+      );
+      expect(warnings).to.include(
+        'warning: plugin fixture-router-clash@1.0.0 claims domain router, already owned by plugin @fleet/plugin-router@0.1.0',
+      );
+      expect(warnings).to.include(
+        'warning: plugin stray-gitconfig-clash@1.0.0 claims path ~/.gitconfig, already owned by plugin fleet-plugin-gitconfig@0.1.0',
+      );
+      expect(warnings.find((w) => w.includes('fixture-outside-home@1.0.0'))).to.match(
+        /invalid registration: .*files\[0\]\.path: must be a ~\/-relative path inside the node home/,
+      );
+      expect(warnings.find((w) => w.includes('fixture-missing-dependency@1.0.0'))).to.match(
+        /failed to register: .*fleet-fixture-dependency-that-is-not-installed/,
+      );
+      expect(warnings).to.have.length(6);
+      // oclif itself reports the plugin it could not read at all, naming its path.
+      expect(served.stderr).to.contain(join(dir.path, 'gone-plugin'));
+    } finally {
+      served.child.kill('SIGTERM');
+      expect(await served.exited).to.equal(0);
+    }
+  });
+
+  it('the CLI refuses the same plugins the same way and goes on', async () => {
+    const repo = join(dir.path, 'repo');
+    expect((await fleet(['init', repo], { env })).exitCode).to.equal(0);
+    const run = await fleet(['validate', '--repo', repo, '--json'], { env });
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(json(run)['valid']).to.equal(true);
+    expect(run.stderr.split('\n').filter((line) => line.startsWith('warning: '))).to.have.length(6);
+  });
+});
