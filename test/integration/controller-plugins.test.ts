@@ -52,7 +52,13 @@ function serve(home: string, env: Record<string, string>): Promise<Served> {
         '--json',
       ],
       {
-        env: { ...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...env },
+        env: {
+          ...process.env,
+          OCLIF_SKIP_NEW_VERSION_CHECK: 'true',
+          ...env,
+          NO_COLOR: '1',
+          FORCE_COLOR: '0',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -36,7 +36,8 @@ export function fleet(args: readonly string[], options: FleetRunOptions = {}): P
     if (options.env?.['FLEET_REPO'] !== undefined) env['FLEET_REPO'] = options.env['FLEET_REPO'];
     const child = spawn(process.execPath, [FLEET_BIN, ...args], {
       cwd: options.cwd ?? ROOT,
-      env: { OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...env },
+      // Plain output whatever the environment: CI=true makes colour libraries emit ANSI codes.
+      env: { OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -19,6 +19,7 @@ import { OperationStore } from './operations.js';
 import { recoverAtStart } from './recovery.js';
 import { failpoint } from './failpoints.js';
 import { checkIdentityCoupling } from './identity-coupling.js';
+import { buildIdentityOf } from './build-identity.js';
 import { settleAfterStart } from './settle-pending.js';
 import {
   DEFAULT_LIMITS,
@@ -42,7 +43,10 @@ export interface ControllerOptions {
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
   readonly limits?: Partial<Limits>;
   readonly clock?: Clock;
-  /** The runtime's build identity (default: `$FLEET_BUILD_SHA256` / `$FLEET_BUILD_COMMIT`, else null). */
+  /**
+   * The runtime's build identity (default: the generation the running script sits in, else a
+   * development build `{ sha256: null, commit: null }`; see build-identity.ts).
+   */
   readonly build?: BuildIdentity;
   /** sha256 (hex) of the legacy shared token, accepted for read operations only. */
   readonly legacyTokenSha256?: string;
@@ -64,15 +68,6 @@ async function packageInfo(): Promise<{ name: string; version: string }> {
   const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
   const { name, version } = JSON.parse(text) as { name: string; version: string };
   return { name, version };
-}
-
-function buildFromEnv(): BuildIdentity {
-  const sha = process.env['FLEET_BUILD_SHA256'];
-  const commit = process.env['FLEET_BUILD_COMMIT'];
-  return {
-    sha256: sha !== undefined && /^[0-9a-f]{64}$/.test(sha) ? sha : null,
-    commit: commit !== undefined && commit !== '' ? commit : null,
-  };
 }
 
 /** Homes served by a controller of this process (the pid file cannot tell them apart). */
@@ -207,7 +202,7 @@ export async function createController(options: ControllerOptions): Promise<Cont
       operations,
       locks: new PathLocks(),
       package: await packageInfo(),
-      build: options.build ?? buildFromEnv(),
+      build: options.build ?? (await buildIdentityOf()),
       startedAt: clock.now().toISOString(),
       recovery,
       secrets: () => loadEnvChain(home),

@@ -26,6 +26,7 @@ type Call =
   | 'probe:file'
   | 'probe:version'
   | 'probe:bootstrap'
+  | 'versions'
   | 'operation-status';
 
 const Y = true;
@@ -44,6 +45,7 @@ const MATRIX: Record<Call, Record<Principal, boolean>> = {
   'probe:file':       { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'probe:version':    { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'probe:bootstrap':  { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
+  'versions':         { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'operation-status': { 'config:read': Y, 'config:install': Y, 'config:adopt': Y, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
 };
 
@@ -91,6 +93,8 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
       return node.call('/v1/probe', { token, body: { prober: 'tools.versions', parameters: {} } });
     case 'probe:bootstrap':
       return node.call('/v1/probe', { token, body: { prober: 'supervisor.unit', parameters: {} } });
+    case 'versions':
+      return node.call('/v1/versions', { token, body: { tools: [] } });
     case 'operation-status':
       return node.call(`/v1/operations/${newId()}`, { token });
   }

@@ -140,6 +140,35 @@ export {
 } from './report/render-report.js';
 export { datedReportDir, writeReportSet } from './report/report-dir.js';
 
+// The version report (SPEC §11): `fleet.version/v1`, its evaluation and renderers
+export { compareSemver, parseSemver, type ParsedSemver } from './semver.js';
+export {
+  VERSION_ITEM_KINDS,
+  VERSION_SCHEMA,
+  buildVersionReport,
+  versionExitCode,
+  versionHostStatus,
+  versionReportSchema,
+  type VersionHost,
+  type VersionItem,
+  type VersionReport,
+  type VersionReportInput,
+  type VersionRuntime,
+} from './report/version-report.js';
+export { kindState, renderVersionHtml, renderVersionMarkdown } from './report/render-version.js';
+export {
+  findShadowing,
+  runVersionReport,
+  runtimeItem,
+  versionDesired,
+  versionHost,
+  versionItems,
+  type ReadVersions,
+  type Shadowing,
+  type VersionDesired,
+  type VersionInput,
+} from './config/version.js';
+
 // Config verbs (SPEC §8): per-host targets, file assessment, drift
 export {
   WHOLE_FILE_VIEW,
@@ -244,6 +273,7 @@ export {
 export * from './wire/schemas.js';
 export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
+export * from './wire/versions.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,

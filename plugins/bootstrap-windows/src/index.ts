@@ -10,5 +10,6 @@ export {
   TASK_NAME,
   TASK_NAMESPACE,
   taskXml,
+  xmlEscape,
   type TaskOptions,
 } from './task-xml.js';

@@ -12,3 +12,5 @@ export {
 } from './block.js';
 export { harnessPolicyInstaller } from './installer.js';
 export { harnessPolicyAdopter } from './adopter.js';
+// The §10.3 unattended gate, for `fleet schedule install harness reconcile --unattended`.
+export { unattendedRefusal } from './reconcile/model.js';

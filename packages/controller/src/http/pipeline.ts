@@ -21,6 +21,7 @@ import { install } from '../handlers/install.js';
 import { probe } from '../handlers/probe.js';
 import { snapshot } from '../handlers/snapshot.js';
 import { operationStatus } from '../handlers/status.js';
+import { versions } from '../handlers/versions.js';
 import type { Handler } from '../handlers/types.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { authenticate, authorize, type Principal } from '../tokens/auth.js';
@@ -38,6 +39,7 @@ const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   snapshot,
   'operation-status': operationStatus,
   audit,
+  versions,
 };
 
 const DENIALS = new Set([

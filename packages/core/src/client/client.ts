@@ -26,6 +26,7 @@ import type {
 import { operationIdSchema } from '../wire/protocol.js';
 import type { SnapshotRequest, SnapshotResponse } from '../wire/snapshot.js';
 import type { AuditReadRequest, AuditReadResponse } from '../wire/audit-read.js';
+import type { VersionsRequest, VersionsResponse } from '../wire/versions.js';
 import { invalidResponse, type RequestTarget } from './errors.js';
 
 /** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
@@ -68,6 +69,8 @@ export interface ControllerClient {
   snapshot(request: SnapshotRequest): Promise<SnapshotResponse>;
   /** `POST /v1/audit`: one page of the node's audit log, its lines verbatim (`config:read`). */
   audit(request: AuditReadRequest): Promise<AuditReadResponse>;
+  /** `POST /v1/versions`: `fleet version`'s one read per host (`versions:read`). */
+  versions(request: VersionsRequest): Promise<VersionsResponse>;
 }
 
 /**
@@ -150,6 +153,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
     probe: (request) => call<ProbeResponse>('probe', request),
     snapshot: (request) => call<SnapshotResponse>('snapshot', request),
     audit: (request) => call<AuditReadResponse>('audit', request),
+    versions: (request) => call<VersionsResponse>('versions', request),
     operationStatus: async (operationId) => {
       // Checked here: an id that is not a ULID would build a path the route table never matches.
       if (!operationIdSchema.safeParse(operationId).success) {

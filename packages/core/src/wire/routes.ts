@@ -23,6 +23,7 @@ import {
 } from './schemas.js';
 import { snapshotRequestSchema, snapshotResponseSchema } from './snapshot.js';
 import { auditReadRequestSchema, auditReadResponseSchema } from './audit-read.js';
+import { versionsRequestSchema, versionsResponseSchema } from './versions.js';
 
 export const OPERATIONS = [
   'identity',
@@ -35,6 +36,7 @@ export const OPERATIONS = [
   'operation-status',
   'snapshot',
   'audit',
+  'versions',
 ] as const;
 export type OperationName = (typeof OPERATIONS)[number];
 
@@ -173,6 +175,19 @@ export const ROUTES: readonly RouteSpec[] = [
     audit: 'failures',
     request: auditReadRequestSchema,
     response: auditReadResponseSchema,
+  },
+  {
+    // `fleet version`'s one read per host (wire/versions.ts): runtime identity, tool versions,
+    // `fleet` along PATH, launchd agents on macOS. Read-only, so the legacy token may call it.
+    operation: 'versions',
+    method: 'POST',
+    path: '/v1/versions',
+    scopes: ['versions:read'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: versionsRequestSchema,
+    response: versionsResponseSchema,
   },
   {
     operation: 'operation-status',

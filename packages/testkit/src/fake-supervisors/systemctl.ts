@@ -6,10 +6,13 @@
  *
  *   systemctl --user daemon-reload
  *   systemctl --user start|stop|restart|enable|is-active UNIT
+ *   systemctl --user enable|disable [--now] UNIT
  *   systemctl --user show [-p PROP[,PROP…]]… [--property=PROP[,…]]… [--value] [UNIT]
  *
  * Anything else exits non-zero. Like systemd, `start` runs the *loaded* definition: a unit file
  * changed without `daemon-reload` keeps running the old one, and `show` says `NeedDaemonReload=yes`.
+ * A `.timer` unit is kept as state only: `start` (or `enable --now`) makes it active, `stop` (or
+ * `disable --now`) inactive; the fake never fires it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +45,8 @@ interface SystemdState {
   enabled: Record<string, boolean>;
   /** Units whose last start failed before a process ran (`start-fails`). */
   startFailed: Record<string, boolean>;
+  /** Timer units that are started (active). */
+  timers?: Record<string, boolean>;
 }
 
 const FAKE_VERSION = '252 (fleet-fake)';
@@ -75,7 +80,8 @@ function onDisk(env: Env, unit: string): string | null {
   }
 }
 
-const validUnit = (name: string): boolean => /^[A-Za-z0-9:_.@-]+\.service$/.test(name);
+const validUnit = (name: string): boolean => /^[A-Za-z0-9:_.@-]+\.(service|timer)$/.test(name);
+const isTimer = (name: string): boolean => name.endsWith('.timer');
 
 function properties(env: Env, state: SystemdState, unit: string | null): [string, string][] {
   if (unit === null) {
@@ -90,7 +96,10 @@ function properties(env: Env, state: SystemdState, unit: string | null): [string
   const run = readRun(systemdDir(env), unit);
   let active = 'inactive';
   let sub = 'dead';
-  if (run?.state === 'running' || run?.state === 'starting') [active, sub] = ['active', 'running'];
+  if (isTimer(unit)) {
+    if (state.timers?.[unit]) [active, sub] = ['active', 'waiting'];
+  } else if (run?.state === 'running' || run?.state === 'starting')
+    [active, sub] = ['active', 'running'];
   else if (run?.state === 'restarting') [active, sub] = ['activating', 'auto-restart'];
   else if (state.startFailed[unit]) [active, sub] = ['failed', 'failed'];
   else if (
@@ -152,6 +161,11 @@ async function start(
 ): Promise<CliResult> {
   const loaded = state.loaded[unit];
   if (loaded === undefined) return fail(5, `Failed to ${verb} ${unit}: Unit ${unit} not found.`);
+  if (isTimer(unit)) {
+    state.timers = { ...state.timers, [unit]: true };
+    save(env, state);
+    return ok();
+  }
   let warning = '';
   if (onDisk(env, unit) !== loaded) {
     warning = `Warning: The unit file, source configuration file or drop-ins of ${unit} changed on disk. Run 'systemctl --user daemon-reload' to reload units.\n`;
@@ -256,6 +270,11 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
     case 'stop': {
       const unit = oneUnit();
       if (typeof unit !== 'string') return unit;
+      if (isTimer(unit)) {
+        if (state.timers) delete state.timers[unit];
+        save(env, state);
+        return ok();
+      }
       if (state.loaded[unit] === undefined && !isRunning(readRun(systemdDir(env), unit))) {
         return fail(5, `Failed to stop ${unit}: Unit ${unit} not loaded.`);
       }
@@ -265,6 +284,8 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
       return ok();
     }
     case 'enable': {
+      const now = rest[0] === '--now';
+      if (now) rest.shift();
       const unit = oneUnit();
       if (typeof unit !== 'string') return unit;
       const content = onDisk(env, unit);
@@ -280,10 +301,30 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
       const already = state.enabled[unit] === true;
       state.enabled[unit] = true;
       save(env, state);
+      const created = already ? '' : `Created symlink for ${unit} in default.target.wants.\n`;
+      if (now) {
+        const started = await start(env, state, unit, 'start');
+        return { ...started, stderr: `${created}${started.stderr}` };
+      }
+      return { code: 0, stdout: '', stderr: created };
+    }
+    case 'disable': {
+      const now = rest[0] === '--now';
+      if (now) rest.shift();
+      const unit = oneUnit();
+      if (typeof unit !== 'string') return unit;
+      const was = state.enabled[unit] === true;
+      delete state.enabled[unit];
+      if (now) {
+        if (isTimer(unit)) {
+          if (state.timers) delete state.timers[unit];
+        } else await stopRun(systemdDir(env), unit);
+      }
+      save(env, state);
       return {
         code: 0,
         stdout: '',
-        stderr: already ? '' : `Created symlink for ${unit} in default.target.wants.\n`,
+        stderr: was ? `Removed ${unit} from default.target.wants.\n` : '',
       };
     }
     case 'is-active': {
@@ -321,7 +362,7 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
     default:
       return fail(
         1,
-        `fake systemctl: unsupported command "${argv.slice(1).join(' ')}" (the fake supports daemon-reload, start, stop, restart, enable, is-active, show)`,
+        `fake systemctl: unsupported command "${argv.slice(1).join(' ')}" (the fake supports daemon-reload, start, stop, restart, enable, disable, is-active, show)`,
       );
   }
 }

@@ -1,0 +1,90 @@
+import { Args, Flags } from '@oclif/core';
+import { FleetCommand } from '../../base-command.js';
+
+export interface ScheduleInstallJson {
+  readonly schema: 'fleet.schedule/v1';
+  readonly name: string;
+  readonly platform: string;
+  readonly every: string;
+  readonly files: string[];
+  readonly command: string[];
+  readonly supervisor: string[][];
+}
+
+export default class ScheduleInstall extends FleetCommand {
+  static override summary =
+    'Run a read-only report on a timer (systemd user timer, launchd agent or scheduled task).';
+  static override description = `Installs, for this seat's platform, a timer that runs \`fleet drift\` or \`fleet version\` against the repository every DURATION and writes the report set into the repository's reports/<verb>/<YYYY-MM-DD>/ (UTC date of the run; an earlier report of the same day is never overwritten). The timer runs the hidden \`fleet report-run VERB --repo DIR\`, which computes the dated folder when it runs.
+
+linux: ~/.config/systemd/user/fleet-report-<verb>.{service,timer}, enabled with systemctl --user enable --now (the user manager must linger to run while logged out: loginctl enable-linger). darwin: ~/Library/LaunchAgents/org.fleet.report-<verb>.plist. win32: the scheduled task fleet-report-<verb>.
+
+Only read-only reports can be scheduled: any writing verb (config install, config adopt, upgrade, bootstrap apply, …) is refused with exit 7. The one exception is \`harness reconcile --unattended\` (SPEC §10.3), refused with exit 7 unless fleet.yaml at HEAD sets domains.harness-policy.unattended: allow. Installing the same verb again replaces its schedule.`;
+  static override examples = [
+    '<%= config.bin %> schedule install drift',
+    '<%= config.bin %> schedule install version --every 6h --repo ~/fleet',
+    '<%= config.bin %> schedule install harness reconcile --unattended --every 1d',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override args = {
+    verb: Args.string({
+      description: 'drift or version (or harness, with reconcile --unattended)',
+      required: true,
+    }),
+    subverb: Args.string({ description: 'the second word of a two-word verb', required: false }),
+  };
+  static override flags = {
+    every: Flags.string({
+      description: 'the interval: a whole number with m, h or d (30m, 6h, 1d); at least 5m',
+      default: '1d',
+    }),
+    unattended: Flags.boolean({
+      description: 'with harness reconcile only: the §10.3 opt-in unattended convergence',
+      default: false,
+    }),
+  };
+
+  async run(): Promise<ScheduleInstallJson> {
+    const { args, flags } = await this.parse(ScheduleInstall);
+    const path = await import('node:path');
+    const model = await import('../../schedule/model.js');
+    const words = [args.verb, ...(args.subverb === undefined ? [] : [args.subverb])];
+    // Refused before anything is read or written.
+    const job = model.classifyJob(words, flags.unattended);
+    const everySeconds = model.parseEvery(flags.every);
+    const root = path.resolve(await this.findRepo(flags.repo));
+    if (job.kind === 'unattended-reconcile') {
+      const { assertUnattendedAllowed } = await import('../../schedule/policy.js');
+      await assertUnattendedAllowed(root);
+    }
+    const { installSchedule } = await import('../../schedule/io.js');
+    const { operatorScheduleHost } = await import('../../schedule/host.js');
+    const host = await operatorScheduleHost();
+    const name = model.scheduleName(job);
+    const argv = [
+      process.execPath,
+      path.join(this.config.root, 'bin', 'run.js'),
+      ...model.jobArguments(job, root),
+    ];
+    const result = await installSchedule(host, {
+      name,
+      title: job.kind === 'report' ? job.verb : 'harness reconcile --unattended',
+      argv,
+      repo: root,
+      everySeconds,
+    });
+    const every = model.formatEvery(everySeconds);
+    this.log(
+      `Installed ${name}: every ${every}, ${words.join(' ')} into ${path.join(root, 'reports')}`,
+    );
+    for (const file of result.files) this.log(`  ${file}`);
+    return {
+      schema: 'fleet.schedule/v1',
+      name,
+      platform: result.platform,
+      every,
+      files: result.files,
+      command: result.command,
+      supervisor: result.supervisor,
+    };
+  }
+}

@@ -1,0 +1,35 @@
+import { Args } from '@oclif/core';
+import { FleetCommand } from '../../base-command.js';
+
+export interface ScheduleRemoveJson {
+  readonly name: string;
+  readonly removed: string[];
+  readonly supervisor: string[][];
+}
+
+export default class ScheduleRemove extends FleetCommand {
+  static override summary = 'Remove a report schedule fleet installed.';
+  static override description =
+    'Unregisters it from the supervisor (systemctl --user disable --now and daemon-reload; launchctl bootout; schtasks /Delete) and deletes its definition files. Only schedules fleet installed (as `fleet schedule list` shows them) can be removed.';
+  static override examples = [
+    '<%= config.bin %> schedule remove fleet-report-drift',
+    '<%= config.bin %> schedule remove version --json',
+  ];
+  static override args = {
+    name: Args.string({
+      description: 'the schedule (fleet-report-<verb>, or just <verb>)',
+      required: true,
+    }),
+  };
+
+  async run(): Promise<ScheduleRemoveJson> {
+    const { args } = await this.parse(ScheduleRemove);
+    const { normaliseName } = await import('../../schedule/model.js');
+    const { removeSchedule } = await import('../../schedule/io.js');
+    const { operatorScheduleHost } = await import('../../schedule/host.js');
+    const result = await removeSchedule(await operatorScheduleHost(), normaliseName(args.name));
+    this.log(`Removed ${result.name}:`);
+    for (const file of result.removed) this.log(`  ${file}`);
+    return { name: result.name, removed: result.removed, supervisor: result.supervisor };
+  }
+}

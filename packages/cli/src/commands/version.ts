@@ -1,0 +1,89 @@
+import { Flags } from '@oclif/core';
+import type { VersionReport } from '@fleet/core';
+import { FleetCommand } from '../base-command.js';
+
+export default class Version extends FleetCommand {
+  static override summary =
+    "Report every host's runtime version, tool versions and PATH shadowing (read-only).";
+  static override description = `Every host is asked concurrently (with a bound and a per-host timeout), in one request each, for its runtime's package, version and build identity (the generation it runs from, or a development build), the versions of the tools its fleet.yaml entry names (probes.tools) as found on the controller's PATH, every fleet executable along that PATH, and on macOS fleet's launchd agents. The runtime is compared with canonicalVersion (current, stale when older); a probed tool that is not on PATH is missing; an earlier fleet on PATH that is dead or older than a later one is shadowing (stale). An unreachable host is reported and the run goes on.
+
+Exit 0 when every host is current, 1 when any host drifted or could not be reached. Writes nothing, unless --report-dir is given: then version.json, version.md and version.html are written there, never over an earlier report (version-2.*, version-3.*).`;
+  static override examples = [
+    '<%= config.bin %> version',
+    '<%= config.bin %> version --host node-01 --json',
+    '<%= config.bin %> version --report-dir reports/version/2026-05-01',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override flags = {
+    host: Flags.string({ description: 'only this host (repeatable)', multiple: true }),
+    'report-dir': Flags.directory({
+      description: 'write version.json, version.md and version.html here',
+    }),
+    concurrency: Flags.integer({ description: 'hosts asked at once', default: 32, min: 1 }),
+    timeout: Flags.integer({
+      description: 'per-host timeout in milliseconds',
+      default: 15_000,
+      min: 1,
+    }),
+  };
+
+  async run(): Promise<VersionReport> {
+    const { flags } = await this.parse(Version);
+    const root = await this.findRepo(flags.repo);
+    const core = await import('@fleet/core');
+    const { HostProgress } = await import('../progress.js');
+    const repo = await core.loadRepo(root);
+    const hosts = flags.host ?? Object.keys(repo.manifest.hosts).sort();
+    for (const host of hosts) core.hostEntry(repo, host); // UNKNOWN_HOST before anything else
+    const credentialsPath = core.defaultCredentialsPath(process.env);
+    const credentials = await core.loadCredentials(credentialsPath);
+    const head = await core.createGit(root).run(['rev-parse', 'HEAD']);
+    const progress = new HostProgress('version', hosts.length);
+    const report = await core.runVersionReport({
+      repo,
+      repoCommit: head.stdout.trim(),
+      hosts,
+      readVersions: (host, request) =>
+        core
+          .clientForHost({ repo, host, credentials, credentialsPath, timeoutMs: flags.timeout })
+          .versions(request),
+      concurrency: flags.concurrency,
+      now: () => new Date(),
+      onHost: (_host, status) => progress.settled(status),
+    });
+    progress.finish();
+    if (flags['report-dir']) {
+      const written = await core.writeReportSet(flags['report-dir'], 'version', {
+        json: `${JSON.stringify(report, null, 2)}\n`,
+        md: core.renderVersionMarkdown(report),
+        html: core.renderVersionHtml(report),
+      });
+      this.note(`report written: ${written.join(', ')}`);
+    }
+    if (!this.jsonEnabled()) this.log(renderSummary(report, core.escapeControl));
+    process.exitCode = core.versionExitCode(report);
+    return report;
+  }
+}
+
+/** The human summary: one line per host, one indented line per item. */
+function renderSummary(report: VersionReport, escape: (text: string) => string): string {
+  const lines = report.hosts.map((host) => {
+    const runtime = host.runtime
+      ? `  ${host.runtime.package}@${host.runtime.version}+${host.runtime.build.sha256?.slice(0, 12) ?? 'dev'}`
+      : '';
+    const detail = host.detail ? `  ${escape(host.detail)}` : '';
+    const items = host.items.map(
+      (item) =>
+        `    ${item.state.padEnd(11)} ${item.kind.padEnd(9)} ${escape(item.name)}${item.version ? ` ${escape(item.version)}` : ''}${
+          item.state !== 'current' && item.detail ? `  (${escape(item.detail)})` : ''
+        }`,
+    );
+    return [`${host.host.padEnd(12)} ${host.status}${runtime}${detail}`, ...items].join('\n');
+  });
+  const { summary } = report;
+  lines.push(
+    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} error${summary.errors === 1 ? '' : 's'} (canonical ${report.canonicalVersion}, commit ${report.repoCommit.slice(0, 12)})`,
+  );
+  return lines.join('\n');
+}

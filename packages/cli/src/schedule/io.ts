@@ -1,0 +1,351 @@
+/**
+ * The imperative half of `fleet schedule`: writes the generated definitions under the operator's
+ * home, drives the supervisor through a {@link ProcessRunner} (never a shell), reads back what
+ * fleet installed (by its naming convention) and removes it.
+ *
+ *   linux   ~/.config/systemd/user/fleet-report-<slug>.{service,timer}
+ *           systemctl --user daemon-reload; systemctl --user enable --now <name>.timer
+ *           remove: systemctl --user disable --now <name>.timer; rm; daemon-reload
+ *   darwin  ~/Library/LaunchAgents/org.fleet.report-<slug>.plist
+ *           launchctl bootstrap gui/<uid> <plist>; remove: launchctl bootout gui/<uid>/<label>
+ *   win32   ~/AppData/Local/fleet/schedule/fleet-report-<slug>.xml
+ *           schtasks /Create /XML <file> /TN <name> /F; remove: schtasks /Delete /TN <name> /F
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { FleetError, type Platform, type ProcessResult, type ProcessRunner } from '@fleet/core';
+import { splitCommandLine } from '@fleet/plugin-bootstrap-systemd';
+import { splitWindowsArguments } from '@fleet/plugin-bootstrap-windows';
+import {
+  launchdPlist,
+  localStartBoundary,
+  reportTaskXml,
+  systemdTimerFiles,
+  TASK_SCHEDULE_DIR,
+  LAUNCH_AGENTS_DIR,
+  type ScheduleFile,
+  type ScheduleInput,
+} from './generate.js';
+import { LAUNCHD_LABEL_PREFIX, launchdLabel, SCHEDULE_PREFIX } from './model.js';
+
+export interface ScheduleHost {
+  readonly platform: Platform;
+  /** The operator's home (`~`). */
+  readonly home: string;
+  /** `$XDG_CONFIG_HOME`, when set (systemd user units live under it). */
+  readonly xdgConfigHome?: string;
+  readonly runner: ProcessRunner;
+  /** The user id, for launchd's `gui/<uid>` domain. */
+  readonly uid?: number;
+  readonly now: () => Date;
+}
+
+/** One installed schedule, as read back from its definition files. */
+export interface InstalledSchedule {
+  readonly name: string;
+  readonly platform: Platform;
+  /** The definition files, absolute. */
+  readonly files: string[];
+  /** The command line it runs (the argv). */
+  readonly command: string[];
+  /** The interval as written in the definition (`1h`, `PT1H`, `3600`), when found. */
+  readonly every: string | null;
+}
+
+export interface InstallResult {
+  readonly name: string;
+  readonly platform: Platform;
+  readonly files: string[];
+  readonly command: string[];
+  readonly supervisor: string[][];
+}
+
+/** Absolute path of a `~/`-relative definition path. */
+export function resolveHome(host: ScheduleHost, path: string): string {
+  if (host.platform === 'linux' && host.xdgConfigHome && path.startsWith('~/.config/')) {
+    return join(host.xdgConfigHome, path.slice('~/.config/'.length));
+  }
+  return path.startsWith('~/') ? join(host.home, path.slice(2)) : path;
+}
+
+async function writeAtomic(path: string, file: ScheduleFile): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  const bytes =
+    file.encoding === 'utf16le'
+      ? Buffer.from(`\ufeff${file.content}`, 'utf16le')
+      : Buffer.from(file.content, 'utf8');
+  await writeFile(temp, bytes, { mode: 0o644 });
+  await rename(temp, path);
+}
+
+function excerpt(result: ProcessResult): string {
+  const text = `${result.stderr}${result.stdout}`.trim().split('\n').slice(0, 3).join(' / ');
+  return text === '' ? `exit ${result.exitCode}` : `exit ${result.exitCode}: ${text}`;
+}
+
+function supervisorEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const extra: Record<string, string> = {};
+  // `systemctl --user` reaches the user manager through these; the fakes keep state by these.
+  for (const key of [
+    'XDG_RUNTIME_DIR',
+    'DBUS_SESSION_BUS_ADDRESS',
+    'XDG_CONFIG_HOME',
+    'FLEET_FAKE_SUPERVISOR_DIR',
+    'FLEET_FAKE_SUPERVISOR_FAULTS',
+  ]) {
+    const value = env[key];
+    if (value !== undefined && value !== '') extra[key] = value;
+  }
+  return extra;
+}
+
+class Supervisor {
+  readonly calls: string[][] = [];
+  constructor(
+    private readonly host: ScheduleHost,
+    private readonly extraEnv: Record<string, string>,
+  ) {}
+
+  async run(command: string, args: string[], what: string, allowFailure = false) {
+    this.calls.push([command, ...args]);
+    const result = await this.host.runner.run({
+      command,
+      args,
+      cwd: this.host.home,
+      extraEnv: this.extraEnv,
+      timeoutMs: 60_000,
+    });
+    if (result.exitCode !== 0 && !allowFailure) {
+      throw new FleetError(
+        'ACTION_FAILED',
+        `${command} ${args.join(' ')} (${what}) failed: ${excerpt(result)}`,
+      );
+    }
+    return result;
+  }
+}
+
+/** The files a schedule is made of on this platform (pure, given the input). */
+export function definitionFiles(host: ScheduleHost, input: ScheduleInput): ScheduleFile[] {
+  switch (host.platform) {
+    case 'linux':
+      return systemdTimerFiles(input);
+    case 'darwin':
+      return [launchdPlist(input)];
+    case 'win32':
+      return [reportTaskXml(input, localStartBoundary(host.now()))];
+  }
+}
+
+/** Writes the definitions and registers them with the supervisor (replacing an earlier one). */
+export async function installSchedule(
+  host: ScheduleHost,
+  input: ScheduleInput,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<InstallResult> {
+  const files = definitionFiles(host, input);
+  const supervisor = new Supervisor(host, supervisorEnv(env));
+  const written: string[] = [];
+  for (const file of files) {
+    const path = resolveHome(host, file.path);
+    await writeAtomic(path, file);
+    written.push(path);
+  }
+  switch (host.platform) {
+    case 'linux':
+      await supervisor.run('systemctl', ['--user', 'daemon-reload'], 'loading the units');
+      await supervisor.run(
+        'systemctl',
+        ['--user', 'enable', '--now', `${input.name}.timer`],
+        'enabling the timer',
+      );
+      break;
+    case 'darwin': {
+      const domain = `gui/${host.uid ?? 0}`;
+      // A schedule installed before is replaced: unload it first (absent is fine).
+      await supervisor.run(
+        'launchctl',
+        ['bootout', `${domain}/${launchdLabel(input.name)}`],
+        'unloading',
+        true,
+      );
+      await supervisor.run(
+        'launchctl',
+        ['bootstrap', domain, written[0] as string],
+        'loading the agent',
+      );
+      break;
+    }
+    case 'win32':
+      await supervisor.run(
+        'schtasks',
+        ['/Create', '/XML', written[0] as string, '/TN', input.name, '/F'],
+        'registering the task',
+      );
+      break;
+  }
+  return {
+    name: input.name,
+    platform: host.platform,
+    files: written,
+    command: [...input.argv],
+    supervisor: supervisor.calls,
+  };
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+async function readText(path: string): Promise<string | null> {
+  try {
+    const bytes = await readFile(path);
+    if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString('utf16le');
+    return bytes.toString('utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+function unitValue(content: string, section: string, key: string): string | undefined {
+  let current = '';
+  let found: string | undefined;
+  for (const raw of content.split(/\r?\n/)) {
+    const line = raw.trim();
+    const header = /^\[(.+)\]$/.exec(line);
+    if (header) current = header[1] as string;
+    else if (current === section && line.startsWith(`${key}=`)) found = line.slice(key.length + 1);
+  }
+  return found;
+}
+
+function xmlUnescape(value: string): string {
+  return value.replace(/&(lt|gt|amp|quot|apos);/g, (_, name: string) => {
+    const named: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+    return named[name] as string;
+  });
+}
+
+/** Every schedule fleet installed on this platform (by its naming convention). */
+export async function listSchedules(host: ScheduleHost): Promise<InstalledSchedule[]> {
+  const out: InstalledSchedule[] = [];
+  switch (host.platform) {
+    case 'linux': {
+      const dir = resolveHome(host, '~/.config/systemd/user');
+      for (const entry of await listDir(dir)) {
+        const match = /^(fleet-report-[a-z][a-z-]*)\.timer$/.exec(entry);
+        if (!match) continue;
+        const name = match[1] as string;
+        const timer = (await readText(join(dir, entry))) ?? '';
+        const servicePath = join(dir, `${name}.service`);
+        const service = await readText(servicePath);
+        const execStart = service === null ? undefined : unitValue(service, 'Service', 'ExecStart');
+        out.push({
+          name,
+          platform: 'linux',
+          files: [join(dir, entry), ...(service === null ? [] : [servicePath])],
+          command: execStart === undefined ? [] : splitCommandLine(execStart),
+          every: unitValue(timer, 'Timer', 'OnUnitActiveSec') ?? null,
+        });
+      }
+      break;
+    }
+    case 'darwin': {
+      const dir = resolveHome(host, LAUNCH_AGENTS_DIR);
+      for (const entry of await listDir(dir)) {
+        const match = /^org\.fleet\.report-([a-z][a-z-]*)\.plist$/.exec(entry);
+        if (!match) continue;
+        const content = (await readText(join(dir, entry))) ?? '';
+        const array =
+          /<key>ProgramArguments<\/key>\s*<array>([\s\S]*?)<\/array>/.exec(content)?.[1] ?? '';
+        const command = [...array.matchAll(/<string>([\s\S]*?)<\/string>/g)].map((m) =>
+          xmlUnescape(m[1] as string),
+        );
+        const every =
+          /<key>StartInterval<\/key>\s*<integer>(\d+)<\/integer>/.exec(content)?.[1] ?? null;
+        out.push({
+          name: `${SCHEDULE_PREFIX}${match[1] as string}`,
+          platform: 'darwin',
+          files: [join(dir, entry)],
+          command,
+          every,
+        });
+      }
+      break;
+    }
+    case 'win32': {
+      const dir = resolveHome(host, TASK_SCHEDULE_DIR);
+      for (const entry of await listDir(dir)) {
+        const match = /^(fleet-report-[a-z][a-z-]*)\.xml$/.exec(entry);
+        if (!match) continue;
+        const content = (await readText(join(dir, entry))) ?? '';
+        const exec = /<Exec>([\s\S]*?)<\/Exec>/.exec(content)?.[1] ?? '';
+        const commandText = /<Command>([\s\S]*?)<\/Command>/.exec(exec)?.[1];
+        const argsText = /<Arguments>([\s\S]*?)<\/Arguments>/.exec(exec)?.[1] ?? '';
+        out.push({
+          name: match[1] as string,
+          platform: 'win32',
+          files: [join(dir, entry)],
+          command:
+            commandText === undefined
+              ? []
+              : [xmlUnescape(commandText), ...splitWindowsArguments(xmlUnescape(argsText))],
+          every: /<Interval>([^<]*)<\/Interval>/.exec(content)?.[1] ?? null,
+        });
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+/** Unregisters a schedule fleet installed and deletes its definition files. */
+export async function removeSchedule(
+  host: ScheduleHost,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ readonly name: string; readonly removed: string[]; readonly supervisor: string[][] }> {
+  const found = (await listSchedules(host)).find((schedule) => schedule.name === name);
+  if (!found) {
+    throw new FleetError('USAGE', `no fleet schedule named ${name} on this seat`, {
+      suggestions: ['fleet schedule list'],
+    });
+  }
+  const supervisor = new Supervisor(host, supervisorEnv(env));
+  switch (host.platform) {
+    case 'linux':
+      await supervisor.run(
+        'systemctl',
+        ['--user', 'disable', '--now', `${name}.timer`],
+        'disabling the timer',
+      );
+      break;
+    case 'darwin':
+      await supervisor.run(
+        'launchctl',
+        [
+          'bootout',
+          `gui/${host.uid ?? 0}/${LAUNCHD_LABEL_PREFIX}${name.slice(SCHEDULE_PREFIX.length)}`,
+        ],
+        'unloading the agent',
+        true,
+      );
+      break;
+    case 'win32':
+      await supervisor.run('schtasks', ['/Delete', '/TN', name, '/F'], 'deleting the task');
+      break;
+  }
+  for (const file of found.files) await rm(file, { force: true });
+  if (host.platform === 'linux') {
+    await supervisor.run('systemctl', ['--user', 'daemon-reload'], 'unloading the units');
+  }
+  return { name, removed: found.files, supervisor: supervisor.calls };
+}

@@ -1,0 +1,540 @@
+/**
+ * `fleet schedule install|list|remove` (SPEC §7, §1 principle 2, §10.3): the pure generation of
+ * every platform's definition (escaping of paths with spaces, `systemd-analyze verify`, well-formed
+ * plist and task XML), the refusal table through the real binary, and an integration run with the
+ * testkit's fake `systemctl` first on PATH and a temp HOME.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { isFleetError } from '@fleet/core';
+import {
+  FAKE_SUPERVISOR_BIN,
+  parseExecStart,
+  parseUnitFile,
+  parseXml,
+  splitWindowsArguments,
+  unitValue,
+  xmlChild,
+  xmlText,
+  type XmlElement,
+} from '@fleet/testkit';
+import {
+  launchdPlist,
+  localStartBoundary,
+  PLIST_DOCTYPE,
+  reportTaskXml,
+  systemdTimerFiles,
+  taskInterval,
+  type ScheduleInput,
+} from '../src/schedule/generate.js';
+import {
+  classifyJob,
+  formatEvery,
+  jobArguments,
+  normaliseName,
+  parseEvery,
+} from '../src/schedule/model.js';
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
+const REPO = '/home/al ice/my fleet repo';
+
+const input = (overrides: Partial<ScheduleInput> = {}): ScheduleInput => ({
+  name: 'fleet-report-drift',
+  title: 'drift',
+  argv: [process.execPath, '/opt/fleet cli/bin/run.js', ...jobArguments(driftJob, REPO)],
+  repo: REPO,
+  everySeconds: 3600,
+  ...overrides,
+});
+const driftJob = classifyJob(['drift'], false);
+
+function refusedCode(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (isFleetError(error)) return `${error.code}/${error.exitCode}`;
+    throw error;
+  }
+  return 'ok';
+}
+
+describe('fleet schedule: model', () => {
+  it('parses durations like 30m, 6h, 1d, with a 5m minimum', () => {
+    expect(parseEvery('5m')).to.equal(300);
+    expect(parseEvery('30m')).to.equal(1800);
+    expect(parseEvery('90min')).to.equal(5400);
+    expect(parseEvery('6h')).to.equal(21_600);
+    expect(parseEvery('1d')).to.equal(86_400);
+    for (const bad of ['4m', '0m', '1', 'h', '1.5h', '-1h', '1w', '32d', '10s', ''])
+      expect(
+        refusedCode(() => parseEvery(bad)),
+        bad,
+      ).to.equal('USAGE/2');
+    expect([300, 3600, 86_400, 5400].map(formatEvery)).to.deep.equal(['5m', '1h', '1d', '90m']);
+  });
+
+  it('schedules only drift and version; every writing verb is refused with exit 7', () => {
+    const table: [string[], boolean, string][] = [
+      [['drift'], false, 'ok'],
+      [['version'], false, 'ok'],
+      [['config', 'install'], false, 'UNATTENDED_REFUSED/7'],
+      [['config', 'adopt'], false, 'UNATTENDED_REFUSED/7'],
+      [['adopt'], false, 'UNATTENDED_REFUSED/7'],
+      [['upgrade'], false, 'UNATTENDED_REFUSED/7'],
+      [['bootstrap', 'apply'], false, 'UNATTENDED_REFUSED/7'],
+      [['harness', 'reconcile'], false, 'UNATTENDED_REFUSED/7'],
+      [['harness', 'reconcile'], true, 'ok'],
+      [['config', 'install'], true, 'UNATTENDED_REFUSED/7'],
+      [['drift'], true, 'USAGE/2'],
+    ];
+    for (const [words, unattended, expected] of table) {
+      expect(
+        refusedCode(() => classifyJob(words, unattended)),
+        words.join(' '),
+      ).to.equal(expected);
+    }
+    expect(jobArguments(classifyJob(['version'], false), '/r')).to.deep.equal([
+      'report-run',
+      'version',
+      '--repo',
+      '/r',
+    ]);
+    expect(jobArguments(classifyJob(['harness', 'reconcile'], true), '/r')).to.deep.equal([
+      'harness',
+      'reconcile',
+      '--unattended',
+      '--repo',
+      '/r',
+    ]);
+  });
+
+  it('names schedules fleet-report-<verb> and refuses other names', () => {
+    expect(normaliseName('drift')).to.equal('fleet-report-drift');
+    expect(normaliseName('fleet-report-version')).to.equal('fleet-report-version');
+    for (const bad of ['../x', 'fleet-controller.service', 'Drift', 'a b'])
+      expect(
+        refusedCode(() => normaliseName(bad)),
+        bad,
+      ).to.equal('USAGE/2');
+  });
+});
+
+describe('fleet schedule: systemd user timer generation', () => {
+  it('writes a oneshot service and a persistent timer under ~/.config/systemd/user', () => {
+    const [service, timer] = systemdTimerFiles(input());
+    expect(service?.path).to.equal('~/.config/systemd/user/fleet-report-drift.service');
+    expect(timer?.path).to.equal('~/.config/systemd/user/fleet-report-drift.timer');
+    const s = parseUnitFile(service?.content ?? '');
+    expect(unitValue(s, 'Service', 'Type')).to.equal('oneshot');
+    expect(unitValue(s, 'Service', 'WorkingDirectory')).to.equal(REPO);
+    const t = parseUnitFile(timer?.content ?? '');
+    expect(unitValue(t, 'Timer', 'OnUnitActiveSec')).to.equal('1h');
+    expect(unitValue(t, 'Timer', 'OnBootSec')).to.equal('5min');
+    expect(unitValue(t, 'Timer', 'Persistent')).to.equal('true');
+    expect(unitValue(t, 'Timer', 'Unit')).to.equal('fleet-report-drift.service');
+    expect(unitValue(t, 'Install', 'WantedBy')).to.equal('timers.target');
+    expect(
+      unitValue(
+        parseUnitFile(systemdTimerFiles(input({ everySeconds: 1800 }))[1]?.content ?? ''),
+        'Timer',
+        'OnUnitActiveSec',
+      ),
+    ).to.equal('30min');
+  });
+
+  it('quotes paths with spaces, %, $ and quotes so the exact argv comes back', () => {
+    const argv = [
+      process.execPath,
+      '/opt/my fleet/bin/run.js',
+      'report-run',
+      'drift',
+      '--repo',
+      '/srv/100% "fleet" $HOME',
+    ];
+    const [service] = systemdTimerFiles(input({ argv }));
+    const execStart = unitValue(parseUnitFile(service?.content ?? ''), 'Service', 'ExecStart');
+    expect(parseExecStart(execStart ?? '', {}, {})).to.deep.equal(argv);
+  });
+
+  it('refuses a relative node binary and line breaks', () => {
+    expect(refusedCode(() => systemdTimerFiles(input({ argv: ['node', 'x'] })))).to.equal(
+      'USAGE/2',
+    );
+    expect(refusedCode(() => systemdTimerFiles(input({ repo: '/a\nb' })))).to.equal('USAGE/2');
+  });
+});
+
+describe('fleet schedule: systemd-analyze verify', function () {
+  before(async function () {
+    try {
+      await run('systemd-analyze', ['--version']);
+    } catch {
+      this.skip(); // systemd is not installed here (CI installs it: .ci/run)
+    }
+  });
+
+  it('passes --user verification with no warning (repository path with spaces)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-schedule-verify-'));
+    try {
+      const runtime = join(dir, 'xdg-runtime');
+      await mkdir(runtime, { mode: 0o700 });
+      const repo = join(dir, 'my fleet repo');
+      await mkdir(repo);
+      const files = systemdTimerFiles(
+        input({ repo, argv: [process.execPath, BIN, ...jobArguments(driftJob, repo)] }),
+      );
+      const paths: string[] = [];
+      for (const file of files) {
+        const path = join(dir, file.path.split('/').pop() as string);
+        await writeFile(path, file.content);
+        paths.push(path);
+      }
+      const result = await run('systemd-analyze', ['--user', 'verify', '--man=no', ...paths], {
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', XDG_RUNTIME_DIR: runtime, HOME: dir },
+      }).then(
+        ({ stderr }) => ({ code: 0, stderr }),
+        (error: { code?: number; stderr?: string }) => ({
+          code: error.code ?? -1,
+          stderr: error.stderr ?? '',
+        }),
+      );
+      expect(result, result.stderr).to.deep.equal({ code: 0, stderr: '' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('fleet schedule: launchd agent plist', () => {
+  it('is well-formed XML with the plist DOCTYPE, Label, ProgramArguments and StartInterval', () => {
+    const argv = [
+      process.execPath,
+      '/opt/my <fleet> & co/run.js',
+      'report-run',
+      'drift',
+      '--repo',
+      REPO,
+    ];
+    const plist = launchdPlist(input({ argv, everySeconds: 21_600 }));
+    expect(plist.path).to.equal('~/Library/LaunchAgents/org.fleet.report-drift.plist');
+    const lines = plist.content.split('\n');
+    expect(lines[0]).to.equal('<?xml version="1.0" encoding="UTF-8"?>');
+    expect(lines[1]).to.equal(PLIST_DOCTYPE);
+    // The strict parser takes no DOCTYPE: the exact Apple one is checked above, then removed.
+    const { root } = parseXml(lines.filter((_, i) => i !== 1).join('\n'));
+    expect(root.name).to.equal('plist');
+    expect(root.attributes['version']).to.equal('1.0');
+    const dict = xmlChild(root, 'dict') as XmlElement;
+    // A plist dict alternates <key> and a value.
+    const entries = new Map<string, XmlElement>();
+    for (let i = 0; i < dict.children.length; i += 2) {
+      const key = dict.children[i] as XmlElement;
+      expect(key.name).to.equal('key');
+      entries.set(key.text, dict.children[i + 1] as XmlElement);
+    }
+    expect(entries.get('Label')?.text).to.equal('org.fleet.report-drift');
+    expect(entries.get('ProgramArguments')?.children.map((c) => c.text)).to.deep.equal(argv);
+    expect(entries.get('StartInterval')?.name).to.equal('integer');
+    expect(entries.get('StartInterval')?.text).to.equal('21600');
+    expect(entries.get('WorkingDirectory')?.text).to.equal(REPO);
+    expect(entries.get('RunAtLoad')?.name).to.equal('false');
+  });
+});
+
+describe('fleet schedule: Task Scheduler XML', () => {
+  it('is well-formed, carries the required elements and a repeating TimeTrigger', () => {
+    const argv = [
+      'C:\\Program Files\\nodejs\\node.exe',
+      'C:\\fleet cli\\run.js',
+      'report-run',
+      'drift',
+      '--repo',
+      'C:\\my "fleet"\\',
+    ];
+    const task = reportTaskXml(
+      input({ argv, repo: 'C:\\my fleet', everySeconds: 1800 }),
+      '2026-05-01T09:00:00',
+    );
+    expect(task.path).to.equal('~/AppData/Local/fleet/schedule/fleet-report-drift.xml');
+    expect(task.encoding).to.equal('utf16le');
+    const { declaration, root } = parseXml(task.content);
+    expect(declaration?.['encoding']).to.equal('UTF-16');
+    expect(root.name).to.equal('Task');
+    expect(root.attributes['xmlns']).to.equal(
+      'http://schemas.microsoft.com/windows/2004/02/mit/task',
+    );
+    expect(root.attributes['version']).to.equal('1.2');
+    for (const name of ['RegistrationInfo', 'Triggers', 'Principals', 'Settings', 'Actions'])
+      expect(xmlChild(root, name), name).to.not.equal(undefined);
+    expect(xmlText(root, 'Triggers', 'TimeTrigger', 'StartBoundary')).to.equal(
+      '2026-05-01T09:00:00',
+    );
+    expect(xmlText(root, 'Triggers', 'TimeTrigger', 'Repetition', 'Interval')).to.equal('PT30M');
+    expect(xmlText(root, 'Principals', 'Principal', 'LogonType')).to.equal('InteractiveToken');
+    expect(xmlText(root, 'Settings', 'StartWhenAvailable')).to.equal('true');
+    expect(xmlText(root, 'RegistrationInfo', 'URI')).to.equal('\\fleet-report-drift');
+    const exec = xmlChild(xmlChild(root, 'Actions'), 'Exec');
+    expect(xmlText(exec, 'Command')).to.equal(argv[0]);
+    expect(splitWindowsArguments(xmlText(exec, 'Arguments') ?? '')).to.deep.equal(argv.slice(1));
+    expect(xmlText(exec, 'WorkingDirectory')).to.equal('C:\\my fleet');
+  });
+
+  it('formats intervals and start boundaries, and refuses % (Task Scheduler expands it)', () => {
+    expect([300, 3600, 86_400, 5400].map(taskInterval)).to.deep.equal([
+      'PT5M',
+      'PT1H',
+      'P1D',
+      'PT90M',
+    ]);
+    expect(localStartBoundary(new Date(2026, 4, 1, 9, 0, 30))).to.equal('2026-05-01T09:01:00');
+    expect(
+      refusedCode(() =>
+        reportTaskXml(input({ argv: ['node.exe', '100%'] }), '2026-05-01T09:00:00'),
+      ),
+    ).to.equal('USAGE/2');
+  });
+});
+
+// ---- through the real binary -------------------------------------------------------------------
+
+interface Seat {
+  readonly dir: string;
+  readonly home: string;
+  readonly repo: string;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+async function newSeat(): Promise<Seat> {
+  const dir = await mkdtemp(join(tmpdir(), 'fleet-schedule-'));
+  const home = join(dir, 'home');
+  const repo = join(dir, 'my fleet');
+  await mkdir(home);
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('FLEET_') || key.startsWith('XDG_')) continue;
+    env[key] = value;
+  }
+  Object.assign(env, {
+    HOME: home,
+    PATH: [FAKE_SUPERVISOR_BIN, process.env['PATH'] ?? '/usr/bin:/bin'].join(delimiter),
+    GIT_AUTHOR_NAME: 'op',
+    GIT_AUTHOR_EMAIL: 'op@example.org',
+    GIT_COMMITTER_NAME: 'op',
+    GIT_COMMITTER_EMAIL: 'op@example.org',
+  });
+  const seat = { dir, home, repo, env };
+  const init = fleet(seat, ['init', repo]);
+  expect(init.status, init.stderr).to.equal(0);
+  return seat;
+}
+
+function fleet(
+  seat: Seat,
+  args: string[],
+): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: seat.env,
+    cwd: seat.dir,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const unitDir = (seat: Seat) => join(seat.home, '.config', 'systemd', 'user');
+const calls = async (seat: Seat): Promise<string[][]> =>
+  (await readFile(join(seat.home, '.fleet-fake-supervisor', 'systemd', 'calls.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as string[])
+    .filter((argv) => argv[2] !== 'is-active'); // the test's own probes
+
+describe('fleet schedule: refusals through the binary', function () {
+  if (process.platform !== 'linux') return;
+  let seat: Seat;
+  before(async () => {
+    seat = await newSeat();
+  });
+  after(async () => rm(seat.dir, { recursive: true, force: true }));
+
+  for (const words of [
+    ['config', 'install'],
+    ['config', 'adopt'],
+    ['upgrade'],
+    ['harness', 'reconcile'],
+  ]) {
+    it(`refuses ${words.join(' ')} with exit 7 and writes nothing`, () => {
+      const result = fleet(seat, ['schedule', 'install', ...words, '--repo', seat.repo, '--json']);
+      expect(result.status, result.stderr).to.equal(7);
+      const error = (JSON.parse(result.stdout) as { error: { code: string } }).error;
+      expect(error.code).to.equal('UNATTENDED_REFUSED');
+      expect(existsSync(unitDir(seat))).to.equal(false);
+    });
+  }
+
+  it('refuses harness reconcile --unattended without the opt-in at HEAD, allows it with', () => {
+    const refused = fleet(seat, [
+      'schedule',
+      'install',
+      'harness',
+      'reconcile',
+      '--unattended',
+      '--repo',
+      seat.repo,
+    ]);
+    expect(refused.status, refused.stderr).to.equal(7);
+    expect(refused.stderr).to.contain('does not opt in');
+    expect(existsSync(unitDir(seat))).to.equal(false);
+
+    const manifest = join(seat.repo, 'fleet.yaml');
+    const git = (...args: string[]) => {
+      const r = spawnSync('git', ['-C', seat.repo, ...args], { encoding: 'utf8', env: seat.env });
+      expect(r.status, r.stderr).to.equal(0);
+    };
+    const allow = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const fs=require('fs');const p=process.argv[1];fs.writeFileSync(p,fs.readFileSync(p,'utf8').replace(/(harness-policy:\\n\\s+unattended:) deny/,'$1 allow'))`,
+        manifest,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(allow.status, allow.stderr).to.equal(0);
+    // Allowed in the working tree only: still refused (it needs a reviewed commit).
+    const uncommitted = fleet(seat, [
+      'schedule',
+      'install',
+      'harness',
+      'reconcile',
+      '--unattended',
+      '--repo',
+      seat.repo,
+    ]);
+    expect(uncommitted.status, uncommitted.stderr).to.equal(7);
+    expect(uncommitted.stderr).to.contain('not committed');
+    git('commit', '-q', '-am', 'allow unattended harness-policy');
+
+    const allowed = fleet(seat, [
+      'schedule',
+      'install',
+      'harness',
+      'reconcile',
+      '--unattended',
+      '--repo',
+      seat.repo,
+      '--json',
+    ]);
+    expect(allowed.status, allowed.stderr).to.equal(0);
+    const doc = JSON.parse(allowed.stdout) as { name: string; command: string[] };
+    expect(doc.name).to.equal('fleet-report-harness-reconcile');
+    expect(doc.command.slice(2)).to.deep.equal([
+      'harness',
+      'reconcile',
+      '--unattended',
+      '--repo',
+      seat.repo,
+    ]);
+    expect(existsSync(join(unitDir(seat), 'fleet-report-harness-reconcile.timer'))).to.equal(true);
+  });
+});
+
+describe('fleet schedule: install, list, remove with the fake systemctl', function () {
+  if (process.platform !== 'linux') return;
+  let seat: Seat;
+  before(async () => {
+    seat = await newSeat();
+  });
+  after(async () => rm(seat.dir, { recursive: true, force: true }));
+
+  it('installs drift every 1h, lists it, and removes it', async () => {
+    const installed = fleet(seat, [
+      'schedule',
+      'install',
+      'drift',
+      '--every',
+      '1h',
+      '--repo',
+      seat.repo,
+      '--json',
+    ]);
+    expect(installed.status, installed.stderr).to.equal(0);
+    const doc = JSON.parse(installed.stdout) as { name: string; every: string; command: string[] };
+    expect(doc).to.include({ name: 'fleet-report-drift', every: '1h' });
+    expect(doc.command).to.deep.equal([
+      process.execPath,
+      BIN,
+      'report-run',
+      'drift',
+      '--repo',
+      seat.repo,
+    ]);
+
+    const service = join(unitDir(seat), 'fleet-report-drift.service');
+    const timer = join(unitDir(seat), 'fleet-report-drift.timer');
+    const execStart = unitValue(
+      parseUnitFile(await readFile(service, 'utf8')),
+      'Service',
+      'ExecStart',
+    );
+    expect(parseExecStart(execStart ?? '', {}, {})).to.deep.equal(doc.command);
+    expect(
+      unitValue(parseUnitFile(await readFile(timer, 'utf8')), 'Timer', 'OnUnitActiveSec'),
+    ).to.equal('1h');
+    expect(await calls(seat)).to.deep.equal([
+      ['systemctl', '--user', 'daemon-reload'],
+      ['systemctl', '--user', 'enable', '--now', 'fleet-report-drift.timer'],
+    ]);
+    const active = spawnSync('systemctl', ['--user', 'is-active', 'fleet-report-drift.timer'], {
+      encoding: 'utf8',
+      env: seat.env,
+    });
+    expect(active.stdout.trim(), active.stderr).to.equal('active');
+
+    // Refused before anything is touched: under the minimum interval.
+    expect(
+      fleet(seat, ['schedule', 'install', 'version', '--every', '4m', '--repo', seat.repo]).status,
+    ).to.equal(2);
+
+    const listed = fleet(seat, ['schedule', 'list', '--json']);
+    expect(listed.status, listed.stderr).to.equal(0);
+    const list = JSON.parse(listed.stdout) as {
+      schedules: { name: string; every: string; command: string[] }[];
+    };
+    expect(list.schedules.map((s) => [s.name, s.every])).to.deep.equal([
+      ['fleet-report-drift', '1h'],
+    ]);
+    expect(list.schedules[0]?.command).to.deep.equal(doc.command);
+    expect(fleet(seat, ['schedule', 'list']).stdout).to.contain('fleet-report-drift');
+
+    const removed = fleet(seat, ['schedule', 'remove', 'fleet-report-drift']);
+    expect(removed.status, removed.stderr).to.equal(0);
+    expect(existsSync(service)).to.equal(false);
+    expect(existsSync(timer)).to.equal(false);
+    expect((await calls(seat)).slice(2)).to.deep.equal([
+      ['systemctl', '--user', 'disable', '--now', 'fleet-report-drift.timer'],
+      ['systemctl', '--user', 'daemon-reload'],
+    ]);
+    const inactive = spawnSync('systemctl', ['--user', 'is-active', 'fleet-report-drift.timer'], {
+      encoding: 'utf8',
+      env: seat.env,
+    });
+    expect(inactive.stdout.trim()).to.equal('inactive');
+    const empty = JSON.parse(fleet(seat, ['schedule', 'list', '--json']).stdout) as {
+      schedules: unknown[];
+    };
+    expect(empty.schedules).to.deep.equal([]);
+    expect(fleet(seat, ['schedule', 'remove', 'drift']).status).to.equal(2);
+  });
+
+  it('report-run refuses anything but drift and version (exit 7)', () => {
+    const result = fleet(seat, ['report-run', 'config', '--repo', seat.repo]);
+    expect(result.status, result.stderr).to.equal(7);
+  });
+});

@@ -1,0 +1,299 @@
+/**
+ * `fleet version` (SPEC §11), operator side: one `POST /v1/versions` per host (concurrently,
+ * bounded, each with the client's timeout), then pure evaluation of what the node observed
+ * against the repository: the runtime's version against `canonicalVersion` (and its build
+ * against the canonical artifact, when fleet.yaml names one), each probed tool (`probes.tools`),
+ * PATH shadowing among the `fleet` executables along PATH, and on macOS fleet's launchd agents.
+ * A host that cannot be reached is `unreachable`, one that fails otherwise `error`, as in drift.
+ */
+import { asFleetError, forEachHost } from '../client/for-each-host.js';
+import type { FleetErrorLike } from '../errors.js';
+import { hostEntry, type FleetRepo } from '../repo/load.js';
+import {
+  buildVersionReport,
+  versionHostStatus,
+  type VersionHost,
+  type VersionItem,
+  type VersionReport,
+} from '../report/version-report.js';
+import { compareSemver } from '../semver.js';
+import type {
+  FleetOnPath,
+  LaunchdAgent,
+  VersionsRequest,
+  VersionsResponse,
+} from '../wire/versions.js';
+
+/** The transport: one versions request to one host (the CLI passes the controller client). */
+export type ReadVersions = (host: string, request: VersionsRequest) => Promise<VersionsResponse>;
+
+/** What the repository wants of one host. */
+export interface VersionDesired {
+  readonly canonicalVersion: string;
+  /** fleet.yaml's artifact of the canonical version, when it names one. */
+  readonly artifact?: { readonly sha256: string; readonly commit: string } | undefined;
+  /** The tools the host's `probes.tools` names. */
+  readonly tools: readonly string[];
+}
+
+// ---- PATH shadowing ---------------------------------------------------------------------------
+
+export interface Shadowing {
+  /** The earlier `fleet` that a shell runs instead. */
+  readonly path: string;
+  readonly reason: 'dead' | 'older';
+  /** The later, better `fleet` it hides. */
+  readonly shadows: string;
+  readonly detail: string;
+}
+
+/**
+ * The decision table of PATH shadowing: an entry shadows when a LATER entry is runnable and the
+ * earlier one is dead (not runnable), or both report versions and the earlier one's is older.
+ * A later dead entry never matters (the earlier one runs); entries of equal version, or whose
+ * version cannot be compared, do not shadow. Each shadowing entry names the first later entry
+ * it hides (for `older`, the newest later one).
+ */
+export function findShadowing(entries: readonly FleetOnPath[]): Shadowing[] {
+  const out: Shadowing[] = [];
+  entries.forEach((entry, index) => {
+    const later = entries.slice(index + 1).filter((e) => e.runnable);
+    if (later.length === 0) return;
+    if (!entry.runnable) {
+      const hidden = later[0] as FleetOnPath;
+      out.push({
+        path: entry.path,
+        reason: 'dead',
+        shadows: hidden.path,
+        detail: `${entry.path} (${entry.detail}) comes first on PATH and hides ${hidden.path}${
+          hidden.version ? ` (${hidden.version})` : ''
+        }`,
+      });
+      return;
+    }
+    if (entry.version === null) return;
+    let newest: FleetOnPath | undefined;
+    for (const candidate of later) {
+      if (candidate.version === null) continue;
+      if (compareSemver(candidate.version, newest?.version ?? entry.version) === 1) {
+        newest = candidate;
+      }
+    }
+    if (newest) {
+      out.push({
+        path: entry.path,
+        reason: 'older',
+        shadows: newest.path,
+        detail: `${entry.path} (${entry.version}) comes first on PATH and hides the newer ${newest.path} (${newest.version})`,
+      });
+    }
+  });
+  return out;
+}
+
+// ---- evaluation -------------------------------------------------------------------------------
+
+/** The runtime against `canonicalVersion` (and the canonical artifact's build, when named). */
+export function runtimeItem(answer: VersionsResponse, desired: VersionDesired): VersionItem {
+  const base = {
+    layer: 'version' as const,
+    kind: 'runtime' as const,
+    name: answer.package,
+    version: answer.version,
+    expected: desired.canonicalVersion,
+  };
+  const order = compareSemver(answer.version, desired.canonicalVersion);
+  const build =
+    answer.build.sha256 === null
+      ? 'development build (not run from a staged generation)'
+      : `build ${answer.build.sha256.slice(0, 12)}${answer.build.commit ? ` (commit ${answer.build.commit.slice(0, 12)})` : ''}`;
+  if (order === null) {
+    return {
+      ...base,
+      state: 'error',
+      detail: `${answer.version} is not a semantic version; ${build}`,
+    };
+  }
+  if (order === -1) {
+    return { ...base, state: 'stale', detail: `older than ${desired.canonicalVersion}; ${build}` };
+  }
+  if (order === 1) {
+    return {
+      ...base,
+      state: 'diverged',
+      detail: `newer than the canonical ${desired.canonicalVersion}; ${build}`,
+    };
+  }
+  if (
+    desired.artifact &&
+    answer.build.sha256 !== null &&
+    answer.build.sha256 !== desired.artifact.sha256
+  ) {
+    return {
+      ...base,
+      state: 'diverged',
+      detail: `${build} is not the canonical artifact ${desired.artifact.sha256.slice(0, 12)}`,
+    };
+  }
+  return { ...base, state: 'current', detail: build };
+}
+
+function toolItems(answer: VersionsResponse, desired: VersionDesired): VersionItem[] {
+  return [...new Set(desired.tools)].map((name): VersionItem => {
+    const base = { layer: 'version' as const, kind: 'tool' as const, name };
+    const tool = answer.tools.find((t) => t.name === name);
+    if (!tool) return { ...base, state: 'error', detail: 'the node did not report this tool' };
+    if (tool.state === 'missing') {
+      return { ...base, state: 'missing', detail: `${name} is not on the controller's PATH` };
+    }
+    if (tool.state === 'failed') {
+      return { ...base, path: tool.path, state: 'error', detail: tool.detail };
+    }
+    return { ...base, path: tool.path, state: 'current', version: tool.version };
+  });
+}
+
+function shadowingItems(entries: readonly FleetOnPath[]): VersionItem[] {
+  const base = { layer: 'version' as const, kind: 'shadowing' as const };
+  const found = findShadowing(entries);
+  if (found.length > 0) {
+    return found.map((s) => ({
+      ...base,
+      name: 'PATH',
+      path: s.path,
+      state: 'stale',
+      detail: s.detail,
+    }));
+  }
+  if (entries.length === 0) return [];
+  const first = entries[0] as FleetOnPath;
+  return [
+    {
+      ...base,
+      name: 'PATH',
+      path: first.path,
+      state: 'current',
+      detail: `${entries.length} fleet on PATH; no shadowing`,
+      ...(first.version ? { version: first.version } : {}),
+    },
+  ];
+}
+
+function launchdItems(agents: readonly LaunchdAgent[]): VersionItem[] {
+  const out: VersionItem[] = [];
+  for (const agent of agents) {
+    const base = { layer: 'runtime' as const, kind: 'launchd' as const, name: agent.label };
+    if (!agent.present && !agent.loaded) continue; // not installed on this host: nothing to say
+    const shown = `state ${agent.state ?? 'unknown'}${agent.pid === null ? '' : `, pid ${agent.pid}`}, last exit status ${agent.lastExitStatus ?? 'none'}`;
+    if (agent.present && !agent.loaded) {
+      out.push({
+        ...base,
+        state: 'missing',
+        detail: 'its plist is present but launchd has not loaded it',
+      });
+    } else if (!agent.present) {
+      out.push({
+        ...base,
+        state: 'unmanaged',
+        detail: `loaded without a plist in ~/Library/LaunchAgents (${shown})`,
+      });
+    } else if (agent.lastExitStatus !== null && agent.lastExitStatus !== 0) {
+      out.push({ ...base, state: 'stale', detail: `loaded; ${shown}` });
+    } else {
+      out.push({ ...base, state: 'current', detail: `loaded; ${shown}` });
+    }
+  }
+  return out;
+}
+
+/** Every item one host's answer amounts to. Pure. */
+export function versionItems(answer: VersionsResponse, desired: VersionDesired): VersionItem[] {
+  return [
+    runtimeItem(answer, desired),
+    ...toolItems(answer, desired),
+    ...shadowingItems(answer.fleet),
+    ...(answer.launchd ? launchdItems(answer.launchd) : []),
+  ];
+}
+
+/** One host's entry of the report from its answer. Pure. */
+export function versionHost(
+  host: string,
+  answer: VersionsResponse,
+  desired: VersionDesired,
+): VersionHost {
+  const items = versionItems(answer, desired);
+  return {
+    host,
+    status: versionHostStatus(items),
+    runtime: {
+      package: answer.package,
+      version: answer.version,
+      build: answer.build,
+      development: answer.build.sha256 === null,
+      platform: answer.platform,
+    },
+    items,
+  };
+}
+
+const UNREACHABLE_CODES = new Set(['HOST_UNREACHABLE', 'REQUEST_TIMEOUT']);
+
+function failedHost(host: string, error: FleetErrorLike): VersionHost {
+  return {
+    host,
+    status: UNREACHABLE_CODES.has(error.code) ? 'unreachable' : 'error',
+    detail: `${error.code}: ${error.message}`,
+    items: [],
+  };
+}
+
+/** What the repository wants of `host`. */
+export function versionDesired(repo: FleetRepo, host: string): VersionDesired {
+  const canonicalVersion = repo.manifest.canonicalVersion;
+  const artifact = repo.manifest.artifacts.find((a) => a.version === canonicalVersion);
+  return {
+    canonicalVersion,
+    artifact: artifact ? { sha256: artifact.sha256, commit: artifact.commit } : undefined,
+    tools: hostEntry(repo, host).probes?.tools ?? [],
+  };
+}
+
+export interface VersionInput {
+  readonly repo: FleetRepo;
+  /** The repository commit the report is of (`git rev-parse HEAD`). */
+  readonly repoCommit: string;
+  readonly readVersions: ReadVersions;
+  /** Hosts to ask (default: every host in fleet.yaml). */
+  readonly hosts?: readonly string[];
+  readonly concurrency?: number;
+  readonly now: () => Date;
+  readonly onHost?: (host: string, status: VersionHost['status']) => void;
+}
+
+export async function runVersionReport(input: VersionInput): Promise<VersionReport> {
+  const hosts = input.hosts ?? Object.keys(input.repo.manifest.hosts).sort();
+  for (const host of hosts) hostEntry(input.repo, host); // UNKNOWN_HOST before any request
+  const outcomes = await forEachHost(
+    hosts,
+    async (host) => {
+      const desired = versionDesired(input.repo, host);
+      const answer = await input.readVersions(host, { tools: [...new Set(desired.tools)] });
+      return versionHost(host, answer, desired);
+    },
+    {
+      ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
+      onSettled: (outcome) =>
+        input.onHost?.(
+          outcome.host,
+          outcome.ok ? outcome.value.status : failedHost(outcome.host, outcome.error).status,
+        ),
+    },
+  );
+  return buildVersionReport({
+    generatedAt: input.now(),
+    repoCommit: input.repoCommit,
+    canonicalVersion: input.repo.manifest.canonicalVersion,
+    hosts: outcomes.map((o) => (o.ok ? o.value : failedHost(o.host, asFleetError(o.error)))),
+  });
+}

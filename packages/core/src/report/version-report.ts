@@ -1,0 +1,101 @@
+/**
+ * The version report (`fleet.version/v1`, SPEC §11): the drift report's form (summary, hosts,
+ * items — `fleet.drift/v1`) for the runtime's own lifecycle. Each host carries the runtime it
+ * answered with; each item is one fact evaluated: the runtime against `canonicalVersion`, a
+ * probed tool, PATH shadowing, a launchd agent. Items are layer `version` (launchd agents:
+ * `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
+ */
+import { z } from 'zod';
+import { DRIFT_LAYERS, HOST_STATUSES, ITEM_STATES, hostStatus } from './drift-report.js';
+import { sha256Schema } from '../wire/protocol.js';
+
+export const VERSION_SCHEMA = 'fleet.version/v1';
+export const VERSION_ITEM_KINDS = ['runtime', 'tool', 'shadowing', 'launchd'] as const;
+
+export const versionItemSchema = z.strictObject({
+  layer: z.enum(DRIFT_LAYERS),
+  kind: z.enum(VERSION_ITEM_KINDS),
+  /** The runtime's package, the tool's name, `PATH`, or the launchd label. */
+  name: z.string(),
+  path: z.string().optional(),
+  state: z.enum(ITEM_STATES),
+  /** What was observed (a version, a `--version` line). */
+  version: z.string().optional(),
+  /** What the repository names (the runtime's `canonicalVersion`). */
+  expected: z.string().optional(),
+  detail: z.string().optional(),
+});
+
+export const versionRuntimeSchema = z.strictObject({
+  package: z.string(),
+  version: z.string(),
+  build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
+  /** True when the runtime runs from no staged generation (`build` is all `null`). */
+  development: z.boolean(),
+  platform: z.enum(['linux', 'darwin', 'win32']),
+});
+
+export const versionHostSchema = z.strictObject({
+  host: z.string(),
+  status: z.enum(HOST_STATUSES),
+  detail: z.string().optional(),
+  runtime: versionRuntimeSchema.optional(),
+  items: z.array(versionItemSchema),
+});
+
+export const versionReportSchema = z.strictObject({
+  schema: z.literal(VERSION_SCHEMA),
+  generatedAt: z.string(),
+  repoCommit: z.string(),
+  canonicalVersion: z.string(),
+  summary: z.strictObject({
+    hosts: z.number().int(),
+    current: z.number().int(),
+    drifted: z.number().int(),
+    unreachable: z.number().int(),
+    errors: z.number().int(),
+  }),
+  hosts: z.array(versionHostSchema),
+});
+
+export type VersionReport = z.infer<typeof versionReportSchema>;
+export type VersionHost = z.infer<typeof versionHostSchema>;
+export type VersionItem = z.infer<typeof versionItemSchema>;
+export type VersionRuntime = z.infer<typeof versionRuntimeSchema>;
+
+/** A host's status from its items, exactly as drift's. */
+export function versionHostStatus(items: readonly VersionItem[]): VersionHost['status'] {
+  return hostStatus(items.map((item) => ({ layer: item.layer, state: item.state })));
+}
+
+export interface VersionReportInput {
+  readonly generatedAt: Date;
+  readonly repoCommit: string;
+  readonly canonicalVersion: string;
+  readonly hosts: readonly VersionHost[];
+}
+
+/** Assembles the report: hosts sorted by name, the summary counted from their statuses. */
+export function buildVersionReport(input: VersionReportInput): VersionReport {
+  const hosts = [...input.hosts].sort((a, b) => a.host.localeCompare(b.host));
+  const count = (status: VersionHost['status']) => hosts.filter((h) => h.status === status).length;
+  return {
+    schema: VERSION_SCHEMA,
+    generatedAt: input.generatedAt.toISOString(),
+    repoCommit: input.repoCommit,
+    canonicalVersion: input.canonicalVersion,
+    summary: {
+      hosts: hosts.length,
+      current: count('current'),
+      drifted: count('drifted'),
+      unreachable: count('unreachable'),
+      errors: count('error'),
+    },
+    hosts,
+  };
+}
+
+/** Exit code of `fleet version`: 0 when every host is current, else 1 (SPEC §7). */
+export function versionExitCode(report: VersionReport): 0 | 1 {
+  return report.summary.hosts === report.summary.current ? 0 : 1;
+}

@@ -1,0 +1,103 @@
+/**
+ * `POST /v1/versions` (SPEC §11, `fleet version`): the node's runtime identity, the versions of
+ * the tools the operator names (fleet.yaml `probes.tools`), every `fleet` executable along the
+ * controller's PATH in order (for PATH shadowing), and on macOS the launchd agents of fleet.
+ * Read-only; one request per host. The node only observes: deciding what is stale, missing or
+ * shadowing is the operator's (`config/version.ts`).
+ */
+import { z } from 'zod';
+import { sha256Schema, timestampSchema } from './protocol.js';
+
+/** Tools one request may name. */
+export const MAX_VERSION_TOOLS = 32;
+/** `fleet` executables reported along PATH at most. */
+export const MAX_FLEET_ON_PATH = 32;
+/** A version line is cut to this many characters. */
+export const MAX_VERSION_TEXT = 200;
+
+/**
+ * launchd labels a macOS node reads (read-only: `launchctl print gui/<uid>/<label>`): the
+ * controller's agent and the scheduled reports' agents.
+ */
+export const FLEET_LAUNCHD_LABELS = [
+  'dev.fleet.controller',
+  'dev.fleet.schedule.drift',
+  'dev.fleet.schedule.version',
+] as const;
+
+/** A bare command name (no path, no shell syntax): what is looked up along PATH. */
+export const toolNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, 'must be a bare command name');
+
+export const versionsRequestSchema = z.strictObject({
+  tools: z.array(toolNameSchema).max(MAX_VERSION_TOOLS),
+});
+
+const versionText = z.string().max(MAX_VERSION_TEXT);
+
+export const versionsToolSchema = z.discriminatedUnion('state', [
+  /** Found on PATH and `--version` exited 0: its first output line. */
+  z.strictObject({
+    name: toolNameSchema,
+    state: z.literal('found'),
+    path: z.string(),
+    version: versionText,
+  }),
+  /** Found on PATH but `--version` failed (exit code, timeout, no output). */
+  z.strictObject({
+    name: toolNameSchema,
+    state: z.literal('failed'),
+    path: z.string(),
+    detail: versionText,
+  }),
+  /** No executable of that name on the controller's PATH. */
+  z.strictObject({ name: toolNameSchema, state: z.literal('missing') }),
+]);
+
+/** One `fleet` along PATH, in PATH order: runnable (with the version it reports) or dead. */
+export const fleetOnPathSchema = z.strictObject({
+  path: z.string(),
+  runnable: z.boolean(),
+  /** The semantic version it reported (`null`: dead, or its output names none). */
+  version: z.string().nullable(),
+  /** Why it is dead (not executable, broken symlink, exit status, timeout), or its output line. */
+  detail: versionText,
+});
+
+/** `launchctl print` of one label, parsed (darwin only). */
+export const launchdAgentSchema = z.strictObject({
+  label: z.string(),
+  /** Its plist exists in `~/Library/LaunchAgents/`. */
+  present: z.boolean(),
+  /** launchd knows the service in the user's gui domain. */
+  loaded: z.boolean(),
+  /** launchd's `state` line (`running`, `not running`…), when loaded. */
+  state: z.string().nullable(),
+  pid: z.number().int().nullable(),
+  /** `last exit code`; `null` when it never exited or is not loaded. */
+  lastExitStatus: z.number().int().nullable(),
+});
+
+export const versionsResponseSchema = z.strictObject({
+  nodeId: z.string(),
+  package: z.string(),
+  version: z.string(),
+  /**
+   * The running runtime's build identity: the generation its script sits in. Both `null`: a
+   * development build (not run from a staged generation).
+   */
+  build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
+  platform: z.enum(['linux', 'darwin', 'win32']),
+  tools: z.array(versionsToolSchema),
+  fleet: z.array(fleetOnPathSchema).max(MAX_FLEET_ON_PATH),
+  /** Present on darwin only. */
+  launchd: z.array(launchdAgentSchema).optional(),
+  collectedAt: timestampSchema,
+});
+
+export type VersionsRequest = z.infer<typeof versionsRequestSchema>;
+export type VersionsResponse = z.infer<typeof versionsResponseSchema>;
+export type VersionsTool = z.infer<typeof versionsToolSchema>;
+export type FleetOnPath = z.infer<typeof fleetOnPathSchema>;
+export type LaunchdAgent = z.infer<typeof launchdAgentSchema>;
