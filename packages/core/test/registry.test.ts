@@ -203,7 +203,7 @@ describe('registry/registry', () => {
       expect(error.code).to.equal('DOMAIN_BEHAVIOUR_ABSENT');
       expect(error.exitCode).to.equal(2);
       expect(error.message).to.equal(
-        'installer for router is declared by @fleet/router but not implemented',
+        'installer for router is declared by @fleet/router, which provides no implementation of it',
       );
     });
 

@@ -95,7 +95,7 @@ export const fixtureRegistration = defineRegistration({
     },
     {
       domain: 'declared',
-      description: 'declared, not implemented',
+      description: 'declared, without an installer',
       files: [
         {
           id: 'x.md',

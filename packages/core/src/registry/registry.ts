@@ -184,7 +184,7 @@ export class Registry {
     if (!loader) {
       return Promise.reject(
         absent(
-          `${key.replace(' ', ' for ')} is declared by ${entry.plugin.name} but not implemented`,
+          `${key.replace(' ', ' for ')} is declared by ${entry.plugin.name}, which provides no implementation of it`,
         ),
       );
     }
