@@ -33,7 +33,7 @@ function fleet(args, env) {
 }
 
 /** Writes every host's desired files into its home, as an install would leave them. */
-async function makeCurrent(lab) {
+export async function makeCurrent(lab) {
   const core = await load('packages/core/dist/src/index.js');
   const testkit = await load('packages/testkit/dist/src/index.js');
   const harness = await load('plugins/harness-policy/dist/src/index.js');

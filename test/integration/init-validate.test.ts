@@ -145,6 +145,13 @@ describe('fleet validate', () => {
     ]);
   });
 
+  it("runs each domain installer's check: a router.yaml no install would accept fails", async () => {
+    await appendFile(join(repo, 'domains', 'router', 'router.yaml'), 'broken: [unclosed\n');
+    const run = await validate();
+    expect(run.exitCode).to.equal(2);
+    expect(run.stderr).to.match(/^Error: domains\/router\/router\.yaml:\d+: /);
+  });
+
   it('writes nothing, ever', async () => {
     await mkdir(join(repo, 'hosts', 'sub'), { recursive: true });
     await validate();

@@ -5,6 +5,7 @@
  */
 import { FleetError, formatProblem, type Problem } from './errors.js';
 import type { DomainDeclaration } from './interfaces/domain.js';
+import type { Installer } from './interfaces/installer.js';
 import { renderFileForHost } from './render/views.js';
 import type { FleetRepo } from './repo/load.js';
 import { fieldPath } from './zod-problems.js';
@@ -23,6 +24,12 @@ export interface ValidateInput {
   readonly domains: ReadonlyMap<string, DomainDeclaration>;
   /** Reads a repo file's text; throws `CANONICAL_MISSING` when absent. */
   readonly readCanonical: (repoPath: string) => string;
+  /**
+   * The installers of domains that have one: each rendered file then also goes through the
+   * installer's `view` and fail-closed `check` (YAML that does not parse, a damaged marker), so a
+   * canonical file no install would accept is caught here, before anyone plans an install.
+   */
+  readonly installers?: ReadonlyMap<string, Pick<Installer, 'view' | 'check'>>;
 }
 
 function problemsOf(error: unknown): Problem[] {
@@ -63,13 +70,21 @@ export function validateRepo(input: ValidateInput): ValidationReport {
       used.add(name);
       for (const file of declaration.files) {
         try {
-          renderFileForHost(
+          const { content, canonical } = renderFileForHost(
             declaration,
             file,
             host,
             repo.variables.get(host) ?? {},
             input.readCanonical,
           );
+          const installer = input.installers?.get(name);
+          if (installer) {
+            const view = installer.view(file, content, declaration);
+            for (const problem of installer.check?.(file, view) ?? []) {
+              // Said once per canonical file, like render problems (the same for every host).
+              problems.push({ ...problem, file: problem.file ?? canonical });
+            }
+          }
           rendered += 1;
         } catch (error) {
           problems.push(...problemsOf(error));

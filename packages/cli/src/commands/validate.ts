@@ -1,3 +1,4 @@
+import type { Installer } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export interface ValidateResult {
@@ -22,15 +23,26 @@ export default class Validate extends FleetCommand {
   async run(): Promise<ValidateResult> {
     const { flags } = await this.parse(Validate);
     const root = await this.findRepo(flags.repo);
-    const { FleetError, loadRepo, readRepoFile, validateRepo } = await import('@fleet/core');
+    const { FleetError, isFleetError, loadRepo, readRepoFile, validateRepo } =
+      await import('@fleet/core');
     const repo = await loadRepo(root);
     const registry = await this.loadRegistry();
     const domains = new Map(
       registry.domains().map((entry) => [entry.descriptor.domain, entry.descriptor]),
     );
+    const installers = new Map<string, Installer>();
+    for (const name of domains.keys()) {
+      try {
+        installers.set(name, await registry.installer(name));
+      } catch (error) {
+        // A domain declared without behaviour is only rendered; any other failure is reported.
+        if (!isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
+      }
+    }
     const report = validateRepo({
       repo,
       domains,
+      installers,
       readCanonical: (path) => readRepoFile(root, path),
     });
     if (report.problems.length > 0) {

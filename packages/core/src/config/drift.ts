@@ -124,6 +124,8 @@ export interface Assessment {
   readonly domainFilter: readonly string[] | undefined;
   readonly snapshot: CanonicalSnapshot;
   readonly indexes: ReadonlyMap<string, HistoryIndex>;
+  /** Whether desired views pass the installers' `check` (writes need it; a report does not). */
+  readonly checkDesired: boolean;
   /** Each host's earlier variable sets (its `hosts/<host>.yaml` as it was), for published views. */
   readonly earlierVariables: ReadonlyMap<string, readonly Readonly<Record<string, string>>[]>;
   readonly readLive: ReadLive;
@@ -160,7 +162,10 @@ function earlierHostVariables(
 
 /** Reads every used canonical file's history (two git processes) and indexes it. */
 export async function prepareAssessment(
-  input: Pick<DriftInput, 'repo' | 'git' | 'domains' | 'domainFilter' | 'readLive'>,
+  input: Pick<DriftInput, 'repo' | 'git' | 'domains' | 'domainFilter' | 'readLive'> & {
+    /** Default true: plans and installs check what they would write. */
+    readonly checkDesired?: boolean;
+  },
 ): Promise<Assessment> {
   const used = [...input.domains.values()].filter(
     (runtime) => !input.domainFilter || input.domainFilter.includes(runtime.declaration.domain),
@@ -174,6 +179,7 @@ export async function prepareAssessment(
     domainFilter: input.domainFilter,
     snapshot,
     indexes: buildHistoryIndexes(used, snapshot),
+    checkDesired: input.checkDesired ?? true,
     earlierVariables: earlierHostVariables(input.repo, snapshot.history),
     readLive: input.readLive,
   };
@@ -196,7 +202,9 @@ function hostScope(assessment: Assessment, host: string) {
   return {
     variables,
     domains,
-    targets: targetsForHost(host, variables, domains, assessment.snapshot),
+    targets: targetsForHost(host, variables, domains, assessment.snapshot, {
+      check: assessment.checkDesired,
+    }),
   };
 }
 
@@ -335,7 +343,8 @@ export async function assessHostWithProbes(
 export async function runDrift(input: DriftInput): Promise<DriftReport> {
   const hosts = input.hosts ?? Object.keys(input.repo.manifest.hosts).sort();
   for (const host of hosts) hostEntry(input.repo, host); // UNKNOWN_HOST before any work
-  const assessment = await prepareAssessment(input);
+  // A report writes nothing: the installers' write gate is left to plan and install.
+  const assessment = await prepareAssessment({ ...input, checkDesired: false });
   const outcomes: HostOutcome<DriftHost>[] = await forEachHost(
     hosts,
     async (host) => {
