@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { runtimeCommand } from '@fleet/core';
+import { CONTROLLER_NODE_OPTIONS, runtimeCommand } from '@fleet/core';
 import { parseExecStart, parseUnitFile, unitValue, unitValues } from '@fleet/testkit';
 import { quoteWord, readUnit, systemdUnit, UNIT_NAME } from '../src/unit.js';
 
@@ -76,7 +76,7 @@ describe('systemd user unit: generation', () => {
     expect(unitValue(parsed, 'Unit', 'Description')).to.equal('fleet controller (node node-01)');
     expect(unitValue(parsed, 'Service', 'Type')).to.equal('exec');
     expect(unitValue(parsed, 'Service', 'ExecStart')).to.equal(
-      `${process.execPath} ${GEN}/package/bin/run.js controller serve --home ${HOME} --node-id node-01 --port 7701`,
+      `${process.execPath} ${CONTROLLER_NODE_OPTIONS.join(' ')} ${GEN}/package/bin/run.js controller serve --home ${HOME} --node-id node-01 --port 7701`,
     );
     expect(unitValue(parsed, 'Service', 'Restart')).to.equal('on-failure');
     expect(unitValue(parsed, 'Service', 'WorkingDirectory')).to.equal(HOME);

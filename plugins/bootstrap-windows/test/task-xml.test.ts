@@ -4,7 +4,7 @@
  * independent parser — to the exact argv.
  */
 import { expect } from 'chai';
-import { encodeDefinition, runtimeCommand } from '@fleet/core';
+import { CONTROLLER_NODE_OPTIONS, encodeDefinition, runtimeCommand } from '@fleet/core';
 import {
   decodeTaskFile,
   parseXml,
@@ -55,7 +55,7 @@ describe('task scheduler XML: generation', () => {
     expect(xmlText(root, 'Settings', 'ExecutionTimeLimit')).to.equal('PT0S');
     expect(xmlText(root, 'Actions', 'Exec', 'Command')).to.equal(NODE);
     expect(xmlText(root, 'Actions', 'Exec', 'Arguments')).to.equal(
-      `"${GEN}\\package\\bin\\run.js" controller serve --home "${HOME}" --node-id node-01 --port 7701`,
+      `${CONTROLLER_NODE_OPTIONS.join(' ')} "${GEN}\\package\\bin\\run.js" controller serve --home "${HOME}" --node-id node-01 --port 7701`,
     );
     const definition = validateTask(task().content);
     expect([definition.command, ...definition.args]).to.deep.equal(command());

@@ -14,6 +14,7 @@
 import { lstat, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Platform } from '../interfaces/node-context.js';
+import { CONTROLLER_NODE_OPTIONS } from '../runtime-flags.js';
 
 /** `~/`-relative runtime root, per platform. */
 export const RUNTIME_DIR = '.local/share/fleet/runtime';
@@ -127,8 +128,9 @@ export interface RuntimeCommandInput {
 }
 
 /**
- * The argv a supervisor runs for a generation: `<node> <generation>/package/bin/run.js controller
- * serve --home <home> --node-id <id> [--port N] [--bind ADDR]`. Separators follow the generation
+ * The argv a supervisor runs for a generation: `<node> <CONTROLLER_NODE_OPTIONS>
+ * <generation>/package/bin/run.js controller serve --home <home> --node-id <id> [--port N]
+ * [--bind ADDR]`. Separators follow the generation
  * path (a Windows path stays a Windows path).
  */
 export function runtimeCommand(input: RuntimeCommandInput): string[] {
@@ -138,6 +140,8 @@ export function runtimeCommand(input: RuntimeCommandInput): string[] {
   const script = `${input.generationDir.replace(/[\\/]+$/, '')}${separator}${entry}`;
   const argv = [
     input.nodePath,
+    // How every supervisor runs the controller (small young generation: SPEC §14 idle RSS).
+    ...CONTROLLER_NODE_OPTIONS,
     script,
     'controller',
     'serve',
@@ -169,7 +173,9 @@ export function describeRuntimeCommand(argv: readonly string[]): RuntimeCommandF
     return value;
   };
   let buildId: string | null = null;
-  for (const arg of argv.slice(0, 3)) {
+  // The script comes after the node binary and its options, before `controller serve`.
+  const end = argv.indexOf('controller');
+  for (const arg of argv.slice(0, end < 0 ? 3 : end)) {
     const match = /[\\/]generations[\\/]([0-9a-f]{64})[\\/]/.exec(arg);
     if (match) {
       buildId = match[1] ?? null;
