@@ -4,18 +4,9 @@
  * are one click away (`<details>`). Every value from a host is escaped: paths and diffs are data.
  */
 import { DRIFT_LAYERS, layerState, type DriftReport } from './drift-report.js';
+import { escapeHtml, reportPage, stateBadge } from './html.js';
 
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch] as string);
-}
+export { escapeHtml } from './html.js';
 
 /** Control characters shown escaped, so a hostile path cannot drive a terminal or forge lines. */
 export function escapeControl(text: string): string {
@@ -68,23 +59,9 @@ export function renderDriftMarkdown(report: DriftReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-const STATE_COLOURS: Record<string, string> = {
-  current: '#2e7d32',
-  stale: '#f9a825',
-  missing: '#ef6c00',
-  diverged: '#c62828',
-  unmanaged: '#6d4c41',
-  unsupported: '#6a1b9a',
-  error: '#b71c1c',
-  drifted: '#ef6c00',
-  unreachable: '#455a64',
-};
-
-const badge = (state: string) =>
-  `<span class="b" style="background:${STATE_COLOURS[state] ?? '#757575'}">${escapeHtml(state)}</span>`;
+const badge = stateBadge;
 
 export function renderDriftHtml(report: DriftReport): string {
-  const { summary } = report;
   const rows = report.hosts
     .map((host) => {
       const cells = DRIFT_LAYERS.map((layer) => {
@@ -117,23 +94,14 @@ export function renderDriftHtml(report: DriftReport): string {
       }${items || '<p class="n">no items</p>'}</section>`;
     })
     .join('\n');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fleet drift — ${escapeHtml(report.generatedAt)}</title>
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#212121}
-table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left}
-.b{color:#fff;border-radius:.6rem;padding:0 .5rem;font-size:12px}.n{color:#9e9e9e}
-section{margin-top:1.5rem}details,.i{margin:.3rem 0}pre{background:#f5f5f5;padding:.6rem;overflow:auto}
-</style></head><body>
-<h1>fleet drift report</h1>
-<p>${escapeHtml(report.generatedAt)} · commit <code>${escapeHtml(report.repoCommit)}</code> · canonical version ${escapeHtml(report.canonicalVersion)}</p>
-<p>${summary.hosts} hosts: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} errors</p>
-<table><thead><tr><th>host</th><th>status</th>${DRIFT_LAYERS.map((l) => `<th>${l}</th>`).join('')}</tr></thead>
-<tbody>
-${rows}
-</tbody></table>
-${details}
-</body></html>
-`;
+  return reportPage({
+    kind: 'drift',
+    generatedAt: report.generatedAt,
+    repoCommit: report.repoCommit,
+    canonicalVersion: report.canonicalVersion,
+    summary: report.summary,
+    columns: DRIFT_LAYERS,
+    rows,
+    details,
+  });
 }

@@ -3,7 +3,8 @@
  * self-contained HTML page (no external assets, no scripts) whose first screen is a hosts ×
  * (runtime, build, tools, PATH) matrix, details one click away. Every value from a host is escaped.
  */
-import { escapeControl, escapeHtml } from './render-report.js';
+import { escapeHtml, reportPage, stateBadge } from './html.js';
+import { escapeControl } from './render-report.js';
 import type { VersionHost, VersionItem, VersionReport } from './version-report.js';
 
 const ORDER = ['error', 'diverged', 'unsupported', 'missing', 'stale', 'unmanaged', 'current'];
@@ -68,23 +69,9 @@ export function renderVersionMarkdown(report: VersionReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-const STATE_COLOURS: Record<string, string> = {
-  current: '#2e7d32',
-  stale: '#f9a825',
-  missing: '#ef6c00',
-  diverged: '#c62828',
-  unmanaged: '#6d4c41',
-  unsupported: '#6a1b9a',
-  error: '#b71c1c',
-  drifted: '#ef6c00',
-  unreachable: '#455a64',
-};
-
-const badge = (state: string) =>
-  `<span class="b" style="background:${STATE_COLOURS[state] ?? '#757575'}">${escapeHtml(state)}</span>`;
+const badge = stateBadge;
 
 export function renderVersionHtml(report: VersionReport): string {
-  const { summary } = report;
   const rows = report.hosts
     .map((host) => {
       const cells = COLUMNS.map(([, kind]) => {
@@ -107,23 +94,14 @@ export function renderVersionHtml(report: VersionReport): string {
       }${items || '<p class="n">no items</p>'}</section>`;
     })
     .join('\n');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fleet version — ${escapeHtml(report.generatedAt)}</title>
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#212121}
-table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left}
-.b{color:#fff;border-radius:.6rem;padding:0 .5rem;font-size:12px}.n{color:#9e9e9e}
-section{margin-top:1.5rem}.i{margin:.3rem 0}
-</style></head><body>
-<h1>fleet version report</h1>
-<p>${escapeHtml(report.generatedAt)} · commit <code>${escapeHtml(report.repoCommit)}</code> · canonical version ${escapeHtml(report.canonicalVersion)}</p>
-<p>${summary.hosts} hosts: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} errors</p>
-<table><thead><tr><th>host</th><th>status</th><th>version (build)</th>${COLUMNS.map(([title]) => `<th>${title}</th>`).join('')}</tr></thead>
-<tbody>
-${rows}
-</tbody></table>
-${details}
-</body></html>
-`;
+  return reportPage({
+    kind: 'version',
+    generatedAt: report.generatedAt,
+    repoCommit: report.repoCommit,
+    canonicalVersion: report.canonicalVersion,
+    summary: report.summary,
+    columns: ['version (build)', ...COLUMNS.map(([title]) => title)],
+    rows,
+    details,
+  });
 }

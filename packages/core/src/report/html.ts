@@ -1,0 +1,78 @@
+/**
+ * What the HTML reports (drift, version) share: the state colours, a state badge and the
+ * self-contained page around a hosts × columns matrix. No external assets, no scripts; every value
+ * from a host is escaped by the caller with `escapeHtml` before it gets here.
+ */
+const STATE_COLOURS: Readonly<Record<string, string>> = {
+  current: '#2e7d32',
+  stale: '#f9a825',
+  missing: '#ef6c00',
+  diverged: '#c62828',
+  unmanaged: '#6d4c41',
+  unsupported: '#6a1b9a',
+  error: '#b71c1c',
+  drifted: '#ef6c00',
+  unreachable: '#455a64',
+};
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch] as string);
+}
+
+/** A coloured badge naming a state. */
+export function stateBadge(state: string): string {
+  return `<span class="b" style="background:${STATE_COLOURS[state] ?? '#757575'}">${escapeHtml(state)}</span>`;
+}
+
+export interface ReportPage {
+  /** `drift`, `version`: names the page. */
+  readonly kind: string;
+  readonly generatedAt: string;
+  readonly repoCommit: string;
+  readonly canonicalVersion: string;
+  readonly summary: {
+    readonly hosts: number;
+    readonly current: number;
+    readonly drifted: number;
+    readonly unreachable: number;
+    readonly errors: number;
+  };
+  /** Header cells after `host` and `status` (already escaped). */
+  readonly columns: readonly string[];
+  /** `<tr>` rows of the matrix (already escaped). */
+  readonly rows: string;
+  /** Per-host sections below the matrix (already escaped). */
+  readonly details: string;
+}
+
+/** The whole self-contained page: the matrix first, the details one click or scroll away. */
+export function reportPage(page: ReportPage): string {
+  const { summary } = page;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>fleet ${escapeHtml(page.kind)} — ${escapeHtml(page.generatedAt)}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#212121}
+table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left}
+.b{color:#fff;border-radius:.6rem;padding:0 .5rem;font-size:12px}.n{color:#9e9e9e}
+section{margin-top:1.5rem}details,.i{margin:.3rem 0}pre{background:#f5f5f5;padding:.6rem;overflow:auto}
+</style></head><body>
+<h1>fleet ${escapeHtml(page.kind)} report</h1>
+<p>${escapeHtml(page.generatedAt)} · commit <code>${escapeHtml(page.repoCommit)}</code> · canonical version ${escapeHtml(page.canonicalVersion)}</p>
+<p>${summary.hosts} hosts: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} errors</p>
+<table><thead><tr><th>host</th><th>status</th>${page.columns.map((column) => `<th>${column}</th>`).join('')}</tr></thead>
+<tbody>
+${page.rows}
+</tbody></table>
+${page.details}
+</body></html>
+`;
+}
