@@ -309,6 +309,7 @@ export {
   type VerifyAuditOptions,
 } from './wire/audit.js';
 export { wholeFileInstaller } from './installers/whole-file.js';
+export { restoreWritten } from './installers/restore.js';
 
 // Runtime generations: layout, current pointer, supervised command (SPEC §12)
 export * from './runtime/layout.js';

@@ -30,6 +30,7 @@ import {
   type Problem,
   type ReplaceResult,
   type SafeFileWriter,
+  restoreWritten,
 } from '@fleet/core';
 import {
   assertNoMarkers,
@@ -227,38 +228,10 @@ async function install(
       }
     }
   } catch (error) {
-    await restoreAll(writer, results, error);
+    await restoreWritten(writer, results, error);
     throw error;
   }
   return { files: results, actions: [], verified: true };
-}
-
-/**
- * Restores every file written so far, newest first. One restore failing does not stop the others;
- * if any failed, the operator must hear that a file needs recovery, more than the original error
- * (kept as the cause).
- */
-async function restoreAll(
-  writer: SafeFileWriter,
-  results: readonly ReplaceResult[],
-  cause: unknown,
-): Promise<void> {
-  const failed: string[] = [];
-  for (const result of [...results].reverse()) {
-    try {
-      await writer.restore(result);
-    } catch {
-      failed.push(result.path);
-    }
-  }
-  if (failed.length > 0) {
-    const why = isFleetError(cause) ? `${cause.code}: ${cause.message}` : 'the install failed';
-    throw new FleetError(
-      'RECOVERY_REQUIRED',
-      `${why}; and ${failed.join(', ')} could not be restored from backup`,
-      { cause },
-    );
-  }
 }
 
 /** The domain's installer, loaded lazily by the registry (`register.ts`). */

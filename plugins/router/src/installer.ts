@@ -23,7 +23,6 @@
 import {
   FleetError,
   derivedPathParameter,
-  isFleetError,
   redactSecrets,
   reloadCommand,
   resolveSecrets,
@@ -36,6 +35,7 @@ import {
   type Problem,
   type ReplaceResult,
   type SafeFileWriter,
+  restoreWritten,
 } from '@fleet/core';
 import { routerDomain } from './domain.js';
 import { firstProblem, yamlProblems } from './yaml-check.js';
@@ -52,30 +52,6 @@ const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
 /** Operator half: the whole file is managed; YAML that does not parse is refused. */
 function check(file: ManagedFile, content: string): readonly Problem[] {
   return yamlProblems(content, `domains/${DOMAIN}/${file.canonical}`);
-}
-
-/** Restores what was written, newest first; a restore that fails outranks the original error. */
-async function restoreAll(
-  writer: SafeFileWriter,
-  results: readonly ReplaceResult[],
-  cause: unknown,
-): Promise<void> {
-  const failed: string[] = [];
-  for (const result of [...results].reverse()) {
-    try {
-      await writer.restore(result);
-    } catch {
-      failed.push(result.path);
-    }
-  }
-  if (failed.length > 0) {
-    const why = isFleetError(cause) ? `${cause.code}: ${cause.message}` : 'the install failed';
-    throw new FleetError(
-      'RECOVERY_REQUIRED',
-      `${why}; and ${failed.join(', ')} could not be restored from backup`,
-      { cause },
-    );
-  }
 }
 
 /** The first line of a command's stderr, redacted and bounded, for an action's detail. */
@@ -171,7 +147,7 @@ async function install(
       }
     }
   } catch (error) {
-    await restoreAll(writer, results, error);
+    await restoreWritten(writer, results, error);
     throw error;
   }
   const [config, installed] = results as [ReplaceResult, ReplaceResult];
@@ -197,7 +173,7 @@ async function install(
   } else {
     const first = await runReload(ctx, reload);
     if (!first.ok) {
-      await restoreAll(writer, results, first.detail);
+      await restoreWritten(writer, results, first.detail);
       const again = await runReload(ctx, reload);
       throw withActions(
         new FleetError(
