@@ -132,13 +132,24 @@ describe('fleet token and fleet controller serve', () => {
     expect(response.status).to.equal(200);
     const identity = (await response.json()) as {
       nodeId: string;
-      catalog: { domains: { domain: string }[] };
+      catalog: {
+        domains: { domain: string }[];
+        bootstrapAdapters: { supervisor: string; plugin: string }[];
+      };
     };
     expect(identity.nodeId).to.equal('node-07');
     expect(identity.catalog.domains.map((d) => d.domain)).to.include.members([
       'router',
       'transport-identity',
       'harness-policy',
+    ]);
+    // The CLI's own fleet:register hook adds the lab supervisor's adapter.
+    expect(
+      identity.catalog.bootstrapAdapters.map((a) => `${a.supervisor} ${a.plugin}`),
+    ).to.include.members([
+      'lab @fleet/cli',
+      'systemd-user @fleet/plugin-bootstrap-systemd',
+      'windows-task @fleet/plugin-bootstrap-windows',
     ]);
     child.kill('SIGTERM');
     expect(await exited).to.equal(0);

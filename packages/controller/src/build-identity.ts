@@ -65,7 +65,11 @@ export async function buildIdentityOf(
     );
     const parsed = generationManifestSchema.safeParse(raw);
     if (!parsed.success || parsed.data.buildId !== basename(dir)) return DEVELOPMENT_BUILD;
-    return { sha256: parsed.data.buildId, commit: parsed.data.commit };
+    return {
+      sha256: parsed.data.buildId,
+      commit: parsed.data.commit,
+      package: parsed.data.package,
+    };
   } catch {
     return DEVELOPMENT_BUILD;
   }

@@ -186,6 +186,7 @@ export async function createController(options: ControllerOptions): Promise<Cont
     });
     await failpoint('controller.start', options.nodeId);
     await operations.prune(new Date(clock.now().getTime() - limits.operationRetentionMs));
+    const build: BuildIdentity = options.build ?? (await buildIdentityOf());
     const runtime: ControllerRuntime = {
       home,
       nodeId: options.nodeId,
@@ -201,8 +202,10 @@ export async function createController(options: ControllerOptions): Promise<Cont
       audit,
       operations,
       locks: new PathLocks(),
-      package: await packageInfo(),
-      build: options.build ?? (await buildIdentityOf()),
+      // A runtime run from a generation is the artifact it was staged from (`@fleet/cli` and
+      // its version); a development build is this package.
+      package: build.package ?? (await packageInfo()),
+      build: { sha256: build.sha256, commit: build.commit },
       startedAt: clock.now().toISOString(),
       recovery,
       secrets: () => loadEnvChain(home),

@@ -37,3 +37,27 @@ export { OperationWriter, type WrittenFile } from './writer.js';
 export { verifyAuditChain, auditLineHash } from '@fleet/core';
 // Runtime generations (SPEC §12): staging, the current pointer, the journal, acceptance, status
 export * from './generations/index.js';
+export {
+  runRuntimeTransaction,
+  waitForGo,
+  type RunnerOptions,
+  type RunnerOutcome,
+} from './lifecycle/runner.js';
+export {
+  stageTransaction,
+  priorFromPointer,
+  type StagedTransaction,
+  type StageTransactionInput,
+} from './lifecycle/stage.js';
+export { runtimeStatusOf, type StatusInput } from './lifecycle/status.js';
+export { spawnRunner, type RunnerStart, type RunnerArgs } from './lifecycle/spawn.js';
+export { expectationOf } from './lifecycle/expectation.js';
+export {
+  BOOTSTRAP_POLICY_FILE,
+  bootstrapPolicyPath,
+  bootstrapPolicySchema,
+  requireBootstrapAllowed,
+  type BootstrapPolicy,
+} from './lifecycle/policy.js';
+export { nodeSupervisor, type NodeSupervisor } from './lifecycle/supervisor.js';
+export { LocalIdentityProbe, flagValue } from './lifecycle/live.js';

@@ -48,6 +48,8 @@ export const DEFAULT_LIMITS: Limits = {
 export interface BuildIdentity {
   readonly sha256: string | null;
   readonly commit: string | null;
+  /** The artifact's package (a generation's manifest), when it names one. */
+  readonly package?: { readonly name: string; readonly version: string } | null;
 }
 
 export interface ControllerRuntime {

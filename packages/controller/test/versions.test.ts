@@ -110,6 +110,7 @@ describe('versions: build identity', () => {
     ).to.deep.equal({
       sha256: BUILD,
       commit: '9c1e0aa',
+      package: { name: '@fleet/cli', version: '1.2.0' },
     });
   });
 

@@ -98,6 +98,8 @@ export const ERROR_CODES = {
   DIVERGED: { exit: ExitCode.policy },
   /** `--unattended` without the domain's opt-in, or for a domain with a process coupling (§10.3). */
   UNATTENDED_REFUSED: { exit: ExitCode.policy },
+  /** The node's local bootstrap policy does not allow this bootstrap (SPEC §12). */
+  BOOTSTRAP_REFUSED: { exit: ExitCode.policy, http: 403 },
   SECRET_FOUND: { exit: ExitCode.policy },
   PATH_OUTSIDE_ROOT: { exit: ExitCode.policy, http: 403 },
   /** A node path that is not a managed file of the host (adopt, export). */

@@ -71,7 +71,12 @@ export {
   type FleetRepo,
 } from './repo/load.js';
 export { discoverRepo, type DiscoverOptions } from './repo/discover.js';
-export { defaultCredentialsPath, loadCredentials, tokenFor } from './repo/credentials.js';
+export {
+  defaultCredentialsPath,
+  loadCredentials,
+  sshIdentityFor,
+  tokenFor,
+} from './repo/credentials.js';
 export {
   exampleManifest,
   scaffoldFleetRepo,
@@ -274,6 +279,7 @@ export * from './wire/schemas.js';
 export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
 export * from './wire/versions.js';
+export * from './wire/runtime.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,
@@ -315,6 +321,7 @@ export { restoreWritten } from './installers/restore.js';
 export * from './runtime/layout.js';
 export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';
+export * from './runtime/plan.js';
 
 // Controller client
 export * from './client/index.js';

@@ -3,7 +3,12 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetError } from '../src/errors.js';
-import { defaultCredentialsPath, loadCredentials, tokenFor } from '../src/repo/credentials.js';
+import {
+  defaultCredentialsPath,
+  loadCredentials,
+  sshIdentityFor,
+  tokenFor,
+} from '../src/repo/credentials.js';
 
 async function rejected(promise: Promise<unknown>): Promise<FleetError> {
   try {
@@ -137,6 +142,21 @@ describe('repo/credentials', () => {
       ],
       ['an unknown field', `{"version":1,"hosts":{},"token":"${TOKEN}"}`, /is invalid/],
       ['a bad host name', `{"version":1,"hosts":{"Node 01":{"token":"${TOKEN}"}}}`, /is invalid/],
+      [
+        'a relative ssh.identityFile',
+        `{"version":1,"hosts":{"node-01":{"token":"${TOKEN}","ssh":{"identityFile":"id_ed25519"}}}}`,
+        /is invalid/,
+      ],
+      [
+        'a private key inline instead of a path',
+        `{"version":1,"hosts":{"node-01":{"token":"${TOKEN}","ssh":{"privateKey":"-----BEGIN"}}}}`,
+        /is invalid/,
+      ],
+      [
+        'an ssh.identityFile with a newline',
+        `{"version":1,"hosts":{"node-01":{"token":"${TOKEN}","ssh":{"identityFile":"/k\\n/x"}}}}`,
+        /is invalid/,
+      ],
     ];
     for (const [title, text, message] of cases) {
       it(title, async () => {
@@ -154,6 +174,37 @@ describe('repo/credentials', () => {
     it('names the field of a schema problem', async () => {
       const error = await rejected(loadCredentials(await put(valid('too-short')), 'linux'));
       expect(error.problems[0]).to.include({ path: 'hosts.node-01.token' });
+    });
+  });
+
+  describe('ssh.identityFile (the recovery path key, by path)', () => {
+    it('is accepted as an absolute path and returned by sshIdentityFor', async () => {
+      const text = JSON.stringify({
+        version: 1,
+        hosts: {
+          'node-01': { token: TOKEN, ssh: { identityFile: '/home/op/.ssh/fleet_ed25519' } },
+        },
+      });
+      const credentials = await loadCredentials(await put(text), 'linux');
+      expect(sshIdentityFor(credentials, 'node-01', '/c.json')).to.equal(
+        '/home/op/.ssh/fleet_ed25519',
+      );
+    });
+
+    it('a host without one is CREDENTIALS_MISSING (exit 4) naming host and file', () => {
+      const credentials = { version: 1 as const, hosts: { 'node-01': { token: TOKEN } } };
+      for (const host of ['node-01', 'node-02', '__proto__']) {
+        try {
+          sshIdentityFor(credentials, host, '/c.json');
+          expect.fail('expected CREDENTIALS_MISSING');
+        } catch (error) {
+          expect((error as FleetError).code).to.equal('CREDENTIALS_MISSING');
+          expect((error as FleetError).exitCode).to.equal(4);
+          expect((error as Error).message)
+            .to.contain(host)
+            .and.contain('/c.json');
+        }
+      }
     });
   });
 

@@ -14,3 +14,4 @@ export { RecordedSupervisor, type RecordedSupervisorOptions } from './supervisor
 export { TempHomeWriter, type TempHomeWriterOptions, type WriterDomain } from './writer.js';
 export { registryFromHooks, type PluginUnderTest, type RegisterHookFunction } from './registry.js';
 export * from './fake-supervisors/index.js';
+export { makeTgz, paxPath, type FixtureEntry } from './tarball.js';

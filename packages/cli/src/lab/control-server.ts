@@ -24,7 +24,7 @@ async function answer(line: string, handler: ControlHandler): Promise<LabSupervi
         ok: false,
         error: {
           code: 'BAD_REQUEST',
-          message: 'expected {"restart":{"nodeId"?}} or {"status":{}}',
+          message: 'expected {"restart":{"nodeId"?}}, {"stop":{}} or {"status":{}}',
         },
       };
     }

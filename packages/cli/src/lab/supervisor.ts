@@ -5,6 +5,11 @@
  * transport-identity domain does to a real node (change the recorded `--node-id`, restart,
  * verify) it can do in the lab through this process's control socket.
  *
+ * What it runs: the dev checkout's `fleet controller serve`, or — when the node's home holds a
+ * definition, `~/.config/fleet/lab-controller.json` (written by the lab bootstrap adapter for a
+ * runtime generation) — that definition's argv, read afresh at every (re)start. A definition that
+ * does not parse, or says another port or home than the lab's, is refused (state `failed`).
+ *
  * Its record, `supervisor.json`, is rewritten atomically at every change; `lab up` waits on it
  * and `lab down` reads the pids to stop from it.
  */
@@ -17,6 +22,13 @@ import {
   type LabSupervisorState,
 } from '@fleet/core';
 import { closeControl, serveControl } from './control-server.js';
+import {
+  LAB_CONTROLLER_DEFINITION_PATH,
+  labDefinitionProblem,
+  parseLabControllerDefinition,
+  renderLabControllerDefinition,
+  withJsonFlag,
+} from './definition.js';
 import { labLayout, nodeLayout } from './layout.js';
 import { readSupervisorState, writeSupervisorState } from './state.js';
 
@@ -39,8 +51,28 @@ function log(message: string): void {
   process.stderr.write(`[${new Date().toISOString()}] supervisor: ${message}\n`);
 }
 
+/** What one start spawns. */
+interface Launch {
+  /** The node binary. */
+  readonly executable: string;
+  readonly args: readonly string[];
+  /** Extra environment (the definition's). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Where the command came from, for the log. */
+  readonly source: string;
+  /** The `--node-id` it runs with. */
+  readonly nodeId: string;
+}
+
 export async function runSupervisor(options: SupervisorOptions): Promise<void> {
-  const { FleetError, LAB_SUPERVISOR_ENV } = await import('@fleet/core');
+  const {
+    FleetError,
+    LAB_SUPERVISOR_ENV,
+    describeRuntimeCommand,
+    readDefinitionFile,
+    withNodeId,
+    writeDefinitionFile,
+  } = await import('@fleet/core');
   const node = nodeLayout(labLayout(options.dir), options.host);
   const recorded = await readSupervisorState(node.state);
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
@@ -60,33 +92,87 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
   let spawning: ChildProcess | undefined;
   let stopping = false;
   let restarting = false;
+  /** Stopped on request: stays stopped (no crash restart) until a restart request. */
+  let held = false;
   const crashes: number[] = [];
   const persist = () => writeSupervisorState(node.state, { ...state });
 
-  /** Starts the controller; resolves once it printed its bound URL (it then accepts requests). */
-  const spawnController = (): Promise<ChildProcess> =>
-    new Promise((resolve, reject) => {
-      const args = [
-        'controller',
-        'serve',
-        '--home',
+  /**
+   * What the next start runs, read afresh: the definition when the home holds one (checked
+   * against this node's fixed port and home), else the dev checkout's controller.
+   */
+  const launch = async (): Promise<Launch> => {
+    const content = await readDefinitionFile(node.home, LAB_CONTROLLER_DEFINITION_PATH);
+    if (content === null) {
+      return {
+        executable: process.execPath,
+        args: [
+          ...CONTROLLER_NODE_OPTIONS,
+          options.fleetBin,
+          'controller',
+          'serve',
+          '--home',
+          node.home,
+          '--node-id',
+          state.flags.nodeId,
+          '--port',
+          String(state.flags.port),
+          '--json',
+        ],
+        environment: {},
+        source: 'the dev checkout',
+        nodeId: state.flags.nodeId,
+      };
+    }
+    const definition = parseLabControllerDefinition(content);
+    const problem = labDefinitionProblem(definition, { home: node.home, port: state.flags.port });
+    if (problem !== null)
+      throw new FleetError('ACTION_FAILED', `${LAB_CONTROLLER_DEFINITION_PATH}: ${problem}`);
+    const [executable, ...args] = withJsonFlag(definition.command);
+    return {
+      executable: executable as string,
+      args,
+      environment: definition.environment,
+      source: LAB_CONTROLLER_DEFINITION_PATH,
+      nodeId: describeRuntimeCommand(definition.command).nodeId as string,
+    };
+  };
+
+  /** A restart with a new `--node-id` records it in the definition too, so the two agree. */
+  const recordNodeId = async (nodeId: string): Promise<void> => {
+    const content = await readDefinitionFile(node.home, LAB_CONTROLLER_DEFINITION_PATH);
+    if (content !== null) {
+      const definition = parseLabControllerDefinition(content);
+      await writeDefinitionFile(
         node.home,
-        '--node-id',
-        state.flags.nodeId,
-        '--port',
-        String(state.flags.port),
-        '--json',
-      ];
-      log(`starting controller: ${args.join(' ')}`);
-      const proc = spawn(
-        process.execPath,
-        [...CONTROLLER_NODE_OPTIONS, options.fleetBin, ...args],
-        {
-          cwd: node.dir,
-          env: { ...process.env, [LAB_SUPERVISOR_ENV]: node.socket },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
+        renderLabControllerDefinition({
+          ...definition,
+          command: withNodeId(definition.command, nodeId),
+        }),
       );
+      log(`recorded --node-id ${nodeId} in ${LAB_CONTROLLER_DEFINITION_PATH}`);
+    }
+    state.flags = { ...state.flags, nodeId };
+  };
+
+  /** Records a start that failed (and why) in `supervisor.json`. */
+  const failed = async (error: unknown): Promise<void> => {
+    state.pid = null;
+    state.state = 'failed';
+    state.error = error instanceof Error ? error.message : String(error);
+    log(`failed: ${state.error}`);
+    await persist();
+  };
+
+  /** Starts the controller; resolves once it printed its bound URL (it then accepts requests). */
+  const spawnController = (what: Launch): Promise<ChildProcess> =>
+    new Promise((resolve, reject) => {
+      log(`starting controller (${what.source}): ${what.executable} ${what.args.join(' ')}`);
+      const proc = spawn(what.executable, [...what.args], {
+        cwd: node.dir,
+        env: { ...process.env, ...what.environment, [LAB_SUPERVISOR_ENV]: node.socket },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       spawning = proc;
       const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
       const timer = setTimeout(() => {
@@ -151,10 +237,19 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
   };
 
   const start = async (attempts: number): Promise<void> => {
+    let what: Launch;
+    try {
+      what = await launch();
+    } catch (error) {
+      // A bad definition is refused, never retried or guessed around.
+      if (!held) await failed(error);
+      throw error;
+    }
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const proc = await spawnController();
+        const proc = await spawnController(what);
         child = proc;
+        state.flags = { ...state.flags, nodeId: what.nodeId };
         state.pid = proc.pid ?? null;
         state.startedAt = new Date().toISOString();
         state.state = 'running';
@@ -165,11 +260,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
         return;
       } catch (error) {
         // A restart can race the old process for its port; a short wait settles it.
-        if (attempt >= attempts || stopping) {
-          state.pid = null;
-          state.state = 'failed';
-          state.error = error instanceof Error ? error.message : String(error);
-          await persist();
+        if (attempt >= attempts || stopping || held) {
+          // Stopped on request meanwhile: the stop records the state, not this start.
+          if (!held) await failed(error);
           throw error;
         }
         await sleep(500);
@@ -182,7 +275,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
     code: number | null,
     signal: NodeJS.Signals | null,
   ): Promise<void> => {
-    if (stopping || restarting || proc !== child) return;
+    if (stopping || restarting || held || proc !== child) return;
     log(`controller ${proc.pid} exited unexpectedly (${signal ?? `code ${code}`})`);
     const now = Date.now();
     crashes.push(now);
@@ -199,7 +292,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
     state.restarts += 1;
     await persist();
     await sleep(500 * crashes.length);
-    if (!stopping && !restarting)
+    if (!stopping && !restarting && !held)
       await start(3).catch((error: Error) => log(`restart failed: ${error.message}`));
   };
 
@@ -217,15 +310,34 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
       if (stopping) throw new FleetError('ACTION_FAILED', 'the supervisor is stopping');
       restarting = true;
       try {
-        log(
-          `restart requested${request.restart.nodeId ? ` with --node-id ${request.restart.nodeId}` : ''}`,
-        );
+        if ('stop' in request) {
+          log('stop requested');
+          held = true;
+          // A crash restart in flight is not waited for: its controller is killed outright.
+          spawning?.kill('SIGKILL');
+          await stopChild();
+          child = undefined;
+          state.pid = null;
+          state.state = 'stopped';
+          delete state.error;
+          await persist();
+          return { ...state };
+        }
+        const { nodeId } = request.restart;
+        log(`restart requested${nodeId ? ` with --node-id ${nodeId}` : ''}`);
+        held = false;
         state.state = 'restarting';
         await persist();
         await stopChild();
-        if (request.restart.nodeId !== undefined)
-          state.flags = { ...state.flags, nodeId: request.restart.nodeId };
         state.restarts += 1;
+        if (nodeId !== undefined) {
+          try {
+            await recordNodeId(nodeId);
+          } catch (error) {
+            await failed(error);
+            throw error;
+          }
+        }
         await start(3);
         return { ...state };
       } finally {

@@ -20,6 +20,7 @@ import {
   nodeLayout,
   type LabLayout,
 } from './layout.js';
+import { writeLabBootstrapPolicy } from './policy.js';
 import { stopLabProcesses, type LabProcess } from './processes.js';
 import { recordedProcesses, runningProcesses } from './recorded.js';
 import { buildLabRepo } from './repo.js';
@@ -181,6 +182,8 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     credentials = await issueLabTokens(homes);
     await writeCredentials(lab.credentials, credentials);
   }
+  // A lab is a sandbox: its nodes allow bootstrap through the lab supervisor (SPEC §12).
+  for (const home of homes.values()) await writeLabBootstrapPolicy(home);
 
   const children: Started[] = [];
   try {

@@ -100,6 +100,24 @@ export async function runVirtual(options: VirtualOptions): Promise<void> {
     return next;
   };
 
+  /** Closes the node's controller and keeps it closed (state `stopped`) until a restart. */
+  const stop = (node: VirtualNode): Promise<LabSupervisorState> => {
+    const work = async (): Promise<LabSupervisorState> => {
+      if (stopping) throw new FleetError('ACTION_FAILED', 'the virtual lab is stopping');
+      log(`${node.host}: stop`);
+      await node.controller?.close();
+      node.controller = undefined;
+      node.state.pid = null;
+      node.state.state = 'stopped';
+      delete node.state.error;
+      await persist(node);
+      return { ...node.state };
+    };
+    const next = node.queue.then(work, work);
+    node.queue = next.catch(() => undefined);
+    return next;
+  };
+
   const outcomes = await forEachHost(
     options.hosts,
     async (host) => {
@@ -126,7 +144,9 @@ export async function runVirtual(options: VirtualOptions): Promise<void> {
       const server = await serveControl(layout.socket, (request) =>
         'status' in request
           ? Promise.resolve({ ...node.state })
-          : restart(node, request.restart.nodeId),
+          : 'stop' in request
+            ? stop(node)
+            : restart(node, request.restart.nodeId),
       );
       node.close = () => closeControl(server, layout.socket);
     },

@@ -5,29 +5,14 @@
  * and health `ok`. A copied artifact, a successful restart or a matching version alone never
  * accepts: every criterion is checked, and every failed one is listed.
  */
-import { z } from 'zod';
-import { BUILD_ID_PATTERN, type IdentityResponse } from '@fleet/core';
+import {
+  runtimeExpectationSchema,
+  type IdentityResponse,
+  type RuntimeExpectation,
+} from '@fleet/core';
 
-export const runtimeExpectationSchema = z.strictObject({
-  nodeId: z.string().min(1),
-  package: z.string().min(1),
-  /** Checked when given; never sufficient on its own. */
-  version: z.string().nullable(),
-  build: z.strictObject({
-    sha256: z.string().regex(BUILD_ID_PATTERN),
-    /** Exact: `null` only matches a runtime that reports no commit. */
-    commit: z.string().nullable(),
-  }),
-  /** The protocol versions the operator speaks: the runtime's must be within. */
-  protocol: z.strictObject({ min: z.number().int().positive(), max: z.number().int().positive() }),
-  /** Every entry must be present (more is fine). */
-  catalog: z.strictObject({
-    domains: z.array(z.string()),
-    probers: z.array(z.string()),
-    bootstrapAdapters: z.array(z.string()),
-  }),
-});
-export type RuntimeExpectation = z.infer<typeof runtimeExpectationSchema>;
+// The expectation is a wire shape (core's wire/runtime.ts): the operator sends it.
+export { runtimeExpectationSchema, type RuntimeExpectation };
 
 export type AcceptanceCriterion =
   | 'reachable'

@@ -60,6 +60,12 @@ export const stepDataSchemas = {
     target: runtimeExpectationSchema,
     /** What the prior runtime reported (the rollback target), `null` on a first bootstrap. */
     prior: runtimeExpectationSchema.nullable(),
+    /** The bootstrap plan this transaction applies (SPEC §12), when it applies one. */
+    planId: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable()
+      .optional(),
   }),
   staged: z.strictObject({
     buildId,

@@ -21,6 +21,13 @@ export interface TarLimits {
   readonly maxEntries: number;
 }
 
+/**
+ * Bounds for a real runtime: the @fleet/cli artifact bundles its whole production dependency
+ * closure (scripts/bundle-runtime-deps.mjs) — about 5,700 entries and 34 MB unpacked today, most of
+ * it npm and yarn, which @oclif/plugin-plugins depends on. These leave over 10x room for growth
+ * while still refusing a tarball that would exhaust a node's memory (it is unpacked in memory) or
+ * disk.
+ */
 export const DEFAULT_TAR_LIMITS: TarLimits = { maxBytes: 512 * 1024 * 1024, maxEntries: 100_000 };
 
 const BLOCK = 512;
@@ -103,8 +110,15 @@ export function entryPath(raw: string): string {
 export function readTgz(gz: Buffer, limits: TarLimits = DEFAULT_TAR_LIMITS): TarEntry[] {
   let tar: Buffer;
   try {
-    tar = gunzipSync(gz, { maxOutputLength: limits.maxBytes + 64 * 1024 * 1024 });
+    // Besides the file data, every entry costs a header block, up to a block of padding and
+    // perhaps a pax or long-name header: allow for that, so that only the limits below decide.
+    tar = gunzipSync(gz, {
+      maxOutputLength: limits.maxBytes + (limits.maxEntries + 2) * 4 * BLOCK,
+    });
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw invalid(`unpacks to more than ${limits.maxBytes} bytes`);
+    }
     throw invalid(`not a gzip'd tarball (${(error as Error).message})`);
   }
   const entries: TarEntry[] = [];

@@ -68,8 +68,9 @@ export async function healthOf(runtime: ControllerRuntime): Promise<Health> {
   };
 }
 
-export const identity: Handler = async ({ runtime }) => {
-  const body: IdentityResponse = {
+/** What this controller answers to `GET /v1/identity`. */
+export async function identityOf(runtime: ControllerRuntime): Promise<IdentityResponse> {
+  return {
     nodeId: runtime.nodeId,
     nodeIdFlag: runtime.nodeId,
     package: runtime.package.name,
@@ -81,8 +82,12 @@ export const identity: Handler = async ({ runtime }) => {
     startedAt: runtime.startedAt,
     health: await healthOf(runtime),
   };
-  return { status: 200, body };
-};
+}
+
+export const identity: Handler = async ({ runtime }) => ({
+  status: 200,
+  body: await identityOf(runtime),
+});
 
 export const health: Handler = async ({ runtime }) => ({
   status: 200,

@@ -21,6 +21,12 @@ import { install } from '../handlers/install.js';
 import { probe } from '../handlers/probe.js';
 import { snapshot } from '../handlers/snapshot.js';
 import { operationStatus } from '../handlers/status.js';
+import {
+  runtimeActivate,
+  runtimeRollback,
+  runtimeStage,
+  runtimeStatus,
+} from '../handlers/runtime.js';
 import { versions } from '../handlers/versions.js';
 import type { Handler } from '../handlers/types.js';
 import type { ControllerRuntime } from '../runtime.js';
@@ -40,6 +46,10 @@ const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   'operation-status': operationStatus,
   audit,
   versions,
+  'runtime-stage': runtimeStage,
+  'runtime-activate': runtimeActivate,
+  'runtime-status': runtimeStatus,
+  'runtime-rollback': runtimeRollback,
 };
 
 const DENIALS = new Set([
@@ -87,7 +97,8 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
       if (route.request === null && hasBody(req)) {
         throw new FleetError('BAD_REQUEST', `${route.operation} takes no request body`);
       }
-      checkDeclaredLength(req, runtime.limits.maxBodyBytes);
+      const maxBodyBytes = route.maxBodyBytes ?? runtime.limits.maxBodyBytes;
+      checkDeclaredLength(req, maxBodyBytes);
       const tokens = await runtime.tokens.current();
       const header = req.headers.authorization;
       principal = authenticate(header, tokens, runtime.legacy, runtime.clock.now());
@@ -98,7 +109,7 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
         if (!/^application\/json\s*(;|$)/i.test(type)) {
           throw new FleetError('BAD_REQUEST', 'the request body must be application/json');
         }
-        body = decodeJson(await readBody(req, runtime.limits.maxBodyBytes), route.request);
+        body = decodeJson(await readBody(req, maxBodyBytes), route.request);
         const id = (body as { operationId?: unknown }).operationId;
         if (typeof id === 'string') operationId = id;
       }

@@ -27,6 +27,15 @@ import { operationIdSchema } from '../wire/protocol.js';
 import type { SnapshotRequest, SnapshotResponse } from '../wire/snapshot.js';
 import type { AuditReadRequest, AuditReadResponse } from '../wire/audit-read.js';
 import type { VersionsRequest, VersionsResponse } from '../wire/versions.js';
+import type {
+  RuntimeActivateRequest,
+  RuntimeRollbackRequest,
+  RuntimeStageRequest,
+  RuntimeStageResponse,
+  RuntimeStartedResponse,
+  RuntimeStatusRequest,
+  RuntimeStatusResponse,
+} from '../wire/runtime.js';
 import { invalidResponse, type RequestTarget } from './errors.js';
 
 /** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
@@ -71,6 +80,18 @@ export interface ControllerClient {
   audit(request: AuditReadRequest): Promise<AuditReadResponse>;
   /** `POST /v1/versions`: `fleet version`'s one read per host (`versions:read`). */
   versions(request: VersionsRequest): Promise<VersionsResponse>;
+  /** `POST /v1/runtime/stage`: upload and stage an artifact, opening a transaction. */
+  runtimeStage(request: WithOperationId<RuntimeStageRequest>): Promise<RuntimeStageResponse>;
+  /** `POST /v1/runtime/activate`: a detached runner takes the staged transaction on. */
+  runtimeActivate(
+    request: WithOperationId<RuntimeActivateRequest>,
+  ): Promise<RuntimeStartedResponse>;
+  /** `POST /v1/runtime/status`: the journal reconciled with observation. */
+  runtimeStatus(request: RuntimeStatusRequest): Promise<RuntimeStatusResponse>;
+  /** `POST /v1/runtime/rollback`: back to the prior generation, by a detached runner. */
+  runtimeRollback(
+    request: WithOperationId<RuntimeRollbackRequest>,
+  ): Promise<RuntimeStartedResponse>;
 }
 
 /**
@@ -154,6 +175,22 @@ export function createControllerClient(options: ControllerClientOptions): Contro
     snapshot: (request) => call<SnapshotResponse>('snapshot', request),
     audit: (request) => call<AuditReadResponse>('audit', request),
     versions: (request) => call<VersionsResponse>('versions', request),
+    runtimeStage: (request) =>
+      call<RuntimeStageResponse>('runtime-stage', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
+    runtimeActivate: (request) =>
+      call<RuntimeStartedResponse>('runtime-activate', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
+    runtimeStatus: (request) => call<RuntimeStatusResponse>('runtime-status', request),
+    runtimeRollback: (request) =>
+      call<RuntimeStartedResponse>('runtime-rollback', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
     operationStatus: async (operationId) => {
       // Checked here: an id that is not a ULID would build a path the route table never matches.
       if (!operationIdSchema.safeParse(operationId).success) {

@@ -32,13 +32,17 @@ export { certificateFingerprint, normaliseFingerprint } from './fingerprint.js';
 export { clientForHost, type ClientForHostOptions } from './for-host.js';
 export {
   DEFAULT_SUPERVISOR_TIMEOUT_MS,
+  LAB_CONTROLLER_DEFINITION_PATH,
+  LAB_CONTROLLER_DEFINITION_SCHEMA,
   LAB_SUPERVISOR_ENV,
+  labControllerDefinitionSchema,
   labDocumentSchema,
   labSupervisorClient,
   labSupervisorFlagsSchema,
   labSupervisorRequestSchema,
   labSupervisorResponseSchema,
   labSupervisorStateSchema,
+  type LabControllerDefinition,
   type LabDocument,
   type LabSupervisorClient,
   type LabSupervisorFlags,

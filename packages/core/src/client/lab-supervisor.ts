@@ -66,9 +66,42 @@ export const labDocumentSchema = z.strictObject({
 });
 export type LabDocument = z.infer<typeof labDocumentSchema>;
 
+/**
+ * The lab supervisor's optional definition of what it runs, `~/.config/fleet/lab-controller.json`
+ * in the node's home (the lab bootstrap adapter writes it for a runtime generation): the argv —
+ * `command[0]` the node binary, the rest its arguments — and extra environment. When present, the
+ * supervisor spawns it at every (re)start instead of the dev checkout's `fleet controller serve`.
+ */
+export const LAB_CONTROLLER_DEFINITION_PATH = '~/.config/fleet/lab-controller.json';
+/** The `schema` a lab controller definition names. */
+export const LAB_CONTROLLER_DEFINITION_SCHEMA = 'fleet.lab-controller/v1';
+
+/** What `~/.config/fleet/lab-controller.json` holds (strict: an unknown field is refused). */
+export const labControllerDefinitionSchema = z.strictObject({
+  schema: z.literal(LAB_CONTROLLER_DEFINITION_SCHEMA),
+  command: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine((arg) => !arg.includes('\0'), 'must not hold a NUL byte'),
+    )
+    .min(1)
+    .refine((argv) => (argv[0] ?? '').startsWith('/'), {
+      message: 'must start with an absolute path to the node binary',
+    }),
+  environment: z.record(
+    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+    z.string().refine((value) => !value.includes('\0'), 'must not hold a NUL byte'),
+  ),
+});
+export type LabControllerDefinition = z.infer<typeof labControllerDefinitionSchema>;
+
 export const labSupervisorRequestSchema = z.union([
   z.strictObject({ restart: z.strictObject({ nodeId: nodeIdSchema.optional() }) }),
   z.strictObject({ status: z.strictObject({}) }),
+  /** Stops the controller; the supervisor stays up (state `stopped`) until a `restart`. */
+  z.strictObject({ stop: z.strictObject({}) }),
 ]);
 export type LabSupervisorRequest = z.infer<typeof labSupervisorRequestSchema>;
 
@@ -90,6 +123,8 @@ export interface LabSupervisorClient {
    * port; resolves once the new controller accepts requests, with its pid.
    */
   restart(flags?: { nodeId?: string }): Promise<LabSupervisorState>;
+  /** Stops the controller and keeps it stopped (state `stopped`) until the next `restart`. */
+  stop(): Promise<LabSupervisorState>;
 }
 
 function supervisorError(socketPath: string, error: unknown): FleetError {
@@ -193,5 +228,6 @@ export function labSupervisorClient(
           timeoutMs,
         ),
       ),
+    stop: async () => unwrap(socketPath, await ask(socketPath, { stop: {} }, timeoutMs)),
   };
 }

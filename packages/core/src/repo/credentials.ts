@@ -66,3 +66,18 @@ export function tokenFor(credentials: Credentials, host: string, path: string): 
   if (!entry) throw new FleetError('CREDENTIALS_MISSING', `no token for host ${host} in ${path}`);
   return entry.token;
 }
+
+/**
+ * The private key file of a host's SSH recovery path (`hosts.<host>.ssh.identityFile`, an
+ * absolute path); `CREDENTIALS_MISSING` (exit 4) when the host has none.
+ */
+export function sshIdentityFor(credentials: Credentials, host: string, path: string): string {
+  const entry = Object.hasOwn(credentials.hosts, host) ? credentials.hosts[host] : undefined;
+  if (!entry?.ssh) {
+    throw new FleetError(
+      'CREDENTIALS_MISSING',
+      `no ssh.identityFile for host ${host} in ${path} (the recovery path's private key, by absolute path)`,
+    );
+  }
+  return entry.ssh.identityFile;
+}

@@ -1,4 +1,5 @@
 /** zod schemas of the fleet repository's files (SPEC §3). Unknown fields are errors. */
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 
 export const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
@@ -157,9 +158,26 @@ export const hostVariablesSchema = z.record(
 );
 export type HostVariables = z.infer<typeof hostVariablesSchema>;
 
+/**
+ * The operator's private key for a host's SSH recovery path (SPEC §12, `bootstrap apply
+ * --recover`): referenced by absolute path, never stored in the repo or in this file.
+ */
+const identityFile = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((path) => !hasControl(path), 'must not contain control characters')
+  .refine((path) => isAbsolute(path), 'must be an absolute path');
+
 /** The operator's credentials file (SPEC §3), outside the repo. */
 export const credentialsSchema = z.strictObject({
   version: z.literal(1),
-  hosts: z.record(hostName, z.strictObject({ token: z.string().min(16) })),
+  hosts: z.record(
+    hostName,
+    z.strictObject({
+      token: z.string().min(16),
+      ssh: z.strictObject({ identityFile }).optional(),
+    }),
+  ),
 });
 export type Credentials = z.infer<typeof credentialsSchema>;

@@ -24,6 +24,16 @@ import {
 import { snapshotRequestSchema, snapshotResponseSchema } from './snapshot.js';
 import { auditReadRequestSchema, auditReadResponseSchema } from './audit-read.js';
 import { versionsRequestSchema, versionsResponseSchema } from './versions.js';
+import {
+  MAX_STAGE_BODY_BYTES,
+  runtimeActivateRequestSchema,
+  runtimeRollbackRequestSchema,
+  runtimeStageRequestSchema,
+  runtimeStageResponseSchema,
+  runtimeStartedResponseSchema,
+  runtimeStatusRequestSchema,
+  runtimeStatusResponseSchema,
+} from './runtime.js';
 
 export const OPERATIONS = [
   'identity',
@@ -37,6 +47,10 @@ export const OPERATIONS = [
   'snapshot',
   'audit',
   'versions',
+  'runtime-stage',
+  'runtime-activate',
+  'runtime-status',
+  'runtime-rollback',
 ] as const;
 export type OperationName = (typeof OPERATIONS)[number];
 
@@ -59,7 +73,12 @@ export interface RouteSpec {
   /** The request body's schema; `null` for a route without a body. */
   readonly request: z.ZodType | null;
   readonly response: z.ZodType;
+  /** A larger body bound than the controller's default (the runtime artifact upload). */
+  readonly maxBodyBytes?: number;
 }
+
+/** Runtime upgrades and bootstrap (wire/runtime.ts); a bootstrap transaction needs the latter. */
+const RUNTIME_WRITERS: readonly Scope[] = ['runtime:upgrade', 'node-admin:bootstrap'];
 
 /** Scopes that may read the node's identity and health: any scope that talks to the node. */
 const ANY_CLIENT: readonly Scope[] = [
@@ -199,6 +218,55 @@ export const ROUTES: readonly RouteSpec[] = [
     audit: 'failures',
     request: null,
     response: operationStatusResponseSchema,
+  },
+  {
+    // The artifact upload: begin + staged. Its scope is checked again per kind (a bootstrap
+    // transaction needs node-admin:bootstrap, an upgrade runtime:upgrade).
+    operation: 'runtime-stage',
+    method: 'POST',
+    path: '/v1/runtime/stage',
+    scopes: RUNTIME_WRITERS,
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: runtimeStageRequestSchema,
+    response: runtimeStageResponseSchema,
+    maxBodyBytes: MAX_STAGE_BODY_BYTES,
+  },
+  {
+    operation: 'runtime-activate',
+    method: 'POST',
+    path: '/v1/runtime/activate',
+    scopes: RUNTIME_WRITERS,
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: runtimeActivateRequestSchema,
+    response: runtimeStartedResponseSchema,
+  },
+  {
+    // Bootstrap reads need node-admin:bootstrap (SPEC §5); an upgrade's operator may follow its
+    // own transaction. Never the legacy token.
+    operation: 'runtime-status',
+    method: 'POST',
+    path: '/v1/runtime/status',
+    scopes: RUNTIME_WRITERS,
+    legacy: false,
+    mutates: false,
+    audit: 'failures',
+    request: runtimeStatusRequestSchema,
+    response: runtimeStatusResponseSchema,
+  },
+  {
+    operation: 'runtime-rollback',
+    method: 'POST',
+    path: '/v1/runtime/rollback',
+    scopes: ['node-admin:bootstrap'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: runtimeRollbackRequestSchema,
+    response: runtimeStartedResponseSchema,
   },
 ];
 

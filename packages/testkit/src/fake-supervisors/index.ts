@@ -49,3 +49,8 @@ export {
   type FakeRuntimeBehaviour,
   type FakeRuntimeStart,
 } from './runtime.js';
+export {
+  fakeRuntimeArtifact,
+  type FakeArtifactBehaviour,
+  type FakeArtifactOptions,
+} from './artifact.js';

@@ -1,0 +1,186 @@
+/**
+ * The bundle the `apply` verb of the SSH recovery path carries on stdin (SPEC §12):
+ *
+ * ```
+ * {"schema":"fleet.bootstrap-bundle/v1","plan":{…},"artifact":{"sha256":"<64 hex>","bytes":N}}\n
+ * <exactly N raw artifact bytes><EOF>
+ * ```
+ *
+ * One JSON header line (at most 64 KiB, strict JSON: no duplicate or prototype keys, no unknown
+ * envelope field), a newline, then the runtime artifact, whose sha256 must equal the header's.
+ * Anything else (a short or long stream, a bad digest, an oversized header) is
+ * `GENERATION_INVALID`: nothing of it is used. The bundle carries no credentials and no policy;
+ * `plan` is opaque here and validated by the apply handler.
+ */
+import { createHash } from 'node:crypto';
+import type { FleetError as FleetErrorClass } from '@fleet/core';
+
+export const BUNDLE_SCHEMA = 'fleet.bootstrap-bundle/v1';
+
+export interface BundleLimits {
+  /** Longest header line, newline excluded. */
+  readonly maxHeaderBytes: number;
+  /** Largest artifact the header may announce. */
+  readonly maxArtifactBytes: number;
+}
+
+export const DEFAULT_BUNDLE_LIMITS: BundleLimits = {
+  maxHeaderBytes: 64 * 1024,
+  maxArtifactBytes: 256 * 1024 * 1024,
+};
+
+export interface BundleArtifact {
+  /** sha256 of the bytes, 64 lower-case hex digits (verified). */
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
+export interface Bundle {
+  /** The plan, unvalidated: the apply handler checks it. */
+  readonly plan: unknown;
+  readonly artifact: BundleArtifact;
+  /** The artifact bytes; their sha256 equals `artifact.sha256`. */
+  readonly data: Buffer;
+}
+
+type Core = typeof import('@fleet/core');
+
+function invalid(core: Core, message: string): FleetErrorClass {
+  return new core.FleetError('GENERATION_INVALID', `bootstrap bundle refused: ${message}`);
+}
+
+/** The bundle for `plan` and the artifact's bytes (the operator side of `apply --recover`). */
+export async function encodeBundle(
+  plan: unknown,
+  artifactBytes: Uint8Array,
+  limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
+): Promise<Buffer> {
+  const core = await import('@fleet/core');
+  if (plan === undefined) throw invalid(core, 'the plan is missing');
+  if (artifactBytes.byteLength > limits.maxArtifactBytes) {
+    throw invalid(
+      core,
+      `the artifact is ${artifactBytes.byteLength} bytes, more than the ${limits.maxArtifactBytes} allowed`,
+    );
+  }
+  const header = Buffer.from(
+    JSON.stringify({
+      schema: BUNDLE_SCHEMA,
+      plan,
+      artifact: {
+        sha256: createHash('sha256').update(artifactBytes).digest('hex'),
+        bytes: artifactBytes.byteLength,
+      },
+    }),
+    'utf8',
+  );
+  if (header.length > limits.maxHeaderBytes) {
+    throw invalid(
+      core,
+      `the header (the plan) is ${header.length} bytes, more than the ${limits.maxHeaderBytes} allowed`,
+    );
+  }
+  return Buffer.concat([header, Buffer.from('\n'), artifactBytes]);
+}
+
+/**
+ * Reads one bundle from `stream` to its end and verifies it. Reading stops at the first problem
+ * (the rest of the stream is not consumed); memory is bounded by the limits.
+ */
+export async function readBundle(
+  stream: AsyncIterable<unknown>,
+  limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
+): Promise<Bundle> {
+  const core = await import('@fleet/core');
+  const { z } = await import('zod');
+  const envelopeSchema = z.strictObject({
+    schema: z.literal(BUNDLE_SCHEMA, { message: `must be ${BUNDLE_SCHEMA}` }),
+    plan: z.unknown().refine((plan) => plan !== undefined, 'is required'),
+    artifact: z.strictObject({
+      sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits'),
+      bytes: z.number().int().min(0).max(limits.maxArtifactBytes),
+    }),
+  });
+
+  const headerChunks: Buffer[] = [];
+  let headerBytes = 0;
+  let envelope: { plan: unknown; artifact: BundleArtifact } | undefined;
+  let data: Buffer | undefined;
+  let filled = 0;
+  const hash = createHash('sha256');
+
+  const takeHeader = (line: Buffer): void => {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(line);
+    } catch {
+      throw invalid(core, 'the header is not UTF-8');
+    }
+    const value = core.parseStrictJson(text, 'the bundle header', 'GENERATION_INVALID');
+    const result = envelopeSchema.safeParse(value);
+    if (!result.success) {
+      const problems = core.zodProblems(result.error, undefined);
+      throw new core.FleetError(
+        'GENERATION_INVALID',
+        `bootstrap bundle refused: bad header: ${problems.map(core.formatProblem).join('; ')}`,
+        { problems },
+      );
+    }
+    envelope = result.data;
+    data = Buffer.allocUnsafe(envelope.artifact.bytes);
+  };
+
+  const takeData = (chunk: Buffer): void => {
+    if (!envelope || !data) return;
+    if (filled + chunk.length > data.length) {
+      throw invalid(
+        core,
+        `the stream is longer than the ${envelope.artifact.bytes} artifact bytes its header announces`,
+      );
+    }
+    chunk.copy(data, filled);
+    filled += chunk.length;
+    hash.update(chunk);
+  };
+
+  for await (const item of stream) {
+    if (!(item instanceof Uint8Array)) {
+      throw new TypeError('readBundle: the stream must yield bytes (no encoding set)');
+    }
+    let chunk = Buffer.from(item.buffer, item.byteOffset, item.byteLength);
+    if (!envelope) {
+      const newline = chunk.indexOf(0x0a);
+      const headerPart = newline === -1 ? chunk : chunk.subarray(0, newline);
+      headerBytes += headerPart.length;
+      if (headerBytes > limits.maxHeaderBytes) {
+        throw invalid(core, `the header line is longer than ${limits.maxHeaderBytes} bytes`);
+      }
+      headerChunks.push(headerPart);
+      if (newline === -1) continue;
+      takeHeader(Buffer.concat(headerChunks));
+      chunk = chunk.subarray(newline + 1);
+    }
+    if (chunk.length > 0) takeData(chunk);
+  }
+
+  if (!envelope || !data) {
+    throw invalid(
+      core,
+      headerBytes === 0 ? 'the stream is empty' : 'the stream ended inside the header line',
+    );
+  }
+  if (filled < data.length) {
+    throw invalid(
+      core,
+      `the stream ended after ${filled} of the ${data.length} artifact bytes its header announces`,
+    );
+  }
+  const digest = hash.digest('hex');
+  if (digest !== envelope.artifact.sha256) {
+    throw invalid(
+      core,
+      `the artifact's sha256 is ${digest}, not the ${envelope.artifact.sha256} its header announces`,
+    );
+  }
+  return { plan: envelope.plan, artifact: envelope.artifact, data };
+}

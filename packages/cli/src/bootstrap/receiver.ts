@@ -1,0 +1,142 @@
+/**
+ * The node side of the SSH recovery path (SPEC §12; reliability catalogue "Forced-command
+ * enforcement"). `authorized_keys` forces `fleet bootstrap receive --home DIR` for the operator's
+ * recovery key, so this runs whatever the client asked for. The request is read only from
+ * `SSH_ORIGINAL_COMMAND` and treated as data: after trimming it must equal one verb of the
+ * allowlist, byte for byte. Nothing else of the environment is used (paths come from `--home`).
+ * Every request, accepted or refused, is logged (JSON-quoted, so a payload cannot forge lines).
+ */
+import { constants } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Registry } from '@fleet/core';
+import {
+  receiverHandlers,
+  type ReceiverContext,
+  type ReceiverHandlers,
+} from './receiver-handlers.js';
+import { RECOVERY_VERBS, isRecoveryVerb } from './verbs.js';
+
+/** The receiver log, under the node's state directory (as the controller's, 0700/0600). */
+export const RECEIVER_LOG = ['.local', 'state', 'fleet', 'receiver.log'] as const;
+
+/** Longest request quoted in the log; longer ones are cut (and say so). */
+const LOGGED_REQUEST_CHARS = 512;
+
+export interface ReceiverOptions {
+  readonly home: string;
+  readonly version: string;
+  /** The raw `SSH_ORIGINAL_COMMAND`; `undefined` when the client asked for a shell. */
+  readonly originalCommand: string | undefined;
+  readonly stdin: NodeJS.ReadableStream;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly loadRegistry: () => Promise<Registry>;
+  /** The handler table (tests substitute one); default {@link receiverHandlers}. */
+  readonly handlers?: ReceiverHandlers;
+  readonly now?: () => Date;
+}
+
+export function receiverLogPath(home: string): string {
+  return join(home, ...RECEIVER_LOG);
+}
+
+/** `"…"` for the log: JSON-quoted, control characters escaped, cut at a bounded length. */
+export function quoteRequest(request: string | undefined): string {
+  if (request === undefined) return '(none: no command was requested)';
+  const cut = request.length > LOGGED_REQUEST_CHARS;
+  const quoted = JSON.stringify(cut ? request.slice(0, LOGGED_REQUEST_CHARS) : request)
+    // JSON leaves U+2028/U+2029 raw; some log readers take them for line breaks.
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+  return cut ? `${quoted}… (${request.length} characters)` : quoted;
+}
+
+/**
+ * Appends `line` to the receiver log: directories 0700, the file 0600, never through a symlink.
+ * Throws when the line cannot be written.
+ */
+export async function appendReceiverLog(home: string, line: string): Promise<void> {
+  const path = receiverLogPath(home);
+  await mkdir(join(path, '..'), { recursive: true, mode: 0o700 });
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new Error(`${path} is not a regular file`);
+    if ((stats.mode & 0o777) !== 0o600) await handle.chmod(0o600);
+    await handle.write(`${line.replace(/[\r\n]/g, ' ')}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Runs one request; resolves to the process exit code. */
+export async function runReceiver(options: ReceiverOptions): Promise<number> {
+  const now = options.now ?? (() => new Date());
+  const handlers = options.handlers ?? receiverHandlers;
+  const log = (message: string) =>
+    appendReceiverLog(options.home, `${now().toISOString()} ${message}`);
+  const request = options.originalCommand;
+  // Trimmed of ASCII blanks only (what a shell user's quoting leaves), then compared exactly.
+  const verb = request?.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+
+  if (verb === undefined || !isRecoveryVerb(verb)) {
+    // Refused whatever happens to the log line: a failure to log never lets a request through.
+    let logged = true;
+    await log(`refused request ${quoteRequest(request)}`).catch(() => {
+      logged = false;
+    });
+    options.stderr.write(
+      `fleet bootstrap receive: refused request ${quoteRequest(request)}: the request must be exactly one of ${RECOVERY_VERBS.join(', ')}\n` +
+        `usage: ssh <node> ${RECOVERY_VERBS.join('|')} (this key runs only the fleet receiver)\n` +
+        (logged ? '' : 'warning: the receiver log could not be written\n'),
+    );
+    return 2;
+  }
+
+  try {
+    await log(`accepted request ${quoteRequest(request)}`);
+  } catch (error) {
+    // As the controller's audit log: a request that cannot be recorded is not served.
+    options.stderr.write(
+      `fleet bootstrap receive: the receiver log ${receiverLogPath(options.home)} cannot be written (${(error as Error).message}): nothing was done\n`,
+    );
+    return 6;
+  }
+
+  const handler = Object.hasOwn(handlers, verb) ? handlers[verb] : undefined;
+  if (!handler) {
+    options.stderr.write(
+      `fleet bootstrap receive: ${JSON.stringify(verb)} is not available in this runtime (fleet ${options.version})\n`,
+    );
+    await log(`finished ${quoteRequest(verb)} exit 2 (not available in this runtime)`).catch(
+      () => undefined,
+    );
+    return 2;
+  }
+  const context: ReceiverContext = {
+    home: options.home,
+    version: options.version,
+    stdin: options.stdin,
+    stdout: options.stdout,
+    stderr: options.stderr,
+    loadRegistry: options.loadRegistry,
+    log,
+  };
+  try {
+    const exitCode = await handler(context);
+    await log(`finished ${quoteRequest(verb)} exit ${exitCode}`).catch(() => undefined);
+    return exitCode;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    await log(
+      `failed ${quoteRequest(verb)}: ${typeof code === 'string' ? code : 'INTERNAL'}`,
+    ).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The recovery receiver's runtime verbs (SPEC §12), for a node whose controller is unavailable:
+ *
+ * - `status`: the journal reconciled with observation (pointer, supervisor, live identity asked
+ *   with a short-lived node-local token) — the same answer as the controller's `runtime-status`.
+ * - `apply`: the bundle (plan + artifact) read from stdin, the plan's own id checked, the node's
+ *   bootstrap policy checked, the node id checked against what the supervisor runs; the artifact
+ *   staged in a journaled transaction and handed to a detached runner, which restarts and
+ *   accepts only after this SSH session has closed (its go is the end of this process's pipe).
+ *
+ * The bundle brings no credentials and no policy: the node's own decide.
+ */
+import type { ReceiverContext, ReceiverHandler } from './receiver-handlers.js';
+
+async function nodeContext(context: ReceiverContext, nodeId: string) {
+  const { createNodeContext } = await import('@fleet/controller');
+  return createNodeContext({ home: context.home, nodeId });
+}
+
+export const status: ReceiverHandler = async (context) => {
+  const controller = await import('@fleet/controller');
+  const registry = await context.loadRegistry();
+  const ctx = await nodeContext(context, 'unknown');
+  const supervised = await controller.nodeSupervisor(registry, ctx);
+  const probe = new controller.LocalIdentityProbe(context.home);
+  try {
+    const identity = await probe.identity(supervised?.observed?.command, 'this node');
+    const answer = await controller.runtimeStatusOf({
+      ctx,
+      registry,
+      supervisor: supervised?.adapter.supervisor ?? null,
+      identity,
+    });
+    context.stdout.write(`${JSON.stringify(answer)}\n`);
+    return 0;
+  } finally {
+    await probe.release();
+  }
+};
+
+export const apply: ReceiverHandler = async (context) => {
+  const core = await import('@fleet/core');
+  const controller = await import('@fleet/controller');
+  const { readBundle } = await import('./bundle.js');
+  const bundle = await readBundle(context.stdin);
+  const envelope = bundle.plan as { plan?: unknown; acceptanceTimeoutMs?: unknown } | null;
+  const plan = core.readPlan(envelope?.plan, 'the bundle');
+  const timeout = envelope?.acceptanceTimeoutMs;
+  const acceptanceTimeoutMs =
+    typeof timeout === 'number' &&
+    Number.isInteger(timeout) &&
+    timeout >= core.ACCEPTANCE_TIMEOUT_MS.min &&
+    timeout <= core.ACCEPTANCE_TIMEOUT_MS.max
+      ? timeout
+      : core.ACCEPTANCE_TIMEOUT_MS.default;
+  if (plan.artifact.sha256 !== bundle.artifact.sha256) {
+    throw new core.FleetError(
+      'GENERATION_INVALID',
+      "the bundle's artifact is not the plan's; nothing was staged",
+    );
+  }
+  await context.log(`apply: plan ${plan.id} for ${plan.nodeId}, artifact ${plan.artifact.sha256}`);
+  const registry = await context.loadRegistry();
+  const ctx = await nodeContext(context, plan.nodeId);
+  const supervised = await controller.nodeSupervisor(registry, ctx, plan.supervisor);
+  const probe = new controller.LocalIdentityProbe(context.home);
+  try {
+    const running = supervised?.observed?.nodeIdFlag;
+    if (running !== undefined && running !== plan.nodeId) {
+      throw new core.FleetError(
+        'NODE_ID_MISMATCH',
+        `the plan is for node ${plan.nodeId}, but this node's supervisor runs ${running}; nothing was staged`,
+      );
+    }
+    const identity = await probe.identity(supervised?.observed?.command, plan.nodeId);
+    if (identity !== null && identity.nodeId !== plan.nodeId) {
+      throw new core.FleetError(
+        'NODE_ID_MISMATCH',
+        `the plan is for node ${plan.nodeId}, but this node's runtime is ${identity.nodeId}; nothing was staged`,
+      );
+    }
+    const prior =
+      identity === null
+        ? await controller.priorFromPointer(context.home, ctx.platform, plan.nodeId)
+        : controller.expectationOf(identity);
+    const staged = await controller.stageTransaction({
+      home: context.home,
+      platform: ctx.platform,
+      registry,
+      nodeId: plan.nodeId,
+      kind: 'bootstrap',
+      supervisor: plan.supervisor,
+      planId: plan.id,
+      target: plan.target,
+      artifact: { sha256: bundle.artifact.sha256, bytes: bundle.data },
+      prior,
+    });
+    const runner = await controller.spawnRunner({
+      home: context.home,
+      mode: 'activate',
+      transaction: staged.transaction,
+      acceptanceTimeoutMs,
+    });
+    await context.log(`apply: transaction ${staged.transaction} staged; runner ${runner.pid}`);
+    context.stdout.write(`${JSON.stringify({ ...staged, runner: runner.pid, log: runner.log })}\n`);
+    // No go: the runner starts when this process (and with it the SSH session) has ended.
+    return 0;
+  } finally {
+    await probe.release();
+  }
+};

@@ -1,0 +1,118 @@
+import { Args, Flags } from '@oclif/core';
+import { FleetCommand } from '../../base-command.js';
+
+export default class BootstrapApply extends FleetCommand {
+  static override summary = 'Apply a bootstrap plan (with --confirm).';
+  static override description = `The plan is derived again and must be unchanged (else exit 3: review a new plan); a plan file edited after it was written is refused the same way. The node must allow bootstrap in its local policy (~/.local/state/fleet/bootstrap-policy.json) and the operator's token for the host needs node-admin:bootstrap.
+
+A reachable node goes through its controller: the artifact is uploaded, staged, activated, the runtime restarted under its supervisor and accepted — or rolled back to the prior generation and verified. Only with --recover, for a plan whose route is ssh (the controller does not answer), is the bundle (plan and artifact: no credentials, no policy) sent over SSH to the node's fixed receiver command, after the host key was checked against the pinned hostKey.
+
+Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after a verified rollback or when manual recovery is required.`;
+  static override examples = [
+    '<%= config.bin %> bootstrap apply node-01.plan.json --confirm',
+    '<%= config.bin %> bootstrap apply node-01.plan.json --confirm --recover',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override args = {
+    plan: Args.file({ description: 'the plan file', required: true, exists: true }),
+  };
+  static override flags = {
+    confirm: Flags.boolean({ description: 'really apply', default: false }),
+    recover: Flags.boolean({
+      description: 'the controller is unavailable: use the SSH recovery receiver',
+      default: false,
+    }),
+    'acceptance-timeout': Flags.integer({
+      description: 'seconds the new runtime has to be accepted',
+      default: 60,
+      min: 1,
+      max: 600,
+    }),
+    timeout: Flags.integer({
+      description: 'per-request timeout in milliseconds',
+      default: 120_000,
+      min: 1,
+    }),
+  };
+
+  async run(): Promise<Record<string, unknown>> {
+    const { args, flags } = await this.parse(BootstrapApply);
+    const root = await this.findRepo(flags.repo);
+    const core = await import('@fleet/core');
+    const { readFile } = await import('node:fs/promises');
+    const { loadHostRuntime } = await import('../../runtime/host.js');
+    const { derivePlan } = await import('../../runtime/bootstrap-plan.js');
+    const { renderBootstrapPlan } = await import('../../runtime/render.js');
+    const plan = core.readPlan(
+      core.parseStrictJson(await readFile(args.plan, 'utf8'), args.plan, 'USAGE'),
+      args.plan,
+    );
+    const host = await loadHostRuntime(root, plan.host, { timeoutMs: flags.timeout });
+    const derived = await derivePlan(host, plan.artifact.file);
+    const again = core.sealPlan(derived.body);
+    if (again.id !== plan.id) {
+      const { id: _old, ...before } = plan;
+      const { id: _new, ...after } = again;
+      throw new core.FleetError(
+        'PLAN_MISMATCH',
+        `the plan changed since ${args.plan} was written (${core.planDifferences(before, after).join(', ')}); nothing was applied`,
+        {
+          suggestions: [`review a new plan: fleet bootstrap plan ${plan.host} --out NEW.plan.json`],
+        },
+      );
+    }
+    if (!flags.confirm) {
+      if (!this.jsonEnabled()) this.log(renderBootstrapPlan(plan));
+      this.note(
+        `not applied: run again with --confirm${plan.route === 'ssh' ? ' --recover' : ''} to bootstrap ${plan.host}`,
+      );
+      process.exitCode = core.ExitCode.usage;
+      return { plan, confirmed: false };
+    }
+    const acceptanceTimeoutMs = flags['acceptance-timeout'] * 1000;
+    const { recordRuntimeVerb } = await import('../../runtime/record.js');
+    let transaction: string;
+    let verdict: import('@fleet/core').TransactionVerdict;
+    let status: import('@fleet/core').RuntimeStatusResponse | null;
+    if (plan.route === 'controller') {
+      const { applyThroughController } = await import('../../runtime/apply.js');
+      const applied = await applyThroughController({
+        client: host.client,
+        kind: 'bootstrap',
+        supervisor: plan.supervisor,
+        planId: plan.id,
+        target: plan.target,
+        artifact: derived.artifact,
+        acceptanceTimeoutMs,
+        onProgress: (line) => this.note(`  ${line}`),
+      });
+      ({ transaction, verdict, status } = applied);
+    } else {
+      if (!flags.recover) {
+        throw new core.FleetError(
+          'HOST_UNREACHABLE',
+          `${plan.host}'s controller does not answer: the plan's route is the SSH recovery receiver, which runs only with --recover`,
+        );
+      }
+      const { applyOverSsh } = await import('../../runtime/recover.js');
+      ({ transaction, verdict, status } = await applyOverSsh({
+        host,
+        plan,
+        artifact: derived.artifact,
+        acceptanceTimeoutMs,
+        onProgress: (line) => this.note(`  ${line}`),
+      }));
+    }
+    await recordRuntimeVerb('bootstrap apply', plan.host, transaction, verdict);
+    if (!verdict.done) {
+      const { unfinished } = await import('../../runtime/follow.js');
+      throw await unfinished(plan.host, transaction, status);
+    }
+    if (verdict.error) throw verdict.error;
+    if (!this.jsonEnabled())
+      this.log(
+        `${plan.host}: bootstrap ${plan.id.slice(0, 12)} accepted (transaction ${transaction})`,
+      );
+    return { plan: plan.id, host: plan.host, transaction, outcome: verdict.outcome, status };
+  }
+}

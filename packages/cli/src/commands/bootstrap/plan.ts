@@ -1,0 +1,61 @@
+import { Args, Flags } from '@oclif/core';
+import type { BootstrapPlan } from '@fleet/core';
+import { FleetCommand } from '../../base-command.js';
+
+export default class BootstrapPlanCommand extends FleetCommand {
+  static override summary = "Plan a host's runtime bootstrap (read-only).";
+  static override description = `Binds everything the bootstrap depends on: host, expected node id, platform, supervisor adapter, the artifact's identity (sha256, version, commit), the prior generation observed on the node, the repo commit, the protocol version and the expected catalog. The plan's id is the sha256 of its canonical form; \`fleet bootstrap apply\` derives the plan again and refuses any difference (exit 3).
+
+The node is observed through its controller; when the controller does not answer, through the SSH recovery receiver (fleet.yaml hosts.<host>.ssh with a pinned hostKey, and the private key's path in the credentials file) — then the plan's route is ssh and apply needs --recover. Writes nothing but --out.`;
+  static override examples = [
+    '<%= config.bin %> bootstrap plan node-01 --out node-01.plan.json',
+    '<%= config.bin %> bootstrap plan node-01 --artifact artifacts/fleet-1.2.0.tgz --json',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override args = { host: Args.string({ description: 'the host', required: true }) };
+  static override flags = {
+    artifact: Flags.string({
+      description: "the runtime tarball (default: fleet.yaml's artifact for canonicalVersion)",
+    }),
+    out: Flags.string({ description: 'write the plan to this file (never over an existing one)' }),
+    timeout: Flags.integer({
+      description: 'per-request timeout in milliseconds',
+      default: 30_000,
+      min: 1,
+    }),
+  };
+
+  async run(): Promise<BootstrapPlan> {
+    const { args, flags } = await this.parse(BootstrapPlanCommand);
+    const root = await this.findRepo(flags.repo);
+    const core = await import('@fleet/core');
+    const { loadHostRuntime } = await import('../../runtime/host.js');
+    const { derivePlan } = await import('../../runtime/bootstrap-plan.js');
+    const { renderBootstrapPlan } = await import('../../runtime/render.js');
+    const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
+    const derived = await derivePlan(host, flags.artifact);
+    const plan = core.sealPlan(derived.body);
+    if (flags.out) {
+      const { writeFile } = await import('node:fs/promises');
+      try {
+        await writeFile(flags.out, `${JSON.stringify(plan, null, 2)}\n`, {
+          flag: 'wx',
+          mode: 0o600,
+        });
+      } catch (error) {
+        throw new core.FleetError(
+          'USAGE',
+          `cannot write the plan to ${flags.out}: ${String((error as NodeJS.ErrnoException).code ?? error)} (an existing plan is never overwritten)`,
+        );
+      }
+    }
+    if (!this.jsonEnabled()) {
+      this.log(renderBootstrapPlan(plan));
+      if (flags.out)
+        this.log(
+          `plan written to ${flags.out}; apply it with: fleet bootstrap apply ${flags.out} --confirm${plan.route === 'ssh' ? ' --recover' : ''}`,
+        );
+    }
+    return plan;
+  }
+}

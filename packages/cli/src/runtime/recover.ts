@@ -1,0 +1,78 @@
+/**
+ * `bootstrap apply --recover` (SPEC §12): the bundle — the plan and the artifact, no credentials,
+ * no policy — goes over SSH to the node's fixed receiver command (the host key checked against
+ * the pinned `hostKey` before anything is sent). The receiver stages and hands the transaction
+ * to a detached runner; acceptance runs after the SSH session closed, and the transaction is
+ * followed through the receiver's read-only `status`.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import type { BootstrapPlan, RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
+import type { LoadedArtifact } from './artifact.js';
+import { followTimeout } from './apply.js';
+import { parseReceiverAnswer, recoveryTarget, statusOverSsh } from './bootstrap-plan.js';
+import type { HostRuntime } from './host.js';
+
+export const receiverApplyAnswerSchema = z.strictObject({
+  transaction: z.string(),
+  buildId: z.string(),
+  treeHash: z.string(),
+  reused: z.boolean(),
+  prior: z.string().nullable(),
+  runner: z.number().int().positive(),
+  log: z.string(),
+});
+
+export async function applyOverSsh(input: {
+  readonly host: HostRuntime;
+  readonly plan: BootstrapPlan;
+  readonly artifact: LoadedArtifact;
+  readonly acceptanceTimeoutMs: number;
+  readonly onProgress?: (line: string) => void;
+}): Promise<{
+  transaction: string;
+  verdict: TransactionVerdict;
+  status: RuntimeStatusResponse | null;
+}> {
+  const core = await import('@fleet/core');
+  const { encodeBundle } = await import('../bootstrap/bundle.js');
+  const { runRecoveryVerb } = await import('../bootstrap/ssh.js');
+  const progress = input.onProgress ?? (() => undefined);
+  const target = recoveryTarget(input.host);
+  if (target === null) {
+    throw new core.FleetError(
+      'USAGE',
+      `${input.host.host} has no SSH recovery configured (fleet.yaml ssh, credentials ssh.identityFile)`,
+    );
+  }
+  const bundle = await encodeBundle(
+    { plan: input.plan, acceptanceTimeoutMs: input.acceptanceTimeoutMs },
+    input.artifact.bytes,
+  );
+  progress(
+    `sending the bundle (${bundle.length} bytes) to ${target.user}@${target.host}:${target.port}`,
+  );
+  const answer = await parseReceiverAnswer(
+    await runRecoveryVerb(target, 'apply', bundle),
+    receiverApplyAnswerSchema,
+    'apply',
+  );
+  progress(
+    `staged ${answer.buildId.slice(0, 12)}; runner ${answer.runner} on the node (log ${answer.log})`,
+  );
+  const deadline = Date.now() + followTimeout(input.acceptanceTimeoutMs);
+  let status: RuntimeStatusResponse | null = null;
+  while (Date.now() < deadline) {
+    await sleep(1000);
+    try {
+      status = await statusOverSsh(target);
+    } catch (error) {
+      const failure = core.asFleetError(error);
+      if (failure.code === 'HOSTKEY_MISMATCH' || failure.code === 'HOSTKEY_UNKNOWN') throw error;
+      continue;
+    }
+    const verdict = core.transactionVerdict(status, answer.transaction);
+    if (verdict.done) return { transaction: answer.transaction, verdict, status };
+  }
+  return { transaction: answer.transaction, verdict: { done: false }, status };
+}

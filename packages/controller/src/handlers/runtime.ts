@@ -1,0 +1,122 @@
+/**
+ * The runtime lifecycle routes (core's wire/runtime.ts; SPEC §11, §12). Stage opens a journal
+ * transaction and stages the generation; activate and rollback hand the transaction to a
+ * detached runner (lifecycle/runner.ts), started only after this answer is flushed — the runner
+ * restarts the controller that answers; status reconciles the journal with observation.
+ */
+import {
+  FleetError,
+  type RuntimeActivateRequest,
+  type RuntimeRollbackRequest,
+  type RuntimeStageRequest,
+  type RuntimeStartedResponse,
+  type RuntimeStatusRequest,
+  type SupervisorKind,
+} from '@fleet/core';
+import { createNodeContext } from '../context.js';
+import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
+import { runtimeLockHolder } from '../generations/lock.js';
+import { expectationOf } from '../lifecycle/expectation.js';
+import { rollbackTarget } from '../lifecycle/journal-history.js';
+import { stageTransaction } from '../lifecycle/stage.js';
+import { spawnRunner } from '../lifecycle/spawn.js';
+import { runtimeStatusOf } from '../lifecycle/status.js';
+import { authorize } from '../tokens/auth.js';
+import { identityOf } from './identity.js';
+import type { Handler, RequestContext } from './types.js';
+
+/** A bootstrap transaction needs node-admin:bootstrap; an upgrade runtime:upgrade. */
+function requireKindScope(ctx: RequestContext, kind: 'upgrade' | 'bootstrap' | 'rollback'): void {
+  authorize(
+    ctx.principal,
+    ctx.route,
+    kind === 'upgrade' ? 'runtime:upgrade' : 'node-admin:bootstrap',
+  );
+}
+
+export const runtimeStage: Handler = async (ctx) => {
+  const { runtime } = ctx;
+  const request = ctx.body as RuntimeStageRequest;
+  requireKindScope(ctx, request.kind);
+  const bytes = Buffer.from(request.artifact.content, 'base64');
+  if (bytes.length !== request.artifact.bytes) {
+    throw new FleetError(
+      'GENERATION_INVALID',
+      `the artifact arrived with ${bytes.length} bytes, not ${request.artifact.bytes}; nothing was staged`,
+    );
+  }
+  const node = createNodeContext({ home: runtime.home, nodeId: runtime.nodeId });
+  const staged = await stageTransaction({
+    home: runtime.home,
+    platform: node.platform,
+    registry: runtime.registry,
+    nodeId: runtime.nodeId,
+    kind: request.kind,
+    supervisor: request.supervisor,
+    planId: request.planId,
+    target: request.target,
+    artifact: { sha256: request.artifact.sha256, bytes },
+    prior: expectationOf(await identityOf(runtime)),
+  });
+  return { status: 200, body: staged };
+};
+
+async function started(
+  ctx: RequestContext,
+  mode: 'activate' | 'rollback',
+  transaction: string,
+  acceptanceTimeoutMs: number | undefined,
+) {
+  const holder = await runtimeLockHolder(ctx.runtime.home);
+  if (holder !== null) {
+    throw new FleetError('LOCKED', `a runtime operation (pid ${holder}) is in progress`);
+  }
+  const runner = await spawnRunner({
+    home: ctx.runtime.home,
+    mode,
+    transaction,
+    ...(acceptanceTimeoutMs === undefined ? {} : { acceptanceTimeoutMs }),
+  });
+  const body: RuntimeStartedResponse = { transaction, runner: runner.pid, log: runner.log };
+  return { status: 200, body, afterResponse: () => runner.go() };
+}
+
+export const runtimeActivate: Handler = async (ctx) => {
+  const request = ctx.body as RuntimeActivateRequest;
+  const txn = lastTransaction(await new RuntimeJournal(ctx.runtime.home).readTrusted());
+  if (!txn || txn.id !== request.transaction || txn.ended || txn.last.step !== 'staged') {
+    throw new FleetError(
+      'PRECONDITION_FAILED',
+      `transaction ${request.transaction} is not open at "staged"${txn ? ` (the last is ${txn.id} at "${txn.last.step}")` : ''}`,
+    );
+  }
+  requireKindScope(ctx, txn.begin.data.kind);
+  return started(ctx, 'activate', txn.id, request.acceptanceTimeoutMs);
+};
+
+export const runtimeRollback: Handler = async (ctx) => {
+  const request = ctx.body as RuntimeRollbackRequest;
+  // The runner decides what the rollback is (finishing an open transaction, or a new one); what
+  // cannot be rolled back is refused here, before anything starts.
+  const journal = await new RuntimeJournal(ctx.runtime.home).readTrusted();
+  const open = lastTransaction(journal);
+  if ((!open || open.ended) && rollbackTarget(journal) === null) {
+    throw new FleetError(
+      'NO_PRIOR_GENERATION',
+      'no accepted transaction with a prior generation is journaled on this node: there is nothing to roll back to; nothing was changed',
+    );
+  }
+  return started(ctx, 'rollback', request.operationId, request.acceptanceTimeoutMs);
+};
+
+export const runtimeStatus: Handler = async ({ runtime, body }) => {
+  const request = body as RuntimeStatusRequest;
+  const node = createNodeContext({ home: runtime.home, nodeId: runtime.nodeId });
+  const status = await runtimeStatusOf({
+    ctx: node,
+    registry: runtime.registry,
+    supervisor: (request.supervisor as SupervisorKind | undefined) ?? null,
+    identity: await identityOf(runtime),
+  });
+  return { status: 200, body: status };
+};

@@ -1,0 +1,55 @@
+/**
+ * Reading the runtime journal's history (pure): what a fresh rollback goes back to, and one line
+ * per record of a transaction for the operator.
+ */
+import type { RuntimeExpectation } from '@fleet/core';
+import type { JournalRecord, ParsedJournal, RecordOf } from '../generations/journal.js';
+
+/** The last transaction that ended `accepted`: its target runs, its prior is the way back. */
+export function lastAccepted(journal: ParsedJournal): RecordOf<'begin'> | null {
+  const records = journal.records;
+  for (let i = records.length - 1; i >= 0; i -= 1) {
+    const record = records[i] as JournalRecord;
+    if (record.step === 'end' && record.data.outcome === 'accepted') {
+      const begin = records.find((r) => r.txn === record.txn && r.step === 'begin');
+      return (begin as RecordOf<'begin'> | undefined) ?? null;
+    }
+  }
+  return null;
+}
+
+/** The generation a rollback returns to, with what it must report, or `null` when none is known. */
+export function rollbackTarget(journal: ParsedJournal): {
+  readonly from: RuntimeExpectation;
+  readonly to: RuntimeExpectation;
+} | null {
+  const begin = lastAccepted(journal);
+  if (begin === null || begin.data.prior === null) return null;
+  return { from: begin.data.target, to: begin.data.prior };
+}
+
+const short = (id: unknown): string => (typeof id === 'string' ? id.slice(0, 12) : '(none)');
+
+/** One line describing a record (for status output and receipts). */
+export function describeRecord(record: JournalRecord): string {
+  switch (record.step) {
+    case 'begin':
+      return `${record.data.kind} to ${short(record.data.target.build.sha256)} under ${record.data.supervisor} (prior ${short(record.data.prior?.build.sha256)})`;
+    case 'staged':
+      return `generation ${short(record.data.buildId)} staged${record.data.reused ? ' (already present, verified)' : ''}, tree ${short(record.data.treeHash)}`;
+    case 'activated':
+      return `current -> ${short(record.data.buildId)} (was ${short(record.data.previous)})`;
+    case 'supervisor-restarted':
+      return `${record.data.supervisor} restarted the runtime (pid ${record.data.pid ?? '?'})`;
+    case 'accepted':
+      return `${short(record.data.buildId)} accepted`;
+    case 'failed':
+      return `failed during ${record.data.during}: ${record.data.code}: ${record.data.message}${record.data.criteria.length ? ` [${record.data.criteria.join('; ')}]` : ''}`;
+    case 'rolled-back':
+      return `rolled back to ${short(record.data.buildId)}, which passed acceptance`;
+    case 'manual-recovery-required':
+      return `manual recovery required: ${record.data.reason}`;
+    case 'end':
+      return `end: ${record.data.outcome}`;
+  }
+}

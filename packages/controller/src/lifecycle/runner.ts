@@ -1,0 +1,418 @@
+/**
+ * The runtime runner (SPEC §12): the detached process that carries a transaction past the
+ * restart of the controller that opened it. It holds the runtime lock for the whole transaction
+ * and journals every step durably before the next one starts:
+ *
+ *   activate:  flip `current` → install the supervisor definition for the target → restart →
+ *              acceptance (exact node id, package and build, protocol, catalog, health, within a
+ *              timeout) → `accepted`; any failure → `failed` → verified rollback.
+ *   rollback:  `current` back to the prior generation (only one whose tree hash verifies) →
+ *              definition → restart → the prior runtime accepted by the same checks →
+ *              `rolled-back`; when that is impossible or fails: the runtime is stopped (not left
+ *              restarting in a loop) and `manual-recovery-required`, journal and logs kept.
+ *
+ * Acceptance asks the live runtime's `GET /v1/identity` with a short-lived token the runner
+ * issues into the node's own token store (scope `versions:read`) and revokes at the end.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ACCEPTANCE_TIMEOUT_MS,
+  FleetError,
+  isFleetError,
+  readDefinitionFile,
+  runtimeCommand,
+  runtimeLayout,
+  type BootstrapAdapter,
+  type IdentityResponse,
+  type NodeContext,
+  type Registry,
+  type RuntimeExpectation,
+  type SupervisorKind,
+} from '@fleet/core';
+import { createNodeContext } from '../context.js';
+import {
+  acceptRuntime,
+  describeFailures,
+  type Acceptance,
+  type AcceptanceCriterion,
+} from '../generations/acceptance.js';
+import { verifyGeneration } from '../generations/generation.js';
+import {
+  lastTransaction,
+  RuntimeJournal,
+  type StepData,
+  type Transaction,
+} from '../generations/journal.js';
+import { withRuntimeLock } from '../generations/lock.js';
+import { currentPointer } from '../generations/pointer.js';
+import { rollbackTarget } from './journal-history.js';
+import { flagValue, LocalIdentityProbe } from './live.js';
+
+export interface RunnerOptions {
+  readonly home: string;
+  readonly registry: Registry;
+  readonly mode: 'activate' | 'rollback';
+  /** activate: the transaction to carry on (it must be open at `staged`). */
+  readonly transaction?: string;
+  readonly acceptanceTimeoutMs?: number;
+  /** One line of progress (the runner's log file). */
+  readonly log: (line: string) => void;
+  /** Overrides for tests: the context the adapter drives. */
+  readonly ctx?: NodeContext;
+}
+
+export interface RunnerOutcome {
+  readonly transaction: string;
+  readonly outcome: 'accepted' | 'rolled-back' | 'manual-recovery-required' | 'failed';
+}
+
+const POLL_MS = 250;
+/** Criteria a running runtime cannot change without a restart. */
+const IMMUTABLE = new Set<AcceptanceCriterion>([
+  'node-id',
+  'node-id-flag',
+  'package',
+  'version',
+  'build-sha256',
+  'build-commit',
+  'protocol',
+  'catalog',
+]);
+const FLAGS_CARRIED = ['--port', '--bind', '--tls-cert', '--tls-key'] as const;
+
+class Runner {
+  private readonly journal: RuntimeJournal;
+  private readonly ctx: NodeContext;
+  readonly probe: LocalIdentityProbe;
+
+  constructor(
+    private readonly options: RunnerOptions,
+    nodeId: string,
+  ) {
+    this.journal = new RuntimeJournal(options.home);
+    this.ctx = options.ctx ?? createNodeContext({ home: options.home, nodeId });
+    this.probe = new LocalIdentityProbe(options.home);
+  }
+
+  private get layout() {
+    return runtimeLayout(this.options.home, this.ctx.platform);
+  }
+
+  private log(line: string): void {
+    this.options.log(line);
+  }
+
+  private async adapter(supervisor: string): Promise<BootstrapAdapter> {
+    return this.options.registry.bootstrapAdapter(supervisor as SupervisorKind);
+  }
+
+  /** The controller flags a new definition keeps: port, bind, TLS, the runtime's environment. */
+  private async currentShape(adapter: BootstrapAdapter): Promise<{
+    readonly flags: ReadonlyMap<string, string>;
+    readonly environment: Readonly<Record<string, string>>;
+  }> {
+    const observed = await adapter.observe(this.ctx).catch(() => null);
+    // Only the definition's location is wanted: any valid input names it.
+    const probe = adapter.definition({
+      home: this.options.home,
+      nodeId: this.ctx.nodeId,
+      command: [process.execPath],
+    });
+    const content = await readDefinitionFile(this.options.home, probe.path).catch(() => null);
+    const facts = content === null ? null : adapter.readDefinition(content);
+    const command = observed?.command ?? facts?.command ?? [];
+    const flags = new Map<string, string>();
+    for (const flag of FLAGS_CARRIED) {
+      const value = flagValue(command, flag) ?? flagValue(facts?.command ?? [], flag);
+      if (value !== undefined) flags.set(flag, value);
+    }
+    return { flags, environment: facts?.environment ?? {} };
+  }
+
+  /** Points the supervisor at generation `buildId` and restarts it; returns the command. */
+  private async install(
+    adapter: BootstrapAdapter,
+    buildId: string,
+    nodeId: string,
+  ): Promise<readonly string[]> {
+    const shape = await this.currentShape(adapter);
+    const port = shape.flags.get('--port');
+    const command = runtimeCommand({
+      nodePath: process.execPath,
+      generationDir: this.layout.generation(buildId),
+      home: this.options.home,
+      nodeId,
+      ...(port === undefined ? {} : { port: Number(port) }),
+      ...(shape.flags.has('--bind') ? { bind: shape.flags.get('--bind') } : {}),
+    });
+    for (const flag of ['--tls-cert', '--tls-key'] as const) {
+      const value = shape.flags.get(flag);
+      if (value !== undefined) command.push(flag, value);
+    }
+    await adapter.installDefinition(
+      this.ctx,
+      adapter.definition({
+        home: this.options.home,
+        nodeId,
+        command,
+        environment: shape.environment,
+      }),
+    );
+    this.log(`definition installed for ${buildId.slice(0, 12)}; restarting ${adapter.supervisor}`);
+    await adapter.restart(this.ctx);
+    return command;
+  }
+
+  /** Polls the live identity until it is accepted or the timeout passes. */
+  private async accept(
+    command: readonly string[],
+    expectation: RuntimeExpectation,
+  ): Promise<{ acceptance: Acceptance; identity: IdentityResponse | null }> {
+    const client = await this.probe.client(command, this.ctx.nodeId);
+    const timeoutMs = this.options.acceptanceTimeoutMs ?? ACCEPTANCE_TIMEOUT_MS.default;
+    const deadline = Date.now() + timeoutMs;
+    let identity: IdentityResponse | null = null;
+    let acceptance: Acceptance = acceptRuntime(expectation, null);
+    let settled = 0;
+    let previous = '';
+    do {
+      identity = await client.identity().catch(() => null);
+      acceptance = acceptRuntime(expectation, identity);
+      if (acceptance.accepted) break;
+      // A runtime that answers with the wrong identity does not change its mind: the same answer
+      // three times over ends the wait. Health and reachability may still come: they get the
+      // whole timeout.
+      const settling = acceptance.failures.every((f) => IMMUTABLE.has(f.criterion));
+      const answer = describeFailures(acceptance.failures).join('; ');
+      settled = settling && answer === previous ? settled + 1 : settling ? 1 : 0;
+      previous = answer;
+      if (settled >= 3) break;
+      await sleep(POLL_MS);
+    } while (Date.now() < deadline);
+    this.log(
+      acceptance.accepted
+        ? `accepted: ${expectation.build.sha256.slice(0, 12)} answers as ${expectation.nodeId}`
+        : `not accepted (waited up to ${timeoutMs} ms): ${describeFailures(acceptance.failures).join('; ')}`,
+    );
+    return { acceptance, identity };
+  }
+
+  private failedData(
+    during: StepData<'failed'>['during'],
+    error: unknown,
+    criteria: readonly string[] = [],
+  ): StepData<'failed'> {
+    return {
+      during,
+      code: isFleetError(error) ? error.code : 'ACTION_FAILED',
+      message: (error instanceof Error ? error.message : String(error)).slice(0, 500),
+      criteria: [...criteria],
+    };
+  }
+
+  /** Activation of an open transaction at `staged`. */
+  async activate(txn: Transaction): Promise<RunnerOutcome> {
+    const { target, supervisor } = txn.begin.data;
+    const adapter = await this.adapter(supervisor);
+    const buildId = target.build.sha256;
+    let command: readonly string[];
+    try {
+      const pointer = currentPointer(this.layout, adapter.pointer);
+      const { previous } = await pointer.flip(buildId);
+      await this.journal.append(txn.id, 'activated', { buildId, previous });
+      this.log(`current -> ${buildId.slice(0, 12)}`);
+    } catch (error) {
+      await this.journal.append(txn.id, 'failed', this.failedData('activate', error));
+      return this.rollback(txn.id, txn.begin.data.prior, supervisor);
+    }
+    try {
+      command = await this.install(adapter, buildId, target.nodeId);
+      const observed = await adapter.observe(this.ctx).catch(() => null);
+      await this.journal.append(txn.id, 'supervisor-restarted', {
+        supervisor,
+        pid: observed?.pid ?? null,
+      });
+    } catch (error) {
+      this.log(`restart failed: ${(error as Error).message}`);
+      await this.journal.append(txn.id, 'failed', this.failedData('restart', error));
+      return this.rollback(txn.id, txn.begin.data.prior, supervisor);
+    }
+    const { acceptance } = await this.accept(command, target);
+    if (acceptance.accepted) {
+      await this.journal.append(txn.id, 'accepted', { buildId });
+      await this.journal.append(txn.id, 'end', { outcome: 'accepted' });
+      return { transaction: txn.id, outcome: 'accepted' };
+    }
+    const criteria = describeFailures(acceptance.failures);
+    await this.journal.append(txn.id, 'failed', {
+      during: 'acceptance',
+      code: 'ACCEPTANCE_FAILED',
+      message: `the new runtime was not accepted: ${criteria.join('; ')}`.slice(0, 500),
+      criteria,
+    });
+    return this.rollback(txn.id, txn.begin.data.prior, supervisor);
+  }
+
+  /** After `failed`: back to `prior`, verified by acceptance, or manual recovery. */
+  async rollback(
+    txn: string,
+    prior: RuntimeExpectation | null,
+    supervisor: string,
+  ): Promise<RunnerOutcome> {
+    const adapter = await this.adapter(supervisor);
+    const manual = async (reason: string): Promise<RunnerOutcome> => {
+      this.log(`manual recovery required: ${reason}`);
+      // Not left restarting a runtime that failed: stopped, the failed generation kept.
+      await adapter.stop(this.ctx).catch((error: Error) => this.log(`stop: ${error.message}`));
+      await this.journal.append(txn, 'manual-recovery-required', { reason: reason.slice(0, 500) });
+      await this.journal.append(txn, 'end', { outcome: 'manual-recovery-required' });
+      return { transaction: txn, outcome: 'manual-recovery-required' };
+    };
+    if (prior === null) {
+      return manual('NO_PRIOR_GENERATION: there is no prior generation to roll back to');
+    }
+    const priorId = prior.build.sha256;
+    const check = await verifyGeneration(this.layout, priorId);
+    if (!check.ok) {
+      return manual(
+        `NO_PRIOR_GENERATION: the prior generation ${priorId.slice(0, 12)} does not verify (${check.problems.join('; ')})`,
+      );
+    }
+    let command: readonly string[];
+    try {
+      await currentPointer(this.layout, adapter.pointer).flip(priorId);
+      this.log(`current -> ${priorId.slice(0, 12)} (rollback)`);
+      command = await this.install(adapter, priorId, prior.nodeId);
+    } catch (error) {
+      return manual(`ROLLBACK_FAILED: ${(error as Error).message}`);
+    }
+    const { acceptance } = await this.accept(command, prior);
+    if (!acceptance.accepted) {
+      return manual(
+        `ROLLBACK_FAILED: the prior runtime was not accepted: ${describeFailures(acceptance.failures).join('; ')}`,
+      );
+    }
+    await this.journal.append(txn, 'rolled-back', { buildId: priorId });
+    await this.journal.append(txn, 'end', { outcome: 'rolled-back' });
+    return { transaction: txn, outcome: 'rolled-back' };
+  }
+
+  /**
+   * `fleet bootstrap rollback`: an open transaction is finished by rolling it back (or closed
+   * when nothing was activated); otherwise a new `rollback` transaction returns to the prior of
+   * the last accepted one.
+   */
+  async rollbackCommand(): Promise<RunnerOutcome> {
+    const parsed = await this.journal.readTrusted();
+    const txn = lastTransaction(parsed);
+    if (txn && !txn.ended) {
+      const { prior, supervisor } = txn.begin.data;
+      const interrupted = new FleetError(
+        'ACTION_FAILED',
+        `interrupted at "${txn.last.step}"; rolled back on the operator's request`,
+      );
+      switch (txn.last.step) {
+        case 'begin':
+        case 'staged':
+          await this.journal.append(txn.id, 'failed', this.failedData('other', interrupted));
+          await this.journal.append(txn.id, 'end', { outcome: 'failed' });
+          this.log(`transaction ${txn.id} closed: nothing had been activated`);
+          return { transaction: txn.id, outcome: 'failed' };
+        case 'activated':
+        case 'supervisor-restarted':
+          await this.journal.append(txn.id, 'failed', this.failedData('other', interrupted));
+          return this.rollback(txn.id, prior, supervisor);
+        case 'failed':
+          return this.rollback(txn.id, prior, supervisor);
+        case 'accepted':
+        case 'rolled-back':
+        case 'manual-recovery-required': {
+          const outcome = txn.last.step;
+          await this.journal.append(txn.id, 'end', { outcome });
+          if (outcome !== 'accepted') return { transaction: txn.id, outcome };
+          break; // accepted: a rollback transaction follows
+        }
+        default:
+          break;
+      }
+    }
+    const back = rollbackTarget(await this.journal.readTrusted());
+    if (back === null) {
+      throw new FleetError(
+        'NO_PRIOR_GENERATION',
+        'no accepted transaction with a prior generation is journaled: there is nothing to roll back to',
+      );
+    }
+    const supervisor = txn?.begin.data.supervisor ?? 'none';
+    const id = await this.journal.begin({
+      kind: 'rollback',
+      supervisor,
+      target: back.to,
+      prior: back.from,
+      planId: null,
+    });
+    const rollbackTxn = lastTransaction(await this.journal.readTrusted()) as Transaction;
+    return this.activateRollback(rollbackTxn, id);
+  }
+
+  /** A `rollback` transaction: its target is the older generation, its prior the current one. */
+  private async activateRollback(txn: Transaction, id: string): Promise<RunnerOutcome> {
+    const check = await verifyGeneration(this.layout, txn.begin.data.target.build.sha256);
+    if (!check.ok) {
+      await this.journal.append(
+        id,
+        'failed',
+        this.failedData(
+          'activate',
+          new FleetError(
+            'NO_PRIOR_GENERATION',
+            `the generation to roll back to does not verify: ${check.problems.join('; ')}`,
+          ),
+        ),
+      );
+      await this.journal.append(id, 'end', { outcome: 'failed' });
+      throw new FleetError(
+        'NO_PRIOR_GENERATION',
+        `the generation to roll back to does not verify (${check.problems.join('; ')}); nothing was changed`,
+      );
+    }
+    return this.activate(txn);
+  }
+}
+
+/** Runs one runner invocation under the runtime lock. */
+export async function runRuntimeTransaction(options: RunnerOptions): Promise<RunnerOutcome> {
+  return withRuntimeLock(options.home, async () => {
+    const journal = new RuntimeJournal(options.home);
+    const txn = lastTransaction(await journal.readTrusted());
+    const nodeId = txn?.begin.data.target.nodeId ?? 'unknown';
+    const runner = new Runner(options, nodeId);
+    try {
+      if (options.mode === 'rollback') return await runner.rollbackCommand();
+      if (!txn || txn.id !== options.transaction || txn.ended || txn.last.step !== 'staged') {
+        throw new FleetError(
+          'PRECONDITION_FAILED',
+          `transaction ${options.transaction ?? '?'} is not open at "staged" (last: ${txn ? `${txn.id} at ${txn.last.step}` : 'none'})`,
+        );
+      }
+      return await runner.activate(txn);
+    } finally {
+      await runner.probe.release();
+    }
+  });
+}
+
+/** Waits for the runner's go (a line on stdin, or its end): the controller answered first. */
+export async function waitForGo(stream: NodeJS.ReadableStream, timeoutMs = 10_000): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    stream.once('data', done);
+    stream.once('end', done);
+    stream.once('error', done);
+    stream.resume();
+  });
+}

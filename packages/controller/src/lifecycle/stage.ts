@@ -1,0 +1,196 @@
+/**
+ * Opening a runtime transaction on the node (SPEC §11, §12): the uploaded artifact's sha256 is
+ * checked again after transfer, the journal's `begin` records the target and the prior runtime
+ * (the rollback target), the generation is staged immutably, and `staged` is journaled. Shared by
+ * the controller's `runtime-stage` route and the SSH recovery receiver.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  FLEET_PROTOCOL_VERSION,
+  FleetError,
+  isFleetError,
+  GENERATION_MANIFEST,
+  parseStrictJson,
+  readCurrentPointer,
+  runtimeLayout,
+  type Platform,
+  type Registry,
+  type RuntimeExpectation,
+  type SupervisorKind,
+} from '@fleet/core';
+import { createNodeContext } from '../context.js';
+import { ensurePrivateDir } from '../fs/durable.js';
+import { generationManifestSchema, stageGeneration } from '../generations/generation.js';
+import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
+import { withRuntimeLock } from '../generations/lock.js';
+import { TEMP_PREFIX } from '../state-paths.js';
+import { requireBootstrapAllowed } from './policy.js';
+
+export interface StageTransactionInput {
+  readonly home: string;
+  readonly platform: Platform;
+  readonly registry: Registry;
+  readonly nodeId: string;
+  readonly kind: 'upgrade' | 'bootstrap';
+  readonly supervisor: string;
+  readonly planId: string | null;
+  readonly target: RuntimeExpectation;
+  readonly artifact: { readonly sha256: string; readonly bytes: Buffer };
+  /** What the running runtime must report to be accepted again: the rollback target. */
+  readonly prior: RuntimeExpectation | null;
+}
+
+export interface StagedTransaction {
+  readonly transaction: string;
+  readonly buildId: string;
+  readonly treeHash: string;
+  readonly reused: boolean;
+  readonly prior: string | null;
+}
+
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Checks everything that needs no lock: policy, target, the bytes as they arrived. */
+async function precheck(input: StageTransactionInput): Promise<void> {
+  if (input.kind === 'bootstrap') await requireBootstrapAllowed(input.home, input.supervisor);
+  if (input.target.nodeId !== input.nodeId) {
+    throw new FleetError(
+      'NODE_ID_MISMATCH',
+      `the request is for node ${input.target.nodeId}, but this node is ${input.nodeId}; nothing was staged`,
+    );
+  }
+  if (input.target.build.sha256 !== input.artifact.sha256) {
+    throw new FleetError('BAD_REQUEST', "the target's build is not the uploaded artifact");
+  }
+  const actual = sha256(input.artifact.bytes);
+  if (actual !== input.artifact.sha256) {
+    throw new FleetError(
+      'GENERATION_INVALID',
+      `the artifact's sha256 after transfer is ${actual}, not ${input.artifact.sha256}; nothing was staged`,
+    );
+  }
+  const adapter = await input.registry.bootstrapAdapter(input.supervisor as SupervisorKind);
+  if (!adapter.platforms.includes(input.platform)) {
+    throw new FleetError(
+      'USAGE',
+      `the ${input.supervisor} adapter does not run on ${input.platform}; nothing was staged`,
+    );
+  }
+  // A supervisor that cannot be driven (no lingering, no user bus, no lab supervisor) would
+  // leave a flipped pointer and no way to restart: refused before anything is written.
+  const problems = await adapter.preflight(
+    createNodeContext({ home: input.home, nodeId: input.nodeId, platform: input.platform }),
+  );
+  if (problems.length > 0) {
+    throw new FleetError(
+      'PRECONDITION_FAILED',
+      `the ${input.supervisor} supervisor cannot be driven on this node: ${problems.map((p) => `${p.code}: ${p.message}`).join('; ')}; nothing was staged`,
+    );
+  }
+}
+
+export async function stageTransaction(input: StageTransactionInput): Promise<StagedTransaction> {
+  await precheck(input);
+  return withRuntimeLock(input.home, async () => {
+    const journal = new RuntimeJournal(input.home);
+    const open = lastTransaction(await journal.readTrusted());
+    if (open && !open.ended) {
+      throw new FleetError(
+        'LOCKED',
+        `runtime transaction ${open.id} (${open.begin.data.kind}) is still open at "${open.last.step}"; see \`fleet bootstrap status\`, or roll it back`,
+      );
+    }
+    const layout = runtimeLayout(input.home, input.platform);
+    const txn = await journal.begin({
+      kind: input.kind,
+      supervisor: input.supervisor,
+      target: input.target,
+      prior: input.prior,
+      planId: input.planId,
+    });
+    const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
+    try {
+      await ensurePrivateDir(layout.root);
+      await writeExclusive(upload, input.artifact.bytes);
+      const staged = await stageGeneration({
+        home: input.home,
+        platform: input.platform,
+        artifact: upload,
+        sha256: input.artifact.sha256,
+        commit: input.target.build.commit,
+      });
+      await journal.append(txn, 'staged', {
+        buildId: staged.buildId,
+        treeHash: staged.manifest.treeHash,
+        reused: staged.reused,
+      });
+      return {
+        transaction: txn,
+        buildId: staged.buildId,
+        treeHash: staged.manifest.treeHash,
+        reused: staged.reused,
+        prior: input.prior?.build.sha256 ?? null,
+      };
+    } catch (error) {
+      const fleet = isFleetError(error) ? error : null;
+      await journal
+        .append(txn, 'failed', {
+          during: 'stage',
+          code: fleet?.code ?? 'IO_ERROR',
+          message: (error as Error).message.slice(0, 500),
+          criteria: [],
+        })
+        .then(() => journal.append(txn, 'end', { outcome: 'failed' }))
+        .catch(() => undefined); // the journal's own failure: status reports the open transaction
+      throw error;
+    } finally {
+      await rm(upload, { force: true });
+    }
+  });
+}
+
+async function writeExclusive(path: string, bytes: Buffer): Promise<void> {
+  const handle = await open(path, 'wx', 0o600);
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The prior runtime when no controller answers (the recovery path): the generation `current`
+ * names, by its manifest. Its catalog is unknown, so none is required of it; node id, package,
+ * build and protocol still are. `null` when `current` names no verifiable manifest.
+ */
+export async function priorFromPointer(
+  home: string,
+  platform: Platform,
+  nodeId: string,
+): Promise<RuntimeExpectation | null> {
+  const layout = runtimeLayout(home, platform);
+  const pointer = await readCurrentPointer(layout);
+  if (pointer.state !== 'set') return null;
+  try {
+    const raw = parseStrictJson(
+      await readFile(join(layout.generation(pointer.buildId), GENERATION_MANIFEST), 'utf8'),
+      GENERATION_MANIFEST,
+      'GENERATION_INVALID',
+    );
+    const manifest = generationManifestSchema.parse(raw);
+    if (manifest.package === null) return null;
+    return {
+      nodeId,
+      package: manifest.package.name,
+      version: manifest.package.version,
+      build: { sha256: manifest.buildId, commit: manifest.commit },
+      protocol: { min: 1, max: FLEET_PROTOCOL_VERSION },
+      catalog: { domains: [], probers: [], bootstrapAdapters: [] },
+    };
+  } catch {
+    return null;
+  }
+}

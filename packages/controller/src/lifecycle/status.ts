@@ -1,0 +1,100 @@
+/**
+ * `runtime-status` on the node (SPEC §12): the journal reconciled with what is observed — the
+ * `current` pointer, the supervisor (through the adapter the last transaction used, else the one
+ * the node is supervised by), and the live identity — by the pure `reconcileStatus`.
+ */
+import { readdir } from 'node:fs/promises';
+import {
+  runtimeLayout,
+  readCurrentPointer,
+  BUILD_ID_PATTERN,
+  type BootstrapAdapter,
+  type IdentityResponse,
+  type NodeContext,
+  type ObservedSupervisor,
+  type Registry,
+  type RuntimeStatusResponse,
+  type SupervisorKind,
+} from '@fleet/core';
+import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
+import { runtimeLockHolder } from '../generations/lock.js';
+import { reconcileStatus } from '../generations/status.js';
+import { describeRecord } from './journal-history.js';
+
+export interface StatusInput {
+  readonly ctx: NodeContext;
+  readonly registry: Registry;
+  /** The supervisor to observe when the journal names none (the host's recorded one). */
+  readonly supervisor: SupervisorKind | null;
+  /** The live runtime's identity; `null` when none answered. */
+  readonly identity: IdentityResponse | null;
+}
+
+async function observeSupervisor(
+  registry: Registry,
+  ctx: NodeContext,
+  supervisor: string | null,
+): Promise<ObservedSupervisor | null> {
+  if (supervisor === null) return null;
+  let adapter: BootstrapAdapter;
+  try {
+    adapter = await registry.bootstrapAdapter(supervisor as SupervisorKind);
+  } catch {
+    return null;
+  }
+  return adapter.observe(ctx).catch(() => null);
+}
+
+/** Generation directories present (build ids), sorted. */
+async function generationsOn(ctx: NodeContext): Promise<string[]> {
+  const names = await readdir(runtimeLayout(ctx.home, ctx.platform).generations).catch(
+    () => [] as string[],
+  );
+  return names.filter((name) => BUILD_ID_PATTERN.test(name)).sort();
+}
+
+export async function runtimeStatusOf(input: StatusInput): Promise<RuntimeStatusResponse> {
+  const { ctx } = input;
+  const journal = await new RuntimeJournal(ctx.home).read();
+  const txn = journal.corrupt ? null : lastTransaction(journal);
+  const supervisorKind = txn?.begin.data.supervisor ?? input.supervisor;
+  const [pointer, supervisor, busy, generations] = await Promise.all([
+    readCurrentPointer(runtimeLayout(ctx.home, ctx.platform)),
+    observeSupervisor(input.registry, ctx, supervisorKind),
+    runtimeLockHolder(ctx.home),
+    generationsOn(ctx),
+  ]);
+  const status = reconcileStatus(journal, {
+    pointer,
+    supervisor,
+    identity: input.identity,
+    busy: busy !== null,
+  });
+  return {
+    state: status.state,
+    journal: status.journal,
+    transaction:
+      status.transaction && txn
+        ? {
+            ...status.transaction,
+            planId: txn.begin.data.planId ?? null,
+            steps: txn.records.map((record) => ({
+              seq: record.seq,
+              at: record.at,
+              step: record.step,
+              detail: describeRecord(record),
+            })),
+          }
+        : null,
+    observed: {
+      ...status.observed,
+      supervisorState: supervisor?.state ?? null,
+    },
+    next: status.next,
+    problems: [...status.problems],
+    code: status.code,
+    generations,
+    busy,
+    observedAt: ctx.clock.now().toISOString(),
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * The runtime lifecycle on the wire (SPEC §5 "runtime stage/activate/status/rollback", §11, §12):
+ *
+ * - `POST /v1/runtime/stage`    the artifact's bytes (base64), its sha256 checked again on the node
+ *                               after transfer; the node opens a journal transaction (`begin`) and
+ *                               stages an immutable generation (`staged`).
+ * - `POST /v1/runtime/activate` the node hands the open transaction to a detached runner (it
+ *                               restarts the controller that answers): flip, supervisor definition,
+ *                               restart, acceptance — or a verified rollback.
+ * - `POST /v1/runtime/status`   the journal reconciled with observation (pointer, supervisor, live
+ *                               identity): never journal intent as liveness.
+ * - `POST /v1/runtime/rollback` back to the prior generation (or finishing an interrupted
+ *                               transaction by rolling it back), again by a detached runner.
+ *
+ * Upgrades need `runtime:upgrade`; bootstrap and its reads need `node-admin:bootstrap`.
+ */
+import { z } from 'zod';
+import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
+
+/** The largest artifact one stage request carries (a bundled runtime is ~10 MiB). */
+export const MAX_ARTIFACT_BYTES = 128 * 1024 * 1024;
+/** base64 of {@link MAX_ARTIFACT_BYTES} plus room for the envelope. */
+export const MAX_STAGE_BODY_BYTES = Math.ceil(MAX_ARTIFACT_BYTES / 3) * 4 + 64 * 1024;
+
+/** Acceptance timeout bounds (ms): long enough for a cold start, short enough to end. */
+export const ACCEPTANCE_TIMEOUT_MS = { min: 1_000, default: 60_000, max: 600_000 } as const;
+
+const name = z.string().min(1).max(200);
+
+/**
+ * What a started runtime must report to be accepted (SPEC §12): the exact node id (and its
+ * `--node-id`), package and build identity, a protocol within range, every expected catalog entry
+ * and health `ok`. A matching version alone never accepts.
+ */
+export const runtimeExpectationSchema = z.strictObject({
+  nodeId: z.string().min(1),
+  package: z.string().min(1),
+  /** Checked when given; never sufficient on its own. */
+  version: z.string().nullable(),
+  build: z.strictObject({
+    sha256: sha256Schema,
+    /** Exact: `null` only matches a runtime that reports no commit. */
+    commit: z.string().nullable(),
+  }),
+  /** The protocol versions the operator speaks: the runtime's must be within. */
+  protocol: z.strictObject({ min: z.number().int().positive(), max: z.number().int().positive() }),
+  /** Every entry must be present (more is fine). */
+  catalog: z.strictObject({
+    domains: z.array(z.string()),
+    probers: z.array(z.string()),
+    bootstrapAdapters: z.array(z.string()),
+  }),
+});
+export type RuntimeExpectation = z.infer<typeof runtimeExpectationSchema>;
+
+export const RUNTIME_TRANSACTION_KINDS = ['upgrade', 'bootstrap', 'rollback'] as const;
+export type RuntimeTransactionKind = (typeof RUNTIME_TRANSACTION_KINDS)[number];
+
+export const runtimeStageRequestSchema = z.strictObject({
+  operationId: operationIdSchema,
+  kind: z.enum(['upgrade', 'bootstrap']),
+  /** The supervisor the host is recorded with (fleet.yaml `supervisor`). */
+  supervisor: name,
+  /** The bootstrap plan's id (bootstrap only): journaled, so status names the plan it applied. */
+  planId: sha256Schema.nullable(),
+  /** What the new runtime must report; `target.build.sha256` is the artifact's sha256. */
+  target: runtimeExpectationSchema,
+  artifact: z.strictObject({
+    sha256: sha256Schema,
+    bytes: z.number().int().positive().max(MAX_ARTIFACT_BYTES),
+    /** The tarball, base64. */
+    content: z.base64(),
+  }),
+});
+export type RuntimeStageRequest = z.infer<typeof runtimeStageRequestSchema>;
+
+export const runtimeStageResponseSchema = z.strictObject({
+  transaction: z.string(),
+  buildId: sha256Schema,
+  treeHash: sha256Schema,
+  /** An identical generation was already staged (verified, not rewritten). */
+  reused: z.boolean(),
+  /** The build the node runs now (the rollback target), `null` when it runs no generation. */
+  prior: sha256Schema.nullable(),
+});
+export type RuntimeStageResponse = z.infer<typeof runtimeStageResponseSchema>;
+
+export const runtimeActivateRequestSchema = z.strictObject({
+  operationId: operationIdSchema,
+  transaction: z.string().min(1).max(64),
+  acceptanceTimeoutMs: z
+    .number()
+    .int()
+    .min(ACCEPTANCE_TIMEOUT_MS.min)
+    .max(ACCEPTANCE_TIMEOUT_MS.max)
+    .optional(),
+});
+export type RuntimeActivateRequest = z.infer<typeof runtimeActivateRequestSchema>;
+
+export const runtimeRollbackRequestSchema = z.strictObject({
+  operationId: operationIdSchema,
+  acceptanceTimeoutMs: z
+    .number()
+    .int()
+    .min(ACCEPTANCE_TIMEOUT_MS.min)
+    .max(ACCEPTANCE_TIMEOUT_MS.max)
+    .optional(),
+});
+export type RuntimeRollbackRequest = z.infer<typeof runtimeRollbackRequestSchema>;
+
+/** The answer of activate and rollback: the runner took the transaction over. */
+export const runtimeStartedResponseSchema = z.strictObject({
+  transaction: z.string(),
+  /** The pid of the detached runner (it restarts this controller). */
+  runner: z.number().int().positive(),
+  log: z.string(),
+});
+export type RuntimeStartedResponse = z.infer<typeof runtimeStartedResponseSchema>;
+
+export const RUNTIME_STATES = [
+  'idle',
+  'in-progress',
+  'accepted',
+  'rolled-back',
+  'manual-recovery-required',
+  'inconsistent',
+] as const;
+export type RuntimeStateName = (typeof RUNTIME_STATES)[number];
+
+export const runtimeStatusRequestSchema = z.strictObject({
+  /** The host's recorded supervisor, observed when the journal names none. */
+  supervisor: name.optional(),
+});
+export type RuntimeStatusRequest = z.infer<typeof runtimeStatusRequestSchema>;
+
+const shortRecord = z.strictObject({
+  seq: z.number().int().positive(),
+  at: z.string(),
+  step: z.string(),
+  detail: z.string(),
+});
+
+export const runtimeStatusResponseSchema = z.strictObject({
+  state: z.enum(RUNTIME_STATES),
+  journal: z.enum(['empty', 'ok', 'torn-tail', 'corrupt']),
+  transaction: z
+    .strictObject({
+      id: z.string(),
+      kind: z.enum(RUNTIME_TRANSACTION_KINDS),
+      target: sha256Schema,
+      prior: sha256Schema.nullable(),
+      lastStep: z.string(),
+      outcome: z.string().nullable(),
+      planId: sha256Schema.nullable(),
+      /** The last transaction's records, one line each (evidence for the operator). */
+      steps: z.array(shortRecord),
+    })
+    .nullable(),
+  observed: z.strictObject({
+    pointer: sha256Schema.nullable(),
+    supervisor: sha256Schema.nullable(),
+    live: sha256Schema.nullable(),
+    supervisorState: z.string().nullable(),
+  }),
+  next: z.enum(['none', 'wait', 'abort', 'resume-acceptance', 'rollback', 'operator']),
+  problems: z.array(z.string()),
+  code: z.enum(['RECOVERY_REQUIRED']).nullable(),
+  /** Generations kept on the node (build ids), newest stage first. */
+  generations: z.array(sha256Schema),
+  /** A runner works on the open transaction now (its pid). */
+  busy: z.number().int().positive().nullable(),
+  observedAt: timestampSchema,
+});
+export type RuntimeStatusResponse = z.infer<typeof runtimeStatusResponseSchema>;

@@ -1,0 +1,190 @@
+/**
+ * `fleet bootstrap plan|apply --recover` over SSH (SPEC §12; catalogue 47, 48): a node whose
+ * controller is down, a real OpenSSH server on 127.0.0.1 whose only command for the operator's
+ * key is the fixed receiver (`authorized_keys` forced command), and the host key pinned in
+ * fleet.yaml. The bundle carries the plan and the artifact — no credentials, no policy.
+ */
+import { execFileSync } from 'node:child_process';
+import { access, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { statePaths, systemClock, TokenStore } from '@fleet/controller';
+import { packedRuntimeArtifact } from '../src/artifact.js';
+import { FLEET_BIN, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
+import { generateKey, startSshd, type Sshd } from '../src/sshd.js';
+import {
+  NODE_ID,
+  repackedArtifact,
+  startRuntimeNode,
+  type RuntimeNode,
+} from '../src/runtime-node.js';
+
+describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced command)', function () {
+  this.timeout(600_000);
+  let node: RuntimeNode;
+  let sshd: Sshd;
+  let scratch: { path: string; cleanup: () => Promise<void> };
+  let env: Record<string, string>;
+  let second: Awaited<ReturnType<typeof repackedArtifact>>;
+  const repo = () => join(scratch.path, 'repo');
+  const receiverLog = () => join(statePaths(node.home).root, 'receiver.log');
+
+  async function writeRepo(dir: string, hostKey: string): Promise<void> {
+    await mkdir(join(dir, 'artifacts'), { recursive: true });
+    await mkdir(join(dir, 'hosts'), { recursive: true });
+    await copyFile(second.path, join(dir, 'artifacts', 'fleet.tgz'));
+    execFileSync('git', ['init', '-q', dir]);
+    const git = (...args: string[]) =>
+      execFileSync(
+        'git',
+        ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args],
+        {
+          encoding: 'utf8',
+        },
+      );
+    await writeFile(join(dir, 'hosts', `${NODE_ID}.yaml`), `node_id: ${NODE_ID}\n`);
+    await writeFile(
+      join(dir, 'fleet.yaml'),
+      'apiVersion: fleet/v1\ncanonicalVersion: 0.0.0\nhosts: {}\n',
+    );
+    git('add', '-A');
+    git('commit', '-q', '-m', 'init');
+    const head = git('rev-parse', 'HEAD').trim();
+    const { createHash } = await import('node:crypto');
+    const sha = createHash('sha256').update(second.bytes).digest('hex');
+    await writeFile(
+      join(dir, 'fleet.yaml'),
+      [
+        'apiVersion: fleet/v1',
+        `canonicalVersion: ${second.pkg.version}`,
+        'artifacts:',
+        `  - version: ${second.pkg.version}`,
+        '    file: artifacts/fleet.tgz',
+        `    sha256: ${sha}`,
+        `    commit: ${head}`,
+        'hosts:',
+        `  ${NODE_ID}:`,
+        `    controller: http://127.0.0.1:${node.port}`,
+        '    platform: linux',
+        '    supervisor: systemd-user',
+        '    upgrade: { strategy: tarball }',
+        '    domains: []',
+        `    ssh: { host: 127.0.0.1, port: ${sshd.port}, user: ${sshd.user}, hostKey: "${hostKey}" }`,
+        '',
+      ].join('\n'),
+    );
+    git('add', '-A');
+    git('commit', '-q', '-m', 'runtime artifact');
+  }
+
+  const run = (args: readonly string[], repoDir = repo()): Promise<FleetRun> =>
+    fleet(args, { cwd: scratch.path, env: { ...env, FLEET_REPO: repoDir } });
+
+  before(async () => {
+    scratch = await tempDir('fleet-recover-');
+    second = await repackedArtifact(await packedRuntimeArtifact(), '0.1.0-recover.2', scratch.path);
+    node = await startRuntimeNode();
+    sshd = await startSshd({
+      // The receiver runs with the fake systemctl on PATH (a real node has systemd).
+      forcedCommand: [
+        '/usr/bin/env',
+        `PATH=${node.host.env['PATH'] ?? ''}`,
+        `FLEET_FAKE_SUPERVISOR_DIR=${node.host.stateDir}`,
+        process.execPath,
+        FLEET_BIN,
+        'bootstrap',
+        'receive',
+        '--home',
+        node.home,
+      ],
+    });
+    const { token } = await new TokenStore(statePaths(node.home), systemClock).issue({
+      client: 'operator',
+      scopes: ['node-admin:bootstrap', 'runtime:upgrade', 'versions:read'],
+    });
+    const credentials = join(scratch.path, 'credentials.json');
+    await writeFile(
+      credentials,
+      `${JSON.stringify({ version: 1, hosts: { [NODE_ID]: { token, ssh: { identityFile: sshd.identityFile } } } })}\n`,
+      { mode: 0o600 },
+    );
+    env = { FLEET_CREDENTIALS: credentials, XDG_STATE_HOME: join(scratch.path, 'state') };
+    await writeRepo(repo(), sshd.hostKey);
+    // The controller becomes unavailable.
+    await node.adapter.stop(node.host);
+  });
+
+  after(async () => {
+    await sshd?.stop();
+    await node?.dispose();
+    await scratch?.cleanup();
+  });
+
+  it('refuses a changed host key before anything is sent (exit 7)', async () => {
+    const other = await generateKey(join(scratch.path, 'other_host_key'));
+    const bad = join(scratch.path, 'repo-bad-key');
+    await writeRepo(bad, other.publicKey.split(' ').slice(0, 2).join(' '));
+    const planned = await run(['bootstrap', 'plan', NODE_ID, '--json'], bad);
+    expect(planned.exitCode, planned.stderr).to.equal(7);
+    expect(json<{ error: { code: string } }>(planned).error.code).to.equal('HOSTKEY_MISMATCH');
+    // Nothing reached the receiver: no request was logged, nothing was staged.
+    await access(receiverLog()).then(
+      () => expect.fail('the receiver ran'),
+      () => undefined,
+    );
+    expect(await sshd.log()).to.not.match(/Accepted publickey/);
+  });
+
+  it('plans through the receiver, needs --recover, and applies: accepted, controller back', async () => {
+    const planFile = join(scratch.path, 'recover.plan.json');
+    const planned = await run(['bootstrap', 'plan', NODE_ID, '--out', planFile, '--json']);
+    expect(planned.exitCode, planned.stderr).to.equal(0);
+    const plan = json<{ id: string; route: string; prior: { build: string | null } }>(planned);
+    expect(plan.route).to.equal('ssh');
+    expect(plan.prior.build).to.equal(node.artifact.sha256);
+
+    const withoutRecover = await run(['bootstrap', 'apply', planFile, '--confirm']);
+    expect(withoutRecover.exitCode, withoutRecover.stderr).to.equal(5);
+    expect(withoutRecover.stderr).to.match(/--recover/);
+
+    const applied = await run([
+      'bootstrap',
+      'apply',
+      planFile,
+      '--confirm',
+      '--recover',
+      '--acceptance-timeout',
+      '60',
+      '--json',
+    ]);
+    expect(applied.exitCode, applied.stderr + applied.stdout).to.equal(0);
+    expect(json<{ outcome: string }>(applied).outcome).to.equal('accepted');
+
+    // The controller answers again, from the new generation, and says which plan it applied.
+    const identity = await node.client.identity();
+    expect(identity.build.sha256).to.equal(
+      json<{ status: { transaction: { target: string } } }>(applied).status.transaction.target,
+    );
+    const status = await run(['bootstrap', 'status', NODE_ID, '--json']);
+    expect(status.exitCode, status.stderr).to.equal(0);
+    const observed = json<{
+      through: string;
+      status: { state: string; transaction: { planId: string } };
+    }>(status);
+    expect(observed.through).to.equal('controller');
+    expect(observed.status.state).to.equal('accepted');
+    expect(observed.status.transaction.planId).to.equal(plan.id);
+
+    // The bundle brought no credentials: the node's token store and policy are its own.
+    const log = await readFile(receiverLog(), 'utf8');
+    expect(log).to.match(/"status"/);
+    expect(log).to.match(/"apply"/);
+    const credentials = await readFile(env['FLEET_CREDENTIALS'] as string, 'utf8');
+    const token = (JSON.parse(credentials) as { hosts: Record<string, { token: string }> }).hosts[
+      NODE_ID
+    ]?.token as string;
+    const journal = await readFile(join(statePaths(node.home).journal, 'runtime.jsonl'), 'utf8');
+    expect(journal).to.not.contain(token);
+    expect(log).to.not.contain(token);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * The runtime artifact exactly as a release makes it (SPEC §11, §12): `npm pack -w packages/cli`,
+ * whose `prepack` (scripts/bundle-runtime-deps.mjs) bundles the CLI's production dependencies, so
+ * the tarball runs on its own once staged as a generation. Packed once per test process, into a
+ * temporary directory removed when the process exits. Needs a built tree (`npm run build`, which
+ * `npm test` runs first).
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './fleet.js';
+
+export interface RuntimeArtifact {
+  /** The `.tgz`. */
+  readonly path: string;
+  /** Its sha256: the build id of the generation it stages as. */
+  readonly sha256: string;
+  /** @fleet/cli's version. */
+  readonly version: string;
+  readonly bytes: number;
+}
+
+interface PackReport {
+  readonly filename: string;
+  readonly version: string;
+  readonly entryCount: number;
+  readonly bundled?: readonly string[];
+}
+
+let packed: Promise<RuntimeArtifact> | undefined;
+
+/** `npm pack -w packages/cli` (once per process; a failed pack is retried by the next caller). */
+export async function packedRuntimeArtifact(): Promise<RuntimeArtifact> {
+  packed ??= pack().catch((error: unknown) => {
+    packed = undefined;
+    throw error;
+  });
+  return packed;
+}
+
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      {
+        cwd: ROOT,
+        env,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024, // --json lists every file of the tarball
+        shell: process.platform === 'win32' && command === 'npm',
+      },
+      (error, stdout, stderr) => {
+        if (error)
+          reject(new Error(`npm pack -w packages/cli failed: ${error.message}\n${stderr}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+async function pack(): Promise<RuntimeArtifact> {
+  const destination = mkdtempSync(join(tmpdir(), 'fleet-artifact-'));
+  process.once('exit', () => rmSync(destination, { recursive: true, force: true }));
+  // Under `npm test` the outer npm's settings arrive as npm_config_*: none of these may change
+  // what is packed or where (and scripts must run: prepack is what bundles the dependencies).
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (
+      /^npm_config_(workspaces?|include_workspace_root|json|dry_run|pack_destination|ignore_scripts)$/i.test(
+        key,
+      )
+    ) {
+      delete env[key];
+    }
+  }
+  const args = ['pack', '-w', 'packages/cli', '--pack-destination', destination, '--json'];
+  // The npm running this test (npm test, npx mocha) if any, else the one on PATH.
+  const npmCli = process.env['npm_execpath'];
+  let stdout: string;
+  try {
+    stdout =
+      npmCli !== undefined && /\.c?js$/.test(npmCli)
+        ? await run(process.execPath, [npmCli, ...args], env)
+        : await run('npm', args, env);
+  } finally {
+    // A failed pack skips postpack: never leave the bundle where it would shadow the workspace.
+    const bundle = join(ROOT, 'packages', 'cli', 'node_modules');
+    if (existsSync(join(bundle, '.fleet-runtime-bundle'))) {
+      rmSync(bundle, { recursive: true, force: true });
+    }
+  }
+  const [report] = JSON.parse(stdout) as PackReport[];
+  if (!report) throw new Error(`npm pack printed no report: ${stdout.slice(0, 500)}`);
+  if ((report.bundled ?? []).length === 0) {
+    throw new Error('npm pack bundled no dependencies: did @fleet/cli’s prepack run?');
+  }
+  const path = join(destination, report.filename);
+  const data = await readFile(path);
+  return {
+    path,
+    sha256: createHash('sha256').update(data).digest('hex'),
+    version: report.version,
+    bytes: data.length,
+  };
+}
