@@ -3,31 +3,13 @@
  * through the `lab` bootstrap adapter, a tarball made by `npm pack -w packages/cli`, and the
  * operator's real CLI — `bootstrap plan|apply|status|rollback` and `upgrade`, as the README shows.
  */
-import { execFile } from 'node:child_process';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { fakeRuntimeArtifact } from '@fleet/testkit';
-import { packedRuntimeArtifact, type RuntimeArtifact } from '../src/artifact.js';
+import { packedRuntimeArtifact, repackedArtifact, type RuntimeArtifact } from '../src/artifact.js';
 import { json, tempDir } from '../src/fleet.js';
 import { Lab, sha256 } from './lab-fixture.js';
-
-const run = promisify(execFile);
-
-/** The packed runtime with another version (a second real build: another sha256). */
-async function repacked(artifact: RuntimeArtifact, version: string, dir: string): Promise<string> {
-  const work = join(dir, `repack-${version}`);
-  await mkdir(work, { recursive: true });
-  await run('tar', ['-xzf', artifact.path, '-C', work]);
-  const pkgPath = join(work, 'package', 'package.json');
-  const pkg = JSON.parse(await readFile(pkgPath, 'utf8')) as { version: string };
-  pkg.version = version;
-  await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
-  const out = join(dir, `fleet-${version}.tgz`);
-  await run('tar', ['-czf', out, '-C', work, 'package']);
-  return out;
-}
 
 describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through the CLI)', function () {
   this.timeout(900_000);
@@ -112,7 +94,8 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
     expect(current.stderr).to.match(/nothing to do/);
 
     // a second real build: upgraded and accepted
-    const second = await repacked(artifact, `${artifact.version}-lab.2`, scratch.path);
+    const second = (await repackedArtifact(artifact, `${artifact.version}-lab.2`, scratch.path))
+      .path;
     await makeCanonical(second, `${artifact.version}-lab.2`, head);
     const upgraded = await lab.run(['upgrade', 'node-01', '--confirm', '--json']);
     expect(upgraded.exitCode, upgraded.stderr).to.equal(0);

@@ -9,15 +9,10 @@ import { access, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { statePaths, systemClock, TokenStore } from '@fleet/controller';
-import { packedRuntimeArtifact } from '../src/artifact.js';
+import { packedRuntimeArtifact, repackedArtifact } from '../src/artifact.js';
 import { FLEET_BIN, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
 import { generateKey, startSshd, type Sshd } from '../src/sshd.js';
-import {
-  NODE_ID,
-  repackedArtifact,
-  startRuntimeNode,
-  type RuntimeNode,
-} from '../src/runtime-node.js';
+import { NODE_ID, startRuntimeNode, type RuntimeNode } from '../src/runtime-node.js';
 
 describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced command)', function () {
   this.timeout(600_000);

@@ -9,12 +9,11 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { readCurrentPointer, runtimeLayout, type RuntimeStatusResponse } from '@fleet/core';
 import { fakeRuntimeArtifact } from '@fleet/testkit';
-import { packedRuntimeArtifact } from '../src/artifact.js';
+import { packedRuntimeArtifact, repackedArtifact } from '../src/artifact.js';
 import { tempDir, waitFor } from '../src/fleet.js';
 import {
   expectationFor,
   receiverStatus,
-  repackedArtifact,
   runRunner,
   startRuntimeNode,
   upgradeThroughController,

@@ -8,9 +8,10 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { ROOT } from './fleet.js';
 
 export interface RuntimeArtifact {
@@ -106,4 +107,23 @@ async function pack(): Promise<RuntimeArtifact> {
     version: report.version,
     bytes: data.length,
   };
+}
+
+/** The packed runtime with another version: a second real build (another sha256). */
+export async function repackedArtifact(
+  artifact: RuntimeArtifact,
+  version: string,
+  dir: string,
+): Promise<{ path: string; bytes: Buffer; pkg: { name: string; version: string } }> {
+  const run = promisify(execFile);
+  const work = join(dir, `repack-${version}`);
+  await mkdir(work, { recursive: true });
+  await run('tar', ['-xzf', artifact.path, '-C', work]);
+  const pkgPath = join(work, 'package', 'package.json');
+  const pkg = JSON.parse(await readFile(pkgPath, 'utf8')) as { name: string; version: string };
+  pkg.version = version;
+  await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
+  const path = join(dir, `fleet-${version}.tgz`);
+  await run('tar', ['-czf', path, '-C', work, 'package']);
+  return { path, bytes: await readFile(path), pkg: { name: pkg.name, version } };
 }

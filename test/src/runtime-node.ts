@@ -260,28 +260,6 @@ export async function runRunner(
   return { code, output };
 }
 
-/** The packed runtime with another version: a second real build (another sha256). */
-export async function repackedArtifact(
-  artifact: RuntimeArtifact,
-  version: string,
-  dir: string,
-): Promise<{ path: string; bytes: Buffer; pkg: { name: string; version: string } }> {
-  const { execFile } = await import('node:child_process');
-  const { promisify } = await import('node:util');
-  const { readFile } = await import('node:fs/promises');
-  const run = promisify(execFile);
-  const work = join(dir, `repack-${version}`);
-  await mkdir(work, { recursive: true });
-  await run('tar', ['-xzf', artifact.path, '-C', work]);
-  const pkgPath = join(work, 'package', 'package.json');
-  const pkg = JSON.parse(await readFile(pkgPath, 'utf8')) as { name: string; version: string };
-  pkg.version = version;
-  await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
-  const path = join(dir, `fleet-${version}.tgz`);
-  await run('tar', ['-czf', path, '-C', work, 'package']);
-  return { path, bytes: await readFile(path), pkg: { name: pkg.name, version } };
-}
-
 /**
  * The node-local status, as the recovery receiver answers it (`fleet bootstrap receive` with
  * `SSH_ORIGINAL_COMMAND=status`): it works whichever runtime is live, or none.

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import {
   CONTROLLER_NODE_OPTIONS,
   LAB_SUPERVISOR_ENV,
+  argvFlag,
   isFleetError,
   runtimeCommand,
   runtimeLayout,
@@ -18,7 +19,6 @@ import { FixedClock, RecordedProcessRunner, registryFromHooks } from '@fleet/tes
 import { createLabAdapter } from '../src/lab/adapter.js';
 import {
   LAB_CONTROLLER_DEFINITION_PATH,
-  flagValue,
   labDefinitionProblem,
   parseLabControllerDefinition,
   withJsonFlag,
@@ -214,9 +214,9 @@ describe('lab bootstrap adapter (pure)', () => {
     it('appends --json once, and reads --flag VALUE and --flag=VALUE (the last wins)', () => {
       expect(withJsonFlag(['/n', 'a'])).to.deep.equal(['/n', 'a', '--json']);
       expect(withJsonFlag(['/n', '--json', 'a'])).to.deep.equal(['/n', '--json', 'a']);
-      expect(flagValue(['--port', '1', '--port=2'], '--port')).to.equal('2');
-      expect(flagValue(['--port', '1'], '--port')).to.equal('1');
-      expect(flagValue(['--portal', '1'], '--port')).to.equal(null);
+      expect(argvFlag(['--port', '1', '--port=2'], '--port')).to.equal('2');
+      expect(argvFlag(['--port', '1'], '--port')).to.equal('1');
+      expect(argvFlag(['--portal', '1'], '--port')).to.equal(null);
     });
   });
 

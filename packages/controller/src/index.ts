@@ -60,4 +60,4 @@ export {
   type BootstrapPolicy,
 } from './lifecycle/policy.js';
 export { nodeSupervisor, type NodeSupervisor } from './lifecycle/supervisor.js';
-export { LocalIdentityProbe, flagValue } from './lifecycle/live.js';
+export { LocalIdentityProbe } from './lifecycle/live.js';

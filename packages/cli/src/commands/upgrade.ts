@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FleetCommand } from '../base-command.js';
+import { acceptanceTimeoutFlag } from '../runtime/flags.js';
 
 export default class Upgrade extends FleetCommand {
   static override summary =
@@ -16,12 +17,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (
   static override args = { host: Args.string({ description: 'the host', required: true }) };
   static override flags = {
     confirm: Flags.boolean({ description: 'really upgrade', default: false }),
-    'acceptance-timeout': Flags.integer({
-      description: 'seconds the new runtime has to be accepted',
-      default: 60,
-      min: 1,
-      max: 600,
-    }),
+    'acceptance-timeout': acceptanceTimeoutFlag('new'),
     timeout: Flags.integer({
       description: 'per-request timeout in milliseconds',
       default: 120_000,

@@ -15,6 +15,7 @@ import {
   LAB_CONTROLLER_DEFINITION_PATH,
   LAB_CONTROLLER_DEFINITION_SCHEMA,
   LAB_SUPERVISOR_ENV,
+  argvFlag,
   describeRuntimeCommand,
   formatProblem,
   labControllerDefinitionSchema,
@@ -100,16 +101,6 @@ export function readLabControllerDefinition(content: string): DefinitionFacts {
   };
 }
 
-/** The value of `--name VALUE` / `--name=VALUE` in `argv` (the last one, as the parser takes it). */
-export function flagValue(argv: readonly string[], name: string): string | null {
-  let value: string | null = null;
-  argv.forEach((arg, index) => {
-    if (arg === name) value = argv[index + 1] ?? null;
-    else if (arg.startsWith(`${name}=`)) value = arg.slice(name.length + 1);
-  });
-  return value;
-}
-
 /** `argv` with `--json` appended when it has none (the supervisor reads readiness from it). */
 export function withJsonFlag(argv: readonly string[]): string[] {
   return argv.includes('--json') ? [...argv] : [...argv, '--json'];
@@ -135,13 +126,13 @@ export function labDefinitionProblem(
   const argv = definition.command;
   if (!hasSequence(argv, ['controller', 'serve']))
     return 'the command does not run `controller serve`';
-  const home = flagValue(argv, '--home');
+  const home = argvFlag(argv, '--home');
   if (home === null || resolve(home) !== resolve(expected.home))
     return `the command's --home is ${home === null ? 'missing' : JSON.stringify(home)}, but this lab node's home is ${JSON.stringify(expected.home)}`;
-  const port = flagValue(argv, '--port');
+  const port = argvFlag(argv, '--port');
   if (port === null || port !== String(expected.port))
     return `the command's --port is ${port === null ? 'missing' : JSON.stringify(port)}, but this lab host's port is fixed at ${expected.port}`;
-  const nodeId = flagValue(argv, '--node-id');
+  const nodeId = argvFlag(argv, '--node-id');
   if (nodeId === null || !NODE_ID.test(nodeId))
     return `the command's --node-id is ${nodeId === null ? 'missing' : `${JSON.stringify(nodeId)}, not a node id`}`;
   if (Object.hasOwn(definition.environment, LAB_SUPERVISOR_ENV))

@@ -69,18 +69,20 @@ export async function applyThroughController(
   });
   progress(`activating: runner ${started.runner} on the node (log ${started.log})`);
   let lastStep = '';
-  const followed = await followTransaction(input.client, {
-    transaction: staged.transaction,
-    timeoutMs: followTimeout(input.acceptanceTimeoutMs),
-    supervisor: input.supervisor,
-    onStatus: (status) => {
-      const step = status.transaction?.steps.at(-1);
-      if (step && step.step !== lastStep) {
-        lastStep = step.step;
-        progress(`${step.step}: ${step.detail}`);
-      }
+  const followed = await followTransaction(
+    () => input.client.runtimeStatus({ supervisor: input.supervisor }),
+    {
+      transaction: staged.transaction,
+      timeoutMs: followTimeout(input.acceptanceTimeoutMs),
+      onStatus: (status) => {
+        const step = status.transaction?.steps.at(-1);
+        if (step && step.step !== lastStep) {
+          lastStep = step.step;
+          progress(`${step.step}: ${step.detail}`);
+        }
+      },
     },
-  });
+  );
   return {
     transaction: staged.transaction,
     staged: { buildId: staged.buildId, reused: staged.reused, prior: staged.prior },

@@ -1,18 +1,20 @@
 /**
  * Following a runtime transaction from the operator's seat: the controller that answers changes
  * under the runner (old, then new, or the prior again after a rollback), so status is polled
- * through whichever answers, and a controller that does not answer for a while is expected.
+ * through whichever answers — the controller, or the SSH recovery receiver — and a node that does
+ * not answer for a while is expected.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ControllerClient, RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
+import type { RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
 
 export interface FollowOptions {
   /** The transaction to follow; `null`: the newest one (a rollback opens its own). */
   readonly transaction: string | null;
   /** Gives up after this long (the runner keeps going; `fleet bootstrap status` tells). */
   readonly timeoutMs: number;
-  readonly supervisor?: string;
   readonly pollMs?: number;
+  /** An error that ends the following at once (a changed host key); others are retried. */
+  readonly fatal?: (error: unknown) => boolean;
   readonly onStatus?: (status: RuntimeStatusResponse) => void;
   /**
    * The newest transaction before the request (following `null`): only a different one, or this
@@ -26,8 +28,9 @@ export interface Followed {
   readonly verdict: TransactionVerdict;
 }
 
+/** Polls `readStatus` until the transaction has ended, or the timeout passes. */
 export async function followTransaction(
-  client: ControllerClient,
+  readStatus: () => Promise<RuntimeStatusResponse>,
   options: FollowOptions,
 ): Promise<Followed> {
   const { transactionVerdict } = await import('@fleet/core');
@@ -35,9 +38,7 @@ export async function followTransaction(
   let last: RuntimeStatusResponse | null = null;
   while (Date.now() < deadline) {
     try {
-      const status = await client.runtimeStatus(
-        options.supervisor === undefined ? {} : { supervisor: options.supervisor },
-      );
+      const status = await readStatus();
       last = status;
       options.onStatus?.(status);
       const before = options.before ?? null;
@@ -49,8 +50,9 @@ export async function followTransaction(
         const verdict = transactionVerdict(status, options.transaction);
         if (verdict.done) return { status, verdict };
       }
-    } catch {
-      // restarting: the next controller answers shortly
+    } catch (error) {
+      if (options.fatal?.(error)) throw error;
+      // restarting: the next runtime answers shortly
     }
     await sleep(options.pollMs ?? 500);
   }

@@ -5,11 +5,11 @@
  * to a detached runner; acceptance runs after the SSH session closed, and the transaction is
  * followed through the receiver's read-only `status`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { BootstrapPlan, RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
 import { followTimeout } from './apply.js';
+import { followTransaction } from './follow.js';
 import { parseReceiverAnswer, recoveryTarget, statusOverSsh } from './bootstrap-plan.js';
 import type { HostRuntime } from './host.js';
 
@@ -60,19 +60,15 @@ export async function applyOverSsh(input: {
   progress(
     `staged ${answer.buildId.slice(0, 12)}; runner ${answer.runner} on the node (log ${answer.log})`,
   );
-  const deadline = Date.now() + followTimeout(input.acceptanceTimeoutMs);
-  let status: RuntimeStatusResponse | null = null;
-  while (Date.now() < deadline) {
-    await sleep(1000);
-    try {
-      status = await statusOverSsh(target);
-    } catch (error) {
-      const failure = core.asFleetError(error);
-      if (failure.code === 'HOSTKEY_MISMATCH' || failure.code === 'HOSTKEY_UNKNOWN') throw error;
-      continue;
-    }
-    const verdict = core.transactionVerdict(status, answer.transaction);
-    if (verdict.done) return { transaction: answer.transaction, verdict, status };
-  }
-  return { transaction: answer.transaction, verdict: { done: false }, status };
+  // A changed host key is never retried; anything else (a busy sshd) is.
+  const { verdict, status } = await followTransaction(() => statusOverSsh(target), {
+    transaction: answer.transaction,
+    timeoutMs: followTimeout(input.acceptanceTimeoutMs),
+    pollMs: 1000,
+    fatal: (error) => {
+      const { code } = core.asFleetError(error);
+      return code === 'HOSTKEY_MISMATCH' || code === 'HOSTKEY_UNKNOWN';
+    },
+  });
+  return { transaction: answer.transaction, verdict, status };
 }

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import {
   ACCEPTANCE_TIMEOUT_MS,
+  argvFlag,
   certificateFingerprint,
   controllerEndpoint,
   createControllerClient,
@@ -16,16 +17,6 @@ import {
 import { systemClock } from '../context.js';
 import { statePaths } from '../state-paths.js';
 import { TokenStore } from '../tokens/store.js';
-
-/** The value of `--flag V` or `--flag=V` in an argv. */
-export function flagValue(argv: readonly string[], flag: string): string | undefined {
-  const index = argv.lastIndexOf(flag);
-  if (index >= 0) return argv[index + 1];
-  return [...argv]
-    .reverse()
-    .find((arg) => arg.startsWith(`${flag}=`))
-    ?.slice(flag.length + 1);
-}
 
 export class LocalIdentityProbe {
   private token: { id: string; token: string } | null = null;
@@ -47,7 +38,7 @@ export class LocalIdentityProbe {
   /** A client for the controller that `command` starts. */
   async client(command: readonly string[], name: string): Promise<ControllerClient> {
     const endpoint = controllerEndpoint(command);
-    const cert = flagValue(command, '--tls-cert');
+    const cert = argvFlag(command, '--tls-cert');
     const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
     return createControllerClient({
       host: name,

@@ -17,6 +17,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ACCEPTANCE_TIMEOUT_MS,
+  argvFlag,
   FleetError,
   isFleetError,
   readDefinitionFile,
@@ -46,7 +47,7 @@ import {
 import { withRuntimeLock } from '../generations/lock.js';
 import { currentPointer } from '../generations/pointer.js';
 import { rollbackTarget } from './journal-history.js';
-import { flagValue, LocalIdentityProbe } from './live.js';
+import { LocalIdentityProbe } from './live.js';
 
 export interface RunnerOptions {
   readonly home: string;
@@ -123,8 +124,8 @@ class Runner {
     const command = observed?.command ?? facts?.command ?? [];
     const flags = new Map<string, string>();
     for (const flag of FLAGS_CARRIED) {
-      const value = flagValue(command, flag) ?? flagValue(facts?.command ?? [], flag);
-      if (value !== undefined) flags.set(flag, value);
+      const value = argvFlag(command, flag) ?? argvFlag(facts?.command ?? [], flag);
+      if (value !== null) flags.set(flag, value);
     }
     return { flags, environment: facts?.environment ?? {} };
   }

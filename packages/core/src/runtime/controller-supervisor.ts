@@ -11,6 +11,7 @@ import { FleetError } from '../errors.js';
 import type { BootstrapAdapter, ObservedSupervisor } from '../interfaces/bootstrap.js';
 import type { NodeContext } from '../interfaces/node-context.js';
 import type { ControllerRestart, ControllerSupervisor } from '../interfaces/supervisor.js';
+import { argvFlag } from './layout.js';
 
 export interface AdapterSupervisorOptions {
   /**
@@ -28,16 +29,8 @@ export function controllerEndpoint(command: readonly string[]): {
   readonly host: string;
   readonly port: number;
 } {
-  const flag = (name: string): string | undefined => {
-    const index = command.lastIndexOf(name);
-    if (index >= 0) return command[index + 1];
-    return [...command]
-      .reverse()
-      .find((arg) => arg.startsWith(`${name}=`))
-      ?.slice(name.length + 1);
-  };
-  const bind = flag('--bind') ?? '127.0.0.1';
-  const port = Number.parseInt(flag('--port') ?? '7701', 10);
+  const bind = argvFlag(command, '--bind') ?? '127.0.0.1';
+  const port = Number.parseInt(argvFlag(command, '--port') ?? '7701', 10);
   return { host: bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind, port };
 }
 

@@ -162,16 +162,22 @@ export interface RuntimeCommandFacts {
   readonly home: string | null;
 }
 
+/**
+ * The value of `--name VALUE` or `--name=VALUE` in an argv — the last one, as the CLI's parser
+ * takes it; `null` when absent. How every reader of a supervised command reads its flags.
+ */
+export function argvFlag(argv: readonly string[], name: string): string | null {
+  let value: string | null = null;
+  argv.forEach((arg, index) => {
+    if (arg === name) value = argv[index + 1] ?? null;
+    else if (arg.startsWith(`${name}=`)) value = arg.slice(name.length + 1);
+  });
+  return value;
+}
+
 /** What a supervisor's argv says: the generation it runs, its `--node-id` and `--home`. */
 export function describeRuntimeCommand(argv: readonly string[]): RuntimeCommandFacts {
-  const flag = (name: string): string | null => {
-    let value: string | null = null;
-    argv.forEach((arg, index) => {
-      if (arg === name) value = argv[index + 1] ?? null;
-      else if (arg.startsWith(`${name}=`)) value = arg.slice(name.length + 1);
-    });
-    return value;
-  };
+  const flag = (name: string): string | null => argvFlag(argv, name);
   let buildId: string | null = null;
   // The script comes after the node binary and its options, before `controller serve`.
   const end = argv.indexOf('controller');

@@ -85,26 +85,22 @@ export const runtimeStageResponseSchema = z.strictObject({
 });
 export type RuntimeStageResponse = z.infer<typeof runtimeStageResponseSchema>;
 
+const acceptanceTimeoutSchema = z
+  .number()
+  .int()
+  .min(ACCEPTANCE_TIMEOUT_MS.min)
+  .max(ACCEPTANCE_TIMEOUT_MS.max);
+
 export const runtimeActivateRequestSchema = z.strictObject({
   operationId: operationIdSchema,
   transaction: z.string().min(1).max(64),
-  acceptanceTimeoutMs: z
-    .number()
-    .int()
-    .min(ACCEPTANCE_TIMEOUT_MS.min)
-    .max(ACCEPTANCE_TIMEOUT_MS.max)
-    .optional(),
+  acceptanceTimeoutMs: acceptanceTimeoutSchema.optional(),
 });
 export type RuntimeActivateRequest = z.infer<typeof runtimeActivateRequestSchema>;
 
 export const runtimeRollbackRequestSchema = z.strictObject({
   operationId: operationIdSchema,
-  acceptanceTimeoutMs: z
-    .number()
-    .int()
-    .min(ACCEPTANCE_TIMEOUT_MS.min)
-    .max(ACCEPTANCE_TIMEOUT_MS.max)
-    .optional(),
+  acceptanceTimeoutMs: acceptanceTimeoutSchema.optional(),
 });
 export type RuntimeRollbackRequest = z.infer<typeof runtimeRollbackRequestSchema>;
 

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
+import { acceptanceTimeoutFlag } from '../../runtime/flags.js';
 
 export default class BootstrapApply extends FleetCommand {
   static override summary = 'Apply a bootstrap plan (with --confirm).';
@@ -22,12 +23,7 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
       description: 'the controller is unavailable: use the SSH recovery receiver',
       default: false,
     }),
-    'acceptance-timeout': Flags.integer({
-      description: 'seconds the new runtime has to be accepted',
-      default: 60,
-      min: 1,
-      max: 600,
-    }),
+    'acceptance-timeout': acceptanceTimeoutFlag('new'),
     timeout: Flags.integer({
       description: 'per-request timeout in milliseconds',
       default: 120_000,

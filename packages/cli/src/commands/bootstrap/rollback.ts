@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
+import { acceptanceTimeoutFlag } from '../../runtime/flags.js';
 
 export default class BootstrapRollback extends FleetCommand {
   static override summary = "Roll a host's runtime back to its prior generation (with --confirm).";
@@ -11,12 +12,7 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
   static override args = { host: Args.string({ description: 'the host', required: true }) };
   static override flags = {
     confirm: Flags.boolean({ description: 'really roll back', default: false }),
-    'acceptance-timeout': Flags.integer({
-      description: 'seconds the prior runtime has to be accepted',
-      default: 60,
-      min: 1,
-      max: 600,
-    }),
+    'acceptance-timeout': acceptanceTimeoutFlag('prior'),
     timeout: Flags.integer({
       description: 'per-request timeout in milliseconds',
       default: 30_000,
@@ -44,14 +40,16 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
     const { followTransaction } = await import('../../runtime/follow.js');
     const { followTimeout } = await import('../../runtime/apply.js');
     const { recordRuntimeVerb } = await import('../../runtime/record.js');
-    const followed = await followTransaction(host.client, {
-      transaction: null,
-      before: before.transaction
-        ? { id: before.transaction.id, ended: before.transaction.lastStep === 'end' }
-        : null,
-      timeoutMs: followTimeout(acceptanceTimeoutMs),
-      supervisor: host.entry.supervisor,
-    });
+    const followed = await followTransaction(
+      () => host.client.runtimeStatus({ supervisor: host.entry.supervisor }),
+      {
+        transaction: null,
+        before: before.transaction
+          ? { id: before.transaction.id, ended: before.transaction.lastStep === 'end' }
+          : null,
+        timeoutMs: followTimeout(acceptanceTimeoutMs),
+      },
+    );
     const transaction = followed.status?.transaction?.id ?? null;
     await recordRuntimeVerb('bootstrap rollback', args.host, transaction, followed.verdict);
     if (!followed.verdict.done) {
