@@ -1,4 +1,4 @@
-// History-aware classification (SPEC §14): a 300-line canonical file with 1,000 published
+// History-aware classification (contract §14): a 300-line canonical file with 1,000 published
 // versions on the main line, classified against a live file — reading the history from git
 // (one `git log`, one `git cat-file --batch`), indexing it, and classifying a stale and a diverged
 // live file. Goal: ≤ 1 s including git.
@@ -11,7 +11,7 @@ import { renderTable, repoRoot, round, summarize } from './lib.js';
 
 export const name = 'classify-history';
 export const description =
-  'classify a live file against 1,000 versions of a 300-line canonical file, git included (SPEC §14)';
+  'classify a live file against 1,000 versions of a 300-line canonical file, git included (contract §14)';
 
 const VERSIONS = 1000;
 const LINES = 300;

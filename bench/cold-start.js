@@ -1,5 +1,5 @@
-// Cold start (SPEC §14): `fleet --version` and `fleet --help` as a ratio to `node -e 0` measured
-// in the same run, and a check that neither of them loads domain code (SPEC §2).
+// Cold start (contract §14): `fleet --version` and `fleet --help` as a ratio to `node -e 0` measured
+// in the same run, and a check that neither of them loads domain code (contract §2).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { cleanEnv, renderTable, repoRoot, round, summarize, timeNode } from './lib.js';
 
 export const name = 'cold-start';
-export const description = 'fleet --version / --help wall time as a ratio to node -e 0 (SPEC §14)';
+export const description = 'fleet --version / --help wall time as a ratio to node -e 0 (contract §14)';
 
 const CLI = 'packages/cli/bin/run.js';
 const TRACER = pathToFileURL(path.join(repoRoot, 'bench/trace-imports.mjs')).href;

@@ -1,4 +1,4 @@
-// The controller (SPEC §14): a real `fleet controller serve` process on loopback over a temp home
+// The controller (contract §14): a real `fleet controller serve` process on loopback over a temp home
 // holding a 10 KiB managed file (~/.claude/CLAUDE.md, on harness-policy's allowlist), asked
 // through the operator's own client (core's createControllerClient: one connection per request,
 // every answer schema-checked, as `fleet` does it). Goals: export p50 ≤ 5 ms over 500 sequential
@@ -19,7 +19,7 @@ const { CONTROLLER_NODE_OPTIONS } = await import(
 
 export const name = 'controller';
 export const description =
-  'controller export latency (10 KiB file), 200 concurrent requests, idle RSS (SPEC §14)';
+  'controller export latency (10 KiB file), 200 concurrent requests, idle RSS (contract §14)';
 
 const CLI = path.join(repoRoot, 'packages/cli/bin/run.js');
 const FILE = '~/.claude/CLAUDE.md';

@@ -1,4 +1,4 @@
-// Drift over a virtual lab fleet (SPEC §14): `fleet drift --json` (the real CLI, start-up
+// Drift over a virtual lab fleet (contract §14): `fleet drift --json` (the real CLI, start-up
 // included) against 10, 100 and 1,000 nodes served by one `lab up --virtual` process, 5 files per
 // node, all current; then 10 % of the 1,000 drifted. Goals: ≤ 2 s all current at 1,000 nodes,
 // ≤ 3 s with 10 % drifted, and a flat cost per host from 10 to 1,000.
@@ -11,7 +11,7 @@ import { cleanEnv, median, renderTable, repoRoot, round } from './lib.js';
 
 export const name = 'drift-fleet';
 export const description =
-  'fleet drift over 10 / 100 / 1,000 virtual lab nodes × 5 files (SPEC §14)';
+  'fleet drift over 10 / 100 / 1,000 virtual lab nodes × 5 files (contract §14)';
 
 const CLI = path.join(repoRoot, 'packages/cli/bin/run.js');
 const SIZES = [10, 100, 1000];

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs fleet's benchmarks (SPEC §14) and prints their results. `npm run bench` builds first.
+// Runs fleet's benchmarks (contract §14) and prints their results. `npm run bench` builds first.
 //
 //   node bench/run.js [NAME…] [--json] [--runs N] [--warmups N] [--strict]
 //

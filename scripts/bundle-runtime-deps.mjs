@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Makes `npm pack -w packages/cli` a self-contained runtime artifact (SPEC §12): run as
+// Makes `npm pack -w packages/cli` a self-contained runtime artifact (contract §12): run as
 // @fleet/cli's `prepack`, it copies the CLI's production dependency closure into
 // packages/cli/node_modules, where `bundleDependencies` makes npm pack it; `postpack` (`--clean`)
 // removes it again.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet demo on a local lab (SPEC §13): drift → plan → install → drift clean → adopt → audit
+# The fleet demo on a local lab (contract §13): drift → plan → install → drift clean → adopt → audit
 # verify, against three real controllers on 127.0.0.1. Run from the repository root after
 # `npm ci && npm run build`. Leaves nothing running: the lab is taken down at the end.
 set -euo pipefail

@@ -1,5 +1,5 @@
 /**
- * `fleet config adopt` and the canary secret end to end on a lab fleet (issue 4; SPEC §4, §8.5,
+ * `fleet config adopt` and the canary secret end to end on a lab fleet (issue 4; contract §4, §8.5,
  * §15, principle 5).
  *
  * Adopt: the commit of `mirror/<host>/<domain>/<file>` with its four provenance trailers and the

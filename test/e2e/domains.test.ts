@@ -1,5 +1,5 @@
 /**
- * The two process-coupled domains end to end on a lab fleet of real processes (SPEC §10.1, §10.2;
+ * The two process-coupled domains end to end on a lab fleet of real processes (contract §10.1, §10.2;
  * catalogue 22, 29), through the real `fleet` binary:
  *
  * - router (node-01): an install writes the config file and the installed volume together, then

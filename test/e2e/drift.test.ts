@@ -1,5 +1,5 @@
 /**
- * `fleet drift` and `fleet config plan` end to end on a lab fleet (issue 4; SPEC §7, §8.1–8.3):
+ * `fleet drift` and `fleet config plan` end to end on a lab fleet (issue 4; contract §7, §8.1–8.3):
  * every classification a node can show — missing, current, stale, diverged, unsupported — and a
  * host whose controller is down (unreachable, the run goes on, exit 1); a plan that writes nothing
  * and names the live sha256; dated report files, and no files at all without --report-dir.

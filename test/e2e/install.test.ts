@@ -1,5 +1,5 @@
 /**
- * `fleet config install` end to end on a lab fleet (issue 4; SPEC §7, §8.4, §15): the refusal
+ * `fleet config install` end to end on a lab fleet (issue 4; contract §7, §8.4, §15): the refusal
  * paths and their exit codes (no --confirm → 2, diverged without --force → 7, nothing written),
  * --force with a 0600 backup holding the old bytes, an install that changes nothing, the
  * compare-and-swap conflict (a file changed between plan and install → PRECONDITION_FAILED, exit
@@ -360,7 +360,7 @@ describe('e2e: config install on a lab fleet', function () {
       expect(driftReportSchema.parse(json(drift)).summary.current).to.equal(1);
     });
   });
-  describe('inventory and export (SPEC §9)', () => {
+  describe('inventory and export (contract §9)', () => {
     it('config inventory lists every managed file with its sha256, and the backups', async () => {
       const run = await lab.run(['config', 'inventory', 'node-01', '--json']);
       expect(run.exitCode, run.stderr).to.equal(0);

@@ -1,5 +1,5 @@
 /**
- * `fleet harness reconcile` end to end on a lab fleet (SPEC §10.3, issue 5 item 4), through the
+ * `fleet harness reconcile` end to end on a lab fleet (contract §10.3, issue 5 item 4), through the
  * real binary and real controllers. One lab for the file, the runs in order:
  *
  * - node-01 is left on the policy three releases back, across rewrites of most of its lines, with

@@ -1,5 +1,5 @@
 /**
- * The runtime lifecycle end to end on a lab host (SPEC §11, §12, §13): the lab supervisor driven
+ * The runtime lifecycle end to end on a lab host (contract §11, §12, §13): the lab supervisor driven
  * through the `lab` bootstrap adapter, a tarball made by `npm pack -w packages/cli`, and the
  * operator's real CLI — `bootstrap plan|apply|status|rollback` and `upgrade`, as the README shows.
  */

@@ -1,5 +1,5 @@
 /**
- * `fleet audit show|verify` through the real binary on a lab fleet (SPEC §5, §7; issue 3 item 5;
+ * `fleet audit show|verify` through the real binary on a lab fleet (contract §5, §7; issue 3 item 5;
  * catalogue C27, E38): an install is audited on the node and in the operator's own log under one
  * operation id; `audit verify` finds an edited, removed or reordered entry of a node's log —
  * through the controller and with `--home` — and exits 6 naming the host and the seq; an

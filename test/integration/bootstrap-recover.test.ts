@@ -1,5 +1,5 @@
 /**
- * `fleet bootstrap plan|apply --recover` over SSH (SPEC §12; catalogue 47, 48): a node whose
+ * `fleet bootstrap plan|apply --recover` over SSH (contract §12; catalogue 47, 48): a node whose
  * controller is down, a real OpenSSH server on 127.0.0.1 whose only command for the operator's
  * key is the fixed receiver (`authorized_keys` forced command), and the host key pinned in
  * fleet.yaml. The bundle carries the plan and the artifact — no credentials, no policy.

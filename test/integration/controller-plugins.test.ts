@@ -1,5 +1,5 @@
 /**
- * Safe plugin loading on the node (SPEC §2; issue 7, item 4): `fleet controller serve` loads the
+ * Safe plugin loading on the node (contract §2; issue 7, item 4): `fleet controller serve` loads the
  * user plugins linked into the oclif data directory exactly as the CLI does — through the same
  * oclif config and `fleet:register` hook — so a third-party domain's node half is served, and a
  * plugin that fails to load, declares a path outside the home, collides with another plugin's

@@ -1,5 +1,5 @@
 /**
- * The lab bootstrap adapter (SPEC §12–§13) driving a real lab: `fleet lab up --hosts 1`, the
+ * The lab bootstrap adapter (contract §12–§13) driving a real lab: `fleet lab up --hosts 1`, the
  * adapter loaded the way the controller loads it (the CLI's oclif config fires `fleet:register`,
  * `FLEET_LAB_SUPERVISOR` names the socket), definitions for two "generations" whose package is the
  * dev checkout (a real controller must print its JSON line), then installDefinition → restart →

@@ -1,5 +1,5 @@
 /**
- * The lab (SPEC §13, issue 3 item 7) through the real binary: real supervisor and controller
+ * The lab (contract §13, issue 3 item 7) through the real binary: real supervisor and controller
  * processes, real HTTP on 127.0.0.1 through the operator's client, a real git repository.
  */
 import { expect } from 'chai';
@@ -62,7 +62,7 @@ describe('fleet lab', function () {
       await tmp?.cleanup();
     });
 
-    it('builds the layout of SPEC §13, lab.json equal to what --json printed', async () => {
+    it('builds the layout of contract §13, lab.json equal to what --json printed', async () => {
       expect(await readJson(join(dir, 'lab.json'))).to.deep.equal(document);
       expect(document.repo).to.equal(join(dir, 'repo'));
       expect(document.credentials).to.equal(join(dir, 'credentials.json'));

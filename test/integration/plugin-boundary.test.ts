@@ -1,5 +1,5 @@
 /**
- * The plugin boundary (SPEC §2) through the real CLI: user plugins linked into an isolated data
+ * The plugin boundary (contract §2) through the real CLI: user plugins linked into an isolated data
  * directory are loaded next to the five bundled ones. A plugin that fails, targets another plugin
  * API, declares a path outside the home or claims another plugin's domain is refused with a
  * warning naming it — and the CLI goes on with the others.

@@ -1,5 +1,5 @@
 /**
- * The runtime artifact (SPEC §11, §12): `npm pack -w packages/cli` is self-contained. Staged as a
+ * The runtime artifact (contract §11, §12): `npm pack -w packages/cli` is self-contained. Staged as a
  * generation by the controller's own strict staging, it runs from there — away from the
  * repository and its node_modules — as `fleet --version` and as a controller whose
  * `GET /v1/identity` reports the generation's build: the artifact's sha256.

@@ -1,5 +1,5 @@
 /**
- * Kill -9 at every journal step of an upgrade (SPEC §15, catalogue 53): afterwards `status`
+ * Kill -9 at every journal step of an upgrade (contract §15, catalogue 53): afterwards `status`
  * reconciles the journal with what runs, and `rollback` restores the prior generation, verified.
  * The failpoint `runtime.journal.<step>:kill` SIGKILLs the process that has just made that step
  * durable — the controller for `begin`/`staged`, the detached runner for the rest.

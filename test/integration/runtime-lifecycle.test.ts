@@ -1,5 +1,5 @@
 /**
- * Runtime upgrades on a node (SPEC §11, §12; catalogue 49–52): a real controller running from a
+ * Runtime upgrades on a node (contract §11, §12; catalogue 49–52): a real controller running from a
  * staged generation of the packed runtime, under the systemd-user adapter over the testkit's fake
  * `systemctl`. Every acceptance failure ends in a verified rollback to the prior generation; a
  * prior that does not verify ends in manual-recovery-required with the evidence kept.

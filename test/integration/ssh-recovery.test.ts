@@ -1,5 +1,5 @@
 /**
- * The SSH recovery path of `bootstrap apply --recover` (SPEC §12; reliability catalogue
+ * The SSH recovery path of `bootstrap apply --recover` (contract §12; reliability catalogue
  * "Forced-command enforcement" and "Host key pinning"), against a real OpenSSH server on
  * 127.0.0.1 (test/src/sshd.ts) whose authorized_keys forces `fleet bootstrap receive`:
  * - the operator side (`runRecoveryVerb`): the pinned host key works; a changed or unknown key is
@@ -81,7 +81,7 @@ async function keygenFingerprint(dir: string, publicKey: string): Promise<string
   return fingerprint;
 }
 
-describe('SSH recovery path (SPEC §12; catalogue: forced command, host key pinning)', function () {
+describe('SSH recovery path (contract §12; catalogue: forced command, host key pinning)', function () {
   this.timeout(120_000);
 
   let ssh: SshModule;

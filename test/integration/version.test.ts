@@ -1,5 +1,5 @@
 /**
- * `fleet version` through the real binary on a lab fleet (SPEC §11, issue 6 item 1): the runtime
+ * `fleet version` through the real binary on a lab fleet (contract §11, issue 6 item 1): the runtime
  * against canonicalVersion (a development build in a checkout), the probed tools' versions, a
  * probed tool that is missing (exit 1), PATH shadowing seen by the controllers (a dead `fleet`
  * before a runnable one on the PATH they were started with), and the dated report forms.

@@ -1,5 +1,5 @@
 /**
- * The runtime artifact exactly as a release makes it (SPEC §11, §12): `npm pack -w packages/cli`,
+ * The runtime artifact exactly as a release makes it (contract §11, §12): `npm pack -w packages/cli`,
  * whose `prepack` (scripts/bundle-runtime-deps.mjs) bundles the CLI's production dependencies, so
  * the tarball runs on its own once staged as a generation. Packed once per test process, into a
  * temporary directory removed when the process exits. Needs a built tree (`npm run build`, which

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `fleet --version` is answered before oclif is imported: importing @oclif/core alone costs more
-// than the whole cold-start budget of SPEC §14 leaves, and the answer needs nothing from it. The
+// than the whole cold-start budget of contract §14 leaves, and the answer needs nothing from it. The
 // line is exactly oclif's own (`config.userAgent`), which a test checks.
 if (process.argv.length === 3 && process.argv[2] === '--version') {
   const { readFileSync } = await import('node:fs');

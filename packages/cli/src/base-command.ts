@@ -1,5 +1,5 @@
 /**
- * The one base command every fleet command extends. It owns the `--json` contract (SPEC §2, §7):
+ * The one base command every fleet command extends. It owns the `--json` contract (contract §2, §7):
  * stdout carries exactly one JSON document — the command's result, or the error envelope
  * `{ error: { code, message, exitCode } }` — and the process exits with the stable exit code of
  * the error's code. Human output goes to stdout, warnings and progress to stderr.

@@ -26,7 +26,7 @@ describe('fleet token and fleet controller serve', () => {
   });
   after(async () => rm(home, { recursive: true, force: true }));
 
-  it('issues, lists, rotates and revokes tokens with the --json shapes of SPEC §7', async () => {
+  it('issues, lists, rotates and revokes tokens with the --json shapes of contract §7', async () => {
     const issued = fleet([
       'token',
       'issue',

@@ -1,5 +1,5 @@
 /**
- * `fleet schedule install|list|remove` (SPEC §7, §1 principle 2, §10.3): the pure generation of
+ * `fleet schedule install|list|remove` (contract §7, §1 principle 2, §10.3): the pure generation of
  * every platform's definition (escaping of paths with spaces, `systemd-analyze verify`, well-formed
  * plist and task XML), the refusal table through the real binary, and an integration run with the
  * testkit's fake `systemctl` first on PATH and a temp HOME.

@@ -1,5 +1,5 @@
 /**
- * The node's allowlist (SPEC §5): exactly the paths registered domains declare — every managed
+ * The node's allowlist (contract §5): exactly the paths registered domains declare — every managed
  * file's and derived path's declared `path` under the home — plus the backups the controller
  * itself made of them. Per-host path variables are an operator-side notion: the node accepts the
  * declared paths only, exactly as spelled. Everything else is `PATH_OUTSIDE_ROOT`.

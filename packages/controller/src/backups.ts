@@ -1,5 +1,5 @@
 /**
- * Backups of replaced files (SPEC §8.4): `~/.local/state/fleet/backups/<domain>/`, directory 0700,
+ * Backups of replaced files (contract §8.4): `~/.local/state/fleet/backups/<domain>/`, directory 0700,
  * files 0600 created with `O_EXCL`, named `<fileId>.<YYYYMMDDTHHMMSSZ>.<operation id>.<seq>.bak`
  * (UTC, the operation id, and a sequence: never the same name twice, whatever the clock does).
  * Kept up to the domain's count per file, oldest pruned first, never the newest.

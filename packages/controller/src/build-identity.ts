@@ -1,5 +1,5 @@
 /**
- * The running controller's build identity (SPEC §5, §12): the generation its script sits in.
+ * The running controller's build identity (contract §5, §12): the generation its script sits in.
  *
  * A runtime started from a staged generation runs `…/runtime/generations/<build-id>/package/bin/
  * run.js` (its supervisor names it through the `current` pointer; the real path is resolved, so
@@ -10,7 +10,7 @@
  * Anything else — a checkout, `npm link`, a generation whose manifest is missing, unreadable or
  * names another build — is a **development build**: `{ sha256: null, commit: null }` on the wire
  * (`buildLabel` shows it as `+dev`). Nothing from the environment can claim an identity: the
- * acceptance of an upgrade (SPEC §12) compares exactly this.
+ * acceptance of an upgrade (contract §12) compares exactly this.
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';

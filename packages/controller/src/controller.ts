@@ -177,7 +177,7 @@ export async function createController(options: ControllerOptions): Promise<Cont
       nodeId: options.nodeId,
     };
     const recovery = await recoverAtStart(recoveryInput);
-    // Fail closed (SPEC §10.2): never serve as a node the identity file does not name.
+    // Fail closed (contract §10.2): never serve as a node the identity file does not name.
     await checkIdentityCoupling({
       home,
       nodeId: options.nodeId,
@@ -211,7 +211,7 @@ export async function createController(options: ControllerOptions): Promise<Cont
       secrets: () => loadEnvChain(home),
     };
     const controller = await listen(runtime, options, release);
-    // A node-id change this controller's start completes (SPEC §10.2): settled once it serves.
+    // A node-id change this controller's start completes (contract §10.2): settled once it serves.
     if (recovery.awaitingStart && recovery.awaitingStart.length > 0) {
       await settleAfterStart(recoveryInput, recovery.awaitingStart);
     }

@@ -23,7 +23,7 @@
  * controller running with that `--node-id` (e.g. `controller.start@node-02-new:throw` makes the
  * restart of a node-id change fail while every other start succeeds).
  *
- * Runtime generations (SPEC §12, catalogue 46, 50, 53), `packages/controller/src/generations/`:
+ * Runtime generations (contract §12, catalogue 46, 50, 53), `packages/controller/src/generations/`:
  * - `runtime.stage.before_rename`  the generation is complete, fsync'd and 0444/0555 in its temp
  *                                  directory; the rename into `generations/<build-id>` follows
  * - `runtime.flip.before_rename`   the temp symlink (or pointer file) exists; the rename over

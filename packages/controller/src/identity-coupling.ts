@@ -1,5 +1,5 @@
 /**
- * The fail-closed coupling of SPEC §10.2, at the controller's start: the node's identity file
+ * The fail-closed coupling of contract §10.2, at the controller's start: the node's identity file
  * (owned by the transport-identity domain, default `~/.config/fleet/transport.yaml`) names the
  * node id this node must run as in `expected_node`. A controller whose `--node-id` disagrees with
  * it refuses to serve at all (`NODE_ID_MISMATCH`): it never answers as a node it is not. The check
@@ -25,7 +25,7 @@ export async function checkIdentityCoupling(input: {
   const refuse = (why: string) =>
     new FleetError(
       'NODE_ID_MISMATCH',
-      `refusing to serve as --node-id ${input.nodeId}: ${why} (the identity file is fail-closed coupled to --node-id, SPEC §10.2)`,
+      `refusing to serve as --node-id ${input.nodeId}: ${why} (the identity file is fail-closed coupled to --node-id, contract §10.2)`,
       {
         suggestions: [
           `start the controller with the --node-id ${file.path} names, or install transport-identity from the repository`,

@@ -1,5 +1,5 @@
 /**
- * `@fleet/controller`: the node agent (SPEC §5). Start one with {@link createController}; the
+ * `@fleet/controller`: the node agent (contract §5). Start one with {@link createController}; the
  * token store is shared with the node-local `fleet token` commands.
  */
 export { createController, type Controller, type ControllerOptions } from './controller.js';
@@ -35,7 +35,7 @@ export { parseBackupName, utcStamp } from './backups.js';
 export { createHomeWriter, type HomeWriterOptions } from './home-writer.js';
 export { OperationWriter, type WrittenFile } from './writer.js';
 export { verifyAuditChain, auditLineHash } from '@fleet/core';
-// Runtime generations (SPEC §12): staging, the current pointer, the journal, acceptance, status
+// Runtime generations (contract §12): staging, the current pointer, the journal, acceptance, status
 export * from './generations/index.js';
 export {
   runRuntimeTransaction,

@@ -1,7 +1,7 @@
 import { FleetError } from '@fleet/core';
 
 /**
- * Per-path locks (SPEC §5): an install holds the lock of every path it writes for its whole
+ * Per-path locks (contract §5): an install holds the lock of every path it writes for its whole
  * duration, so two installs of one file never interleave; the second gets `LOCKED` at once
  * rather than waiting (it would be planned against a file about to change).
  */

@@ -1,5 +1,5 @@
 /**
- * Operation ids are single-use (SPEC §15). Each operation that changes or captures something has:
+ * Operation ids are single-use (contract §15). Each operation that changes or captures something has:
  * - an intent journal, `journal/<id>.jsonl`, created exclusively before anything is touched and
  *   appended (fsync'd) at every step of a write — so the next start can sweep what a crash left
  *   and tell whether each file is wholly old or wholly new;

@@ -1,5 +1,5 @@
 /**
- * Startup recovery (SPEC §15, catalogue 21–23): an operation a crash interrupted is found from
+ * Startup recovery (contract §15, catalogue 21–23): an operation a crash interrupted is found from
  * its journal and closed — its temp files swept, the live state of each file it was writing
  * observed (wholly old, wholly new, or changed by someone else), an `interrupted` audit record
  * appended and a status record written, so the next status query tells the truth. An operation

@@ -1,6 +1,6 @@
 /**
  * Settles, at the controller's start, an install that was answered before a coupled restart of
- * this very controller (core `PendingRestart`; the transport-identity domain, SPEC §10.2): its
+ * this very controller (core `PendingRestart`; the transport-identity domain, contract §10.2): its
  * journal holds `pending` with the `--node-id` the restarted controller must run with.
  *
  * - This controller runs with that id: the restart happened as planned. The operation is

@@ -1,5 +1,5 @@
 /**
- * Where the node keeps its own state (SPEC §5): everything under `~/.local/state/fleet/`, where
+ * Where the node keeps its own state (contract §5): everything under `~/.local/state/fleet/`, where
  * `~` is the controller's `--home`. Directories are 0700, files 0600.
  */
 import { join, relative, sep } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * The controller's `SafeFileWriter` (core `interfaces/installer.ts`), one per operation. A
- * `replace` is the whole recoverable write of SPEC §8.4, in order: allowlist and lock; the live
+ * `replace` is the whole recoverable write of contract §8.4, in order: allowlist and lock; the live
  * sha256 compared with the expected one (`PRECONDITION_FAILED` carrying the live sha; equal
  * content writes nothing); a backup (0600, O_EXCL, in the 0700 backup directory); a temp file
  * created O_EXCL with mode 0600 in the target's own directory, written, chmod'ed to the target's

@@ -4,7 +4,7 @@
 /**
  * `POST /v1/audit` (core `wire/audit-read.ts`): the audit log read back verbatim, for
  * `fleet audit verify --host`. Scope `config:read` only (never the legacy token: the log names
- * clients and paths); paging by line; only `audit.jsonl` is ever read (SPEC §5; catalogue C27, E38).
+ * clients and paths); paging by line; only `audit.jsonl` is ever read (contract §5; catalogue C27, E38).
  */
 import { createHash } from 'node:crypto';
 import {

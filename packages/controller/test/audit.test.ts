@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return --
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
-/** The audit log on a real node (SPEC §5, §15; catalogue A1, C27, E38). */
+/** The audit log on a real node (contract §5, §15; catalogue A1, C27, E38). */
 import { appendFile, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';

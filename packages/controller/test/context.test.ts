@@ -1,4 +1,4 @@
-/** The real NodeContext (SPEC §6): no shell, an explicit minimal environment, the env chain. */
+/** The real NodeContext (contract §6): no shell, an explicit minimal environment, the env chain. */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

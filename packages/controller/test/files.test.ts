@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call --
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
-/** Reads and the allowlist (SPEC §5, §9; catalogue B11, B12, B17, B18, E36, F41). */
+/** Reads and the allowlist (contract §5, §9; catalogue B11, B12, B17, B18, E36, F41). */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {

@@ -1,4 +1,4 @@
-/** Acceptance of a started runtime (SPEC §12, catalogue 51): every criterion, one at a time. */
+/** Acceptance of a started runtime (contract §12, catalogue 51): every criterion, one at a time. */
 import { expect } from 'chai';
 import type { IdentityResponse } from '@fleet/core';
 import { acceptRuntime, describeFailures } from '../src/generations/acceptance.js';

@@ -1,5 +1,5 @@
 /**
- * The runtime journal (SPEC §12, catalogue 46): parsing fixtures (torn, corrupt, gap, disorder)
+ * The runtime journal (contract §12, catalogue 46): parsing fixtures (torn, corrupt, gap, disorder)
  * and the durable writer.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

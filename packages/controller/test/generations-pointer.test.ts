@@ -1,5 +1,5 @@
 /**
- * The `current` pointer (SPEC §12, catalogue 50, 53): atomic flips in both forms, observed by a
+ * The `current` pointer (contract §12, catalogue 50, 53): atomic flips in both forms, observed by a
  * reader in another process that must never see ENOENT or a dangling pointer; kill -9 at the flip
  * and at every journal step, after which the status is in the allowed set.
  */

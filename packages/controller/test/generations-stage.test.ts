@@ -1,5 +1,5 @@
 /**
- * Staging runtime generations on real temp dirs (SPEC §12, catalogue 49): integrity before and
+ * Staging runtime generations on real temp dirs (contract §12, catalogue 49): integrity before and
  * after, immutability, hostile tarballs refused with nothing staged and nothing flipped.
  */
 import { execFile } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * Runtime status (SPEC §12): the journal reconciled with observation — never journal intent as
+ * Runtime status (contract §12): the journal reconciled with observation — never journal intent as
  * liveness. One row per situation.
  */
 import { expect } from 'chai';

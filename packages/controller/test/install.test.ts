@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call --
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
-/** The node half of install (SPEC §8.4, §15; catalogue A3, A8, C, D30, F43). */
+/** The node half of install (contract §8.4, §15; catalogue A3, A8, C, D30, F43). */
 import { lstat, readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';

@@ -1,5 +1,5 @@
 /**
- * An install whose coupled action replaces the controller itself (core `PendingRestart`, SPEC
+ * An install whose coupled action replaces the controller itself (core `PendingRestart`, contract
  * §10.2; catalogue 22, 29): answered `restart pending` and journaled; the action starts only after
  * the answer; the controller that comes up settles it — completed when it runs with the expected
  * `--node-id`, every written file restored (rolled back) when it does not. And the fail-closed

@@ -2,7 +2,7 @@
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
 /**
- * The scope matrix (catalogue A2, SPEC §5): every operation × every scope, and the legacy shared
+ * The scope matrix (catalogue A2, contract §5): every operation × every scope, and the legacy shared
  * token, declared in one table; then expired, revoked and rotated tokens.
  */
 import { createHash } from 'node:crypto';

@@ -2,7 +2,7 @@
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
 /**
- * Secrets never transit (SPEC §1.5, §15; catalogue F41, F43): after every kind of operation, the
+ * Secrets never transit (contract §1.5, §15; catalogue F41, F43): after every kind of operation, the
  * canary from the node's env chain is in the installed file and in nothing that left the node or
  * that the node logs — responses, receipts, the audit log, operation records, journals.
  */

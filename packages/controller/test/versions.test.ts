@@ -2,7 +2,7 @@
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
 /**
- * `POST /v1/versions` (SPEC §11), the node half of `fleet version`: the launchctl parser on
+ * `POST /v1/versions` (contract §11), the node half of `fleet version`: the launchctl parser on
  * fixture text, the build identity of a runtime run from a generation, and the route through
  * HTTP with a temp PATH of fake executables (shell scripts): a dead `fleet` earlier on PATH, an
  * older one, a newer one later, fake `node` and `git`, and no `python3`.

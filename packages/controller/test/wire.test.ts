@@ -15,7 +15,7 @@ import {
 
 describe('wire protocol', () => {
   describe('route table', () => {
-    it('gives every route at least one scope, each spelled as in SPEC §5', () => {
+    it('gives every route at least one scope, each spelled as in contract §5', () => {
       for (const route of ROUTES) {
         expect(route.scopes, route.operation).to.not.be.empty;
         for (const scope of route.scopes) expect(SCOPES).to.include(scope);

@@ -1,5 +1,5 @@
 /**
- * Errors as data. Every failure fleet reports has a stable `code`, the CLI exit code of SPEC §7
+ * Errors as data. Every failure fleet reports has a stable `code`, the CLI exit code of contract §7
  * and, for failures that cross the controller's wire, an HTTP status (reliability catalogue §2).
  *
  * Errors cross the plugin boundary: a user-installed plugin has its own copy of this module, so
@@ -7,7 +7,7 @@
  * symbol brand and the shape instead.
  */
 
-/** The stable exit codes of SPEC §7. */
+/** The stable exit codes of contract §7. */
 export const ExitCode = {
   ok: 0,
   drift: 1,
@@ -98,7 +98,7 @@ export const ERROR_CODES = {
   DIVERGED: { exit: ExitCode.policy },
   /** `--unattended` without the domain's opt-in, or for a domain with a process coupling (§10.3). */
   UNATTENDED_REFUSED: { exit: ExitCode.policy },
-  /** The node's local bootstrap policy does not allow this bootstrap (SPEC §12). */
+  /** The node's local bootstrap policy does not allow this bootstrap (contract §12). */
   BOOTSTRAP_REFUSED: { exit: ExitCode.policy, http: 403 },
   SECRET_FOUND: { exit: ExitCode.policy },
   PATH_OUTSIDE_ROOT: { exit: ExitCode.policy, http: 403 },
@@ -159,7 +159,7 @@ export class FleetError extends Error {
     this.suggestions = options.suggestions ?? [];
   }
 
-  /** The stable JSON envelope of SPEC §2: `{ error: { code, message, exitCode } }`. */
+  /** The stable JSON envelope of contract §2: `{ error: { code, message, exitCode } }`. */
   toEnvelope(): ErrorEnvelope {
     return errorEnvelope(this);
   }

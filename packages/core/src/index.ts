@@ -4,7 +4,7 @@
  * (interfaces, descriptors) are types and plain data; see docs/architecture.md.
  */
 
-// Contracts (SPEC §6) and the plugin boundary (SPEC §2)
+// Contracts (contract §6) and the plugin boundary (contract §2)
 export type * from './interfaces/domain.js';
 export type * from './interfaces/drift.js';
 export type * from './interfaces/installer.js';
@@ -122,7 +122,7 @@ export { parseStrictJson } from './json.js';
 export { parseYaml, type ParsedYaml } from './yaml.js';
 export { fieldPath, zodProblems } from './zod-problems.js';
 
-// Reports (SPEC §8.1)
+// Reports (contract §8.1)
 export {
   DRIFT_LAYERS,
   DRIFT_SCHEMA,
@@ -145,7 +145,7 @@ export {
 } from './report/render-report.js';
 export { datedReportDir, writeReportSet } from './report/report-dir.js';
 
-// The version report (SPEC §11): `fleet.version/v1`, its evaluation and renderers
+// The version report (contract §11): `fleet.version/v1`, its evaluation and renderers
 export { compareSemver, parseSemver, type ParsedSemver } from './semver.js';
 export {
   VERSION_ITEM_KINDS,
@@ -174,7 +174,7 @@ export {
   type VersionInput,
 } from './config/version.js';
 
-// Config verbs (SPEC §8): per-host targets, file assessment, drift
+// Config verbs (contract §8): per-host targets, file assessment, drift
 export {
   WHOLE_FILE_VIEW,
   buildHistoryIndexes,
@@ -233,7 +233,7 @@ export {
   type AdoptCandidate,
 } from './config/adopt.js';
 
-// History-aware classification (SPEC §8.2)
+// History-aware classification (contract §8.2)
 export {
   PublishedLines,
   classify,
@@ -317,7 +317,7 @@ export {
 export { wholeFileInstaller } from './installers/whole-file.js';
 export { restoreWritten } from './installers/restore.js';
 
-// Runtime generations: layout, current pointer, supervised command (SPEC §12)
+// Runtime generations: layout, current pointer, supervised command (contract §12)
 export * from './runtime/layout.js';
 export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';

@@ -1,5 +1,5 @@
 /**
- * Drift's probers (SPEC §8.1, §14): each host's domain probers ride in the same request as its
+ * Drift's probers (contract §8.1, §14): each host's domain probers ride in the same request as its
  * files (one request per host), their items join the file items; a prober that fails is one
  * `error` item. Plus the install parameters the operator sends (derived paths, the reload command)
  * and fleet.yaml's `domains.<domain>.reload`.

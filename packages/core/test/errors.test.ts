@@ -99,7 +99,7 @@ describe('errors', () => {
     }
   });
 
-  describe('exit codes (SPEC §7) and HTTP statuses (catalogue §2)', () => {
+  describe('exit codes (contract §7) and HTTP statuses (catalogue §2)', () => {
     // HTTP is asserted only for the controller vocabulary of catalogue §2; operator-side codes
     // may or may not have a status, which neither document fixes.
     const cases: [code: ErrorCode, exit: number, http?: number][] = [
@@ -145,7 +145,7 @@ describe('errors', () => {
       });
     }
 
-    it('every code maps to one of the exit codes of SPEC §7', () => {
+    it('every code maps to one of the exit codes of contract §7', () => {
       const allowed = new Set<number>(Object.values(ExitCode));
       expect([...allowed].sort()).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
       for (const [code, spec] of Object.entries(ERROR_CODES)) {

@@ -1,5 +1,5 @@
 /**
- * `fleet version`'s pure parts (SPEC §11): semantic version precedence, the PATH shadowing
+ * `fleet version`'s pure parts (contract §11): semantic version precedence, the PATH shadowing
  * decision table, evaluation of one host's answer, report assembly and its human forms, and the
  * engine over a real repository with the node side given as a function.
  */

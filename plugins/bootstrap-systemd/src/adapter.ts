@@ -1,5 +1,5 @@
 /**
- * The systemd-user bootstrap adapter's node half (SPEC §12, catalogue 54): writes the unit into
+ * The systemd-user bootstrap adapter's node half (contract §12, catalogue 54): writes the unit into
  * `~/.config/systemd/user/`, and drives the user manager with `systemctl --user
  * daemon-reload|enable|start|stop|restart|show` — always through `ctx.processes`, never a shell.
  * Lingering is checked with `loginctl show-user <uid> -p Linger --value` before anything changes.

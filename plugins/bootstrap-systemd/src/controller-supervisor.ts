@@ -7,7 +7,7 @@ import {
 import { createSystemdUserAdapter, type SystemdUserAdapterOptions } from './adapter.js';
 
 /**
- * core's `ControllerSupervisor` for a controller run by the systemd user unit (SPEC §10.2):
+ * core's `ControllerSupervisor` for a controller run by the systemd user unit (contract §10.2):
  * `recordNodeId` rewrites `ExecStart=`'s `--node-id` and reloads, `restart` restarts the unit and
  * resolves once the new controller runs with the recorded id and accepts connections.
  */

@@ -1,7 +1,7 @@
 import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
 
 /**
- * The systemd user-unit supervisor (SPEC §12): a unit in `~/.config/systemd/user/`, driven with
+ * The systemd user-unit supervisor (contract §12): a unit in `~/.config/systemd/user/`, driven with
  * `systemctl --user daemon-reload|restart|show`, and a prober of the unit's runtime state.
  * Implementations load lazily: `--help` and `--version` never import them.
  */
@@ -25,7 +25,7 @@ export const registration: FleetRegistration = defineRegistration({
   ],
 });
 
-/** The `fleet:register` hook: returns this plugin's descriptors (SPEC §2). */
+/** The `fleet:register` hook: returns this plugin's descriptors (contract §2). */
 export default function register(_options: RegisterHookOptions): FleetRegistration {
   return registration;
 }

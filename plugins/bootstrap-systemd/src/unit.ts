@@ -1,5 +1,5 @@
 /**
- * The controller's systemd user unit, generated as a pure function (SPEC §12), and read back.
+ * The controller's systemd user unit, generated as a pure function (contract §12), and read back.
  * The unit passes `systemd-analyze verify` (a test runs it): `Type=exec`, an absolute `ExecStart=`
  * running `<node> <generation>/package/bin/run.js controller serve --home … --node-id …`,
  * `Restart=on-failure` with a start limit, `WantedBy=default.target`.

@@ -1,5 +1,5 @@
 /**
- * The windows-task bootstrap adapter's node half (SPEC §12): writes the task XML (UTF-16LE) under
+ * The windows-task bootstrap adapter's node half (contract §12): writes the task XML (UTF-16LE) under
  * `%LOCALAPPDATA%\fleet\supervisor\`, registers it with `schtasks /Create /XML <file> /TN
  * fleet-controller /F`, starts and ends it with `/Run` and `/End`, and observes it with `/Query
  * /XML` (the registered definition: which generation, which `--node-id`) and `/Query /FO LIST /V`

@@ -7,7 +7,7 @@ import {
 import { createWindowsTaskAdapter, type WindowsTaskAdapterOptions } from './adapter.js';
 
 /**
- * core's `ControllerSupervisor` for a controller run by the scheduled task (SPEC §10.2):
+ * core's `ControllerSupervisor` for a controller run by the scheduled task (contract §10.2):
  * `recordNodeId` re-creates the task with the new `--node-id` in its arguments, `restart` ends and
  * runs it and resolves once the new controller runs with the recorded id and accepts connections.
  */

@@ -1,7 +1,7 @@
 import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
 
 /**
- * The Windows Task Scheduler supervisor (SPEC §12): a scheduled task defined by Task Scheduler
+ * The Windows Task Scheduler supervisor (contract §12): a scheduled task defined by Task Scheduler
  * XML, driven with `schtasks /Create /XML`, `/Run`, `/End`, `/Query`, and a prober of its state.
  * Implementations load lazily: `--help` and `--version` never import them.
  */
@@ -25,7 +25,7 @@ export const registration: FleetRegistration = defineRegistration({
   ],
 });
 
-/** The `fleet:register` hook: returns this plugin's descriptors (SPEC §2). */
+/** The `fleet:register` hook: returns this plugin's descriptors (contract §2). */
 export default function register(_options: RegisterHookOptions): FleetRegistration {
   return registration;
 }

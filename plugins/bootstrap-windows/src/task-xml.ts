@@ -1,5 +1,5 @@
 /**
- * The controller's scheduled task, generated as Task Scheduler XML by a pure function (SPEC §12),
+ * The controller's scheduled task, generated as Task Scheduler XML by a pure function (contract §12),
  * and read back. The document carries what the Task Scheduler schema requires and what `schtasks
  * /Create /XML` needs: the declaration (`encoding="UTF-16"`: the file is written UTF-16LE with a
  * byte-order mark), `<Task version="1.2" xmlns="…/mit/task">`, `RegistrationInfo`, a `LogonTrigger`

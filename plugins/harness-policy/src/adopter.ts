@@ -1,5 +1,5 @@
 /**
- * The harness-policy adopter (SPEC §6, §8.5). The core captures the live file (redacted on the
+ * The harness-policy adopter (contract §6, §8.5). The core captures the live file (redacted on the
  * node), reverse-substitutes host variables and scans for secrets; this decides what of a capture
  * is a canonical candidate and where it lands in the repo:
  * - CLAUDE.md: the whole capture — the whole file is managed;

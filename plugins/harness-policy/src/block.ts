@@ -1,5 +1,5 @@
 /**
- * The managed block of a policy file (SPEC §10.3, reliability catalogue H): pure, byte-exact
+ * The managed block of a policy file (contract §10.3, reliability catalogue H): pure, byte-exact
  * text surgery on the lines between `<!-- fleet:harness-policy:begin -->` and
  * `<!-- fleet:harness-policy:end -->`.
  *

@@ -20,7 +20,7 @@ ${POLICY_MARKERS.end}
 `;
 
 /**
- * The harness-policy domain (SPEC §10.3): CLAUDE.md is managed whole (gated by the history-aware
+ * The harness-policy domain (contract §10.3): CLAUDE.md is managed whole (gated by the history-aware
  * check); AGENTS.md and GEMINI.md only within their markers, everything outside them preserved
  * byte for byte. The block is regenerated from the canonical CLAUDE.md on every run.
  */

@@ -1,5 +1,5 @@
 /**
- * The harness-policy installer (SPEC §6, §8.4, §10.3). Coupling: none — writing the files is the
+ * The harness-policy installer (contract §6, §8.4, §10.3). Coupling: none — writing the files is the
  * whole operation.
  *
  * Operator half (pure): CLAUDE.md is the rendered canonical, whole; AGENTS.md and GEMINI.md are

@@ -20,7 +20,7 @@ export const registration: FleetRegistration = defineRegistration({
   ],
 });
 
-/** The `fleet:register` hook: returns this plugin's descriptors (SPEC §2). */
+/** The `fleet:register` hook: returns this plugin's descriptors (contract §2). */
 export default function register(_options: RegisterHookOptions): FleetRegistration {
   return registration;
 }

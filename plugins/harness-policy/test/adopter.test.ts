@@ -1,5 +1,5 @@
 /**
- * The harness-policy adopter (SPEC §8.5): what of a capture is a canonical candidate, and where in
+ * The harness-policy adopter (contract §8.5): what of a capture is a canonical candidate, and where in
  * the repo it goes.
  */
 import { expect } from 'chai';

@@ -1,5 +1,5 @@
 /**
- * The managed block, byte for byte (SPEC §10.3, reliability catalogue H 55). Every fixture is a
+ * The managed block, byte for byte (contract §10.3, reliability catalogue H 55). Every fixture is a
  * row of a table: copy a row to add a case.
  */
 import { createHash } from 'node:crypto';

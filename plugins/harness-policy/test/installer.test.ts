@@ -1,5 +1,5 @@
 /**
- * The harness-policy installer against a fake host (SPEC §8.4, §10.3; catalogue 40, 43, 55, 58).
+ * The harness-policy installer against a fake host (contract §8.4, §10.3; catalogue 40, 43, 55, 58).
  *
  * The operator half is loaded through the registry exactly as the CLI loads it. The node half runs
  * against `@fleet/testkit`'s fake host (a real temporary home) with `host.writer(domain)`: the

@@ -1,5 +1,5 @@
 /**
- * `fleet harness reconcile`, the pure parts (SPEC §10.3): worst state, exit codes, the
+ * `fleet harness reconcile`, the pure parts (contract §10.3): worst state, exit codes, the
  * unattended gate, the state merge (an offline host keeps the time it was first seen pending
  * until a run reaches it) and the rolling log bounded to 500 lines; plus the state files on disk
  * (mode 0600, atomic, a damaged state moved aside, the run lock).

@@ -1,5 +1,5 @@
 /**
- * The router adopter (SPEC §6, §8.5): the config file is managed whole, so the whole capture is
+ * The router adopter (contract §6, §8.5): the config file is managed whole, so the whole capture is
  * the canonical candidate (the core has already redacted it on the node, reverse-substituted the
  * host's variables and scanned it for secrets). It lands in `mirror/<host>/router/router.yaml`;
  * promoting it to `domains/router/router.yaml` is an ordinary reviewed git change. The installed

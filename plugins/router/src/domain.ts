@@ -12,7 +12,7 @@ routes:
 `;
 
 /**
- * The router domain (SPEC §10.1): the operator-home config file and the installed volume the
+ * The router domain (contract §10.1): the operator-home config file and the installed volume the
  * router process actually reads. A file edit does nothing until the volume is written, so an
  * install writes both, then runs the configured reload command.
  */

@@ -1,5 +1,5 @@
 /**
- * The router installer (SPEC §6, §8.4, §10.1). Coupling: `write-volume` and `reload`.
+ * The router installer (contract §6, §8.4, §10.1). Coupling: `write-volume` and `reload`.
  *
  * Operator half (pure): the config file is managed whole (the view is the rendered canonical);
  * `check` refuses content that is not YAML (duplicate keys included) with its line, never its

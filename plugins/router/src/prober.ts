@@ -1,5 +1,5 @@
 /**
- * The router's `derived` layer (SPEC §10.1): the installed volume the router process reads must
+ * The router's `derived` layer (contract §10.1): the installed volume the router process reads must
  * equal the config file — an edit of the file does nothing until the volume is written, and a
  * hand edit of the volume is invisible to the file layer.
  *

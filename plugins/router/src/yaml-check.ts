@@ -1,5 +1,5 @@
 /**
- * The router's configuration is YAML (SPEC §10.1): content that does not parse is refused before
+ * The router's configuration is YAML (contract §10.1): content that does not parse is refused before
  * anything is written. Problems name the line and the kind of error, never the content (a YAML
  * error message can quote the text, and a resolved file holds secret values).
  */

@@ -1,5 +1,5 @@
 /**
- * The router installer against a fake host (SPEC §8.4, §10.1) — the way a plugin author tests a
+ * The router installer against a fake host (contract §8.4, §10.1) — the way a plugin author tests a
  * domain with a coupled action:
  * - the operator half is loaded through the registry, as the CLI loads it;
  * - the node half runs on `@fleet/testkit`'s fake host: a real temporary home, the controller's

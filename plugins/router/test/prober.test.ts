@@ -1,5 +1,5 @@
 /**
- * The router's `derived` layer (SPEC §10.1): the node half reads both files' sha256 through the
+ * The router's `derived` layer (contract §10.1): the node half reads both files' sha256 through the
  * host's safe reads (`host.files`, the controller's own reader on a fake host), the operator half
  * turns the facts into one drift item.
  */

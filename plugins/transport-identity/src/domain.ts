@@ -1,7 +1,7 @@
 import type { DomainDeclaration } from '@fleet/core';
 
 /**
- * The transport-identity domain (SPEC §10.2): the node's identity file, whose `expected_node` is
+ * The transport-identity domain (contract §10.2): the node's identity file, whose `expected_node` is
  * fail-closed coupled to the controller's `--node-id` flag. Writing the file without restarting
  * the controller with the matching flag would take the node offline, so the install owns both.
  */

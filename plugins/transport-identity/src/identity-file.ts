@@ -1,5 +1,5 @@
 /**
- * The node identity file (SPEC §10.2): YAML with `expected_node`, the node id the controller must
+ * The node identity file (contract §10.2): YAML with `expected_node`, the node id the controller must
  * run as. Parsed the same way by the operator's check, the node half and the prober. Problems name
  * the line, never the text.
  */

@@ -1,5 +1,5 @@
 /**
- * The transport-identity installer (SPEC §6, §8.4, §10.2). Coupling (fail closed): the identity
+ * The transport-identity installer (contract §6, §8.4, §10.2). Coupling (fail closed): the identity
  * file's `expected_node` and the controller's `--node-id` must agree, or the node refuses traffic
  * (the controller will not start); so writing the file, recording the flag with the controller's
  * supervisor, restarting the controller and checking the restarted controller's id are one

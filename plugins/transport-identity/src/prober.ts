@@ -1,5 +1,5 @@
 /**
- * The `runtime` layer of transport-identity (SPEC §10.2): three things must name one node — the
+ * The `runtime` layer of transport-identity (contract §10.2): three things must name one node — the
  * identity file's `expected_node`, the `--node-id` the running controller was started with, and the
  * repository's `node_id` for the host.
  *

@@ -1,5 +1,5 @@
 /**
- * The transport-identity installer against a fake host (SPEC §10.2; catalogue 22, 29) — the way a
+ * The transport-identity installer against a fake host (contract §10.2; catalogue 22, 29) — the way a
  * plugin author tests a domain that restarts the controller:
  * - the node half runs on `@fleet/testkit`'s fake host with the controller's own writer
  *   (`host.writer(domain)`);

@@ -1,5 +1,5 @@
 /**
- * What `fleet audit show|verify` share (SPEC §5, §7): reading a node's audit log — from a node
+ * What `fleet audit show|verify` share (contract §5, §7): reading a node's audit log — from a node
  * home on this machine, or page by page through a host's controller (`POST /v1/audit`) — checking
  * its hash chain with core's pure `verifyAuditChain`, and printing records so that nothing in them
  * can drive the terminal or forge a line (catalogue E38). Loaded by the commands inside `run()`.
@@ -177,7 +177,7 @@ export function failedVerdict(host: string, error: FleetErrorLike): HostVerdict 
 }
 
 /**
- * The exit code of a verification (SPEC §7): 6 when any chain is broken; else the first failed
+ * The exit code of a verification (contract §7): 6 when any chain is broken; else the first failed
  * host's (5 unreachable, 4 refused…); else 0.
  */
 export function verifyExitCode(verdicts: readonly HostVerdict[]): number {

@@ -1,5 +1,5 @@
 /**
- * The node's `authorized_keys` line for the SSH recovery path (SPEC §12, `bootstrap apply
+ * The node's `authorized_keys` line for the SSH recovery path (contract §12, `bootstrap apply
  * --recover`). Operators install it in the node user's `~/.ssh/authorized_keys`:
  *
  * ```

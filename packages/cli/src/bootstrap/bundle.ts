@@ -1,5 +1,5 @@
 /**
- * The bundle the `apply` verb of the SSH recovery path carries on stdin (SPEC §12):
+ * The bundle the `apply` verb of the SSH recovery path carries on stdin (contract §12):
  *
  * ```
  * {"schema":"fleet.bootstrap-bundle/v1","plan":{…},"artifact":{"sha256":"<64 hex>","bytes":N}}\n

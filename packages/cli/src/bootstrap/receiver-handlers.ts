@@ -2,7 +2,7 @@
  * What `fleet bootstrap receive` (the node's forced SSH command) does for each verb it accepts.
  * The receiver has already checked the verb against the allowlist and logged the request; a
  * handler gets only the context below — never the environment, argv or `SSH_ORIGINAL_COMMAND` —
- * and answers with the process exit code (SPEC §7). A handler may also throw a fleet error: the
+ * and answers with the process exit code (contract §7). A handler may also throw a fleet error: the
  * command prints it on stderr and exits with its code.
  *
  * A verb of the allowlist without a handler here is refused with exit 2 ("not available in this

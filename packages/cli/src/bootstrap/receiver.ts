@@ -1,5 +1,5 @@
 /**
- * The node side of the SSH recovery path (SPEC §12; reliability catalogue "Forced-command
+ * The node side of the SSH recovery path (contract §12; reliability catalogue "Forced-command
  * enforcement"). `authorized_keys` forces `fleet bootstrap receive --home DIR` for the operator's
  * recovery key, so this runs whatever the client asked for. The request is read only from
  * `SSH_ORIGINAL_COMMAND` and treated as data: after trimming it must equal one verb of the

@@ -1,5 +1,5 @@
 /**
- * The recovery receiver's runtime verbs (SPEC §12), for a node whose controller is unavailable:
+ * The recovery receiver's runtime verbs (contract §12), for a node whose controller is unavailable:
  *
  * - `status`: the journal reconciled with observation (pointer, supervisor, live identity asked
  *   with a short-lived node-local token) — the same answer as the controller's `runtime-status`.

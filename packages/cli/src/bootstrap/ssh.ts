@@ -1,5 +1,5 @@
 /**
- * The operator side of the SSH recovery path (SPEC §12: `bootstrap apply --recover` for a host
+ * The operator side of the SSH recovery path (contract §12: `bootstrap apply --recover` for a host
  * whose controller is unavailable; reliability catalogue "Host key pinning").
  *
  * One connection runs one verb of the node's forced command (`fleet bootstrap receive`):
@@ -53,7 +53,7 @@ export interface RecoveryOptions {
 }
 
 export interface RecoveryResult {
-  /** The receiver's exit code (SPEC §7 codes). */
+  /** The receiver's exit code (contract §7 codes). */
   readonly exitCode: number;
   readonly stdout: string;
   readonly stderr: string;

@@ -1,5 +1,5 @@
 /**
- * The verbs of the SSH recovery path (SPEC §12, `bootstrap apply --recover`). The operator side
+ * The verbs of the SSH recovery path (contract §12, `bootstrap apply --recover`). The operator side
  * sends one as the SSH command string; the node's forced command (`fleet bootstrap receive`)
  * reads it from `SSH_ORIGINAL_COMMAND` as data and accepts exactly these strings, nothing else.
  */

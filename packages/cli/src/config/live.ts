@@ -1,7 +1,7 @@
 /**
  * The transport of the config verbs' reads: one `snapshot` request per host carries every live
  * file the host's targets name, each redacted on the node, with the backups the node holds of it
- * (published versions too: SPEC §8.2).
+ * (published versions too: contract §8.2).
  */
 import type {
   FileTarget,

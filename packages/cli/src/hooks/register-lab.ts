@@ -1,8 +1,8 @@
 import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
 
 /**
- * The CLI's own `fleet:register` hook: the lab supervisor of `fleet lab up` (SPEC §13) as a
- * bootstrap adapter (SPEC §12), so a lab node can run runtime generations. The adapter lives with
+ * The CLI's own `fleet:register` hook: the lab supervisor of `fleet lab up` (contract §13) as a
+ * bootstrap adapter (contract §12), so a lab node can run runtime generations. The adapter lives with
  * the lab in this package; it loads lazily, so `--help` and `--version` never import it.
  */
 export const registration: FleetRegistration = defineRegistration({

@@ -1,5 +1,5 @@
 /**
- * The lab bootstrap adapter's node half (SPEC §12–§13): a lab node's controller runs under the lab
+ * The lab bootstrap adapter's node half (contract §12–§13): a lab node's controller runs under the lab
  * supervisor (`fleet lab up`), which reads an optional definition,
  * `~/.config/fleet/lab-controller.json`, at every (re)start. This adapter writes that definition
  * for a runtime generation and drives the supervisor through its control socket — `restart`,

@@ -1,5 +1,5 @@
 /**
- * The lab supervisor's definition file (SPEC §12–§13): `~/.config/fleet/lab-controller.json` in a
+ * The lab supervisor's definition file (contract §12–§13): `~/.config/fleet/lab-controller.json` in a
  * lab node's home, `{ "schema": "fleet.lab-controller/v1", "command": [argv…], "environment": {…} }`
  * (the schema is core's, next to the supervisor's control protocol). The lab bootstrap adapter
  * writes it for a runtime generation; the supervisor reads it at every (re)start and spawns

@@ -1,5 +1,5 @@
 /**
- * `fleet lab down` (SPEC §13): stops exactly the processes the lab started — the pids recorded in
+ * `fleet lab down` (contract §13): stops exactly the processes the lab started — the pids recorded in
  * each node's supervisor.json and in lab.json — each only after its command line shows it is still
  * this lab's (a recycled pid is never signalled). Supervisors get SIGTERM first and stop their
  * controllers cleanly; anything left gets SIGTERM, then SIGKILL after a bound. Idempotent: a lab

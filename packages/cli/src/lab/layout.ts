@@ -1,5 +1,5 @@
 /**
- * Where everything of a lab lives (SPEC §13). Scripts and tests rely on this layout, so it is
+ * Where everything of a lab lives (contract §13). Scripts and tests rely on this layout, so it is
  * written down once, here:
  *
  *   DIR/lab.json                       { repo, credentials, hosts: [{ name, home, controller, pid }] }

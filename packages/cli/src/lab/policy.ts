@@ -1,5 +1,5 @@
 /**
- * A lab node's local bootstrap policy (SPEC §12): `<home>/.local/state/fleet/bootstrap-policy.json`
+ * A lab node's local bootstrap policy (contract §12): `<home>/.local/state/fleet/bootstrap-policy.json`
  * = `{ "version": 1, "bootstrap": "allow", "supervisors": ["lab"] }`. A lab is a sandbox, so its
  * nodes allow bootstrap through the lab supervisor; a real node has no such file (deny) until its
  * owner writes one. `fleet lab up` writes it once, when the node has none: a lab brought up again

@@ -1,7 +1,7 @@
 /**
  * The lab's fleet repository: what `fleet init` makes (core's `scaffoldFleetRepo`), then every
  * lab host declared with its real controller URL, then a short history of the example domain
- * files — so history-aware drift (SPEC §8.2) has published versions to recognise: a live file
+ * files — so history-aware drift (contract §8.2) has published versions to recognise: a live file
  * equal to an older version is `stale`, not `diverged`.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

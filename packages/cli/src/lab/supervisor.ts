@@ -1,5 +1,5 @@
 /**
- * The lab supervisor (SPEC §13): one small process per lab node that runs the node's controller
+ * The lab supervisor (contract §13): one small process per lab node that runs the node's controller
  * (`fleet controller serve`) as a child and restarts it — on request with new flags, or after a
  * crash — on the same fixed port. It is the lab's stand-in for a systemd user unit, so what the
  * transport-identity domain does to a real node (change the recorded `--node-id`, restart,

@@ -1,6 +1,6 @@
 /**
  * The lab's tokens: one per node, issued into that node's own token store (as `fleet token issue`
- * would on a real node), and the operator's credentials file (SPEC §3) holding them, 0600.
+ * would on a real node), and the operator's credentials file (contract §3) holding them, 0600.
  */
 import { open, realpath } from 'node:fs/promises';
 import type { Credentials, Scope } from '@fleet/core';

@@ -1,5 +1,5 @@
 /**
- * `fleet lab up` (SPEC §13): node homes, tokens issued into each node's store, one detached
+ * `fleet lab up` (contract §13): node homes, tokens issued into each node's store, one detached
  * supervisor per node (or one virtual process for all), the fleet repository with every node's
  * real controller URL, and — only once every controller answered `/v1/identity` with its node id
  * through the operator's own client — `lab.json`. If anything fails after a process started,
@@ -182,7 +182,7 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     credentials = await issueLabTokens(homes);
     await writeCredentials(lab.credentials, credentials);
   }
-  // A lab is a sandbox: its nodes allow bootstrap through the lab supervisor (SPEC §12).
+  // A lab is a sandbox: its nodes allow bootstrap through the lab supervisor (contract §12).
   for (const home of homes.values()) await writeLabBootstrapPolicy(home);
 
   const children: Started[] = [];

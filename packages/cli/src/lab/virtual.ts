@@ -1,5 +1,5 @@
 /**
- * The virtual lab (`fleet lab up --virtual`, SPEC §13): every node's controller in ONE process —
+ * The virtual lab (`fleet lab up --virtual`, contract §13): every node's controller in ONE process —
  * one `createController` per node, each with its own home, token store, audit log and port — so
  * 1,000 nodes fit on one small machine for scale runs. Each node keeps the same API as a real lab
  * node: its own URL, its own `supervisor.json` (whose pids are all this process) and its own

@@ -1,5 +1,5 @@
 /**
- * Applying a runtime through a reachable controller (SPEC §11 upgrade, §12 bootstrap): stage
+ * Applying a runtime through a reachable controller (contract §11 upgrade, §12 bootstrap): stage
  * (upload; the node checks the sha256 again), activate (a detached runner on the node restarts
  * the runtime and runs acceptance), then follow the transaction to its end — accepted, or rolled
  * back and verified, or manual recovery with the journal as evidence.

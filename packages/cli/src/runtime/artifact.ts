@@ -1,5 +1,5 @@
 /**
- * The runtime artifact on the operator's side (SPEC §3 `artifacts`, §11): read once, its sha256
+ * The runtime artifact on the operator's side (contract §3 `artifacts`, §11): read once, its sha256
  * checked against fleet.yaml before anything is sent (the node checks it again after transfer),
  * and its package name and version read from the tarball's `package/package.json`.
  */

@@ -1,5 +1,5 @@
 /**
- * Deriving a bootstrap plan (SPEC §12), read-only: host, expected node id, platform, adapter,
+ * Deriving a bootstrap plan (contract §12), read-only: host, expected node id, platform, adapter,
  * artifact identity, the prior generation observed (through the controller, or — when it does
  * not answer — through the SSH recovery receiver's `status`), repo commit, protocol and the
  * expected catalog. `apply` derives it again and refuses any difference.

@@ -1,4 +1,4 @@
-/** The operator's own log of the runtime verbs it ran (SPEC §5: the same ids as the node's). */
+/** The operator's own log of the runtime verbs it ran (contract §5: the same ids as the node's). */
 import type { TransactionVerdict } from '@fleet/core';
 
 export async function recordRuntimeVerb(

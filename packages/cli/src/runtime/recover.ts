@@ -1,5 +1,5 @@
 /**
- * `bootstrap apply --recover` (SPEC §12): the bundle — the plan and the artifact, no credentials,
+ * `bootstrap apply --recover` (contract §12): the bundle — the plan and the artifact, no credentials,
  * no policy — goes over SSH to the node's fixed receiver command (the host key checked against
  * the pinned `hostKey` before anything is sent). The receiver stages and hands the transaction
  * to a detached runner; acceptance runs after the SSH session closed, and the transaction is

@@ -1,5 +1,5 @@
 /**
- * The supervisor definitions of a scheduled report, one pure function per platform (SPEC §7
+ * The supervisor definitions of a scheduled report, one pure function per platform (contract §7
  * `fleet schedule`): a systemd user service + timer (Linux), a launchd agent plist (macOS), a
  * Task Scheduler XML task (Windows). Quoting and escaping are the bootstrap adapters' own
  * (`quoteWord` of bootstrap-systemd, `quoteWindowsArgument`/`xmlEscape` of bootstrap-windows), so a

@@ -1,8 +1,8 @@
 /**
- * `fleet schedule` (SPEC §7, §1 principle 2, §10.3): what may run on a timer, how often, and under
+ * `fleet schedule` (contract §7, §1 principle 2, §10.3): what may run on a timer, how often, and under
  * which name — pure functions, no I/O.
  *
- * Only the read-only reports (`drift`, `version`) are schedulable. The one exception is SPEC §10.3's
+ * Only the read-only reports (`drift`, `version`) are schedulable. The one exception is contract §10.3's
  * `harness reconcile --unattended`, which the caller admits only after reading the committed
  * fleet.yaml (`domains.harness-policy.unattended: allow` at HEAD). Everything else — `config
  * install`, `config adopt`, `upgrade`, `bootstrap apply`, plain `harness reconcile`, … — is refused
@@ -68,7 +68,7 @@ export function classifyJob(words: readonly string[], unattended: boolean): Sche
     if (unattended) return { kind: 'unattended-reconcile', slug: 'harness-reconcile' };
     throw new FleetError(
       'UNATTENDED_REFUSED',
-      'schedule refused: harness reconcile writes to hosts; only `harness reconcile --unattended` may be scheduled, and only when fleet.yaml opts in (SPEC §10.3)',
+      'schedule refused: harness reconcile writes to hosts; only `harness reconcile --unattended` may be scheduled, and only when fleet.yaml opts in (contract §10.3)',
       { suggestions: ['fleet schedule install harness reconcile --unattended'] },
     );
   }

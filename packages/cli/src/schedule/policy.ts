@@ -1,5 +1,5 @@
 /**
- * SPEC §10.3's one exception to "no timer ever writes": `harness reconcile --unattended` may be
+ * contract §10.3's one exception to "no timer ever writes": `harness reconcile --unattended` may be
  * scheduled only when fleet.yaml at HEAD (a reviewed commit) — and the working tree — set
  * `domains.harness-policy.unattended: allow`. The gate is harness-policy's own
  * (`unattendedRefusal`); the reconcile re-checks it on every scheduled run.

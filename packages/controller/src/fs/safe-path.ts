@@ -1,5 +1,5 @@
 /**
- * Opening node files without being tricked (SPEC §5 allowlist; catalogue B). A `~/` path is
+ * Opening node files without being tricked (contract §5 allowlist; catalogue B). A `~/` path is
  * validated with core's `parseHomePath` before any filesystem call; then every parent component
  * is `lstat`ed from the home down and must be a real directory — a symlink is refused
  * (`PATH_OUTSIDE_ROOT` when it resolves outside the home, `SYMLINK_REFUSED` otherwise) — and the
@@ -10,7 +10,7 @@
  *
  * The walk and the read use synchronous system calls: each is a few microseconds on a local
  * file, where a thread-pool round trip costs ten times that — and a fleet-wide drift asks a node
- * for dozens of such calls per request (SPEC §14). Writes keep their async, journaled path.
+ * for dozens of such calls per request (contract §14). Writes keep their async, journaled path.
  */
 import { createHash } from 'node:crypto';
 import {

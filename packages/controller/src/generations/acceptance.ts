@@ -1,5 +1,5 @@
 /**
- * Acceptance of a started runtime (SPEC §12, catalogue 51): pure. The runtime must report the
+ * Acceptance of a started runtime (contract §12, catalogue 51): pure. The runtime must report the
  * exact node id (and run with it as its `--node-id`), the exact package and build identity (the
  * artifact's sha256 and its source commit), a compatible protocol, every expected catalog entry,
  * and health `ok`. A copied artifact, a successful restart or a matching version alone never

@@ -1,5 +1,5 @@
 /**
- * Staging an immutable runtime generation (SPEC §12, catalogue 49) from an `npm pack` tarball:
+ * Staging an immutable runtime generation (contract §12, catalogue 49) from an `npm pack` tarball:
  *
  * 1. the artifact is read once into memory and its sha256 checked against the expected build id
  *    (a mismatch is `GENERATION_INVALID`, nothing is created);

@@ -1,5 +1,5 @@
 /**
- * Runtime generations on the node (SPEC §12): staging immutable generations, the atomic
+ * Runtime generations on the node (contract §12): staging immutable generations, the atomic
  * `current` pointer, the runtime journal, acceptance and status. See each module's comment.
  */
 export {

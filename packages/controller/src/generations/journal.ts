@@ -1,5 +1,5 @@
 /**
- * The runtime journal (SPEC §12, catalogue 46): `~/.local/state/fleet/journal/runtime.jsonl`, one
+ * The runtime journal (contract §12, catalogue 46): `~/.local/state/fleet/journal/runtime.jsonl`, one
  * JSON record per line, append-only. Each record carries a sequence number (1, 2, 3… across the
  * whole file) and a checksum (sha256 of the record's JSON without its `sum` field), and announces
  * a step that is done: it is written, and the file and its directory fsync'd, before the next step
@@ -60,7 +60,7 @@ export const stepDataSchemas = {
     target: runtimeExpectationSchema,
     /** What the prior runtime reported (the rollback target), `null` on a first bootstrap. */
     prior: runtimeExpectationSchema.nullable(),
-    /** The bootstrap plan this transaction applies (SPEC §12), when it applies one. */
+    /** The bootstrap plan this transaction applies (contract §12), when it applies one. */
     planId: z
       .string()
       .regex(/^[0-9a-f]{64}$/)

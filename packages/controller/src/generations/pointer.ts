@@ -1,5 +1,5 @@
 /**
- * The `current` pointer (SPEC §12, catalogue 50), switched atomically in one of two forms behind
+ * The `current` pointer (contract §12, catalogue 50), switched atomically in one of two forms behind
  * one interface:
  *
  * - `symlink` (Linux, macOS): a temp symlink `runtime/.fleet-tmp-current-*` → `generations/<id>`

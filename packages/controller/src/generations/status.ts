@@ -1,5 +1,5 @@
 /**
- * Runtime status (SPEC §12): pure. The journal says what was intended and which steps were done;
+ * Runtime status (contract §12): pure. The journal says what was intended and which steps were done;
  * only observation — the `current` pointer, the supervisor, the live identity — says what runs.
  * A journal that says "accepted" is reported `accepted` only when the runtime that answers is
  * that generation and passes acceptance again; otherwise the disagreement is `inconsistent`.

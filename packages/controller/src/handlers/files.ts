@@ -1,5 +1,5 @@
 /**
- * Reads of managed files (SPEC §9): `inventory` (every allowlisted file and its backups: size,
+ * Reads of managed files (contract §9): `inventory` (every allowlisted file and its backups: size,
  * mtime, sha256, format), `export` (one file, redacted, bounded, fail-closed on binary and
  * non-UTF-8 content) and `capture` (an export for adopt, audited under the operator's id).
  */

@@ -1,4 +1,4 @@
-/** `GET /v1/identity` (the exact shape of SPEC §5) and `GET /v1/health`. */
+/** `GET /v1/identity` (the exact shape of contract §5) and `GET /v1/health`. */
 import {
   FLEET_PROTOCOL_VERSION,
   type Catalog,

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/install` (SPEC §8.4): the node half of an install. The controller validates the
+ * `POST /v1/install` (contract §8.4): the node half of an install. The controller validates the
  * request against the allowlist, takes the per-path locks, claims the operation id (journal),
  * checks every file's live sha256 and every secret before anything is written, then hands the
  * domain's installer a `SafeFileWriter`. A failure after a write restores what was written and

@@ -1,4 +1,4 @@
-/** Building `fleet.receipt/v1` (SPEC §8.4) from what the writer did: diffs redacted on the node. */
+/** Building `fleet.receipt/v1` (contract §8.4) from what the writer did: diffs redacted on the node. */
 import {
   RECEIPT_SCHEMA,
   redactSecrets,

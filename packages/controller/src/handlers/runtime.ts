@@ -1,5 +1,5 @@
 /**
- * The runtime lifecycle routes (core's wire/runtime.ts; SPEC §11, §12). Stage opens a journal
+ * The runtime lifecycle routes (core's wire/runtime.ts; contract §11, §12). Stage opens a journal
  * transaction and stages the generation; activate and rollback hand the transaction to a
  * detached runner (lifecycle/runner.ts), started only after this answer is flushed — the runner
  * restarts the controller that answers; status reconciles the journal with observation.

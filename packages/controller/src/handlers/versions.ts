@@ -1,5 +1,5 @@
 /**
- * `POST /v1/versions` (SPEC §11): `fleet version`'s one read per host. The runtime's package and
+ * `POST /v1/versions` (contract §11): `fleet version`'s one read per host. The runtime's package and
  * build identity (the generation its script sits in, else a development build), each named tool
  * on the controller's PATH with its `--version`, every `fleet` along PATH, and on darwin fleet's
  * launchd agents. Read-only; the answer is redacted like anything else leaving the node.

@@ -1,5 +1,5 @@
 /**
- * The node's local bootstrap policy (SPEC §12: apply needs "the host's local bootstrap policy
+ * The node's local bootstrap policy (contract §12: apply needs "the host's local bootstrap policy
  * allowing it"): `~/.local/state/fleet/bootstrap-policy.json`, written by whoever administers the
  * node — never sent by the operator, never in a bundle. No file, or anything unreadable, denies.
  *

@@ -1,5 +1,5 @@
 /**
- * The runtime runner (SPEC §12): the detached process that carries a transaction past the
+ * The runtime runner (contract §12): the detached process that carries a transaction past the
  * restart of the controller that opened it. It holds the runtime lock for the whole transaction
  * and journals every step durably before the next one starts:
  *

@@ -1,5 +1,5 @@
 /**
- * Starting the runtime runner from the controller (SPEC §12): a detached process running this
+ * Starting the runtime runner from the controller (contract §12): a detached process running this
  * same runtime's CLI (`controller runtime-run`), so it survives the restart of the controller
  * that starts it. Its output goes to `~/.local/state/fleet/journal/runner-<txn>.log` (0600), kept
  * with the journal as evidence. It waits for its go — sent once the controller's answer has been

@@ -1,5 +1,5 @@
 /**
- * Opening a runtime transaction on the node (SPEC §11, §12): the uploaded artifact's sha256 is
+ * Opening a runtime transaction on the node (contract §11, §12): the uploaded artifact's sha256 is
  * checked again after transfer, the journal's `begin` records the target and the prior runtime
  * (the rollback target), the generation is staged immutably, and `staged` is journaled. Shared by
  * the controller's `runtime-stage` route and the SSH recovery receiver.

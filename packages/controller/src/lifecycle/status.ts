@@ -1,5 +1,5 @@
 /**
- * `runtime-status` on the node (SPEC §12): the journal reconciled with what is observed — the
+ * `runtime-status` on the node (contract §12): the journal reconciled with what is observed — the
  * `current` pointer, the supervisor (through the adapter the last transaction used, else the one
  * the node is supervised by), and the live identity — by the pure `reconcileStatus`.
  */

@@ -1,5 +1,5 @@
 /**
- * History-aware classification (SPEC §8.2), pure. A live file (redacted: template space) is
+ * History-aware classification (contract §8.2), pure. A live file (redacted: template space) is
  * compared with the host's rendered canonical view and with every *published* version — each
  * version of the canonical file on the repo's main line rendered for this host, and each backup the
  * node holds. Lines are compared by content, without their terminators; the whole file by bytes:

@@ -1,6 +1,6 @@
 /**
  * The published versions of one canonical file, indexed once for the whole fleet, then viewed per
- * host (SPEC §14: history read once per canonical file, lines hashed once). Most lines of most
+ * host (contract §14: history read once per canonical file, lines hashed once). Most lines of most
  * versions hold no host placeholder and are the same for every host: they are hashed once here.
  * Only the distinct lines that do hold one are rendered per host — a handful, whatever the depth
  * of history. Whole versions are rendered per host only when asked which version a stale file

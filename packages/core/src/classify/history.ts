@@ -1,6 +1,6 @@
 /**
  * Reads every published version of canonical files from the repository's main line, in a fixed
- * number of git processes whatever the number of commits or files (SPEC §14): one `git log` to
+ * number of git processes whatever the number of commits or files (contract §14): one `git log` to
  * list the commits that touched any of the files, one `git cat-file --batch` to read every blob.
  * Identical contents are kept once, under their newest commit.
  */

@@ -1,5 +1,5 @@
 /**
- * The operator's typed client of one controller (SPEC §5): one method per route of the wire
+ * The operator's typed client of one controller (contract §5): one method per route of the wire
  * protocol's `ROUTES` table. Every request body is validated with the route's schema before a
  * byte is sent (a malformed request is the operator side's bug, exit 2, and never reaches the
  * node), and every answer is validated with the route's response schema before a caller sees it.
@@ -95,7 +95,7 @@ export interface ControllerClient {
 }
 
 /**
- * A new operation id: a ULID (SPEC §5), sortable by time, the key shared by the node's audit
+ * A new operation id: a ULID (contract §5), sortable by time, the key shared by the node's audit
  * record and the operator's log line.
  */
 export function newOperationId(): string {

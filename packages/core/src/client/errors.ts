@@ -1,6 +1,6 @@
 /**
  * How the operator's client turns what went wrong talking to a controller into a fleet error:
- * a wire error keeps the controller's code (so its exit code is core's, SPEC §7); a connection
+ * a wire error keeps the controller's code (so its exit code is core's, contract §7); a connection
  * that could not be made, was cut or took too long is `HOST_UNREACHABLE` naming the host (exit 5),
  * so a fleet-wide verb can report the host unreachable and go on.
  */

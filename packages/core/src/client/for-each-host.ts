@@ -1,6 +1,6 @@
 /**
  * Fleet-wide verbs talk to every host concurrently, with a bound, and go on past a host that
- * fails: one unreachable node must not hide the report of the others (SPEC §8.1). So the result
+ * fails: one unreachable node must not hide the report of the others (contract §8.1). So the result
  * is one settled outcome per host, in the order the hosts were given, and the whole never rejects.
  */
 import { FleetError, isFleetError, type FleetErrorLike } from '../errors.js';

@@ -1,4 +1,4 @@
-/** The operator's controller client (SPEC §5, issue 3 item 6): one place to import it from. */
+/** The operator's controller client (contract §5, issue 3 item 6): one place to import it from. */
 export {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,

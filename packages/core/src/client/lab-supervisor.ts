@@ -1,8 +1,8 @@
 /**
- * The lab supervisor's control channel (SPEC §13): each lab controller runs under a small
+ * The lab supervisor's control channel (contract §13): each lab controller runs under a small
  * supervisor that restarts it with new flags when asked — the lab's stand-in for a systemd unit's
  * ExecStart, so the transport-identity domain can change a controller's `--node-id` and restart it
- * (SPEC §10.2). The supervisor listens on a unix socket whose path it hands the controller in
+ * (contract §10.2). The supervisor listens on a unix socket whose path it hands the controller in
  * `FLEET_LAB_SUPERVISOR`; the protocol is one JSON line in, one JSON line out, per connection.
  *
  * It lives in core, not in the CLI, because the node half of a domain (a plugin, inside the
@@ -49,7 +49,7 @@ export const labSupervisorStateSchema = z.strictObject({
 export type LabSupervisorState = z.infer<typeof labSupervisorStateSchema>;
 
 /**
- * `DIR/lab.json`, the document `fleet lab up --json` prints (SPEC §13). `pid` is the controller's
+ * `DIR/lab.json`, the document `fleet lab up --json` prints (contract §13). `pid` is the controller's
  * pid when the lab came up; a restart changes it, and `supervisor.json` has the current one.
  */
 export const labDocumentSchema = z.strictObject({

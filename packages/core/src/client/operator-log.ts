@@ -1,5 +1,5 @@
 /**
- * The operator's own log of the verbs it ran (SPEC §5): JSON lines at
+ * The operator's own log of the verbs it ran (contract §5): JSON lines at
  * `$XDG_STATE_HOME/fleet/operator.jsonl` (default `~/.local/state/fleet/operator.jsonl`), mode
  * 0600 in a 0700 directory, one line per host operation, keyed by the same operation id the node's
  * audit record carries — so either side's record can be checked against the other's.

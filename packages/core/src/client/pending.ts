@@ -1,5 +1,5 @@
 /**
- * An install whose coupled action restarts the controller itself (transport-identity, SPEC §10.2)
+ * An install whose coupled action restarts the controller itself (transport-identity, contract §10.2)
  * is answered before the restart: its receipt has `pending` actions and `verified: false`. The
  * node journals the operation and the restarted controller settles it at its start (completed and
  * verified, or every file restored: rolled back). The operator then polls the operation's status —

@@ -1,5 +1,5 @@
 /**
- * TLS with a pinned certificate (SPEC §3 `tls.fingerprint`, issue 3 item 6). Controllers on real
+ * TLS with a pinned certificate (contract §3 `tls.fingerprint`, issue 3 item 6). Controllers on real
  * fleets serve self-signed certificates; trust comes from the sha256 fingerprint in fleet.yaml,
  * not from a CA, so the pin replaces both the chain and the name check.
  *

@@ -1,5 +1,5 @@
 /**
- * `fleet config adopt HOST PATH` (SPEC §8.5), the reverse arrow: a file captured on a node
+ * `fleet config adopt HOST PATH` (contract §8.5), the reverse arrow: a file captured on a node
  * (redacted there) becomes a canonical candidate in `mirror/<host>/<domain>/<file>` — host
  * variable values reverse-substituted to their placeholders, scanned for anything that still looks
  * like a credential — and is committed with its provenance in trailers. Promotion to canonical is

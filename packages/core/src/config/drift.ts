@@ -1,5 +1,5 @@
 /**
- * `fleet drift` (SPEC §8.1), operator side: reads every canonical file's history once for the
+ * `fleet drift` (contract §8.1), operator side: reads every canonical file's history once for the
  * whole fleet (two git processes), builds the history indexes once, then asks every host —
  * concurrently, bounded, one request per host — for its live files and classifies them. A host
  * that cannot be reached is reported `unreachable` and the run goes on.
@@ -72,7 +72,7 @@ export type ProbeAnswer =
     };
 
 /**
- * The live files and the probers' answers of one host, in ONE request (SPEC §14: one request per
+ * The live files and the probers' answers of one host, in ONE request (contract §14: one request per
  * host per verb): the transport the drift engine uses when it runs probers.
  */
 export type ReadSnapshot = (

@@ -1,7 +1,7 @@
 /**
  * One file target's drift item (layer `file`), pure: the live file as the node exported it
  * (redacted) is reduced to its managed part by the domain's installer and classified against the
- * desired view and the published versions (SPEC §8.2). A diff is computed only for what differs.
+ * desired view and the published versions (contract §8.2). A diff is computed only for what differs.
  */
 import type { HistoryIndex } from '../classify/history-index.js';
 import { classify, type Classification, type VersionSource } from '../classify/classify.js';

@@ -1,5 +1,5 @@
 /**
- * Plans (SPEC §8.3) and the install request they turn into (§8.4), operator side. A plan is the
+ * Plans (contract §8.3) and the install request they turn into (§8.4), operator side. A plan is the
  * drift assessment of one host's domain plus what an install would do: per file the
  * classification, the redacted diff, the live sha256 it was made against and the desired content;
  * the coupled actions the domain's installer runs. Turning a plan into an install request is pure

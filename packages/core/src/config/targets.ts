@@ -19,7 +19,7 @@ import { renderTemplate } from '../render/template.js';
 export type OperatorHalf = Pick<Installer, 'view' | 'managed' | 'check'>;
 
 /**
- * A `whole` file's operator half is the same for every domain by definition (SPEC §6: the whole
+ * A `whole` file's operator half is the same for every domain by definition (contract §6: the whole
  * file equals the rendered canonical): the view is the rendered canonical, the managed part is
  * the whole live file.
  */

@@ -1,5 +1,5 @@
 /**
- * `fleet version` (SPEC §11), operator side: one `POST /v1/versions` per host (concurrently,
+ * `fleet version` (contract §11), operator side: one `POST /v1/versions` per host (concurrently,
  * bounded, each with the client's timeout), then pure evaluation of what the node observed
  * against the repository: the runtime's version against `canonicalVersion` (and its build
  * against the canonical artifact, when fleet.yaml names one), each probed tool (`probes.tools`),

@@ -1,5 +1,5 @@
 /**
- * The reusable installer for `whole` files with `coupling: none` (SPEC §6): the desired view of a
+ * The reusable installer for `whole` files with `coupling: none` (contract §6): the desired view of a
  * file is its rendered canonical source as it is, and the node half writes every requested file
  * through the controller's {@link SafeFileWriter} — compare-and-swap, backup, atomic durable
  * replace — then verifies by reading each file back and comparing its sha256.

@@ -15,7 +15,7 @@ export interface Capture {
 }
 
 /**
- * A domain's adopter (SPEC §6, §8.5). Reverse substitution of host variables and the secret scan
+ * A domain's adopter (contract §6, §8.5). Reverse substitution of host variables and the secret scan
  * are the core's; the adopter decides what part of a capture is a canonical candidate and where in
  * `mirror/<host>/<domain>/` it goes.
  */

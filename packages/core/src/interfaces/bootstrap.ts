@@ -3,7 +3,7 @@ import type { NodeContext, Platform } from './node-context.js';
 /** The supervisors fleet knows (`supervisor:` in fleet.yaml). */
 export type SupervisorKind = 'systemd-user' | 'windows-task' | 'launchd' | 'lab' | 'none';
 
-/** An immutable runtime generation (SPEC §12). */
+/** An immutable runtime generation (contract §12). */
 export interface Generation {
   /** The build id: the artifact's sha256, which names `generations/<build-id>/`. */
   readonly buildId: string;
@@ -77,7 +77,7 @@ export interface SupervisorProblem {
 }
 
 /**
- * A supervisor adapter (SPEC §6, §12): generates the supervisor definition for a generation
+ * A supervisor adapter (contract §6, §12): generates the supervisor definition for a generation
  * (pure), installs it and makes the supervisor read it, starts, stops and restarts the runtime,
  * and observes what actually runs.
  *
@@ -108,7 +108,7 @@ export interface BootstrapAdapter {
   restart(ctx: NodeContext): Promise<void>;
   observe(ctx: NodeContext): Promise<ObservedSupervisor>;
   /**
-   * Records a new `--node-id` in the installed definition (SPEC §10.2, transport-identity's
+   * Records a new `--node-id` in the installed definition (contract §10.2, transport-identity's
    * coupled action) and makes the supervisor read it; returns the previous value. Does not
    * restart: the caller restarts and verifies.
    */

@@ -1,7 +1,7 @@
 /**
  * A domain's declaration: the files it owns, how each is managed, which host variables its
  * templates may use and which process actions are coupled to its files. Declarations are plain
- * data so they survive crossing the plugin boundary (SPEC §2).
+ * data so they survive crossing the plugin boundary (contract §2).
  */
 
 /** `whole`: the file equals the rendered canonical file. `block`: only a delimited block is managed. */

@@ -1,9 +1,9 @@
-/** The items every drift producer (installers' file layer, probers) reports. SPEC §8.1. */
+/** The items every drift producer (installers' file layer, probers) reports. contract §8.1. */
 
 /** What a drift item is about: a managed file, a derived copy, runtime state, or versions. */
 export type DriftLayer = 'file' | 'derived' | 'runtime' | 'version';
 
-/** How a layer compares with the desired state (SPEC §8.1). */
+/** How a layer compares with the desired state (contract §8.1). */
 export type DriftState =
   'current' | 'stale' | 'diverged' | 'missing' | 'unmanaged' | 'unsupported' | 'error';
 

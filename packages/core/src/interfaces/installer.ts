@@ -107,7 +107,7 @@ export interface NodeInstallResult {
 }
 
 /**
- * A domain's installer (SPEC §6). The operator half is pure: it derives each file's desired view
+ * A domain's installer (contract §6). The operator half is pure: it derives each file's desired view
  * from its rendered canonical source and refuses content the domain cannot accept. The node half
  * writes the files through the controller's {@link SafeFileWriter} and runs the coupled actions
  * as one operation.

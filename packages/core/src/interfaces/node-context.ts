@@ -66,7 +66,7 @@ export interface SafeFileReader {
 
 /**
  * Everything a domain's node half may use. `home` is the node's `~`: every path a domain owns is
- * under it (SPEC §5).
+ * under it (contract §5).
  */
 export interface NodeContext {
   /** The node's `~`, absolute. */
@@ -77,7 +77,7 @@ export interface NodeContext {
   readonly clock: Clock;
   /** The only way a domain runs external commands. */
   readonly processes: ProcessRunner;
-  /** Loads the env-file chain (SPEC §4) afresh: values may change between operations. */
+  /** Loads the env-file chain (contract §4) afresh: values may change between operations. */
   secrets(): Promise<SecretValues>;
   /**
    * Safe reads of the domain's own files, when the host provides them (the controller does for

@@ -14,7 +14,7 @@ export interface ProbeDesired {
 }
 
 /**
- * A prober (SPEC §6): its node half collects facts read-only (an installed copy, a supervisor
+ * A prober (contract §6): its node half collects facts read-only (an installed copy, a supervisor
  * unit, tool versions) as JSON; its operator half evaluates them into drift items. Facts leave
  * the node, so they are redacted like any other content.
  */

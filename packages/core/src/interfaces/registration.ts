@@ -1,5 +1,5 @@
 /**
- * What a plugin's `fleet:register` hook returns (SPEC §2, "The plugin boundary"). Everything here
+ * What a plugin's `fleet:register` hook returns (contract §2, "The plugin boundary"). Everything here
  * is plain data tagged with a `kind`, plus lazy `load` factories: a user-installed plugin has its
  * own copy of `@fleet/core`, so nothing may depend on `instanceof`, class tokens or a shared
  * container. Write registrations with {@link defineRegistration}; never construct core classes.
@@ -52,7 +52,7 @@ export interface ProberDescriptor {
   readonly load?: Loader<Prober>;
 }
 
-/** A supervisor adapter (SPEC §12). */
+/** A supervisor adapter (contract §12). */
 export interface BootstrapAdapterDescriptor {
   /** The tag {@link defineRegistration} adds. */
   readonly kind: 'fleet.bootstrap-adapter';

@@ -1,5 +1,5 @@
 /**
- * The seam between a domain that restarts the controller (transport-identity, SPEC §10.2) and the
+ * The seam between a domain that restarts the controller (transport-identity, contract §10.2) and the
  * supervisor that runs it: the lab supervisor now, a systemd user unit or a Windows scheduled task
  * through their bootstrap adapters later. Plain structural types: a user-installed plugin has its
  * own copy of `@fleet/core`.

@@ -1,5 +1,5 @@
 /**
- * fleet's whole template language (SPEC §4): `{{ host.NAME }}` and `{{ secret.NAME }}`, nothing
+ * fleet's whole template language (contract §4): `{{ host.NAME }}` and `{{ secret.NAME }}`, nothing
  * else — no logic, no loops — so a rendering can be reversed (adopt) and redacted (secrets back to
  * names). Everything here is pure.
  *

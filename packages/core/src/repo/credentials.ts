@@ -1,5 +1,5 @@
 /**
- * The operator's credentials file (SPEC §3): one token per host, outside the repo, mode 0600.
+ * The operator's credentials file (contract §3): one token per host, outside the repo, mode 0600.
  * The mode is checked on the open descriptor (`fstat`), not the path, so a file swapped after the
  * check is never read.
  */

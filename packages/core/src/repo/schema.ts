@@ -1,4 +1,4 @@
-/** zod schemas of the fleet repository's files (SPEC §3). Unknown fields are errors. */
+/** zod schemas of the fleet repository's files (contract §3). Unknown fields are errors. */
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 
@@ -159,7 +159,7 @@ export const hostVariablesSchema = z.record(
 export type HostVariables = z.infer<typeof hostVariablesSchema>;
 
 /**
- * The operator's private key for a host's SSH recovery path (SPEC §12, `bootstrap apply
+ * The operator's private key for a host's SSH recovery path (contract §12, `bootstrap apply
  * --recover`): referenced by absolute path, never stored in the repo or in this file.
  */
 const identityFile = z
@@ -169,7 +169,7 @@ const identityFile = z
   .refine((path) => !hasControl(path), 'must not contain control characters')
   .refine((path) => isAbsolute(path), 'must be an absolute path');
 
-/** The operator's credentials file (SPEC §3), outside the repo. */
+/** The operator's credentials file (contract §3), outside the repo. */
 export const credentialsSchema = z.strictObject({
   version: z.literal(1),
   hosts: z.record(

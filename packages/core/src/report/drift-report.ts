@@ -1,5 +1,5 @@
 /**
- * The drift report (`fleet.drift/v1`, SPEC §8.1): its schema, and the pure assembly of per-host
+ * The drift report (`fleet.drift/v1`, contract §8.1): its schema, and the pure assembly of per-host
  * results into a report with its summary. Renderers (Markdown, HTML) and the report-dir writer
  * live beside this file.
  */
@@ -91,7 +91,7 @@ export function buildDriftReport(input: DriftReportInput): DriftReport {
   };
 }
 
-/** Exit code of `fleet drift`: 0 when every host is current, else 1 (SPEC §7). */
+/** Exit code of `fleet drift`: 0 when every host is current, else 1 (contract §7). */
 export function driftExitCode(report: DriftReport): 0 | 1 {
   return report.summary.hosts === report.summary.current ? 0 : 1;
 }

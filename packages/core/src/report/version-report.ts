@@ -1,5 +1,5 @@
 /**
- * The version report (`fleet.version/v1`, SPEC §11): the drift report's form (summary, hosts,
+ * The version report (`fleet.version/v1`, contract §11): the drift report's form (summary, hosts,
  * items — `fleet.drift/v1`) for the runtime's own lifecycle. Each host carries the runtime it
  * answered with; each item is one fact evaluated: the runtime against `canonicalVersion`, a
  * probed tool, PATH shadowing, a launchd agent. Items are layer `version` (launchd agents:
@@ -95,7 +95,7 @@ export function buildVersionReport(input: VersionReportInput): VersionReport {
   };
 }
 
-/** Exit code of `fleet version`: 0 when every host is current, else 1 (SPEC §7). */
+/** Exit code of `fleet version`: 0 when every host is current, else 1 (contract §7). */
 export function versionExitCode(report: VersionReport): 0 | 1 {
   return report.summary.hosts === report.summary.current ? 0 : 1;
 }

@@ -1,5 +1,5 @@
 /**
- * core's `ControllerSupervisor` seam (transport-identity, SPEC §10.2) provided by a bootstrap
+ * core's `ControllerSupervisor` seam (transport-identity, contract §10.2) provided by a bootstrap
  * adapter for one node: `recordNodeId` rewrites the installed definition with the new `--node-id`
  * (and makes the supervisor read it), `restart` restarts through the supervisor and resolves once
  * the restarted controller runs with the recorded id and accepts connections on its port — or

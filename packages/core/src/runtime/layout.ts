@@ -1,5 +1,5 @@
 /**
- * Where a node keeps its runtime generations (SPEC §5, §12) and the command a supervisor runs for
+ * Where a node keeps its runtime generations (contract §5, §12) and the command a supervisor runs for
  * one. Shared by the controller's generation machinery and by the bootstrap adapters' node halves
  * (plugins import core only), so the layout is written down once.
  *
@@ -140,7 +140,7 @@ export function runtimeCommand(input: RuntimeCommandInput): string[] {
   const script = `${input.generationDir.replace(/[\\/]+$/, '')}${separator}${entry}`;
   const argv = [
     input.nodePath,
-    // How every supervisor runs the controller (small young generation: SPEC §14 idle RSS).
+    // How every supervisor runs the controller (small young generation: contract §14 idle RSS).
     ...CONTROLLER_NODE_OPTIONS,
     script,
     'controller',

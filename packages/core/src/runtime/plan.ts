@@ -1,5 +1,5 @@
 /**
- * The operator's half of the runtime lifecycle (SPEC §11, §12), pure: what a host's new runtime
+ * The operator's half of the runtime lifecycle (contract §11, §12), pure: what a host's new runtime
  * must report (the acceptance expectation), the bootstrap plan with its id — the sha256 of its
  * canonical form — and the reading of a finished transaction into an outcome and exit code.
  */

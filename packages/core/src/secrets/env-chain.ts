@@ -1,5 +1,5 @@
 /**
- * The node's env-file chain (SPEC §4): `~/.config/fleet/env`, then `~/.config/fleet/env.d/*.env`
+ * The node's env-file chain (contract §4): `~/.config/fleet/env`, then `~/.config/fleet/env.d/*.env`
  * in name order, a later file overriding an earlier one; `KEY=VALUE` lines and `#` comments.
  * Values never leave the node: errors name files, lines and keys, never values.
  */

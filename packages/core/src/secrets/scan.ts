@@ -1,5 +1,5 @@
 /**
- * The secret scan that gates adopt (SPEC §4, §8.5): a captured file is already redacted on the
+ * The secret scan that gates adopt (contract §4, §8.5): a captured file is already redacted on the
  * node, but redaction only knows the values in the node's env-file chain. Anything that still
  * looks like a credential — a private key block, a well-known token prefix, credentials in a URL,
  * a long high-entropy string — refuses the adoption unless the operator allows that line.

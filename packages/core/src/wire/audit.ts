@@ -1,5 +1,5 @@
 /**
- * The node's audit log (SPEC §5): JSON lines, one record per operation, each carrying the sha256
+ * The node's audit log (contract §5): JSON lines, one record per operation, each carrying the sha256
  * of the line before it (`prev`) and a sequence number, so an edited, removed or reordered entry
  * breaks the chain. The record shape and the verifier are here, pure, so the controller that
  * writes the log and the operator that checks it (`fleet audit verify`) share them.

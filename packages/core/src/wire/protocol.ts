@@ -1,5 +1,5 @@
 /**
- * The controller's wire protocol (SPEC §5): version, scopes, and the small value schemas every
+ * The controller's wire protocol (contract §5): version, scopes, and the small value schemas every
  * request and response is built from. Everything here is plain data and zod schemas, so the
  * controller (server) and the operator's client validate the same shapes at the boundary.
  */
@@ -15,7 +15,7 @@ export const FLEET_PROTOCOL_VERSION = 1;
 /** The URL prefix of every route of this protocol version. */
 export const WIRE_PREFIX = '/v1';
 
-/** The token scopes of SPEC §5, exactly as they are spelled (case-sensitive, no whitespace). */
+/** The token scopes of contract §5, exactly as they are spelled (case-sensitive, no whitespace). */
 export const SCOPES = [
   'config:read',
   'config:install',

@@ -245,7 +245,7 @@ export const ROUTES: readonly RouteSpec[] = [
     response: runtimeStartedResponseSchema,
   },
   {
-    // Bootstrap reads need node-admin:bootstrap (SPEC §5); an upgrade's operator may follow its
+    // Bootstrap reads need node-admin:bootstrap (contract §5); an upgrade's operator may follow its
     // own transaction. Never the legacy token.
     operation: 'runtime-status',
     method: 'POST',

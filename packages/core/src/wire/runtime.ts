@@ -1,5 +1,5 @@
 /**
- * The runtime lifecycle on the wire (SPEC §5 "runtime stage/activate/status/rollback", §11, §12):
+ * The runtime lifecycle on the wire (contract §5 "runtime stage/activate/status/rollback", §11, §12):
  *
  * - `POST /v1/runtime/stage`    the artifact's bytes (base64), its sha256 checked again on the node
  *                               after transfer; the node opens a journal transaction (`begin`) and
@@ -28,7 +28,7 @@ export const ACCEPTANCE_TIMEOUT_MS = { min: 1_000, default: 60_000, max: 600_000
 const name = z.string().min(1).max(200);
 
 /**
- * What a started runtime must report to be accepted (SPEC §12): the exact node id (and its
+ * What a started runtime must report to be accepted (contract §12): the exact node id (and its
  * `--node-id`), package and build identity, a protocol within range, every expected catalog entry
  * and health `ok`. A matching version alone never accepts.
  */

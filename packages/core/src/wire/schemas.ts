@@ -1,5 +1,5 @@
 /**
- * zod schemas of every request and response body of the controller API (SPEC §5, §8.4, §9).
+ * zod schemas of every request and response body of the controller API (contract §5, §8.4, §9).
  * Every object is strict: an unknown field is a schema violation (`BAD_REQUEST`), on both sides.
  */
 import { z } from 'zod';
@@ -55,7 +55,7 @@ export const catalogSchema = z.strictObject({
   ),
 });
 
-/** `GET /v1/identity`: the exact shape of SPEC §5. */
+/** `GET /v1/identity`: the exact shape of contract §5. */
 export const identityResponseSchema = z.strictObject({
   nodeId: name,
   nodeIdFlag: name,
@@ -152,7 +152,7 @@ export const installRequestSchema = z.strictObject({
   domain: name,
   files: z.array(installFileRequestSchema).min(1).max(64),
   parameters: z.record(z.string(), z.string()),
-  /** Sent by a scheduled `fleet harness reconcile --unattended` (SPEC §10.3): marked in the audit. */
+  /** Sent by a scheduled `fleet harness reconcile --unattended` (contract §10.3): marked in the audit. */
   unattended: z.boolean().optional(),
 });
 

@@ -1,7 +1,7 @@
 /**
- * `POST /v1/snapshot`: the config verbs' one read per host (SPEC §14: one request per host per
+ * `POST /v1/snapshot`: the config verbs' one read per host (contract §14: one request per host per
  * verb). Every requested managed file, redacted, with the redacted contents of the backups the
- * node holds of it — the node's share of the published versions (SPEC §8.2). A file that cannot be
+ * node holds of it — the node's share of the published versions (contract §8.2). A file that cannot be
  * read safely is reported refused with its code; the others are still answered.
  */
 import { z } from 'zod';
@@ -18,7 +18,7 @@ export const MAX_SNAPSHOT_PATHS = 64;
 /** Probers one snapshot may run: every domain prober of a host, with room to spare. */
 export const MAX_SNAPSHOT_PROBES = 32;
 
-/** A prober to run in the same request (drift stays one request per host, SPEC §14). */
+/** A prober to run in the same request (drift stays one request per host, contract §14). */
 export const snapshotProbeSchema = z.strictObject({
   prober: z.string().min(1).max(200),
   parameters: jsonObjectSchema,

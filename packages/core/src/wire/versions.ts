@@ -1,5 +1,5 @@
 /**
- * `POST /v1/versions` (SPEC §11, `fleet version`): the node's runtime identity, the versions of
+ * `POST /v1/versions` (contract §11, `fleet version`): the node's runtime identity, the versions of
  * the tools the operator names (fleet.yaml `probes.tools`), every `fleet` executable along the
  * controller's PATH in order (for PATH shadowing), and on macOS the launchd agents of fleet.
  * Read-only; one request per host. The node only observes: deciding what is stale, missing or

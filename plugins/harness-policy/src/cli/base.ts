@@ -1,7 +1,7 @@
 /**
  * The base of this plugin's commands. A plugin cannot import the CLI's base command (plugins
  * depend on `@fleet/core` only), so this is the small local equivalent, keeping the same contract
- * (SPEC §2, §7): `--json` prints exactly one document on stdout — the result, or the envelope
+ * (contract §2, §7): `--json` prints exactly one document on stdout — the result, or the envelope
  * `{ error: { code, message, exitCode } }` built by core's `errorEnvelope` — and the process exits
  * with the stable exit code of the error's code. Human output goes to stdout, notes to stderr.
  *

@@ -1,5 +1,5 @@
 /**
- * The reconcile over the fleet (SPEC §10.3), built on the operator engine of `fleet drift` and
+ * The reconcile over the fleet (contract §10.3), built on the operator engine of `fleet drift` and
  * `fleet config install`: the canonical history is read and indexed once (`prepareAssessment`),
  * each host is read in one snapshot request and classified exactly as drift classifies it
  * (`assessHost`: history-aware, so a host left several releases behind is `stale`, not diverged),

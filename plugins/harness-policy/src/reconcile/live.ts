@@ -1,7 +1,7 @@
 /**
  * The reconcile's reads, as `fleet drift` and `config install` make them: one `snapshot` request
  * per host carrying every target path, each file redacted on the node, with the backups the node
- * holds of it (published versions too, SPEC §8.2). The CLI has the same adapter; a plugin cannot
+ * holds of it (published versions too, contract §8.2). The CLI has the same adapter; a plugin cannot
  * import the CLI, and this one is a dozen lines over core's client.
  */
 import type { ControllerClient, LiveFile, ReadLive } from '@fleet/core';

@@ -1,5 +1,5 @@
 /**
- * `fleet harness reconcile` (SPEC §10.3), the pure part: the states, how a target's drift
+ * `fleet harness reconcile` (contract §10.3), the pure part: the states, how a target's drift
  * classification turns into a reconcile state, a host's worst state, the exit code of a run, and
  * the unattended-convergence gate. No I/O here: everything is tested with tables.
  */
@@ -19,7 +19,7 @@ export type TargetState = (typeof TARGET_STATES)[number];
 export const HOST_STATES = [...TARGET_STATES, 'offline_pending'] as const;
 export type HostState = (typeof HOST_STATES)[number];
 
-/** The drift classification of a file item (SPEC §8.2), as `fleet drift` reports it. */
+/** The drift classification of a file item (contract §8.2), as `fleet drift` reports it. */
 export type { DriftState };
 
 export interface ReconcileTarget {
@@ -58,7 +58,7 @@ export interface ReconcileDocument {
 }
 
 /**
- * Severity, worst last: `error` > `diverged` > `would-update` > `updated` > `current` (SPEC
+ * Severity, worst last: `error` > `diverged` > `would-update` > `updated` > `current` (contract
  * §10.3 ranks would-update and updated together; a host cannot show both in one run, and if it
  * ever did, the drift that remains is what matters).
  */
@@ -95,7 +95,7 @@ export function plannedState(drift: DriftState): TargetState {
 }
 
 /**
- * The exit code of a run (SPEC §7 as the verb applies it): 6 when an install failed
+ * The exit code of a run (contract §7 as the verb applies it): 6 when an install failed
  * verification; 0 when every host is current or updated; 1 when drift remains anywhere
  * (would-update, diverged, offline_pending, error — the report was still produced).
  */
@@ -113,7 +113,7 @@ export function summarise(hosts: readonly ReconcileHost[]): ReconcileDocument['s
   return { hosts: hosts.length, ...counts };
 }
 
-/** The opt-in of SPEC §10.3: `domains.<domain>.unattended` in fleet.yaml. */
+/** The opt-in of contract §10.3: `domains.<domain>.unattended` in fleet.yaml. */
 export type UnattendedPolicy = 'allow' | 'deny';
 
 export interface UnattendedGate {

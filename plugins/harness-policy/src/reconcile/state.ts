@@ -1,5 +1,5 @@
 /**
- * The reconcile's memory between runs (SPEC §10.3), pure: the state file's shape, how one run is
+ * The reconcile's memory between runs (contract §10.3), pure: the state file's shape, how one run is
  * merged into the previous state (an offline host keeps the time it was *first* seen pending until
  * a run reaches it), and the rolling log's lines, bounded to {@link LOG_MAX_LINES}.
  *

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
 
 /**
- * The node's forced SSH command for `bootstrap apply --recover` (SPEC §12). Not run by hand:
+ * The node's forced SSH command for `bootstrap apply --recover` (contract §12). Not run by hand:
  * `authorized_keys` forces it for the operator's recovery key (see
  * `bootstrap/authorized-keys.ts`), and it serves the one verb the client asked for, read as data
  * from `SSH_ORIGINAL_COMMAND`.

@@ -55,7 +55,7 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       throw new core.FleetError('UNKNOWN_DOMAIN', `no plan for ${args.domain} on ${args.host}`);
     const selection = { ...(flags.file ? { files: flags.file } : {}), force: flags.force };
     if (!flags.confirm) {
-      // The plan is the answer: shown, nothing sent, exit 2 (SPEC §7).
+      // The plan is the answer: shown, nothing sent, exit 2 (contract §7).
       if (!this.jsonEnabled()) this.log(renderPlan(plan, core.escapeControl));
       let refusal: string | undefined;
       try {
@@ -110,7 +110,7 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       });
       // A coupled restart of the controller itself (transport-identity) answers before it
       // happens: poll the node until the restarted controller settles the operation, then
-      // check its identity (SPEC §10.2).
+      // check its identity (contract §10.2).
       if (core.hasPendingActions(receipt)) {
         receipt = await core.settlePendingInstall(context.client(args.host), receipt, {
           ...(parameters['node_id'] === undefined ? {} : { expectNodeId: parameters['node_id'] }),

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
 
 /**
- * The node-local runtime runner (SPEC §12), started detached by the controller for
+ * The node-local runtime runner (contract §12), started detached by the controller for
  * `runtime-activate` and `runtime-rollback` (and by the SSH recovery receiver): it carries the
  * transaction past the controller's restart, journaling every step. Not for operators.
  */

@@ -18,7 +18,7 @@ export default class ScheduleInstall extends FleetCommand {
 
 linux: ~/.config/systemd/user/fleet-report-<verb>.{service,timer}, enabled with systemctl --user enable --now (the user manager must linger to run while logged out: loginctl enable-linger). darwin: ~/Library/LaunchAgents/org.fleet.report-<verb>.plist. win32: the scheduled task fleet-report-<verb>.
 
-Only read-only reports can be scheduled: any writing verb (config install, config adopt, upgrade, bootstrap apply, …) is refused with exit 7. The one exception is \`harness reconcile --unattended\` (SPEC §10.3), refused with exit 7 unless fleet.yaml at HEAD sets domains.harness-policy.unattended: allow. Installing the same verb again replaces its schedule.`;
+Only read-only reports can be scheduled: any writing verb (config install, config adopt, upgrade, bootstrap apply, …) is refused with exit 7. The one exception is \`harness reconcile --unattended\` (contract §10.3), refused with exit 7 unless fleet.yaml at HEAD sets domains.harness-policy.unattended: allow. Installing the same verb again replaces its schedule.`;
   static override examples = [
     '<%= config.bin %> schedule install drift',
     '<%= config.bin %> schedule install version --every 6h --repo ~/fleet',
