@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { statePaths, systemClock, TokenStore } from '@fleet/controller';
 import { packedRuntimeArtifact, repackedArtifact } from '../src/artifact.js';
 import { FLEET_BIN, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
-import { generateKey, startSshd, type Sshd } from '../src/sshd.js';
+import { generateKey, requireSshd, startSshd, type Sshd } from '../src/sshd.js';
 import { NODE_ID, startRuntimeNode, type RuntimeNode } from '../src/runtime-node.js';
 
 describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced command)', function () {
@@ -75,7 +75,8 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
   const run = (args: readonly string[], repoDir = repo()): Promise<FleetRun> =>
     fleet(args, { cwd: scratch.path, env: { ...env, FLEET_REPO: repoDir } });
 
-  before(async () => {
+  before(async function () {
+    requireSshd(this);
     scratch = await tempDir('fleet-recover-');
     second = await repackedArtifact(await packedRuntimeArtifact(), '0.1.0-recover.2', scratch.path);
     node = await startRuntimeNode();

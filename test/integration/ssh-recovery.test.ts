@@ -25,7 +25,7 @@ import {
 } from '@fleet/core';
 import { NodeSSH } from 'node-ssh';
 import { FLEET_BIN, ROOT, tempDir, waitFor } from '../src/fleet.js';
-import { cliModule, generateKey, run, startSshd, type Sshd } from '../src/sshd.js';
+import { cliModule, generateKey, requireSshd, run, startSshd, type Sshd } from '../src/sshd.js';
 
 type SshModule = typeof import('../../packages/cli/src/bootstrap/ssh.js');
 type BundleModule = typeof import('../../packages/cli/src/bootstrap/bundle.js');
@@ -636,7 +636,8 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
       ]);
     }
 
-    before(async () => {
+    before(async function () {
+      requireSshd(this);
       knownHostsBefore = fileState(knownHosts);
       tmp = await tempDir('fleet-ssh-recovery-');
       homeA = join(tmp.path, 'home-a');
@@ -1004,7 +1005,8 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
   describe('runRecoveryVerb bounds (a stand-in receiver script as the forced command)', () => {
     let tmp: { path: string; cleanup: () => Promise<void> };
     let server: Sshd | undefined;
-    before(async () => {
+    before(async function () {
+      requireSshd(this);
       tmp = await tempDir('fleet-ssh-bounds-');
       const script = join(tmp.path, 'stand-in.sh');
       await writeFile(

@@ -11,9 +11,19 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { SYSTEM_TOOLS, requireSystemTools, type SkippableContext } from '@fleet/testkit';
 import { ROOT, waitFor } from './fleet.js';
 
-export const SSHD_BIN = '/usr/sbin/sshd';
+export const SSHD_BIN = SYSTEM_TOOLS.sshd.command;
+
+/** In a `before` hook: the suite is pending, with the reason, on a machine without OpenSSH. */
+export function requireSshd(context: SkippableContext): void {
+  requireSystemTools(
+    context,
+    [SYSTEM_TOOLS.sshd, SYSTEM_TOOLS.ssh, SYSTEM_TOOLS.sshKeygen],
+    'runs against a real OpenSSH server on 127.0.0.1',
+  );
+}
 
 /** A module of the built CLI (`packages/cli/dist/src/<relative>`), which exports only its bin. */
 export async function cliModule<T>(relative: string): Promise<T> {

@@ -18,7 +18,9 @@ import {
   parseExecStart,
   parseUnitFile,
   parseXml,
+  requireSystemTools,
   splitWindowsArguments,
+  SYSTEM_TOOLS,
   unitValue,
   xmlChild,
   xmlText,
@@ -172,12 +174,12 @@ describe('fleet schedule: systemd user timer generation', () => {
 });
 
 describe('fleet schedule: systemd-analyze verify', function () {
-  before(async function () {
-    try {
-      await run('systemd-analyze', ['--version']);
-    } catch {
-      this.skip(); // systemd is not installed here (CI installs it: .ci/run)
-    }
+  before(function () {
+    requireSystemTools(
+      this,
+      [SYSTEM_TOOLS.systemdAnalyze],
+      'generated units are checked with systemd-analyze verify',
+    );
   });
 
   it('passes --user verification with no warning (repository path with spaces)', async () => {

@@ -5,12 +5,18 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { SYSTEM_TOOLS, requireSystemTools } from '@fleet/testkit';
 import { startNode, type TestNode } from './support/node.js';
 
 describe('https', () => {
   let node: TestNode;
   let dir: string;
   before(async function () {
+    requireSystemTools(
+      this,
+      [SYSTEM_TOOLS.openssl],
+      'makes a self-signed certificate with openssl',
+    );
     dir = await mkdtemp(join(tmpdir(), 'fleet-tls-'));
     try {
       execFileSync(
@@ -36,8 +42,8 @@ describe('https', () => {
         ],
         { stdio: 'ignore' },
       );
-    } catch {
-      this.skip(); // no openssl on this machine
+    } catch (error) {
+      throw new Error(`openssl could not make a test certificate: ${String(error)}`);
     }
     node = await startNode({
       tls: {

@@ -15,3 +15,12 @@ export { TempHomeWriter, type TempHomeWriterOptions, type WriterDomain } from '.
 export { registryFromHooks, type PluginUnderTest, type RegisterHookFunction } from './registry.js';
 export * from './fake-supervisors/index.js';
 export { makeTgz, paxPath, type FixtureEntry } from './tarball.js';
+export {
+  SKIP_LOG_ENV,
+  SYSTEM_TOOLS,
+  hasSystemTool,
+  requireSystemTools,
+  skipForEnvironment,
+  type SkippableContext,
+  type SystemTool,
+} from './system-tools.js';

@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { CONTROLLER_NODE_OPTIONS, runtimeCommand } from '@fleet/core';
-import { parseExecStart, parseUnitFile, unitValue, unitValues } from '@fleet/testkit';
+import {
+  SYSTEM_TOOLS,
+  parseExecStart,
+  parseUnitFile,
+  requireSystemTools,
+  unitValue,
+  unitValues,
+} from '@fleet/testkit';
 import { quoteWord, readUnit, systemdUnit, UNIT_NAME } from '../src/unit.js';
 
 const run = promisify(execFile);
@@ -143,12 +150,12 @@ describe('systemd user unit: generation', () => {
 });
 
 describe('systemd user unit: systemd-analyze verify', function () {
-  before(async function () {
-    try {
-      await run('systemd-analyze', ['--version']);
-    } catch {
-      this.skip(); // systemd is not installed here (CI installs it: .ci/run)
-    }
+  before(function () {
+    requireSystemTools(
+      this,
+      [SYSTEM_TOOLS.systemdAnalyze],
+      'generated units are checked with systemd-analyze verify',
+    );
   });
 
   for (const user of [false, true]) {
