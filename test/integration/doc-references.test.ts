@@ -270,7 +270,9 @@ describe('docs/contract.md: the error-code table', () => {
   it('lists every code of core ERROR_CODES with its exit code and HTTP status, and no other', () => {
     const contract = readFileSync(join(ROOT, 'docs', 'contract.md'), 'utf8');
     const rows = new Map<string, { exit: number; http: number | undefined }>();
-    for (const match of contract.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \| (\d) \| (\d{3}|—) \|/gm)) {
+    for (const match of contract.matchAll(
+      /^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|\s*(\d)\s*\|\s*(\d{3}|—)\s*\|/gm,
+    )) {
       const [, code, exit, http] = match as unknown as [string, string, string, string];
       rows.set(code, { exit: Number(exit), http: http === '—' ? undefined : Number(http) });
     }
