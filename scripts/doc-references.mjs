@@ -282,6 +282,8 @@ function catalogueList(text, start) {
 }
 
 function catalogueProblem(reference, catalogue) {
+  // `catalogue N` is how the documents name the form itself, as they write `contract §N.M`.
+  if (reference.text === 'N') return null;
   if (catalogue === null) return `${RELIABILITY_DOC} is not tracked`;
   const section = /^§(\d+)$/.exec(reference.text);
   if (section) {

@@ -119,7 +119,8 @@ const CASES: readonly Case[] = [
         path: 'a.ts',
         content:
           '// catalogue 22; catalogue B11, C21–C22; catalogue 21–22; catalogue B; catalogue §2;\n' +
-          '// the catalogue-22 faults; catalogue case 11; catalogue C 21; the catalogue: `ROLLED_BACK`\n',
+          '// the catalogue-22 faults; catalogue case 11; catalogue C 21; the catalogue: `ROLLED_BACK`\n' +
+          '// and the form itself: cited as `catalogue N`\n',
       },
     ],
     expected: [],
