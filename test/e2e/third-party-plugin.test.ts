@@ -1,5 +1,5 @@
 /**
- * A third-party domain plugin end to end (contract §10.4; issue 7): the built example
+ * A third-party domain plugin end to end (contract §10.5; issue 7): the built example
  * `examples/fleet-plugin-gitconfig` is linked with the real `fleet plugins link` into a clean,
  * isolated oclif data/config/cache directory; the lab's controllers — `fleet controller serve`
  * under lab supervisors, started with the same environment — load it; the operator adds the
