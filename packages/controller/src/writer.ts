@@ -275,8 +275,8 @@ export class OperationWriter implements SafeFileWriter {
       handle = await open(temp, CREATE_TEMP, 0o600);
       await handle.writeFile(content);
       // The owner first (a chown clears set-id bits), then the mode: the file keeps both.
-      const own = ownAttributes();
-      if (attributes.uid !== own.uid || attributes.gid !== own.gid) {
+      const own = processIdentity();
+      if (own.uid >= 0 && (attributes.uid !== own.uid || attributes.gid !== own.gid)) {
         await handle.chown(attributes.uid, attributes.gid);
       }
       if (mode !== 0o600) await handle.chmod(mode);
@@ -292,50 +292,59 @@ export class OperationWriter implements SafeFileWriter {
   }
 }
 
-/** The controller's own uid and gid (what a new file gets). */
+/** A new file's attributes: 0600, the controller's own uid and gid. */
 function ownAttributes(): Attributes {
+  const { uid, gid } = processIdentity();
+  return { mode: 0o600, uid, gid };
+}
+
+/** Who the controller runs as: what a new file gets, and which groups it may give a file. */
+export interface ProcessIdentity {
+  readonly uid: number;
+  readonly gid: number;
+  readonly groups: readonly number[];
+}
+
+export function processIdentity(): ProcessIdentity {
   return {
-    mode: 0o600,
     uid: process.getuid?.() ?? -1,
     gid: process.getgid?.() ?? -1,
+    groups: process.getgroups?.() ?? [],
   };
 }
 
 /**
- * What the new content of `live` keeps (catalogue 13): its permission bits with the sticky bit, and
- * its owner. A rename puts a new inode in place, owned by the controller's user: as root the
- * controller gives it the old owner back; as any other user it can only keep its own uid and a group
- * it is in, so a file of another owner is refused — taking it over silently could lock that owner
- * out of its own configuration, and a receipt note after the fact would not undo that.
- * setuid/setgid files are refused as well: a write credential must not be a way to install
- * set-id programs, and dropping the bits would change what the file is without a word.
+ * What the new content of `live` keeps (catalogue 13), pure: its permission bits with the sticky
+ * bit, and its owner. A rename puts a new inode in place, owned by the controller's user: as root
+ * the controller gives it the old owner back; as any other user it can only keep its own uid and a
+ * group it is in, so a file of another owner is refused — taking it over silently could lock that
+ * owner out of its own configuration, and a receipt note after the fact would not undo that.
+ * setuid/setgid files are refused as well: a write credential must not be a way to install set-id
+ * programs, and dropping the bits would change what the file is without a word.
  */
 export function keptAttributes(
   path: string,
   live: { readonly mode: number; readonly uid: number; readonly gid: number },
+  own: ProcessIdentity = processIdentity(),
 ): Attributes {
-  if (process.platform === 'win32') return { ...ownAttributes(), mode: live.mode & 0o777 };
+  if (own.uid < 0) return { mode: live.mode & 0o777, uid: own.uid, gid: own.gid }; // Windows
   if ((live.mode & 0o6000) !== 0) {
     throw new FleetError(
       'FILE_ATTRIBUTES_REFUSED',
       `${path} is ${(live.mode & 0o4000) !== 0 ? 'setuid' : 'setgid'} (mode ${(live.mode & 0o7777).toString(8)}); fleet does not replace set-id files; nothing written`,
     );
   }
-  const own = ownAttributes();
-  if (own.uid !== 0) {
-    const groups = process.getgroups?.() ?? [];
-    if (live.uid !== own.uid) {
-      throw new FleetError(
-        'FILE_ATTRIBUTES_REFUSED',
-        `${path} is owned by uid ${live.uid}, not by the controller's user (uid ${own.uid}); a replace would change its owner; nothing written`,
-      );
-    }
-    if (live.gid !== own.gid && !groups.includes(live.gid)) {
-      throw new FleetError(
-        'FILE_ATTRIBUTES_REFUSED',
-        `${path} belongs to group ${live.gid}, which the controller's user is not in; a replace would change its group; nothing written`,
-      );
-    }
+  if (own.uid !== 0 && live.uid !== own.uid) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} is owned by uid ${live.uid}, not by the controller's user (uid ${own.uid}); a replace would change its owner; nothing written`,
+    );
+  }
+  if (own.uid !== 0 && live.gid !== own.gid && !own.groups.includes(live.gid)) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} belongs to group ${live.gid}, which the controller's user is not in; a replace would change its group; nothing written`,
+    );
   }
   return { mode: live.mode & 0o1777, uid: live.uid, gid: live.gid };
 }
