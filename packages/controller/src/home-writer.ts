@@ -52,7 +52,7 @@ export async function createHomeWriter(options: HomeWriterOptions): Promise<Oper
   // As the controller does: every safe-path check compares real paths.
   const home = await realpath(options.home);
   const state = statePaths(home);
-  for (const dir of [state.root, state.backups]) await ensurePrivateDir(dir);
+  for (const dir of [state.root, state.backups]) await ensurePrivateDir(home, dir);
   const operations = new OperationStore(state);
   await operations.init();
   const allowlist = new Allowlist(declarationsAsRegistry(options.declarations));

@@ -7,7 +7,8 @@
  * automatically: a coupled action that may not have run is reported as `needsAction`.
  */
 import { lstat, readdir, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { isFleetError } from '@fleet/core';
 import { withAudit } from './handlers/receipt.js';
 import type { AuditLog } from './audit/log.js';
 import type { Allowlist } from './allowlist.js';
@@ -113,6 +114,39 @@ async function observe(
   return files;
 }
 
+/**
+ * An operation whose journal cannot be trusted (catalogue 46): nothing is observed, restored or
+ * re-run. It is closed as `interrupted` with `RECOVERY_REQUIRED` and `needsAction`, audited, and
+ * its journal kept aside for the operator (`journal/<id>.jsonl.unreadable`).
+ */
+async function closeUnreadable(input: RecoveryInput, id: string, message: string): Promise<void> {
+  const aside = await input.operations.setJournalAside(id);
+  const detail = `${message} (kept as ~/${relative(input.home, aside).split(sep).join('/')})`;
+  await input.audit.append({
+    operationId: id,
+    client: null,
+    operation: 'install',
+    paths: [],
+    files: [],
+    outcome: 'interrupted',
+    code: 'RECOVERY_REQUIRED',
+    detail,
+  });
+  const now = input.now().toISOString();
+  await input.operations.finish({
+    operationId: id,
+    operation: 'install',
+    state: 'interrupted',
+    startedAt: now,
+    finishedAt: now,
+    error: { code: 'RECOVERY_REQUIRED', message: detail },
+    recovery: { detail, needsAction: true, files: [] },
+    requestSha256: '0'.repeat(64),
+    client: null,
+    httpStatus: 503,
+  });
+}
+
 export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryReport> {
   const pending = await input.operations.pending();
   const swept = await sweepAll(input);
@@ -122,7 +156,15 @@ export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryRepo
   const finals: Map<string, AuditHead> =
     pending.length > 0 ? await input.audit.finalRecords() : new Map<string, AuditHead>();
   for (const id of pending) {
-    const events = (await input.operations.readJournal(id)) ?? [];
+    let events: JournalEvent[];
+    try {
+      events = (await input.operations.readJournal(id)) ?? [];
+    } catch (error) {
+      if (!isFleetError(error) || error.code !== 'RECOVERY_REQUIRED') throw error;
+      await closeUnreadable(input, id, error.message);
+      interrupted += 1;
+      continue;
+    }
     const begin = events.find(
       (e): e is Extract<JournalEvent, { event: 'begin' }> => e.event === 'begin',
     );

@@ -1,8 +1,8 @@
 /** What every handler shares: the node's state, its stores and its limits. */
 import {
-  redactSecrets,
+  createRedactor,
   type Clock,
-  type JsonValue,
+  type Redactor,
   type Registry,
   type SecretValues,
 } from '@fleet/core';
@@ -10,6 +10,7 @@ import type { Allowlist } from './allowlist.js';
 import type { AuditLog } from './audit/log.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
+import type { SecretMemory } from './secret-memory.js';
 import type { StatePaths } from './state-paths.js';
 import type { TokenStore } from './tokens/store.js';
 
@@ -76,6 +77,8 @@ export interface ControllerRuntime {
   };
   /** The env-file chain, loaded afresh (values may change between operations). */
   secrets(): Promise<SecretValues>;
+  /** The values this node resolved and may still hold on disk (docs/secrets.md). */
+  readonly secretMemory: SecretMemory;
 }
 
 /** `@fleet/controller@0.1.0+<sha256 prefix | dev>`: the `Fleet-Controller` trailer of adopt. */
@@ -83,16 +86,15 @@ export function buildLabel(runtime: ControllerRuntime): string {
   return `${runtime.package.name}@${runtime.package.version}+${runtime.build.sha256?.slice(0, 12) ?? 'dev'}`;
 }
 
-/** Redacts every string (and key) in a JSON value: facts leave the node too. */
-export function redactJson(value: JsonValue, secrets: SecretValues): JsonValue {
-  if (typeof value === 'string') return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item: JsonValue) => redactJson(item, secrets));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value)) {
-      out[redactSecrets(key, secrets)] = redactJson(item, secrets);
-    }
-    return out;
-  }
-  return value;
+/**
+ * The redactor for what leaves the node now: the env-file chain as it is, and every value the node
+ * remembers (contract §15: rotated and removed ones too). Throws when the chain is unreadable.
+ */
+export async function redactorOf(runtime: ControllerRuntime): Promise<Redactor> {
+  return redactorFor(runtime, await runtime.secrets());
+}
+
+/** The same, for a chain already loaded (or none: the remembered values alone). */
+export function redactorFor(runtime: ControllerRuntime, chain: SecretValues | undefined): Redactor {
+  return createRedactor(chain ?? new Map(), runtime.secretMemory.remembered());
 }

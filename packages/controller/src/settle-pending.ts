@@ -96,6 +96,7 @@ async function restoreWritten(
         before,
         after: live?.bytes ?? new Uint8Array(),
         mode: (live?.mode ?? 0o600) & 0o777,
+        hardlinkBroken: false,
         restored: false,
       });
       await writer.restore(result);

@@ -51,6 +51,27 @@ export interface WriterOptions {
   readonly fileLimit: number;
   /** Runs right before each rename: re-checks the caller's token (`AUTH_REVOKED` aborts). */
   readonly beforeCommit: () => Promise<void>;
+  /**
+   * Runs once the backup is on disk and before the new content is: the node's secret memory
+   * records which values the new content and the backup hold (docs/secrets.md), durably, so a
+   * crash after the rename cannot leave a value on disk the memory does not know of.
+   */
+  readonly retain?: (holders: readonly SecretHolder[]) => Promise<void>;
+}
+
+/** A file that may hold resolved secret values: a live file's new content, or a backup. */
+export interface SecretHolder {
+  /** Its `~/` path. */
+  readonly path: string;
+  readonly bytes: Uint8Array;
+}
+
+/** Who owns a file and its permission bits: what a replace keeps (catalogue 13). */
+interface Attributes {
+  /** Permission bits, sticky included (`& 0o1777`); setuid/setgid files are refused, never kept. */
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
 }
 
 /** One `replace` this writer did, with what a receipt and a restore need. */
@@ -60,6 +81,8 @@ export interface WrittenFile {
   readonly before: Buffer | null;
   readonly after: Uint8Array;
   readonly mode: number;
+  /** The replaced file had other hard links: they keep the old content (catalogue 16). */
+  readonly hardlinkBroken: boolean;
   restored: boolean;
 }
 
@@ -114,34 +137,42 @@ export class OperationWriter implements SafeFileWriter {
         before: live.bytes,
         after: request.content,
         mode: live.mode,
+        hardlinkBroken: false,
         restored: false,
       });
       return result;
     }
+    const attributes = live === null ? null : keptAttributes(request.path, live);
 
     await failpoint('install.before_backup');
     const backup =
       live === null
         ? null
-        : await writeBackup(join(this.options.state.backups, domain), {
+        : await writeBackup(home, join(this.options.state.backups, domain), {
             fileId: entry.fileId,
             operationId,
             now: this.options.clock.now(),
             bytes: live.bytes,
           });
     const backupPath = backup === null ? null : homeRelative(home, backup);
-    await this.options.operations.note(operationId, {
-      event: 'write',
-      path: request.path,
-      beforeSha256: liveSha,
-      afterSha256: afterSha,
-      backupPath,
-    });
-    await failpoint('install.after_backup');
-
-    const mode = live === null ? 0o600 : live.mode & 0o777;
-    const temp = await this.writeTemp(target, request.content, mode);
+    const mode = attributes?.mode ?? 0o600;
+    let temp: string | undefined;
     try {
+      // From here to the rename, a failure removes the backup of a write that never happened:
+      // an orphan would count against the domain's retention and push a real one out.
+      await this.options.operations.note(operationId, {
+        event: 'write',
+        path: request.path,
+        beforeSha256: liveSha,
+        afterSha256: afterSha,
+        backupPath,
+      });
+      await this.options.retain?.([
+        { path: request.path, bytes: request.content },
+        ...(backupPath === null || live === null ? [] : [{ path: backupPath, bytes: live.bytes }]),
+      ]);
+      await failpoint('install.after_backup');
+      temp = await this.writeTemp(target, request.content, attributes ?? ownAttributes());
       await failpoint('install.after_temp_write');
       await this.options.beforeCommit();
       await failpoint('install.before_rename');
@@ -154,7 +185,7 @@ export class OperationWriter implements SafeFileWriter {
       else await recheckParents(home, await walkParents(home, target, { create: false }));
       await rename(temp, target.absolute);
     } catch (error) {
-      await unlink(temp).catch(() => undefined);
+      if (temp !== undefined) await unlink(temp).catch(() => undefined);
       if (backup !== null) await unlink(backup).catch(() => undefined);
       throw fsFailure(error, request.path);
     }
@@ -171,6 +202,7 @@ export class OperationWriter implements SafeFileWriter {
       before: live?.bytes ?? null,
       after: request.content,
       mode,
+      hardlinkBroken: live !== null && live.nlink > 1,
       restored: false,
     });
     await fsyncDir(target.parent, request.path);
@@ -200,7 +232,13 @@ export class OperationWriter implements SafeFileWriter {
       if (written.before === null) {
         await unlink(target.absolute);
       } else {
-        const temp = await this.writeTemp(target, written.before, written.mode, 'r');
+        const temp = await this.writeTemp(
+          target,
+          written.before,
+          { ...ownAttributes(), ...(live === null ? {} : { uid: live.uid, gid: live.gid }) },
+          'r',
+          written.mode,
+        );
         try {
           await rename(temp, target.absolute);
         } catch (error) {
@@ -224,8 +262,9 @@ export class OperationWriter implements SafeFileWriter {
   private async writeTemp(
     target: Target,
     content: Uint8Array,
-    mode: number,
+    attributes: Attributes,
     tag = '',
+    mode = attributes.mode,
   ): Promise<string> {
     const temp = join(
       target.parent,
@@ -235,6 +274,11 @@ export class OperationWriter implements SafeFileWriter {
     try {
       handle = await open(temp, CREATE_TEMP, 0o600);
       await handle.writeFile(content);
+      // The owner first (a chown clears set-id bits), then the mode: the file keeps both.
+      const own = processIdentity();
+      if (own.uid >= 0 && (attributes.uid !== own.uid || attributes.gid !== own.gid)) {
+        await handle.chown(attributes.uid, attributes.gid);
+      }
       if (mode !== 0o600) await handle.chmod(mode);
       await syncHandle(handle, target.path);
       await handle.close();
@@ -246,6 +290,63 @@ export class OperationWriter implements SafeFileWriter {
       throw fsFailure(error, target.path);
     }
   }
+}
+
+/** A new file's attributes: 0600, the controller's own uid and gid. */
+function ownAttributes(): Attributes {
+  const { uid, gid } = processIdentity();
+  return { mode: 0o600, uid, gid };
+}
+
+/** Who the controller runs as: what a new file gets, and which groups it may give a file. */
+export interface ProcessIdentity {
+  readonly uid: number;
+  readonly gid: number;
+  readonly groups: readonly number[];
+}
+
+export function processIdentity(): ProcessIdentity {
+  return {
+    uid: process.getuid?.() ?? -1,
+    gid: process.getgid?.() ?? -1,
+    groups: process.getgroups?.() ?? [],
+  };
+}
+
+/**
+ * What the new content of `live` keeps (catalogue 13), pure: its permission bits with the sticky
+ * bit, and its owner. A rename puts a new inode in place, owned by the controller's user: as root
+ * the controller gives it the old owner back; as any other user it can only keep its own uid and a
+ * group it is in, so a file of another owner is refused — taking it over silently could lock that
+ * owner out of its own configuration, and a receipt note after the fact would not undo that.
+ * setuid/setgid files are refused as well: a write credential must not be a way to install set-id
+ * programs, and dropping the bits would change what the file is without a word.
+ */
+export function keptAttributes(
+  path: string,
+  live: { readonly mode: number; readonly uid: number; readonly gid: number },
+  own: ProcessIdentity = processIdentity(),
+): Attributes {
+  if (own.uid < 0) return { mode: live.mode & 0o777, uid: own.uid, gid: own.gid }; // Windows
+  if ((live.mode & 0o6000) !== 0) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} is ${(live.mode & 0o4000) !== 0 ? 'setuid' : 'setgid'} (mode ${(live.mode & 0o7777).toString(8)}); fleet does not replace set-id files; nothing written`,
+    );
+  }
+  if (own.uid !== 0 && live.uid !== own.uid) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} is owned by uid ${live.uid}, not by the controller's user (uid ${own.uid}); a replace would change its owner; nothing written`,
+    );
+  }
+  if (own.uid !== 0 && live.gid !== own.gid && !own.groups.includes(live.gid)) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} belongs to group ${live.gid}, which the controller's user is not in; a replace would change its group; nothing written`,
+    );
+  }
+  return { mode: live.mode & 0o1777, uid: live.uid, gid: live.gid };
 }
 
 /** `PRECONDITION_FAILED`, carrying the live sha256 (`null`: the file does not exist). */

@@ -101,6 +101,16 @@ export const ERROR_CODES = {
   /** The node's local bootstrap policy does not allow this bootstrap (contract §12). */
   BOOTSTRAP_REFUSED: { exit: ExitCode.policy, http: 403 },
   SECRET_FOUND: { exit: ExitCode.policy },
+  /**
+   * A secret a file uses has a value shorter than the redaction floor (8 characters, contract §4):
+   * refused at resolve time with the secret's name, nothing written.
+   */
+  SECRET_TOO_SHORT: { exit: ExitCode.policy, http: 422 },
+  /**
+   * The live file's owner or setuid/setgid bits would not survive the replace (another user's
+   * file, or a set-id file): refused before anything is written (catalogue 13).
+   */
+  FILE_ATTRIBUTES_REFUSED: { exit: ExitCode.policy, http: 409 },
   PATH_OUTSIDE_ROOT: { exit: ExitCode.policy, http: 403 },
   /** A node path that is not a managed file of the host (adopt, export). */
   PATH_NOT_MANAGED: { exit: ExitCode.policy, http: 403 },

@@ -112,7 +112,14 @@ export {
   parseEnvFile,
   redactSecrets,
   resolveSecrets,
+  shortSecretNames,
 } from './secrets/env-chain.js';
+export {
+  SECRET_MIN_LENGTH,
+  createRedactor,
+  type RememberedSecret,
+  type Redactor,
+} from './secrets/redact.js';
 export { entropy, scanForSecrets, type SecretFinding } from './secrets/scan.js';
 export { unifiedDiff, type DiffOptions } from './diff.js';
 

@@ -6,11 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FleetError } from '@fleet/core';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { fsFailure } from './errors.js';
+import { ensureDirUnder } from './safe-path.js';
 
 const CREATE_EXCLUSIVE =
   constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
@@ -45,17 +46,13 @@ export async function fsyncDir(path: string, what = 'directory'): Promise<void> 
 }
 
 /**
- * Creates `path` and its missing parents with mode 0700 and makes sure it is a real directory
- * (not a symlink) no wider than 0700.
+ * Creates one of the node's own directories under `home` (and its missing parents) with mode 0700,
+ * walking every component from the home without following a symbolic link (`ensureDirUnder`,
+ * contract §15): a planted link is `PATH_OUTSIDE_ROOT` (or `SYMLINK_REFUSED` inside the home).
  */
-export async function ensurePrivateDir(path: string): Promise<void> {
+export async function ensurePrivateDir(home: string, path: string): Promise<void> {
   try {
-    await mkdir(path, { recursive: true, mode: 0o700 });
-    const stats = await lstat(path);
-    if (!stats.isDirectory() || stats.isSymbolicLink()) {
-      throw new FleetError('NOT_REGULAR_FILE', `${path} is not a directory`);
-    }
-    if ((stats.mode & 0o077) !== 0) await chmod(path, 0o700);
+    await ensureDirUnder(home, path);
   } catch (error) {
     throw fsFailure(error, `state directory ${basename(path)}`);
   }
@@ -89,9 +86,13 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   await fsyncDir(dirname(path));
 }
 
-/** Appends one line to a file (created 0600) and fsyncs it. */
+/** Appends one line to a file (created 0600, never through a symbolic link) and fsyncs it. */
 export async function appendLine(path: string, line: string): Promise<void> {
-  const handle = await open(path, 'a', 0o600);
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
+    0o600,
+  );
   try {
     await handle.appendFile(`${line}\n`);
     await syncHandle(handle, basename(path));

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import {
   FleetError,
   isFleetError,
-  redactSecrets,
   type CaptureRequest,
   type CaptureResponse,
   type ExportRequest,
@@ -19,7 +18,7 @@ import {
 import { backupFileId, listBackups } from '../backups.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
-import { buildLabel, type ControllerRuntime } from '../runtime.js';
+import { buildLabel, redactorOf, type ControllerRuntime } from '../runtime.js';
 import { checkFreshOperationId } from './replay.js';
 import type { Handler } from './types.js';
 
@@ -74,7 +73,10 @@ async function inventoryBackups(
   const backups: InventoryBackup[] = [];
   const entries = runtime.allowlist.all();
   for (const domain of [...new Set(entries.map((entry) => entry.domain))]) {
-    for (const { name, parsed } of await listBackups(join(runtime.state.backups, domain))) {
+    for (const { name, parsed } of await listBackups(
+      runtime.home,
+      join(runtime.state.backups, domain),
+    )) {
       const of = entries.find(
         (entry) => entry.domain === domain && backupFileId(entry.fileId) === parsed.fileId,
       );
@@ -117,6 +119,20 @@ export const inventory: Handler = async ({ runtime }) => {
   return { status: 200, body };
 };
 
+/**
+ * A file with more than one hard link is refused for reading out (catalogue 16): its inode is
+ * also reachable under a name the allowlist never approved (`ln ~/.ssh/id_ed25519 <managed>`),
+ * so its content is not the managed file's to give.
+ */
+export function refuseHardLinked(path: string, live: { readonly nlink: number }): void {
+  if (live.nlink > 1) {
+    throw new FleetError(
+      'NOT_REGULAR_FILE',
+      `${path} has ${live.nlink} hard links: its content is also another file's; not read out (an install replaces it and breaks the link)`,
+    );
+  }
+}
+
 /** One readable file, redacted: what export and capture share. */
 async function readRedacted(runtime: ControllerRuntime, path: string, capture: boolean) {
   const entry = capture ? runtime.allowlist.require(path) : runtime.allowlist.requireReadable(path);
@@ -126,8 +142,9 @@ async function readRedacted(runtime: ControllerRuntime, path: string, capture: b
     runtime.limits.maxFileBytes,
   );
   if (live === null) return { entry, live: null, content: '', redacted: false };
+  refuseHardLinked(path, live);
   const text = decodeText(live.bytes, path);
-  const content = redactSecrets(text, await runtime.secrets());
+  const content = (await redactorOf(runtime)).content(text);
   return { entry, live, content, redacted: content !== text };
 }
 

@@ -17,6 +17,7 @@ import {
   type AuditRecord,
   type InstallRequest,
   type NodeInstallResult,
+  type SecretValues,
 } from '@fleet/core';
 import { pruneBackups } from '../backups.js';
 import { createNodeContext } from '../context.js';
@@ -24,11 +25,18 @@ import { failpoint } from '../failpoints.js';
 import { readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { errorBody, toWireError, type WireError } from '../http/respond.js';
 import type { OperationRecord } from '../operations.js';
-import type { ControllerRuntime } from '../runtime.js';
+import { redactorFor, type ControllerRuntime } from '../runtime.js';
+import { STATE_DIR } from '../state-paths.js';
 import { tokenState } from '../tokens/store.js';
 import type { Principal } from '../tokens/auth.js';
 import { OperationWriter, preconditionFailed } from '../writer.js';
-import { buildReceipt, receiptFiles, withAudit, type UnauditedReceipt } from './receipt.js';
+import {
+  buildReceipt,
+  receiptFiles,
+  redactedActions,
+  withAudit,
+  type UnauditedReceipt,
+} from './receipt.js';
 import { checkFresh } from './replay.js';
 import type { Handler, HandlerResult } from './types.js';
 
@@ -53,6 +61,8 @@ export const install: Handler = async ({ runtime, principal, body }) => {
     runtime.locks.acquire(paths, id);
     // A restart pending after the answer keeps the paths locked: the next controller settles them.
     let keepLocked = false;
+    /** Files this operation wrote, restored, backed up or pruned: their secret holders re-checked. */
+    const touched = new Set<string>();
     try {
       await runtime.operations.begin({
         event: 'begin',
@@ -64,10 +74,11 @@ export const install: Handler = async ({ runtime, principal, body }) => {
         startedAt,
         requestSha256,
       });
-      const answer = await execute(runtime, principal, request, requestSha256, startedAt);
+      const answer = await execute(runtime, principal, request, requestSha256, startedAt, touched);
       keepLocked = answer.afterResponse !== undefined;
       return answer;
     } finally {
+      if (touched.size > 0) await forgetReleased(runtime, touched);
       if (!keepLocked) runtime.locks.release(id);
     }
   } finally {
@@ -112,14 +123,29 @@ async function recheckToken(runtime: ControllerRuntime, principal: Principal): P
     throw new FleetError('AUTH_EXPIRED', `token ${principal.id} expired during the install`);
 }
 
+/**
+ * After an operation, the secret memory re-reads what it touched (docs/secrets.md): a value no
+ * file holds any more is forgotten. Best effort — a failure keeps values remembered (safe side).
+ */
+async function forgetReleased(runtime: ControllerRuntime, touched: Set<string>): Promise<void> {
+  const chain = await runtime.secrets().catch(() => new Map<string, string>());
+  await runtime.secretMemory.reconcile(touched, chain).catch((error: unknown) => {
+    process.stderr.write(
+      `controller: the secret memory was not reconciled: ${(error as Error)?.message ?? String(error)}\n`,
+    );
+  });
+}
+
 async function execute(
   runtime: ControllerRuntime,
   principal: Principal,
   request: InstallRequest,
   requestSha256: string,
   startedAt: string,
+  touched: Set<string>,
 ): Promise<HandlerResult> {
   const id = request.operationId;
+  let secrets: SecretValues | undefined;
   const writer = new OperationWriter({
     home: runtime.home,
     state: runtime.state,
@@ -131,13 +157,19 @@ async function execute(
     clock: runtime.clock,
     fileLimit: runtime.limits.maxFileBytes,
     beforeCommit: () => recheckToken(runtime, principal),
+    retain: (holders) => {
+      for (const holder of holders) touched.add(holder.path);
+      return runtime.secretMemory.retain(holders, secrets ?? new Map());
+    },
   });
-  const secrets = await runtime.secrets();
   let result: NodeInstallResult | undefined;
   let failure: WireError | undefined;
   /** The actions a failing installer reported with its error (what ran before it failed). */
   let failedActions: readonly ActionOutcome[] = [];
   try {
+    // Inside the try: a malformed env file fails this operation cleanly (its record answers a
+    // retry of the same id; a new id is free to go), never leaves its journal open.
+    secrets = await runtime.secrets();
     const installer = await runtime.registry.installer(request.domain);
     for (const file of request.files) {
       resolveSecrets(file.content, secrets, file.path);
@@ -178,8 +210,10 @@ async function execute(
     else rolledBack = writer.written.some((w) => w.restored);
   }
   const finishedAt = runtime.clock.now().toISOString();
-  const files = receiptFiles(writer.written, secrets);
-  const redactedError = failure ? errorBody(failure, secrets).error : undefined;
+  for (const written of writer.written) touched.add(written.result.path);
+  const redactor = redactorFor(runtime, secrets);
+  const files = receiptFiles(writer.written, redactor);
+  const redactedError = failure ? errorBody(failure, redactor).error : undefined;
   let receipt: UnauditedReceipt | undefined;
   if (failure === undefined || rolledBack) {
     receipt = buildReceipt({
@@ -188,7 +222,7 @@ async function execute(
       domain: request.domain,
       files,
       actions: [
-        ...(result?.actions ?? failedActions),
+        ...redactedActions(result?.actions ?? failedActions, redactor),
         ...(rolledBack
           ? [
               {
@@ -255,7 +289,16 @@ async function execute(
           : (redactedError?.message ?? '')),
     });
   } catch (error) {
-    return auditFailed(runtime, principal, writer, request, requestSha256, startedAt, error);
+    return auditFailed(
+      runtime,
+      principal,
+      writer,
+      request,
+      requestSha256,
+      startedAt,
+      error,
+      secrets,
+    );
   }
 
   const record: OperationRecord = {
@@ -272,7 +315,9 @@ async function execute(
   };
   // A pending operation keeps its journal (and its backups unpruned) until it is settled.
   await runtime.operations.finish(record, { keepJournal: pending !== undefined });
-  if (receipt && !rolledBack && !pending) await prune(runtime, request.domain, writer);
+  if (receipt && !rolledBack && !pending) {
+    for (const pruned of await prune(runtime, request.domain, writer)) touched.add(pruned);
+  }
   return {
     status: httpStatus,
     body: record.receipt ?? { error: redactedError },
@@ -324,9 +369,10 @@ async function auditFailed(
   requestSha256: string,
   startedAt: string,
   error: unknown,
+  secrets: SecretValues | undefined,
 ): Promise<HandlerResult> {
   const failure = (await restoreAll(writer)) ?? toWireError(error);
-  const body = errorBody(failure, await runtime.secrets());
+  const body = errorBody(failure, redactorFor(runtime, secrets));
   await runtime.operations.finish({
     operationId: request.operationId,
     operation: 'install',
@@ -341,21 +387,26 @@ async function auditFailed(
   return { status: failure.status, body, audited: true };
 }
 
+/** Prunes each written file's backups to its domain's count; returns the `~/` paths removed. */
 async function prune(
   runtime: ControllerRuntime,
   domain: string,
   writer: OperationWriter,
-): Promise<void> {
+): Promise<string[]> {
+  const removed: string[] = [];
   for (const written of writer.written) {
     if (written.result.backupPath === null) continue;
     const entry = runtime.allowlist.require(written.result.path);
-    await pruneBackups(
+    const names = await pruneBackups(
+      runtime.home,
       join(runtime.state.backups, domain),
       written.fileId,
       entry.backups,
       basename(written.result.backupPath),
-    ).catch(() => undefined);
+    ).catch(() => [] as string[]);
+    removed.push(...names.map((name) => `~/${STATE_DIR}/backups/${domain}/${name}`));
   }
+  return removed;
 }
 
 /** A replayed id: the original answer, never a second execution. */

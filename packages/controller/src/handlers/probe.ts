@@ -13,7 +13,7 @@ import {
 } from '@fleet/core';
 import { createNodeContext } from '../context.js';
 import { domainReader } from '../domain-reader.js';
-import { redactJson } from '../runtime.js';
+import { redactorOf } from '../runtime.js';
 import { authorize } from '../tokens/auth.js';
 import type { Handler } from './types.js';
 
@@ -41,7 +41,7 @@ export const probe: Handler = async ({ runtime, principal, route, body }) => {
   const response: ProbeResponse = {
     prober: entry.descriptor.id,
     layer: entry.descriptor.layer,
-    facts: redactJson(checked.data, await runtime.secrets()) as ProbeResponse['facts'],
+    facts: (await redactorOf(runtime)).json(checked.data) as ProbeResponse['facts'],
     collectedAt: runtime.clock.now().toISOString(),
   };
   return { status: 200, body: response };

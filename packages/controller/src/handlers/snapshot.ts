@@ -11,8 +11,7 @@ import {
   isFleetError,
   jsonValueSchema,
   proberScope,
-  redactSecrets,
-  type SecretValues,
+  type Redactor,
   type SnapshotFile,
   type SnapshotProbe,
   type SnapshotProbeResult,
@@ -21,7 +20,8 @@ import {
 } from '@fleet/core';
 import { createNodeContext } from '../context.js';
 import { domainReader } from '../domain-reader.js';
-import { redactJson } from '../runtime.js';
+import { redactorOf } from '../runtime.js';
+import { refuseHardLinked } from './files.js';
 import { authorize } from '../tokens/auth.js';
 import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
@@ -43,11 +43,11 @@ interface Budget {
 async function backupsOf(
   runtime: ControllerRuntime,
   entry: AllowedPath,
-  secrets: SecretValues,
+  redactor: Redactor,
   budget: Budget,
 ): Promise<{ path: string; sha256: string; content: string }[]> {
   const out: { path: string; sha256: string; content: string }[] = [];
-  const names = (await listBackups(join(runtime.state.backups, entry.domain)))
+  const names = (await listBackups(runtime.home, join(runtime.state.backups, entry.domain)))
     .filter((backup) => backup.parsed.fileId === backupFileId(entry.fileId))
     .reverse();
   for (const { name } of names) {
@@ -67,7 +67,7 @@ async function backupsOf(
       out.push({
         path,
         sha256: live.sha256,
-        content: redactSecrets(decodeText(live.bytes, path), secrets),
+        content: redactor.content(decodeText(live.bytes, path)),
       });
     } catch {
       // a backup that is not safe text is left out (inventory still lists it)
@@ -80,7 +80,7 @@ async function snapshotFile(
   runtime: ControllerRuntime,
   path: string,
   withBackups: boolean,
-  secrets: SecretValues,
+  redactor: Redactor,
   budget: Budget,
 ): Promise<SnapshotFile> {
   try {
@@ -90,10 +90,11 @@ async function snapshotFile(
       targetOf(runtime.home, path),
       runtime.limits.maxFileBytes,
     );
-    const backups = withBackups ? await backupsOf(runtime, entry, secrets, budget) : [];
+    const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
     if (live === null) return { path, state: 'absent', backups };
+    refuseHardLinked(path, live);
     const text = decodeText(live.bytes, path);
-    const content = redactSecrets(text, secrets);
+    const content = redactor.content(text);
     return {
       path,
       state: 'present',
@@ -107,7 +108,7 @@ async function snapshotFile(
   } catch (error) {
     const code = isFleetError(error) ? error.code : 'IO_ERROR';
     const message = isFleetError(error) ? error.message : 'the file could not be read';
-    return { path, state: 'refused', code, message: redactSecrets(message, secrets) };
+    return { path, state: 'refused', code, message: redactor.annotation(message) };
   }
 }
 
@@ -119,7 +120,7 @@ async function snapshotProbe(
   context: Pick<RequestContext, 'runtime' | 'principal' | 'route'>,
   probe: SnapshotProbe,
   registered: ReturnType<ControllerRuntime['registry']['probers']>,
-  secrets: SecretValues,
+  redactor: Redactor,
 ): Promise<SnapshotProbeResult> {
   const { runtime } = context;
   try {
@@ -145,30 +146,30 @@ async function snapshotProbe(
       prober: entry.descriptor.id,
       state: 'ok',
       layer: entry.descriptor.layer,
-      facts: redactJson(checked.data, secrets) as ProbeFacts,
+      facts: redactor.json(checked.data) as ProbeFacts,
       collectedAt: runtime.clock.now().toISOString(),
     };
   } catch (error) {
     const code = isFleetError(error) ? error.code : 'INTERNAL';
     const message = isFleetError(error) ? error.message : 'the prober failed';
-    return { prober: probe.prober, state: 'error', code, message: redactSecrets(message, secrets) };
+    return { prober: probe.prober, state: 'error', code, message: redactor.annotation(message) };
   }
 }
 
 export const snapshot: Handler = async ({ runtime, principal, route, body }) => {
   const request = body as SnapshotRequest;
-  const secrets = await runtime.secrets();
+  const redactor = await redactorOf(runtime);
   const budget: Budget = { left: BACKUP_BUDGET, truncated: false };
   const files: SnapshotFile[] = [];
   for (const path of request.paths) {
-    files.push(await snapshotFile(runtime, path, request.backups, secrets, budget));
+    files.push(await snapshotFile(runtime, path, request.backups, redactor, budget));
   }
   const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
   if (request.probes !== undefined) {
     const probes: SnapshotProbeResult[] = [];
     const registered = runtime.registry.probers();
     for (const probe of request.probes) {
-      probes.push(await snapshotProbe({ runtime, principal, route }, probe, registered, secrets));
+      probes.push(await snapshotProbe({ runtime, principal, route }, probe, registered, redactor));
     }
     return { status: 200, body: { ...response, probes } satisfies SnapshotResponse };
   }

@@ -6,7 +6,7 @@
  */
 import type { VersionsRequest, VersionsResponse } from '@fleet/core';
 import { createNodeContext } from '../context.js';
-import { redactJson } from '../runtime.js';
+import { redactorOf } from '../runtime.js';
 import {
   VERSION_TIMEOUT_MS,
   collectFleetOnPath,
@@ -50,6 +50,6 @@ export const versions: Handler = async ({ runtime, body }) => {
   };
   return {
     status: 200,
-    body: redactJson(answer, await runtime.secrets()),
+    body: (await redactorOf(runtime)).json(answer),
   };
 };

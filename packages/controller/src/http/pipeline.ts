@@ -12,7 +12,7 @@ import {
   matchRoute,
   type AuditOutcome,
   type RouteSpec,
-  type SecretValues,
+  type Redactor,
 } from '@fleet/core';
 import { audit } from '../handlers/audit.js';
 import { exportFile, capture, inventory } from '../handlers/files.js';
@@ -29,7 +29,7 @@ import {
 } from '../handlers/runtime.js';
 import { versions } from '../handlers/versions.js';
 import type { Handler } from '../handlers/types.js';
-import type { ControllerRuntime } from '../runtime.js';
+import { redactorOf, type ControllerRuntime } from '../runtime.js';
 import { authenticate, authorize, type Principal } from '../tokens/auth.js';
 import { checkDeclaredLength, decodeJson, hasBody, hostAllowed, readBody } from './request.js';
 import { errorBody, sendJson, toWireError, type WireError } from './respond.js';
@@ -133,8 +133,8 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
     } catch (error) {
       const wire = toWireError(error);
       await auditFailure(runtime, route, principal, operationId, wire);
-      const secrets = await runtime.secrets().catch(() => undefined);
-      sendJson(res, wire.status, redactOrMask(wire, secrets), { close: wire.close === true });
+      const redactor = await redactorOf(runtime).catch(() => undefined);
+      sendJson(res, wire.status, redactOrMask(wire, redactor), { close: wire.close === true });
       if (wire.close) res.once('finish', () => req.socket.destroySoon());
     }
   };
@@ -159,8 +159,8 @@ function afterAnswer(res: ServerResponse, work: () => void | Promise<void>): voi
 }
 
 /** Redacted error body; without the env chain, the message cannot be checked, so it is masked. */
-function redactOrMask(wire: WireError, secrets: SecretValues | undefined) {
-  if (secrets) return errorBody(wire, secrets);
+function redactOrMask(wire: WireError, redactor: Redactor | undefined) {
+  if (redactor) return errorBody(wire, redactor);
   return errorBody(
     { ...wire, message: `${wire.code} (details withheld: the env-file chain is unreadable)` },
     undefined,

@@ -3,9 +3,8 @@ import type { ServerResponse } from 'node:http';
 import {
   describeCode,
   isFleetError,
-  redactSecrets,
   type ErrorCode,
-  type SecretValues,
+  type Redactor,
   type WireErrorBody,
 } from '@fleet/core';
 
@@ -41,9 +40,12 @@ export function toWireError(error: unknown): WireError {
   return { code: 'INTERNAL', status: 500, message: 'internal error in the controller' };
 }
 
-/** The body of an error, its message passed through redaction (error text leaves the node too). */
-export function errorBody(error: WireError, secrets: SecretValues | undefined): WireErrorBody {
-  const message = secrets ? redactSecrets(error.message, secrets) : error.message;
+/**
+ * The body of an error, its message passed through redaction (error text leaves the node too) as
+ * an annotation: the digests a message quotes stay whole (core `createRedactor`).
+ */
+export function errorBody(error: WireError, redactor: Redactor | undefined): WireErrorBody {
+  const message = redactor ? redactor.annotation(error.message) : error.message;
   return {
     error: {
       code: error.code,

@@ -112,7 +112,7 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
     });
     const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
     try {
-      await ensurePrivateDir(layout.root);
+      await ensurePrivateDir(input.home, layout.root);
       await writeExclusive(upload, input.artifact.bytes);
       const staged = await stageGeneration({
         home: input.home,

@@ -12,11 +12,14 @@ export interface ChildController {
   stop(): Promise<void>;
 }
 
+/** `prefix`: a command the controller runs under (`['strace', '-f', …]`), argv first. */
 export function spawnController(
   home: string,
   env: Record<string, string> = {},
+  prefix: readonly string[] = [],
 ): Promise<ChildController> {
-  const child = spawn(process.execPath, [SCRIPT], {
+  const [command = process.execPath, ...args] = [...prefix, process.execPath, SCRIPT];
+  const child = spawn(command, args, {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -123,6 +123,23 @@ export const fixtureRegistration = defineRegistration({
           })),
         ),
     },
+    {
+      id: 'fixture.digest',
+      layer: 'file',
+      domain: 'fixture',
+      description:
+        "the sha256 of app.conf (a hash-valued fact), read through the controller's reads",
+      load: () =>
+        Promise.resolve({
+          id: 'fixture.digest',
+          layer: 'file',
+          async collect(ctx) {
+            const live = await ctx.files?.read(APP);
+            return { path: APP, sha256: live?.sha256 ?? null, note: `digest ${live?.sha256}` };
+          },
+          evaluate: () => [],
+        } satisfies Prober),
+    },
     { id: 'fixture.absent', layer: 'file', domain: 'fixture', description: 'declared only' },
     {
       id: 'supervisor.unit',
