@@ -11,7 +11,6 @@
  * - install journals (catalogue 46's rule): a torn last line is "step not done", a bad line before
  *   it is `RECOVERY_REQUIRED` for that operation.
  */
-import { execFileSync } from 'node:child_process';
 import {
   chmod,
   chown,
@@ -28,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { isFleetError } from '@fleet/core';
+import { SYSTEM_TOOLS, requireSystemTools, skipForEnvironment } from '@fleet/testkit';
 import { parseOperationJournal } from '../src/operations.js';
 import { keptAttributes } from '../src/writer.js';
 import { TokenStore } from '../src/tokens/store.js';
@@ -124,7 +124,9 @@ describe('install: owner and special bits (catalogue 13)', () => {
     after(async () => node.dispose());
 
     it('as root: a file of another owner keeps its owner, group and mode', async function () {
-      if (process.getuid?.() !== 0) this.skip(); // only root can give a file to another owner
+      if (process.getuid?.() !== 0) {
+        skipForEnvironment(this, 'only root can give a file to another owner');
+      }
       await node.write(APP, 'old\n', 0o640);
       await chown(node.abs(APP), 65534, 65534);
       const answer = await install(node, token, 'fixture', [
@@ -311,12 +313,7 @@ describe('install: a write failing before its rename leaves no orphan backup', (
   after(async () => rm(home, { recursive: true, force: true }));
 
   it('ENOSPC on the temp file (strace -e inject=openat:error=ENOSPC -P <temp>): IO_NOSPACE, the backup removed', async function () {
-    try {
-      execFileSync('strace', ['-V'], { stdio: 'ignore' });
-    } catch {
-      // Pending with a reason, never failed or silently passed (Debian package: strace).
-      this.skip();
-    }
+    requireSystemTools(this, [SYSTEM_TOOLS.strace], 'injects ENOSPC with strace');
     this.timeout(60_000);
     const { token } = await new TokenStore(statePaths(home), systemClock).issue({
       client: 'orphan-test',
