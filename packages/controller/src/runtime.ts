@@ -11,6 +11,7 @@ import type { AuditLog } from './audit/log.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
 import type { StatePaths } from './state-paths.js';
+import type { NodePolicyStore, PolicyView } from './policy/store.js';
 import type { TokenStore } from './tokens/store.js';
 
 export interface Limits {
@@ -59,7 +60,12 @@ export interface ControllerRuntime {
   readonly state: StatePaths;
   readonly clock: Clock;
   readonly limits: Limits;
+  /** The allowlist of `view` (the node policy version this request works with). */
   readonly allowlist: Allowlist;
+  /** The node policy, read again when its file changes (policy/store.ts). */
+  readonly policy: NodePolicyStore;
+  /** The node policy version of this request (at start: the one the controller started with). */
+  readonly view: PolicyView;
   readonly tokens: TokenStore;
   readonly legacy: Buffer | null;
   readonly audit: AuditLog;

@@ -1,6 +1,9 @@
 /**
  * `POST /v1/install` (contract §8.4): the node half of an install. The controller validates the
- * request against the allowlist, takes the per-path locks, claims the operation id (journal),
+ * request against the node policy (contract §5.1: the domain is served, every path is declared or
+ * listed, every action id is defined, no unattended install the policy does not allow — a
+ * process-coupled domain never) before anything is written, takes the per-path locks, claims the
+ * operation id (journal),
  * checks every file's live sha256 and every secret before anything is written, then hands the
  * domain's installer a `SafeFileWriter`. A failure after a write restores what was written and
  * answers a `rolled-back` receipt. The audit record is appended (fsync'd) before the answer; if it
@@ -11,17 +14,24 @@
 import { basename, join } from 'node:path';
 import {
   FleetError,
+  NODE_POLICY_PATH,
+  derivedPathParameter,
   isFleetError,
+  redactSecrets,
   resolveSecrets,
   type ActionOutcome,
+  type ActionRun,
+  type AuditAction,
   type AuditRecord,
   type InstallRequest,
   type NodeInstallResult,
+  type SecretValues,
 } from '@fleet/core';
 import { pruneBackups } from '../backups.js';
 import { createNodeContext } from '../context.js';
 import { failpoint } from '../failpoints.js';
-import { readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
+import { managedTarget } from '../fs/managed-target.js';
+import { readLive, sha256Hex } from '../fs/safe-path.js';
 import { errorBody, toWireError, type WireError } from '../http/respond.js';
 import type { OperationRecord } from '../operations.js';
 import type { ControllerRuntime } from '../runtime.js';
@@ -75,12 +85,30 @@ export const install: Handler = async ({ runtime, principal, body }) => {
   }
 };
 
-/** Checks the request against this node (domain, allowlist, ids, sizes); returns its paths. */
+/** A request's `fleet.reload` parameter: an argv, which no request may carry (protocol 1). */
+const ARGV_PARAMETER = 'fleet.reload';
+
+/**
+ * Checks the request against this node and its policy — domain served, every path declared or
+ * listed for it, every `fleet.` parameter known, every action id defined, unattended allowed —
+ * and the sizes and ids; returns its paths. Nothing has been written when this throws.
+ */
 function validate(runtime: ControllerRuntime, request: InstallRequest): string[] {
-  runtime.registry.domain(request.domain);
+  const { allowlist } = runtime;
+  allowlist.requireServed(request.domain);
+  const { descriptor } = runtime.registry.domain(request.domain);
+  const processCoupled = descriptor.coupling.kind === 'process';
+  if (request.unattended === true && !allowlist.unattendedAllowed(request.domain, processCoupled)) {
+    throw new FleetError(
+      'POLICY_REFUSED',
+      processCoupled
+        ? `unattended installs of ${request.domain} are refused: its installer owns process actions (contract §10.3), whatever a policy or a request says`
+        : `this node's policy does not allow unattended installs of ${request.domain} (domains.${request.domain}.unattended in ${NODE_POLICY_PATH})`,
+    );
+  }
   const paths: string[] = [];
   for (const file of request.files) {
-    const entry = runtime.allowlist.require(file.path, request.domain);
+    const entry = allowlist.require(file.path, request.domain);
     if (entry.fileId !== file.fileId) {
       throw new FleetError(
         'BAD_REQUEST',
@@ -97,7 +125,50 @@ function validate(runtime: ControllerRuntime, request: InstallRequest): string[]
     }
     paths.push(file.path);
   }
+  const derived = new Map(
+    (descriptor.derivedPaths ?? []).map((d) => [derivedPathParameter(d.id), d.id]),
+  );
+  for (const [name, value] of Object.entries(request.parameters)) {
+    if (!name.startsWith('fleet.')) continue;
+    if (name === ARGV_PARAMETER) {
+      throw new FleetError(
+        'POLICY_REFUSED',
+        `${ARGV_PARAMETER}: a request never carries an argv; it names an action id (actions.reload) and the node runs only what its own policy defines (${NODE_POLICY_PATH})`,
+      );
+    }
+    const id = derived.get(name);
+    if (id === undefined) {
+      throw new FleetError('BAD_REQUEST', `unknown parameter ${name} for domain ${request.domain}`);
+    }
+    // A derived path moved by a host's variables: accepted only where the policy lists it.
+    const entry = allowlist.require(value, request.domain);
+    if (entry.fileId !== id) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${name}: ${value} is ${entry.fileId} of ${entry.domain}, not the derived path ${id}`,
+      );
+    }
+  }
+  const actions = allowlist.actionsOf(request.domain);
+  for (const [role, id] of Object.entries(request.actions ?? {})) {
+    if (!Object.hasOwn(actions, id)) {
+      throw new FleetError(
+        'POLICY_REFUSED',
+        `action ${JSON.stringify(id)} (${role}) is not defined for domain ${request.domain} in this node's policy (domains.${request.domain}.actions.${id} in ${NODE_POLICY_PATH}); nothing was written`,
+      );
+    }
+  }
   return paths;
+}
+
+/** The actions an install ran, as its audit record names them (argv redacted like any text). */
+function auditedActions(runs: readonly ActionRun[], secrets: SecretValues): AuditAction[] {
+  return runs.map((run) => ({
+    id: run.id,
+    argv: run.argv.map((arg) => redactSecrets(arg, secrets)),
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+  }));
 }
 
 async function recheckToken(runtime: ControllerRuntime, principal: Principal): Promise<void> {
@@ -133,6 +204,8 @@ async function execute(
     beforeCommit: () => recheckToken(runtime, principal),
   });
   const secrets = await runtime.secrets();
+  /** Every node policy action the installer ran, in order (the audit record names them). */
+  const runs: ActionRun[] = [];
   let result: NodeInstallResult | undefined;
   let failure: WireError | undefined;
   /** The actions a failing installer reported with its error (what ran before it failed). */
@@ -143,7 +216,7 @@ async function execute(
       resolveSecrets(file.content, secrets, file.path);
       const live = await readLive(
         runtime.home,
-        targetOf(runtime.home, file.path),
+        await managedTarget(runtime.home, file.path, runtime.allowlist.symlinkDirs),
         runtime.limits.maxFileBytes,
       );
       if ((live?.sha256 ?? null) !== file.expectedSha256)
@@ -154,8 +227,17 @@ async function execute(
       nodeId: runtime.nodeId,
       clock: runtime.clock,
       beforeProcess: () => failpoint('install.during_action'),
+      actions: {
+        domain: request.domain,
+        actions: runtime.allowlist.actionsOf(request.domain),
+        runs,
+      },
     });
-    result = await installer.install(ctx, { ...request, files: [...request.files] }, writer);
+    result = await installer.install(
+      ctx,
+      { ...request, files: [...request.files], actions: { ...request.actions } },
+      writer,
+    );
     if (!result.verified && result.pending === undefined)
       throw new FleetError(
         'VERIFICATION_FAILED',
@@ -253,6 +335,7 @@ async function execute(
         (receipt
           ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
           : (redactedError?.message ?? '')),
+      ...(runs.length > 0 ? { actions: auditedActions(runs, secrets) } : {}),
     });
   } catch (error) {
     return auditFailed(runtime, principal, writer, request, requestSha256, startedAt, error);

@@ -97,8 +97,10 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       );
     }
     const operationId = core.newOperationId();
-    // The domain's host variables, its derived paths for this host, its reload command (fleet.yaml).
+    // The domain's host variables and derived paths for this host; its reload is an action id of
+    // the node's policy (fleet.yaml domains.<d>.reload): the node decides what that runs.
     const parameters = core.installParameters(context.repo, args.host, runtime.declaration);
+    const actions = core.installActions(context.repo, runtime.declaration);
     const paths = planned.files.map((file) => file.path);
     let receipt: Receipt;
     try {
@@ -107,6 +109,7 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
         domain: args.domain,
         files: planned.files.map((file) => ({ ...file })),
         parameters,
+        ...(Object.keys(actions).length > 0 ? { actions } : {}),
       });
       // A coupled restart of the controller itself (transport-identity) answers before it
       // happens: poll the node until the restarted controller settles the operation, then
