@@ -20,6 +20,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -27,6 +28,7 @@ import {
   parseNodePolicy,
   receiptSchema,
   type DriftReport,
+  type FleetErrorLike,
   type LabDocument,
   type LabSupervisorState,
   type Receipt,
@@ -292,6 +294,40 @@ describe('e2e: router and transport-identity on a lab fleet', function () {
         (text) => text.replace('listen: twice-the-key\n', ''),
         'router: revert',
       );
+    });
+  });
+
+  describe('the node refuses what its policy cannot allow', () => {
+    it('an unattended install of router or transport-identity, whatever the request says (exit 7, nothing written)', async () => {
+      for (const [host, domain, fileId, path] of [
+        ['node-01', 'router', 'router.yaml', CONFIG],
+        ['node-02', 'transport-identity', 'transport.yaml', IDENTITY],
+      ] as const) {
+        const before = await readNode(host, path).catch(() => null);
+        const refused = await client(host)
+          .install({
+            domain,
+            files: [
+              {
+                fileId,
+                path,
+                expectedSha256:
+                  before === null ? null : createHash('sha256').update(before).digest('hex'),
+                content: 'expected_node: unattended\n',
+              },
+            ],
+            parameters: {},
+            unattended: true,
+          })
+          .then(
+            () => undefined,
+            (error: unknown) => error as FleetErrorLike,
+          );
+        expect(refused?.code, domain).to.equal('POLICY_REFUSED');
+        expect(refused?.exitCode).to.equal(7);
+        expect(refused?.message).to.contain('process actions');
+        expect(await readNode(host, path).catch(() => null)).to.equal(before);
+      }
     });
   });
 

@@ -128,6 +128,17 @@ describe('node policy: a write credential is never a shell', () => {
     ]);
     expect(absent.body.error.code).to.equal('DOMAIN_NOT_SERVED');
     expect(absent.body.error.message).to.contain('no plugin on this node provides it');
+    // Drift's reads say the same, for the domain's files and its probers.
+    const snapshot = await node.call('/v1/snapshot', {
+      token,
+      body: {
+        files: [{ domain: 'coupled', path: SVC }],
+        backups: false,
+        probes: [{ prober: 'router.volume', domain: 'router', parameters: {} }],
+      },
+    });
+    expect(snapshot.body.files[0]).to.include({ state: 'refused', code: 'DOMAIN_NOT_SERVED' });
+    expect(snapshot.body.probes[0]).to.include({ state: 'error', code: 'DOMAIN_NOT_SERVED' });
     const inventory = await node.call('/v1/inventory', { token });
     expect(inventory.body.files.map((f: { domain: string }) => f.domain)).to.not.include('coupled');
     expect(await exists(node.abs(SVC))).to.equal(false);

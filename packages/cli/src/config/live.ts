@@ -38,6 +38,7 @@ export function readSnapshotThroughController(context: FleetContext): ReadSnapsh
         ? {
             probes: probes.map((p) => ({
               prober: p.prober,
+              ...(p.domain === undefined ? {} : { domain: p.domain }),
               parameters: p.parameters as SnapshotProbe['parameters'],
             })),
           }

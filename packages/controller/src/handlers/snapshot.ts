@@ -129,6 +129,8 @@ async function snapshotProbe(
   try {
     const entry = registered.find((p) => p.descriptor.id === probe.prober);
     if (!entry) {
+      // A prober of a domain this node lacks: say so (DOMAIN_NOT_SERVED), not "unknown".
+      if (probe.domain !== undefined) runtime.allowlist.requireServed(probe.domain);
       throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(probe.prober)}`);
     }
     authorize(context.principal, context.route, proberScope(entry.descriptor));

@@ -21,6 +21,8 @@ export const MAX_SNAPSHOT_PROBES = 32;
 /** A prober to run in the same request (drift stays one request per host, contract §14). */
 export const snapshotProbeSchema = z.strictObject({
   prober: z.string().min(1).max(200),
+  /** The domain of a domain's prober: a node that lacks it answers `DOMAIN_NOT_SERVED`. */
+  domain: z.string().min(1).max(200).optional(),
   parameters: jsonObjectSchema,
 });
 
