@@ -14,18 +14,13 @@
 import { basename, join } from 'node:path';
 import {
   FleetError,
-  NODE_POLICY_PATH,
-  derivedPathParameter,
   isFleetError,
-  redactSecrets,
   resolveSecrets,
   type ActionOutcome,
   type ActionRun,
-  type AuditAction,
   type AuditRecord,
   type InstallRequest,
   type NodeInstallResult,
-  type SecretValues,
 } from '@fleet/core';
 import { pruneBackups } from '../backups.js';
 import { createNodeContext } from '../context.js';
@@ -39,6 +34,7 @@ import { tokenState } from '../tokens/store.js';
 import type { Principal } from '../tokens/auth.js';
 import { OperationWriter, preconditionFailed } from '../writer.js';
 import { buildReceipt, receiptFiles, withAudit, type UnauditedReceipt } from './receipt.js';
+import { auditedActions, validate } from './install-checks.js';
 import { checkFresh } from './replay.js';
 import type { Handler, HandlerResult } from './types.js';
 
@@ -84,92 +80,6 @@ export const install: Handler = async ({ runtime, principal, body }) => {
     inflight.delete(id);
   }
 };
-
-/** A request's `fleet.reload` parameter: an argv, which no request may carry (protocol 1). */
-const ARGV_PARAMETER = 'fleet.reload';
-
-/**
- * Checks the request against this node and its policy — domain served, every path declared or
- * listed for it, every `fleet.` parameter known, every action id defined, unattended allowed —
- * and the sizes and ids; returns its paths. Nothing has been written when this throws.
- */
-function validate(runtime: ControllerRuntime, request: InstallRequest): string[] {
-  const { allowlist } = runtime;
-  allowlist.requireServed(request.domain);
-  const { descriptor } = runtime.registry.domain(request.domain);
-  const processCoupled = descriptor.coupling.kind === 'process';
-  if (request.unattended === true && !allowlist.unattendedAllowed(request.domain, processCoupled)) {
-    throw new FleetError(
-      'POLICY_REFUSED',
-      processCoupled
-        ? `unattended installs of ${request.domain} are refused: its installer owns process actions (contract §10.3), whatever a policy or a request says`
-        : `this node's policy does not allow unattended installs of ${request.domain} (domains.${request.domain}.unattended in ${NODE_POLICY_PATH})`,
-    );
-  }
-  const paths: string[] = [];
-  for (const file of request.files) {
-    const entry = allowlist.require(file.path, request.domain);
-    if (entry.fileId !== file.fileId) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${file.path} is file ${entry.fileId} of ${entry.domain}, not ${file.fileId}`,
-      );
-    }
-    if (paths.includes(file.path))
-      throw new FleetError('BAD_REQUEST', `${file.path} is listed twice`);
-    if (Buffer.byteLength(file.content) > runtime.limits.maxFileBytes) {
-      throw new FleetError(
-        'FILE_TOO_LARGE',
-        `${file.path}: content over the ${runtime.limits.maxFileBytes}-byte bound`,
-      );
-    }
-    paths.push(file.path);
-  }
-  const derived = new Map(
-    (descriptor.derivedPaths ?? []).map((d) => [derivedPathParameter(d.id), d.id]),
-  );
-  for (const [name, value] of Object.entries(request.parameters)) {
-    if (!name.startsWith('fleet.')) continue;
-    if (name === ARGV_PARAMETER) {
-      throw new FleetError(
-        'POLICY_REFUSED',
-        `${ARGV_PARAMETER}: a request never carries an argv; it names an action id (actions.reload) and the node runs only what its own policy defines (${NODE_POLICY_PATH})`,
-      );
-    }
-    const id = derived.get(name);
-    if (id === undefined) {
-      throw new FleetError('BAD_REQUEST', `unknown parameter ${name} for domain ${request.domain}`);
-    }
-    // A derived path moved by a host's variables: accepted only where the policy lists it.
-    const entry = allowlist.require(value, request.domain);
-    if (entry.fileId !== id) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${name}: ${value} is ${entry.fileId} of ${entry.domain}, not the derived path ${id}`,
-      );
-    }
-  }
-  const actions = allowlist.actionsOf(request.domain);
-  for (const [role, id] of Object.entries(request.actions ?? {})) {
-    if (!Object.hasOwn(actions, id)) {
-      throw new FleetError(
-        'POLICY_REFUSED',
-        `action ${JSON.stringify(id)} (${role}) is not defined for domain ${request.domain} in this node's policy (domains.${request.domain}.actions.${id} in ${NODE_POLICY_PATH}); nothing was written`,
-      );
-    }
-  }
-  return paths;
-}
-
-/** The actions an install ran, as its audit record names them (argv redacted like any text). */
-function auditedActions(runs: readonly ActionRun[], secrets: SecretValues): AuditAction[] {
-  return runs.map((run) => ({
-    id: run.id,
-    argv: run.argv.map((arg) => redactSecrets(arg, secrets)),
-    exitCode: run.exitCode,
-    timedOut: run.timedOut,
-  }));
-}
 
 async function recheckToken(runtime: ControllerRuntime, principal: Principal): Promise<void> {
   const record = (await runtime.tokens.current()).get(principal.id);
