@@ -8,14 +8,17 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import {
+  FLEET_PROTOCOL_VERSION,
   FleetError,
+  NODE_POLICY_PATH,
+  PROTOCOL_HEADER,
   loadEnvChain,
   shortSecretNames,
   type Clock,
   type Registry,
   type SecretValues,
 } from '@fleet/core';
-import { Allowlist } from './allowlist.js';
+import type { Allowlist } from './allowlist.js';
 import { AuditLog } from './audit/log.js';
 import { systemClock } from './context.js';
 import { allBackupPaths } from './backups.js';
@@ -37,6 +40,7 @@ import {
 } from './runtime.js';
 import { SecretMemory } from './secret-memory.js';
 import { statePaths, type StatePaths } from './state-paths.js';
+import { NodePolicyStore } from './policy/store.js';
 import { TokenStore } from './tokens/store.js';
 
 export interface ControllerOptions {
@@ -147,7 +151,7 @@ const OVERLOADED = JSON.stringify({
 
 function rawAnswer(socket: Socket, status: string, body: string): void {
   socket.end(
-    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${PROTOCOL_HEADER}: ${FLEET_PROTOCOL_VERSION}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -178,7 +182,27 @@ export async function createController(options: ControllerOptions): Promise<Cont
     audit = await AuditLog.open(state.audit, clock);
     await openStateDirs(audit, home, state, operations);
     const secretMemory = await SecretMemory.open(state, limits.maxFileBytes);
-    const allowlist = new Allowlist(options.registry);
+    const openedAudit = audit;
+    // The node decides (contract §5.1): no valid policy, no controller (policy/store.ts).
+    const policy = await NodePolicyStore.open({
+      home,
+      registry: options.registry,
+      onMigrated: async (detail) => {
+        process.stderr.write(`controller: ${detail}\n`);
+        await openedAudit.append({
+          operationId: null,
+          client: null,
+          operation: 'node-policy',
+          paths: ['~/.local/state/fleet/bootstrap-policy.json', NODE_POLICY_PATH],
+          files: [],
+          outcome: 'ok',
+          code: null,
+          detail,
+        });
+      },
+    });
+    const view = policy.latest();
+    const { allowlist } = view;
     const recoveryInput = {
       home,
       state,
@@ -211,6 +235,8 @@ export async function createController(options: ControllerOptions): Promise<Cont
       clock,
       limits,
       allowlist,
+      policy,
+      view,
       tokens: new TokenStore(state, clock),
       legacy: options.legacyTokenSha256
         ? Buffer.from(options.legacyTokenSha256.toLowerCase(), 'hex')

@@ -12,6 +12,7 @@ import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
 import type { SecretMemory } from './secret-memory.js';
 import type { StatePaths } from './state-paths.js';
+import type { NodePolicyStore, PolicyView } from './policy/store.js';
 import type { TokenStore } from './tokens/store.js';
 
 export interface Limits {
@@ -60,7 +61,12 @@ export interface ControllerRuntime {
   readonly state: StatePaths;
   readonly clock: Clock;
   readonly limits: Limits;
+  /** The allowlist of `view` (the node policy version this request works with). */
   readonly allowlist: Allowlist;
+  /** The node policy, read again when its file changes (policy/store.ts). */
+  readonly policy: NodePolicyStore;
+  /** The node policy version of this request (at start: the one the controller started with). */
+  readonly view: PolicyView;
   readonly tokens: TokenStore;
   readonly legacy: Buffer | null;
   readonly audit: AuditLog;

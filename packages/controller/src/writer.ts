@@ -27,14 +27,8 @@ import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
 import { fsFailure } from './fs/errors.js';
-import {
-  readLive,
-  recheckParents,
-  sha256Hex,
-  targetOf,
-  walkParents,
-  type Target,
-} from './fs/safe-path.js';
+import { readLive, recheckParents, sha256Hex, walkParents, type Target } from './fs/safe-path.js';
+import { managedTarget } from './fs/managed-target.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
 import { TEMP_PREFIX, homeRelative, type StatePaths } from './state-paths.js';
@@ -102,7 +96,11 @@ export class OperationWriter implements SafeFileWriter {
   async read(path: string): Promise<{ content: Uint8Array; sha256: string } | null> {
     const { home, domain, allowlist, fileLimit } = this.options;
     allowlist.require(path, domain);
-    const live = await readLive(home, targetOf(home, path), fileLimit);
+    const live = await readLive(
+      home,
+      await managedTarget(home, path, allowlist.symlinkDirs),
+      fileLimit,
+    );
     return live === null ? null : { content: live.bytes, sha256: live.sha256 };
   }
 
@@ -116,7 +114,8 @@ export class OperationWriter implements SafeFileWriter {
       );
     }
     if (!locks.holds(request.path, operationId)) locks.acquire([request.path], operationId);
-    const target = targetOf(home, request.path);
+    // A managed file linked into a directory the policy lists is written at its target.
+    const target = await managedTarget(home, request.path, allowlist.symlinkDirs);
     await walkParents(home, target, { create: request.expectedSha256 === null });
     const live = await readLive(home, target, fileLimit);
     const liveSha = live?.sha256 ?? null;
@@ -219,8 +218,8 @@ export class OperationWriter implements SafeFileWriter {
         (w.result.path === result.path && w.result.afterSha256 === result.afterSha256),
     );
     if (!written || written.restored || written.result.unchanged) return;
-    const { home, operationId, fileLimit } = this.options;
-    const target = targetOf(home, result.path);
+    const { home, operationId, fileLimit, allowlist } = this.options;
+    const target = await managedTarget(home, result.path, allowlist.symlinkDirs);
     const live = await readLive(home, target, fileLimit);
     if ((live?.sha256 ?? null) !== written.result.afterSha256) {
       throw new FleetError(

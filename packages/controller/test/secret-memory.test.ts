@@ -72,7 +72,7 @@ describe('secret memory: rotated and removed values stay redacted', () => {
     expect(exported.body.redacted).to.equal(true);
     const captured = await call('/v1/capture', { operationId: newId(), path: APP });
     expect(captured.body.content).to.equal(template);
-    const snapshot = await call('/v1/snapshot', { paths: [APP], backups: true });
+    const snapshot = await call('/v1/snapshot', { files: [{ domain: 'fixture', path: APP }], backups: true });
     expect(snapshot.body.files[0].content).to.equal(template);
   });
 
@@ -95,7 +95,7 @@ describe('secret memory: rotated and removed values stay redacted', () => {
 
   it('survives a restart: the backups are still redacted after it', async () => {
     await node.restart();
-    const snapshot = await call('/v1/snapshot', { paths: [APP], backups: true });
+    const snapshot = await call('/v1/snapshot', { files: [{ domain: 'fixture', path: APP }], backups: true });
     expect(snapshot.body.files[0].backups[0].content).to.contain('{{ secret.EXTRA }}');
   });
 
@@ -162,9 +162,9 @@ describe('short secrets and hash-valued facts', () => {
     const snapshot = await node.call('/v1/snapshot', {
       token,
       body: {
-        paths: [APP],
+        files: [{ domain: 'fixture', path: APP }],
         backups: false,
-        probes: [{ prober: 'fixture.digest', parameters: {} }],
+        probes: [{ prober: 'fixture.digest', domain: 'fixture', parameters: {} }],
       },
     });
     expect(snapshot.body.probes[0].facts.sha256).to.equal(digest);

@@ -118,7 +118,7 @@ describe('state directories: a planted symbolic link is refused at every compone
       // Reads of backups are refused too, never listed through the link.
       const snapshot = await node.call('/v1/snapshot', {
         token,
-        body: { paths: [APP], backups: true },
+        body: { files: [{ domain: 'fixture', path: APP }], backups: true },
       });
       expect(snapshot.body.files[0].state).to.equal('refused');
       expect(snapshot.body.files[0].code).to.equal('PATH_OUTSIDE_ROOT');

@@ -16,6 +16,7 @@ import {
   type InventoryResponse,
 } from '@fleet/core';
 import { backupFileId, listBackups } from '../backups.js';
+import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
 import { buildLabel, redactorOf, type ControllerRuntime } from '../runtime.js';
@@ -40,7 +41,7 @@ async function inventoryFiles(runtime: ControllerRuntime): Promise<InventoryFile
     try {
       const live = await readLive(
         runtime.home,
-        targetOf(runtime.home, entry.path),
+        await managedTarget(runtime.home, entry.path, runtime.allowlist.symlinkDirs),
         runtime.limits.maxFileBytes,
       );
       if (live === null) {
@@ -138,7 +139,9 @@ async function readRedacted(runtime: ControllerRuntime, path: string, capture: b
   const entry = capture ? runtime.allowlist.require(path) : runtime.allowlist.requireReadable(path);
   const live = await readLive(
     runtime.home,
-    targetOf(runtime.home, path),
+    entry.kind === 'backup'
+      ? targetOf(runtime.home, path)
+      : await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs),
     runtime.limits.maxFileBytes,
   );
   if (live === null) return { entry, live: null, content: '', redacted: false };

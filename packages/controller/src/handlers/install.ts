@@ -1,6 +1,9 @@
 /**
  * `POST /v1/install` (contract §8.4): the node half of an install. The controller validates the
- * request against the allowlist, takes the per-path locks, claims the operation id (journal),
+ * request against the node policy (contract §5.1: the domain is served, every path is declared or
+ * listed, every action id is defined, no unattended install the policy does not allow — a
+ * process-coupled domain never) before anything is written, takes the per-path locks, claims the
+ * operation id (journal),
  * checks every file's live sha256 and every secret before anything is written, then hands the
  * domain's installer a `SafeFileWriter`. A failure after a write restores what was written and
  * answers a `rolled-back` receipt. The audit record is appended (fsync'd) before the answer; if it
@@ -14,6 +17,7 @@ import {
   isFleetError,
   resolveSecrets,
   type ActionOutcome,
+  type ActionRun,
   type AuditRecord,
   type InstallRequest,
   type NodeInstallResult,
@@ -22,7 +26,8 @@ import {
 import { pruneBackups } from '../backups.js';
 import { createNodeContext } from '../context.js';
 import { failpoint } from '../failpoints.js';
-import { readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
+import { managedTarget } from '../fs/managed-target.js';
+import { readLive, sha256Hex } from '../fs/safe-path.js';
 import { errorBody, toWireError, type WireError } from '../http/respond.js';
 import type { OperationRecord } from '../operations.js';
 import { redactorFor, type ControllerRuntime } from '../runtime.js';
@@ -37,6 +42,7 @@ import {
   withAudit,
   type UnauditedReceipt,
 } from './receipt.js';
+import { auditedActions, validate } from './install-checks.js';
 import { checkFresh } from './replay.js';
 import type { Handler, HandlerResult } from './types.js';
 
@@ -85,31 +91,6 @@ export const install: Handler = async ({ runtime, principal, body }) => {
     inflight.delete(id);
   }
 };
-
-/** Checks the request against this node (domain, allowlist, ids, sizes); returns its paths. */
-function validate(runtime: ControllerRuntime, request: InstallRequest): string[] {
-  runtime.registry.domain(request.domain);
-  const paths: string[] = [];
-  for (const file of request.files) {
-    const entry = runtime.allowlist.require(file.path, request.domain);
-    if (entry.fileId !== file.fileId) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${file.path} is file ${entry.fileId} of ${entry.domain}, not ${file.fileId}`,
-      );
-    }
-    if (paths.includes(file.path))
-      throw new FleetError('BAD_REQUEST', `${file.path} is listed twice`);
-    if (Buffer.byteLength(file.content) > runtime.limits.maxFileBytes) {
-      throw new FleetError(
-        'FILE_TOO_LARGE',
-        `${file.path}: content over the ${runtime.limits.maxFileBytes}-byte bound`,
-      );
-    }
-    paths.push(file.path);
-  }
-  return paths;
-}
 
 async function recheckToken(runtime: ControllerRuntime, principal: Principal): Promise<void> {
   const record = (await runtime.tokens.current()).get(principal.id);
@@ -162,6 +143,8 @@ async function execute(
       return runtime.secretMemory.retain(holders, secrets ?? new Map());
     },
   });
+  /** Every node policy action the installer ran, in order (the audit record names them). */
+  const runs: ActionRun[] = [];
   let result: NodeInstallResult | undefined;
   let failure: WireError | undefined;
   /** The actions a failing installer reported with its error (what ran before it failed). */
@@ -175,7 +158,7 @@ async function execute(
       resolveSecrets(file.content, secrets, file.path);
       const live = await readLive(
         runtime.home,
-        targetOf(runtime.home, file.path),
+        await managedTarget(runtime.home, file.path, runtime.allowlist.symlinkDirs),
         runtime.limits.maxFileBytes,
       );
       if ((live?.sha256 ?? null) !== file.expectedSha256)
@@ -186,8 +169,17 @@ async function execute(
       nodeId: runtime.nodeId,
       clock: runtime.clock,
       beforeProcess: () => failpoint('install.during_action'),
+      actions: {
+        domain: request.domain,
+        actions: runtime.allowlist.actionsOf(request.domain),
+        runs,
+      },
     });
-    result = await installer.install(ctx, { ...request, files: [...request.files] }, writer);
+    result = await installer.install(
+      ctx,
+      { ...request, files: [...request.files], actions: { ...request.actions } },
+      writer,
+    );
     if (!result.verified && result.pending === undefined)
       throw new FleetError(
         'VERIFICATION_FAILED',
@@ -287,6 +279,7 @@ async function execute(
         (receipt
           ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
           : (redactedError?.message ?? '')),
+      ...(runs.length > 0 ? { actions: auditedActions(runs, redactor) } : {}),
     });
   } catch (error) {
     return auditFailed(

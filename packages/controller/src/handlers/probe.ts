@@ -24,6 +24,8 @@ export const probe: Handler = async ({ runtime, principal, route, body }) => {
     throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(request.prober)}`);
   }
   authorize(principal, route, proberScope(entry.descriptor));
+  if (entry.descriptor.domain !== undefined)
+    runtime.allowlist.requireServed(entry.descriptor.domain);
   const prober = await runtime.registry.prober(request.prober);
   const ctx = createNodeContext({
     home: runtime.home,

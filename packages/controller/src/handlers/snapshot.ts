@@ -13,6 +13,7 @@ import {
   proberScope,
   type Redactor,
   type SnapshotFile,
+  type SnapshotFileRequest,
   type SnapshotProbe,
   type SnapshotProbeResult,
   type SnapshotRequest,
@@ -25,6 +26,7 @@ import { refuseHardLinked } from './files.js';
 import { authorize } from '../tokens/auth.js';
 import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
+import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
@@ -78,16 +80,18 @@ async function backupsOf(
 
 async function snapshotFile(
   runtime: ControllerRuntime,
-  path: string,
+  { domain, path }: SnapshotFileRequest,
   withBackups: boolean,
   redactor: Redactor,
   budget: Budget,
 ): Promise<SnapshotFile> {
   try {
-    const entry = runtime.allowlist.require(path);
+    // The domain is the request's: a domain not served, or a path its policy does not accept,
+    // is answered as such (DOMAIN_NOT_SERVED, POLICY_REFUSED), not as an unknown path.
+    const entry = runtime.allowlist.require(path, domain);
     const live = await readLive(
       runtime.home,
-      targetOf(runtime.home, path),
+      await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs),
       runtime.limits.maxFileBytes,
     );
     const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
@@ -126,9 +130,13 @@ async function snapshotProbe(
   try {
     const entry = registered.find((p) => p.descriptor.id === probe.prober);
     if (!entry) {
+      // A prober of a domain this node lacks: say so (DOMAIN_NOT_SERVED), not "unknown".
+      if (probe.domain !== undefined) runtime.allowlist.requireServed(probe.domain);
       throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(probe.prober)}`);
     }
     authorize(context.principal, context.route, proberScope(entry.descriptor));
+    if (entry.descriptor.domain !== undefined)
+      runtime.allowlist.requireServed(entry.descriptor.domain);
     const prober = await runtime.registry.prober(probe.prober);
     const ctx = createNodeContext({
       home: runtime.home,
@@ -161,8 +169,8 @@ export const snapshot: Handler = async ({ runtime, principal, route, body }) => 
   const redactor = await redactorOf(runtime);
   const budget: Budget = { left: BACKUP_BUDGET, truncated: false };
   const files: SnapshotFile[] = [];
-  for (const path of request.paths) {
-    files.push(await snapshotFile(runtime, path, request.backups, redactor, budget));
+  for (const file of request.files) {
+    files.push(await snapshotFile(runtime, file, request.backups, redactor, budget));
   }
   const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
   if (request.probes !== undefined) {

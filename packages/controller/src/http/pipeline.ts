@@ -7,9 +7,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  FLEET_PROTOCOL_VERSION,
   FleetError,
+  PROTOCOL_HEADER,
+  describeProtocol,
   errorBodySchema,
   matchRoute,
+  protocolOfHeader,
   type AuditOutcome,
   type RouteSpec,
   type Redactor,
@@ -79,8 +83,28 @@ function refuse(
   return status === undefined ? error : Object.assign(error, { status });
 }
 
-export function createPipeline(runtime: ControllerRuntime, options: PipelineOptions) {
+/**
+ * A client of another wire protocol is refused on every route but the ones any version may call
+ * (identity, health, runtime): nothing it sent is acted on. The message names both versions.
+ */
+function checkProtocol(route: RouteSpec, header: string | string[] | undefined): void {
+  if (route.anyProtocol === true || protocolOfHeader(header) === FLEET_PROTOCOL_VERSION) return;
+  const client = protocolOfHeader(header);
+  throw new FleetError(
+    'PROTOCOL_MISMATCH',
+    `this node speaks fleet protocol ${FLEET_PROTOCOL_VERSION}; the client speaks ${describeProtocol(header)}: ${
+      client !== null && client > FLEET_PROTOCOL_VERSION
+        ? 'upgrade the node (fleet upgrade HOST --confirm)'
+        : `use a fleet CLI that speaks protocol ${FLEET_PROTOCOL_VERSION}`
+    }; nothing was done`,
+  );
+}
+
+export function createPipeline(shared: ControllerRuntime, options: PipelineOptions) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // One version of the node policy for the whole request (policy/store.ts).
+    const view = await shared.policy.current();
+    const runtime: ControllerRuntime = { ...shared, view, allowlist: view.allowlist };
     let route: RouteSpec | null = null;
     let principal: Principal | undefined;
     let operationId: string | null = null;
@@ -103,6 +127,7 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
       const header = req.headers.authorization;
       principal = authenticate(header, tokens, runtime.legacy, runtime.clock.now());
       authorize(principal, route);
+      checkProtocol(route, req.headers[PROTOCOL_HEADER]);
       let body: unknown = undefined;
       if (route.request !== null) {
         const type = req.headers['content-type'] ?? '';

@@ -1,6 +1,8 @@
 /** Writing answers: JSON bodies, and every error as `{ error: { code, message } }`. */
 import type { ServerResponse } from 'node:http';
 import {
+  FLEET_PROTOCOL_VERSION,
+  PROTOCOL_HEADER,
   describeCode,
   isFleetError,
   type ErrorCode,
@@ -69,6 +71,8 @@ export function sendJson(
   res.setHeader('content-length', Buffer.byteLength(text));
   res.setHeader('cache-control', 'no-store');
   res.setHeader('x-content-type-options', 'nosniff');
+  // Every answer says which protocol it speaks (a protocol 1 node sent none).
+  res.setHeader(PROTOCOL_HEADER, String(FLEET_PROTOCOL_VERSION));
   if (options.close) res.setHeader('connection', 'close');
   res.end(text);
 }

@@ -1,6 +1,12 @@
-/** A controller in a child process (test/fixtures/serve.js), for kill -9 and umask tests. */
+/**
+ * A controller in a child process (test/fixtures/serve.js), for kill -9 and umask tests. Its home
+ * gets a node policy serving the fixture's domains when it has none yet.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { access } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { defaultNodePolicy, nodePolicyFile } from '@fleet/core';
+import { writeNodePolicy } from '../../src/index.js';
 
 const SCRIPT = fileURLToPath(new URL('../../../test/fixtures/serve.js', import.meta.url));
 
@@ -13,11 +19,19 @@ export interface ChildController {
 }
 
 /** `prefix`: a command the controller runs under (`['strace', '-f', …]`), argv first. */
-export function spawnController(
+export async function spawnController(
   home: string,
   env: Record<string, string> = {},
   prefix: readonly string[] = [],
 ): Promise<ChildController> {
+  if (
+    !(await access(nodePolicyFile(home)).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    await writeNodePolicy(home, defaultNodePolicy(['fixture', 'coupled']));
+  }
   const [command = process.execPath, ...args] = [...prefix, process.execPath, SCRIPT];
   const child = spawn(command, args, {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },

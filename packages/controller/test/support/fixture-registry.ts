@@ -3,7 +3,8 @@
  * (core `defineRegistration`, through testkit's `registryFromHooks`):
  * - `fixture`: two whole files, no coupling, installed by core's real `wholeFileInstaller`;
  * - `coupled`: one file and a coupled action that runs a real process, which fails when the
- *   request's `action` parameter says `fail` (the controller must then restore the file);
+ *   request's `action` parameter says `fail` (the controller must then restore the file) — or,
+ *   when the request names a `restart` action id, the node policy's action of that id;
  * - probers: one per scope rule, and one declared without an implementation.
  */
 import {
@@ -36,6 +37,27 @@ const coupledInstaller: Installer = {
           content: new TextEncoder().encode(resolveSecrets(file.content, secrets, file.path)),
         }),
       );
+    }
+    const id = request.actions?.['restart'];
+    if (id !== undefined) {
+      if (!ctx.actions) throw new FleetError('POLICY_REFUSED', 'no node policy actions here');
+      const ran = await ctx.actions.run(id);
+      const said = ran.output === undefined ? '' : `: ${ran.output}`;
+      if (ran.exitCode !== 0) {
+        throw Object.assign(
+          new FleetError('ACTION_FAILED', `action ${id} exited ${ran.exitCode}${said}`),
+          {
+            actions: [
+              { kind: 'restart', status: 'failed', detail: `exited ${ran.exitCode}${said}` },
+            ],
+          },
+        );
+      }
+      return {
+        files: results,
+        actions: [{ kind: 'restart', status: 'ok', detail: `action ${id} exited 0${said}` }],
+        verified: true,
+      };
     }
     const exit = request.parameters['action'] === 'fail' ? 3 : 0;
     const run = await ctx.processes.run({
