@@ -72,7 +72,10 @@ describe('secret memory: rotated and removed values stay redacted', () => {
     expect(exported.body.redacted).to.equal(true);
     const captured = await call('/v1/capture', { operationId: newId(), path: APP });
     expect(captured.body.content).to.equal(template);
-    const snapshot = await call('/v1/snapshot', { files: [{ domain: 'fixture', path: APP }], backups: true });
+    const snapshot = await call('/v1/snapshot', {
+      files: [{ domain: 'fixture', path: APP }],
+      backups: true,
+    });
     expect(snapshot.body.files[0].content).to.equal(template);
   });
 
@@ -95,7 +98,10 @@ describe('secret memory: rotated and removed values stay redacted', () => {
 
   it('survives a restart: the backups are still redacted after it', async () => {
     await node.restart();
-    const snapshot = await call('/v1/snapshot', { files: [{ domain: 'fixture', path: APP }], backups: true });
+    const snapshot = await call('/v1/snapshot', {
+      files: [{ domain: 'fixture', path: APP }],
+      backups: true,
+    });
     expect(snapshot.body.files[0].backups[0].content).to.contain('{{ secret.EXTRA }}');
   });
 
