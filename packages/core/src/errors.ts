@@ -43,6 +43,11 @@ export const ERROR_CODES = {
   UNKNOWN_DOMAIN: { exit: ExitCode.usage, http: 404 },
   RENDER_FAILED: { exit: ExitCode.usage },
   CANONICAL_MISSING: { exit: ExitCode.usage },
+  /**
+   * A runtime artifact's provenance does not check (contract §1.8): fleet.yaml's `commit` differs
+   * from the commit the artifact records, or the artifact records none.
+   */
+  ARTIFACT_PROVENANCE: { exit: ExitCode.usage },
   INIT_TARGET_NOT_EMPTY: { exit: ExitCode.usage },
   CREDENTIALS_INVALID: { exit: ExitCode.usage },
   ENV_FILE_INVALID: { exit: ExitCode.usage },

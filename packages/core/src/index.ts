@@ -322,6 +322,7 @@ export * from './runtime/layout.js';
 export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';
 export * from './runtime/plan.js';
+export * from './runtime/build-record.js';
 
 // Controller client
 export * from './client/index.js';

@@ -1,4 +1,4 @@
-import type { Installer } from '@fleet/core';
+import type { FleetRepo, Installer, Problem } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export interface ValidateResult {
@@ -13,7 +13,7 @@ export default class Validate extends FleetCommand {
   static override summary =
     'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
   static override description =
-    'Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any.';
+    "Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any. Each runtime artifact fleet.yaml lists is read and checked too: its sha256, its version, and the commit its build record names (package/fleet-build.json, written when it was packed), which must be fleet.yaml's commit for it.";
   static override examples = [
     '<%= config.bin %> validate',
     '<%= config.bin %> validate --repo ~/fleet --json',
@@ -45,10 +45,11 @@ export default class Validate extends FleetCommand {
       installers,
       readCanonical: (path) => readRepoFile(root, path),
     });
-    if (report.problems.length > 0) {
-      const count = report.problems.length;
+    const problems = [...report.problems, ...(await artifactProblems(root, repo))];
+    if (problems.length > 0) {
+      const count = problems.length;
       throw new FleetError('REPO_INVALID', `${count} problem${count === 1 ? '' : 's'} in ${root}`, {
-        problems: report.problems,
+        problems,
       });
     }
     this.log(
@@ -64,4 +65,32 @@ export default class Validate extends FleetCommand {
       rendered: report.rendered,
     };
   }
+}
+
+/**
+ * Every artifact fleet.yaml lists, checked as `bootstrap plan` and `upgrade` would check it
+ * (contract §1.8): readable, its sha256 and version, and its own commit against fleet.yaml's.
+ */
+async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
+  const { isFleetError } = await import('@fleet/core');
+  const { loadArtifact } = await import('../runtime/artifact.js');
+  const problems: Problem[] = [];
+  for (const [index, entry] of repo.manifest.artifacts.entries()) {
+    try {
+      await loadArtifact(root, entry.file, entry);
+    } catch (error) {
+      if (!isFleetError(error)) throw error;
+      const field =
+        error.code === 'ARTIFACT_PROVENANCE' ? 'commit' : error.code === 'USAGE' ? 'file' : null;
+      const path = field === null ? ['artifacts', index] : ['artifacts', index, field];
+      const line = repo.manifestLine(path);
+      problems.push({
+        file: 'fleet.yaml',
+        ...(line === undefined ? {} : { line }),
+        path: path.join('.'),
+        message: error.message,
+      });
+    }
+  }
+  return problems;
 }
