@@ -63,6 +63,8 @@ export const ERROR_CODES = {
   SECRET_MISSING: { exit: ExitCode.usage, http: 422 },
   FILE_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
   OPERATION_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
+  /** No token with that id in the node's store (token administration, contract §5). */
+  TOKEN_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
   // plugin loading
   PLUGIN_REFUSED: { exit: ExitCode.usage },
   PLUGIN_API_MISMATCH: { exit: ExitCode.usage },

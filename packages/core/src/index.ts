@@ -74,8 +74,10 @@ export { discoverRepo, type DiscoverOptions } from './repo/discover.js';
 export {
   defaultCredentialsPath,
   loadCredentials,
+  prepareCredentialsUpdate,
   sshIdentityFor,
   tokenFor,
+  type CredentialsUpdate,
 } from './repo/credentials.js';
 export {
   exampleManifest,
@@ -280,6 +282,7 @@ export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
 export * from './wire/versions.js';
 export * from './wire/runtime.js';
+export * from './wire/tokens.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,

@@ -28,6 +28,7 @@ import {
   runtimeStatus,
 } from '../handlers/runtime.js';
 import { versions } from '../handlers/versions.js';
+import { tokenIssue, tokenList, tokenRevoke, tokenRotate } from '../handlers/tokens.js';
 import type { Handler } from '../handlers/types.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { authenticate, authorize, type Principal } from '../tokens/auth.js';
@@ -50,6 +51,10 @@ const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   'runtime-activate': runtimeActivate,
   'runtime-status': runtimeStatus,
   'runtime-rollback': runtimeRollback,
+  'token-list': tokenList,
+  'token-issue': tokenIssue,
+  'token-rotate': tokenRotate,
+  'token-revoke': tokenRevoke,
 };
 
 const DENIALS = new Set([
