@@ -33,6 +33,7 @@ type Call =
   | 'runtime-activate'
   | 'runtime-status'
   | 'runtime-rollback'
+  | 'summary'
   | 'token-list'
   | 'token-issue'
   | 'token-rotate'
@@ -61,6 +62,7 @@ const MATRIX: Record<Call, Record<Principal, boolean>> = {
   'runtime-activate':        { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
   'runtime-status':          { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
   'runtime-rollback':        { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
+  'summary':                 { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: Y },
   'token-list':              { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
   'token-issue':             { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
   'token-rotate':            { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
@@ -145,6 +147,8 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
       return node.call('/v1/runtime/status', { token, body: {} });
     case 'runtime-rollback':
       return node.call('/v1/runtime/rollback', { token, body: { operationId: newId() } });
+    case 'summary':
+      return node.call('/v1/summary', { token });
     case 'token-list':
       return node.call('/v1/tokens', { token });
     case 'token-issue':

@@ -283,6 +283,9 @@ export * from './wire/audit-read.js';
 export * from './wire/versions.js';
 export * from './wire/runtime.js';
 export * from './wire/tokens.js';
+export * from './wire/summary.js';
+export * from './status/status.js';
+export * from './status/latest-drift.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,

@@ -28,6 +28,7 @@ import {
   runtimeStatus,
 } from '../handlers/runtime.js';
 import { versions } from '../handlers/versions.js';
+import { summary } from '../handlers/summary.js';
 import { tokenIssue, tokenList, tokenRevoke, tokenRotate } from '../handlers/tokens.js';
 import type { Handler } from '../handlers/types.js';
 import type { ControllerRuntime } from '../runtime.js';
@@ -51,6 +52,7 @@ const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   'runtime-activate': runtimeActivate,
   'runtime-status': runtimeStatus,
   'runtime-rollback': runtimeRollback,
+  summary,
   'token-list': tokenList,
   'token-issue': tokenIssue,
   'token-rotate': tokenRotate,

@@ -44,6 +44,7 @@ import type {
   TokenRevokeRequest,
   TokenRotateRequest,
 } from '../wire/tokens.js';
+import type { NodeSummaryResponse } from '../wire/summary.js';
 import { invalidResponse, type RequestTarget } from './errors.js';
 
 /** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
@@ -100,6 +101,8 @@ export interface ControllerClient {
   runtimeRollback(
     request: WithOperationId<RuntimeRollbackRequest>,
   ): Promise<RuntimeStartedResponse>;
+  /** `GET /v1/summary`: `fleet status`'s one read per host. */
+  summary(): Promise<NodeSummaryResponse>;
   /** `GET /v1/tokens`: the node's tokens, never a token itself (`node-admin:tokens`). */
   tokenList(): Promise<TokenListResponse>;
   /** `POST /v1/tokens/issue`: a new token, shown once, with at most the caller's scopes. */
@@ -207,6 +210,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
         ...request,
         operationId: request.operationId ?? newOperationId(),
       }),
+    summary: () => call<NodeSummaryResponse>('summary'),
     tokenList: () => call<TokenListResponse>('token-list'),
     tokenIssue: (request) =>
       call<IssuedTokenResponse>('token-issue', {

@@ -25,6 +25,7 @@ import {
 import { snapshotRequestSchema, snapshotResponseSchema } from './snapshot.js';
 import { auditReadRequestSchema, auditReadResponseSchema } from './audit-read.js';
 import { versionsRequestSchema, versionsResponseSchema } from './versions.js';
+import { nodeSummaryResponseSchema } from './summary.js';
 import {
   issuedTokenResponseSchema,
   revokedTokenResponseSchema,
@@ -60,6 +61,7 @@ export const OPERATIONS = [
   'runtime-activate',
   'runtime-status',
   'runtime-rollback',
+  'summary',
   'token-list',
   'token-issue',
   'token-rotate',
@@ -280,6 +282,20 @@ export const ROUTES: readonly RouteSpec[] = [
     audit: 'always',
     request: runtimeRollbackRequestSchema,
     response: runtimeStartedResponseSchema,
+  },
+  {
+    // `fleet status`'s one read per host (wire/summary.ts): identity without the catalog, health,
+    // and whether a runtime transaction is in progress or needs recovery — no journal detail, so
+    // the everyday reading scopes open it (contract §5, §7).
+    operation: 'summary',
+    method: 'GET',
+    path: '/v1/summary',
+    scopes: ['config:read', 'versions:read', 'runtime:upgrade', 'node-admin:bootstrap'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: nodeSummaryResponseSchema,
   },
   {
     // Token administration (wire/tokens.ts, contract §5): node-admin:tokens and nothing else,
