@@ -286,6 +286,7 @@ export * from './wire/tokens.js';
 export * from './wire/summary.js';
 export * from './status/status.js';
 export * from './status/latest-drift.js';
+export { closestName, editDistance } from './closest.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,
