@@ -43,7 +43,11 @@ export interface RemoteRotation {
 export async function rotateRemote(
   remote: RemoteTokens,
   id: string | undefined,
-  options: { readonly graceMs: number; readonly ttlMs?: number; readonly note: (line: string) => void },
+  options: {
+    readonly graceMs: number;
+    readonly ttlMs?: number;
+    readonly note: (line: string) => void;
+  },
 ): Promise<RemoteRotation> {
   const core = await import('@fleet/core');
   const target = id ?? remote.ownId;
