@@ -9,9 +9,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  BUILD_RECORD_ENTRY,
   FLEET_PROTOCOL_VERSION,
+  commitLabel,
   createControllerClient,
   defaultNodePolicy,
+  parseBuildRecord,
   newOperationId,
   runtimeCommand,
   runtimeLayout,
@@ -21,6 +24,7 @@ import {
 } from '@fleet/core';
 import {
   currentPointer,
+  readTgz,
   runtimeLockHolder,
   stageGeneration,
   statePaths,
@@ -81,7 +85,7 @@ async function copyStagedGeneration(artifact: RuntimeArtifact, home: string): Pr
       platform: 'linux',
       artifact: artifact.path,
       sha256: artifact.sha256,
-      commit: null,
+      commit: artifact.commit,
     });
     return runtimeLayout(dir, 'linux').generation(artifact.sha256);
   })();
@@ -163,6 +167,14 @@ export async function startRuntimeNode(options: RuntimeNodeOptions = {}): Promis
   };
 }
 
+/** The commit label the build record inside an artifact names (`null`: it has none). */
+export function carriedCommit(bytes: Buffer): string | null {
+  const entry = readTgz(bytes).find((e) => e.path === BUILD_RECORD_ENTRY && e.type === 'file');
+  return entry
+    ? commitLabel(parseBuildRecord(entry.data.toString('utf8'), BUILD_RECORD_ENTRY))
+    : null;
+}
+
 /** What a runtime built from `bytes` must report on this node (domains: none; systemd-user). */
 export function expectationFor(
   bytes: Buffer,
@@ -173,7 +185,7 @@ export function expectationFor(
     nodeId: NODE_ID,
     package: pkg.name,
     version: pkg.version,
-    build: { sha256: sha256(bytes), commit: null },
+    build: { sha256: sha256(bytes), commit: carriedCommit(bytes) },
     protocol: { min: FLEET_PROTOCOL_VERSION, max: FLEET_PROTOCOL_VERSION },
     catalog: { domains: [], probers: [], bootstrapAdapters: ['systemd-user'] },
     ...overrides,

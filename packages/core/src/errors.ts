@@ -43,6 +43,11 @@ export const ERROR_CODES = {
   UNKNOWN_DOMAIN: { exit: ExitCode.usage, http: 404 },
   RENDER_FAILED: { exit: ExitCode.usage },
   CANONICAL_MISSING: { exit: ExitCode.usage },
+  /**
+   * A runtime artifact's provenance does not check (contract §1.8): fleet.yaml's `commit` differs
+   * from the commit the artifact records, or the artifact records none.
+   */
+  ARTIFACT_PROVENANCE: { exit: ExitCode.usage },
   INIT_TARGET_NOT_EMPTY: { exit: ExitCode.usage },
   CREDENTIALS_INVALID: { exit: ExitCode.usage },
   ENV_FILE_INVALID: { exit: ExitCode.usage },
@@ -64,6 +69,8 @@ export const ERROR_CODES = {
   NODE_POLICY_INVALID: { exit: ExitCode.usage, http: 503 },
   /** The node policy is readable by group or others, or not owned by the controller's user. */
   NODE_POLICY_INSECURE: { exit: ExitCode.usage, http: 503 },
+  /** No token with that id in the node's store (token administration, contract §5). */
+  TOKEN_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
   // plugin loading
   PLUGIN_REFUSED: { exit: ExitCode.usage },
   PLUGIN_API_MISMATCH: { exit: ExitCode.usage },

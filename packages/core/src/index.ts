@@ -74,8 +74,10 @@ export { discoverRepo, type DiscoverOptions } from './repo/discover.js';
 export {
   defaultCredentialsPath,
   loadCredentials,
+  prepareCredentialsUpdate,
   sshIdentityFor,
   tokenFor,
+  type CredentialsUpdate,
 } from './repo/credentials.js';
 export {
   exampleManifest,
@@ -337,6 +339,11 @@ export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
 export * from './wire/versions.js';
 export * from './wire/runtime.js';
+export * from './wire/tokens.js';
+export * from './wire/summary.js';
+export * from './status/status.js';
+export * from './status/latest-drift.js';
+export { closestName, editDistance } from './closest.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,
@@ -381,6 +388,7 @@ export * from './runtime/layout.js';
 export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';
 export * from './runtime/plan.js';
+export * from './runtime/build-record.js';
 
 // Controller client
 export * from './client/index.js';

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import type { Installer, NodePolicy } from '@fleet/core';
+import type { FleetRepo, Installer, NodePolicy, Problem } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export interface ValidateResult {
@@ -20,7 +20,7 @@ export interface ValidateNodePolicyResult {
 export default class Validate extends FleetCommand {
   static override summary =
     'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
-  static override description = `Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any.
+  static override description = `Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any. Each runtime artifact fleet.yaml lists is read and checked too: its sha256, its version, and the commit its build record names (package/fleet-build.json, written when it was packed), which must be fleet.yaml's commit for it.
 
 With --node-policy FILE it checks a node policy file instead (docs/node-policy.md), as a controller reads it at start: mode 0600 and owner, YAML without duplicate keys, the strict schema, and the domains of this CLI's plugins.`;
   static override examples = [
@@ -62,10 +62,11 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
       installers,
       readCanonical: (path) => readRepoFile(root, path),
     });
-    if (report.problems.length > 0) {
-      const count = report.problems.length;
+    const problems = [...report.problems, ...(await artifactProblems(root, repo))];
+    if (problems.length > 0) {
+      const count = problems.length;
       throw new FleetError('REPO_INVALID', `${count} problem${count === 1 ? '' : 's'} in ${root}`, {
-        problems: report.problems,
+        problems,
       });
     }
     this.log(
@@ -91,4 +92,32 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
     for (const line of summarise(loaded.policy)) this.log(`  ${line}`);
     return { valid: true, nodePolicy: absolute, sha256: loaded.sha256, policy: loaded.policy };
   }
+}
+
+/**
+ * Every artifact fleet.yaml lists, checked as `bootstrap plan` and `upgrade` would check it
+ * (contract §1.8): readable, its sha256 and version, and its own commit against fleet.yaml's.
+ */
+async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
+  const { isFleetError } = await import('@fleet/core');
+  const { loadArtifact } = await import('../runtime/artifact.js');
+  const problems: Problem[] = [];
+  for (const [index, entry] of repo.manifest.artifacts.entries()) {
+    try {
+      await loadArtifact(root, entry.file, entry);
+    } catch (error) {
+      if (!isFleetError(error)) throw error;
+      const field =
+        error.code === 'ARTIFACT_PROVENANCE' ? 'commit' : error.code === 'USAGE' ? 'file' : null;
+      const path = field === null ? ['artifacts', index] : ['artifacts', index, field];
+      const line = repo.manifestLine(path);
+      problems.push({
+        file: 'fleet.yaml',
+        ...(line === undefined ? {} : { line }),
+        path: path.join('.'),
+        message: error.message,
+      });
+    }
+  }
+  return problems;
 }

@@ -32,6 +32,8 @@ import {
   runtimeStatus,
 } from '../handlers/runtime.js';
 import { versions } from '../handlers/versions.js';
+import { summary } from '../handlers/summary.js';
+import { tokenIssue, tokenList, tokenRevoke, tokenRotate } from '../handlers/tokens.js';
 import type { Handler } from '../handlers/types.js';
 import { redactorOf, type ControllerRuntime } from '../runtime.js';
 import { authenticate, authorize, type Principal } from '../tokens/auth.js';
@@ -54,6 +56,11 @@ const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   'runtime-activate': runtimeActivate,
   'runtime-status': runtimeStatus,
   'runtime-rollback': runtimeRollback,
+  summary,
+  'token-list': tokenList,
+  'token-issue': tokenIssue,
+  'token-rotate': tokenRotate,
+  'token-revoke': tokenRevoke,
 };
 
 const DENIALS = new Set([

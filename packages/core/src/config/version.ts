@@ -94,7 +94,10 @@ export function findShadowing(entries: readonly FleetOnPath[]): Shadowing[] {
 // ---- evaluation -------------------------------------------------------------------------------
 
 /** The runtime against `canonicalVersion` (and the canonical artifact's build, when named). */
-export function runtimeItem(answer: VersionsResponse, desired: VersionDesired): VersionItem {
+export function runtimeItem(
+  answer: Pick<VersionsResponse, 'package' | 'version' | 'build'>,
+  desired: Pick<VersionDesired, 'canonicalVersion' | 'artifact'>,
+): VersionItem {
   const base = {
     layer: 'version' as const,
     kind: 'runtime' as const,

@@ -1,6 +1,7 @@
 /** zod schemas of the fleet repository's files (contract §3). Unknown fields are errors. */
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { commitLabelSchema } from '../runtime/build-record.js';
 
 export const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
 export const SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab', 'none'] as const;
@@ -121,7 +122,8 @@ export const fleetManifestSchema = z.strictObject({
         version: semver,
         file: z.string().min(1),
         sha256: sha256Hex,
-        commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'must be a git commit hash'),
+        /** The artifact's own commit label (its build record, contract §1.8): checked, not trusted. */
+        commit: commitLabelSchema,
       }),
     )
     .default([]),

@@ -2,8 +2,9 @@
  * The controller's route table, as data (reliability catalogue, "Default-deny route table"):
  * every operation the node answers, its method and path, the scopes that open it, whether the
  * legacy shared token may call it, whether it changes the node, and its body schemas. Anything
- * not in this table is `OP_UNKNOWN` — never routed to a handler. Token administration is not on
- * the wire: it is the node-local `fleet token` command.
+ * not in this table is `OP_UNKNOWN` — never routed to a handler. Token administration is on the
+ * wire for `node-admin:tokens` only (wire/tokens.ts); the node-local `fleet token --home` works on
+ * the store directly.
  */
 import type { z } from 'zod';
 import { operationIdSchema, type Scope } from './protocol.js';
@@ -24,6 +25,15 @@ import {
 import { snapshotRequestSchema, snapshotResponseSchema } from './snapshot.js';
 import { auditReadRequestSchema, auditReadResponseSchema } from './audit-read.js';
 import { versionsRequestSchema, versionsResponseSchema } from './versions.js';
+import { nodeSummaryResponseSchema } from './summary.js';
+import {
+  issuedTokenResponseSchema,
+  revokedTokenResponseSchema,
+  tokenIssueRequestSchema,
+  tokenListResponseSchema,
+  tokenRevokeRequestSchema,
+  tokenRotateRequestSchema,
+} from './tokens.js';
 import {
   MAX_STAGE_BODY_BYTES,
   runtimeActivateRequestSchema,
@@ -51,6 +61,11 @@ export const OPERATIONS = [
   'runtime-activate',
   'runtime-status',
   'runtime-rollback',
+  'summary',
+  'token-list',
+  'token-issue',
+  'token-rotate',
+  'token-revoke',
 ] as const;
 export type OperationName = (typeof OPERATIONS)[number];
 
@@ -279,6 +294,66 @@ export const ROUTES: readonly RouteSpec[] = [
     audit: 'always',
     request: runtimeRollbackRequestSchema,
     response: runtimeStartedResponseSchema,
+  },
+  {
+    // `fleet status`'s one read per host (wire/summary.ts): identity without the catalog, health,
+    // and whether a runtime transaction is in progress or needs recovery — no journal detail, so
+    // the everyday reading scopes open it (contract §5, §7).
+    operation: 'summary',
+    method: 'GET',
+    path: '/v1/summary',
+    scopes: ['config:read', 'versions:read', 'runtime:upgrade', 'node-admin:bootstrap'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: nodeSummaryResponseSchema,
+  },
+  {
+    // Token administration (wire/tokens.ts, contract §5): node-admin:tokens and nothing else,
+    // never the legacy token. The list names clients and scopes, never a token or its hash.
+    operation: 'token-list',
+    method: 'GET',
+    path: '/v1/tokens',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: tokenListResponseSchema,
+  },
+  {
+    operation: 'token-issue',
+    method: 'POST',
+    path: '/v1/tokens/issue',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: tokenIssueRequestSchema,
+    response: issuedTokenResponseSchema,
+  },
+  {
+    operation: 'token-rotate',
+    method: 'POST',
+    path: '/v1/tokens/rotate',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: tokenRotateRequestSchema,
+    response: issuedTokenResponseSchema,
+  },
+  {
+    operation: 'token-revoke',
+    method: 'POST',
+    path: '/v1/tokens/revoke',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: tokenRevokeRequestSchema,
+    response: revokedTokenResponseSchema,
   },
 ];
 

@@ -50,6 +50,8 @@ export {
   type FakeRuntimeStart,
 } from './runtime.js';
 export {
+  FAKE_ARTIFACT_COMMIT,
+  fakeArtifactCommit,
   fakeRuntimeArtifact,
   type FakeArtifactBehaviour,
   type FakeArtifactOptions,
