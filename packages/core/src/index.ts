@@ -118,7 +118,7 @@ export { unifiedDiff, type DiffOptions } from './diff.js';
 
 // Paths and untrusted input
 export { isHomePath, parseHomePath, parseRepoPath } from './paths.js';
-export { parseStrictJson } from './json.js';
+export { MAX_JSON_DEPTH, parseStrictJson } from './json.js';
 export { parseYaml, type ParsedYaml } from './yaml.js';
 export { fieldPath, zodProblems } from './zod-problems.js';
 
@@ -278,6 +278,7 @@ export {
 export * from './wire/schemas.js';
 export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
+export * from './wire/audit-segments.js';
 export * from './wire/versions.js';
 export * from './wire/runtime.js';
 export {
@@ -303,9 +304,11 @@ export {
 export {
   AUDIT_GENESIS,
   AUDIT_OUTCOMES,
+  auditAggregateSchema,
   auditFileSchema,
   auditLineHash,
   auditRecordSchema,
+  auditSegmentSchema,
   verifyAuditChain,
   type AuditHead,
   type AuditOutcome,

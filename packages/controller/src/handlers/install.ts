@@ -29,7 +29,7 @@ import { tokenState } from '../tokens/store.js';
 import type { Principal } from '../tokens/auth.js';
 import { OperationWriter, preconditionFailed } from '../writer.js';
 import { buildReceipt, receiptFiles, withAudit, type UnauditedReceipt } from './receipt.js';
-import { checkFresh } from './replay.js';
+import { checkFresh, claimRefused } from './replay.js';
 import type { Handler, HandlerResult } from './types.js';
 
 export const install: Handler = async ({ runtime, principal, body }) => {
@@ -48,9 +48,16 @@ export const install: Handler = async ({ runtime, principal, body }) => {
     if (await runtime.operations.journalExists(id)) {
       throw new FleetError('REPLAY_REJECTED', `operation ${id} was interrupted; see its status`);
     }
-    checkFresh(runtime, id);
-    const paths = validate(runtime, request);
-    runtime.locks.acquire(paths, id);
+    let paths: string[];
+    try {
+      checkFresh(runtime, id);
+      paths = validate(runtime, request);
+      runtime.locks.acquire(paths, id);
+    } catch (error) {
+      const claim = { operationId: id, operation: 'install' as const, requestSha256, startedAt };
+      await claimRefused(runtime, { ...claim, client: principal.id }, error);
+      throw error;
+    }
     // A restart pending after the answer keeps the paths locked: the next controller settles them.
     let keepLocked = false;
     try {

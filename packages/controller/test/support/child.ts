@@ -1,5 +1,7 @@
 /** A controller in a child process (test/fixtures/serve.js), for kill -9 and umask tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SCRIPT = fileURLToPath(new URL('../../../test/fixtures/serve.js', import.meta.url));
@@ -12,11 +14,24 @@ export interface ChildController {
   stop(): Promise<void>;
 }
 
+export interface SpawnOptions {
+  /**
+   * A command the controller runs under (`['strace', '-f', …]`, `['sh', '-c', 'ulimit -f 16;
+   * exec "$0" "$@"']`, `['unshare', '-m', …]`): it is run with the node binary and the serve
+   * script appended.
+   */
+  readonly prefix?: readonly string[];
+}
+
 export function spawnController(
   home: string,
   env: Record<string, string> = {},
+  options: SpawnOptions = {},
 ): Promise<ChildController> {
-  const child = spawn(process.execPath, [SCRIPT], {
+  const argv = [...(options.prefix ?? []), process.execPath, SCRIPT];
+  const command = argv[0] as string;
+  const args = argv.slice(1);
+  const child = spawn(command, args, {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -38,6 +53,21 @@ export function spawnController(
           process: child,
           exited,
           async stop() {
+            // Under a tracer the child is the tracer: the controller's own pid file names it.
+            const pid = Number(
+              (
+                await readFile(join(home, '.local/state/fleet/controller.pid'), 'utf8').catch(
+                  () => '',
+                )
+              ).trim(),
+            );
+            if (options.prefix && Number.isInteger(pid) && pid > 0) {
+              try {
+                process.kill(pid, 'SIGTERM');
+              } catch {
+                // already gone
+              }
+            }
             if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
             await exited;
           },

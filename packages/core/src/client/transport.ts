@@ -11,6 +11,7 @@ import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 import { invalidResponse, timedOut, unreachable, wireError, type RequestTarget } from './errors.js';
 import { connectPinned } from './tls.js';
+import { AUDIT_HEAD_HEADER, observeAuditHead, parseAuditHeadHeader } from './audit-heads.js';
 
 export interface ExchangeOptions {
   readonly target: RequestTarget;
@@ -132,6 +133,8 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
       );
       response.on('end', () => {
         const status = response.statusCode ?? 0;
+        const head = parseAuditHeadHeader(response.headers[AUDIT_HEAD_HEADER]);
+        if (head !== undefined) observeAuditHead(target.host, head);
         const text = Buffer.concat(chunks).toString('utf8');
         let body: unknown;
         let parseError: Error | undefined;
