@@ -177,6 +177,9 @@ export class AuditLog {
     });
     if (!result.ok) {
       this.refuse(`${describeBreak(result)}; writes are refused, reads still work; ${REPAIR_HINT}`);
+      // The head answered to readers (POST /v1/audit): the one last recorded, else the file's.
+      const known = headFile && headFile.seq > 0 ? headFile : result.head;
+      if (known) this.last = { seq: known.seq, hash: known.sha256, line: Buffer.alloc(0) };
       return;
     }
     this.handle = await open(

@@ -193,12 +193,23 @@ function checkStart(parsed: readonly Parsed[], problems: AuditProblem[]): void {
       });
     }
   } else if (seq > retainedFrom) {
+    const seqs = new Set(parsed.map((entry) => entry.record.seq));
+    let elsewhere = true;
+    for (let s = retainedFrom; s < seq && elsewhere; s += 1) elsewhere = seqs.has(s);
     const missing = retainedFrom === seq - 1 ? `${retainedFrom}` : `${retainedFrom}–${seq - 1}`;
-    problems.push({
-      line: first.line,
-      kind: 'removed',
-      message: `records ${missing} missing before line ${first.line}: no rotation record says they were pruned`,
-    });
+    problems.push(
+      elsewhere
+        ? {
+            line: first.line,
+            kind: 'reordered',
+            message: `line ${first.line} (seq ${seq}) is out of order`,
+          }
+        : {
+            line: first.line,
+            kind: 'removed',
+            message: `records ${missing} missing before line ${first.line}: no rotation record says they were pruned`,
+          },
+    );
   } else if (seq === retainedFrom && newest && prev !== newest.claim.retainedPrev) {
     problems.push({
       line: first.line,
