@@ -120,6 +120,32 @@ describe('audit log: fails closed, verified whole', () => {
       });
     }
 
+    it('a broken chain with an interrupted operation left: the controller still starts, the journal waits', async () => {
+      await node.controller.close();
+      const all = await lines();
+      await writeFile(logPath(), `${all.filter((_, i) => i !== 1).join('\n')}\n`);
+      const id = newId();
+      const journal = join(node.home, STATE, 'journal', `${id}.jsonl`);
+      const begin = {
+        event: 'begin',
+        operationId: id,
+        operation: 'install',
+        domain: 'fixture',
+        client: null,
+        paths: [APP],
+        startedAt: new Date().toISOString(),
+      };
+      await writeFile(journal, `${JSON.stringify(begin)}\n`, { mode: 0o600 });
+      await node.restart();
+      expect((await auditCheck(node)).status).to.equal('failing');
+      const recovery = (await health(node)).checks.find((c) => c.name === 'recovery');
+      expect(recovery?.detail).to.contain('1 interrupted operation(s) left journaled');
+      expect(await readFile(journal, 'utf8')).to.contain(id);
+      expect(
+        (await node.call('/v1/export', { token: reader, body: { path: APP } })).status,
+      ).to.equal(200);
+    });
+
     it('a torn last line is moved aside with a recovery record, and writes go on', async () => {
       await node.controller.close();
       await writeFile(logPath(), `${(await lines()).join('\n')}\n{"seq":6,"ts":"20`);
@@ -412,6 +438,33 @@ describe('controller binding', () => {
     }
     for (const bad of ['evil.example:7701', '192.168.1.5:80', 'attacker.node-01:7701']) {
       expect(hosts.has(bad), bad).to.equal(false);
+    }
+  });
+});
+
+describe('a runtime stage whose audit record cannot be written', () => {
+  it('is closed as failed (abandonStaged), so it is neither left open nor blocks the next stage', async () => {
+    const { mkdtemp, mkdir } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { abandonStaged } = await import('../src/lifecycle/stage.js');
+    const { RuntimeJournal, lastTransaction, runtimeJournalPath } =
+      await import('../src/generations/journal.js');
+    const { JournalText, BUILD_A, BUILD_B } = await import('./support/runtime.js');
+    const home = await mkdtemp(join(tmpdir(), 'fleet-abandon-'));
+    try {
+      const staged = JournalText.upgrade(BUILD_B, BUILD_A, 'staged');
+      await mkdir(join(home, STATE, 'journal'), { recursive: true, mode: 0o700 });
+      await writeFile(runtimeJournalPath(home), staged.text(), { mode: 0o600 });
+      await abandonStaged(home, staged.txn, 'the audit record could not be written');
+      const txn = lastTransaction(await new RuntimeJournal(home).readTrusted());
+      expect(txn?.ended).to.equal(true);
+      expect(txn?.find('failed')?.data).to.include({ during: 'stage', code: 'AUDIT_UNAVAILABLE' });
+      // Another transaction's id, or one already ended: left as it is.
+      const before = await readFile(runtimeJournalPath(home), 'utf8');
+      await abandonStaged(home, staged.txn, 'again');
+      expect(await readFile(runtimeJournalPath(home), 'utf8')).to.equal(before);
+    } finally {
+      await rm(home, { recursive: true, force: true });
     }
   });
 });
