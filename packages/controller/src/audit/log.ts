@@ -16,6 +16,10 @@
  * - **Reads and refusals are cheaper.** Successful reads are written in groups, one fsync per
  *   group (a crash may lose the last reads, never a write's record); refusals without an operation
  *   id are counted per interval (refusals.ts).
+ *
+ * One class, because one object owns the file, its head and what waits to be written; what can be
+ * apart is: start-up in segments.ts, the rotation plan (pure) in rotation.ts, counting in
+ * refusals.ts.
  */
 import { constants } from 'node:fs';
 import { lstat, open, readFile, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
@@ -25,8 +29,6 @@ import {
   AUDIT_GENESIS,
   FleetError,
   auditLineHash,
-  auditSegmentName,
-  closedSegmentSeq,
   orderAuditSegments,
   type AuditHead,
   type AuditRecord,
@@ -36,18 +38,8 @@ import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
 import { failpoint } from '../failpoints.js';
 import { RefusalCounter, type Refusal } from './refusals.js';
-import {
-  NEXT_SEGMENT,
-  describeBreak,
-  finishRotation,
-  prunable,
-  readHeadFile,
-  readSegments,
-  setTornAside,
-  tornTail,
-  verifySegments,
-  writeHeadFile,
-} from './segments.js';
+import { planRotation, type ClosedSegment } from './rotation.js';
+import { NEXT_SEGMENT, inspectLog, prunable, writeHeadFile } from './segments.js';
 
 /** What a caller supplies; `seq`, `ts` and `prev` are the log's. */
 export type AuditEntry = Omit<AuditRecord, 'seq' | 'ts' | 'prev'>;
@@ -74,12 +66,6 @@ interface Tail {
   readonly hash: string;
   /** The last record's line and its newline, as on disk: what a cut back is verified against. */
   readonly line: Buffer;
-}
-
-interface ClosedSegment {
-  readonly name: string;
-  readonly firstSeq: number;
-  readonly firstPrev: string;
 }
 
 export class AuditLog {
@@ -140,46 +126,12 @@ export class AuditLog {
   }
 
   private async load(): Promise<void> {
-    await finishRotation(this.dir);
-    let segments = await readSegments(this.dir);
-    const activeIndex = segments.findIndex((s) => s.name === AUDIT_ACTIVE_SEGMENT);
-    const activeText = segments[activeIndex]?.text;
-    if (activeText !== undefined) {
-      const tail = tornTail(activeText);
-      if (tail !== '') {
-        this.tornMovedTo = await setTornAside(this.dir, tail, this.options.clock.now());
-        const kept = activeText.slice(0, activeText.length - tail.length);
-        const handle = await open(this.activePath, constants.O_RDWR | constants.O_NOFOLLOW);
-        try {
-          await handle.truncate(Buffer.byteLength(kept));
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-        segments = segments.map((s, i) => (i === activeIndex ? { ...s, text: kept } : s));
-      }
-    }
-    let headFile;
-    try {
-      headFile = await readHeadFile(this.dir);
-    } catch (error) {
-      this.refuse(
-        `the controller's head file is unreadable (${(error as Error).message}); ${REPAIR_HINT}`,
-      );
-      return;
-    }
-    const result = verifySegments(segments, headFile);
-    this.closed = segments.flatMap((s) => {
-      const firstSeq = closedSegmentSeq(s.name);
-      return firstSeq === null || s.first === null
-        ? []
-        : [{ name: s.name, firstSeq, firstPrev: s.first.prev }];
-    });
-    if (!result.ok) {
-      this.refuse(`${describeBreak(result)}; writes are refused, reads still work; ${REPAIR_HINT}`);
-      // The head answered to readers (POST /v1/audit): the one last recorded, else the file's.
-      const known = headFile && headFile.seq > 0 ? headFile : result.head;
-      if (known) this.last = { seq: known.seq, hash: known.sha256, line: Buffer.alloc(0) };
+    const found = await inspectLog(this.dir, this.options.clock.now());
+    this.tornMovedTo = found.tornMovedTo;
+    this.closed = [...found.closed];
+    if (found.head) this.last = found.head;
+    if (found.broken !== undefined) {
+      this.refuse(`${found.broken}; writes are refused, reads still work; ${REPAIR_HINT}`);
       return;
     }
     this.handle = await open(
@@ -190,15 +142,10 @@ export class AuditLog {
     const stats = await this.handle.stat();
     if ((stats.mode & 0o077) !== 0 && process.platform !== 'win32') await this.handle.chmod(0o600);
     await fsyncDir(this.dir, 'state directory');
-    const text = segments[activeIndex]?.text ?? '';
-    const active = segments[activeIndex]?.first ?? null;
-    this.active = active === null ? null : { firstSeq: active.seq, firstPrev: active.prev };
-    this.size = Buffer.byteLength(text);
-    if (result.head !== null) {
-      const lastLine = text.slice(text.lastIndexOf('\n', text.length - 2) + 1);
-      this.last = { ...headOf(result.head), line: Buffer.from(lastLine, 'utf8') };
-    }
-    const stale = prunable(segments);
+    this.active = found.active;
+    this.size = found.activeBytes;
+    // Segments a crash left behind a rotation that had already said they were pruned.
+    const stale = prunable(found.segments);
     for (const name of stale) await unlink(join(this.dir, name)).catch(() => undefined);
     if (stale.length > 0) {
       this.closed = this.closed.filter((c) => !stale.includes(c.name));
@@ -447,32 +394,14 @@ export class AuditLog {
    * a state the next start finishes (segments.ts `finishRotation`).
    */
   private async rotate(): Promise<void> {
-    const active = this.active as { firstSeq: number; firstPrev: string };
-    const closing: ClosedSegment = { name: auditSegmentName(active.firstSeq), ...active };
-    const all = [...this.closed, closing];
-    const pruned = all.slice(0, Math.max(0, all.length - this.options.keepSegments));
-    const kept = all.slice(pruned.length);
-    const retained = kept[0] ?? { firstSeq: this.last.seq + 1, firstPrev: this.last.hash };
-    const record: AuditRecord = {
-      seq: this.last.seq + 1,
-      ts: this.options.clock.now().toISOString(),
-      prev: this.last.hash,
-      operationId: null,
-      client: null,
-      operation: 'audit.rotate',
-      paths: [],
-      files: [],
-      outcome: 'ok',
-      code: null,
-      detail: `segment ${closing.name} closed at seq ${this.last.seq}${pruned.length > 0 ? `; pruned ${pruned.map((p) => p.name).join(', ')} (${this.options.keepSegments} kept)` : ''}`,
-      segment: {
-        previous: closing.name,
-        retainedFromSeq: retained.firstSeq,
-        retainedPrev: retained.firstPrev,
-      },
-    };
-    const line = JSON.stringify(record);
-    const bytes = Buffer.from(`${line}\n`, 'utf8');
+    const plan = planRotation({
+      active: this.active as { firstSeq: number; firstPrev: string },
+      closed: this.closed,
+      last: this.last,
+      keepSegments: this.options.keepSegments,
+      now: this.options.clock.now(),
+    });
+    const { closing, kept, pruned, record, bytes } = plan;
     const next = join(this.dir, NEXT_SEGMENT);
     await unlink(next).catch(() => undefined);
     try {
@@ -496,10 +425,10 @@ export class AuditLog {
     } finally {
       await old.close().catch(() => undefined);
     }
-    this.closed = kept;
+    this.closed = [...kept];
     this.active = { firstSeq: record.seq, firstPrev: record.prev };
     this.size = bytes.length;
-    this.last = { seq: record.seq, hash: auditLineHash(line), line: bytes };
+    this.last = { seq: record.seq, hash: plan.hash, line: bytes };
     this.rotations += 1;
     for (const segment of pruned) await unlink(join(this.dir, segment.name)).catch(() => undefined);
     if (pruned.length > 0) await fsyncDir(this.dir, 'state directory').catch(() => undefined);
@@ -545,10 +474,6 @@ export class AuditLog {
     await this.handle?.close();
     this.handle = undefined;
   }
-}
-
-function headOf(head: AuditHead): { seq: number; hash: string } {
-  return { seq: head.seq, hash: head.sha256 };
 }
 
 function reasonOf(error: unknown): string {

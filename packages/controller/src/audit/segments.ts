@@ -7,7 +7,8 @@
  * Reading them at start — finishing an interrupted rotation, moving a torn tail aside, verifying
  * the whole chain — lives here; appending lives in log.ts.
  */
-import { readFile, readdir, rename, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
@@ -25,6 +26,7 @@ import {
 import { utcStamp } from '../backups.js';
 import { createExclusive, fsyncDir, writeFileAtomic } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
+import type { ClosedSegment } from './rotation.js';
 
 export const NEXT_SEGMENT = `${AUDIT_ACTIVE_SEGMENT}.next`;
 export const HEAD_FILE = 'audit.head.json';
@@ -181,4 +183,86 @@ export function prunable(segments: readonly SegmentOnDisk[]): string[] {
     if (nextSeq !== null && nextSeq <= retainedFromSeq) out.push(segment.name);
   });
   return out;
+}
+
+export interface Inspection {
+  readonly segments: readonly SegmentOnDisk[];
+  readonly closed: readonly ClosedSegment[];
+  /** The file a torn tail was moved to, if there was one. */
+  readonly tornMovedTo: string | undefined;
+  /** Why the log must not be written to (a broken chain, an unreadable head file). */
+  readonly broken: string | undefined;
+  /**
+   * The head to hold: the verified last record (with its line, what a cut back is checked
+   * against) — or, for a broken log, the head last recorded, which readers are answered.
+   */
+  readonly head: { readonly seq: number; readonly hash: string; readonly line: Buffer } | null;
+  /** The active segment's first record, and its size once a torn tail is set aside. */
+  readonly active: { readonly firstSeq: number; readonly firstPrev: string } | null;
+  readonly activeBytes: number;
+}
+
+/**
+ * Start-up (docs/audit-log.md, "What fails closed"): an interrupted rotation finished, a torn
+ * last line moved aside (catalogue 27), every segment read and the whole chain verified against
+ * the head the controller recorded when it last stopped.
+ */
+export async function inspectLog(dir: string, now: Date): Promise<Inspection> {
+  await finishRotation(dir);
+  let segments = await readSegments(dir);
+  const activeIndex = segments.findIndex((s) => s.name === AUDIT_ACTIVE_SEGMENT);
+  let tornMovedTo: string | undefined;
+  const activeText = segments[activeIndex]?.text;
+  if (activeText !== undefined) {
+    const tail = tornTail(activeText);
+    if (tail !== '') {
+      tornMovedTo = await setTornAside(dir, tail, now);
+      const kept = activeText.slice(0, activeText.length - tail.length);
+      const handle = await open(
+        join(dir, AUDIT_ACTIVE_SEGMENT),
+        constants.O_RDWR | constants.O_NOFOLLOW,
+      );
+      try {
+        await handle.truncate(Buffer.byteLength(kept));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      segments = segments.map((s, i) => (i === activeIndex ? { ...s, text: kept } : s));
+    }
+  }
+  const closed = segments.flatMap((s) => {
+    const firstSeq = closedSegmentSeq(s.name);
+    return firstSeq === null || s.first === null
+      ? []
+      : [{ name: s.name, firstSeq, firstPrev: s.first.prev }];
+  });
+  const text = segments[activeIndex]?.text ?? '';
+  const first = segments[activeIndex]?.first ?? null;
+  const base = {
+    segments,
+    closed,
+    tornMovedTo,
+    active: first === null ? null : { firstSeq: first.seq, firstPrev: first.prev },
+    activeBytes: Buffer.byteLength(text),
+  };
+  let headFile: HeadFile | undefined;
+  try {
+    headFile = await readHeadFile(dir);
+  } catch (error) {
+    const broken = `the controller's head file is unreadable (${(error as Error).message})`;
+    return { ...base, broken, head: null };
+  }
+  const result = verifySegments(segments, headFile);
+  if (!result.ok) {
+    const known = headFile && headFile.seq > 0 ? headFile : result.head;
+    const head = known ? { seq: known.seq, hash: known.sha256, line: Buffer.alloc(0) } : null;
+    return { ...base, broken: describeBreak(result), head };
+  }
+  const lastLine = text.slice(text.lastIndexOf('\n', text.length - 2) + 1);
+  const head =
+    result.head === null
+      ? null
+      : { seq: result.head.seq, hash: result.head.sha256, line: Buffer.from(lastLine, 'utf8') };
+  return { ...base, broken: undefined, head };
 }
