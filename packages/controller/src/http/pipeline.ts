@@ -295,7 +295,7 @@ interface FailureContext {
 }
 
 /**
- * Every refusal and failure is audited (catalogue I4): with an operation id, its own record,
+ * Every refusal and failure is audited (catalogue §2, invariant I4): with an operation id, its own record,
  * fsync'd; a read that reached its handler, one grouped record; anything refused before that —
  * no token, a bad one, a wrong scope, an unknown route, a body too large or malformed — is counted
  * per (client or remote address, operation, code) and written once per interval.
