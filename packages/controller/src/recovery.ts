@@ -168,6 +168,16 @@ async function closeUnreadable(input: RecoveryInput, id: string, message: string
 export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryReport> {
   const pending = await input.operations.pending();
   const swept = await sweepAll(input, pending);
+  // A log that refuses writes cannot take their `interrupted` records (docs/audit-log.md): the
+  // journals stay, to be closed at the first start after the log is repaired.
+  if (pending.length > 0 && !input.audit.writable()) {
+    return {
+      interrupted: 0,
+      completed: 0,
+      swept,
+      detail: `${pending.length} interrupted operation(s) left journaled: the audit log refuses writes; ${swept} temp file(s) swept`,
+    };
+  }
   let interrupted = 0;
   let completed = 0;
   const awaitingStart: string[] = [];

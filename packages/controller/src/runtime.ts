@@ -25,14 +25,34 @@ export interface Limits {
   /** Time allowed for a whole request (default 30 s; Node's is 300 s). */
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
-  /** Open connections at once; over it a connection gets 503 and is closed (default 256). */
+  /**
+   * Authenticated connections open at once (default 256): a request that authenticates on a
+   * connection past it gets 503 `OVERLOADED` and the connection is closed. Connections that have
+   * not authenticated yet have their own budget (below), so they can never use this one up.
+   */
   readonly maxConnections: number;
+  /**
+   * Connections that have not authenticated yet, from all addresses together (default 256). When
+   * it is full, a new connection closes the oldest idle one of the address holding the most —
+   * if that address holds more than its share — or is answered 503 (http/budget.ts).
+   */
+  readonly maxUnauthenticatedConnections: number;
+  /** An address's share of the unauthenticated budget (default 16). */
+  readonly unauthenticatedPerAddress: number;
   /** How far an operation id's time may be ahead of or behind the node's clock (default 10 min). */
   readonly clockSkewMs: number;
   /** How long finished operation records are kept for replay and status (default 30 days). */
   readonly operationRetentionMs: number;
   /** Backups listed by one inventory at most. */
   readonly maxInventoryBackups: number;
+  /** The audit log's active segment rotates at this size (default 8 MiB; docs/audit-log.md). */
+  readonly auditSegmentBytes: number;
+  /** Closed audit segments kept (default 4); older ones are pruned, the rotation record says so. */
+  readonly auditKeepSegments: number;
+  /** How long successful reads' records wait to be written together (default 200 ms). */
+  readonly auditReadFlushMs: number;
+  /** How long refusals without an operation id are counted per record (default 60 s). */
+  readonly auditRefusalIntervalMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -42,9 +62,15 @@ export const DEFAULT_LIMITS: Limits = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 256,
+  maxUnauthenticatedConnections: 256,
+  unauthenticatedPerAddress: 16,
   clockSkewMs: 10 * 60_000,
   operationRetentionMs: 30 * 86_400_000,
   maxInventoryBackups: 1000,
+  auditSegmentBytes: 8 * 1024 * 1024,
+  auditKeepSegments: 4,
+  auditReadFlushMs: 200,
+  auditRefusalIntervalMs: 60_000,
 };
 
 export interface BuildIdentity {
@@ -81,10 +107,38 @@ export interface ControllerRuntime {
     readonly swept: number;
     readonly detail: string;
   };
+  /** What degrades health until an operator acts, beside the audit log's own state. */
+  readonly alarms: HealthAlarms;
   /** The env-file chain, loaded afresh (values may change between operations). */
   secrets(): Promise<SecretValues>;
   /** The values this node resolved and may still hold on disk (docs/secrets.md). */
   readonly secretMemory: SecretMemory;
+}
+
+/**
+ * Conditions found while serving that keep health `degraded` until the controller is restarted
+ * (docs/audit-log.md, "What degrades health"): today a failed fsync anywhere — the volume is
+ * suspect (catalogue 26). Kept in memory and written to the audit log when it can be.
+ */
+export class HealthAlarms {
+  private readonly raised = new Map<string, { detail: string; count: number }>();
+
+  raise(name: string, detail: string): boolean {
+    const found = this.raised.get(name);
+    if (found) {
+      found.count += 1;
+      return false;
+    }
+    this.raised.set(name, { detail, count: 1 });
+    return true;
+  }
+
+  list(): { name: string; detail: string }[] {
+    return [...this.raised].map(([name, { detail, count }]) => ({
+      name,
+      detail: `${detail}${count > 1 ? ` (${count} times)` : ''}; health stays degraded until the controller is restarted`,
+    }));
+  }
 }
 
 /** `@fleet/controller@0.1.0+<sha256 prefix | dev>`: the `Fleet-Controller` trailer of adopt. */

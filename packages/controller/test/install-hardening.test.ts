@@ -324,16 +324,13 @@ describe('install: a write failing before its rename leaves no orphan backup', (
     await writeFile(path, 'old\n', { mode: 0o600 });
     const operationId = newId();
     const temp = join(dirname(path), `.fleet-tmp-${operationId}-0`);
-    const child = await spawnController(home, { UV_USE_IO_URING: '0' }, [
-      'strace',
-      '-f',
-      '-o',
-      '/dev/null',
-      '-P',
-      temp,
-      '-e',
-      'inject=openat:error=ENOSPC',
-    ]);
+    const child = await spawnController(
+      home,
+      { UV_USE_IO_URING: '0' },
+      {
+        prefix: ['strace', '-f', '-o', '/dev/null', '-P', temp, '-e', 'inject=openat:error=ENOSPC'],
+      },
+    );
     try {
       const answer = await call(child.url, '/v1/install', {
         token,

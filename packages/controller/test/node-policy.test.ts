@@ -93,8 +93,14 @@ describe('node policy: a write credential is never a shell', () => {
         'POLICY_REFUSED',
       ]);
       expect(answer.body.error.message).to.contain('never carries an argv');
+      // Refused before its journal opened, yet claimed: a byte-for-byte replay gets this refusal
+      // back and never runs (docs/audit-log.md, A→B→A).
       const status = await node.call(`/v1/operations/${operationId}`, { token });
-      expect(status.status).to.equal(404); // refused before its id was recorded
+      expect([status.status, status.body.state, status.body.error?.code]).to.deep.equal([
+        200,
+        'failed',
+        'POLICY_REFUSED',
+      ]);
     }
     expect(await exists(node.abs(SVC))).to.equal(false);
     expect(await exists(marker)).to.equal(false);

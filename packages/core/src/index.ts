@@ -173,7 +173,7 @@ export {
 
 // Paths and untrusted input
 export { isHomePath, parseHomePath, parseRepoPath } from './paths.js';
-export { parseStrictJson } from './json.js';
+export { MAX_JSON_DEPTH, parseStrictJson } from './json.js';
 export { parseYaml, type ParsedYaml } from './yaml.js';
 export { fieldPath, zodProblems } from './zod-problems.js';
 
@@ -337,6 +337,7 @@ export {
 export * from './wire/schemas.js';
 export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
+export * from './wire/audit-segments.js';
 export * from './wire/versions.js';
 export * from './wire/runtime.js';
 export * from './wire/tokens.js';
@@ -368,9 +369,11 @@ export {
   AUDIT_GENESIS,
   AUDIT_OUTCOMES,
   auditActionSchema,
+  auditAggregateSchema,
   auditFileSchema,
   auditLineHash,
   auditRecordSchema,
+  auditSegmentSchema,
   verifyAuditChain,
   type AuditAction,
   type AuditHead,

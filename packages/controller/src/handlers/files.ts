@@ -20,7 +20,7 @@ import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
 import { buildLabel, redactorOf, type ControllerRuntime } from '../runtime.js';
-import { checkFreshOperationId } from './replay.js';
+import { checkFreshOperationId, claimRefused } from './replay.js';
 import type { Handler } from './types.js';
 
 function describe(error: unknown): { code: string; message: string } {
@@ -178,11 +178,25 @@ export const exportFile: Handler = async ({ runtime, body }) => {
 
 export const capture: Handler = async ({ runtime, principal, body }) => {
   const request = body as CaptureRequest;
-  await checkFreshOperationId(runtime, request.operationId);
-  const { entry, live, content, redacted } = await readRedacted(runtime, request.path, true);
-  if (live === null)
-    throw new FleetError('FILE_NOT_FOUND', `${request.path} does not exist on this node`);
+  const requestSha256 = sha256Hex(Buffer.from(JSON.stringify(request)));
   const startedAt = runtime.clock.now().toISOString();
+  let read: Awaited<ReturnType<typeof readRedacted>>;
+  try {
+    await checkFreshOperationId(runtime, request.operationId);
+    read = await readRedacted(runtime, request.path, true);
+    if (read.live === null)
+      throw new FleetError('FILE_NOT_FOUND', `${request.path} does not exist on this node`);
+  } catch (error) {
+    const claim = { operationId: request.operationId, operation: 'capture' as const };
+    await claimRefused(
+      runtime,
+      { ...claim, requestSha256, client: principal.id, startedAt },
+      error,
+    );
+    throw error;
+  }
+  const { entry, content, redacted } = read;
+  const live = read.live;
   await runtime.operations.begin({
     event: 'begin',
     operationId: request.operationId,
@@ -216,7 +230,7 @@ export const capture: Handler = async ({ runtime, principal, body }) => {
     state: 'completed',
     startedAt,
     finishedAt,
-    requestSha256: sha256Hex(Buffer.from(JSON.stringify(request))),
+    requestSha256,
     client: principal.id,
     httpStatus: 200,
   });

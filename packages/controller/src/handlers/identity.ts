@@ -45,12 +45,16 @@ export async function healthOf(runtime: ControllerRuntime): Promise<Health> {
   } catch (error) {
     checks.push({ name: 'token-store', status: 'failing', detail: (error as Error).message });
   }
+  // Fails closed (docs/audit-log.md): a refused or failed log degrades health until restarted.
   const audit = runtime.audit.problem();
   checks.push(
     audit === undefined
       ? { name: 'audit-log', status: 'ok', detail: `head seq ${runtime.audit.head().seq}` }
       : { name: 'audit-log', status: 'failing', detail: audit },
   );
+  for (const alarm of runtime.alarms.list()) {
+    checks.push({ name: alarm.name, status: 'failing', detail: alarm.detail });
+  }
   const problems = runtime.registry.problems;
   checks.push(
     problems.length === 0

@@ -43,7 +43,7 @@ import {
   type UnauditedReceipt,
 } from './receipt.js';
 import { auditedActions, validate } from './install-checks.js';
-import { checkFresh } from './replay.js';
+import { checkFresh, claimRefused } from './replay.js';
 import type { Handler, HandlerResult } from './types.js';
 
 export const install: Handler = async ({ runtime, principal, body }) => {
@@ -62,9 +62,16 @@ export const install: Handler = async ({ runtime, principal, body }) => {
     if (await runtime.operations.journalExists(id)) {
       throw new FleetError('REPLAY_REJECTED', `operation ${id} was interrupted; see its status`);
     }
-    checkFresh(runtime, id);
-    const paths = validate(runtime, request);
-    runtime.locks.acquire(paths, id);
+    let paths: string[];
+    try {
+      checkFresh(runtime, id);
+      paths = validate(runtime, request);
+      runtime.locks.acquire(paths, id);
+    } catch (error) {
+      const claim = { operationId: id, operation: 'install' as const, requestSha256, startedAt };
+      await claimRefused(runtime, { ...claim, client: principal.id }, error);
+      throw error;
+    }
     // A restart pending after the answer keeps the paths locked: the next controller settles them.
     let keepLocked = false;
     /** Files this operation wrote, restored, backed up or pruned: their secret holders re-checked. */

@@ -18,7 +18,7 @@ import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder } from '../generations/lock.js';
 import { expectationOf } from '../lifecycle/expectation.js';
 import { rollbackTarget } from '../lifecycle/journal-history.js';
-import { stageTransaction } from '../lifecycle/stage.js';
+import { abandonStaged, stageTransaction } from '../lifecycle/stage.js';
 import { spawnRunner } from '../lifecycle/spawn.js';
 import { runtimeStatusOf } from '../lifecycle/status.js';
 import { authorize } from '../tokens/auth.js';
@@ -58,7 +58,12 @@ export const runtimeStage: Handler = async (ctx) => {
     artifact: { sha256: request.artifact.sha256, bytes },
     prior: expectationOf(await identityOf(runtime)),
   });
-  return { status: 200, body: staged };
+  return {
+    status: 200,
+    body: staged,
+    undo: () =>
+      abandonStaged(runtime.home, staged.transaction, 'the audit record could not be written'),
+  };
 };
 
 async function started(
@@ -78,7 +83,12 @@ async function started(
     ...(acceptanceTimeoutMs === undefined ? {} : { acceptanceTimeoutMs }),
   });
   const body: RuntimeStartedResponse = { transaction, runner: runner.pid, log: runner.log };
-  return { status: 200, body, afterResponse: () => runner.go() };
+  return {
+    status: 200,
+    body,
+    afterResponse: () => runner.go(),
+    undo: () => Promise.resolve(runner.cancel()),
+  };
 }
 
 export const runtimeActivate: Handler = async (ctx) => {

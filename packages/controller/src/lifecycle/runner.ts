@@ -79,7 +79,7 @@ const IMMUTABLE = new Set<AcceptanceCriterion>([
   'protocol',
   'catalog',
 ]);
-const FLAGS_CARRIED = ['--port', '--bind', '--tls-cert', '--tls-key'] as const;
+const FLAGS_CARRIED = ['--port', '--bind', '--tls-cert', '--tls-key', '--allowed-host'] as const;
 
 class Runner {
   private readonly journal: RuntimeJournal;
@@ -146,7 +146,7 @@ class Runner {
       ...(port === undefined ? {} : { port: Number(port) }),
       ...(shape.flags.has('--bind') ? { bind: shape.flags.get('--bind') } : {}),
     });
-    for (const flag of ['--tls-cert', '--tls-key'] as const) {
+    for (const flag of ['--tls-cert', '--tls-key', '--allowed-host'] as const) {
       const value = shape.flags.get(flag);
       if (value !== undefined) command.push(flag, value);
     }

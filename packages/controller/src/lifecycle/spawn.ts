@@ -17,6 +17,8 @@ export interface RunnerStart {
   readonly log: string;
   /** Lets the runner begin (after the answer went out). */
   go(): void;
+  /** Ends the runner before its go, when the request it was started for is not done after all. */
+  cancel(): void;
 }
 
 export interface RunnerArgs {
@@ -69,6 +71,10 @@ export async function spawnRunner(args: RunnerArgs): Promise<RunnerStart> {
       log,
       go: () => {
         stdin?.end('go\n');
+      },
+      // SIGKILL before the go: the runner has changed nothing yet (it waits on stdin first).
+      cancel: () => {
+        child.kill('SIGKILL');
       },
     };
   } finally {

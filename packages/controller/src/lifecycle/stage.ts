@@ -152,6 +152,26 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
   });
 }
 
+/**
+ * Closes a transaction that was staged but whose audit record could not be written: not audited,
+ * so not done (contract §15) — journaled `failed` then `end`, so it neither stays open nor blocks
+ * the next stage. The generation stays staged (immutable, reusable by a later stage).
+ */
+export async function abandonStaged(home: string, txn: string, reason: string): Promise<void> {
+  await withRuntimeLock(home, async () => {
+    const journal = new RuntimeJournal(home);
+    const open = lastTransaction(await journal.readTrusted());
+    if (!open || open.id !== txn || open.ended || open.last.step !== 'staged') return;
+    await journal.append(txn, 'failed', {
+      during: 'stage',
+      code: 'AUDIT_UNAVAILABLE',
+      message: reason.slice(0, 500),
+      criteria: [],
+    });
+    await journal.append(txn, 'end', { outcome: 'failed' });
+  });
+}
+
 async function writeExclusive(path: string, bytes: Buffer): Promise<void> {
   const handle = await open(path, 'wx', 0o600);
   try {

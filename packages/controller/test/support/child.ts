@@ -3,7 +3,8 @@
  * gets a node policy serving the fixture's domains when it has none yet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultNodePolicy, nodePolicyFile } from '@fleet/core';
 import { writeNodePolicy } from '../../src/index.js';
@@ -18,11 +19,19 @@ export interface ChildController {
   stop(): Promise<void>;
 }
 
-/** `prefix`: a command the controller runs under (`['strace', '-f', …]`), argv first. */
+export interface SpawnOptions {
+  /**
+   * A command the controller runs under (`['strace', '-f', …]`, `['sh', '-c', 'ulimit -f 16;
+   * exec "$0" "$@"']`, `['unshare', '-m', …]`): it is run with the node binary and the serve
+   * script appended.
+   */
+  readonly prefix?: readonly string[];
+}
+
 export async function spawnController(
   home: string,
   env: Record<string, string> = {},
-  prefix: readonly string[] = [],
+  options: SpawnOptions = {},
 ): Promise<ChildController> {
   if (
     !(await access(nodePolicyFile(home)).then(
@@ -32,7 +41,9 @@ export async function spawnController(
   ) {
     await writeNodePolicy(home, defaultNodePolicy(['fixture', 'coupled']));
   }
-  const [command = process.execPath, ...args] = [...prefix, process.execPath, SCRIPT];
+  const argv = [...(options.prefix ?? []), process.execPath, SCRIPT];
+  const command = argv[0] as string;
+  const args = argv.slice(1);
   const child = spawn(command, args, {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,6 +66,21 @@ export async function spawnController(
           process: child,
           exited,
           async stop() {
+            // Under a tracer the child is the tracer: the controller's own pid file names it.
+            const pid = Number(
+              (
+                await readFile(join(home, '.local/state/fleet/controller.pid'), 'utf8').catch(
+                  () => '',
+                )
+              ).trim(),
+            );
+            if (options.prefix && Number.isInteger(pid) && pid > 0) {
+              try {
+                process.kill(pid, 'SIGTERM');
+              } catch {
+                // already gone
+              }
+            }
             if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
             await exited;
           },

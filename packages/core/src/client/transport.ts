@@ -24,6 +24,7 @@ import {
   type RequestTarget,
 } from './errors.js';
 import { connectPinned } from './tls.js';
+import { AUDIT_HEAD_HEADER, observeAuditHead, parseAuditHeadHeader } from './audit-heads.js';
 
 export interface ExchangeOptions {
   readonly target: RequestTarget;
@@ -151,6 +152,8 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
       );
       response.on('end', () => {
         const status = response.statusCode ?? 0;
+        const head = parseAuditHeadHeader(response.headers[AUDIT_HEAD_HEADER]);
+        if (head !== undefined) observeAuditHead(target.host, head);
         const text = Buffer.concat(chunks).toString('utf8');
         let body: unknown;
         let parseError: Error | undefined;

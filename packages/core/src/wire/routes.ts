@@ -81,10 +81,14 @@ export interface RouteSpec {
   /** Whether it changes the node (then it carries an operation id, single-use). */
   readonly mutates: boolean;
   /**
-   * Whether a success is written to the audit log (`always`) or only a refusal or failure
-   * (`failures`). Every refusal and failure is audited, whatever the operation.
+   * How a success is written to the audit log: `always` — its own record, fsync'd before the
+   * answer (writes); `read` — one record per request, written in groups after the answer (a crash
+   * may lose the last reads, never a write's record); `failures` — not at all (identity and
+   * health, which reveal nothing of the node's files and are polled). Every failure is audited
+   * whatever the operation; refusals before an operation id was read are counted per interval
+   * (docs/audit-log.md).
    */
-  readonly audit: 'always' | 'failures';
+  readonly audit: 'always' | 'read' | 'failures';
   /** The request body's schema; `null` for a route without a body. */
   readonly request: z.ZodType | null;
   readonly response: z.ZodType;
@@ -143,7 +147,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: null,
     response: inventoryResponseSchema,
   },
@@ -154,7 +158,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: exportRequestSchema,
     response: exportResponseSchema,
   },
@@ -189,7 +193,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read', 'versions:read', 'node-admin:bootstrap'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: probeRequestSchema,
     response: probeResponseSchema,
   },
@@ -201,7 +205,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: snapshotRequestSchema,
     response: snapshotResponseSchema,
   },
@@ -214,7 +218,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: false,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: auditReadRequestSchema,
     response: auditReadResponseSchema,
   },
@@ -227,7 +231,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['versions:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: versionsRequestSchema,
     response: versionsResponseSchema,
   },
@@ -238,7 +242,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read', 'config:install', 'config:adopt'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: null,
     response: operationStatusResponseSchema,
   },
@@ -279,7 +283,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: RUNTIME_WRITERS,
     legacy: false,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: runtimeStatusRequestSchema,
     response: runtimeStatusResponseSchema,
   },
