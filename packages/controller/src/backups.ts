@@ -5,10 +5,11 @@
  * Kept up to the domain's count per file, oldest pruned first, never the newest.
  */
 import { constants } from 'node:fs';
-import { lstat, open, readdir, unlink } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errnoOf, fsFailure } from './fs/errors.js';
 import { ensurePrivateDir, fsyncDir, syncHandle } from './fs/durable.js';
+import { open, unlink } from './fs/seam.js';
 
 const NAME = /^(.+)\.(\d{8}T\d{6}Z)\.([0-9A-HJKMNP-TV-Z]{26})\.(\d{3,})\.bak$/;
 

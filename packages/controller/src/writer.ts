@@ -13,7 +13,7 @@
  * backup taken at check time and the receipt let the operator see and undo it.
  */
 import { constants } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   FleetError,
@@ -27,6 +27,7 @@ import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
 import { fsFailure } from './fs/errors.js';
+import { open, rename, unlink } from './fs/seam.js';
 import {
   readLive,
   recheckParents,

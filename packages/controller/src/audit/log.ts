@@ -8,7 +8,7 @@
  * `audit.jsonl.torn-<ts>` — never silently dropped — and a `recovered` record is appended.
  */
 import { constants } from 'node:fs';
-import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { readFile, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import {
   AUDIT_GENESIS,
@@ -21,6 +21,7 @@ import {
 import { utcStamp } from '../backups.js';
 import { createExclusive, fsyncDir, syncHandle } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
+import { open } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
 
 /** What a caller supplies; `seq`, `ts` and `prev` are the log's. */

@@ -6,11 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { chmod, lstat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FleetError } from '@fleet/core';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { fsFailure } from './errors.js';
+import { mkdir, open, rename, unlink } from './seam.js';
 
 const CREATE_EXCLUSIVE =
   constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
@@ -50,7 +51,13 @@ export async function fsyncDir(path: string, what = 'directory'): Promise<void> 
  */
 export async function ensurePrivateDir(path: string): Promise<void> {
   try {
-    await mkdir(path, { recursive: true, mode: 0o700 });
+    const created = await mkdir(path, { recursive: true, mode: 0o700 });
+    // A new directory is durable once its parent is fsync'd: else a power loss can take away
+    // `backups/<domain>/` with the backup just written into it (catalogue 24).
+    for (let dir = path; created !== undefined && dirname(dir) !== dir; dir = dirname(dir)) {
+      await fsyncDir(dirname(dir));
+      if (dir === created) break;
+    }
     const stats = await lstat(path);
     if (!stats.isDirectory() || stats.isSymbolicLink()) {
       throw new FleetError('NOT_REGULAR_FILE', `${path} is not a directory`);
