@@ -13,7 +13,7 @@
  * backup taken at check time and the receipt let the operator see and undo it.
  */
 import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { access, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   FleetError,
@@ -120,6 +120,11 @@ export class OperationWriter implements SafeFileWriter {
       return result;
     }
 
+    // A directory the temp file cannot be made in (a read-only mount, no write permission) fails
+    // here, before a backup is written for a write that cannot happen (catalogue 20).
+    await access(target.parent, constants.W_OK).catch((error: unknown) => {
+      throw fsFailure(error, request.path);
+    });
     await failpoint('install.before_backup');
     const backup =
       live === null
@@ -131,18 +136,20 @@ export class OperationWriter implements SafeFileWriter {
             bytes: live.bytes,
           });
     const backupPath = backup === null ? null : homeRelative(home, backup);
-    await this.options.operations.note(operationId, {
-      event: 'write',
-      path: request.path,
-      beforeSha256: liveSha,
-      afterSha256: afterSha,
-      backupPath,
-    });
-    await failpoint('install.after_backup');
-
     const mode = live === null ? 0o600 : live.mode & 0o777;
-    const temp = await this.writeTemp(target, request.content, mode);
+    let temp: string | undefined;
     try {
+      // From here to the rename, a failure removes the backup of a write that never happened
+      // (disk full, fsync EIO: catalogue 25, 26): an orphan would count against the retention.
+      await this.options.operations.note(operationId, {
+        event: 'write',
+        path: request.path,
+        beforeSha256: liveSha,
+        afterSha256: afterSha,
+        backupPath,
+      });
+      await failpoint('install.after_backup');
+      temp = await this.writeTemp(target, request.content, mode);
       await failpoint('install.after_temp_write');
       await this.options.beforeCommit();
       await failpoint('install.before_rename');
@@ -155,7 +162,7 @@ export class OperationWriter implements SafeFileWriter {
       else await recheckParents(home, await walkParents(home, target, { create: false }));
       await rename(temp, target.absolute);
     } catch (error) {
-      await unlink(temp).catch(() => undefined);
+      if (temp !== undefined) await unlink(temp).catch(() => undefined);
       if (backup !== null) await unlink(backup).catch(() => undefined);
       throw fsFailure(error, request.path);
     }

@@ -68,15 +68,22 @@ export async function ensurePrivateDir(path: string): Promise<void> {
   }
 }
 
-/** Writes `data` to a new file that must not exist yet (mode 0600), durably. */
+/**
+ * Writes `data` to a new file that must not exist yet (mode 0600), durably. A file that could not
+ * be written whole (disk full: catalogue 25) is removed again: it was ours, and half of it would
+ * claim what did not happen (an operation id, a pid).
+ */
 export async function createExclusive(path: string, data: string | Uint8Array): Promise<void> {
   const handle = await open(path, CREATE_EXCLUSIVE, 0o600);
   try {
     await handle.writeFile(data);
     await syncHandle(handle, basename(path));
-  } finally {
-    await handle.close();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(path).catch(() => undefined);
+    throw error;
   }
+  await handle.close();
   await fsyncDir(dirname(path));
 }
 
@@ -96,11 +103,19 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   await fsyncDir(dirname(path));
 }
 
-/** Appends one line to a file (created 0600) and fsyncs it. */
+/**
+ * Appends one line to a file (created 0600) and fsyncs it. A short append (disk full) is cut back
+ * to the last whole line: a torn line inside a journal would hide every line after it
+ * (catalogue 25).
+ */
 export async function appendLine(path: string, line: string): Promise<void> {
   const handle = await open(path, 'a', 0o600);
   try {
-    await handle.appendFile(`${line}\n`);
+    const { size } = await handle.stat();
+    await handle.appendFile(`${line}\n`).catch(async (error: unknown) => {
+      await handle.truncate(size).catch(() => undefined);
+      throw error;
+    });
     await syncHandle(handle, basename(path));
   } finally {
     await handle.close();

@@ -1,4 +1,7 @@
-/** A controller in a child process (test/fixtures/serve.js), for kill -9 and umask tests. */
+/**
+ * A controller in a child process (test/fixtures/serve.js), for kill -9, umask and fault-injection
+ * tests (strace, a mount namespace).
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -12,14 +15,31 @@ export interface ChildController {
   stop(): Promise<void>;
 }
 
+export interface SpawnOptions {
+  /**
+   * Runs the controller under another program: `[program, ...args]` before `node serve.js`, e.g.
+   * `['strace', '-f', '-o', log, '-e', 'inject=…', '--']` or `['unshare', '-rm', 'sh', '-c', …]`.
+   */
+  readonly under?: readonly string[];
+}
+
 export function spawnController(
   home: string,
   env: Record<string, string> = {},
+  options: SpawnOptions = {},
 ): Promise<ChildController> {
-  const child = spawn(process.execPath, [SCRIPT], {
+  const argv = [...(options.under ?? []), process.execPath, SCRIPT];
+  const child = spawn(argv[0] as string, argv.slice(1), {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Under another program the controller is a grandchild: its own process group lets `stop`
+    // signal both (strace does not end its tracee on SIGTERM).
+    detached: options.under !== undefined,
   });
+  const terminate = () => {
+    if (options.under !== undefined && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+    else child.kill('SIGTERM');
+  };
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => {
     child.once('exit', (code, signal) => resolve(signal ?? code));
   });
@@ -38,7 +58,7 @@ export function spawnController(
           process: child,
           exited,
           async stop() {
-            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+            if (child.exitCode === null && child.signalCode === null) terminate();
             await exited;
           },
         });
