@@ -12,9 +12,9 @@
  * compare-and-swap rename (catalogue 31). An external writer that lands in it is overwritten; the
  * backup taken at check time and the receipt let the operator see and undo it.
  */
-import { constants } from 'node:fs';
+import { constants, lstatSync } from 'node:fs';
 import { access, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   FleetError,
   type Clock,
@@ -26,14 +26,15 @@ import type { Allowlist } from './allowlist.js';
 import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
-import { fsFailure } from './fs/errors.js';
-import { open, rename, unlink } from './fs/seam.js';
+import { errnoOf, fsFailure } from './fs/errors.js';
+import { link, open, rename, unlink } from './fs/seam.js';
 import {
   readLive,
   recheckParents,
   sha256Hex,
   targetOf,
   walkParents,
+  type LiveFile,
   type Target,
 } from './fs/safe-path.js';
 import type { PathLocks } from './locks.js';
@@ -152,7 +153,6 @@ export class OperationWriter implements SafeFileWriter {
       temp = await this.writeTemp(target, request.content, mode);
       await failpoint('install.after_temp_write');
       await this.options.beforeCommit();
-      await failpoint('install.before_rename');
       // Last checks before the irreversible step: same real parents, same live content.
       const again = await readLive(home, target, fileLimit);
       if ((again?.sha256 ?? null) !== liveSha) {
@@ -160,7 +160,7 @@ export class OperationWriter implements SafeFileWriter {
       }
       if (again !== null) await recheckParents(home, again.chain);
       else await recheckParents(home, await walkParents(home, target, { create: false }));
-      await rename(temp, target.absolute);
+      await this.swapIn(temp, target, again);
     } catch (error) {
       if (temp !== undefined) await unlink(temp).catch(() => undefined);
       if (backup !== null) await unlink(backup).catch(() => undefined);
@@ -224,6 +224,63 @@ export class OperationWriter implements SafeFileWriter {
     await this.options.operations.note(operationId, { event: 'restored', path: result.path });
   }
 
+  /**
+   * The rename, with what can be closed of the window after the final check closed (catalogue 31;
+   * docs/durability.md). A replaced file's checked inode is linked aside first: an in-place write
+   * from then on lands in it and shows when it is hashed after the rename, and a replace by rename
+   * shows in the inode check right before it. Either way the other writer's file is put back and
+   * the install is `PRECONDITION_FAILED`. A new file is linked into place, which fails when
+   * someone created it meanwhile. Left open: a rename by another writer between that inode check
+   * and this rename (Linux has no compare-and-swap rename), and a filesystem without hard links,
+   * where this is a plain rename.
+   */
+  private async swapIn(temp: string, target: Target, checked: LiveFile | null): Promise<void> {
+    const raced = async (why: string) => {
+      const now = await readLive(this.options.home, target, this.options.fileLimit).catch(
+        () => null,
+      );
+      return preconditionFailed(target.path, now?.sha256 ?? null, `${why} during the install`);
+    };
+    if (checked === null) {
+      await failpoint('install.before_rename');
+      const linked = await hardLink(temp, target.absolute);
+      if (linked === 'exists') throw await raced('was created by someone else');
+      if (linked === 'linked') await unlink(temp);
+      else await rename(temp, target.absolute);
+      return;
+    }
+    const kept = join(target.parent, `${TEMP_PREFIX}${this.options.operationId}-k${this.seq++}`);
+    const linked = await hardLink(target.absolute, kept);
+    if (linked === 'absent') throw await raced('was removed');
+    let keeping = linked === 'linked';
+    try {
+      const inodeOf = (path: string) => (lstatSync(path, { throwIfNoEntry: false }) ?? {}).ino;
+      if (keeping && inodeOf(kept) !== checked.ino) throw await raced('was replaced');
+      await failpoint('install.before_rename');
+      if (keeping && inodeOf(target.absolute) !== checked.ino) throw await raced('was replaced');
+      await rename(temp, target.absolute);
+      if (!keeping) return;
+      const old = await readLive(
+        this.options.home,
+        beside(target, kept),
+        this.options.fileLimit,
+      ).catch(() => null);
+      if (old?.sha256 !== checked.sha256) {
+        // Written in place meanwhile: its bytes go back where they were, ours are not installed.
+        await rename(kept, target.absolute);
+        keeping = false;
+        await fsyncDir(target.parent, target.path);
+        throw preconditionFailed(
+          target.path,
+          old?.sha256 ?? null,
+          'was written during the install',
+        );
+      }
+    } finally {
+      if (keeping) await unlink(kept).catch(() => undefined);
+    }
+  }
+
   /** Every written file not restored yet, newest first. */
   unrestored(): WrittenFile[] {
     return this.written.filter((w) => !w.result.unchanged && !w.restored).reverse();
@@ -254,6 +311,38 @@ export class OperationWriter implements SafeFileWriter {
       throw fsFailure(error, target.path);
     }
   }
+}
+
+/** Filesystems (or settings) without hard links: the swap falls back to a plain rename. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS']);
+
+/** `link(existing, created)`, and what came of it (`unsupported`: no hard links to be had). */
+async function hardLink(
+  existing: string,
+  created: string,
+): Promise<'linked' | 'exists' | 'absent' | 'unsupported'> {
+  try {
+    await link(existing, created);
+    return 'linked';
+  } catch (error) {
+    const errno = errnoOf(error) ?? '';
+    if (errno === 'EEXIST') return 'exists';
+    if (errno === 'ENOENT') return 'absent';
+    if (NO_HARD_LINKS.has(errno)) return 'unsupported';
+    throw error;
+  }
+}
+
+/** The target of a name in `target`'s directory (read with the same checks as the target). */
+function beside(target: Target, absolute: string): Target {
+  const name = basename(absolute);
+  return {
+    path: `${target.path.slice(0, -target.name.length)}${name}`,
+    components: [...target.components.slice(0, -1), name],
+    absolute,
+    parent: target.parent,
+    name,
+  };
 }
 
 /** `PRECONDITION_FAILED`, carrying the live sha256 (`null`: the file does not exist). */
