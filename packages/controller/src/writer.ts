@@ -2,15 +2,16 @@
  * The controller's `SafeFileWriter` (core `interfaces/installer.ts`), one per operation. A
  * `replace` is the whole recoverable write of contract §8.4, in order: allowlist and lock; the live
  * sha256 compared with the expected one (`PRECONDITION_FAILED` carrying the live sha; equal
- * content writes nothing); a backup (0600, O_EXCL, in the 0700 backup directory); a temp file
- * created O_EXCL with mode 0600 in the target's own directory, written, chmod'ed to the target's
- * mode and fsync'd; the caller's token re-checked; the parents and the live sha re-checked; the
- * rename; the directory fsync. Every step is journaled first, so a crash anywhere leaves a file
- * that is wholly old or wholly new and a journal that says which step was reached.
+ * content writes nothing); the target's directory writable; a backup (0600, O_EXCL, in the 0700
+ * backup directory); a temp file created O_EXCL with mode 0600 in the target's own directory,
+ * written, chmod'ed to the target's mode and fsync'd; the caller's token re-checked; the parents
+ * and the live sha re-checked; the swap (the checked inode linked aside, the rename, the old inode
+ * verified: `swapIn`); the directory fsync. Every step is journaled first, so a crash anywhere
+ * leaves a file that is wholly old or wholly new and a journal that says which step was reached
+ * (docs/durability.md).
  *
- * The window between the last live-sha check and the rename is not closed: Linux has no
- * compare-and-swap rename (catalogue 31). An external writer that lands in it is overwritten; the
- * backup taken at check time and the receipt let the operator see and undo it.
+ * Linux has no compare-and-swap rename (catalogue 31): link-swap-verify catches another writer in
+ * the window after the last check, and what it cannot catch is listed in docs/durability.md.
  */
 import { constants, lstatSync } from 'node:fs';
 import { access, type FileHandle } from 'node:fs/promises';
