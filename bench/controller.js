@@ -155,6 +155,8 @@ export async function run() {
         '--json',
       ]),
     );
+    // The node's own policy (contract §5.1): a controller does not start without one.
+    fleetSync(['node-policy', 'init', '--home', home]);
     const content = policyFile();
     const sha256 = createHash('sha256').update(content).digest('hex');
     const file = path.join(home, '.claude', 'CLAUDE.md');

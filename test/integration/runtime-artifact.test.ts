@@ -5,7 +5,7 @@
  * `GET /v1/identity` reports the generation's build: the artifact's sha256.
  */
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { access, readFile, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -155,6 +155,13 @@ describe('the packed runtime artifact', function () {
     let stderr = '';
 
     before(async () => {
+      // The node's own policy, written by the runtime's own command (contract §5.1).
+      const init = spawnSync(process.execPath, [bin, 'node-policy', 'init', '--home', home], {
+        cwd: home,
+        env: runtimeEnv(),
+        encoding: 'utf8',
+      });
+      expect(init.status, init.stderr).to.equal(0);
       controller = spawn(
         process.execPath,
         [bin, 'controller', 'serve', '--home', home, '--node-id', 'n1', '--port', '0', '--json'],

@@ -6,10 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  FLEET_PROTOCOL_VERSION,
   createControllerClient,
+  defaultNodePolicy,
   newOperationId,
   runtimeCommand,
   runtimeLayout,
@@ -24,6 +26,7 @@ import {
   statePaths,
   systemClock,
   TokenStore,
+  writeNodePolicy,
 } from '@fleet/controller';
 import { createSystemdUserAdapter } from '@fleet/plugin-bootstrap-systemd';
 import { createFakeSupervisorHost, type FakeSupervisorHost } from '@fleet/testkit';
@@ -114,14 +117,17 @@ export async function startRuntimeNode(options: RuntimeNodeOptions = {}): Promis
       ...(options.environment ? { environment: options.environment } : {}),
     }),
   );
-  if (options.allowBootstrap !== false) {
-    await mkdir(statePaths(home).root, { recursive: true, mode: 0o700 });
-    await writeFile(
-      join(statePaths(home).root, 'bootstrap-policy.json'),
-      `${JSON.stringify({ version: 1, bootstrap: 'allow', supervisors: ['systemd-user'] })}\n`,
-      { mode: 0o600 },
-    );
-  }
+  // The node's own policy (contract §5.1): no config domain is served here; bootstrap is
+  // allowed through systemd-user unless the test says otherwise.
+  await writeNodePolicy(
+    home,
+    defaultNodePolicy([], {
+      bootstrap:
+        options.allowBootstrap === false
+          ? { allow: false }
+          : { allow: true, supervisors: ['systemd-user'] },
+    }),
+  );
   await adapter.start(host);
   const { token } = await new TokenStore(statePaths(home), systemClock).issue({
     client: 'test-operator',
@@ -168,7 +174,7 @@ export function expectationFor(
     package: pkg.name,
     version: pkg.version,
     build: { sha256: sha256(bytes), commit: null },
-    protocol: { min: 1, max: 1 },
+    protocol: { min: FLEET_PROTOCOL_VERSION, max: FLEET_PROTOCOL_VERSION },
     catalog: { domains: [], probers: [], bootstrapAdapters: ['systemd-user'] },
     ...overrides,
   };

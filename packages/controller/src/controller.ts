@@ -7,10 +7,21 @@ import { readFile, realpath, unlink } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { FleetError, loadEnvChain, type Clock, type Registry } from '@fleet/core';
-import { Allowlist } from './allowlist.js';
+import {
+  FLEET_PROTOCOL_VERSION,
+  FleetError,
+  NODE_POLICY_PATH,
+  PROTOCOL_HEADER,
+  loadEnvChain,
+  shortSecretNames,
+  type Clock,
+  type Registry,
+  type SecretValues,
+} from '@fleet/core';
+import type { Allowlist } from './allowlist.js';
 import { AuditLog } from './audit/log.js';
 import { systemClock } from './context.js';
+import { allBackupPaths } from './backups.js';
 import { createExclusive, ensurePrivateDir } from './fs/durable.js';
 import { errnoOf } from './fs/errors.js';
 import { createPipeline } from './http/pipeline.js';
@@ -27,7 +38,9 @@ import {
   type ControllerRuntime,
   type Limits,
 } from './runtime.js';
+import { SecretMemory } from './secret-memory.js';
 import { statePaths, type StatePaths } from './state-paths.js';
+import { NodePolicyStore } from './policy/store.js';
 import { TokenStore } from './tokens/store.js';
 
 export interface ControllerOptions {
@@ -138,7 +151,7 @@ const OVERLOADED = JSON.stringify({
 
 function rawAnswer(socket: Socket, status: string, body: string): void {
   socket.end(
-    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${PROTOCOL_HEADER}: ${FLEET_PROTOCOL_VERSION}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -158,14 +171,38 @@ export async function createController(options: ControllerOptions): Promise<Cont
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const clock = options.clock ?? systemClock;
   const state = statePaths(home);
-  for (const dir of [state.root, state.backups]) await ensurePrivateDir(dir);
+  // Every state directory is walked from the home without following a link (contract §15): the
+  // state root first (the audit log lives there; a planted root is refused before anything is
+  // written), then the others, whose refusal is audited.
+  await ensurePrivateDir(home, state.root);
   const operations = new OperationStore(state);
-  await operations.init();
   const release = await claimHome(state);
   let audit: AuditLog | undefined;
   try {
     audit = await AuditLog.open(state.audit, clock);
-    const allowlist = new Allowlist(options.registry);
+    await openStateDirs(audit, home, state, operations);
+    const secretMemory = await SecretMemory.open(state, limits.maxFileBytes);
+    const openedAudit = audit;
+    // The node decides (contract §5.1): no valid policy, no controller (policy/store.ts).
+    const policy = await NodePolicyStore.open({
+      home,
+      registry: options.registry,
+      onMigrated: async (detail) => {
+        process.stderr.write(`controller: ${detail}\n`);
+        await openedAudit.append({
+          operationId: null,
+          client: null,
+          operation: 'node-policy',
+          paths: ['~/.local/state/fleet/bootstrap-policy.json', NODE_POLICY_PATH],
+          files: [],
+          outcome: 'ok',
+          code: null,
+          detail,
+        });
+      },
+    });
+    const view = policy.latest();
+    const { allowlist } = view;
     const recoveryInput = {
       home,
       state,
@@ -177,6 +214,9 @@ export async function createController(options: ControllerOptions): Promise<Cont
       nodeId: options.nodeId,
     };
     const recovery = await recoverAtStart(recoveryInput);
+    const chain = await loadEnvChain(home).catch(() => undefined);
+    await reconcileSecretMemory(home, state, allowlist, secretMemory, chain);
+    warnShortSecrets(chain);
     // Fail closed (contract §10.2): never serve as a node the identity file does not name.
     await checkIdentityCoupling({
       home,
@@ -195,6 +235,8 @@ export async function createController(options: ControllerOptions): Promise<Cont
       clock,
       limits,
       allowlist,
+      policy,
+      view,
       tokens: new TokenStore(state, clock),
       legacy: options.legacyTokenSha256
         ? Buffer.from(options.legacyTokenSha256.toLowerCase(), 'hex')
@@ -209,6 +251,7 @@ export async function createController(options: ControllerOptions): Promise<Cont
       startedAt: clock.now().toISOString(),
       recovery,
       secrets: () => loadEnvChain(home),
+      secretMemory,
     };
     const controller = await listen(runtime, options, release);
     // A node-id change this controller's start completes (contract §10.2): settled once it serves.
@@ -221,6 +264,66 @@ export async function createController(options: ControllerOptions): Promise<Cont
     await release();
     throw error;
   }
+}
+
+/** The state directories besides the root; a planted link is refused, audited, and stops the start. */
+async function openStateDirs(
+  audit: AuditLog,
+  home: string,
+  state: StatePaths,
+  operations: OperationStore,
+): Promise<void> {
+  try {
+    await ensurePrivateDir(home, state.backups);
+    await operations.init();
+  } catch (error) {
+    await audit
+      .append({
+        operationId: null,
+        client: null,
+        operation: 'start',
+        paths: [],
+        files: [],
+        outcome: 'failed',
+        code: (error as FleetError).code ?? 'IO_ERROR',
+        detail: `the controller did not start: ${(error as Error).message}`,
+      })
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The secret memory re-read at start against every file that can hold a resolved value (every
+ * managed file, every backup, every recorded holder): values written before the memory existed are
+ * found, values no file holds any more are forgotten (docs/secrets.md).
+ */
+async function reconcileSecretMemory(
+  home: string,
+  state: StatePaths,
+  allowlist: Allowlist,
+  memory: SecretMemory,
+  chain: SecretValues | undefined,
+): Promise<void> {
+  const paths = [
+    ...allowlist.all().map((entry) => entry.path),
+    ...(await allBackupPaths(home, state.backups)),
+    ...memory.holders(),
+  ];
+  await memory.reconcile(paths, chain ?? new Map());
+}
+
+/**
+ * A value under the 8-character floor is not an error until a file uses it (the chain may serve
+ * other tools): an install that needs it is refused (`SECRET_TOO_SHORT`). Said once at start, by
+ * name, since such a value is never redacted (docs/secrets.md).
+ */
+function warnShortSecrets(chain: SecretValues | undefined): void {
+  const short = chain === undefined ? [] : shortSecretNames(chain);
+  if (short.length === 0) return;
+  process.stderr.write(
+    `controller: the env-file chain holds ${short.join(', ')}, shorter than 8 characters: never redacted, and an install that uses ${short.length > 1 ? 'them' : 'it'} is refused (SECRET_TOO_SHORT)\n`,
+  );
 }
 
 async function listen(

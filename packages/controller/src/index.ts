@@ -52,12 +52,18 @@ export {
 export { runtimeStatusOf, type StatusInput } from './lifecycle/status.js';
 export { spawnRunner, type RunnerStart, type RunnerArgs } from './lifecycle/spawn.js';
 export { expectationOf } from './lifecycle/expectation.js';
+export { requireBootstrapAllowed } from './lifecycle/policy.js';
+export { writeNodePolicy, type WriteNodePolicyOptions } from './policy/file.js';
 export {
-  BOOTSTRAP_POLICY_FILE,
-  bootstrapPolicyPath,
-  bootstrapPolicySchema,
-  requireBootstrapAllowed,
-  type BootstrapPolicy,
-} from './lifecycle/policy.js';
+  OLD_BOOTSTRAP_POLICY_FILE,
+  migrateBootstrapPolicy,
+  oldBootstrapPolicyPath,
+} from './policy/migrate.js';
+export {
+  NodePolicyStore,
+  loadNodePolicy,
+  type LoadNodePolicyInput,
+  type PolicyView,
+} from './policy/store.js';
 export { nodeSupervisor, type NodeSupervisor } from './lifecycle/supervisor.js';
 export { LocalIdentityProbe } from './lifecycle/live.js';

@@ -1,8 +1,8 @@
 /** What every handler shares: the node's state, its stores and its limits. */
 import {
-  redactSecrets,
+  createRedactor,
   type Clock,
-  type JsonValue,
+  type Redactor,
   type Registry,
   type SecretValues,
 } from '@fleet/core';
@@ -10,7 +10,9 @@ import type { Allowlist } from './allowlist.js';
 import type { AuditLog } from './audit/log.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
+import type { SecretMemory } from './secret-memory.js';
 import type { StatePaths } from './state-paths.js';
+import type { NodePolicyStore, PolicyView } from './policy/store.js';
 import type { TokenStore } from './tokens/store.js';
 
 export interface Limits {
@@ -59,7 +61,12 @@ export interface ControllerRuntime {
   readonly state: StatePaths;
   readonly clock: Clock;
   readonly limits: Limits;
+  /** The allowlist of `view` (the node policy version this request works with). */
   readonly allowlist: Allowlist;
+  /** The node policy, read again when its file changes (policy/store.ts). */
+  readonly policy: NodePolicyStore;
+  /** The node policy version of this request (at start: the one the controller started with). */
+  readonly view: PolicyView;
   readonly tokens: TokenStore;
   readonly legacy: Buffer | null;
   readonly audit: AuditLog;
@@ -76,6 +83,8 @@ export interface ControllerRuntime {
   };
   /** The env-file chain, loaded afresh (values may change between operations). */
   secrets(): Promise<SecretValues>;
+  /** The values this node resolved and may still hold on disk (docs/secrets.md). */
+  readonly secretMemory: SecretMemory;
 }
 
 /** `@fleet/controller@0.1.0+<sha256 prefix | dev>`: the `Fleet-Controller` trailer of adopt. */
@@ -83,16 +92,15 @@ export function buildLabel(runtime: ControllerRuntime): string {
   return `${runtime.package.name}@${runtime.package.version}+${runtime.build.sha256?.slice(0, 12) ?? 'dev'}`;
 }
 
-/** Redacts every string (and key) in a JSON value: facts leave the node too. */
-export function redactJson(value: JsonValue, secrets: SecretValues): JsonValue {
-  if (typeof value === 'string') return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item: JsonValue) => redactJson(item, secrets));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value)) {
-      out[redactSecrets(key, secrets)] = redactJson(item, secrets);
-    }
-    return out;
-  }
-  return value;
+/**
+ * The redactor for what leaves the node now: the env-file chain as it is, and every value the node
+ * remembers (contract §15: rotated and removed ones too). Throws when the chain is unreadable.
+ */
+export async function redactorOf(runtime: ControllerRuntime): Promise<Redactor> {
+  return redactorFor(runtime, await runtime.secrets());
+}
+
+/** The same, for a chain already loaded (or none: the remembered values alone). */
+export function redactorFor(runtime: ControllerRuntime, chain: SecretValues | undefined): Redactor {
+  return createRedactor(chain ?? new Map(), runtime.secretMemory.remembered());
 }

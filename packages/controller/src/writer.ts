@@ -13,7 +13,7 @@
  * Linux has no compare-and-swap rename (catalogue 31): link-swap-verify catches another writer in
  * the window after the last check, and what it cannot catch is listed in docs/durability.md.
  */
-import { constants, lstatSync } from 'node:fs';
+import { constants, lstatSync, readdirSync } from 'node:fs';
 import { access, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import {
@@ -33,11 +33,11 @@ import {
   readLive,
   recheckParents,
   sha256Hex,
-  targetOf,
   walkParents,
   type LiveFile,
   type Target,
 } from './fs/safe-path.js';
+import { managedTarget } from './fs/managed-target.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
 import { TEMP_PREFIX, homeRelative, type StatePaths } from './state-paths.js';
@@ -54,6 +54,27 @@ export interface WriterOptions {
   readonly fileLimit: number;
   /** Runs right before each rename: re-checks the caller's token (`AUTH_REVOKED` aborts). */
   readonly beforeCommit: () => Promise<void>;
+  /**
+   * Runs once the backup is on disk and before the new content is: the node's secret memory
+   * records which values the new content and the backup hold (docs/secrets.md), durably, so a
+   * crash after the rename cannot leave a value on disk the memory does not know of.
+   */
+  readonly retain?: (holders: readonly SecretHolder[]) => Promise<void>;
+}
+
+/** A file that may hold resolved secret values: a live file's new content, or a backup. */
+export interface SecretHolder {
+  /** Its `~/` path. */
+  readonly path: string;
+  readonly bytes: Uint8Array;
+}
+
+/** Who owns a file and its permission bits: what a replace keeps (catalogue 13). */
+interface Attributes {
+  /** Permission bits, sticky included (`& 0o1777`); setuid/setgid files are refused, never kept. */
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
 }
 
 /** One `replace` this writer did, with what a receipt and a restore need. */
@@ -63,6 +84,8 @@ export interface WrittenFile {
   readonly before: Buffer | null;
   readonly after: Uint8Array;
   readonly mode: number;
+  /** The replaced file had other hard links: they keep the old content (catalogue 16). */
+  readonly hardlinkBroken: boolean;
   restored: boolean;
 }
 
@@ -82,7 +105,11 @@ export class OperationWriter implements SafeFileWriter {
   async read(path: string): Promise<{ content: Uint8Array; sha256: string } | null> {
     const { home, domain, allowlist, fileLimit } = this.options;
     allowlist.require(path, domain);
-    const live = await readLive(home, targetOf(home, path), fileLimit);
+    const live = await readLive(
+      home,
+      await managedTarget(home, path, allowlist.symlinkDirs),
+      fileLimit,
+    );
     return live === null ? null : { content: live.bytes, sha256: live.sha256 };
   }
 
@@ -96,7 +123,8 @@ export class OperationWriter implements SafeFileWriter {
       );
     }
     if (!locks.holds(request.path, operationId)) locks.acquire([request.path], operationId);
-    const target = targetOf(home, request.path);
+    // A managed file linked into a directory the policy lists is written at its target.
+    const target = await managedTarget(home, request.path, allowlist.symlinkDirs);
     await walkParents(home, target, { create: request.expectedSha256 === null });
     const live = await readLive(home, target, fileLimit);
     const liveSha = live?.sha256 ?? null;
@@ -117,10 +145,12 @@ export class OperationWriter implements SafeFileWriter {
         before: live.bytes,
         after: request.content,
         mode: live.mode,
+        hardlinkBroken: false,
         restored: false,
       });
       return result;
     }
+    const attributes = live === null ? null : keptAttributes(request.path, live);
 
     // A directory the temp file cannot be made in (a read-only mount, no write permission) fails
     // here, before a backup is written for a write that cannot happen (catalogue 20).
@@ -131,18 +161,19 @@ export class OperationWriter implements SafeFileWriter {
     const backup =
       live === null
         ? null
-        : await writeBackup(join(this.options.state.backups, domain), {
+        : await writeBackup(home, join(this.options.state.backups, domain), {
             fileId: entry.fileId,
             operationId,
             now: this.options.clock.now(),
             bytes: live.bytes,
           });
     const backupPath = backup === null ? null : homeRelative(home, backup);
-    const mode = live === null ? 0o600 : live.mode & 0o777;
+    const mode = attributes?.mode ?? 0o600;
     let temp: string | undefined;
     try {
       // From here to the rename, a failure removes the backup of a write that never happened
-      // (disk full, fsync EIO: catalogue 25, 26): an orphan would count against the retention.
+      // (disk full, fsync EIO: catalogue 25, 26): an orphan would count against the domain's
+      // retention and push a real one out.
       await this.options.operations.note(operationId, {
         event: 'write',
         path: request.path,
@@ -150,8 +181,12 @@ export class OperationWriter implements SafeFileWriter {
         afterSha256: afterSha,
         backupPath,
       });
+      await this.options.retain?.([
+        { path: request.path, bytes: request.content },
+        ...(backupPath === null || live === null ? [] : [{ path: backupPath, bytes: live.bytes }]),
+      ]);
       await failpoint('install.after_backup');
-      temp = await this.writeTemp(target, request.content, mode);
+      temp = await this.writeTemp(target, request.content, attributes ?? ownAttributes());
       await failpoint('install.after_temp_write');
       await this.options.beforeCommit();
       // Last checks before the irreversible step: same real parents, same live content.
@@ -180,6 +215,7 @@ export class OperationWriter implements SafeFileWriter {
       before: live?.bytes ?? null,
       after: request.content,
       mode,
+      hardlinkBroken: live !== null && live.nlink > 1,
       restored: false,
     });
     await fsyncDir(target.parent, request.path);
@@ -196,8 +232,8 @@ export class OperationWriter implements SafeFileWriter {
         (w.result.path === result.path && w.result.afterSha256 === result.afterSha256),
     );
     if (!written || written.restored || written.result.unchanged) return;
-    const { home, operationId, fileLimit } = this.options;
-    const target = targetOf(home, result.path);
+    const { home, operationId, fileLimit, allowlist } = this.options;
+    const target = await managedTarget(home, result.path, allowlist.symlinkDirs);
     const live = await readLive(home, target, fileLimit);
     if ((live?.sha256 ?? null) !== written.result.afterSha256) {
       throw new FleetError(
@@ -209,7 +245,13 @@ export class OperationWriter implements SafeFileWriter {
       if (written.before === null) {
         await unlink(target.absolute);
       } else {
-        const temp = await this.writeTemp(target, written.before, written.mode, 'r');
+        const temp = await this.writeTemp(
+          target,
+          written.before,
+          { ...ownAttributes(), ...(live === null ? {} : { uid: live.uid, gid: live.gid }) },
+          'r',
+          written.mode,
+        );
         try {
           await rename(temp, target.absolute);
         } catch (error) {
@@ -290,8 +332,9 @@ export class OperationWriter implements SafeFileWriter {
   private async writeTemp(
     target: Target,
     content: Uint8Array,
-    mode: number,
+    attributes: Attributes,
     tag = '',
+    mode = attributes.mode,
   ): Promise<string> {
     const temp = join(
       target.parent,
@@ -301,6 +344,11 @@ export class OperationWriter implements SafeFileWriter {
     try {
       handle = await open(temp, CREATE_TEMP, 0o600);
       await handle.writeFile(content);
+      // The owner first (a chown clears set-id bits), then the mode: the file keeps both.
+      const own = processIdentity();
+      if (own.uid >= 0 && (attributes.uid !== own.uid || attributes.gid !== own.gid)) {
+        await handle.chown(attributes.uid, attributes.gid);
+      }
       if (mode !== 0o600) await handle.chmod(mode);
       await syncHandle(handle, target.path);
       await handle.close();
@@ -312,6 +360,25 @@ export class OperationWriter implements SafeFileWriter {
       throw fsFailure(error, target.path);
     }
   }
+}
+
+const KEPT_LINK = new RegExp(`^${TEMP_PREFIX.replace(/\./g, '\\.')}[0-9A-HJKMNP-TV-Z]{26}-k\\d+$`);
+
+/**
+ * How many of an inode's names in `dir` are an install's kept link (`swapIn`): names fleet gave
+ * it for the moment of a swap, not another file's.
+ */
+export function keptLinks(dir: string, ino: number): number {
+  let count = 0;
+  for (const name of readdirSync(dir)) {
+    if (
+      KEPT_LINK.test(name) &&
+      lstatSync(join(dir, name), { throwIfNoEntry: false })?.ino === ino
+    ) {
+      count += 1;
+    }
+  }
+  return count;
 }
 
 /** Filesystems (or settings) without hard links: the swap falls back to a plain rename. */
@@ -344,6 +411,63 @@ function beside(target: Target, absolute: string): Target {
     parent: target.parent,
     name,
   };
+}
+
+/** A new file's attributes: 0600, the controller's own uid and gid. */
+function ownAttributes(): Attributes {
+  const { uid, gid } = processIdentity();
+  return { mode: 0o600, uid, gid };
+}
+
+/** Who the controller runs as: what a new file gets, and which groups it may give a file. */
+export interface ProcessIdentity {
+  readonly uid: number;
+  readonly gid: number;
+  readonly groups: readonly number[];
+}
+
+export function processIdentity(): ProcessIdentity {
+  return {
+    uid: process.getuid?.() ?? -1,
+    gid: process.getgid?.() ?? -1,
+    groups: process.getgroups?.() ?? [],
+  };
+}
+
+/**
+ * What the new content of `live` keeps (catalogue 13), pure: its permission bits with the sticky
+ * bit, and its owner. A rename puts a new inode in place, owned by the controller's user: as root
+ * the controller gives it the old owner back; as any other user it can only keep its own uid and a
+ * group it is in, so a file of another owner is refused — taking it over silently could lock that
+ * owner out of its own configuration, and a receipt note after the fact would not undo that.
+ * setuid/setgid files are refused as well: a write credential must not be a way to install set-id
+ * programs, and dropping the bits would change what the file is without a word.
+ */
+export function keptAttributes(
+  path: string,
+  live: { readonly mode: number; readonly uid: number; readonly gid: number },
+  own: ProcessIdentity = processIdentity(),
+): Attributes {
+  if (own.uid < 0) return { mode: live.mode & 0o777, uid: own.uid, gid: own.gid }; // Windows
+  if ((live.mode & 0o6000) !== 0) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} is ${(live.mode & 0o4000) !== 0 ? 'setuid' : 'setgid'} (mode ${(live.mode & 0o7777).toString(8)}); fleet does not replace set-id files; nothing written`,
+    );
+  }
+  if (own.uid !== 0 && live.uid !== own.uid) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} is owned by uid ${live.uid}, not by the controller's user (uid ${own.uid}); a replace would change its owner; nothing written`,
+    );
+  }
+  if (own.uid !== 0 && live.gid !== own.gid && !own.groups.includes(live.gid)) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} belongs to group ${live.gid}, which the controller's user is not in; a replace would change its group; nothing written`,
+    );
+  }
+  return { mode: live.mode & 0o1777, uid: live.uid, gid: live.gid };
 }
 
 /** `PRECONDITION_FAILED`, carrying the live sha256 (`null`: the file does not exist). */

@@ -152,21 +152,19 @@ describe('I/O faults during an install', function () {
       const temp = tempOf(home, operationId);
       const log = join(home.home, 'strace.log');
       const before = { ino: (await stat(home.live())).ino, content: OLD };
-      child = await spawnController(home.home, NO_URING, {
-        under: [
-          'strace',
-          '-f',
-          '-o',
-          log,
-          '-e',
-          'trace=fsync,fdatasync',
-          '-e',
-          'inject=fsync,fdatasync:error=EIO',
-          '-P',
-          temp,
-          '--',
-        ],
-      });
+      child = await spawnController(home.home, NO_URING, [
+        'strace',
+        '-f',
+        '-o',
+        log,
+        '-e',
+        'trace=fsync,fdatasync',
+        '-e',
+        'inject=fsync,fdatasync:error=EIO',
+        '-P',
+        temp,
+        '--',
+      ]);
       const answer = await call(child.url, '/v1/install', {
         token: home.token,
         body: installOf(operationId, OLD, NEW),
@@ -184,19 +182,17 @@ describe('I/O faults during an install', function () {
       const home = track(await makeHome());
       const operationId = newId();
       const before = { ino: (await stat(home.live())).ino, content: OLD };
-      child = await spawnController(home.home, NO_URING, {
-        under: [
-          'strace',
-          '-f',
-          '-o',
-          '/dev/null',
-          '-e',
-          'inject=rename,renameat,renameat2:error=EXDEV',
-          '-P',
-          tempOf(home, operationId),
-          '--',
-        ],
-      });
+      child = await spawnController(home.home, NO_URING, [
+        'strace',
+        '-f',
+        '-o',
+        '/dev/null',
+        '-e',
+        'inject=rename,renameat,renameat2:error=EXDEV',
+        '-P',
+        tempOf(home, operationId),
+        '--',
+      ]);
       const answer = await call(child.url, '/v1/install', {
         token: home.token,
         body: installOf(operationId, OLD, NEW),
@@ -221,20 +217,14 @@ describe('I/O faults during an install', function () {
     it('answers IO_ERROR before any backup is written, and nothing changes', async () => {
       const home = track(await makeHome());
       const before = { ino: (await stat(home.live())).ino, content: OLD };
-      child = await spawnController(
-        home.home,
-        { READ_ONLY: dirname(home.live()) },
-        {
-          under: [
-            'unshare',
-            '-rm',
-            'sh',
-            '-c',
-            'mount --bind "$READ_ONLY" "$READ_ONLY" && mount -o remount,bind,ro "$READ_ONLY" && exec "$@"',
-            'sh',
-          ],
-        },
-      );
+      child = await spawnController(home.home, { READ_ONLY: dirname(home.live()) }, [
+        'unshare',
+        '-rm',
+        'sh',
+        '-c',
+        'mount --bind "$READ_ONLY" "$READ_ONLY" && mount -o remount,bind,ro "$READ_ONLY" && exec "$@"',
+        'sh',
+      ]);
       const answer = await call(child.url, '/v1/install', {
         token: home.token,
         body: installOf(newId(), OLD, NEW),
@@ -278,20 +268,14 @@ describe('I/O faults during an install', function () {
       const mountpoint = await mkdtemp(join(tmpdir(), 'fleet-tmpfs-'));
       homes.push(mountpoint);
       const home: Home = { home: mountpoint, token: stage.token, live: (root) => stage.live(root) };
-      const node = await spawnController(
-        mountpoint,
-        { STAGE: stage.home },
-        {
-          under: [
-            'unshare',
-            '-rm',
-            'sh',
-            '-c',
-            'mount -t tmpfs -o size=4m,mode=0700 tmpfs "$FIXTURE_HOME" && cp -a "$STAGE"/. "$FIXTURE_HOME"/ && exec "$@"',
-            'sh',
-          ],
-        },
-      );
+      const node = await spawnController(mountpoint, { STAGE: stage.home }, [
+        'unshare',
+        '-rm',
+        'sh',
+        '-c',
+        'mount -t tmpfs -o size=4m,mode=0700 tmpfs "$FIXTURE_HOME" && cp -a "$STAGE"/. "$FIXTURE_HOME"/ && exec "$@"',
+        'sh',
+      ]);
       return { home, child: node, view: `/proc/${node.process.pid}/root${mountpoint}` };
     }
 
@@ -388,11 +372,7 @@ describe('I/O faults during an install', function () {
     it('EFBIG writing the temp file (ulimit -f): IO_ERROR, live untouched, no temp, no orphan backup', async () => {
       const home = track(await makeHome());
       const before = { ino: (await stat(home.live())).ino, content: OLD };
-      child = await spawnController(
-        home.home,
-        {},
-        { under: ['sh', '-c', 'ulimit -f 16 && exec "$@"', 'sh'] },
-      );
+      child = await spawnController(home.home, {}, ['sh', '-c', 'ulimit -f 16 && exec "$@"', 'sh']);
       const answer = await call(child.url, '/v1/install', {
         token: home.token,
         body: installOf(newId(), OLD, BIG),

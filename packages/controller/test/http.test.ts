@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { expect } from 'chai';
+import { FLEET_PROTOCOL_VERSION } from '@fleet/core';
 import { APP } from './support/fixture-registry.js';
 import { call, newId, startNode, type TestNode } from './support/node.js';
 import { bodyOf, exchangeRaw, openSocket, statusOf } from './support/raw.js';
@@ -73,7 +74,7 @@ describe('HTTP boundary', () => {
     it('413 from the declared length alone, then the connection is closed', async () => {
       const { text, closed } = await exchangeRaw(
         node.url,
-        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n`,
+        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nFleet-Protocol: ${FLEET_PROTOCOL_VERSION}\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n`,
       );
       expect(statusOf(text)).to.equal(413);
       expect(bodyOf(text).error.code).to.equal('REQUEST_TOO_LARGE');
@@ -84,7 +85,7 @@ describe('HTTP boundary', () => {
       const chunk = 'x'.repeat(16 * 1024);
       const { text, closed } = await exchangeRaw(
         node.url,
-        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nFleet-Protocol: ${FLEET_PROTOCOL_VERSION}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
         (socket: Socket) => {
           // Bounded: at most 64 chunks (1 MiB) — the server must stop us well before.
           let sent = 0;
@@ -182,7 +183,7 @@ describe('HTTP boundary', () => {
       const port = new URL(node.url).port;
       const { text, closed } = await exchangeRaw(
         node.url,
-        `POST /v1/export HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pa`,
+        `POST /v1/export HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nFleet-Protocol: ${FLEET_PROTOCOL_VERSION}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pa`,
       );
       expect(closed).to.equal(true);
       expect(statusOf(text)).to.equal(408);

@@ -16,8 +16,8 @@ import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
-import { parseHomePath, type Registry } from '@fleet/core';
-import { createController } from '../src/index.js';
+import { defaultNodePolicy, parseHomePath, type Registry } from '@fleet/core';
+import { createController, writeNodePolicy } from '../src/index.js';
 import { useDurableFs } from '../src/fs/seam.js';
 import { TokenStore } from '../src/tokens/store.js';
 import { statePaths, TEMP_PREFIX } from '../src/state-paths.js';
@@ -95,6 +95,7 @@ describe('power loss during an install (simulated crash filesystem)', function (
     await writeFile(join(home, '.config', 'fleet', 'env'), 'DB_PASSWORD=correct-horse\n', {
       mode: 0o600,
     });
+    await writeNodePolicy(home, defaultNodePolicy(['fixture']));
     const { token } = await new TokenStore(statePaths(home), systemClock).issue({
       client: 'power-loss',
       scopes: ['config:install'],

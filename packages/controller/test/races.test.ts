@@ -19,7 +19,9 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { SYSTEM_TOOLS, requireSystemTools, skipForEnvironment } from '@fleet/testkit';
+import { defaultNodePolicy } from '@fleet/core';
 import { reached } from '../src/failpoints.js';
+import { writeNodePolicy } from '../src/index.js';
 import { TEMP_PREFIX } from '../src/state-paths.js';
 import { spawnController, type ChildController } from './support/child.js';
 import { APP, SECOND } from './support/fixture-registry.js';
@@ -197,23 +199,18 @@ describe('writers and readers racing an install', function () {
       ]);
       const temp = join(dirname(node.abs(APP)), `${TEMP_PREFIX}${body.operationId}-0`);
       await node.controller.close(); // one controller per home: the traced one serves it now
-      child = await spawnController(
-        node.home,
-        { UV_USE_IO_URING: '0' },
-        {
-          under: [
-            'strace',
-            '-f',
-            '-o',
-            '/dev/null',
-            '-e',
-            'inject=rename:delay_enter=3s',
-            '-P',
-            temp,
-            '--',
-          ],
-        },
-      );
+      await writeNodePolicy(node.home, defaultNodePolicy(['fixture', 'coupled']), { force: true });
+      child = await spawnController(node.home, { UV_USE_IO_URING: '0' }, [
+        'strace',
+        '-f',
+        '-o',
+        '/dev/null',
+        '-e',
+        'inject=rename:delay_enter=3s',
+        '-P',
+        temp,
+        '--',
+      ]);
       const pending = call(child.url, '/v1/install', { token, body });
       await waitForFile(dirname(temp), `${TEMP_PREFIX}${body.operationId}-0`);
       // The final check and the link follow the temp file at once; the rename then waits 3 s.

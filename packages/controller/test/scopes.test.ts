@@ -75,7 +75,10 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
     case 'audit':
       return node.call('/v1/audit', { token, body: { fromSeq: 1, limit: 10 } });
     case 'snapshot':
-      return node.call('/v1/snapshot', { token, body: { paths: [APP], backups: true } });
+      return node.call('/v1/snapshot', {
+        token,
+        body: { files: [{ domain: 'fixture', path: APP }], backups: true },
+      });
     case 'install': {
       const live = await node.read(APP);
       return node.call('/v1/install', {

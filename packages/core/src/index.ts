@@ -112,9 +112,62 @@ export {
   parseEnvFile,
   redactSecrets,
   resolveSecrets,
+  shortSecretNames,
 } from './secrets/env-chain.js';
+export {
+  SECRET_MIN_LENGTH,
+  createRedactor,
+  type RememberedSecret,
+  type Redactor,
+} from './secrets/redact.js';
 export { entropy, scanForSecrets, type SecretFinding } from './secrets/scan.js';
 export { unifiedDiff, type DiffOptions } from './diff.js';
+
+// The node policy (contract §5.1, docs/node-policy.md)
+export {
+  DEFAULT_ACTION_OUTPUT_BYTES,
+  DEFAULT_ACTION_TIMEOUT_SECONDS,
+  MAX_ACTION_OUTPUT_BYTES,
+  MAX_ACTION_TIMEOUT_SECONDS,
+  NODE_POLICY_PATH,
+  NODE_POLICY_VERSION,
+  actionIdSchema,
+  isAbsoluteProgram,
+  nodePolicySchema,
+  policyActionSchema,
+  type DomainPolicy,
+  type NodePolicy,
+  type NodePolicyInput,
+  type NodeSupervisor,
+  type PolicyAction,
+} from './policy/schema.js';
+export {
+  MAX_NODE_POLICY_BYTES,
+  checkNodePolicy,
+  defaultNodePolicy,
+  formatNodePolicy,
+  nodePolicyFile,
+  nodePolicyFix,
+  parseNodePolicy,
+  readNodePolicyFile,
+  type LoadedNodePolicy,
+  type NodePolicyStamp,
+  type ReadNodePolicyOptions,
+} from './policy/load.js';
+export { actionOutput, policyActionRunner, type PolicyActionsOptions } from './policy/actions.js';
+export {
+  isHomePattern,
+  matchHomePattern,
+  parseHomePattern,
+  patternReachesFleetState,
+  type HomePattern,
+} from './policy/pattern.js';
+export {
+  FLEET_OWN_DIRS,
+  FLEET_OWN_FILES,
+  fleetOwnReason,
+  isFleetOwnPath,
+} from './policy/fleet-paths.js';
 
 // Paths and untrusted input
 export { isHomePath, parseHomePath, parseRepoPath } from './paths.js';
@@ -180,6 +233,7 @@ export {
   buildHistoryIndexes,
   canonicalPaths,
   domainRuntime,
+  snapshotFilesOf,
   targetKey,
   targetsForHost,
   type DomainRuntime,
@@ -208,12 +262,12 @@ export {
   type ReadSnapshot,
 } from './config/drift.js';
 export {
-  RELOAD_PARAMETER,
+  RELOAD_ROLE,
   derivedPathParameter,
+  installActions,
   installParameters,
   probeParameters,
   probedPath,
-  reloadCommand,
 } from './config/parameters.js';
 export {
   buildDomainPlan,
@@ -260,6 +314,7 @@ export {
 // Wire protocol
 export {
   FLEET_PROTOCOL_VERSION,
+  PROTOCOL_HEADER,
   SCOPES,
   WIRE_PREFIX,
   errorBodySchema,
@@ -268,7 +323,9 @@ export {
   isScope,
   jsonObjectSchema,
   jsonValueSchema,
+  describeProtocol,
   operationIdSchema,
+  protocolOfHeader,
   scopeSchema,
   sha256Schema,
   timestampSchema,
@@ -303,10 +360,12 @@ export {
 export {
   AUDIT_GENESIS,
   AUDIT_OUTCOMES,
+  auditActionSchema,
   auditFileSchema,
   auditLineHash,
   auditRecordSchema,
   verifyAuditChain,
+  type AuditAction,
   type AuditHead,
   type AuditOutcome,
   type AuditProblem,

@@ -1,4 +1,5 @@
-import type { Installer } from '@fleet/core';
+import { Flags } from '@oclif/core';
+import type { Installer, NodePolicy } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export interface ValidateResult {
@@ -9,19 +10,35 @@ export interface ValidateResult {
   readonly rendered: number;
 }
 
+export interface ValidateNodePolicyResult {
+  readonly valid: true;
+  readonly nodePolicy: string;
+  readonly sha256: string;
+  readonly policy: NodePolicy;
+}
+
 export default class Validate extends FleetCommand {
   static override summary =
     'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
-  static override description =
-    'Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any.';
+  static override description = `Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any.
+
+With --node-policy FILE it checks a node policy file instead (docs/node-policy.md), as a controller reads it at start: mode 0600 and owner, YAML without duplicate keys, the strict schema, and the domains of this CLI's plugins.`;
   static override examples = [
     '<%= config.bin %> validate',
     '<%= config.bin %> validate --repo ~/fleet --json',
+    '<%= config.bin %> validate --node-policy ~/.config/fleet/node-policy.yaml',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override flags = {
+    'node-policy': Flags.file({
+      description: 'check this node policy file (not the repository)',
+      exists: true,
+    }),
+  };
 
-  async run(): Promise<ValidateResult> {
+  async run(): Promise<ValidateResult | ValidateNodePolicyResult> {
     const { flags } = await this.parse(Validate);
+    if (flags['node-policy'] !== undefined) return this.nodePolicy(flags['node-policy']);
     const root = await this.findRepo(flags.repo);
     const { FleetError, isFleetError, loadRepo, readRepoFile, validateRepo } =
       await import('@fleet/core');
@@ -63,5 +80,15 @@ export default class Validate extends FleetCommand {
       domains: report.domains,
       rendered: report.rendered,
     };
+  }
+
+  private async nodePolicy(file: string): Promise<ValidateNodePolicyResult> {
+    const path = await import('node:path');
+    const { checkedPolicy, summarise } = await import('../node-policy.js');
+    const absolute = path.resolve(file);
+    const loaded = await checkedPolicy(absolute, path.dirname(absolute), await this.loadRegistry());
+    this.log(`${absolute}: a valid node policy`);
+    for (const line of summarise(loaded.policy)) this.log(`  ${line}`);
+    return { valid: true, nodePolicy: absolute, sha256: loaded.sha256, policy: loaded.policy };
   }
 }

@@ -1,42 +1,41 @@
 /**
- * A lab node's local bootstrap policy (contract §12): `<home>/.local/state/fleet/bootstrap-policy.json`
- * = `{ "version": 1, "bootstrap": "allow", "supervisors": ["lab"] }`. A lab is a sandbox, so its
- * nodes allow bootstrap through the lab supervisor; a real node has no such file (deny) until its
- * owner writes one. `fleet lab up` writes it once, when the node has none: a lab brought up again
- * keeps whatever its policy says by then.
+ * A lab node's policy (contract §5.1, §13; docs/node-policy.md):
+ * `<home>/.config/fleet/node-policy.yaml` serving the three config domains at their declared
+ * paths, `fleet version` allowed to probe the tools the lab repo names (node, git), bootstrap
+ * allowed through the lab supervisor (contract §12: a lab is a sandbox), and the supervisor that
+ * runs the node (its control socket). No coupled action: a lab that wants a reload defines one
+ * in its nodes' policies, as an operator would on a real node. `fleet lab up` writes it once,
+ * when the node has none: a lab brought up again keeps whatever its policy says by then.
  */
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import type { NodePolicyInput } from '@fleet/core';
 
-/** `~/`-relative, under the node's state dir (0700). */
-export const BOOTSTRAP_POLICY_PATH = '.local/state/fleet/bootstrap-policy.json';
+/** The domains every lab host serves (contract §13). */
+export const LAB_DOMAINS = ['router', 'transport-identity', 'harness-policy'] as const;
 
-export const LAB_BOOTSTRAP_POLICY = {
-  version: 1,
-  bootstrap: 'allow',
-  supervisors: ['lab'],
-} as const;
+/** The tools the lab repo's fleet.yaml asks `fleet version` to probe (`probes.tools`). */
+export const LAB_TOOLS = ['node', 'git'] as const;
+
+/** The policy of a lab node whose supervisor listens on `socket`. */
+export async function labNodePolicy(socket: string): Promise<NodePolicyInput> {
+  const { defaultNodePolicy } = await import('@fleet/core');
+  return defaultNodePolicy(LAB_DOMAINS, {
+    tools: LAB_TOOLS,
+    bootstrap: { allow: true, supervisors: ['lab'] },
+    supervisor: { kind: 'lab', socket },
+  });
+}
 
 /**
- * Writes the lab's policy into `home` (mode 0600, parents 0700) unless one is there, and returns
- * its path. Written whole to a temp file first and linked into place: never half a file, and an
- * existing policy is never replaced.
+ * Writes the lab's policy into `home` (mode 0600, parents 0700) unless one is there; returns its
+ * path. Written whole to a temp file and linked into place: never half a file, never replacing.
  */
-export async function writeLabBootstrapPolicy(home: string): Promise<string> {
-  const path = join(home, ...BOOTSTRAP_POLICY_PATH.split('/'));
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = join(dirname(path), `.fleet-tmp-policy-${randomBytes(6).toString('hex')}`);
-  await writeFile(temp, `${JSON.stringify(LAB_BOOTSTRAP_POLICY, null, 2)}\n`, {
-    mode: 0o600,
-    flag: 'wx',
-  });
+export async function writeLabNodePolicy(home: string, socket: string): Promise<string> {
+  const { isFleetError, nodePolicyFile } = await import('@fleet/core');
+  const { writeNodePolicy } = await import('@fleet/controller');
   try {
-    await link(temp, path);
+    return await writeNodePolicy(home, await labNodePolicy(socket));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    await unlink(temp).catch(() => undefined);
+    if (isFleetError(error) && error.code === 'INIT_TARGET_NOT_EMPTY') return nodePolicyFile(home);
+    throw error;
   }
-  return path;
 }

@@ -20,7 +20,7 @@ import {
   nodeLayout,
   type LabLayout,
 } from './layout.js';
-import { writeLabBootstrapPolicy } from './policy.js';
+import { writeLabNodePolicy } from './policy.js';
 import { stopLabProcesses, type LabProcess } from './processes.js';
 import { recordedProcesses, runningProcesses } from './recorded.js';
 import { buildLabRepo } from './repo.js';
@@ -182,8 +182,12 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     credentials = await issueLabTokens(homes);
     await writeCredentials(lab.credentials, credentials);
   }
-  // A lab is a sandbox: its nodes allow bootstrap through the lab supervisor (contract §12).
-  for (const home of homes.values()) await writeLabBootstrapPolicy(home);
+  // Each node's own policy (contract §5.1): the three config domains, bootstrap through the lab
+  // supervisor (a lab is a sandbox, contract §12), no coupled action.
+  for (const host of hosts) {
+    const node = nodeLayout(lab, host);
+    await writeLabNodePolicy(node.home, node.socket);
+  }
 
   const children: Started[] = [];
   try {

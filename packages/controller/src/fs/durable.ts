@@ -6,12 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FleetError } from '@fleet/core';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { fsFailure } from './errors.js';
-import { mkdir, open, rename, unlink } from './seam.js';
+import { ensureDirUnder } from './safe-path.js';
+import { open, rename, unlink } from './seam.js';
 
 const CREATE_EXCLUSIVE =
   constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
@@ -46,23 +47,13 @@ export async function fsyncDir(path: string, what = 'directory'): Promise<void> 
 }
 
 /**
- * Creates `path` and its missing parents with mode 0700 and makes sure it is a real directory
- * (not a symlink) no wider than 0700.
+ * Creates one of the node's own directories under `home` (and its missing parents) with mode 0700,
+ * walking every component from the home without following a symbolic link (`ensureDirUnder`,
+ * contract §15): a planted link is `PATH_OUTSIDE_ROOT` (or `SYMLINK_REFUSED` inside the home).
  */
-export async function ensurePrivateDir(path: string): Promise<void> {
+export async function ensurePrivateDir(home: string, path: string): Promise<void> {
   try {
-    const created = await mkdir(path, { recursive: true, mode: 0o700 });
-    // A new directory is durable once its parent is fsync'd: else a power loss can take away
-    // `backups/<domain>/` with the backup just written into it (catalogue 24).
-    for (let dir = path; created !== undefined && dirname(dir) !== dir; dir = dirname(dir)) {
-      await fsyncDir(dirname(dir));
-      if (dir === created) break;
-    }
-    const stats = await lstat(path);
-    if (!stats.isDirectory() || stats.isSymbolicLink()) {
-      throw new FleetError('NOT_REGULAR_FILE', `${path} is not a directory`);
-    }
-    if ((stats.mode & 0o077) !== 0) await chmod(path, 0o700);
+    await ensureDirUnder(home, path);
   } catch (error) {
     throw fsFailure(error, `state directory ${basename(path)}`);
   }
@@ -104,12 +95,16 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
 }
 
 /**
- * Appends one line to a file (created 0600) and fsyncs it. A short append (disk full) is cut back
- * to the last whole line: a torn line inside a journal would hide every line after it
- * (catalogue 25).
+ * Appends one line to a file (created 0600, never through a symbolic link) and fsyncs it. A short
+ * append (disk full) is cut back to the last whole line: a torn line inside a journal would hide
+ * every line after it (catalogue 25).
  */
 export async function appendLine(path: string, line: string): Promise<void> {
-  const handle = await open(path, 'a', 0o600);
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
+    0o600,
+  );
   try {
     const { size } = await handle.stat();
     await handle.appendFile(`${line}\n`).catch(async (error: unknown) => {

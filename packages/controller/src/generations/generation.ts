@@ -31,7 +31,7 @@ import {
   type RuntimeLayout,
 } from '@fleet/core';
 import { failpoint } from '../failpoints.js';
-import { fsyncDir, syncHandle } from '../fs/durable.js';
+import { ensurePrivateDir, fsyncDir, syncHandle } from '../fs/durable.js';
 import { fsFailure } from '../fs/errors.js';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { DEFAULT_TAR_LIMITS, readTgz, type TarLimits } from './tar.js';
@@ -269,7 +269,7 @@ export async function stageGeneration(input: StageInput): Promise<StagedGenerati
     stagedAt: (input.now ?? (() => new Date()))().toISOString(),
   };
 
-  await mkdir(layout.generations, { recursive: true, mode: 0o700 });
+  await ensurePrivateDir(input.home, layout.generations);
   await sweepStaging(layout);
   const temp = join(
     layout.generations,

@@ -200,7 +200,7 @@ async function acquire(path: string): Promise<LockOwner> {
 
 /** Runs `fn` holding the runtime lock of `home`. */
 export async function withRuntimeLock<T>(home: string, fn: () => Promise<T>): Promise<T> {
-  await ensurePrivateDir(statePaths(home).root);
+  await ensurePrivateDir(home, statePaths(home).root);
   const path = runtimeLockPath(home);
   const mine = await acquire(path);
   try {

@@ -61,6 +61,21 @@ export async function healthOf(runtime: ControllerRuntime): Promise<Health> {
           detail: problems.map((problem) => problem.message).join('; '),
         },
   );
+  const { view } = runtime;
+  if (view.problem === null) {
+    const served = view.allowlist.served();
+    const actions = served.reduce(
+      (n, domain) => n + Object.keys(view.allowlist.actionsOf(domain)).length,
+      0,
+    );
+    checks.push({
+      name: 'node-policy',
+      status: 'ok',
+      detail: `serving ${served.join(', ') || 'no domain'}; ${actions} action(s)`,
+    });
+  } else {
+    checks.push({ name: 'node-policy', status: 'failing', detail: view.problem.message });
+  }
   checks.push({ name: 'recovery', status: 'ok', detail: runtime.recovery.detail });
   return {
     status: checks.every((check) => check.status === 'ok') ? 'ok' : 'degraded',

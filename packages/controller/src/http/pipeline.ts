@@ -7,12 +7,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  FLEET_PROTOCOL_VERSION,
   FleetError,
+  PROTOCOL_HEADER,
+  describeProtocol,
   errorBodySchema,
   matchRoute,
+  protocolOfHeader,
   type AuditOutcome,
   type RouteSpec,
-  type SecretValues,
+  type Redactor,
 } from '@fleet/core';
 import { audit } from '../handlers/audit.js';
 import { exportFile, capture, inventory } from '../handlers/files.js';
@@ -29,7 +33,7 @@ import {
 } from '../handlers/runtime.js';
 import { versions } from '../handlers/versions.js';
 import type { Handler } from '../handlers/types.js';
-import type { ControllerRuntime } from '../runtime.js';
+import { redactorOf, type ControllerRuntime } from '../runtime.js';
 import { authenticate, authorize, type Principal } from '../tokens/auth.js';
 import { checkDeclaredLength, decodeJson, hasBody, hostAllowed, readBody } from './request.js';
 import { errorBody, sendJson, toWireError, type WireError } from './respond.js';
@@ -79,8 +83,28 @@ function refuse(
   return status === undefined ? error : Object.assign(error, { status });
 }
 
-export function createPipeline(runtime: ControllerRuntime, options: PipelineOptions) {
+/**
+ * A client of another wire protocol is refused on every route but the ones any version may call
+ * (identity, health, runtime): nothing it sent is acted on. The message names both versions.
+ */
+function checkProtocol(route: RouteSpec, header: string | string[] | undefined): void {
+  if (route.anyProtocol === true || protocolOfHeader(header) === FLEET_PROTOCOL_VERSION) return;
+  const client = protocolOfHeader(header);
+  throw new FleetError(
+    'PROTOCOL_MISMATCH',
+    `this node speaks fleet protocol ${FLEET_PROTOCOL_VERSION}; the client speaks ${describeProtocol(header)}: ${
+      client !== null && client > FLEET_PROTOCOL_VERSION
+        ? 'upgrade the node (fleet upgrade HOST --confirm)'
+        : `use a fleet CLI that speaks protocol ${FLEET_PROTOCOL_VERSION}`
+    }; nothing was done`,
+  );
+}
+
+export function createPipeline(shared: ControllerRuntime, options: PipelineOptions) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // One version of the node policy for the whole request (policy/store.ts).
+    const view = await shared.policy.current();
+    const runtime: ControllerRuntime = { ...shared, view, allowlist: view.allowlist };
     let route: RouteSpec | null = null;
     let principal: Principal | undefined;
     let operationId: string | null = null;
@@ -103,6 +127,7 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
       const header = req.headers.authorization;
       principal = authenticate(header, tokens, runtime.legacy, runtime.clock.now());
       authorize(principal, route);
+      checkProtocol(route, req.headers[PROTOCOL_HEADER]);
       let body: unknown = undefined;
       if (route.request !== null) {
         const type = req.headers['content-type'] ?? '';
@@ -133,8 +158,8 @@ export function createPipeline(runtime: ControllerRuntime, options: PipelineOpti
     } catch (error) {
       const wire = toWireError(error);
       await auditFailure(runtime, route, principal, operationId, wire);
-      const secrets = await runtime.secrets().catch(() => undefined);
-      sendJson(res, wire.status, redactOrMask(wire, secrets), { close: wire.close === true });
+      const redactor = await redactorOf(runtime).catch(() => undefined);
+      sendJson(res, wire.status, redactOrMask(wire, redactor), { close: wire.close === true });
       if (wire.close) res.once('finish', () => req.socket.destroySoon());
     }
   };
@@ -159,8 +184,8 @@ function afterAnswer(res: ServerResponse, work: () => void | Promise<void>): voi
 }
 
 /** Redacted error body; without the env chain, the message cannot be checked, so it is masked. */
-function redactOrMask(wire: WireError, secrets: SecretValues | undefined) {
-  if (secrets) return errorBody(wire, secrets);
+function redactOrMask(wire: WireError, redactor: Redactor | undefined) {
+  if (redactor) return errorBody(wire, redactor);
   return errorBody(
     { ...wire, message: `${wire.code} (details withheld: the env-file chain is unreadable)` },
     undefined,

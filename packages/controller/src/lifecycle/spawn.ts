@@ -31,7 +31,7 @@ export async function spawnRunner(args: RunnerArgs): Promise<RunnerStart> {
   if (!script)
     throw new FleetError('INTERNAL', 'cannot tell which runtime script runs this controller');
   const journalDir = statePaths(args.home).journal;
-  await ensurePrivateDir(journalDir);
+  await ensurePrivateDir(args.home, journalDir);
   const log = join(journalDir, `runner-${args.transaction}.log`);
   const handle = await open(log, 'a', 0o600);
   try {

@@ -54,7 +54,8 @@ const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).dig
 
 /** Checks everything that needs no lock: policy, target, the bytes as they arrived. */
 async function precheck(input: StageTransactionInput): Promise<void> {
-  if (input.kind === 'bootstrap') await requireBootstrapAllowed(input.home, input.supervisor);
+  if (input.kind === 'bootstrap')
+    await requireBootstrapAllowed(input.home, input.supervisor, input.registry);
   if (input.target.nodeId !== input.nodeId) {
     throw new FleetError(
       'NODE_ID_MISMATCH',
@@ -112,7 +113,7 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
     });
     const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
     try {
-      await ensurePrivateDir(layout.root);
+      await ensurePrivateDir(input.home, layout.root);
       await writeExclusive(upload, input.artifact.bytes);
       const staged = await stageGeneration({
         home: input.home,

@@ -1,9 +1,13 @@
 /**
  * A controller in a child process (test/fixtures/serve.js), for kill -9, umask and fault-injection
- * tests (strace, a mount namespace).
+ * tests (strace, a mount namespace). Its home gets a node policy serving the fixture's domains when
+ * it has none yet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { access } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { defaultNodePolicy, nodePolicyFile } from '@fleet/core';
+import { writeNodePolicy } from '../../src/index.js';
 
 const SCRIPT = fileURLToPath(new URL('../../../test/fixtures/serve.js', import.meta.url));
 
@@ -15,29 +19,33 @@ export interface ChildController {
   stop(): Promise<void>;
 }
 
-export interface SpawnOptions {
-  /**
-   * Runs the controller under another program: `[program, ...args]` before `node serve.js`, e.g.
-   * `['strace', '-f', '-o', log, '-e', 'inject=…', '--']` or `['unshare', '-rm', 'sh', '-c', …]`.
-   */
-  readonly under?: readonly string[];
-}
-
-export function spawnController(
+/**
+ * `prefix`: a command the controller runs under, argv first (`['strace', '-f', …, '--']`,
+ * `['unshare', '-rm', 'sh', '-c', …]`).
+ */
+export async function spawnController(
   home: string,
   env: Record<string, string> = {},
-  options: SpawnOptions = {},
+  prefix: readonly string[] = [],
 ): Promise<ChildController> {
-  const argv = [...(options.under ?? []), process.execPath, SCRIPT];
-  const child = spawn(argv[0] as string, argv.slice(1), {
+  if (
+    !(await access(nodePolicyFile(home)).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    await writeNodePolicy(home, defaultNodePolicy(['fixture', 'coupled']));
+  }
+  const [command = process.execPath, ...args] = [...prefix, process.execPath, SCRIPT];
+  const child = spawn(command, args, {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Under another program the controller is a grandchild: its own process group lets `stop`
     // signal both (strace does not end its tracee on SIGTERM).
-    detached: options.under !== undefined,
+    detached: prefix.length > 0,
   });
   const terminate = () => {
-    if (options.under !== undefined && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+    if (prefix.length > 0 && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
     else child.kill('SIGTERM');
   };
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => {

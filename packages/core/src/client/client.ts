@@ -142,6 +142,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       tlsFingerprint: options.tlsFingerprint,
       timeoutMs,
       maxResponseBytes,
+      checkProtocol: route.anyProtocol !== true,
     });
     const result = route.response.safeParse(answer.body);
     if (!result.success) {

@@ -149,6 +149,10 @@ function toolItems(answer: VersionsResponse, desired: VersionDesired): VersionIt
     if (tool.state === 'failed') {
       return { ...base, path: tool.path, state: 'error', detail: tool.detail };
     }
+    if (tool.state === 'refused') {
+      // Not probed: the node decides what runs on it (contract §5.1).
+      return { ...base, state: 'error', detail: tool.detail };
+    }
     return { ...base, path: tool.path, state: 'current', version: tool.version };
   });
 }

@@ -29,6 +29,14 @@ export const auditFileSchema = z.strictObject({
   backupPath: z.string().nullable(),
 });
 
+/** One coupled action an operation ran: the node policy's id, the argv exactly, how it ended. */
+export const auditActionSchema = z.strictObject({
+  id: z.string(),
+  argv: z.array(z.string()),
+  exitCode: z.number().int().nullable(),
+  timedOut: z.boolean(),
+});
+
 export const auditRecordSchema = z.strictObject({
   seq: z.number().int().positive(),
   ts: timestampSchema,
@@ -42,8 +50,11 @@ export const auditRecordSchema = z.strictObject({
   outcome: z.enum(AUDIT_OUTCOMES),
   code: z.string().nullable(),
   detail: z.string(),
+  /** The node policy actions the operation ran, in order (contract §5.1); absent when none. */
+  actions: z.array(auditActionSchema).optional(),
 });
 
+export type AuditAction = z.infer<typeof auditActionSchema>;
 export type AuditRecord = z.infer<typeof auditRecordSchema>;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 

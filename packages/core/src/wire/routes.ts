@@ -75,6 +75,12 @@ export interface RouteSpec {
   readonly response: z.ZodType;
   /** A larger body bound than the controller's default (the runtime artifact upload). */
   readonly maxBodyBytes?: number;
+  /**
+   * True for the routes any protocol version may call (identity, health, the runtime routes):
+   * their paths and shapes never change, so any CLI can read any node's identity and upgrade or
+   * roll back its runtime. Every other route needs the client's protocol to equal the node's.
+   */
+  readonly anyProtocol?: true;
 }
 
 /** Runtime upgrades and bootstrap (wire/runtime.ts); a bootstrap transaction needs the latter. */
@@ -93,6 +99,7 @@ const ANY_CLIENT: readonly Scope[] = [
 export const ROUTES: readonly RouteSpec[] = [
   {
     operation: 'identity',
+    anyProtocol: true,
     method: 'GET',
     path: '/v1/identity',
     scopes: ANY_CLIENT,
@@ -104,6 +111,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     operation: 'health',
+    anyProtocol: true,
     method: 'GET',
     path: '/v1/health',
     scopes: ANY_CLIENT,
@@ -223,6 +231,7 @@ export const ROUTES: readonly RouteSpec[] = [
     // The artifact upload: begin + staged. Its scope is checked again per kind (a bootstrap
     // transaction needs node-admin:bootstrap, an upgrade runtime:upgrade).
     operation: 'runtime-stage',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/stage',
     scopes: RUNTIME_WRITERS,
@@ -235,6 +244,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     operation: 'runtime-activate',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/activate',
     scopes: RUNTIME_WRITERS,
@@ -248,6 +258,7 @@ export const ROUTES: readonly RouteSpec[] = [
     // Bootstrap reads need node-admin:bootstrap (contract §5); an upgrade's operator may follow its
     // own transaction. Never the legacy token.
     operation: 'runtime-status',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/status',
     scopes: RUNTIME_WRITERS,
@@ -259,6 +270,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     operation: 'runtime-rollback',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/rollback',
     scopes: ['node-admin:bootstrap'],

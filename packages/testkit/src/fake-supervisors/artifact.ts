@@ -7,6 +7,7 @@
  * the `{"url": …}` line `controller serve --json` prints, so supervisors see it ready. It checks
  * no token: it is a stand-in for acceptance tests, never a controller.
  */
+import { FLEET_PROTOCOL_VERSION, PROTOCOL_HEADER } from '@fleet/core';
 import { makeTgz } from '../tarball.js';
 
 export type FakeArtifactBehaviour = 'serve' | 'crash' | 'hang';
@@ -39,6 +40,9 @@ function script(options: FakeArtifactOptions): string {
     domains: options.catalog?.domains ?? [],
     adapters: options.catalog?.bootstrapAdapters ?? ['systemd-user', 'windows-task', 'lab'],
     salt: options.salt ?? '',
+    // It speaks the protocol of the fleet it stands in for (the lie aside).
+    protocol: FLEET_PROTOCOL_VERSION,
+    header: PROTOCOL_HEADER,
   };
   return `'use strict';
 // fleet test runtime (@fleet/testkit fakeRuntimeArtifact): answers /v1/identity; checks no token.
@@ -62,7 +66,7 @@ const identity = () => ({
   package: pkg.name,
   version: pkg.version,
   build: { sha256: config.lie.buildSha256 || manifest.buildId, commit: manifest.commit },
-  protocol: config.lie.protocol || 1,
+  protocol: config.lie.protocol || config.protocol,
   catalog: {
     domains: (config.lie.domains || config.domains).map((domain) => ({ domain, plugin: 'fake', version: '0.0.0', coupling: 'none', implemented: true })),
     probers: [],
@@ -74,10 +78,10 @@ const identity = () => ({
 });
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/v1/identity') {
-    res.writeHead(200, { 'content-type': 'application/json' });
+    res.writeHead(200, { 'content-type': 'application/json', [config.header]: String(config.lie.protocol || config.protocol) });
     res.end(JSON.stringify(identity()));
   } else {
-    res.writeHead(404, { 'content-type': 'application/json' });
+    res.writeHead(404, { 'content-type': 'application/json', [config.header]: String(config.lie.protocol || config.protocol) });
     res.end(JSON.stringify({ error: { code: 'OP_UNKNOWN', message: 'fake runtime' } }));
   }
 });

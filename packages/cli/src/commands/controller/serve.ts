@@ -10,7 +10,7 @@ export interface ServeStarted {
 
 export default class ControllerServe extends FleetCommand {
   static override summary = "Run this node's controller (the node agent) until SIGTERM or SIGINT.";
-  static override description = `Serves the typed HTTP/JSON API of contract §5 for the domains of every loaded plugin, on --bind:--port. Node state (tokens, audit log, journals, backups) lives under <home>/.local/state/fleet/. Issue tokens with \`fleet token issue --home DIR\`.
+  static override description = `Serves the typed HTTP/JSON API of contract §5, on --bind:--port, for the domains the node's own policy lists (<home>/.config/fleet/node-policy.yaml: what it serves, runs and writes; docs/node-policy.md). Without a valid policy it does not start (exit 2, naming the file, line and field, or the fix: \`fleet node-policy init --home DIR\`); a changed policy is read again at the next request. Node state (tokens, audit log, journals, backups) lives under <home>/.local/state/fleet/. Issue tokens with \`fleet token issue --home DIR\`.
 
 Prints the bound URL as one line on stdout once it accepts requests (with --json: one JSON line { url, nodeId, home, pid }). --port 0 binds an ephemeral port.
 
