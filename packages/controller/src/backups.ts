@@ -5,11 +5,12 @@
  * Kept up to the domain's count per file, oldest pruned first, never the newest.
  */
 import { constants } from 'node:fs';
-import { open, readdir, unlink } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errnoOf, fsFailure } from './fs/errors.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
 import { checkFdPath, ensureDirUnder, recheckParents, walkDirUnder } from './fs/safe-path.js';
+import { open, unlink } from './fs/seam.js';
 
 const NAME = /^(.+)\.(\d{8}T\d{6}Z)\.([0-9A-HJKMNP-TV-Z]{26})\.(\d{3,})\.bak$/;
 

@@ -30,7 +30,7 @@ import {
   removeDurable,
   writeFileAtomic,
 } from './fs/durable.js';
-import { errnoOf } from './fs/errors.js';
+import { errnoOf, fsFailure } from './fs/errors.js';
 import type { StatePaths } from './state-paths.js';
 
 export type JournalEvent =
@@ -186,12 +186,14 @@ export class OperationStore {
           `operation ${event.operationId} is already in progress`,
         );
       }
-      throw error;
+      throw fsFailure(error, 'operation journal');
     }
   }
 
   async note(id: string, event: JournalEvent): Promise<void> {
-    await appendLine(this.journalPath(id), JSON.stringify(event));
+    await appendLine(this.journalPath(id), JSON.stringify(event)).catch((error: unknown) => {
+      throw fsFailure(error, 'operation journal');
+    });
   }
 
   /** Stores the outcome durably; then the journal is no longer needed. */

@@ -2,19 +2,20 @@
  * The controller's `SafeFileWriter` (core `interfaces/installer.ts`), one per operation. A
  * `replace` is the whole recoverable write of contract §8.4, in order: allowlist and lock; the live
  * sha256 compared with the expected one (`PRECONDITION_FAILED` carrying the live sha; equal
- * content writes nothing); a backup (0600, O_EXCL, in the 0700 backup directory); a temp file
- * created O_EXCL with mode 0600 in the target's own directory, written, chmod'ed to the target's
- * mode and fsync'd; the caller's token re-checked; the parents and the live sha re-checked; the
- * rename; the directory fsync. Every step is journaled first, so a crash anywhere leaves a file
- * that is wholly old or wholly new and a journal that says which step was reached.
+ * content writes nothing); the target's directory writable; a backup (0600, O_EXCL, in the 0700
+ * backup directory); a temp file created O_EXCL with mode 0600 in the target's own directory,
+ * written, chmod'ed to the target's mode and fsync'd; the caller's token re-checked; the parents
+ * and the live sha re-checked; the swap (the checked inode linked aside, the rename, the old inode
+ * verified: `swapIn`); the directory fsync. Every step is journaled first, so a crash anywhere
+ * leaves a file that is wholly old or wholly new and a journal that says which step was reached
+ * (docs/durability.md).
  *
- * The window between the last live-sha check and the rename is not closed: Linux has no
- * compare-and-swap rename (catalogue 31). An external writer that lands in it is overwritten; the
- * backup taken at check time and the receipt let the operator see and undo it.
+ * Linux has no compare-and-swap rename (catalogue 31): link-swap-verify catches another writer in
+ * the window after the last check, and what it cannot catch is listed in docs/durability.md.
  */
-import { constants } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants, lstatSync, readdirSync } from 'node:fs';
+import { access, type FileHandle } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import {
   FleetError,
   type Clock,
@@ -26,8 +27,16 @@ import type { Allowlist } from './allowlist.js';
 import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
-import { fsFailure } from './fs/errors.js';
-import { readLive, recheckParents, sha256Hex, walkParents, type Target } from './fs/safe-path.js';
+import { errnoOf, fsFailure } from './fs/errors.js';
+import { link, open, rename, unlink } from './fs/seam.js';
+import {
+  readLive,
+  recheckParents,
+  sha256Hex,
+  walkParents,
+  type LiveFile,
+  type Target,
+} from './fs/safe-path.js';
 import { managedTarget } from './fs/managed-target.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
@@ -143,6 +152,11 @@ export class OperationWriter implements SafeFileWriter {
     }
     const attributes = live === null ? null : keptAttributes(request.path, live);
 
+    // A directory the temp file cannot be made in (a read-only mount, no write permission) fails
+    // here, before a backup is written for a write that cannot happen (catalogue 20).
+    await access(target.parent, constants.W_OK).catch((error: unknown) => {
+      throw fsFailure(error, request.path);
+    });
     await failpoint('install.before_backup');
     const backup =
       live === null
@@ -157,8 +171,9 @@ export class OperationWriter implements SafeFileWriter {
     const mode = attributes?.mode ?? 0o600;
     let temp: string | undefined;
     try {
-      // From here to the rename, a failure removes the backup of a write that never happened:
-      // an orphan would count against the domain's retention and push a real one out.
+      // From here to the rename, a failure removes the backup of a write that never happened
+      // (disk full, fsync EIO: catalogue 25, 26): an orphan would count against the domain's
+      // retention and push a real one out.
       await this.options.operations.note(operationId, {
         event: 'write',
         path: request.path,
@@ -174,7 +189,6 @@ export class OperationWriter implements SafeFileWriter {
       temp = await this.writeTemp(target, request.content, attributes ?? ownAttributes());
       await failpoint('install.after_temp_write');
       await this.options.beforeCommit();
-      await failpoint('install.before_rename');
       // Last checks before the irreversible step: same real parents, same live content.
       const again = await readLive(home, target, fileLimit);
       if ((again?.sha256 ?? null) !== liveSha) {
@@ -182,7 +196,7 @@ export class OperationWriter implements SafeFileWriter {
       }
       if (again !== null) await recheckParents(home, again.chain);
       else await recheckParents(home, await walkParents(home, target, { create: false }));
-      await rename(temp, target.absolute);
+      await this.swapIn(temp, target, again);
     } catch (error) {
       if (temp !== undefined) await unlink(temp).catch(() => undefined);
       if (backup !== null) await unlink(backup).catch(() => undefined);
@@ -253,6 +267,63 @@ export class OperationWriter implements SafeFileWriter {
     await this.options.operations.note(operationId, { event: 'restored', path: result.path });
   }
 
+  /**
+   * The rename, with what can be closed of the window after the final check closed (catalogue 31;
+   * docs/durability.md). A replaced file's checked inode is linked aside first: an in-place write
+   * from then on lands in it and shows when it is hashed after the rename, and a replace by rename
+   * shows in the inode check right before it. Either way the other writer's file is put back and
+   * the install is `PRECONDITION_FAILED`. A new file is linked into place, which fails when
+   * someone created it meanwhile. Left open: a rename by another writer between that inode check
+   * and this rename (Linux has no compare-and-swap rename), and a filesystem without hard links,
+   * where this is a plain rename.
+   */
+  private async swapIn(temp: string, target: Target, checked: LiveFile | null): Promise<void> {
+    const raced = async (why: string) => {
+      const now = await readLive(this.options.home, target, this.options.fileLimit).catch(
+        () => null,
+      );
+      return preconditionFailed(target.path, now?.sha256 ?? null, `${why} during the install`);
+    };
+    if (checked === null) {
+      await failpoint('install.before_rename');
+      const linked = await hardLink(temp, target.absolute);
+      if (linked === 'exists') throw await raced('was created by someone else');
+      if (linked === 'linked') await unlink(temp);
+      else await rename(temp, target.absolute);
+      return;
+    }
+    const kept = join(target.parent, `${TEMP_PREFIX}${this.options.operationId}-k${this.seq++}`);
+    const linked = await hardLink(target.absolute, kept);
+    if (linked === 'absent') throw await raced('was removed');
+    let keeping = linked === 'linked';
+    try {
+      const inodeOf = (path: string) => (lstatSync(path, { throwIfNoEntry: false }) ?? {}).ino;
+      if (keeping && inodeOf(kept) !== checked.ino) throw await raced('was replaced');
+      await failpoint('install.before_rename');
+      if (keeping && inodeOf(target.absolute) !== checked.ino) throw await raced('was replaced');
+      await rename(temp, target.absolute);
+      if (!keeping) return;
+      const old = await readLive(
+        this.options.home,
+        beside(target, kept),
+        this.options.fileLimit,
+      ).catch(() => null);
+      if (old?.sha256 !== checked.sha256) {
+        // Written in place meanwhile: its bytes go back where they were, ours are not installed.
+        await rename(kept, target.absolute);
+        keeping = false;
+        await fsyncDir(target.parent, target.path);
+        throw preconditionFailed(
+          target.path,
+          old?.sha256 ?? null,
+          'was written during the install',
+        );
+      }
+    } finally {
+      if (keeping) await unlink(kept).catch(() => undefined);
+    }
+  }
+
   /** Every written file not restored yet, newest first. */
   unrestored(): WrittenFile[] {
     return this.written.filter((w) => !w.result.unchanged && !w.restored).reverse();
@@ -289,6 +360,57 @@ export class OperationWriter implements SafeFileWriter {
       throw fsFailure(error, target.path);
     }
   }
+}
+
+const KEPT_LINK = new RegExp(`^${TEMP_PREFIX.replace(/\./g, '\\.')}[0-9A-HJKMNP-TV-Z]{26}-k\\d+$`);
+
+/**
+ * How many of an inode's names in `dir` are an install's kept link (`swapIn`): names fleet gave
+ * it for the moment of a swap, not another file's.
+ */
+export function keptLinks(dir: string, ino: number): number {
+  let count = 0;
+  for (const name of readdirSync(dir)) {
+    if (
+      KEPT_LINK.test(name) &&
+      lstatSync(join(dir, name), { throwIfNoEntry: false })?.ino === ino
+    ) {
+      count += 1;
+    }
+  }
+  return count;
+}
+
+/** Filesystems (or settings) without hard links: the swap falls back to a plain rename. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS']);
+
+/** `link(existing, created)`, and what came of it (`unsupported`: no hard links to be had). */
+async function hardLink(
+  existing: string,
+  created: string,
+): Promise<'linked' | 'exists' | 'absent' | 'unsupported'> {
+  try {
+    await link(existing, created);
+    return 'linked';
+  } catch (error) {
+    const errno = errnoOf(error) ?? '';
+    if (errno === 'EEXIST') return 'exists';
+    if (errno === 'ENOENT') return 'absent';
+    if (NO_HARD_LINKS.has(errno)) return 'unsupported';
+    throw error;
+  }
+}
+
+/** The target of a name in `target`'s directory (read with the same checks as the target). */
+function beside(target: Target, absolute: string): Target {
+  const name = basename(absolute);
+  return {
+    path: `${target.path.slice(0, -target.name.length)}${name}`,
+    components: [...target.components.slice(0, -1), name],
+    absolute,
+    parent: target.parent,
+    name,
+  };
 }
 
 /** A new file's attributes: 0600, the controller's own uid and gid. */

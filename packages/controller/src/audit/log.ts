@@ -22,7 +22,7 @@
  * refusals.ts.
  */
 import { constants } from 'node:fs';
-import { lstat, open, readFile, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, readFile, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AUDIT_ACTIVE_SEGMENT,
@@ -36,6 +36,7 @@ import {
 } from '@fleet/core';
 import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
+import { open, rename, unlink } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
 import { RefusalCounter, type Refusal } from './refusals.js';
 import { planRotation, type ClosedSegment } from './rotation.js';

@@ -19,7 +19,6 @@ import {
   constants,
   fstatSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readSync,
   readlinkSync,
@@ -30,6 +29,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { FleetError, parseHomePath } from '@fleet/core';
 import { errnoOf, fsFailure } from './errors.js';
+import { fsyncDirectorySync, mkdirSync } from './seam.js';
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -107,6 +107,23 @@ function lstatOrUndefined(path: string): Stats | undefined {
 }
 
 /**
+ * fsync of a directory the walk has just made an entry in: a new directory is durable only once
+ * its parent is, or a power loss could take it — and the file installed in it — away after the
+ * receipt (catalogue 24). A failure is `DURABILITY_FAILED`, never retried.
+ */
+function syncNewEntry(home: string, parent: string): void {
+  try {
+    fsyncDirectorySync(parent);
+  } catch (error) {
+    throw new FleetError(
+      'DURABILITY_FAILED',
+      `${parent === home ? '~' : shown(home, parent)}: fsync failed (${errnoOf(error) ?? String(error)}); not retried`,
+      { cause: error },
+    );
+  }
+}
+
+/**
  * Walks the target's parents from `home`. With `create`, missing directories are made (0700);
  * without, a missing one ends the walk (`complete: false`).
  */
@@ -134,6 +151,7 @@ function walkDirs(home: string, components: readonly string[], create: boolean):
       } catch (error) {
         if (errnoOf(error) !== 'EEXIST') throw fsFailure(error, shown(home, next));
       }
+      syncNewEntry(home, current);
       stats = lstatSync(next);
     }
     if (stats.isSymbolicLink()) throw symlinkError(home, next);

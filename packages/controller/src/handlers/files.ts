@@ -20,6 +20,7 @@ import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
 import { buildLabel, redactorOf, type ControllerRuntime } from '../runtime.js';
+import { keptLinks } from '../writer.js';
 import { checkFreshOperationId, claimRefused } from './replay.js';
 import type { Handler } from './types.js';
 
@@ -123,10 +124,15 @@ export const inventory: Handler = async ({ runtime }) => {
 /**
  * A file with more than one hard link is refused for reading out (catalogue 16): its inode is
  * also reachable under a name the allowlist never approved (`ln ~/.ssh/id_ed25519 <managed>`),
- * so its content is not the managed file's to give.
+ * so its content is not the managed file's to give. An install's own kept link beside it (the
+ * swap of catalogue 31, for the moment of a rename) is not another file.
  */
-export function refuseHardLinked(path: string, live: { readonly nlink: number }): void {
-  if (live.nlink > 1) {
+export function refuseHardLinked(
+  path: string,
+  live: { readonly nlink: number; readonly ino: number },
+  dir: string,
+): void {
+  if (live.nlink > 1 && live.nlink - keptLinks(dir, live.ino) > 1) {
     throw new FleetError(
       'NOT_REGULAR_FILE',
       `${path} has ${live.nlink} hard links: its content is also another file's; not read out (an install replaces it and breaks the link)`,
@@ -137,15 +143,13 @@ export function refuseHardLinked(path: string, live: { readonly nlink: number })
 /** One readable file, redacted: what export and capture share. */
 async function readRedacted(runtime: ControllerRuntime, path: string, capture: boolean) {
   const entry = capture ? runtime.allowlist.require(path) : runtime.allowlist.requireReadable(path);
-  const live = await readLive(
-    runtime.home,
+  const target =
     entry.kind === 'backup'
       ? targetOf(runtime.home, path)
-      : await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs),
-    runtime.limits.maxFileBytes,
-  );
+      : await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs);
+  const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes);
   if (live === null) return { entry, live: null, content: '', redacted: false };
-  refuseHardLinked(path, live);
+  refuseHardLinked(path, live, target.parent);
   const text = decodeText(live.bytes, path);
   const content = (await redactorOf(runtime)).content(text);
   return { entry, live, content, redacted: content !== text };

@@ -243,21 +243,25 @@ async function execute(
   // Answered before a coupled restart: journaled so the next controller settles it (recovery.ts).
   const pending = failure === undefined ? result?.pending : undefined;
   if (pending !== undefined) {
-    await runtime.operations.note(id, {
-      event: 'pending',
-      expect: { nodeId: pending.expect.nodeId },
-      previousNodeId: runtime.nodeId,
-      detail: pending.detail,
-    });
+    await runtime.operations
+      .note(id, {
+        event: 'pending',
+        expect: { nodeId: pending.expect.nodeId },
+        previousNodeId: runtime.nodeId,
+        detail: pending.detail,
+      })
+      .catch((error: unknown) => undoFor(writer, error));
   }
-  await runtime.operations.note(id, {
-    event: 'outcome',
-    state: receipt && !rolledBack ? 'completed' : 'failed',
-    httpStatus,
-    finishedAt,
-    ...(receipt ? { receipt } : {}),
-    ...(redactedError && !receipt ? { error: redactedError } : {}),
-  });
+  await runtime.operations
+    .note(id, {
+      event: 'outcome',
+      state: receipt && !rolledBack ? 'completed' : 'failed',
+      httpStatus,
+      finishedAt,
+      ...(receipt ? { receipt } : {}),
+      ...(redactedError && !receipt ? { error: redactedError } : {}),
+    })
+    .catch((error: unknown) => undoFor(writer, error));
 
   const auditFiles: AuditRecord['files'] = files.map((file) => ({
     path: file.path,
@@ -313,8 +317,14 @@ async function execute(
     client: principal.id,
     httpStatus,
   };
-  // A pending operation keeps its journal (and its backups unpruned) until it is settled.
-  await runtime.operations.finish(record, { keepJournal: pending !== undefined });
+  // A pending operation keeps its journal (and its backups unpruned) until it is settled. The
+  // audit record is written, so the operation is done: a record that cannot be stored (disk full,
+  // catalogue 25) does not change the answer or add a second audit record. The journal, which
+  // holds the outcome, stays: the next start completes the record from it (recovery.ts), and
+  // until then the id is refused as interrupted, never run twice.
+  await runtime.operations
+    .finish(record, { keepJournal: pending !== undefined })
+    .catch(() => undefined);
   if (receipt && !rolledBack && !pending) {
     for (const pruned of await prune(runtime, request.domain, writer)) touched.add(pruned);
   }
@@ -339,6 +349,16 @@ function actionsOf(error: unknown): readonly ActionOutcome[] {
       typeof (a as ActionOutcome).detail === 'string' &&
       statuses.has((a as ActionOutcome).status),
   );
+}
+
+/**
+ * The answer could not be journaled (disk full: catalogue 25), so a crash could not complete it:
+ * the operation is not done. Its writes are undone and the journal's failure is what is answered
+ * (or `RECOVERY_REQUIRED` when a write cannot be undone).
+ */
+async function undoFor(writer: OperationWriter, error: unknown): Promise<never> {
+  const undone = await restoreAll(writer);
+  throw undone === undefined ? error : new FleetError(undone.code, undone.message);
 }
 
 /** Restores every written file; `undefined` when all went back, else the error to answer. */

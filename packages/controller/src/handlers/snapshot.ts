@@ -89,14 +89,11 @@ async function snapshotFile(
     // The domain is the request's: a domain not served, or a path its policy does not accept,
     // is answered as such (DOMAIN_NOT_SERVED, POLICY_REFUSED), not as an unknown path.
     const entry = runtime.allowlist.require(path, domain);
-    const live = await readLive(
-      runtime.home,
-      await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs),
-      runtime.limits.maxFileBytes,
-    );
+    const target = await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs);
+    const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes);
     const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
     if (live === null) return { path, state: 'absent', backups };
-    refuseHardLinked(path, live);
+    refuseHardLinked(path, live, target.parent);
     const text = decodeText(live.bytes, path);
     const content = redactor.content(text);
     return {

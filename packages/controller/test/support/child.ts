@@ -1,10 +1,10 @@
 /**
- * A controller in a child process (test/fixtures/serve.js), for kill -9 and umask tests. Its home
- * gets a node policy serving the fixture's domains when it has none yet.
+ * A controller in a child process (test/fixtures/serve.js), for kill -9, umask and fault-injection
+ * tests (strace, a mount namespace). Its home gets a node policy serving the fixture's domains when
+ * it has none yet.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { defaultNodePolicy, nodePolicyFile } from '@fleet/core';
 import { writeNodePolicy } from '../../src/index.js';
@@ -23,7 +23,8 @@ export interface SpawnOptions {
   /**
    * A command the controller runs under (`['strace', '-f', …]`, `['sh', '-c', 'ulimit -f 16;
    * exec "$0" "$@"']`, `['unshare', '-m', …]`): it is run with the node binary and the serve
-   * script appended.
+   * script appended. The child gets its own process group then, so `stop` signals the
+   * controller too (strace does not end its tracee on SIGTERM).
    */
   readonly prefix?: readonly string[];
 }
@@ -41,13 +42,21 @@ export async function spawnController(
   ) {
     await writeNodePolicy(home, defaultNodePolicy(['fixture', 'coupled']));
   }
-  const argv = [...(options.prefix ?? []), process.execPath, SCRIPT];
+  const prefix = options.prefix ?? [];
+  const argv = [...prefix, process.execPath, SCRIPT];
   const command = argv[0] as string;
   const args = argv.slice(1);
   const child = spawn(command, args, {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', FIXTURE_HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Under another program the controller is a grandchild: its own process group lets `stop`
+    // signal both.
+    detached: prefix.length > 0,
   });
+  const terminate = () => {
+    if (prefix.length > 0 && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+    else child.kill('SIGTERM');
+  };
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => {
     child.once('exit', (code, signal) => resolve(signal ?? code));
   });
@@ -66,22 +75,7 @@ export async function spawnController(
           process: child,
           exited,
           async stop() {
-            // Under a tracer the child is the tracer: the controller's own pid file names it.
-            const pid = Number(
-              (
-                await readFile(join(home, '.local/state/fleet/controller.pid'), 'utf8').catch(
-                  () => '',
-                )
-              ).trim(),
-            );
-            if (options.prefix && Number.isInteger(pid) && pid > 0) {
-              try {
-                process.kill(pid, 'SIGTERM');
-              } catch {
-                // already gone
-              }
-            }
-            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+            if (child.exitCode === null && child.signalCode === null) terminate();
             await exited;
           },
         });
