@@ -19,6 +19,8 @@ export interface StatePaths {
   readonly journal: string;
   readonly operations: string;
   readonly pidFile: string;
+  /** What fleet's writer put at each managed path (sha256 per content, `written.ts`). */
+  readonly written: string;
 }
 
 export function statePaths(home: string): StatePaths {
@@ -33,6 +35,7 @@ export function statePaths(home: string): StatePaths {
     journal: join(root, 'journal'),
     operations: join(root, 'operations'),
     pidFile: join(root, 'controller.pid'),
+    written: join(root, 'written.json'),
   };
 }
 

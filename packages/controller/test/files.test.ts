@@ -220,7 +220,7 @@ describe('reading managed files', () => {
       'v1 {{ secret.CANARY }}\n',
     ]);
     expect(second).to.include({ state: 'refused', code: 'FORMAT_UNSUPPORTED' });
-    expect(svc).to.deep.equal({ path: SVC, state: 'absent', backups: [] });
+    expect(svc).to.deep.equal({ path: SVC, state: 'absent', backups: [], writes: [] });
     expect(ssh).to.include({ state: 'refused', code: 'PATH_OUTSIDE_ROOT' });
     expect(answer.text).to.not.contain(node.canary);
   });
