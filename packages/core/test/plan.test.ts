@@ -51,20 +51,23 @@ function refusal(run: () => unknown): FleetErrorLike {
 }
 
 describe('install refuses hand changes without --force, naming the ways out', () => {
-  it('writes stale and missing files without --force (ucf: replace what is unmodified)', () => {
+  it('writes stale and missing files without --force, but not a modified one among them (the field report wrote it)', () => {
     const planned = plannedInstall(plan(file('a', 'stale'), file('b', 'missing', null)));
     expect(planned.files.map((f) => [f.path, f.expectedSha256])).to.deep.equal([
       ['~/a', 'a'.repeat(64)],
       ['~/b', null],
     ]);
+    const error = refusal(() =>
+      plannedInstall(plan(file('a', 'stale'), file('b', 'missing', null), file('c', 'modified'))),
+    );
+    expect([error.code, error.exitCode]).to.deep.equal(['MODIFIED', 7]);
   });
 
   const table: { states: DriftState[]; code: string }[] = [
-    { states: ['diverged'], code: 'DIVERGED' },
     { states: ['modified'], code: 'MODIFIED' },
     { states: ['deleted'], code: 'DELETED' },
     { states: ['deleted', 'modified', 'stale'], code: 'MODIFIED' },
-    { states: ['modified', 'diverged', 'deleted'], code: 'DIVERGED' },
+    { states: ['deleted', 'stale'], code: 'DELETED' },
   ];
   for (const { states, code } of table) {
     it(`${states.join(' + ')}: refused with ${code} (exit 7), nothing sent`, () => {
@@ -81,6 +84,18 @@ describe('install refuses hand changes without --force, naming the ways out', ()
     });
   }
 
+  it('the worst refused state gives the code: diverged over modified over deleted', () => {
+    const error = refusal(() =>
+      plannedInstall(
+        plan(file('a', 'modified'), file('b', 'diverged'), file('c', 'deleted', null)),
+      ),
+    );
+    expect(error.code).to.equal('DIVERGED');
+    expect(error.message)
+      .to.contain('~/a is modified by hand')
+      .and.contain('~/c was installed by fleet');
+  });
+
   it('names adopt, adopt --promote and --force for a hand change, --force alone for a deleted file', () => {
     const error = refusal(() =>
       plannedInstall(plan(file('CLAUDE.md', 'modified'), file('AGENTS.md', 'deleted', null))),
@@ -95,11 +110,12 @@ describe('install refuses hand changes without --force, naming the ways out', ()
     ]);
   });
 
-  it('ucf --force-confmiss / dpkg --force-confmiss: --force recreates a deleted file and overwrites a hand change', () => {
-    const planned = plannedInstall(
-      plan(file('a', 'deleted', null), file('b', 'modified'), file('c', 'diverged')),
-      { force: true },
+  it('ucf --force-confmiss / dpkg --force-confmiss: only --force recreates a deleted file and overwrites a hand change', () => {
+    const files = [file('a', 'deleted', null), file('b', 'modified'), file('c', 'diverged')];
+    expect(refusal(() => plannedInstall(plan(file('a', 'deleted', null)))).code).to.equal(
+      'DELETED',
     );
+    const planned = plannedInstall(plan(...files), { force: true });
     expect(planned.files.map((f) => [f.path, f.expectedSha256])).to.deep.equal([
       ['~/a', null],
       ['~/b', 'a'.repeat(64)],
@@ -107,10 +123,11 @@ describe('install refuses hand changes without --force, naming the ways out', ()
     ]);
   });
 
-  it('--file leaves a refused file out of the request when another is chosen', () => {
-    const planned = plannedInstall(plan(file('a', 'modified'), file('b', 'stale')), {
-      files: ['~/b'],
-    });
-    expect(planned.files.map((f) => f.path)).to.deep.equal(['~/b']);
+  it('--file chooses: a modified file left out is not refused, a modified file chosen is', () => {
+    const both = plan(file('a', 'modified'), file('b', 'stale'));
+    expect(plannedInstall(both, { files: ['~/b'] }).files.map((f) => f.path)).to.deep.equal([
+      '~/b',
+    ]);
+    expect(refusal(() => plannedInstall(both, { files: ['~/a'] })).code).to.equal('MODIFIED');
   });
 });

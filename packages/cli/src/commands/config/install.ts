@@ -6,7 +6,7 @@ export default class ConfigInstall extends FleetCommand {
   static override summary = "Make a host's domain look like the repository (with --confirm).";
   static override description = `Plans first, then asks the node to install exactly what was planned: each file is written only if its live sha256 still equals the one planned against (else exit 3, nothing written), after a dated backup, by an atomic durable replace, followed by the domain's coupled actions and a verification. Prints the receipt.
 
-Without --confirm it prints the plan and exits 2. A diverged file (local lines found in no published version) is refused with exit 7 unless --force; adopt it first with \`fleet config adopt\` if the local lines are worth keeping.`;
+Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes are not used; a warning names them). Without --confirm it prints the plan and exits 2. A hand change is refused with exit 7 unless --force: diverged (lines in no known version: DIVERGED), modified (every line known, the whole not: MODIFIED), deleted (fleet wrote it there and someone removed it: DELETED). The refusal names the ways out: keep the host's version with \`fleet config adopt HOST PATH\` (\`--promote\` also makes it the canonical, so the host is current), or overwrite it with --force (for a deleted file, --force recreates it).`;
   static override examples = [
     '<%= config.bin %> config install node-01 harness-policy',
     '<%= config.bin %> config install node-01 harness-policy --confirm',
@@ -23,7 +23,10 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       description: 'really install (without it: print the plan, exit 2)',
       default: false,
     }),
-    force: Flags.boolean({ description: 'overwrite diverged files', default: false }),
+    force: Flags.boolean({
+      description: 'overwrite diverged and modified files, recreate deleted ones',
+      default: false,
+    }),
     timeout: Flags.integer({ description: 'timeout in milliseconds', default: 30_000, min: 1 }),
   };
 
@@ -43,9 +46,11 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       domains: [args.domain],
       timeoutMs: flags.timeout,
     });
+    await this.noteSource(context.source);
     const assessment = await core.prepareAssessment({
       repo: context.repo,
       git: context.git,
+      source: context.source,
       domains: context.domains,
       domainFilter: [args.domain],
       readLive: readLiveThroughController(context),
