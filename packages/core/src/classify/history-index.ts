@@ -93,24 +93,30 @@ export class HistoryIndex {
    */
   forHost(variables: Variables, earlierVariables: readonly Variables[] = []): KnownSet {
     const variableSets = [variables, ...earlierVariables];
-    // Each distinct templated line rendered for this host once, per variable set.
-    const renderedBySet = variableSets.map((set) => {
-      const out = new Map<string, string | undefined>();
-      for (const line of this.templateLines) out.set(line, renderLine(line, set));
-      return out;
-    });
-    const rendered = new Set<string>();
-    for (const map of renderedBySet) {
-      for (const value of map.values()) if (value !== undefined) rendered.add(value);
-    }
+    // Each distinct templated line rendered for this host once, per variable set — on first use:
+    // a current file (most of them) never asks.
+    let renderedBySet: Map<string, string | undefined>[] | undefined;
+    let rendered: Set<string> | undefined;
+    const render = (): Map<string, string | undefined>[] => {
+      if (renderedBySet === undefined) {
+        renderedBySet = variableSets.map((set) => {
+          const out = new Map<string, string | undefined>();
+          for (const line of this.templateLines) out.set(line, renderLine(line, set));
+          return out;
+        });
+        rendered = new Set<string>();
+        for (const map of renderedBySet) {
+          for (const value of map.values()) if (value !== undefined) rendered.add(value);
+        }
+      }
+      return renderedBySet;
+    };
     const lineWith = (version: IndexedVersion, i: number, set: number): string | undefined =>
-      version.templated?.has(i)
-        ? renderedBySet[set]?.get(version.lines[i] as string)
-        : version.lines[i];
+      version.templated?.has(i) ? render()[set]?.get(version.lines[i] as string) : version.lines[i];
     const renderedLines = (version: IndexedVersion, set: number): string[] | undefined => {
       const out = version.lines.slice();
       for (const i of version.templated ?? []) {
-        const line = renderedBySet[set]?.get(out[i] as string);
+        const line = render()[set]?.get(out[i] as string);
         if (line === undefined) return undefined;
         out[i] = line;
       }
@@ -123,7 +129,11 @@ export class HistoryIndex {
     const templated = this.templatedVersions;
     const all = this.versionsList;
     return {
-      has: (line) => staticLines.has(line) || rendered.has(line),
+      has: (line) => {
+        if (staticLines.has(line)) return true;
+        render();
+        return rendered?.has(line) === true;
+      },
       versionEqualTo: (lines) => {
         const whole = staticWhole.get(lines.join('\n'));
         // Newest first: a templated version newer than the static match wins.
