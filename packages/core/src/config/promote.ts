@@ -18,6 +18,7 @@ import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath } from '../render/views.js';
 import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
 import type { ReadLive } from './drift.js';
+import type { LiveFile } from './file-items.js';
 import { targetsForHost, type DomainRuntime, type FileTarget } from './targets.js';
 
 /** The canonical file's new text: the candidate, or (a block file) the adopter's splice of it. */
@@ -73,6 +74,61 @@ export interface PromotionInput {
   readonly concurrency?: number;
 }
 
+type Snapshot = Pick<CanonicalSnapshot, 'atRef'>;
+
+/** A target whose view the promotion changes, with its view after it (`null`: none renders). */
+interface Changed {
+  readonly target: FileTarget;
+  readonly desired: string | null;
+}
+
+/** The targets of every host whose view of `canonical` the promotion changes. */
+function changedTargets(
+  input: PromotionInput,
+  targetsOf: (host: string, snapshot: Snapshot) => FileTarget[],
+  after: Snapshot,
+  own: FileTarget,
+): Map<string, Changed[]> {
+  const changed = new Map<string, Changed[]>();
+  for (const host of Object.keys(input.repo.manifest.hosts).sort()) {
+    const before = new Map(targetsOf(host, input.snapshot).map((t) => [t.path, t]));
+    for (const target of targetsOf(host, after)) {
+      if (host === input.host && target.path === own.path) continue;
+      const old = before.get(target.path);
+      const desired = target.desired.ok ? target.desired.content : null;
+      const was = old?.desired.ok ? old.desired.content : null;
+      if (desired !== null && desired === was) continue;
+      changed.set(host, [...(changed.get(host) ?? []), { target, desired }]);
+    }
+  }
+  return changed;
+}
+
+/** Whether one changed target would then equal its live file (`[]`), or why not. */
+function driftOf(
+  input: PromotionInput,
+  host: string,
+  { target, desired }: Changed,
+  file: LiveFile | undefined,
+): PromotionDrift[] {
+  const drift = (why: string): PromotionDrift[] => [{ host, path: target.path, why }];
+  if (desired === null) {
+    return drift(`would not render: ${target.desired.ok ? '' : target.desired.problem.message}`);
+  }
+  if (file === undefined || file.kind === 'refused') {
+    return drift(`cannot be read (${file?.kind === 'refused' ? file.code : 'not reported'})`);
+  }
+  const runtime = input.domains.get(target.domain) as DomainRuntime;
+  let managed: string | null;
+  try {
+    managed = file.kind === 'present' ? runtime.operator.managed(target.file, file.content) : null;
+  } catch (error) {
+    return drift(asFleetError(error).message);
+  }
+  if (managed === desired) return [];
+  return drift(managed === null ? 'would be missing' : 'would differ from its live file');
+}
+
 /**
  * Checks a promotion: `PROMOTE_REFUSED` when the adopted host would not be current after it;
  * otherwise the targets it would put into drift (the caller refuses unless they are accepted).
@@ -83,7 +139,7 @@ export async function checkPromotion(input: PromotionInput): Promise<PromotionCh
   const affected = [...input.domains.values()].filter((runtime) =>
     runtime.declaration.files.some((f) => canonicalPath(runtime.declaration, f) === canonical),
   );
-  const targetsOf = (host: string, snapshot: Pick<CanonicalSnapshot, 'atRef'>): FileTarget[] => {
+  const targetsOf = (host: string, snapshot: Snapshot): FileTarget[] => {
     const runs = hostEntry(input.repo, host).domains;
     const domains = affected.filter((runtime) => runs.includes(runtime.declaration.domain));
     return targetsForHost(host, hostVariables(input.repo, host), domains, snapshot).filter(
@@ -108,21 +164,7 @@ export async function checkPromotion(input: PromotionInput): Promise<PromotionCh
     );
   }
 
-  // Every target whose view the promotion changes, per host (the adopted file itself excepted).
-  const changed = new Map<string, { target: FileTarget; desired: string | null }[]>();
-  for (const host of Object.keys(input.repo.manifest.hosts).sort()) {
-    const before = new Map(targetsOf(host, input.snapshot).map((t) => [t.path, t]));
-    for (const target of targetsOf(host, after)) {
-      if (host === input.host && target.path === own.path) continue;
-      const old = before.get(target.path);
-      const desired = target.desired.ok ? target.desired.content : null;
-      const was = old?.desired.ok ? old.desired.content : null;
-      if (desired !== null && desired === was) continue;
-      const list = changed.get(host) ?? [];
-      list.push({ target, desired });
-      changed.set(host, list);
-    }
-  }
+  const changed = changedTargets(input, targetsOf, after, own);
   const outcomes = await forEachHost(
     [...changed.keys()],
     async (host) => {
@@ -131,39 +173,7 @@ export async function checkPromotion(input: PromotionInput): Promise<PromotionCh
         host,
         targets.map((t) => t.target),
       );
-      return targets.flatMap(({ target, desired }): PromotionDrift[] => {
-        if (desired === null) {
-          const problem = target.desired.ok ? '' : target.desired.problem.message;
-          return [{ host, path: target.path, why: `would not render: ${problem}` }];
-        }
-        const file = live.get(target.path);
-        if (file === undefined || file.kind === 'refused') {
-          return [
-            {
-              host,
-              path: target.path,
-              why: `cannot be read (${file?.kind === 'refused' ? file.code : 'not reported'})`,
-            },
-          ];
-        }
-        const runtime = input.domains.get(target.domain) as DomainRuntime;
-        let managed: string | null = null;
-        try {
-          managed =
-            file.kind === 'present' ? runtime.operator.managed(target.file, file.content) : null;
-        } catch (error) {
-          return [{ host, path: target.path, why: asFleetError(error).message }];
-        }
-        return managed === desired
-          ? []
-          : [
-              {
-                host,
-                path: target.path,
-                why: managed === null ? 'would be missing' : 'would differ from its live file',
-              },
-            ];
-      });
+      return targets.flatMap((t) => driftOf(input, host, t, live.get(t.target.path)));
     },
     input.concurrency === undefined ? {} : { concurrency: input.concurrency },
   );
