@@ -159,16 +159,9 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
           : {}),
       };
       if (flags['dry-run']) {
-        for (const path of [candidate.mirrorPath, ...also.map((w) => w.path)]) {
-          await core.checkMirrorPathClean(context.git, path);
-        }
-        const preview = await core.previewAdoption({
-          git: context.git,
-          writes: [{ path: candidate.mirrorPath, content: candidate.content }, ...also],
-          message,
-        });
+        const writes = [{ path: candidate.mirrorPath, content: candidate.content }, ...also];
+        const preview = await this.preview(core, context, writes, message);
         await log('unchanged', null, 0, 'dry run: nothing written');
-        if (!this.jsonEnabled()) this.log(renderPreview(preview, core.escapeControl));
         return { ...result, commit: null, dryRun: preview };
       }
       const commit = await core.commitAdoption({
@@ -202,6 +195,19 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
       );
       throw error;
     }
+  }
+
+  /** `--dry-run`: the commit adopt would make, shown; the same clean-path checks; nothing written. */
+  private async preview(
+    core: typeof import('@fleet/core'),
+    context: FleetContext,
+    writes: readonly RepoWrite[],
+    message: string,
+  ): Promise<AdoptionPreview> {
+    for (const write of writes) await core.checkMirrorPathClean(context.git, write.path);
+    const preview = await core.previewAdoption({ git: context.git, writes, message });
+    if (!this.jsonEnabled()) this.log(renderPreview(preview, core.escapeControl));
+    return preview;
   }
 
   /**
