@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The fleet demo on a local lab (contract §13): drift → plan → install → drift clean → adopt → audit
-# verify, against three real controllers on 127.0.0.1. Run from the repository root after
+# The fleet demo on a local lab (contract §13): drift → plan → install → drift clean → adopt
+# (--promote: drift clean again) → audit verify, against three real controllers on 127.0.0.1. Run from the repository root after
 # `npm ci && npm run build`. Leaves nothing running: the lab is taken down at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -34,9 +34,14 @@ step "someone edits node-01's CLAUDE.md by hand; drift calls it diverged"
 echo "- node-01 only: keep the build cache on the fast disk" >>"$lab/nodes/node-01/home/.claude/CLAUDE.md"
 fleet drift --host node-01 --domain harness-policy || echo "(exit $?)"
 
-step "fleet config adopt node-01 ~/.claude/CLAUDE.md: the repo admits what the host became"
-fleet config adopt node-01 '~/.claude/CLAUDE.md' --message "adopt node-01's local rule"
+step "fleet config adopt node-01 ~/.claude/CLAUDE.md --promote: the repo admits what the host became"
+# The other two hosts have no CLAUDE.md yet: promoting changes what they should hold, so say so.
+fleet config adopt node-01 '~/.claude/CLAUDE.md' --promote --accept-drift-on node-02 \
+  --accept-drift-on node-03 --message "adopt node-01's local rule"
 git -C "$FLEET_REPO" log -1 --format='%h %s%n%n%(trailers)'
+
+step "fleet drift --host node-01 --domain harness-policy: clean again, the loop closed"
+fleet drift --host node-01 --domain harness-policy
 
 step "fleet audit verify: every node's hash-chained audit log is intact"
 fleet audit verify

@@ -232,7 +232,9 @@ describe('e2e: config install on a lab fleet', function () {
       }
     });
 
-    it('a live file equal to a backup the node holds is stale (a published version), naming the backup', async () => {
+    it('a hand edit overwritten with --force and put back from its backup is diverged, never stale: backups are no known versions', async () => {
+      // The field report counted backups as published; fleet deliberately no longer does
+      // (docs/classification.md): this backup holds the hand edit --force replaced above.
       const [backup] = Object.keys(await stampTree(lab.backupsDir('node-01')));
       const bytes = await readFile(`${lab.backupsDir('node-01')}/${backup as string}`);
       const current = await lab.readNode('node-01', POLICY);
@@ -250,10 +252,23 @@ describe('e2e: config install on a lab fleet', function () {
         const item = driftReportSchema
           .parse(json(run))
           .hosts[0]?.items.find((i) => i.path === POLICY);
-        expect(item?.state).to.equal('stale');
-        expect(item?.detail)
-          .to.include('backup')
-          .and.include(String(backup?.split('/').at(-1)));
+        expect(item?.state).to.equal('diverged');
+        expect(item?.lines?.map((l) => l.text)).to.deep.equal([
+          '- keep the build green on Fridays',
+        ]);
+        const install = await lab.run([
+          'config',
+          'install',
+          'node-01',
+          'harness-policy',
+          '--file',
+          POLICY,
+          '--confirm',
+          '--json',
+        ]);
+        expect(install.exitCode).to.equal(7);
+        expect(json<{ error: { code: string } }>(install).error.code).to.equal('DIVERGED');
+        expect(await lab.readNode('node-01', POLICY)).to.deep.equal(bytes);
       } finally {
         await lab.writeNode('node-01', POLICY, current);
       }

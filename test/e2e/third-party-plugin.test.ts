@@ -174,7 +174,7 @@ describe('e2e: a third-party domain plugin on a lab fleet', function () {
     expect(item).to.deep.include({
       domain: 'gitconfig',
       state: 'missing',
-      detail: 'the file has no managed block',
+      detail: 'the file has no managed block (fleet never installed one here)',
     });
     // The plugin's prober rides along: git itself resolves no identity yet.
     const derived = node01?.items.find((i) => i.layer === 'derived' && i.domain === 'gitconfig');

@@ -8,7 +8,7 @@ import { ROOT, labPids, pidAlive, tempDir } from '../src/fleet.js';
 describe('scripts/demo.sh (the README demo)', function () {
   this.timeout(120_000);
 
-  it('goes drift → plan → install → drift clean → adopt → audit verify, and stops its lab', async () => {
+  it('goes drift → plan → install → drift clean → adopt --promote → drift clean → audit verify, and stops its lab', async () => {
     const tmp = await tempDir('fleet-demo-');
     const lab = join(tmp.path, 'lab');
     try {
@@ -26,6 +26,8 @@ describe('scripts/demo.sh (the README demo)', function () {
         '1 host: 1 current, 0 drifted',
         'diverged    file     ~/.claude/CLAUDE.md  (1 local line)',
         'Fleet-Adopted-From: node-01:~/.claude/CLAUDE.md',
+        'Fleet-Promoted-To: domains/harness-policy/CLAUDE.md',
+        '1 host: 1 current, 0 drifted',
         '3 logs: 3 intact, 0 broken',
       ];
       let at = 0;

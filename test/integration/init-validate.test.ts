@@ -59,7 +59,32 @@ describe('fleet validate', () => {
   it('passes the repository init made, rendering every file for every host', async () => {
     const run = await validate('--json');
     expect(run.exitCode, run.stderr).to.equal(0);
-    expect(json(run)).to.deep.equal({ valid: true, repo, hosts: 1, domains: 3, rendered: 5 });
+    const head = git(repo, 'rev-parse', 'HEAD').trim();
+    expect(json(run)).to.deep.equal({
+      valid: true,
+      repo,
+      checked: 'working-tree',
+      headCommit: head,
+      uncommitted: [],
+      hosts: 1,
+      domains: 3,
+      rendered: 5,
+    });
+  });
+
+  it('checks the working tree, and names what drift, plan and install would not read yet', async () => {
+    await appendFile(join(repo, 'hosts', 'node-01.yaml'), '# edited, not committed\n');
+    const run = await validate('--json');
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(json(run)).to.deep.include({
+      checked: 'working-tree',
+      uncommitted: ['hosts/node-01.yaml'],
+    });
+    const human = await validate();
+    expect(human.stdout).to.contain('(the working tree, uncommitted changes included)');
+    expect(human.stdout).to.match(
+      /Not committed yet \(drift, plan and install read commit [0-9a-f]{12} until you commit\): hosts\/node-01\.yaml/,
+    );
   });
 
   it('finds the repository from FLEET_REPO and by walking up from a subdirectory', async () => {

@@ -8,7 +8,7 @@
  * so `--help` and `--version` load no fleet or domain code.
  */
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
-import type { ErrorEnvelope, FleetErrorLike, Problem, Registry } from '@fleet/core';
+import type { ErrorEnvelope, FleetErrorLike, Problem, Registry, RepoSource } from '@fleet/core';
 
 export type FleetFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof FleetCommand)['baseFlags'] & T['flags']
@@ -42,6 +42,17 @@ export abstract class FleetCommand extends Command {
 
   /** The fleet repository this command found (the audit heads it saw are kept under it). */
   protected repoRoot: string | undefined;
+
+  /**
+   * Names the commit a verb read (the human output's first line) and warns on stderr about what
+   * the working tree left uncommitted, which the verb does not use (docs/classification.md).
+   */
+  protected async noteSource(source: RepoSource): Promise<void> {
+    if (!this.jsonEnabled()) this.log(`repository commit ${source.commit.slice(0, 12)} (HEAD)`);
+    const { uncommittedWarning } = await import('@fleet/core');
+    const warning = uncommittedWarning(source);
+    if (warning !== '') this.note(warning);
+  }
 
   /** Finds the fleet repository from --repo, $FLEET_REPO or the working directory. */
   protected async findRepo(flag: string | undefined): Promise<string> {

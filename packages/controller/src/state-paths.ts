@@ -21,6 +21,8 @@ export interface StatePaths {
   readonly pidFile: string;
   /** The values the node resolved and may still hold on disk (secret-memory.ts). */
   readonly secretMemory: string;
+  /** What fleet's writer put at each managed path (sha256 per content, `written.ts`). */
+  readonly written: string;
 }
 
 export function statePaths(home: string): StatePaths {
@@ -36,6 +38,7 @@ export function statePaths(home: string): StatePaths {
     operations: join(root, 'operations'),
     pidFile: join(root, 'controller.pid'),
     secretMemory: join(root, 'secret-memory.json'),
+    written: join(root, 'written.json'),
   };
 }
 

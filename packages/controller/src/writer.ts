@@ -10,6 +10,9 @@
  * leaves a file that is wholly old or wholly new and a journal that says which step was reached
  * (docs/durability.md).
  *
+ * After the rename the content's sha256 is added to the node's record of fleet's own writes
+ * (`written.ts`, contract §8.2); a restore withdraws the write it undoes and records nothing.
+ *
  * Linux has no compare-and-swap rename (catalogue 31): link-swap-verify catches another writer in
  * the window after the last check, and what it cannot catch is listed in docs/durability.md.
  */
@@ -41,6 +44,7 @@ import { managedTarget } from './fs/managed-target.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
 import { TEMP_PREFIX, homeRelative, type StatePaths } from './state-paths.js';
+import { forgetWrite, recordWrite } from './written.js';
 
 export interface WriterOptions {
   readonly home: string;
@@ -220,6 +224,11 @@ export class OperationWriter implements SafeFileWriter {
     });
     await fsyncDir(target.parent, request.path);
     await this.options.operations.note(operationId, { event: 'renamed', path: request.path });
+    await recordWrite(this.options.state, request.path, {
+      sha256: afterSha,
+      at: this.options.clock.now().toISOString(),
+      operationId,
+    });
     await failpoint('install.after_rename');
     return result;
   }
@@ -265,6 +274,10 @@ export class OperationWriter implements SafeFileWriter {
     await fsyncDir(target.parent, result.path);
     written.restored = true;
     await this.options.operations.note(operationId, { event: 'restored', path: result.path });
+    // The file is back: a record that cannot be updated must not make the restore fail. Left
+    // behind, the withdrawn write only errs on the safe side (a file removed again reads
+    // `deleted`: never recreated without --force), and an unusable record refuses every read.
+    await forgetWrite(this.options.state, result.path, operationId).catch(() => undefined);
   }
 
   /**

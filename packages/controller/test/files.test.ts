@@ -230,7 +230,7 @@ describe('reading managed files', () => {
       'v1 {{ secret.CANARY }}\n',
     ]);
     expect(second).to.include({ state: 'refused', code: 'FORMAT_UNSUPPORTED' });
-    expect(svc).to.deep.equal({ path: SVC, state: 'absent', backups: [] });
+    expect(svc).to.deep.equal({ path: SVC, state: 'absent', backups: [], writes: [] });
     // Not a path the node policy accepts for fixture; fleet's own env file, never; a domain this
     // node lacks: named as such.
     expect(ssh).to.include({ state: 'refused', code: 'POLICY_REFUSED' });

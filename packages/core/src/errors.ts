@@ -110,7 +110,14 @@ export const ERROR_CODES = {
   /** The controller's --node-id disagrees with expected_node of the identity file: it will not serve. */
   NODE_ID_MISMATCH: { exit: ExitCode.verification },
   // policy (exit 7)
+  /** A file with lines found in no known version (local edits), written only with --force. */
   DIVERGED: { exit: ExitCode.policy },
+  /** A file whose every line is known but whose whole is not (a hand change), only with --force. */
+  MODIFIED: { exit: ExitCode.policy },
+  /** A file fleet installed that someone removed: recreated only with --force. */
+  DELETED: { exit: ExitCode.policy },
+  /** `adopt --promote` would leave other hosts rendering differently from their live files. */
+  PROMOTE_REFUSED: { exit: ExitCode.policy },
   /** `--unattended` without the domain's opt-in, or for a domain with a process coupling (§10.3). */
   UNATTENDED_REFUSED: { exit: ExitCode.policy },
   /** The node's local bootstrap policy does not allow this bootstrap (contract §12). */

@@ -68,8 +68,15 @@ export {
   parseHostVariables,
   parseManifest,
   readRepoFile,
+  repoFromTexts,
   type FleetRepo,
 } from './repo/load.js';
+export {
+  loadRepoAtHead,
+  parsePorcelainPaths,
+  uncommittedWarning,
+  type RepoSource,
+} from './repo/at-commit.js';
 export { discoverRepo, type DiscoverOptions } from './repo/discover.js';
 export {
   defaultCredentialsPath,
@@ -243,7 +250,10 @@ export {
   type OperatorHalf,
 } from './config/targets.js';
 export {
+  WAYS_OUT,
   assessFile,
+  describeVersion,
+  liveFilesOf,
   type AssessInput,
   type FileAssessment,
   type LiveFile,
@@ -286,8 +296,19 @@ export {
   checkMirrorPathClean,
   commitAdoption,
   managedFileAt,
+  previewAdoption,
   type AdoptCandidate,
+  type AdoptionPreview,
+  type RepoWrite,
 } from './config/adopt.js';
+export {
+  checkPromotion,
+  promotedCanonical,
+  promotionRefusal,
+  type PromotionCheck,
+  type PromotionDrift,
+  type PromotionInput,
+} from './config/promote.js';
 
 // History-aware classification (contract §8.2)
 export {
@@ -295,9 +316,12 @@ export {
   classify,
   splitLines,
   type Classification,
+  type FleetWrite,
+  type KnownLines,
+  type KnownSet,
+  type KnownVersion,
+  type LiveState,
   type LocalLine,
-  type PublishedSet,
-  type PublishedVersion,
   type VersionSource,
 } from './classify/classify.js';
 export { HistoryIndex } from './classify/history-index.js';

@@ -1,103 +1,296 @@
+/**
+ * The classification table (contract §8.2, docs/classification.md): every state, and every case of
+ * the issue, each named after the peer behaviour it follows or deliberately differs from — Debian
+ * ucf (its test suite's table and its hashfile), dpkg's conffile handling (`configure.c`:
+ * useredited × distedited), Ansible blockinfile (integration tests and bug reports), and the
+ * field report fleet was derived from. Pure: no git, no node.
+ */
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile, mkdir, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   PublishedLines,
   classify,
   splitLines,
-  type PublishedVersion,
+  type Classification,
+  type FleetWrite,
+  type KnownVersion,
 } from '../src/classify/classify.js';
-import {
-  parseCatFileBatch,
-  readCanonicalHistory,
-  readCanonicalSnapshot,
-} from '../src/classify/history.js';
-import { createGit, type Git } from '../src/git.js';
 
-const commit = (id: string): PublishedVersion['source'] => ({ kind: 'commit', commit: id });
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const commit = (id: string) => ({ kind: 'commit', commit: id }) as const;
+const installed = (w: FleetWrite) =>
+  ({ kind: 'installed', at: w.at, operationId: w.operationId }) as const;
+const write = (content: string, n: number): FleetWrite => ({
+  sha256: sha(content),
+  at: `2026-05-0${n}T10:00:00.000Z`,
+  operationId: `01J00000000000000000000${String(n).padStart(3, '0')}`,
+});
 
-/** A policy through four releases; v4 rewrites most lines. */
+/** A policy through four releases on the main line; v4 (desired) rewrites most lines. */
 const v1 = '# Policy v1\n- be careful\n- commit often\n- no secrets\n';
 const v2 = '# Policy v2\n- be careful\n- commit often\n- no secrets\n- review diffs\n';
 const v3 = '# Policy v3\n- be careful\n- commit small steps\n- no secrets\n- review diffs\n';
 const v4 =
   '# Policy v4\n- think first\n- small reviewed steps\n- secrets by name only\n- ask before deleting\n';
-const versions: PublishedVersion[] = [
+const history: KnownVersion[] = [
   { source: commit('c4'), content: v4 },
   { source: commit('c3'), content: v3 },
   { source: commit('c2'), content: v2 },
   { source: commit('c1'), content: v1 },
 ];
+const known = new PublishedLines(history);
+const desired: KnownVersion = { source: commit('c4'), content: v4 };
 
-describe('classify (history-aware)', () => {
-  const published = new PublishedLines(versions);
+/** Content fleet wrote from a feature branch (never on the main line), and a hand edit. */
+const branch = `${v4}- branch-only rule\n`;
+const handEdit = `${v4}- my own rule\n`;
 
-  const cases: { name: string; live: string | null; expected: object }[] = [
-    { name: 'equal bytes are current', live: v4, expected: { state: 'current' } },
-    { name: 'no live file is missing', live: null, expected: { state: 'missing' } },
-    {
-      name: 'a host three releases behind across a rewrite is stale, naming the version it equals',
-      live: v1,
-      expected: { state: 'stale', equals: commit('c1'), lineEndingsOnly: false },
+interface Case {
+  readonly name: string;
+  /** The live managed part (`null`: no file, or no block). */
+  readonly live: string | null;
+  /** The node's record at the path, newest first. */
+  readonly writes?: readonly FleetWrite[];
+  /** sha256 of the whole live file, when it differs from the managed part's (a block file). */
+  readonly wholeSha?: string | null;
+  readonly expected: Classification;
+}
+
+const cases: Case[] = [
+  // current
+  {
+    name: 'dpkg cfo_identical / ucf "md5sums match": equal to the new version is current, nothing asked',
+    live: v4,
+    expected: { state: 'current' },
+  },
+  {
+    name: 'current even when the record holds older writes (nothing to replace)',
+    live: v4,
+    writes: [write(v3, 2), write(v2, 1)],
+    expected: { state: 'current' },
+  },
+  // missing
+  {
+    name: 'ucf "Creating config file … with new version": no file and no record is missing (install creates it)',
+    live: null,
+    expected: { state: 'missing' },
+  },
+  {
+    name: 'blockinfile appends a block that is not there (insertafter EOF): a file without the block, never written, is missing',
+    live: null,
+    wholeSha: sha('# my own AGENTS.md\n'),
+    expected: { state: 'missing' },
+  },
+  // deleted
+  {
+    name: 'ucf test_03 "Not replacing deleted config file": fleet wrote it, someone removed it — deleted',
+    live: null,
+    writes: [write(v4, 2), write(v3, 1)],
+    expected: { state: 'deleted', lastWrite: write(v4, 2) },
+  },
+  {
+    name: 'ucf test_07 / dpkg cfof_userrmd with an updated version: still deleted (ucf asks, fleet never asks and refuses)',
+    live: null,
+    writes: [write(v2, 1)],
+    expected: { state: 'deleted', lastWrite: write(v2, 1) },
+  },
+  {
+    name: 'blockinfile re-adds a block whose markers were removed (ansible#45848, #22668); fleet reads its own block removed: deleted',
+    live: null,
+    wholeSha: sha('# my AGENTS.md, block cut out\n'),
+    writes: [write('# my AGENTS.md\n<!-- block -->\n', 1)],
+    expected: { state: 'deleted', lastWrite: write('# my AGENTS.md\n<!-- block -->\n', 1) },
+  },
+  // stale: main-line versions
+  {
+    name: 'ucf historical md5sums (md5sum.d): equal to any released version is replaced silently — stale, naming the commit',
+    live: v1,
+    expected: { state: 'stale', equals: commit('c1'), lineEndingsOnly: false },
+  },
+  {
+    name: 'field report, kept: a host offline across a consolidation holds an old canonical whole — stale, not diverged',
+    live: v2,
+    writes: [write(v2, 1)],
+    expected: { state: 'stale', equals: commit('c2'), lineEndingsOnly: false },
+  },
+  {
+    name: 'blockinfile preserve_line_endings: CRLF endings of the desired view are stale, and said (not current, not diverged)',
+    live: v4.replace(/\n/g, '\r\n'),
+    expected: { state: 'stale', equals: commit('c4'), lineEndingsOnly: true },
+  },
+  {
+    name: 'CRLF endings of an older version are stale and name that version',
+    live: v2.replace(/\n/g, '\r\n'),
+    expected: { state: 'stale', equals: commit('c2'), lineEndingsOnly: true },
+  },
+  {
+    name: 'blockinfile file_without_trailing_newline: a missing final newline is stale, line endings only',
+    live: v4.slice(0, -1),
+    expected: { state: 'stale', equals: commit('c4'), lineEndingsOnly: true },
+  },
+  // stale: fleet's own writes
+  {
+    name: 'ucf hashfile (test_04 "package changed, local unchanged"): equal to what fleet last wrote — stale, installed by fleet',
+    live: branch,
+    writes: [write(branch, 3)],
+    expected: { state: 'stale', equals: installed(write(branch, 3)), lineEndingsOnly: false },
+  },
+  {
+    name: "deeper than ucf's one hash: an earlier write of fleet (from an amended commit) is still fleet's own — stale",
+    live: branch,
+    writes: [write(v4, 4), write(branch, 3)],
+    expected: { state: 'stale', equals: installed(write(branch, 3)), lineEndingsOnly: false },
+  },
+  {
+    name: 'a main-line version wins over the record: the commit is named',
+    live: v3,
+    writes: [write(v3, 2)],
+    expected: { state: 'stale', equals: commit('c3'), lineEndingsOnly: false },
+  },
+  {
+    name: "a block file is fleet's own while the whole file is as fleet wrote it (the record holds whole-file hashes)",
+    live: `${v4}- branch block line\n`,
+    wholeSha: sha('# mine\n<!-- b -->\nbranch block\n<!-- e -->\n'),
+    writes: [write('# mine\n<!-- b -->\nbranch block\n<!-- e -->\n', 1)],
+    expected: {
+      state: 'stale',
+      equals: installed(write('# mine\n<!-- b -->\nbranch block\n<!-- e -->\n', 1)),
+      lineEndingsOnly: false,
     },
-    {
-      name: 'one extra local line makes it diverged with localLines 1',
-      live: `${v1}- my own rule\n`,
-      expected: { state: 'diverged', localLines: 1, lines: [{ line: 5, text: '- my own rule' }] },
+  },
+  // modified: every line known, the whole not
+  {
+    name: 'dpkg useredited (any hash mismatch is a local change): a deleted line is a hand change — modified; the field report called it history',
+    live: '# Policy v4\n- think first\n- secrets by name only\n- ask before deleting\n',
+    expected: {
+      state: 'modified',
+      comparedWith: commit('c4'),
+      deleted: [{ line: 3, text: '- small reviewed steps' }],
+      moved: [],
+      added: [],
     },
-    {
-      name: 'a recombination of published lines is stale and equals no version',
-      live: '# Policy v2\n- be careful\n- think first\n',
-      expected: { state: 'stale', equals: null, lineEndingsOnly: false },
+  },
+  {
+    name: 'reordered lines are modified, the moved line listed',
+    live: '# Policy v4\n- small reviewed steps\n- think first\n- secrets by name only\n- ask before deleting\n',
+    expected: {
+      state: 'modified',
+      comparedWith: commit('c4'),
+      deleted: [],
+      moved: [{ line: 3, text: '- think first' }],
+      added: [],
     },
-    {
-      name: 'a local deletion of lines is stale and equals no version',
-      live: '# Policy v4\n- think first\n',
-      expected: { state: 'stale', equals: null, lineEndingsOnly: false },
+  },
+  {
+    name: 'a duplicated line is modified, the repeat listed as added',
+    live: `${v4}- think first\n`,
+    expected: {
+      state: 'modified',
+      comparedWith: commit('c4'),
+      deleted: [],
+      moved: [],
+      added: [{ line: 6, text: '- think first' }],
     },
-    {
-      name: 'CRLF endings of the desired view are stale, not current and not diverged',
-      live: v4.replace(/\n/g, '\r\n'),
-      expected: { state: 'stale', equals: commit('c4'), lineEndingsOnly: true },
+  },
+  {
+    name: 'ucf/dpkg: an emptied file differs from every hash — modified, every line of the desired view deleted',
+    live: '',
+    expected: {
+      state: 'modified',
+      comparedWith: commit('c4'),
+      deleted: splitLines(v4).map((text, i) => ({ line: i + 1, text })),
+      moved: [],
+      added: [],
     },
-    {
-      name: 'CRLF endings of an older version are stale and name that version',
-      live: v2.replace(/\n/g, '\r\n'),
-      expected: { state: 'stale', equals: commit('c2'), lineEndingsOnly: true },
+  },
+  {
+    name: 'a mix of two old versions is modified, described against the closer one',
+    live: '# Policy v2\n- be careful\n- commit small steps\n- no secrets\n- review diffs\n',
+    expected: {
+      state: 'modified',
+      comparedWith: commit('c3'),
+      deleted: [{ line: 1, text: '# Policy v3' }],
+      moved: [],
+      added: [{ line: 1, text: '# Policy v2' }],
     },
-    {
-      name: 'a missing final newline is stale, line endings only',
-      live: v4.slice(0, -1),
-      expected: { state: 'stale', equals: commit('c4'), lineEndingsOnly: true },
+  },
+  {
+    name: 'an old version with one line deleted (offline host, then a hand change) is described against that old version',
+    live: '# Policy v1\n- be careful\n- no secrets\n',
+    writes: [write(v1, 1)],
+    expected: {
+      state: 'modified',
+      comparedWith: commit('c1'),
+      deleted: [{ line: 3, text: '- commit often' }],
+      moved: [],
+      added: [],
     },
-    {
-      name: 'a line with a trailing space is a local line',
-      live: v4.replace('- think first', '- think first '),
-      expected: { state: 'diverged', localLines: 1, lines: [{ line: 2, text: '- think first ' }] },
+  },
+  // diverged: some lines unknown
+  {
+    name: 'dpkg "Modified (by you or by a script) since installation" / ucf asks: a local line — diverged, fleet refuses instead of asking',
+    live: `${v1}- my own rule\n`,
+    expected: { state: 'diverged', localLines: 1, lines: [{ line: 5, text: '- my own rule' }] },
+  },
+  {
+    name: 'field report, deliberately not: a backup is no known version — a hand edit overwritten with --force and put back is diverged',
+    live: handEdit,
+    writes: [write(v4, 2)],
+    expected: { state: 'diverged', localLines: 1, lines: [{ line: 6, text: '- my own rule' }] },
+  },
+  {
+    name: "fleet's own write is known whole, by its bytes (ucf md5sum): its lines edited by hand are local — diverged",
+    live: `${branch}- and mine\n`,
+    writes: [write(branch, 3)],
+    expected: {
+      state: 'diverged',
+      localLines: 2,
+      lines: [
+        { line: 6, text: '- branch-only rule' },
+        { line: 7, text: '- and mine' },
+      ],
     },
-    {
-      name: 'a lone carriage return inside a line is content, not a line ending',
-      live: v4.replace('- think first', '- think\rfirst'),
-      expected: { state: 'diverged', localLines: 1, lines: [{ line: 2, text: '- think\rfirst' }] },
+  },
+  {
+    name: "ucf compares exact md5sums: CRLF endings of fleet's own branch write are not recognised through the record",
+    live: branch.replace(/\n/g, '\r\n'),
+    writes: [write(branch, 3)],
+    expected: {
+      state: 'diverged',
+      localLines: 1,
+      lines: [{ line: 6, text: '- branch-only rule' }],
     },
-    {
-      name: 'an empty live file is stale (every one of its zero lines is published)',
-      live: '',
-      expected: { state: 'stale', equals: null, lineEndingsOnly: false },
-    },
-  ];
-  for (const { name, live, expected } of cases) {
-    it(name, () => {
-      expect(classify(live, v4, published)).to.deep.equal(expected);
+  },
+  {
+    name: 'a line with a trailing space is a local line',
+    live: v4.replace('- think first', '- think first '),
+    expected: { state: 'diverged', localLines: 1, lines: [{ line: 2, text: '- think first ' }] },
+  },
+  {
+    name: 'a lone carriage return inside a line is content, not a line ending',
+    live: v4.replace('- think first', '- think\rfirst'),
+    expected: { state: 'diverged', localLines: 1, lines: [{ line: 2, text: '- think\rfirst' }] },
+  },
+];
+
+describe('classify: the states of contract §8.2, case by case', () => {
+  for (const c of cases) {
+    it(c.name, () => {
+      const wholeSha = c.wholeSha !== undefined ? c.wholeSha : c.live === null ? null : sha(c.live);
+      const result = classify(
+        { managed: c.live, sha256: wholeSha, writes: c.writes ?? [] },
+        desired,
+        known,
+      );
+      expect(result).to.deep.equal(c.expected);
     });
   }
 
   it('counts every local line, each with its line number', () => {
     const live = `local one\n${v3}local two\nlocal one\n`;
-    const result = classify(live, v4, published);
-    expect(result).to.deep.equal({
+    expect(
+      classify({ managed: live, sha256: sha(live), writes: [] }, desired, known),
+    ).to.deep.equal({
       state: 'diverged',
       localLines: 3,
       lines: [
@@ -108,18 +301,11 @@ describe('classify (history-aware)', () => {
     });
   });
 
-  it('treats a backup the node holds as published', () => {
-    const backup = `${v4}- a line only the backup had\n`;
-    const withBackup = new PublishedLines([
-      ...versions,
-      { source: { kind: 'backup', path: '~/.local/state/fleet/backups/x' }, content: backup },
-    ]);
-    expect(classify(backup, v4, withBackup)).to.deep.equal({
-      state: 'stale',
-      equals: { kind: 'backup', path: '~/.local/state/fleet/backups/x' },
-      lineEndingsOnly: false,
-    });
-    expect(classify(backup, v4, published).state).to.equal('diverged');
+  it('a version published twice (a revert) is named by its newest commit', () => {
+    const reverted = new PublishedLines([{ source: commit('c5'), content: v1 }, ...history]);
+    expect(classify({ managed: v1, sha256: sha(v1), writes: [] }, desired, reverted)).to.deep.equal(
+      { state: 'stale', equals: commit('c5'), lineEndingsOnly: false },
+    );
   });
 
   it('splits lines without terminators and without a phantom last line', () => {
@@ -128,105 +314,5 @@ describe('classify (history-aware)', () => {
     expect(splitLines('a\n')).to.deep.equal(['a']);
     expect(splitLines('a\r\nb\r\n')).to.deep.equal(['a', 'b']);
     expect(splitLines('a\n\n')).to.deep.equal(['a', '']);
-  });
-});
-
-describe('readCanonicalHistory (real git)', () => {
-  let repo: string;
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-      encoding: 'utf8',
-    });
-  const commitFile = async (path: string, content: string | null, message: string) => {
-    if (content === null) await unlink(join(repo, path));
-    else await writeFile(join(repo, path), content);
-    git('add', '--all');
-    git('commit', '-q', '-m', message);
-    return git('rev-parse', 'HEAD').trim();
-  };
-
-  beforeEach(async () => {
-    repo = await mkdtemp(join(tmpdir(), 'fleet-history-'));
-    git('init', '-q', '-b', 'main');
-    await mkdir(join(repo, 'domains', 'd'), { recursive: true });
-  });
-  afterEach(() => rm(repo, { recursive: true, force: true }));
-
-  it('reads every version on the main line, newest first, each content once', async () => {
-    const c1 = await commitFile('domains/d/a.md', 'one\n', 'v1');
-    const c2 = await commitFile('domains/d/a.md', 'two\n', 'v2');
-    await commitFile('domains/d/other.md', 'unrelated\n', 'other file');
-    await commitFile('domains/d/a.md', null, 'delete');
-    const c5 = await commitFile('domains/d/a.md', 'one\n', 'restore v1');
-    const history = await readCanonicalHistory(createGit(repo), [
-      'domains/d/a.md',
-      'domains/d/none.md',
-    ]);
-    const versions = history.get('domains/d/a.md') ?? [];
-    expect(versions.map((v) => [v.commit, v.content])).to.deep.equal([
-      [c5, 'one\n'],
-      [c2, 'two\n'],
-    ]);
-    expect(c1).to.not.equal(c5);
-    expect(history.get('domains/d/none.md')).to.deep.equal([]);
-  });
-
-  it('snapshots the files at the ref, with the commit the ref resolved to', async () => {
-    await commitFile('domains/d/a.md', 'one\n', 'v1');
-    await commitFile('domains/d/gone.md', 'soon gone\n', 'add');
-    const head = await commitFile('domains/d/gone.md', null, 'remove');
-    const snapshot = await readCanonicalSnapshot(createGit(repo), [
-      'domains/d/a.md',
-      'domains/d/gone.md',
-    ]);
-    expect(snapshot.commit).to.equal(head);
-    expect(snapshot.atRef.get('domains/d/a.md')).to.equal('one\n');
-    expect(snapshot.atRef.get('domains/d/gone.md')).to.equal(null);
-    // Removed now, but it was published once: its version stays in the history.
-    expect(snapshot.history.get('domains/d/gone.md')?.map((v) => v.content)).to.deep.equal([
-      'soon gone\n',
-    ]);
-  });
-
-  it('follows the first parent only: a side branch merged in is not a published version', async () => {
-    await commitFile('domains/d/a.md', 'main one\n', 'v1');
-    git('checkout', '-q', '-b', 'side');
-    await commitFile('domains/d/a.md', 'side draft\n', 'draft');
-    await commitFile('domains/d/a.md', 'side final\n', 'final');
-    git('checkout', '-q', 'main');
-    git('merge', '-q', '--no-ff', '-m', 'merge side', 'side');
-    const versions = (await readCanonicalHistory(createGit(repo), ['domains/d/a.md'])).get(
-      'domains/d/a.md',
-    );
-    expect(versions?.map((v) => v.content)).to.deep.equal(['side final\n', 'main one\n']);
-  });
-
-  it('reads any number of versions of several files in exactly two git processes', async () => {
-    for (let i = 0; i < 60; i += 1) {
-      await writeFile(join(repo, 'domains/d/b.md'), `b ${i}\n`);
-      await commitFile('domains/d/a.md', `line ${i}\n`, `v${i}`);
-    }
-    const real = createGit(repo);
-    const calls: string[] = [];
-    const counting: Git = {
-      run: (args, options) => (calls.push(args.join(' ')), real.run(args, options)),
-      runBytes: (args, options) => (calls.push(args.join(' ')), real.runBytes(args, options)),
-    };
-    const history = await readCanonicalHistory(counting, ['domains/d/a.md', 'domains/d/b.md']);
-    expect(history.get('domains/d/a.md')).to.have.length(60);
-    expect(history.get('domains/d/b.md')?.[0]?.content).to.equal('b 59\n');
-    expect(calls).to.have.length(2);
-  });
-
-  it('parses cat-file batch output, including missing objects and binary-safe sizes', () => {
-    const body = Buffer.from('héllo\n');
-    const output = Buffer.concat([
-      Buffer.from(`aaaa blob ${body.length}\n`),
-      body,
-      Buffer.from('\nbbbb:x missing\n'),
-    ]);
-    const [first, second] = parseCatFileBatch(output, 2);
-    expect(first?.toString('utf8')).to.equal('héllo\n');
-    expect(second).to.equal(null);
   });
 });

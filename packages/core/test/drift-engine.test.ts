@@ -7,8 +7,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runDrift, type ReadLive } from '../src/config/drift.js';
+import { prepareAssessment, runDrift, type ReadLive } from '../src/config/drift.js';
+import { planHost, plannedInstall } from '../src/config/plan.js';
 import { domainRuntime } from '../src/config/targets.js';
+import { wholeFileInstaller } from '../src/installers/whole-file.js';
+import type { Installer } from '../src/interfaces/installer.js';
 import { createGit } from '../src/git.js';
 import { FleetError } from '../src/errors.js';
 import { loadRepo } from '../src/repo/load.js';
@@ -74,7 +77,7 @@ describe('runDrift (engine)', () => {
             '~/.app.conf',
             content === null || content === undefined
               ? { kind: 'absent' as const }
-              : { kind: 'present' as const, content, sha256: 'a'.repeat(64), backups: [] },
+              : { kind: 'present' as const, content, sha256: 'a'.repeat(64) },
           ],
         ]),
       );
@@ -123,7 +126,6 @@ describe('runDrift (engine)', () => {
               kind: 'present' as const,
               content: 'id = alpha\nport = 2\n',
               sha256: 'a'.repeat(64),
-              backups: [],
             },
           ],
         ]),
@@ -138,7 +140,7 @@ describe('runDrift (engine)', () => {
     });
     const [item] = report.hosts[0]?.items ?? [];
     expect(item?.state).to.equal('stale');
-    expect(item?.detail).to.match(/equals the published commit/);
+    expect(item?.detail).to.match(/equals the known version commit/);
   });
 
   it('refuses an unknown host before asking any host anything', async () => {
@@ -160,5 +162,45 @@ describe('runDrift (engine)', () => {
       expect((error as FleetError).code).to.equal('UNKNOWN_HOST');
     }
     expect(asked).to.equal(0);
+  });
+
+  it('one function (contract §8.2): a canonical the installer refuses is an error in drift as in install', async () => {
+    // An installer whose check refuses any canonical mentioning "FORBIDDEN" (as harness-policy
+    // refuses a canonical that mentions a marker).
+    const strict: Installer = {
+      ...wholeFileInstaller('demo'),
+      check: (_file, content) =>
+        content.includes('FORBIDDEN') ? [{ message: 'mentions FORBIDDEN', line: 2 }] : [],
+    };
+    await writeFile(join(root, 'domains/demo/app.conf'), 'id = {{ host.node_id }}\nFORBIDDEN\n');
+    git('commit', '-q', '-am', 'v3');
+    const readLive: ReadLive = () =>
+      Promise.resolve(
+        new Map([
+          [
+            '~/.app.conf',
+            { kind: 'present' as const, content: 'id = alpha\nport = 1\n', sha256: 'a'.repeat(64) },
+          ],
+        ]),
+      );
+    const domains = new Map([['demo', domainRuntime(declaration, strict)]]);
+    const repo = await loadRepo(root);
+    const report = await runDrift({
+      repo,
+      git: createGit(root),
+      domains,
+      readLive,
+      hosts: ['alpha'],
+      now: () => new Date(),
+    });
+    const [item] = report.hosts[0]?.items ?? [];
+    expect(item?.state).to.equal('error');
+    expect(item?.detail).to.contain('mentions FORBIDDEN');
+    const assessment = await prepareAssessment({ repo, git: createGit(root), domains, readLive });
+    const [plan] = await planHost(assessment, 'alpha', 'demo');
+    expect(plan?.files[0]?.item).to.deep.equal(item);
+    expect(() => plannedInstall(plan as never, { force: true }))
+      .to.throw(/mentions FORBIDDEN/)
+      .with.property('code', 'FORMAT_UNSUPPORTED');
   });
 });

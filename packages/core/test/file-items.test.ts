@@ -6,10 +6,19 @@ import {
   targetsForHost,
   type DomainRuntime,
 } from '../src/config/targets.js';
+import { createHash } from 'node:crypto';
 import { assessFile, type LiveFile } from '../src/config/file-items.js';
+import type { FleetWrite } from '../src/classify/classify.js';
 import { wholeFileInstaller } from '../src/installers/whole-file.js';
 import type { CanonicalSnapshot } from '../src/classify/history.js';
 import type { DomainDeclaration } from '../src/interfaces/domain.js';
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const fleetWrite = (content: string): FleetWrite => ({
+  sha256: sha(content),
+  at: '2026-05-01T10:00:00.000Z',
+  operationId: '01J0000000000000000000000A',
+});
 
 const declaration: DomainDeclaration = {
   domain: 'demo',
@@ -49,18 +58,22 @@ describe('file targets and drift items', () => {
   const variables = { node_id: 'node-01' };
   const [target] = targetsForHost('node-01', variables, [runtime], snapshot);
   const index = buildHistoryIndexes([runtime], snapshot).get(targetKey('demo', 'app.conf'));
-  const present = (
-    content: string,
-    backups: { path: string; content: string }[] = [],
-  ): LiveFile => ({
+  const present = (content: string, writes: FleetWrite[] = []): LiveFile => ({
     kind: 'present',
     content,
-    sha256: 'f'.repeat(64),
-    backups,
+    sha256: sha(content),
+    writes,
   });
   const assess = (live: LiveFile) => {
     if (!target || !index) throw new Error('fixture');
-    return assessFile({ target, live, operator: runtime.operator, index, variables }).item;
+    return assessFile({
+      target,
+      live,
+      operator: runtime.operator,
+      index,
+      variables,
+      repoCommit: 'c2',
+    }).item;
   };
 
   it('renders the desired view for the host, secrets left as names', () => {
@@ -96,8 +109,13 @@ describe('file targets and drift items', () => {
     const item = assess(present('node = node-01\nport = 8080\n'));
     expect(item.state).to.equal('stale');
     expect(item.detail).to.match(
-      /equals the published commit c1 \(2026-01-01T00:00:00Z\); safe to replace/,
+      /equals the known version commit c1 \(2026-01-01T00:00:00Z\); safe to replace/,
     );
+    expect(item.version).to.deep.equal({
+      kind: 'commit',
+      commit: 'c1',
+      date: '2026-01-01T00:00:00Z',
+    });
     expect(item.diff).to.contain('-port = 8080').and.to.contain('+port = 8081');
   });
 
@@ -111,17 +129,43 @@ describe('file targets and drift items', () => {
     expect(item.detail).to.contain('fleet config adopt');
   });
 
-  it('counts a backup the node holds as published', () => {
-    const item = assess(
-      present('node = node-01\nport = 9999\n', [{ path: 'b/1', content: 'port = 9999\n' }]),
-    );
-    expect(item.state).to.equal('stale');
+  it('is stale, installed by fleet, when the file is what fleet wrote (a branch, an amended commit)', () => {
+    const branch = 'node = node-01\nport = 7000\n';
+    const item = assess(present(branch, [fleetWrite(branch)]));
+    expect(item).to.deep.include({
+      state: 'stale',
+      version: {
+        kind: 'installed',
+        at: '2026-05-01T10:00:00.000Z',
+        operationId: '01J0000000000000000000000A',
+      },
+    });
+    expect(item.detail).to.contain('the content fleet installed at 2026-05-01T10:00:00.000Z');
+  });
+
+  it('is modified, listing the deleted line, when a line of a known version was removed', () => {
+    const item = assess(present('node = node-01\ntoken = {{ secret.APP_TOKEN }}\n'));
+    expect(item).to.deep.include({
+      state: 'modified',
+      localLines: 0,
+      version: { kind: 'commit', commit: 'c2', date: '2026-02-01T00:00:00Z' },
+      deletedLines: [{ line: 2, text: 'port = 8081' }],
+      movedLines: [],
+      addedLines: [],
+    });
+    expect(item.detail).to.contain('1 line deleted (2)').and.contain('--force');
+  });
+
+  it('is deleted when fleet wrote the file and it is gone, and says how to recreate it', () => {
+    const item = assess({ kind: 'absent', writes: [fleetWrite('x\n')] });
+    expect(item.state).to.equal('deleted');
+    expect(item.detail).to.contain('someone removed it').and.contain('install --force');
   });
 
   it('reports a missing file, an unsupported one and a refused one', () => {
     expect(assess({ kind: 'absent' })).to.deep.include({
       state: 'missing',
-      detail: 'the file does not exist',
+      detail: 'the file does not exist (fleet never installed it here)',
     });
     expect(
       assess({ kind: 'refused', code: 'ENCODING_INVALID', message: 'not UTF-8' }).state,
@@ -139,6 +183,7 @@ describe('file targets and drift items', () => {
       operator: runtime.operator,
       index,
       variables: {},
+      repoCommit: 'c2',
     });
     expect(item.state).to.equal('error');
     expect(item.detail).to.match(/node_id is not set in hosts\/node-02\.yaml/);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { classify } from '../src/classify/classify.js';
+import { classify as classifyWith, type KnownSet } from '../src/classify/classify.js';
 import { HistoryIndex } from '../src/classify/history-index.js';
 import type { CanonicalVersion } from '../src/classify/history.js';
 
@@ -17,6 +17,14 @@ const history: CanonicalVersion[] = [
   },
   { commit: 'c1', date: '2026-01-01T00:00:00Z', content: 'listen: 8080\n' },
 ];
+
+/** Classifies a live whole file no record knows, against the host's view of the history. */
+const classify = (live: string, desired: string, known: KnownSet) =>
+  classifyWith(
+    { managed: live, sha256: null, writes: [] },
+    { source: { kind: 'commit', commit: 'c3' }, content: desired },
+    known,
+  );
 
 describe('HistoryIndex (published versions viewed per host)', () => {
   const index = new HistoryIndex(history);
@@ -54,16 +62,36 @@ describe('HistoryIndex (published versions viewed per host)', () => {
     expect(none.has('node: ')).to.equal(false);
   });
 
-  it("counts the node's backups as published", () => {
-    const backup = {
-      source: { kind: 'backup' as const, path: 'b1' },
-      content: 'node: alpha\nlocal: tweak\n',
-    };
-    const alpha = index.forHost({ node_id: 'alpha' }, [backup]);
-    expect(classify('node: alpha\nlocal: tweak\n', desiredFor('alpha'), alpha)).to.deep.equal({
-      state: 'stale',
-      equals: { kind: 'backup', path: 'b1' },
-      lineEndingsOnly: false,
+  it('knows a rendering of an earlier variable set (a node id changed in hosts/)', () => {
+    const renamed = index.forHost({ node_id: 'alpha-2' }, [{ node_id: 'alpha' }]);
+    expect(classify('node: alpha\nlisten: 8080\n', desiredFor('alpha-2'), renamed)).to.deep.include(
+      { state: 'stale', equals: { kind: 'commit', commit: 'c2', date: '2026-02-01T00:00:00Z' } },
+    );
+  });
+
+  it('describes a modified file against its closest rendered version, the newest of equal ones', () => {
+    const alpha = index.forHost({ node_id: 'alpha' });
+    // The whole-version index answers with the newest of a templated and a static version that
+    // render alike for a host, in either order.
+    const both = (first: string, second: string) =>
+      new HistoryIndex([
+        { commit: 'new', date: 'd2', content: first },
+        { commit: 'old', date: 'd1', content: second },
+      ]).forHost({ node_id: 'alpha' });
+    for (const known of [
+      both('x: {{ host.node_id }}\n', 'x: alpha\n'),
+      both('x: alpha\n', 'x: {{ host.node_id }}\n'),
+    ]) {
+      expect(classify('x: alpha\n', 'y\n', known)).to.deep.include({
+        equals: { kind: 'commit', commit: 'new', date: 'd2' },
+      });
+    }
+    expect(classify('listen: 8080\nnode: alpha\n', desiredFor('alpha'), alpha)).to.deep.equal({
+      state: 'modified',
+      comparedWith: { kind: 'commit', commit: 'c2', date: '2026-02-01T00:00:00Z' },
+      deleted: [],
+      moved: [{ line: 2, text: 'node: alpha' }],
+      added: [],
     });
   });
 

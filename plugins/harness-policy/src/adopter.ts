@@ -6,8 +6,9 @@
  * - AGENTS.md / GEMINI.md: only the block's body (template space: LF endings). Text outside the
  *   markers belongs to the host's users, never to the fleet, so it is never adopted. Damaged
  *   markers refuse (`MARKERS_*`), and a file with no block has nothing to adopt.
- * Candidates go to `mirror/<host>/harness-policy/<file id>`; promoting one to the canonical
- * CLAUDE.md (or its policy section) is an ordinary reviewed git change.
+ * Candidates go to `mirror/<host>/harness-policy/<file id>`. `adopt --promote` writes a
+ * CLAUDE.md candidate over the canonical CLAUDE.md, and a block's candidate into the canonical's
+ * policy section (the whole canonical when it has no markers: then the whole file is the section).
  */
 import {
   FleetError,
@@ -16,7 +17,7 @@ import {
   type Capture,
   type ManagedFile,
 } from '@fleet/core';
-import { findBlock, normaliseBody } from './block.js';
+import { findBlock, normaliseBody, spliceBlock } from './block.js';
 import { harnessPolicyDomain, POLICY_MARKERS } from './domain.js';
 
 const DOMAIN = harnessPolicyDomain.domain;
@@ -40,5 +41,19 @@ function mirrorPath(file: ManagedFile, capture: Capture): string {
   return path;
 }
 
+/**
+ * The canonical CLAUDE.md with `body` as the section a block file is viewed from: spliced between
+ * the canonical's markers (everything around them kept byte for byte), or the whole canonical when
+ * it has none. Damaged markers in the canonical refuse (`MARKERS_*`), a body holding a marker too.
+ */
+function promote(file: ManagedFile, canonical: string, body: string): string {
+  if (file.kind === 'whole') return body;
+  const markers = file.markers ?? POLICY_MARKERS;
+  const source = `canonical ${file.canonical}`;
+  return findBlock(canonical, markers, source) === null
+    ? normaliseBody(body)
+    : spliceBlock(canonical, body, markers, source);
+}
+
 /** The domain's adopter, loaded lazily by the registry (`register.ts`). */
-export const harnessPolicyAdopter: Adopter = { domain: DOMAIN, candidate, mirrorPath };
+export const harnessPolicyAdopter: Adopter = { domain: DOMAIN, candidate, mirrorPath, promote };

@@ -73,4 +73,29 @@ describe('harness-policy adopter', () => {
       .to.throw()
       .with.property('code', 'PATH_INVALID');
   });
+
+  it('promotes a block into the canonical policy section, keeping the text around it byte for byte', () => {
+    const canonical = `# Agent policy\r\n\r\nintro\r\n${B}\r\n- old rule\r\n${E}\r\nafter\r\n`;
+    const promote = adopter.promote?.bind(adopter);
+    expect(promote).to.be.a('function');
+    expect(promote?.(fileById('AGENTS.md'), canonical, '- edited rule\n')).to.equal(
+      `# Agent policy\r\n\r\nintro\r\n${B}\r\n- edited rule\r\n${E}\r\nafter\r\n`,
+    );
+    // A canonical without markers is its own section: the block becomes the whole file.
+    expect(promote?.(fileById('GEMINI.md'), '# all policy\n', '- edited rule')).to.equal(
+      '- edited rule\n',
+    );
+    // CLAUDE.md is managed whole: its candidate is the canonical.
+    expect(promote?.(fileById('CLAUDE.md'), canonical, '# mine\n')).to.equal('# mine\n');
+  });
+
+  it('refuses to promote a block holding a marker, or into a canonical with damaged markers', () => {
+    const promote = adopter.promote?.bind(adopter);
+    expect(() => promote?.(fileById('AGENTS.md'), `${B}\nx\n${E}\n`, `${B}\n`))
+      .to.throw()
+      .with.property('code', 'MARKER_IN_BODY');
+    expect(() => promote?.(fileById('AGENTS.md'), `${E}\nx\n${B}\n`, '- y\n'))
+      .to.throw()
+      .with.property('code', 'MARKERS_REVERSED');
+  });
 });

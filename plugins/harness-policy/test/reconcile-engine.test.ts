@@ -43,7 +43,7 @@ const AGENTS = '~/.codex/AGENTS.md';
 const GEMINI = '~/.gemini/GEMINI.md';
 const B = POLICY_MARKERS.begin;
 const E = POLICY_MARKERS.end;
-const HOSTS = ['node-01', 'node-02', 'node-03', 'node-04'];
+const HOSTS = ['node-01', 'node-02', 'node-03', 'node-04', 'node-05', 'node-06'];
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -68,9 +68,22 @@ const present = (content: string): LiveFile => ({
   kind: 'present',
   content,
   sha256: sha256(content),
-  backups: [],
 });
 const absent: LiveFile = { kind: 'absent' };
+/** A file fleet wrote (the node's record) that someone removed since. */
+const removed = (content: string): LiveFile => ({
+  kind: 'absent',
+  writes: [
+    {
+      sha256: sha256(content),
+      at: '2026-04-01T10:00:00.000Z',
+      operationId: '01J00000000000000000000ZZZ',
+    },
+  ],
+});
+/** V2 with one of its lines deleted by hand: every line known, the whole not. */
+const withoutALine = (text: string): string =>
+  text.replace('- Secrets are referred to by name only.\n', '');
 
 describe('harness reconcile engine (real repo history, fake transports)', function () {
   this.timeout(30_000);
@@ -134,6 +147,24 @@ describe('harness reconcile engine (real repo history, fake transports)', functi
         ]),
       ],
       ['node-04', 'unreachable'],
+      // A line of CLAUDE.md deleted by hand; the GEMINI.md fleet wrote, removed.
+      [
+        'node-05',
+        new Map([
+          [CLAUDE, present(withoutALine(V2))],
+          [AGENTS, present(withBlock(v1))],
+          [GEMINI, removed(withBlock(V2))],
+        ]),
+      ],
+      // AGENTS.md's block emptied by hand; CLAUDE.md fleet wrote, removed.
+      [
+        'node-06',
+        new Map([
+          [CLAUDE, removed(V2)],
+          [AGENTS, present(spliceBlock('# My own notes\n', '', POLICY_MARKERS))],
+          [GEMINI, present(withBlock(V2))],
+        ]),
+      ],
     ]);
   });
 
@@ -235,7 +266,22 @@ describe('harness reconcile engine (real repo history, fake transports)', functi
       ['node-02', 'current'],
       ['node-03', 'diverged'],
       ['node-04', 'offline_pending'],
+      ['node-05', 'modified'],
+      ['node-06', 'modified'],
     ]);
+    // A deleted line is a hand change, not history; a file fleet wrote and someone removed is
+    // deleted, not missing (the worst of a host's targets is its state: modified > deleted).
+    expect(targetStates(hostOf(run, 'node-05'))).to.deep.equal([
+      [CLAUDE, 'modified', 'modified'],
+      [AGENTS, 'stale', 'would-update'],
+      [GEMINI, 'deleted', 'deleted'],
+    ]);
+    expect(targetStates(hostOf(run, 'node-06'))).to.deep.equal([
+      [CLAUDE, 'deleted', 'deleted'],
+      [AGENTS, 'modified', 'modified'],
+      [GEMINI, 'current', 'current'],
+    ]);
+    expect(hostOf(run, 'node-05').targets[0]?.localLines).to.equal(0);
     // A whole rewrite later, the old copy is stale (every line was published), not diverged.
     expect(targetStates(hostOf(run, 'node-01'))).to.deep.equal([
       [CLAUDE, 'stale', 'would-update'],
@@ -255,7 +301,7 @@ describe('harness reconcile engine (real repo history, fake transports)', functi
 
   it('with --confirm: one install per host of its stale and missing targets, against the sha256 it read', async () => {
     const run = await reconcile('confirm');
-    expect(run.requests.map((r) => r.host)).to.have.members(['node-01', 'node-03']);
+    expect(run.requests.map((r) => r.host)).to.have.members(['node-01', 'node-03', 'node-05']);
     const first = run.requests.find((r) => r.host === 'node-01')?.request as InstallRequest;
     expect(first.domain).to.equal(DOMAIN);
     expect(first).to.not.have.property('unattended');
@@ -277,14 +323,19 @@ describe('harness reconcile engine (real repo history, fake transports)', functi
       ['node-02', 'current'],
       ['node-03', 'diverged'],
       ['node-04', 'offline_pending'],
+      ['node-05', 'modified'],
+      ['node-06', 'modified'],
     ]);
+    // Never written, even with --confirm: modified, deleted (ucf: not replacing deleted config file).
+    const fifth = run.requests.find((r) => r.host === 'node-05')?.request as InstallRequest;
+    expect(fifth.files.map((f) => f.path)).to.deep.equal([AGENTS]);
     expect(targetStates(hostOf(run, 'node-03'))).to.deep.equal([
       [CLAUDE, 'diverged', 'diverged'],
       [AGENTS, 'missing', 'updated'],
       [GEMINI, 'missing', 'updated'],
     ]);
     // Each install is in the operator log under the operation id it was sent with.
-    expect(run.records).to.have.length(2);
+    expect(run.records).to.have.length(3);
     for (const { host, request } of run.requests) {
       const record = run.records.find((r) => r.operationId === request.operationId);
       expect(record, host).to.include({
@@ -299,12 +350,21 @@ describe('harness reconcile engine (real repo history, fake transports)', functi
 
   it('--unattended writes the same targets and marks each request (and log line) unattended', async () => {
     const run = await reconcile('unattended');
-    expect(run.requests).to.have.length(2);
+    expect(run.requests).to.have.length(3);
     for (const { request } of run.requests) expect(request.unattended).to.equal(true);
     for (const record of run.records) expect(record.detail).to.match(/^unattended; /);
     expect(
       run.requests.find((r) => r.host === 'node-03')?.request.files.map((f) => f.path),
     ).to.deep.equal([AGENTS, GEMINI]);
+    // Unattended never writes a modified, deleted or diverged target either.
+    expect(
+      run.requests.flatMap((r) =>
+        r.request.files.map(
+          (f) => hostOf(run, r.host).targets.find((t) => t.path === f.path)?.drift,
+        ),
+      ),
+    ).to.satisfy((drifts: string[]) => drifts.every((d) => d === 'stale' || d === 'missing'));
+    expect(run.requests.find((r) => r.host === 'node-06')).to.equal(undefined);
   });
 
   it('an install that fails verification is an error host, and the run exits 6', async () => {

@@ -63,8 +63,12 @@ const host = (
 });
 
 describe('harness reconcile: states and exit codes', () => {
-  it('a host is the worst of its targets: error > diverged > would-update/updated > current', () => {
+  it('a host is the worst of its targets: error > diverged > modified > deleted > would-update/updated > current', () => {
     const table: [TargetState[], TargetState][] = [
+      [['would-update', 'deleted', 'updated'], 'deleted'],
+      [['deleted', 'modified'], 'modified'],
+      [['modified', 'diverged', 'deleted'], 'diverged'],
+      [['modified', 'error'], 'error'],
       [[], 'current'],
       [['current', 'current', 'current'], 'current'],
       [['current', 'updated', 'current'], 'updated'],
@@ -83,6 +87,9 @@ describe('harness reconcile: states and exit codes', () => {
     expect(plannedState('stale')).to.equal('would-update');
     expect(plannedState('missing')).to.equal('would-update');
     expect(plannedState('diverged')).to.equal('diverged');
+    // ucf "Not replacing deleted config file"; a hand change is never history.
+    expect(plannedState('deleted')).to.equal('deleted');
+    expect(plannedState('modified')).to.equal('modified');
     expect(plannedState('unsupported')).to.equal('error');
     expect(plannedState('error')).to.equal('error');
   });
@@ -90,7 +97,14 @@ describe('harness reconcile: states and exit codes', () => {
   it('exits 0 when every host is current or updated, 1 when drift remains, 6 on a failed verification', () => {
     expect(reconcileExitCode([])).to.equal(0);
     expect(reconcileExitCode([host('a', 'current'), host('b', 'updated')])).to.equal(0);
-    for (const state of ['would-update', 'diverged', 'offline_pending', 'error'] as const) {
+    for (const state of [
+      'would-update',
+      'deleted',
+      'modified',
+      'diverged',
+      'offline_pending',
+      'error',
+    ] as const) {
       expect(reconcileExitCode([host('a', 'current'), host('b', state)]), state).to.equal(1);
     }
     expect(
@@ -106,6 +120,8 @@ describe('harness reconcile: states and exit codes', () => {
       current: 2,
       'would-update': 0,
       updated: 0,
+      deleted: 0,
+      modified: 0,
       diverged: 0,
       error: 0,
       offline_pending: 1,
@@ -180,7 +196,13 @@ describe('harness reconcile: state merge', () => {
   it('records each host under its state, sorted, with last_run and canonical_sha', () => {
     const state = mergeState(
       null,
-      run(T1, { 'node-02': 'updated', 'node-01': 'current', 'node-03': 'diverged' }),
+      run(T1, {
+        'node-02': 'updated',
+        'node-01': 'current',
+        'node-03': 'diverged',
+        'node-04': 'modified',
+        'node-05': 'deleted',
+      }),
     );
     expect(state).to.deep.equal({
       schema: STATE_SCHEMA,
@@ -191,11 +213,16 @@ describe('harness reconcile: state merge', () => {
       current: ['node-01'],
       updated: ['node-02'],
       would_update: [],
+      deleted: ['node-05'],
+      modified: ['node-04'],
       diverged: ['node-03'],
       offline_pending: [],
       errors: [],
     } satisfies ReconcileState);
     expect(stateProblem(state)).to.equal(null);
+    // A state written before `deleted` and `modified` existed is still a valid one.
+    const { deleted: _d, modified: _m, ...older } = state;
+    expect(stateProblem(older)).to.equal(null);
   });
 
   it('keeps the first-seen time of an offline host across runs, and clears it when reached', () => {

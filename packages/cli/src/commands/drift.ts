@@ -4,9 +4,17 @@ import { FleetCommand } from '../base-command.js';
 
 export default class Drift extends FleetCommand {
   static override summary = 'Report how every host differs from the repository (read-only).';
-  static override description = `Every host is asked concurrently (with a bound and a per-host timeout) for its live files, redacted on the node, and each file is classified against the repository's history: current, stale (every line was published: safe to replace), diverged (local lines: adopt them or install with --force), missing, unsupported or error. An unreachable host is reported and the run goes on.
+  static override description = `Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (named on the first line; uncommitted changes are not used, and a warning says so). Every host is asked concurrently (with a bound and a per-host timeout) for its live files, redacted on the node, and each file is classified against its known versions — every version of the canonical in the repository's history and every content fleet itself wrote on that host (docs/classification.md):
 
-Exit 0 when every host is current, 1 when any host drifted or could not be reached. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
+  current      equal to the desired view
+  stale        equal, whole, to a known version: safe to replace (the version is named)
+  modified     every line known, the whole not (lines deleted, moved, repeated, emptied): a hand change
+  diverged     some lines in no known version: local edits (adopt them, or install with --force)
+  missing      no file (or block), and fleet never wrote one there
+  deleted      fleet wrote it there and someone removed it (never recreated without --force)
+  unsupported  the node cannot hold it;  error: a render or the domain's checks refuse it
+
+An unreachable host is reported and the run goes on. Exit 0 when every host is current, 1 when any host drifted or could not be reached. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
   static override examples = [
     '<%= config.bin %> drift',
     '<%= config.bin %> drift --host node-01 --domain harness-policy --json',
@@ -43,6 +51,7 @@ Exit 0 when every host is current, 1 when any host drifted or could not be reach
       domains: flags.domain,
       timeoutMs: flags.timeout,
     });
+    await this.noteSource(context.source);
     const hosts = flags.host ?? Object.keys(context.repo.manifest.hosts).sort();
     // The domains' probers (derived, runtime layers) ride in the same request as the files.
     const probers = await core.loadDomainProbers(registry, [...context.domains.keys()]);
@@ -57,6 +66,7 @@ Exit 0 when every host is current, 1 when any host drifted or could not be reach
       hosts,
       ...(flags.domain ? { domainFilter: flags.domain } : {}),
       concurrency: flags.concurrency,
+      source: context.source,
       now: () => new Date(),
       onHost: (_host, status) => progress.settled(status),
     });
@@ -77,6 +87,23 @@ Exit 0 when every host is current, 1 when any host drifted or could not be reach
 
 /** States whose item says *why* on the line: without the reason an error is not actionable. */
 const WHY_STATES = new Set(['error', 'unsupported']);
+
+/** What to do about the states that refuse (a line each, only for states present). */
+function hints(report: DriftReport): string[] {
+  const states = new Set(report.hosts.flatMap((host) => host.items.map((item) => item.state)));
+  const out: string[] = [];
+  if (states.has('diverged') || states.has('modified')) {
+    out.push(
+      'hand changes (diverged, modified) are never replaced without --force: keep them with `fleet config adopt HOST PATH` (`--promote` makes them the canonical), or overwrite with `fleet config install … --force`',
+    );
+  }
+  if (states.has('deleted')) {
+    out.push(
+      'deleted files are never recreated by reconcile: `fleet config install HOST DOMAIN --file PATH --confirm --force` recreates one',
+    );
+  }
+  return out;
+}
 
 /**
  * The human summary: one line per host, one indented line per item that is not current — an
@@ -100,6 +127,7 @@ function renderSummary(report: DriftReport, escape: (text: string) => string): s
   const { summary } = report;
   lines.push(
     `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} error${summary.errors === 1 ? '' : 's'} (commit ${report.repoCommit.slice(0, 12)})`,
+    ...hints(report),
   );
   return lines.join('\n');
 }

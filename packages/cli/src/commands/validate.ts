@@ -5,6 +5,12 @@ import { FleetCommand } from '../base-command.js';
 export interface ValidateResult {
   readonly valid: true;
   readonly repo: string;
+  /** What was checked: the working tree, uncommitted changes included (what is about to be committed). */
+  readonly checked: 'working-tree';
+  /** The commit drift, plan and install read (`null`: no commit yet). */
+  readonly headCommit: string | null;
+  /** Paths under fleet.yaml, hosts/ and domains/ not committed: checked here, not used by those verbs yet. */
+  readonly uncommitted: readonly string[];
   readonly hosts: number;
   readonly domains: number;
   readonly rendered: number;
@@ -20,7 +26,7 @@ export interface ValidateNodePolicyResult {
 export default class Validate extends FleetCommand {
   static override summary =
     'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
-  static override description = `Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any. Each runtime artifact fleet.yaml lists is read and checked too: its sha256, its version, and the commit its build record names (package/fleet-build.json, written when it was packed), which must be fleet.yaml's commit for it.
+  static override description = `Checks the working tree — uncommitted changes included: what you are about to commit — where drift, plan and install read the last commit (HEAD). Says which paths are not committed yet. Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any. Each runtime artifact fleet.yaml lists is read and checked too: its sha256, its version, and the commit its build record names (package/fleet-build.json, written when it was packed), which must be fleet.yaml's commit for it.
 
 With --node-policy FILE it checks a node policy file instead (docs/node-policy.md), as a controller reads it at start: mode 0600 and owner, YAML without duplicate keys, the strict schema, and the domains of this CLI's plugins.`;
   static override examples = [
@@ -40,8 +46,18 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
     const { flags } = await this.parse(Validate);
     if (flags['node-policy'] !== undefined) return this.nodePolicy(flags['node-policy']);
     const root = await this.findRepo(flags.repo);
-    const { FleetError, isFleetError, loadRepo, readRepoFile, validateRepo } =
-      await import('@fleet/core');
+    const {
+      DOMAINS_DIR,
+      FleetError,
+      HOSTS_DIR,
+      MANIFEST_FILE,
+      createGit,
+      isFleetError,
+      loadRepo,
+      parsePorcelainPaths,
+      readRepoFile,
+      validateRepo,
+    } = await import('@fleet/core');
     const repo = await loadRepo(root);
     const registry = await this.loadRegistry();
     const domains = new Map(
@@ -69,14 +85,46 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
         problems,
       });
     }
+    // What drift, plan and install would read instead: HEAD, and what is not committed yet.
+    const git = createGit(root);
+    const head = await git.run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], {
+      allowFailure: true,
+    });
+    const headCommit = head.exitCode === 0 ? head.stdout.trim() : null;
+    const status = await git.run(
+      [
+        '-c',
+        'core.quotePath=false',
+        'status',
+        '--porcelain=v1',
+        '-z',
+        '--untracked-files=all',
+        '--',
+        MANIFEST_FILE,
+        HOSTS_DIR,
+        DOMAINS_DIR,
+      ],
+      { allowFailure: true },
+    );
+    const uncommitted = status.exitCode === 0 ? parsePorcelainPaths(status.stdout) : [];
     this.log(
       `${root}: valid — ${report.hosts} host${report.hosts === 1 ? '' : 's'}, ${report.rendered} file${
         report.rendered === 1 ? '' : 's'
-      } rendered across ${report.domains} domain${report.domains === 1 ? '' : 's'}.`,
+      } rendered across ${report.domains} domain${report.domains === 1 ? '' : 's'} (the working tree, uncommitted changes included).`,
     );
+    if (headCommit === null) {
+      this.log('Nothing is committed yet: drift, plan and install read the last commit.');
+    } else if (uncommitted.length > 0) {
+      this.log(
+        `Not committed yet (drift, plan and install read commit ${headCommit.slice(0, 12)} until you commit): ${uncommitted.join(', ')}`,
+      );
+    }
     return {
       valid: true,
       repo: root,
+      checked: 'working-tree',
+      headCommit,
+      uncommitted,
       hosts: report.hosts,
       domains: report.domains,
       rendered: report.rendered,

@@ -1,7 +1,9 @@
 /**
- * What every config verb needs, gathered once: the repository (found and validated), the
- * registry, each domain's runtime (its installer when the plugin has one), the operator's
- * credentials and a client per host. Loaded lazily by the commands, never at CLI start.
+ * What every config verb needs, gathered once: the repository (found and validated) as committed
+ * at HEAD — fleet.yaml, hosts/ and domains/ all from that one commit, with the paths left
+ * uncommitted (docs/classification.md: one source of truth) —, the registry, each domain's
+ * runtime (its installer when the plugin has one), the operator's credentials and a client per
+ * host. Loaded lazily by the commands, never at CLI start.
  */
 import type {
   ControllerClient,
@@ -10,10 +12,14 @@ import type {
   FleetRepo,
   Git,
   Registry,
+  RepoSource,
 } from '@fleet/core';
 
 export interface FleetContext {
+  /** fleet.yaml and hosts/ as committed at `source.commit`. */
   readonly repo: FleetRepo;
+  /** The commit everything is read at, and what the working tree has not committed. */
+  readonly source: RepoSource;
   readonly git: Git;
   readonly registry: Registry;
   /** Runtimes of the domains the selected hosts run, by name. */
@@ -34,7 +40,8 @@ export interface ContextOptions {
 
 export async function loadFleetContext(options: ContextOptions): Promise<FleetContext> {
   const core = await import('@fleet/core');
-  const repo = await core.loadRepo(options.root);
+  const git = core.createGit(options.root);
+  const { repo, source } = await core.loadRepoAtHead(options.root, git);
   const wanted =
     options.domains ??
     [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
@@ -55,7 +62,8 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
   if (options.needsCredentials !== false) credentials = await core.loadCredentials(credentialsPath);
   return {
     repo,
-    git: core.createGit(options.root),
+    source,
+    git,
     registry: options.registry,
     domains,
     credentialsPath,

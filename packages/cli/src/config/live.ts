@@ -1,17 +1,11 @@
 /**
  * The transport of the config verbs' reads: one `snapshot` request per host carries every live
- * file the host's targets name, each redacted on the node, with the backups the node holds of it
- * (published versions too: contract §8.2).
+ * file the host's targets name, each redacted on the node, with the node's record of what fleet
+ * wrote there (known versions, and what tells `deleted` from `missing`: contract §8.2). Backups
+ * are not asked for: they are no known versions.
  */
-import type {
-  FileTarget,
-  LiveFile,
-  ProbeAnswer,
-  ReadLive,
-  ReadSnapshot,
-  SnapshotProbe,
-  SnapshotResponse,
-} from '@fleet/core';
+import { liveFilesOf } from '@fleet/core';
+import type { FileTarget, ProbeAnswer, ReadLive, ReadSnapshot, SnapshotProbe } from '@fleet/core';
 import type { FleetContext } from './context.js';
 
 export function readLiveThroughController(context: FleetContext): ReadLive {
@@ -19,8 +13,8 @@ export function readLiveThroughController(context: FleetContext): ReadLive {
     const { snapshotFilesOf } = await import('@fleet/core');
     const answer = await context
       .client(host)
-      .snapshot({ files: snapshotFilesOf(targets), backups: true });
-    return liveFiles(answer);
+      .snapshot({ files: snapshotFilesOf(targets), backups: false });
+    return liveFilesOf(answer);
   };
 }
 
@@ -33,7 +27,7 @@ export function readSnapshotThroughController(context: FleetContext): ReadSnapsh
     const { snapshotFilesOf } = await import('@fleet/core');
     const answer = await context.client(host).snapshot({
       files: snapshotFilesOf(targets),
-      backups: true,
+      backups: false,
       ...(probes.length > 0
         ? {
             probes: probes.map((p) => ({
@@ -49,26 +43,6 @@ export function readSnapshotThroughController(context: FleetContext): ReadSnapsh
         ? { prober: probe.prober, state: 'ok', facts: probe.facts }
         : { prober: probe.prober, state: 'error', code: probe.code, message: probe.message },
     );
-    return { files: liveFiles(answer), probes: answers };
+    return { files: liveFilesOf(answer), probes: answers };
   };
-}
-
-/** The answer's files as the drift engine reads them. */
-function liveFiles(answer: SnapshotResponse): Map<string, LiveFile> {
-  const live = new Map<string, LiveFile>();
-  for (const file of answer.files) {
-    if (file.state === 'refused') {
-      live.set(file.path, { kind: 'refused', code: file.code, message: file.message });
-    } else if (file.state === 'absent') {
-      live.set(file.path, { kind: 'absent' });
-    } else {
-      live.set(file.path, {
-        kind: 'present',
-        content: file.content,
-        sha256: file.sha256,
-        backups: file.backups.map((backup) => ({ path: backup.path, content: backup.content })),
-      });
-    }
-  }
-  return live;
 }

@@ -1,8 +1,10 @@
 /**
  * `POST /v1/snapshot` (core `wire/snapshot.ts`): the config verbs' one read per host — every
  * requested managed file, redacted, with the redacted contents of the backups the node holds of
- * it, newest first. A file that cannot be read safely is answered `refused` with its code; the
- * others are still answered. Backup contents are bounded per answer (`truncated` says when cut).
+ * it, newest first, and the node's record of what fleet wrote there (`writes`, `written.ts`). A
+ * file that cannot be read safely is answered `refused` with its code; the others are still
+ * answered. An unusable record refuses every file (`RECOVERY_REQUIRED`): without it fleet could
+ * take a file it wrote for a hand change, or a deleted one for one never installed. Backup contents are bounded per answer (`truncated` says when cut).
  * Requested probers (`probes`) run in the same request, so drift stays one request per host.
  */
 import { join } from 'node:path';
@@ -30,6 +32,7 @@ import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
+import { readWritten, type WrittenRecord } from '../written.js';
 import type { Handler, RequestContext } from './types.js';
 
 type ProbeFacts = Extract<SnapshotProbeResult, { state: 'ok' }>['facts'];
@@ -84,15 +87,17 @@ async function snapshotFile(
   withBackups: boolean,
   redactor: Redactor,
   budget: Budget,
+  written: () => Promise<WrittenRecord>,
 ): Promise<SnapshotFile> {
   try {
     // The domain is the request's: a domain not served, or a path its policy does not accept,
     // is answered as such (DOMAIN_NOT_SERVED, POLICY_REFUSED), not as an unknown path.
     const entry = runtime.allowlist.require(path, domain);
+    const writes = [...((await written()).get(path) ?? [])];
     const target = await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs);
     const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes);
     const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
-    if (live === null) return { path, state: 'absent', backups };
+    if (live === null) return { path, state: 'absent', backups, writes };
     refuseHardLinked(path, live, target.parent);
     const text = decodeText(live.bytes, path);
     const content = redactor.content(text);
@@ -105,6 +110,7 @@ async function snapshotFile(
       content,
       redacted: content !== text,
       backups,
+      writes,
     };
   } catch (error) {
     const code = isFleetError(error) ? error.code : 'IO_ERROR';
@@ -165,9 +171,12 @@ export const snapshot: Handler = async ({ runtime, principal, route, body }) => 
   const request = body as SnapshotRequest;
   const redactor = await redactorOf(runtime);
   const budget: Budget = { left: BACKUP_BUDGET, truncated: false };
+  // Read once per request, and only once a path passed the allowlist.
+  let record: Promise<WrittenRecord> | undefined;
+  const written = () => (record ??= readWritten(runtime.state));
   const files: SnapshotFile[] = [];
   for (const file of request.files) {
-    files.push(await snapshotFile(runtime, file, request.backups, redactor, budget));
+    files.push(await snapshotFile(runtime, file, request.backups, redactor, budget, written));
   }
   const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
   if (request.probes !== undefined) {

@@ -1,13 +1,14 @@
 /**
  * The published versions of one canonical file, indexed once for the whole fleet, then viewed per
  * host (contract §14: history read once per canonical file, lines hashed once). Most lines of most
- * versions hold no host placeholder and are the same for every host: they are hashed once here.
- * Only the distinct lines that do hold one are rendered per host — a handful, whatever the depth
- * of history. Whole versions are rendered per host only when asked which version a stale file
- * equals.
+ * versions hold no host placeholder and are the same for every host: they are hashed once here,
+ * and so is every version without one, whole (the index "which version is this file?" answers
+ * from). Only the distinct lines that do hold a placeholder are rendered per host — a handful,
+ * whatever the depth of history; a version holding one is compared line by line, rendering only
+ * its templated lines, and only when a host's file is not current.
  */
 import { scanPlaceholders } from '../render/template.js';
-import type { PublishedVersion, PublishedSet, VersionSource } from './classify.js';
+import type { KnownSet, VersionSource } from './classify.js';
 import { splitLines } from './classify.js';
 import type { CanonicalVersion } from './history.js';
 
@@ -27,88 +28,143 @@ function renderLine(line: string, variables: Readonly<Record<string, string>>): 
 }
 
 interface IndexedVersion {
+  /** Position in the history, newest first. */
+  readonly position: number;
   readonly source: VersionSource;
   readonly content: string;
   readonly lines: readonly string[];
-  readonly templated: boolean;
+  /** Which lines hold a host placeholder (`null`: none does). */
+  readonly templated: ReadonlySet<number> | null;
 }
+
+type Variables = Readonly<Record<string, string>>;
 
 export class HistoryIndex {
   private readonly staticLines = new Set<string>();
   private readonly templateLines = new Set<string>();
-  private readonly versions: IndexedVersion[] = [];
+  private readonly versionsList: IndexedVersion[] = [];
+  /** Versions without a host placeholder, by their lines joined (the newest of equal ones). */
+  private readonly staticWhole = new Map<string, IndexedVersion>();
+  private readonly templatedVersions: IndexedVersion[] = [];
 
   /** `versions` newest first (as `readCanonicalHistory` returns them). */
   constructor(versions: readonly CanonicalVersion[]) {
     for (const version of versions) {
       const lines = splitLines(version.content);
-      let templated = false;
-      for (const line of lines) {
-        if (HOST_PLACEHOLDER.test(line)) {
+      let templated: Set<number> | null = null;
+      for (let i = 0; i < lines.length; i += 1) {
+        const line = lines[i] as string;
+        // Most lines recur from version to version: a set lookup, the pattern only for new ones.
+        if (this.staticLines.has(line)) continue;
+        if (this.templateLines.has(line) || HOST_PLACEHOLDER.test(line)) {
           this.templateLines.add(line);
-          templated = true;
+          (templated ??= new Set()).add(i);
         } else {
           this.staticLines.add(line);
         }
       }
       const source: VersionSource = { kind: 'commit', commit: version.commit, date: version.date };
-      this.versions.push({ source, content: version.content, lines, templated });
+      const indexed: IndexedVersion = {
+        position: this.versionsList.length,
+        source,
+        content: version.content,
+        lines,
+        templated,
+      };
+      this.versionsList.push(indexed);
+      if (indexed.templated === null) {
+        const key = lines.join('\n');
+        if (!this.staticWhole.has(key)) this.staticWhole.set(key, indexed);
+      } else {
+        this.templatedVersions.push(indexed);
+      }
     }
   }
 
   /** Number of distinct versions indexed. */
   get size(): number {
-    return this.versions.length;
+    return this.versionsList.length;
   }
 
   /**
-   * The published set for one host: every indexed version rendered with `variables` — and with
-   * each earlier set of the host's variables (`hosts/<host>.yaml` as it was in the repo's
-   * history: a node-id change leaves the old id published) — plus the backups the node holds of
-   * this file (already redacted, so compared as they are).
+   * The known set of one host: every indexed version rendered with `variables` — and with each
+   * earlier set of the host's variables (`hosts/<host>.yaml` as it was in the repo's history: a
+   * node-id change leaves the old id's rendering known, not local).
    */
-  forHost(
-    variables: Readonly<Record<string, string>>,
-    backups: readonly PublishedVersion[] = [],
-    earlierVariables: readonly Readonly<Record<string, string>>[] = [],
-  ): PublishedSet {
+  forHost(variables: Variables, earlierVariables: readonly Variables[] = []): KnownSet {
     const variableSets = [variables, ...earlierVariables];
-    const rendered = new Set<string>();
-    for (const line of this.templateLines) {
-      for (const set of variableSets) {
-        const out = renderLine(line, set);
-        if (out !== undefined) rendered.add(out);
+    // Each distinct templated line rendered for this host once, per variable set — on first use:
+    // a current file (most of them) never asks.
+    let renderedBySet: Map<string, string | undefined>[] | undefined;
+    let rendered: Set<string> | undefined;
+    const render = (): Map<string, string | undefined>[] => {
+      if (renderedBySet === undefined) {
+        renderedBySet = variableSets.map((set) => {
+          const out = new Map<string, string | undefined>();
+          for (const line of this.templateLines) out.set(line, renderLine(line, set));
+          return out;
+        });
+        rendered = new Set<string>();
+        for (const map of renderedBySet) {
+          for (const value of map.values()) if (value !== undefined) rendered.add(value);
+        }
       }
-    }
-    const backupLines = new Set<string>();
-    const backupVersions = new Map<string, PublishedVersion>();
-    for (const backup of backups) {
-      const lines = splitLines(backup.content);
-      for (const line of lines) backupLines.add(line);
-      if (!backupVersions.has(lines.join('\n'))) backupVersions.set(lines.join('\n'), backup);
-    }
+      return renderedBySet;
+    };
+    const lineWith = (version: IndexedVersion, i: number, set: number): string | undefined =>
+      version.templated?.has(i) ? render()[set]?.get(version.lines[i] as string) : version.lines[i];
+    const renderedLines = (version: IndexedVersion, set: number): string[] | undefined => {
+      const out = version.lines.slice();
+      for (const i of version.templated ?? []) {
+        const line = render()[set]?.get(out[i] as string);
+        if (line === undefined) return undefined;
+        out[i] = line;
+      }
+      return out;
+    };
+    const contentWith = (version: IndexedVersion, set: number): string =>
+      renderLine(version.content, variableSets[set] as Variables) ?? '';
+    const staticLines = this.staticLines;
+    const staticWhole = this.staticWhole;
+    const templated = this.templatedVersions;
+    const all = this.versionsList;
     return {
-      has: (line) => this.staticLines.has(line) || rendered.has(line) || backupLines.has(line),
+      has: (line) => {
+        if (staticLines.has(line)) return true;
+        render();
+        return rendered?.has(line) === true;
+      },
       versionEqualTo: (lines) => {
-        const key = lines.join('\n');
-        for (const version of this.versions) {
+        const whole = staticWhole.get(lines.join('\n'));
+        // Newest first: a templated version newer than the static match wins.
+        for (const version of templated) {
+          if (whole && version.position > whole.position) break;
           if (version.lines.length !== lines.length) continue;
-          if (!version.templated) {
-            if (version.lines.join('\n') === key) {
-              return { source: version.source, content: version.content };
-            }
+          // A static line that differs rules the version out before anything is rendered.
+          if (!version.lines.every((line, i) => version.templated?.has(i) || line === lines[i])) {
             continue;
           }
-          for (const set of variableSets) {
-            const renderedLines = version.lines.map((line) =>
-              HOST_PLACEHOLDER.test(line) ? renderLine(line, set) : line,
-            );
-            if (renderedLines.every((line, i) => line === lines[i])) {
-              return { source: version.source, content: renderLine(version.content, set) ?? '' };
+          for (let set = 0; set < variableSets.length; set += 1) {
+            if (lines.every((line, i) => lineWith(version, i, set) === line)) {
+              return { source: version.source, content: contentWith(version, set) };
             }
           }
         }
-        return backupVersions.get(key);
+        return whole ? { source: whole.source, content: whole.content } : undefined;
+      },
+      *versions() {
+        for (const version of all) {
+          if (version.templated === null) {
+            yield { source: version.source, lines: version.lines };
+            continue;
+          }
+          for (let set = 0; set < variableSets.length; set += 1) {
+            const lines = renderedLines(version, set);
+            if (lines === undefined) continue;
+            yield { source: version.source, lines };
+            break;
+          }
+        }
       },
     };
   }

@@ -1,8 +1,9 @@
 /**
- * Reads every published version of canonical files from the repository's main line, in a fixed
+ * Reads every published version of canonical files from the repository's history, in a fixed
  * number of git processes whatever the number of commits or files (contract §14): one `git log` to
- * list the commits that touched any of the files, one `git cat-file --batch` to read every blob.
- * Identical contents are kept once, under their newest commit.
+ * list the commits that touched any of the files (renames followed, merged branches included),
+ * one `git cat-file --batch` to read every blob. Identical contents are kept once, under their
+ * newest commit.
  */
 import { FleetError } from '../errors.js';
 import type { Git } from '../git.js';
@@ -64,14 +65,54 @@ export interface CanonicalSnapshot {
   readonly commit: string;
   /** Each file's content at that commit (`null`: absent there). */
   readonly atRef: CanonicalAtRef;
-  /** Each file's published versions on the first-parent history, newest first. */
+  /** Each file's published versions (every commit reachable from the ref), newest first. */
   readonly history: CanonicalHistory;
 }
 
+/** `git log` pathspecs that see a renamed file's earlier names: each path's top directory. */
+function pathspecsOf(paths: readonly string[], directories: readonly string[]): string[] {
+  const specs = new Set<string>();
+  for (const path of paths) {
+    const slash = path.indexOf('/');
+    specs.add(slash < 0 ? path : `${path.slice(0, slash)}/`);
+  }
+  for (const dir of directories) specs.add(`${dir.replace(/\/+$/, '')}/`);
+  return [...specs];
+}
+
+/** One file change of a `git log --name-status` record: the path after it, and before it. */
+interface Change {
+  readonly status: string;
+  readonly path: string;
+  /** For a rename: the path before it. */
+  readonly from?: string;
+}
+
+function parseChanges(lines: readonly string[]): Change[] {
+  const changes: Change[] = [];
+  for (const line of lines) {
+    if (line === '') continue;
+    const [status = '', first = '', second] = line.split('\t');
+    if (status.startsWith('R') && second !== undefined) {
+      changes.push({ status: 'R', path: second, from: first });
+    } else if (!status.startsWith('C')) {
+      changes.push({ status: status.slice(0, 1), path: first });
+    }
+  }
+  return changes;
+}
+
 /**
- * Every version of each of `paths` (repo-relative) on the first-parent history of `ref`, and each
- * file at `ref` itself. Two git processes in all, whatever the number of commits or files. A path
- * deleted in a commit contributes no version for that commit.
+ * Every version of each of `paths` (repo-relative) in the history of `ref`, and each file at `ref`
+ * itself. Two git processes in all, whatever the number of commits or files.
+ *
+ * "Published" is every commit reachable from `ref` (contract §8.2): a topic branch merged with
+ * `--no-ff` counts like one fast-forwarded (`-m`: a merge's own resolution counts too). History
+ * follows renames the way `git log --follow` does, for every file at once: the log covers each
+ * path's top directory with rename detection, and is walked newest first (`--topo-order`: a rename
+ * is always met before the older commits it renamed from), so a commit that renamed `old` to a
+ * tracked name adds `old`'s earlier versions. A path deleted in a commit contributes no version
+ * for that commit.
  */
 export async function readCanonicalSnapshot(
   git: Git,
@@ -92,35 +133,48 @@ export async function readCanonicalSnapshot(
             '-c',
             'core.quotePath=false',
             'log',
-            '--first-parent',
-            '--no-renames',
+            '-m',
+            '-M',
+            '--topo-order',
             `--format=${RECORD}%H${FIELD}%cI`,
-            '--name-only',
+            '--name-status',
             ref,
             '--',
-            ...paths,
-            ...directories,
+            ...pathspecsOf(paths, directories),
           ])
         ).stdout;
-  const wanted = new Set(paths);
+  // Every earlier name of each tracked path (itself first), grown as renames are met.
+  const names = new Map<string, string>(paths.map((path) => [path, path]));
   const prefixes = directories.map((dir) => `${dir.replace(/\/+$/, '')}/`);
-  const isWanted = (name: string): boolean => {
-    if (wanted.has(name)) return true;
-    if (!prefixes.some((prefix) => name.startsWith(prefix))) return false;
+  const trackedAs = (name: string): string | undefined => {
+    const tracked = names.get(name);
+    if (tracked !== undefined) return tracked;
+    if (!prefixes.some((prefix) => name.startsWith(prefix))) return undefined;
     if (!history.has(name)) history.set(name, []);
-    return true;
+    return name;
   };
-  const specs: { path: string; commit: string; date: string }[] = [];
+  const specs: { path: string; name: string; commit: string; date: string }[] = [];
+  const listed = new Set<string>();
   for (const record of log.split(RECORD).slice(1)) {
-    const [head = '', ...names] = record.split('\n');
+    const [head = '', ...lines] = record.split('\n');
     const [commit = '', date = ''] = head.split(FIELD);
-    for (const name of names) if (isWanted(name)) specs.push({ path: name, commit, date });
+    for (const change of parseChanges(lines)) {
+      const tracked = trackedAs(change.path);
+      if (tracked === undefined) continue;
+      if (change.from !== undefined && !names.has(change.from)) names.set(change.from, tracked);
+      if (change.status === 'D') continue;
+      // `-m` lists a merge once per parent: one blob read per commit and name.
+      const key = `${commit}:${change.path}`;
+      if (listed.has(key)) continue;
+      listed.add(key);
+      specs.push({ path: tracked, name: change.path, commit, date });
+    }
   }
   // One batch: the ref itself (for its commit id), each file at the ref, then every version.
   const requests = [
     ref,
     ...paths.map((path) => `${ref}:${path}`),
-    ...specs.map((s) => `${s.commit}:${s.path}`),
+    ...specs.map((s) => `${s.commit}:${s.name}`),
   ];
   const entries = parseCatFileEntries(
     await git.runBytes(['cat-file', '--batch'], { input: requests.map((r) => `${r}\n`).join('') }),

@@ -2,12 +2,14 @@
  * `fleet config adopt HOST PATH` (contract §8.5), the reverse arrow: a file captured on a node
  * (redacted there) becomes a canonical candidate in `mirror/<host>/<domain>/<file>` — host
  * variable values reverse-substituted to their placeholders, scanned for anything that still looks
- * like a credential — and is committed with its provenance in trailers. Promotion to canonical is
- * an ordinary reviewed change.
+ * like a credential — and is committed with its provenance in trailers. `--promote` writes it over
+ * the canonical file too, in the same commit (`promote.ts` decides whether it may); `--dry-run`
+ * shows that commit (files, diffs, message) and writes nothing.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FleetError } from '../errors.js';
+import { unifiedDiff } from '../diff.js';
 import { identityArgs, type Git } from '../git.js';
 import type { Adopter, Capture } from '../interfaces/adopter.js';
 import type { DomainDeclaration, ManagedFile } from '../interfaces/domain.js';
@@ -101,12 +103,17 @@ export function adoptCandidate(input: {
   };
 }
 
-/** The commit message of an adoption: the operator's words, then the four provenance trailers. */
+/**
+ * The commit message of an adoption: the operator's words, then the four provenance trailers —
+ * and for a promotion, the canonical file it rewrote and the hosts whose drift was accepted.
+ */
 export function adoptMessage(input: {
   readonly message: string;
   readonly host: string;
   readonly operationId: string;
   readonly capture: Capture;
+  readonly promotedTo?: string;
+  readonly acceptedDriftOn?: readonly string[];
 }): string {
   const subject = input.message.trim().replace(/\n{3,}/g, '\n\n');
   return [
@@ -116,13 +123,52 @@ export function adoptMessage(input: {
     `Fleet-Live-Sha256: ${input.capture.sha256}`,
     `Fleet-Operation: ${input.operationId}`,
     `Fleet-Controller: ${input.capture.controller}`,
+    ...(input.promotedTo === undefined ? [] : [`Fleet-Promoted-To: ${input.promotedTo}`]),
+    ...(input.acceptedDriftOn && input.acceptedDriftOn.length > 0
+      ? [`Fleet-Accepted-Drift: ${[...input.acceptedDriftOn].sort().join(', ')}`]
+      : []),
     '',
   ].join('\n');
 }
 
+/** One file an adoption writes: the mirror candidate, and for `--promote` the canonical. */
+export interface RepoWrite {
+  readonly path: string;
+  readonly content: string;
+}
+
+/** What `adopt --dry-run` shows: the commit's files with their diffs against HEAD, and message. */
+export interface AdoptionPreview {
+  readonly files: readonly { readonly path: string; readonly diff: string }[];
+  readonly message: string;
+}
+
+/** The commit an adoption would make (reads HEAD, writes nothing). */
+export async function previewAdoption(input: {
+  readonly git: Git;
+  readonly writes: readonly RepoWrite[];
+  readonly message: string;
+}): Promise<AdoptionPreview> {
+  const files = [];
+  for (const write of input.writes) {
+    const head = await input.git.run(['show', `HEAD:${write.path}`], { allowFailure: true });
+    const before = head.exitCode === 0 ? head.stdout : '';
+    files.push({
+      path: write.path,
+      diff:
+        unifiedDiff(before, write.content, {
+          from: head.exitCode === 0 ? `a/${write.path}` : '/dev/null',
+          to: `b/${write.path}`,
+        }) || '(unchanged)',
+    });
+  }
+  return { files, message: input.message };
+}
+
 /**
- * Refuses (`REPO_DIRTY`, exit 3) when the mirror path has changes staged or uncommitted: adopt
- * must neither commit someone's staged work nor overwrite an uncommitted edit.
+ * Refuses (`REPO_DIRTY`, exit 3) when a path adopt writes (the mirror path, and the canonical for
+ * `--promote`) has changes staged or uncommitted: adopt must neither commit someone's staged work
+ * nor overwrite an uncommitted edit.
  */
 export async function checkMirrorPathClean(git: Git, mirrorPath: string): Promise<void> {
   const status = await git.run([
@@ -141,22 +187,31 @@ export async function checkMirrorPathClean(git: Git, mirrorPath: string): Promis
 }
 
 /**
- * Writes the candidate and commits that one path; returns the new commit, or `null` when the
- * mirror already holds exactly this candidate (nothing to commit: the repo already admits it).
+ * Writes the candidate (and, for `--promote`, the canonical: `also`) and commits those paths only;
+ * returns the new commit, or `null` when the repo already holds exactly this (nothing to commit:
+ * the repo already admits it). Every path is checked clean before anything is written.
  */
 export async function commitAdoption(input: {
   readonly git: Git;
   readonly root: string;
   readonly candidate: AdoptCandidate;
   readonly message: string;
+  readonly also?: readonly RepoWrite[];
 }): Promise<string | null> {
   const { git, candidate } = input;
-  await checkMirrorPathClean(git, candidate.mirrorPath);
-  const absolute = join(input.root, ...parseRepoPath(candidate.mirrorPath));
-  await mkdir(dirname(absolute), { recursive: true });
-  await writeFile(absolute, candidate.content);
-  await git.run(['add', '--', candidate.mirrorPath]);
-  const unchanged = await git.run(['diff', '--cached', '--quiet', '--', candidate.mirrorPath], {
+  const writes: RepoWrite[] = [
+    { path: candidate.mirrorPath, content: candidate.content },
+    ...(input.also ?? []),
+  ];
+  const paths = writes.map((write) => write.path);
+  for (const path of paths) await checkMirrorPathClean(git, path);
+  for (const write of writes) {
+    const absolute = join(input.root, ...parseRepoPath(write.path));
+    await mkdir(dirname(absolute), { recursive: true });
+    await writeFile(absolute, write.content);
+  }
+  await git.run(['add', '--', ...paths]);
+  const unchanged = await git.run(['diff', '--cached', '--quiet', '--', ...paths], {
     allowFailure: true,
   });
   if (unchanged.exitCode === 0) return null;
@@ -170,7 +225,7 @@ export async function commitAdoption(input: {
       '-F',
       '-',
       '--',
-      candidate.mirrorPath,
+      ...paths,
     ],
     {
       input: input.message,

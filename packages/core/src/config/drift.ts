@@ -30,6 +30,7 @@ import {
   type DriftReport,
   type DriftReportItem,
 } from '../report/drift-report.js';
+import type { RepoSource } from '../repo/at-commit.js';
 import { probeParameters } from './parameters.js';
 import { assessFile, type FileAssessment, type LiveFile } from './file-items.js';
 import {
@@ -105,6 +106,8 @@ export interface DriftInput {
    */
   readonly probers?: readonly ProberRuntime[];
   readonly readSnapshot?: ReadSnapshot;
+  /** Where fleet.yaml and hosts/ were read (`loadRepoAtHead`); the history is read there too. */
+  readonly source?: RepoSource;
 }
 
 const UNREACHABLE_CODES = new Set(['HOST_UNREACHABLE', 'REQUEST_TIMEOUT']);
@@ -126,8 +129,8 @@ export interface Assessment {
   readonly domainFilter: readonly string[] | undefined;
   readonly snapshot: CanonicalSnapshot;
   readonly indexes: ReadonlyMap<string, HistoryIndex>;
-  /** Whether desired views pass the installers' `check` (writes need it; a report does not). */
-  readonly checkDesired: boolean;
+  /** Paths of fleet.yaml, hosts/ and domains/ with uncommitted changes (not used, warned about). */
+  readonly uncommitted?: readonly string[];
   /** Each host's earlier variable sets (its `hosts/<host>.yaml` as it was), for published views. */
   readonly earlierVariables: ReadonlyMap<string, readonly Readonly<Record<string, string>>[]>;
   readonly readLive: ReadLive;
@@ -162,27 +165,33 @@ function earlierHostVariables(
   return earlier;
 }
 
-/** Reads every used canonical file's history (two git processes) and indexes it. */
+/**
+ * Reads every used canonical file's history (two git processes) and indexes it, at `commit` — the
+ * commit fleet.yaml and hosts/ were read at (`loadRepoAtHead`: one source of truth), else HEAD.
+ */
 export async function prepareAssessment(
   input: Pick<DriftInput, 'repo' | 'git' | 'domains' | 'domainFilter' | 'readLive'> & {
-    /** Default true: plans and installs check what they would write. */
-    readonly checkDesired?: boolean;
+    /** Where the repo was read (`loadRepoAtHead`): the commit, and what is left uncommitted. */
+    readonly source?: RepoSource;
   },
 ): Promise<Assessment> {
   const used = [...input.domains.values()].filter(
     (runtime) => !input.domainFilter || input.domainFilter.includes(runtime.declaration.domain),
   );
-  const snapshot = await readCanonicalSnapshot(input.git, canonicalPaths(used), 'HEAD', [
-    HOSTS_DIR,
-  ]);
+  const snapshot = await readCanonicalSnapshot(
+    input.git,
+    canonicalPaths(used),
+    input.source?.commit ?? 'HEAD',
+    [HOSTS_DIR],
+  );
   return {
     repo: input.repo,
     domains: input.domains,
     domainFilter: input.domainFilter,
     snapshot,
     indexes: buildHistoryIndexes(used, snapshot),
-    checkDesired: input.checkDesired ?? true,
     earlierVariables: earlierHostVariables(input.repo, snapshot.history),
+    ...(input.source ? { uncommitted: input.source.uncommitted } : {}),
     readLive: input.readLive,
   };
 }
@@ -204,9 +213,7 @@ function hostScope(assessment: Assessment, host: string) {
   return {
     variables,
     domains,
-    targets: targetsForHost(host, variables, domains, assessment.snapshot, {
-      check: assessment.checkDesired,
-    }),
+    targets: targetsForHost(host, variables, domains, assessment.snapshot),
   };
 }
 
@@ -244,6 +251,7 @@ function classifyTargets(
         index,
         variables,
         earlierVariables,
+        repoCommit: assessment.snapshot.commit,
       }),
     };
   });
@@ -346,8 +354,8 @@ export async function assessHostWithProbes(
 export async function runDrift(input: DriftInput): Promise<DriftReport> {
   const hosts = input.hosts ?? Object.keys(input.repo.manifest.hosts).sort();
   for (const host of hosts) hostEntry(input.repo, host); // UNKNOWN_HOST before any work
-  // A report writes nothing: the installers' write gate is left to plan and install.
-  const assessment = await prepareAssessment({ ...input, checkDesired: false });
+  // The installers' checks run here too: a canonical install would refuse is an error in drift.
+  const assessment = await prepareAssessment(input);
   const outcomes: HostOutcome<DriftHost>[] = await forEachHost(
     hosts,
     async (host) => {
@@ -369,6 +377,7 @@ export async function runDrift(input: DriftInput): Promise<DriftReport> {
   return buildDriftReport({
     generatedAt: input.now(),
     repoCommit: assessment.snapshot.commit,
+    ...(assessment.uncommitted ? { uncommitted: assessment.uncommitted } : {}),
     canonicalVersion: input.repo.manifest.canonicalVersion,
     hosts: outcomes.map((outcome) =>
       outcome.ok ? outcome.value : failedHost(outcome.host, outcome.error),

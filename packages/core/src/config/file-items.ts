@@ -1,27 +1,65 @@
 /**
- * One file target's drift item (layer `file`), pure: the live file as the node exported it
+ * One file target's drift item (layer `file`), pure — THE classification of every verb (contract
+ * §8.2: drift, plan, install, reconcile and apply call nothing else, so they always agree): the
+ * desired view already passed the domain's checks (`targetsForHost`: a canonical the installer
+ * would refuse is an `error` here, in every verb), the live file as the node exported it
  * (redacted) is reduced to its managed part by the domain's installer and classified against the
- * desired view and the published versions (contract §8.2). A diff is computed only for what differs.
+ * desired view, the published versions and the node's record of fleet's own writes. A diff is
+ * computed only for what differs.
  */
 import type { HistoryIndex } from '../classify/history-index.js';
-import { classify, type Classification, type VersionSource } from '../classify/classify.js';
+import {
+  classify,
+  type Classification,
+  type FleetWrite,
+  type LocalLine,
+  type VersionSource,
+} from '../classify/classify.js';
 import { unifiedDiff } from '../diff.js';
 import { isFleetError } from '../errors.js';
 import type { DriftReportItem } from '../report/drift-report.js';
+import type { SnapshotResponse } from '../wire/snapshot.js';
 import type { FileTarget, OperatorHalf } from './targets.js';
 
 /** The live state of one file, as the node reported it. */
 export type LiveFile =
-  | { readonly kind: 'absent' }
+  | {
+      readonly kind: 'absent';
+      /** The node's record of fleet's writes at the path, newest first (`[]`: none or not kept). */
+      readonly writes?: readonly FleetWrite[];
+    }
   | {
       readonly kind: 'present';
       /** Redacted content (secret values already back to placeholders). */
       readonly content: string;
+      /** sha256 of the live bytes (before redaction). */
       readonly sha256: string;
-      /** Redacted contents of the backups the node holds of this file. */
-      readonly backups: readonly { readonly path: string; readonly content: string }[];
+      readonly writes?: readonly FleetWrite[];
     }
   | { readonly kind: 'refused'; readonly code: string; readonly message: string };
+
+/**
+ * A snapshot's files as the classification reads them (every config verb's transport turns the
+ * node's answer into this). The backups the node lists are not known versions and are dropped.
+ */
+export function liveFilesOf(answer: SnapshotResponse): Map<string, LiveFile> {
+  const live = new Map<string, LiveFile>();
+  for (const file of answer.files) {
+    if (file.state === 'refused') {
+      live.set(file.path, { kind: 'refused', code: file.code, message: file.message });
+    } else if (file.state === 'absent') {
+      live.set(file.path, { kind: 'absent', writes: file.writes ?? [] });
+    } else {
+      live.set(file.path, {
+        kind: 'present',
+        content: file.content,
+        sha256: file.sha256,
+        writes: file.writes ?? [],
+      });
+    }
+  }
+  return live;
+}
 
 const UNSUPPORTED_CODES = new Set([
   'FORMAT_UNSUPPORTED',
@@ -40,19 +78,48 @@ export interface FileAssessment {
   readonly liveManaged?: string | null;
 }
 
-function describeSource(source: VersionSource): string {
+/** A known version in words: a commit, or fleet's own write. */
+export function describeVersion(source: VersionSource): string {
   return source.kind === 'commit'
     ? `commit ${source.commit.slice(0, 12)}${source.date ? ` (${source.date})` : ''}`
-    : `the backup ${source.path}`;
+    : `the content fleet installed at ${source.at} (operation ${source.operationId})`;
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+const lineNumbers = (lines: readonly LocalLine[]) =>
+  `${lines
+    .slice(0, 10)
+    .map((l) => l.line)
+    .join(', ')}${lines.length > 10 ? ', …' : ''}`;
+
+/** The ways out of a refused file, named in the item and in install's refusal. */
+export const WAYS_OUT =
+  'keep it with `fleet config adopt` (`--promote` makes it the canonical), or overwrite it with `--force`';
+
 function staleDetail(classification: Extract<Classification, { state: 'stale' }>): string {
-  const endings = classification.lineEndingsOnly ? ' except for line endings' : '';
-  return classification.equals
-    ? `equals the published ${describeSource(classification.equals)}${endings}; safe to replace`
-    : classification.lineEndingsOnly
-      ? 'equals the desired content except for line endings; safe to replace'
-      : 'equals no published version, but every line of it was published (a recombination or a local deletion); safe to replace';
+  const endings = classification.lineEndingsOnly ? ' except for its line endings' : '';
+  return `equals the known version ${describeVersion(classification.equals)}${endings}; safe to replace`;
+}
+
+function modifiedDetail(classification: Extract<Classification, { state: 'modified' }>): string {
+  const { deleted, moved, added } = classification;
+  const parts = [
+    deleted.length > 0 ? `${plural(deleted.length, 'line')} deleted (${lineNumbers(deleted)})` : '',
+    moved.length > 0 ? `${plural(moved.length, 'line')} moved (${lineNumbers(moved)})` : '',
+    added.length > 0
+      ? `${plural(added.length, 'known line')} added, repeated or from another version (${lineNumbers(added)})`
+      : '',
+  ].filter(Boolean);
+  return `a hand change: every line is known but the whole equals no known version; against ${describeVersion(classification.comparedWith)}: ${parts.join(', ') || 'reordered'}. Never replaced without --force: ${WAYS_OUT}`;
+}
+
+function deletedDetail(
+  classification: Extract<Classification, { state: 'deleted' }>,
+  what: string,
+): string {
+  const { lastWrite } = classification;
+  return `fleet installed it here (operation ${lastWrite.operationId}, ${lastWrite.at}) and ${what} no longer exists: someone removed it. Never recreated by reconcile; \`fleet config install --force\` recreates it`;
 }
 
 export interface AssessInput {
@@ -63,7 +130,11 @@ export interface AssessInput {
   readonly variables: Readonly<Record<string, string>>;
   /** The host's earlier variable sets (see `HistoryIndex.forHost`). */
   readonly earlierVariables?: readonly Readonly<Record<string, string>>[];
+  /** The commit the desired view comes from (named when only line endings differ from it). */
+  readonly repoCommit: string;
 }
+
+const lines = (list: readonly LocalLine[]) => list.map((l) => ({ line: l.line, text: l.text }));
 
 /** Classifies one file target and builds its drift item. */
 export function assessFile(input: AssessInput): FileAssessment {
@@ -88,7 +159,6 @@ export function assessFile(input: AssessInput): FileAssessment {
     return { item: { ...base, state, detail: `${live.code}: ${live.message}` }, liveSha256 };
   }
   let liveManaged: string | null = null;
-  const backups: { source: VersionSource; content: string }[] = [];
   if (live.kind === 'present') {
     try {
       liveManaged = operator.managed(target.file, live.content);
@@ -96,63 +166,65 @@ export function assessFile(input: AssessInput): FileAssessment {
       const why = isFleetError(error) ? `${error.code}: ${error.message}` : String(error);
       return { item: { ...base, state: 'error', detail: why }, liveSha256 };
     }
-    for (const backup of live.backups) {
-      try {
-        const content = operator.managed(target.file, backup.content);
-        if (content !== null)
-          backups.push({ source: { kind: 'backup', path: backup.path }, content });
-      } catch {
-        // A damaged backup is not a published version.
-      }
-    }
   }
   const classification = classify(
-    liveManaged,
-    desired,
-    input.index.forHost(input.variables, backups, input.earlierVariables ?? []),
+    { managed: liveManaged, sha256: liveSha256, writes: live.writes ?? [] },
+    { source: { kind: 'commit', commit: input.repoCommit }, content: desired },
+    input.index.forHost(input.variables, input.earlierVariables ?? []),
   );
   const item: DriftReportItem = { ...base, state: classification.state };
-  if (classification.state === 'missing') {
-    return {
-      item: {
-        ...item,
+  const done = (extra: Partial<DriftReportItem>): FileAssessment => ({
+    item: { ...item, ...extra },
+    classification,
+    liveSha256,
+    liveManaged,
+  });
+  const what = live.kind === 'present' ? 'its managed block' : 'the file';
+  switch (classification.state) {
+    case 'current':
+      return done({});
+    case 'missing':
+      return done({
         detail:
-          live.kind === 'present' ? 'the file has no managed block' : 'the file does not exist',
-      },
-      classification,
-      liveSha256,
-      liveManaged,
-    };
+          live.kind === 'present'
+            ? 'the file has no managed block (fleet never installed one here)'
+            : 'the file does not exist (fleet never installed it here)',
+      });
+    case 'deleted':
+      return done({
+        version: {
+          kind: 'installed',
+          at: classification.lastWrite.at,
+          operationId: classification.lastWrite.operationId,
+        },
+        detail: deletedDetail(classification, what),
+      });
+    default:
+      break;
   }
-  if (classification.state === 'current') return { item, classification, liveSha256, liveManaged };
   const diff = unifiedDiff(liveManaged ?? '', desired, {
     from: `live/${target.path}`,
     to: `desired/${target.path}`,
   });
   if (classification.state === 'stale') {
-    return {
-      item: { ...item, detail: staleDetail(classification), diff },
-      classification,
-      liveSha256,
-      liveManaged,
-    };
+    return done({ version: classification.equals, detail: staleDetail(classification), diff });
   }
-  const lines = classification.lines;
-  return {
-    item: {
-      ...item,
-      localLines: classification.localLines,
-      lines: lines.map((l) => ({ line: l.line, text: l.text })),
-      detail: `${classification.localLines} local line${classification.localLines === 1 ? '' : 's'} found in no published version (lines ${lines
-        .slice(0, 10)
-        .map((l) => l.line)
-        .join(
-          ', ',
-        )}${lines.length > 10 ? ', …' : ''}): adopt them with \`fleet config adopt\` or overwrite with \`--force\``,
+  if (classification.state === 'modified') {
+    return done({
+      localLines: 0,
+      version: classification.comparedWith,
+      deletedLines: lines(classification.deleted),
+      movedLines: lines(classification.moved),
+      addedLines: lines(classification.added),
+      detail: modifiedDetail(classification),
       diff,
-    },
-    classification,
-    liveSha256,
-    liveManaged,
-  };
+    });
+  }
+  const local = classification.lines;
+  return done({
+    localLines: classification.localLines,
+    lines: lines(local),
+    detail: `${plural(classification.localLines, 'local line')} found in no known version (lines ${lineNumbers(local)}): ${WAYS_OUT}`,
+    diff,
+  });
 }

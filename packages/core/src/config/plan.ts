@@ -3,11 +3,13 @@
  * drift assessment of one host's domain plus what an install would do: per file the
  * classification, the redacted diff, the live sha256 it was made against and the desired content;
  * the coupled actions the domain's installer runs. Turning a plan into an install request is pure
- * and refuses what policy refuses: a diverged file without --force (exit 7), a file the node
- * cannot hold (unsupported), a file whose desired content cannot be computed.
+ * and refuses what policy refuses: a hand change without --force (`diverged`, `modified`, `deleted`:
+ * exit 7, the code of the worst), a file the node cannot hold (unsupported), a file whose desired
+ * content cannot be computed or the domain's checks refuse (error).
  */
 import { FleetError, type Problem } from '../errors.js';
 import type { CoupledAction } from '../interfaces/domain.js';
+import type { DriftState } from '../interfaces/drift.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { FileAssessment } from './file-items.js';
 import type { DomainRuntime, FileTarget } from './targets.js';
@@ -30,6 +32,8 @@ export interface DomainPlan {
   readonly host: string;
   readonly domain: string;
   readonly repoCommit: string;
+  /** fleet.yaml, hosts/ and domains/ paths with uncommitted changes (not used: the plan reads the commit). */
+  readonly uncommitted?: readonly string[];
   readonly files: readonly FilePlan[];
   /** Process actions an install of this domain runs after writing (the domain's coupling). */
   readonly actions: readonly CoupledAction[];
@@ -41,6 +45,7 @@ export function buildDomainPlan(input: {
   readonly host: string;
   readonly domain: string;
   readonly repoCommit: string;
+  readonly uncommitted?: readonly string[];
   readonly actions: readonly CoupledAction[];
   readonly assessed: readonly {
     readonly target: FileTarget;
@@ -60,6 +65,9 @@ export function buildDomainPlan(input: {
     host: input.host,
     domain: input.domain,
     repoCommit: input.repoCommit,
+    ...(input.uncommitted && input.uncommitted.length > 0
+      ? { uncommitted: input.uncommitted }
+      : {}),
     files,
     actions: input.actions,
     changes: files.some((file) => file.item.state !== 'current'),
@@ -69,7 +77,7 @@ export function buildDomainPlan(input: {
 export interface InstallSelection {
   /** Install only these node paths (`--file`); default every file of the domain. */
   readonly files?: readonly string[];
-  /** Overwrite diverged files (`--force`). */
+  /** Overwrite diverged and modified files, recreate deleted ones (`--force`). */
   readonly force?: boolean;
 }
 
@@ -81,6 +89,47 @@ export interface PlannedInstall {
     readonly expectedSha256: string | null;
     readonly content: string;
   }[];
+}
+
+/** States never written without --force, worst first (the refusal's code is the worst's). */
+const REFUSED = ['diverged', 'modified', 'deleted'] as const satisfies readonly DriftState[];
+const REFUSAL_CODE = { diverged: 'DIVERGED', modified: 'MODIFIED', deleted: 'DELETED' } as const;
+
+function why(file: FilePlan): string {
+  switch (file.item.state) {
+    case 'diverged':
+      return `${file.path} has ${file.item.localLines ?? 0} local line${file.item.localLines === 1 ? '' : 's'} (diverged)`;
+    case 'modified':
+      return `${file.path} is modified by hand (every line known, the whole not)`;
+    default:
+      return `${file.path} was installed by fleet and removed since (deleted)`;
+  }
+}
+
+/**
+ * The refusal of a hand change, naming the ways out (contract §8.4, §8.5): keep the host's version
+ * (`adopt`, and `adopt --promote` to make it the canonical — the host is then current), or
+ * overwrite it (`--force`; for a deleted file, the only way: it recreates it).
+ */
+function handChangeRefusal(plan: DomainPlan, refused: readonly FilePlan[]): FleetError {
+  const worst = REFUSED.find((state) => refused.some((file) => file.item.state === state));
+  const suggestions: string[] = [];
+  for (const file of refused) {
+    if (file.item.state !== 'deleted') {
+      suggestions.push(
+        `fleet config adopt ${plan.host} ${file.path}   (keep it in mirror/ for review)`,
+        `fleet config adopt ${plan.host} ${file.path} --promote   (make it the canonical: the host is then current)`,
+      );
+    }
+    suggestions.push(
+      `fleet config install ${plan.host} ${plan.domain} --file ${file.path} --confirm --force   (${file.item.state === 'deleted' ? 'recreate it' : 'overwrite it'})`,
+    );
+  }
+  return new FleetError(
+    REFUSAL_CODE[worst ?? 'diverged'],
+    `refused: ${refused.map(why).join('; ')}; nothing was sent (review the plan, then adopt, adopt --promote, or --force)`,
+    { suggestions },
+  );
 }
 
 /** The install request a plan allows, or the policy refusal that stops it (nothing is sent). */
@@ -122,14 +171,8 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
       },
     );
   }
-  const diverged = chosen.filter((file) => file.item.state === 'diverged');
-  if (diverged.length > 0 && !selection.force) {
-    throw new FleetError(
-      'DIVERGED',
-      `refused: ${diverged.map((f) => `${f.path} has ${f.item.localLines ?? 0} local line${f.item.localLines === 1 ? '' : 's'}`).join('; ')} (review the plan; adopt with \`fleet config adopt\`, or overwrite with --force)`,
-      { suggestions: diverged.map((f) => `fleet config adopt ${plan.host} ${f.path}`) },
-    );
-  }
+  const refused = chosen.filter((file) => (REFUSED as readonly string[]).includes(file.item.state));
+  if (refused.length > 0 && !selection.force) throw handChangeRefusal(plan, refused);
   return {
     domain: plan.domain,
     files: chosen.map((file) => ({
@@ -163,6 +206,7 @@ export async function planHost(
       host,
       domain: name,
       repoCommit: assessment.snapshot.commit,
+      ...(assessment.uncommitted ? { uncommitted: assessment.uncommitted } : {}),
       actions: declaration.coupling.kind === 'process' ? declaration.coupling.actions : [],
       assessed: assessed.filter((file) => file.target.domain === name),
     });

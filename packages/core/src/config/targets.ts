@@ -94,19 +94,17 @@ function problemOf(error: unknown, file: string): Problem {
 }
 
 /**
- * Every file target of a host, in domain then declaration order. With `check` (the default) each
- * desired view also passes the installer's fail-closed `check` — what gates a write; a read-only
- * report leaves it out (it is one parse per host and file, the larger part of drift's own work at
- * a thousand hosts, and changes nothing it reports about the live files).
+ * Every file target of a host, in domain then declaration order. Each desired view also passes the
+ * installer's fail-closed `check`, in every verb (contract §8.2: a canonical the installer would
+ * refuse is an `error` in drift as in install, never `stale` in one and refused in the other). A
+ * check's answer is kept per distinct view, so hosts that render alike cost one check.
  */
 export function targetsForHost(
   host: string,
   variables: Readonly<Record<string, string>>,
   domains: readonly DomainRuntime[],
   snapshot: Pick<CanonicalSnapshot, 'atRef'>,
-  options: { readonly check?: boolean } = {},
 ): FileTarget[] {
-  const check = options.check ?? true;
   const hostFile = `hosts/${host}.yaml`;
   const targets: FileTarget[] = [];
   for (const { declaration, operator } of domains) {
@@ -131,7 +129,7 @@ export function targetsForHost(
           hostFile,
         });
         const content = operator.view(file, rendered, declaration);
-        const [refused] = (check ? operator.check?.(file, content) : undefined) ?? [];
+        const [refused] = checked(operator, file, content);
         desired = refused
           ? { ok: false, problem: { ...refused, file: refused.file ?? canonical } }
           : { ok: true, content };
@@ -142,6 +140,30 @@ export function targetsForHost(
     }
   }
   return targets;
+}
+
+const checks = new WeakMap<OperatorHalf, WeakMap<ManagedFile, Map<string, readonly Problem[]>>>();
+/** Views remembered per file at most, and the largest one remembered (the rest are checked again). */
+const CHECK_MEMO_ENTRIES = 64;
+const CHECK_MEMO_BYTES = 64 * 1024;
+
+/** The installer's `check` of one view, remembered per (installer, declared file, content). */
+function checked(operator: OperatorHalf, file: ManagedFile, content: string): readonly Problem[] {
+  if (operator.check === undefined) return [];
+  let byFile = checks.get(operator);
+  if (byFile === undefined)
+    checks.set(operator, (byFile = new WeakMap<ManagedFile, Map<string, readonly Problem[]>>()));
+  let byContent = byFile.get(file);
+  if (byContent === undefined)
+    byFile.set(file, (byContent = new Map<string, readonly Problem[]>()));
+  let problems = byContent.get(content);
+  if (problems === undefined) {
+    problems = operator.check(file, content);
+    if (byContent.size < CHECK_MEMO_ENTRIES && content.length <= CHECK_MEMO_BYTES) {
+      byContent.set(content, problems);
+    }
+  }
+  return problems;
 }
 
 /** Repo paths of every canonical file the given domains read. */

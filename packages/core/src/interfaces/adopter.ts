@@ -26,4 +26,11 @@ export interface Adopter {
   candidate(file: ManagedFile, capture: Capture): string;
   /** Repo path under `mirror/<host>/<domain>/` for the candidate. */
   mirrorPath(file: ManagedFile, capture: Capture): string;
+  /**
+   * `adopt --promote` of a file that is not the whole canonical (a block viewed from a section of
+   * it): the canonical text with `candidate` (reverse-substituted) as the part `file` is viewed
+   * from. Optional; without it a block file cannot be promoted (a whole file needs no adopter: the
+   * candidate is the canonical).
+   */
+  promote?(file: ManagedFile, canonical: string, candidate: string): string;
 }

@@ -3,9 +3,17 @@
 /** What a drift item is about: a managed file, a derived copy, runtime state, or versions. */
 export type DriftLayer = 'file' | 'derived' | 'runtime' | 'version';
 
-/** How a layer compares with the desired state (contract §8.1). */
+/** How a layer compares with the desired state (contract §8.1, §8.2; docs/classification.md). */
 export type DriftState =
-  'current' | 'stale' | 'diverged' | 'missing' | 'unmanaged' | 'unsupported' | 'error';
+  | 'current'
+  | 'stale'
+  | 'modified'
+  | 'diverged'
+  | 'missing'
+  | 'deleted'
+  | 'unmanaged'
+  | 'unsupported'
+  | 'error';
 
 /** One finding of a drift producer. */
 export interface DriftItem {

@@ -79,22 +79,12 @@ async function readOptional(path: string): Promise<string | undefined> {
   }
 }
 
-/** Loads and validates the repository at `root`. Throws `REPO_INVALID` listing every problem. */
+/** Loads and validates the repository's working tree at `root`. Throws `REPO_INVALID` listing every problem. */
 export async function loadRepo(root: string): Promise<FleetRepo> {
   const manifestText = await readOptional(join(root, MANIFEST_FILE));
   if (manifestText === undefined) {
     throw new FleetError('REPO_NOT_FOUND', `no ${MANIFEST_FILE} in ${root}`);
   }
-  const problems: Problem[] = [];
-  let manifest: FleetManifest | undefined;
-  let manifestLine: ParsedYaml['lineOf'] = () => undefined;
-  try {
-    ({ manifest, lineOf: manifestLine } = parseManifestWithLines(manifestText, MANIFEST_FILE));
-  } catch (error) {
-    problems.push(...problemsOf(error));
-  }
-
-  const variables = new Map<string, HostVariables>();
   let entries: string[] = [];
   try {
     entries = (await readdir(join(root, HOSTS_DIR))).sort();
@@ -111,11 +101,37 @@ export async function loadRepo(root: string): Promise<FleetRepo> {
         : Promise.resolve(''),
     ),
   );
-  hostFiles.forEach((entry, index) => {
+  return repoFromTexts(
+    root,
+    manifestText,
+    hostFiles.map((entry, i) => ({ entry, text: texts[i] as string })),
+  );
+}
+
+/**
+ * Validates a repository from the texts of its `fleet.yaml` and `hosts/` entries (name order),
+ * wherever they were read: the working tree ({@link loadRepo}) or a commit (`loadRepoAtHead`).
+ */
+export function repoFromTexts(
+  root: string,
+  manifestText: string,
+  hostFiles: readonly { readonly entry: string; readonly text: string }[],
+): FleetRepo {
+  const problems: Problem[] = [];
+  let manifest: FleetManifest | undefined;
+  let manifestLine: ParsedYaml['lineOf'] = () => undefined;
+  try {
+    ({ manifest, lineOf: manifestLine } = parseManifestWithLines(manifestText, MANIFEST_FILE));
+  } catch (error) {
+    problems.push(...problemsOf(error));
+  }
+
+  const variables = new Map<string, HostVariables>();
+  for (const { entry, text } of hostFiles) {
     const file = `${HOSTS_DIR}/${entry}`;
     if (!entry.endsWith('.yaml')) {
       problems.push({ file, message: 'host files are named <host>.yaml' });
-      return;
+      continue;
     }
     const host = entry.slice(0, -'.yaml'.length);
     if (manifest && !Object.hasOwn(manifest.hosts, host)) {
@@ -125,11 +141,11 @@ export async function loadRepo(root: string): Promise<FleetRepo> {
       });
     }
     try {
-      variables.set(host, parseHostVariables(texts[index] as string, file));
+      variables.set(host, parseHostVariables(text, file));
     } catch (error) {
       problems.push(...problemsOf(error));
     }
-  });
+  }
 
   if (problems.length > 0 || manifest === undefined) {
     const first = problems.length === 1 ? `: ${problems[0]?.message ?? ''}` : '';

@@ -10,13 +10,23 @@ export const DRIFT_LAYERS = ['file', 'derived', 'runtime', 'version'] as const;
 export const ITEM_STATES = [
   'current',
   'stale',
+  'modified',
   'diverged',
   'missing',
+  'deleted',
   'unmanaged',
   'unsupported',
   'error',
 ] as const;
 export const HOST_STATUSES = ['current', 'drifted', 'unreachable', 'error'] as const;
+
+const lineSchema = z.strictObject({ line: z.number().int().min(1), text: z.string() });
+
+/** A known version (contract §8.2): a commit of the repository, or a content fleet wrote on the host. */
+export const knownVersionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('commit'), commit: z.string(), date: z.string().optional() }),
+  z.strictObject({ kind: z.literal('installed'), at: z.string(), operationId: z.string() }),
+]);
 
 export const driftItemSchema = z.strictObject({
   layer: z.enum(DRIFT_LAYERS),
@@ -25,7 +35,18 @@ export const driftItemSchema = z.strictObject({
   state: z.enum(ITEM_STATES),
   localLines: z.number().int().min(0).optional(),
   /** For `diverged`: the local lines (redacted), each with its line number in the live file. */
-  lines: z.array(z.strictObject({ line: z.number().int().min(1), text: z.string() })).optional(),
+  lines: z.array(lineSchema).optional(),
+  /**
+   * The known version named: for `stale` the one the file equals, for `modified` the one it is
+   * described against, for `deleted` fleet's last write there.
+   */
+  version: knownVersionSchema.optional(),
+  /** For `modified` (redacted): lines of `version` the file lacks (their line numbers there)… */
+  deletedLines: z.array(lineSchema).optional(),
+  /** …lines of it out of order (line numbers in the live file)… */
+  movedLines: z.array(lineSchema).optional(),
+  /** …and known lines it adds: repeated, or from another known version. */
+  addedLines: z.array(lineSchema).optional(),
   detail: z.string().optional(),
   diff: z.string().optional(),
 });
@@ -40,7 +61,10 @@ export const driftHostSchema = z.strictObject({
 export const driftReportSchema = z.strictObject({
   schema: z.literal(DRIFT_SCHEMA),
   generatedAt: z.string(),
+  /** The commit fleet.yaml, hosts/ and domains/ were all read at (HEAD when the run started). */
   repoCommit: z.string(),
+  /** Paths under fleet.yaml, hosts/ and domains/ with uncommitted changes: not in this report. */
+  uncommitted: z.array(z.string()).optional(),
   canonicalVersion: z.string(),
   summary: z.strictObject({
     hosts: z.number().int(),
@@ -67,6 +91,7 @@ export function hostStatus(items: readonly DriftReportItem[]): HostStatus {
 export interface DriftReportInput {
   readonly generatedAt: Date;
   readonly repoCommit: string;
+  readonly uncommitted?: readonly string[];
   readonly canonicalVersion: string;
   readonly hosts: readonly DriftHost[];
 }
@@ -79,6 +104,9 @@ export function buildDriftReport(input: DriftReportInput): DriftReport {
     schema: DRIFT_SCHEMA,
     generatedAt: input.generatedAt.toISOString(),
     repoCommit: input.repoCommit,
+    ...(input.uncommitted && input.uncommitted.length > 0
+      ? { uncommitted: [...input.uncommitted] }
+      : {}),
     canonicalVersion: input.canonicalVersion,
     summary: {
       hosts: hosts.length,
@@ -101,7 +129,17 @@ export function layerState(
   host: DriftHost,
   layer: (typeof DRIFT_LAYERS)[number],
 ): string | undefined {
-  const order = ['error', 'diverged', 'unsupported', 'missing', 'stale', 'unmanaged', 'current'];
+  const order = [
+    'error',
+    'diverged',
+    'modified',
+    'deleted',
+    'unsupported',
+    'missing',
+    'stale',
+    'unmanaged',
+    'current',
+  ];
   const states = host.items.filter((item) => item.layer === layer).map((item) => item.state);
   if (states.length === 0) return undefined;
   return order.find((state) => states.includes(state as (typeof ITEM_STATES)[number]));

@@ -7,6 +7,8 @@ const STATE_COLOURS: Readonly<Record<string, string>> = {
   current: '#2e7d32',
   stale: '#f9a825',
   missing: '#ef6c00',
+  deleted: '#ad1457',
+  modified: '#d84315',
   diverged: '#c62828',
   unmanaged: '#6d4c41',
   unsupported: '#6a1b9a',
@@ -51,6 +53,8 @@ export interface ReportPage {
   readonly rows: string;
   /** Per-host sections below the matrix (already escaped). */
   readonly details: string;
+  /** A line under the header (already escaped), e.g. what the report did not read. */
+  readonly notice?: string;
 }
 
 /** The whole self-contained page: the matrix first, the details one click or scroll away. */
@@ -67,7 +71,7 @@ section{margin-top:1.5rem}details,.i{margin:.3rem 0}pre{background:#f5f5f5;paddi
 </style></head><body>
 <h1>fleet ${escapeHtml(page.kind)} report</h1>
 <p>${escapeHtml(page.generatedAt)} · commit <code>${escapeHtml(page.repoCommit)}</code> · canonical version ${escapeHtml(page.canonicalVersion)}</p>
-<p>${summary.hosts} hosts: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} errors</p>
+${page.notice ? `<p><strong>${page.notice}</strong></p>\n` : ''}<p>${summary.hosts} hosts: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} errors</p>
 <table><thead><tr><th>host</th><th>status</th>${page.columns.map((column) => `<th>${column}</th>`).join('')}</tr></thead>
 <tbody>
 ${page.rows}

@@ -24,7 +24,13 @@ export function renderDriftMarkdown(report: DriftReport): string {
   const lines = [
     `# Drift report — ${report.generatedAt}`,
     '',
-    `Repository commit \`${report.repoCommit}\`, canonical version ${report.canonicalVersion}.`,
+    `Repository commit \`${report.repoCommit}\` (fleet.yaml, hosts/ and domains/ as committed), canonical version ${report.canonicalVersion}.`,
+    ...(report.uncommitted && report.uncommitted.length > 0
+      ? [
+          '',
+          `**Not in this report** (uncommitted): ${report.uncommitted.map((p) => `\`${escapeCell(p)}\``).join(', ')}.`,
+        ]
+      : []),
     `${summary.hosts} hosts: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} errors.`,
     '',
     `| host | status | ${DRIFT_LAYERS.join(' | ')} |`,
@@ -103,5 +109,10 @@ export function renderDriftHtml(report: DriftReport): string {
     columns: DRIFT_LAYERS,
     rows,
     details,
+    ...(report.uncommitted && report.uncommitted.length > 0
+      ? {
+          notice: `Not in this report (uncommitted): ${report.uncommitted.map((p) => escapeHtml(p)).join(', ')}`,
+        }
+      : {}),
   });
 }

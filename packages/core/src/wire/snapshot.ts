@@ -9,6 +9,7 @@ import {
   homePathSchema,
   jsonObjectSchema,
   jsonValueSchema,
+  operationIdSchema,
   sha256Schema,
   timestampSchema,
 } from './protocol.js';
@@ -60,6 +61,25 @@ export const snapshotProbeResultSchema = z.discriminatedUnion('state', [
   }),
 ]);
 
+/** Contents the node remembers writing per path at most (the newest; docs/classification.md). */
+export const MAX_WRITES_PER_PATH = 32;
+
+/**
+ * One content fleet's writer renamed into place at a path: the sha256 of the bytes written (the
+ * live file's `sha256` equals it while nobody changed the file), when, and by which operation.
+ */
+export const snapshotWriteSchema = z.strictObject({
+  sha256: sha256Schema,
+  at: timestampSchema,
+  operationId: operationIdSchema,
+});
+
+/**
+ * The node's record of a path, newest first. Absent from a controller that keeps no record (an
+ * older node): the operator then knows the main line's versions only and cannot tell `deleted`.
+ */
+const writesSchema = z.array(snapshotWriteSchema).max(MAX_WRITES_PER_PATH).optional();
+
 const snapshotBackupSchema = z.strictObject({
   path: z.string(),
   sha256: sha256Schema,
@@ -76,11 +96,13 @@ export const snapshotFileSchema = z.discriminatedUnion('state', [
     content: z.string(),
     redacted: z.boolean(),
     backups: z.array(snapshotBackupSchema),
+    writes: writesSchema,
   }),
   z.strictObject({
     path: z.string(),
     state: z.literal('absent'),
     backups: z.array(snapshotBackupSchema),
+    writes: writesSchema,
   }),
   z.strictObject({
     path: z.string(),
@@ -105,3 +127,4 @@ export type SnapshotProbe = z.infer<typeof snapshotProbeSchema>;
 export type SnapshotProbeResult = z.infer<typeof snapshotProbeResultSchema>;
 export type SnapshotResponse = z.infer<typeof snapshotResponseSchema>;
 export type SnapshotFile = z.infer<typeof snapshotFileSchema>;
+export type SnapshotWrite = z.infer<typeof snapshotWriteSchema>;

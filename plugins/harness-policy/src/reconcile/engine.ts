@@ -7,9 +7,11 @@
  * operation per host, each file's expected sha256 the one the snapshot showed (`plannedInstall`
  * on the host's plan, as `config install` does).
  *
- * A host with a diverged target still gets its other, healable targets written: they are safe on
- * their own (the field report's reconciler healed per file), and the diverged one is never
- * touched. The host's state stays `diverged` — drift remains — until someone adopts or overrides.
+ * A host with a hand-changed target (`diverged`, `modified`) or a removed one (`deleted`) still
+ * gets its other, healable targets written: they are safe on their own (the field report's
+ * reconciler healed per file), and that one is never touched — with --confirm or unattended
+ * alike. The host's state stays the worst of its targets — drift remains — until someone adopts,
+ * installs with --force, or recreates.
  *
  * The transport (`install`) and the operator log (`record`) are parameters, so the engine is
  * tested without a network; the command passes the controller client and core's operator log.
@@ -134,9 +136,9 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
     return { host, state: worstState(targets.map((t) => t.state)), targets };
   }
 
-  // Only stale and missing targets are chosen, so core's policy (diverged refused without
-  // --force, unsupported and error refused) never has to refuse: a diverged target is simply
-  // not part of the request.
+  // Only stale and missing targets are chosen, so core's policy (hand changes refused without
+  // --force, unsupported and error refused) never has to refuse: such a target is simply not
+  // part of the request.
   const declaration = input.runtime.declaration;
   const plan = buildDomainPlan({
     host,

@@ -12,7 +12,15 @@ export const RECONCILE_SCHEMA = 'fleet.reconcile/v1';
 export type ReconcileMode = 'dry-run' | 'confirm' | 'unattended';
 
 /** One target's (file's) state after the run. */
-export const TARGET_STATES = ['current', 'would-update', 'updated', 'diverged', 'error'] as const;
+export const TARGET_STATES = [
+  'current',
+  'would-update',
+  'updated',
+  'deleted',
+  'modified',
+  'diverged',
+  'error',
+] as const;
 export type TargetState = (typeof TARGET_STATES)[number];
 
 /** One host's state: the worst of its targets, or `offline_pending` when it could not be reached. */
@@ -25,7 +33,7 @@ export type { DriftState };
 export interface ReconcileTarget {
   readonly path: string;
   readonly state: TargetState;
-  /** Lines found in no published version (non-zero only for `diverged`). */
+  /** Lines found in no known version (non-zero only for `diverged`). */
   readonly localLines: number;
   /** The file's drift classification before anything was written. */
   readonly drift: DriftState;
@@ -58,16 +66,18 @@ export interface ReconcileDocument {
 }
 
 /**
- * Severity, worst last: `error` > `diverged` > `would-update` > `updated` > `current` (contract
- * §10.3 ranks would-update and updated together; a host cannot show both in one run, and if it
- * ever did, the drift that remains is what matters).
+ * Severity, worst last: `error` > `diverged` > `modified` > `deleted` > `would-update` > `updated`
+ * > `current` (contract §10.3 ranks would-update and updated together; a host cannot show both in
+ * one run, and if it ever did, the drift that remains is what matters).
  */
 const RANK: Readonly<Record<TargetState, number>> = {
   current: 0,
   updated: 1,
   'would-update': 2,
-  diverged: 3,
-  error: 4,
+  deleted: 3,
+  modified: 4,
+  diverged: 5,
+  error: 6,
 };
 
 /** The worst of some target states (`current` for none: a host with nothing to manage). */
@@ -77,27 +87,32 @@ export function worstState(states: readonly TargetState[]): TargetState {
   return worst;
 }
 
-/** True for the classifications a reconcile may write: every line was published, or nothing is there. */
+/**
+ * True for the classifications a reconcile may write — even with --confirm, even unattended: the
+ * file equals a known version whole (`stale`), or fleet never wrote there (`missing`). A hand
+ * change (`modified`, `diverged`) and a file someone removed (`deleted`) never are (contract §8.2).
+ */
 export function healable(drift: DriftState): boolean {
   return drift === 'stale' || drift === 'missing';
 }
 
 /**
  * A target's state before any write: current stays current; stale and missing would be updated;
- * diverged is never written; anything else (unsupported, damaged markers, a render error) is an
- * error the operator must look at.
+ * diverged, modified and deleted are never written; anything else (unsupported, damaged markers,
+ * a render error, a canonical the installer refuses) is an error the operator must look at.
  */
 export function plannedState(drift: DriftState): TargetState {
   if (drift === 'current') return 'current';
   if (healable(drift)) return 'would-update';
-  if (drift === 'diverged') return 'diverged';
+  if (drift === 'diverged' || drift === 'modified' || drift === 'deleted') return drift;
   return 'error';
 }
 
 /**
  * The exit code of a run (contract §7 as the verb applies it): 6 when an install failed
  * verification; 0 when every host is current or updated; 1 when drift remains anywhere
- * (would-update, diverged, offline_pending, error — the report was still produced).
+ * (would-update, deleted, modified, diverged, offline_pending, error — the report was still
+ * produced).
  */
 export function reconcileExitCode(hosts: readonly ReconcileHost[]): 0 | 1 | 6 {
   if (hosts.some((host) => host.verificationFailed === true)) return 6;

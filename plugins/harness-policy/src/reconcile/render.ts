@@ -23,9 +23,13 @@ export function renderHuman(document: ReconcileDocument, escape: Escape): string
       lines.push(
         `    ${target.state.padEnd(12)} ${target.drift.padEnd(11)} ${escape(target.path)}${local}`,
       );
-      if (target.state === 'diverged') {
+      if (target.state === 'diverged' || target.state === 'modified') {
         lines.push(
-          `        never written by reconcile: review it, then \`fleet config adopt ${host.host} ${target.path}\``,
+          `        a hand change, never written by reconcile: review it, then \`fleet config adopt ${host.host} ${target.path}\` (\`--promote\` to make it the canonical) or install it with --force`,
+        );
+      } else if (target.state === 'deleted') {
+        lines.push(
+          `        someone removed it; never recreated by reconcile: \`fleet config install ${host.host} harness-policy --file ${target.path} --confirm --force\` recreates it`,
         );
       } else if (target.state === 'error' && target.detail) {
         lines.push(`        ${escape(target.detail)}`);
@@ -34,7 +38,16 @@ export function renderHuman(document: ReconcileDocument, escape: Escape): string
   }
   const { summary } = document;
   const parts = (
-    ['current', 'updated', 'would-update', 'diverged', 'offline_pending', 'error'] as const
+    [
+      'current',
+      'updated',
+      'would-update',
+      'deleted',
+      'modified',
+      'diverged',
+      'offline_pending',
+      'error',
+    ] as const
   )
     .filter((state) => summary[state] > 0)
     .map((state) => `${summary[state]} ${state}`);
@@ -65,7 +78,16 @@ export function logLines(document: ReconcileDocument, exitCode: number, escape: 
   const now = document.generatedAt;
   const { summary } = document;
   const counts = (
-    ['current', 'updated', 'would-update', 'diverged', 'offline_pending', 'error'] as const
+    [
+      'current',
+      'updated',
+      'would-update',
+      'deleted',
+      'modified',
+      'diverged',
+      'offline_pending',
+      'error',
+    ] as const
   )
     .map((state) => `${state}=${summary[state]}`)
     .join(' ');

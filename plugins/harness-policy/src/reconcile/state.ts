@@ -7,9 +7,13 @@
  *
  * ```json
  * { "schema": "fleet.reconcile-state/v1", "last_run": "…", "canonical_sha": "…", "repo_commit": "…",
- *   "mode": "confirm", "current": ["node-01"], "updated": [], "would_update": [], "diverged": [],
+ *   "mode": "confirm", "current": ["node-01"], "updated": [], "would_update": [], "deleted": [],
+ *   "modified": [], "diverged": [],
  *   "offline_pending": [{ "host": "node-03", "first_seen": "…", "last_seen": "…" }], "errors": [] }
  * ```
+ *
+ * `deleted` and `modified` came later: a state file written before them (without the two lists)
+ * is read as having none.
  */
 import type { HostState, ReconcileMode } from './model.js';
 
@@ -33,18 +37,32 @@ export interface ReconcileState {
   readonly current: readonly string[];
   readonly updated: readonly string[];
   readonly would_update: readonly string[];
+  readonly deleted: readonly string[];
+  readonly modified: readonly string[];
   readonly diverged: readonly string[];
   readonly offline_pending: readonly PendingHost[];
   readonly errors: readonly string[];
 }
 
-const LISTS = ['current', 'updated', 'would_update', 'diverged', 'errors'] as const;
+const LISTS = [
+  'current',
+  'updated',
+  'would_update',
+  'deleted',
+  'modified',
+  'diverged',
+  'errors',
+] as const;
+/** Lists a state file may lack (written before they existed): read as empty. */
+const LATER_LISTS: readonly ListKey[] = ['deleted', 'modified'];
 type ListKey = (typeof LISTS)[number];
 
 const LIST_OF: Readonly<Record<Exclude<HostState, 'offline_pending'>, ListKey>> = {
   current: 'current',
   updated: 'updated',
   'would-update': 'would_update',
+  deleted: 'deleted',
+  modified: 'modified',
   diverged: 'diverged',
   error: 'errors',
 };
@@ -83,7 +101,10 @@ export function stateProblem(value: unknown): string | null {
   if (typeof state['canonical_sha'] !== 'string') return 'canonical_sha is not a string';
   if (typeof state['repo_commit'] !== 'string') return 'repo_commit is not a string';
   if (!MODES.includes(state['mode'] as ReconcileMode)) return 'mode is not a reconcile mode';
-  for (const key of LISTS) if (!isNameList(state[key])) return `${key} is not a list of host names`;
+  for (const key of LISTS) {
+    if (state[key] === undefined && LATER_LISTS.includes(key)) continue;
+    if (!isNameList(state[key])) return `${key} is not a list of host names`;
+  }
   const pending = state['offline_pending'];
   if (!Array.isArray(pending)) return 'offline_pending is not a list';
   for (const entry of pending) {
@@ -99,7 +120,7 @@ export function stateProblem(value: unknown): string | null {
   }
   const seen = new Set<string>();
   for (const host of [
-    ...LISTS.flatMap((key) => state[key] as string[]),
+    ...LISTS.flatMap((key) => (state[key] as string[] | undefined) ?? []),
     ...pending.map((p) => (p as PendingHost).host),
   ]) {
     if (seen.has(host)) return `host ${host} is listed twice`;
@@ -146,6 +167,8 @@ export function mergeState(previous: ReconcileState | null, run: RunResult): Rec
     current: [],
     updated: [],
     would_update: [],
+    deleted: [],
+    modified: [],
     diverged: [],
     errors: [],
   };
@@ -185,6 +208,8 @@ export function mergeState(previous: ReconcileState | null, run: RunResult): Rec
     current: lists.current,
     updated: lists.updated,
     would_update: lists.would_update,
+    deleted: lists.deleted,
+    modified: lists.modified,
     diverged: lists.diverged,
     offline_pending: pending,
     errors: lists.errors,

@@ -105,7 +105,11 @@ export async function loadState(paths: ReconcilePaths, now: Date): Promise<Loade
   } catch (error) {
     problem = error instanceof Error ? error.message : String(error);
   }
-  if (problem === null) return { state: value as ReconcileState };
+  // A state written before `deleted` and `modified` existed has neither list: none.
+  if (problem === null)
+    return {
+      state: { deleted: [], modified: [], ...(value as Partial<ReconcileState>) } as ReconcileState,
+    };
   const movedTo = `${paths.state}.damaged-${now.toISOString().replace(/[-:.]/g, '')}`;
   await rename(paths.state, movedTo);
   return { state: null, problem, movedTo };

@@ -8,7 +8,7 @@ export default class ConfigInstall extends FleetCommand {
 
 What the node runs is its own decision: the install names the node policy action ids fleet.yaml gives (domains.<domain>.reload), never an argv; a node that does not serve the domain (DOMAIN_NOT_SERVED), or whose policy does not define the action or accept a path (POLICY_REFUSED), refuses with exit 7 before writing (docs/node-policy.md).
 
-Without --confirm it prints the plan and exits 2. A diverged file (local lines found in no published version) is refused with exit 7 unless --force; adopt it first with \`fleet config adopt\` if the local lines are worth keeping.`;
+Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes are not used; a warning names them). Without --confirm it prints the plan and exits 2. A hand change is refused with exit 7 unless --force: diverged (lines in no known version: DIVERGED), modified (every line known, the whole not: MODIFIED), deleted (fleet wrote it there and someone removed it: DELETED). The refusal names the ways out: keep the host's version with \`fleet config adopt HOST PATH\` (\`--promote\` also makes it the canonical, so the host is current), or overwrite it with --force (for a deleted file, --force recreates it).`;
   static override examples = [
     '<%= config.bin %> config install node-01 harness-policy',
     '<%= config.bin %> config install node-01 harness-policy --confirm',
@@ -25,7 +25,10 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       description: 'really install (without it: print the plan, exit 2)',
       default: false,
     }),
-    force: Flags.boolean({ description: 'overwrite diverged files', default: false }),
+    force: Flags.boolean({
+      description: 'overwrite diverged and modified files, recreate deleted ones',
+      default: false,
+    }),
     timeout: Flags.integer({ description: 'timeout in milliseconds', default: 30_000, min: 1 }),
   };
 
@@ -45,9 +48,11 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       domains: [args.domain],
       timeoutMs: flags.timeout,
     });
+    await this.noteSource(context.source);
     const assessment = await core.prepareAssessment({
       repo: context.repo,
       git: context.git,
+      source: context.source,
       domains: context.domains,
       domainFilter: [args.domain],
       readLive: readLiveThroughController(context),

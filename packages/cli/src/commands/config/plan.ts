@@ -6,7 +6,7 @@ export default class ConfigPlan extends FleetCommand {
   static override summary =
     'Show what an install would do on a host: classification, diff, coupled actions.';
   static override description =
-    'Per file: its classification against the repository history, the redacted unified diff, the live sha256 the plan was made against (an install refuses if it changed since), and the process actions the domain couples to the write. Reads the node; writes nothing.';
+    'Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes are not used; a warning names them). Per file: its classification against its known versions (current, stale, modified, diverged, missing, deleted: see `fleet drift --help`), the redacted unified diff, the live sha256 the plan was made against (an install refuses if it changed since), and the process actions the domain couples to the write. Reads the node; writes nothing.';
   static override examples = [
     '<%= config.bin %> config plan node-01',
     '<%= config.bin %> config plan node-01 harness-policy --json',
@@ -29,10 +29,12 @@ export default class ConfigPlan extends FleetCommand {
     const { renderPlan } = await import('../../config/render.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
+    await this.noteSource(context.source);
     core.hostEntry(context.repo, args.host);
     const assessment = await core.prepareAssessment({
       repo: context.repo,
       git: context.git,
+      source: context.source,
       domains: context.domains,
       domainFilter: args.domain === undefined ? undefined : [args.domain],
       readLive: readLiveThroughController(context),

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Flags } from '@oclif/core';
 import { PluginCommand } from '../../cli/base.js';
 import type { ReconcileDocument } from '../../reconcile/model.js';
@@ -6,15 +8,15 @@ const DOMAIN = 'harness-policy';
 
 export default class HarnessReconcile extends PluginCommand {
   static override summary = 'Converge every host running harness-policy to the canonical policy.';
-  static override description = `One verb over the fleet (contract §10.3). Every host running harness-policy (or each --host) is read concurrently, with a bound and a per-host timeout, and its three targets — ~/.claude/CLAUDE.md (whole), the policy block of ~/.codex/AGENTS.md and of ~/.gemini/GEMINI.md — are classified exactly as \`fleet drift\` classifies them, against the repository's history: a file whose every line was once published is stale and safe to replace, a file with local lines is diverged and never written.
+  static override description = `One verb over the fleet (contract §10.3). Every host running harness-policy (or each --host) is read concurrently, with a bound and a per-host timeout, and its three targets — ~/.claude/CLAUDE.md (whole), the policy block of ~/.codex/AGENTS.md and of ~/.gemini/GEMINI.md — are classified exactly as \`fleet drift\` classifies them, against the repository's history: a file equal to a known version (a published one, or one fleet itself wrote there) is stale and safe to replace; a hand change (modified, diverged) or a removed file (deleted) is never written. fleet.yaml, hosts/ and domains/ are read as committed at HEAD (uncommitted changes are not used; a warning names them).
 
-Per host: current; would-update (without --confirm: nothing is written); updated (with --confirm: the host's stale and missing targets are installed in one operation through its controller, each checked against the sha256 just read); diverged (the diverged file is never written — the host's other, healable targets still are; adopt or install --force it yourself); offline_pending (unreachable: remembered with the time it was first found pending, and converged by the first run that reaches it); error. A host's state is the worst of its targets.
+Per host: current; would-update (without --confirm: nothing is written); updated (with --confirm: the host's stale and missing targets are installed in one operation through its controller, each checked against the sha256 just read); deleted (a file fleet wrote that someone removed: never recreated — \`fleet config install … --force\` does); modified (every line known, the whole not: a hand change) and diverged (local lines): never written — the host's other, healable targets still are; adopt or install --force it yourself; offline_pending (unreachable: remembered with the time it was first found pending, and converged by the first run that reaches it); error. A host's state is the worst of its targets.
 
 The state (last_run, canonical_sha, the hosts per state) is kept in $XDG_STATE_HOME/fleet/harness-reconcile.json and a rolling log of the last 500 lines in harness-reconcile.log beside it. A second run changes nothing and reports current for every host it converged.
 
---unattended is for the scheduler: it writes like --confirm (stale and missing targets only, never diverged) and marks each install unattended in the node's audit, and it is refused (exit 7) unless fleet.yaml opts in with domains.harness-policy.unattended: allow in a reviewed commit — and for any domain whose installer declares a process coupling.
+--unattended is for the scheduler: it writes like --confirm (stale and missing targets only, never deleted, modified or diverged) and marks each install unattended in the node's audit, and it is refused (exit 7) unless fleet.yaml opts in with domains.harness-policy.unattended: allow in a reviewed commit — and for any domain whose installer declares a process coupling.
 
-Exit 0 when every host is current or updated; 1 when drift remains (would-update, diverged, offline_pending, error); 2 on a usage error; 3 when another reconcile holds the lock; 6 when an install failed verification; 7 when --unattended is refused.`;
+Exit 0 when every host is current or updated; 1 when drift remains (would-update, deleted, modified, diverged, offline_pending, error); 2 on a usage error; 3 when another reconcile holds the lock; 6 when an install failed verification; 7 when --unattended is refused.`;
   static override examples = [
     '<%= config.bin %> harness reconcile',
     '<%= config.bin %> harness reconcile --confirm',
@@ -61,8 +63,11 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     const registry = await this.loadRegistry();
     const declaration = registry.domain(DOMAIN).descriptor;
     const runtime = core.domainRuntime(declaration, await registry.installer(DOMAIN));
-    const repo = await core.loadRepo(root);
+    // One source of truth: fleet.yaml, hosts/ and domains/ as committed at HEAD.
     const git = core.createGit(root);
+    const { repo, source } = await core.loadRepoAtHead(root, git);
+    const warning = core.uncommittedWarning(source);
+    if (warning !== '') this.note(warning);
 
     const running = Object.entries(repo.manifest.hosts)
       .filter(([, entry]) => entry.domains.includes(DOMAIN))
@@ -98,6 +103,7 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     const assessment = await core.prepareAssessment({
       repo,
       git,
+      source,
       domains: new Map([[DOMAIN, runtime]]),
       domainFilter: [DOMAIN],
       readLive: readLiveThrough((host) => client(host)),
@@ -123,25 +129,21 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     const release = await store.acquireLock(paths, started);
     try {
       if (mode === 'unattended') {
-        const committed = await git.run(['show', `${commit}:${core.MANIFEST_FILE}`], {
-          allowFailure: true,
-        });
-        let committedPolicy: 'allow' | 'deny' | undefined;
-        if (committed.exitCode === 0) {
-          try {
-            const manifest = core.parseManifest(
-              committed.stdout,
-              `${core.MANIFEST_FILE} at ${commit.slice(0, 12)}`,
-            );
-            committedPolicy = manifest.domains[DOMAIN]?.unattended ?? 'deny';
-          } catch {
-            committedPolicy = undefined;
-          }
+        // The opt-in must hold both in the reviewed commit (read above) and in the working tree:
+        // an uncommitted edit back to deny already disables it; a working tree that does not
+        // parse counts as deny.
+        let worktreePolicy: 'allow' | 'deny' = 'deny';
+        try {
+          const text = await readFile(join(root, core.MANIFEST_FILE), 'utf8');
+          worktreePolicy = core.parseManifest(text).domains[DOMAIN]?.unattended ?? 'deny';
+        } catch {
+          worktreePolicy = 'deny';
         }
+        const committedPolicy = repo.manifest.domains[DOMAIN]?.unattended ?? 'deny';
         const refusal = model.unattendedRefusal({
           domain: DOMAIN,
           coupling: declaration.coupling,
-          worktree: repo.manifest.domains[DOMAIN]?.unattended ?? 'deny',
+          worktree: worktreePolicy,
           committed: committedPolicy,
         });
         if (refusal !== null) {

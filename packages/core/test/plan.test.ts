@@ -1,0 +1,133 @@
+/**
+ * What install does with each state of contract §8.2 (pure): `plannedInstall` over a plan's items.
+ * A hand change is refused without --force — exit 7, the code of the worst state — and the refusal
+ * names the ways out: adopt, adopt --promote, --force (a deleted file: --force recreates it).
+ */
+import { expect } from 'chai';
+import { buildDomainPlan, plannedInstall } from '../src/config/plan.js';
+import type { FileAssessment } from '../src/config/file-items.js';
+import type { FileTarget } from '../src/config/targets.js';
+import { isFleetError, type FleetErrorLike } from '../src/errors.js';
+import type { DriftState } from '../src/interfaces/drift.js';
+
+const file = (id: string, state: DriftState, liveSha256: string | null = 'a'.repeat(64)) => {
+  const target: FileTarget = {
+    domain: 'demo',
+    file: { id, path: `~/${id}`, canonical: id, kind: 'whole', format: 'text' },
+    path: `~/${id}`,
+    canonical: `domains/demo/${id}`,
+    desired: { ok: true, content: `${id} desired\n` },
+  };
+  const assessment: FileAssessment = {
+    item: {
+      layer: 'file',
+      domain: 'demo',
+      path: `~/${id}`,
+      state,
+      ...(state === 'diverged' ? { localLines: 2 } : {}),
+    },
+    liveSha256,
+  };
+  return { target, assessment };
+};
+
+const plan = (...files: ReturnType<typeof file>[]) =>
+  buildDomainPlan({
+    host: 'node-01',
+    domain: 'demo',
+    repoCommit: 'c1',
+    actions: [],
+    assessed: files,
+  });
+
+function refusal(run: () => unknown): FleetErrorLike {
+  try {
+    run();
+  } catch (error) {
+    if (isFleetError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('install refuses hand changes without --force, naming the ways out', () => {
+  it('writes stale and missing files without --force, but not a modified one among them (the field report wrote it)', () => {
+    const planned = plannedInstall(plan(file('a', 'stale'), file('b', 'missing', null)));
+    expect(planned.files.map((f) => [f.path, f.expectedSha256])).to.deep.equal([
+      ['~/a', 'a'.repeat(64)],
+      ['~/b', null],
+    ]);
+    const error = refusal(() =>
+      plannedInstall(plan(file('a', 'stale'), file('b', 'missing', null), file('c', 'modified'))),
+    );
+    expect([error.code, error.exitCode]).to.deep.equal(['MODIFIED', 7]);
+  });
+
+  const table: { states: DriftState[]; code: string }[] = [
+    { states: ['modified'], code: 'MODIFIED' },
+    { states: ['deleted'], code: 'DELETED' },
+    { states: ['deleted', 'modified', 'stale'], code: 'MODIFIED' },
+    { states: ['deleted', 'stale'], code: 'DELETED' },
+  ];
+  for (const { states, code } of table) {
+    it(`${states.join(' + ')}: refused with ${code} (exit 7), nothing sent`, () => {
+      const error = refusal(() =>
+        plannedInstall(
+          plan(
+            ...states.map((state, i) =>
+              file(`f${i}`, state, state === 'deleted' ? null : 'a'.repeat(64)),
+            ),
+          ),
+        ),
+      );
+      expect([error.code, error.exitCode]).to.deep.equal([code, 7]);
+    });
+  }
+
+  it('the worst refused state gives the code: diverged over modified over deleted', () => {
+    const error = refusal(() =>
+      plannedInstall(
+        plan(file('a', 'modified'), file('b', 'diverged'), file('c', 'deleted', null)),
+      ),
+    );
+    expect(error.code).to.equal('DIVERGED');
+    expect(error.message)
+      .to.contain('~/a is modified by hand')
+      .and.contain('~/c was installed by fleet');
+  });
+
+  it('names adopt, adopt --promote and --force for a hand change, --force alone for a deleted file', () => {
+    const error = refusal(() =>
+      plannedInstall(plan(file('CLAUDE.md', 'modified'), file('AGENTS.md', 'deleted', null))),
+    );
+    expect(error.message).to.contain('~/CLAUDE.md is modified by hand');
+    expect(error.message).to.contain('~/AGENTS.md was installed by fleet and removed since');
+    expect(error.suggestions).to.deep.equal([
+      'fleet config adopt node-01 ~/CLAUDE.md   (keep it in mirror/ for review)',
+      'fleet config adopt node-01 ~/CLAUDE.md --promote   (make it the canonical: the host is then current)',
+      'fleet config install node-01 demo --file ~/CLAUDE.md --confirm --force   (overwrite it)',
+      'fleet config install node-01 demo --file ~/AGENTS.md --confirm --force   (recreate it)',
+    ]);
+  });
+
+  it('ucf --force-confmiss / dpkg --force-confmiss: only --force recreates a deleted file and overwrites a hand change', () => {
+    const files = [file('a', 'deleted', null), file('b', 'modified'), file('c', 'diverged')];
+    expect(refusal(() => plannedInstall(plan(file('a', 'deleted', null)))).code).to.equal(
+      'DELETED',
+    );
+    const planned = plannedInstall(plan(...files), { force: true });
+    expect(planned.files.map((f) => [f.path, f.expectedSha256])).to.deep.equal([
+      ['~/a', null],
+      ['~/b', 'a'.repeat(64)],
+      ['~/c', 'a'.repeat(64)],
+    ]);
+  });
+
+  it('--file chooses: a modified file left out is not refused, a modified file chosen is', () => {
+    const both = plan(file('a', 'modified'), file('b', 'stale'));
+    expect(plannedInstall(both, { files: ['~/b'] }).files.map((f) => f.path)).to.deep.equal([
+      '~/b',
+    ]);
+    expect(refusal(() => plannedInstall(both, { files: ['~/a'] })).code).to.equal('MODIFIED');
+  });
+});
