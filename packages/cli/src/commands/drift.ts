@@ -61,6 +61,7 @@ Exit 0 when every host is current, 1 when any host drifted or could not be reach
       onHost: (_host, status) => progress.settled(status),
     });
     progress.finish();
+    context.close();
     if (flags['report-dir']) {
       const written = await core.writeReportSet(flags['report-dir'], 'drift', {
         json: `${JSON.stringify(report, null, 2)}\n`,

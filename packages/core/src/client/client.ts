@@ -36,6 +36,7 @@ import type {
   RuntimeStatusRequest,
   RuntimeStatusResponse,
 } from '../wire/runtime.js';
+import type { HostConnections } from './connections.js';
 import { invalidResponse, type RequestTarget } from './errors.js';
 
 /** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
@@ -92,6 +93,12 @@ export interface ControllerClient {
   runtimeRollback(
     request: WithOperationId<RuntimeRollbackRequest>,
   ): Promise<RuntimeStartedResponse>;
+  /**
+   * Closes the client's keep-alive connection (contract §14: one per host). Requests made after it
+   * open a new one. Idle connections never keep a process alive, so a verb that forgets this
+   * still exits; calling it ends the connection at once instead of when the process ends.
+   */
+  close(): void;
 }
 
 /**
@@ -112,6 +119,14 @@ function checkedRequest(target: RequestTarget, schema: z.ZodType, body: unknown)
   return result.data;
 }
 
+function isHttps(url: string): boolean {
+  try {
+    return new URL(url).protocol === 'https:';
+  } catch {
+    return false; // the exchange reports the bad URL
+  }
+}
+
 export function createControllerClient(options: ControllerClientOptions): ControllerClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -121,6 +136,9 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       `host ${options.host}: the timeout must be a positive number of milliseconds`,
     );
   }
+
+  // The keep-alive pool, made with the first request (node:http loads then, not with core).
+  let connections: HostConnections | undefined;
 
   async function call<T>(
     operation: OperationName,
@@ -132,8 +150,17 @@ export function createControllerClient(options: ControllerClientOptions): Contro
     const payload =
       route.request === null ? undefined : checkedRequest(target, route.request, body);
     // node:http and node:tls load on the first request, not with core: most commands never talk to a node.
-    const { exchange } = await import('./transport.js');
+    const [{ exchange }, { hostConnections }] = await Promise.all([
+      import('./transport.js'),
+      import('./connections.js'),
+    ]);
+    connections ??= hostConnections({
+      target,
+      tlsFingerprint: isHttps(options.url) ? options.tlsFingerprint : undefined,
+      connectTimeoutMs: timeoutMs,
+    });
     const answer = await exchange({
+      connections,
       target,
       method: route.method,
       path: routePath(operation, operationId),
@@ -157,6 +184,10 @@ export function createControllerClient(options: ControllerClientOptions): Contro
   return {
     host: options.host,
     url: options.url,
+    close() {
+      connections?.close();
+      connections = undefined;
+    },
     identity: () => call<IdentityResponse>('identity'),
     health: () => call<Health>('health'),
     inventory: () => call<InventoryResponse>('inventory'),

@@ -131,6 +131,8 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
         detail: failure.message,
       });
       throw error;
+    } finally {
+      context.close();
     }
     await core.recordOperatorVerb({
       verb: 'config install',
