@@ -82,3 +82,155 @@ export function renderTable(columns, rows) {
     ...rows.map((r) => line(columns.map((c) => String(r[c.key] ?? '')))),
   ].join('\n');
 }
+
+/**
+ * Runs `command ...args` once with spawnSync and returns its wall time in milliseconds with its
+ * exit status and output (any program: a peer tool, or `node` with the CLI).
+ */
+export function timeCommand(command, args, { cwd = repoRoot, env = cleanEnv(), input } = {}) {
+  const start = process.hrtime.bigint();
+  const child = spawnSync(command, args, {
+    cwd,
+    env,
+    input,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (child.error) throw child.error;
+  return {
+    ms,
+    status: child.status,
+    signal: child.signal,
+    stdout: child.stdout,
+    stderr: child.stderr,
+  };
+}
+
+/** Whether `command` is on the PATH (a peer tool of a comparison row). */
+export function onPath(command) {
+  const found = spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' });
+  return found.status === 0 && found.stdout.trim() !== '';
+}
+
+/**
+ * Times two sides of a comparison interleaved — A, B, B, A, A, B… (the order alternates, so a
+ * slow patch of the machine or a warm cache favours neither) — after `warmups` untimed rounds.
+ * `prepare(side)` runs before each side's run, untimed (resetting a drifted state). Each side is a
+ * function returning `{ ms }` that throws when the run's result is wrong.
+ */
+export function interleave({ runs, warmups = 1, a, b, prepare = () => undefined }) {
+  const samples = { a: [], b: [] };
+  for (let i = 0; i < warmups + runs; i += 1) {
+    const order = i % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
+    for (const side of order) {
+      prepare(side);
+      const { ms } = (side === 'a' ? a : b)();
+      if (i >= warmups) samples[side].push(ms);
+    }
+  }
+  return samples;
+}
+
+/**
+ * One goal row of contract §14: the ratio of two medians measured in the same run, against a goal
+ * (a ratio not to exceed). `fleet` and `peer` are sample arrays (ms) with labels.
+ */
+export function ratioRow({ id, label, workload, fleet, peer, goal, note, unit = 'ms' }) {
+  const f = summarize(fleet.samples);
+  const p = summarize(peer.samples);
+  const ratio = f.medianMs / p.medianMs;
+  return {
+    id,
+    label,
+    workload,
+    fleet: {
+      label: fleet.label,
+      ...roundStats(f),
+      samplesMs: fleet.samples.map((s) => round(s, 1)),
+    },
+    peer: { label: peer.label, ...roundStats(p), samplesMs: peer.samples.map((s) => round(s, 1)) },
+    unit,
+    ratio: round(ratio, 3),
+    goal,
+    status: ratio <= goal ? 'ok' : 'OVER',
+    ...(note ? { note } : {}),
+  };
+}
+
+/**
+ * A goal row measured as a difference: what `fleet` (the case with the extra work) adds to
+ * `peer`'s median, against a goal in milliseconds.
+ */
+export function deltaRow({ id, label, workload, fleet, peer, goalMs, note }) {
+  const f = summarize(fleet.samples);
+  const p = summarize(peer.samples);
+  const delta = f.medianMs - p.medianMs;
+  return {
+    id,
+    label,
+    workload,
+    fleet: {
+      label: fleet.label,
+      ...roundStats(f),
+      samplesMs: fleet.samples.map((s) => round(s, 1)),
+    },
+    peer: { label: peer.label, ...roundStats(p), samplesMs: peer.samples.map((s) => round(s, 1)) },
+    deltaMs: round(delta),
+    goalMs,
+    status: delta <= goalMs ? 'ok' : 'OVER',
+    ...(note ? { note } : {}),
+  };
+}
+
+/** A goal row that could not be measured, and why. */
+export function skippedRow({ id, label, workload, goal, reason }) {
+  return { id, label, workload, goal, status: 'skipped', reason };
+}
+
+function roundStats(stats) {
+  return { medianMs: round(stats.medianMs), minMs: round(stats.minMs), maxMs: round(stats.maxMs) };
+}
+
+/** The text table of goal rows (every benchmark's, and the summary of bench/run.js). */
+export function renderGoalRows(rows) {
+  const range = (s) => `${s.minMs.toFixed(0)}–${s.maxMs.toFixed(0)}`;
+  return renderTable(
+    [
+      { key: 'label', label: 'contract §14 goal' },
+      { key: 'fleet', label: 'fleet' },
+      { key: 'fm', label: 'median', align: 'right' },
+      { key: 'fr', label: 'min–max', align: 'right' },
+      { key: 'peer', label: 'against' },
+      { key: 'pm', label: 'median', align: 'right' },
+      { key: 'pr', label: 'min–max', align: 'right' },
+      { key: 'ratio', label: 'ratio', align: 'right' },
+      { key: 'goal', label: 'goal', align: 'right' },
+      { key: 'status', label: 'result' },
+    ],
+    rows.map((row) =>
+      row.status === 'skipped'
+        ? {
+            label: row.label,
+            goal: row.goalMs === undefined ? `≤ ${row.goal}×` : `≤ +${row.goalMs} ms`,
+            status: `skipped (${row.reason})`,
+          }
+        : {
+            label: row.label,
+            fleet: row.fleet.label,
+            fm: `${row.fleet.medianMs.toFixed(1)} ${row.unit ?? 'ms'}`,
+            fr: range(row.fleet),
+            peer: row.peer.label,
+            pm: `${row.peer.medianMs.toFixed(1)} ${row.unit ?? 'ms'}`,
+            pr: range(row.peer),
+            ratio:
+              row.deltaMs === undefined
+                ? `${row.ratio.toFixed(3)}×`
+                : `${row.deltaMs >= 0 ? '+' : ''}${row.deltaMs.toFixed(1)} ms`,
+            goal: row.goalMs === undefined ? `≤ ${row.goal}×` : `≤ +${row.goalMs} ms`,
+            status: row.status,
+          },
+    ),
+  );
+}

@@ -1,13 +1,27 @@
 #!/usr/bin/env node
-// `fleet --version` is answered before oclif is imported: importing @oclif/core alone costs more
-// than the whole cold-start budget of contract §14 leaves, and the answer needs nothing from it. The
-// line is exactly oclif's own (`config.userAgent`), which a test checks.
-if (process.argv.length === 3 && process.argv[2] === '--version') {
+// Two verbs are answered before oclif is imported (importing @oclif/core alone costs more than the
+// whole cold-start budget of contract §14 leaves):
+// - `fleet --version`: the line is exactly oclif's own (`config.userAgent`), which a test checks;
+// - `fleet controller serve …`: the node agent runs from @fleet/controller's own entry, so the
+//   controller process loads neither oclif nor the CLI (contract §14) — whatever supervisor
+//   started it with this script (docs/runtime-lifecycle.md). `--help` still goes to oclif.
+const args = process.argv.slice(2);
+const serve =
+  args[0] === 'controller:serve' ? 1 : args[0] === 'controller' && args[1] === 'serve' ? 2 : 0;
+if (args.length === 1 && args[0] === '--version') {
   const { readFileSync } = await import('node:fs');
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(
     `${pkg.name}/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`,
   );
+} else if (serve > 0 && !args.some((arg) => arg === '--help' || arg === '-h')) {
+  const [{ runControllerServe }, { fileURLToPath }] = await Promise.all([
+    import('@fleet/controller/serve'),
+    import('node:url'),
+  ]);
+  await runControllerServe(args.slice(serve), {
+    cliRoot: fileURLToPath(new URL('..', import.meta.url)),
+  });
 } else {
   const { execute, settings } = await import('@oclif/core');
   // fleet and its plugins ship compiled JavaScript: never look for TypeScript sources to

@@ -345,6 +345,40 @@ describe('client/createControllerClient', () => {
     expect(error.exitCode).to.equal(5);
   });
 
+  it('sends a request again on a new socket when the idle one it reused was closed', async () => {
+    // The controller closed the kept-alive socket while it sat idle: the request that picked it
+    // up never reached the controller (here: the socket is cut at its second request).
+    const requestsOn = new Map<Socket, number>();
+    const server = await track(
+      serve((req, _body, res) => {
+        const count = (requestsOn.get(req.socket) ?? 0) + 1;
+        requestsOn.set(req.socket, count);
+        if (count === 2) req.socket.destroy();
+        else reply(res, 200, IDENTITY);
+      }),
+    );
+    const c = client(server.url);
+    try {
+      await c.identity();
+      expect(await c.identity()).to.deep.equal(IDENTITY);
+      expect(server.seen).to.have.length(3);
+      expect([...requestsOn.values()]).to.deep.equal([2, 1]);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('does not send again when a new socket is cut (the request may have been served)', async () => {
+    const server = await track(serve((req) => req.socket.destroy()));
+    const c = client(server.url);
+    try {
+      expect((await rejected(c.identity())).code).to.equal('HOST_UNREACHABLE');
+      expect(server.seen).to.have.length(1);
+    } finally {
+      c.close();
+    }
+  });
+
   describe('TLS with a pinned fingerprint', () => {
     let dir: string;
     let cert: Buffer;

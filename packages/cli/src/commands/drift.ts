@@ -71,6 +71,7 @@ An unreachable host is reported and the run goes on. Exit 0 when every host is c
       onHost: (_host, status) => progress.settled(status),
     });
     progress.finish();
+    context.close();
     if (flags['report-dir']) {
       const written = await core.writeReportSet(flags['report-dir'], 'drift', {
         json: `${JSON.stringify(report, null, 2)}\n`,

@@ -26,6 +26,8 @@ export interface FleetContext {
   readonly domains: ReadonlyMap<string, DomainRuntime>;
   client(host: string): ControllerClient;
   readonly credentialsPath: string;
+  /** Closes every host's keep-alive connection (contract §14): at the end of the verb. */
+  close(): void;
 }
 
 export interface ContextOptions {
@@ -67,6 +69,10 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
     registry: options.registry,
     domains,
     credentialsPath,
+    close() {
+      for (const client of clients.values()) client.close();
+      clients.clear();
+    },
     client(host) {
       let client = clients.get(host);
       if (!client) {

@@ -45,6 +45,7 @@ import type {
   TokenRotateRequest,
 } from '../wire/tokens.js';
 import type { NodeSummaryResponse } from '../wire/summary.js';
+import type { HostConnections } from './connections.js';
 import { invalidResponse, type RequestTarget } from './errors.js';
 
 /** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
@@ -111,6 +112,12 @@ export interface ControllerClient {
   tokenRotate(request: WithOperationId<TokenRotateRequest>): Promise<IssuedTokenResponse>;
   /** `POST /v1/tokens/revoke`: refused for the caller's own token unless `self` says so. */
   tokenRevoke(request: WithOperationId<TokenRevokeRequest>): Promise<RevokedTokenResponse>;
+  /**
+   * Closes the client's keep-alive connection (contract §14: one per host). Requests made after it
+   * open a new one. Idle connections never keep a process alive, so a verb that forgets this
+   * still exits; calling it ends the connection at once instead of when the process ends.
+   */
+  close(): void;
 }
 
 /**
@@ -131,6 +138,14 @@ function checkedRequest(target: RequestTarget, schema: z.ZodType, body: unknown)
   return result.data;
 }
 
+function isHttps(url: string): boolean {
+  try {
+    return new URL(url).protocol === 'https:';
+  } catch {
+    return false; // the exchange reports the bad URL
+  }
+}
+
 export function createControllerClient(options: ControllerClientOptions): ControllerClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -140,6 +155,9 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       `host ${options.host}: the timeout must be a positive number of milliseconds`,
     );
   }
+
+  // The keep-alive pool, made with the first request (node:http loads then, not with core).
+  let connections: HostConnections | undefined;
 
   async function call<T>(
     operation: OperationName,
@@ -151,8 +169,17 @@ export function createControllerClient(options: ControllerClientOptions): Contro
     const payload =
       route.request === null ? undefined : checkedRequest(target, route.request, body);
     // node:http and node:tls load on the first request, not with core: most commands never talk to a node.
-    const { exchange } = await import('./transport.js');
+    const [{ exchange }, { hostConnections }] = await Promise.all([
+      import('./transport.js'),
+      import('./connections.js'),
+    ]);
+    connections ??= hostConnections({
+      target,
+      tlsFingerprint: isHttps(options.url) ? options.tlsFingerprint : undefined,
+      connectTimeoutMs: timeoutMs,
+    });
     const answer = await exchange({
+      connections,
       target,
       method: route.method,
       path: routePath(operation, operationId),
@@ -177,6 +204,10 @@ export function createControllerClient(options: ControllerClientOptions): Contro
   return {
     host: options.host,
     url: options.url,
+    close() {
+      connections?.close();
+      connections = undefined;
+    },
     identity: () => call<IdentityResponse>('identity'),
     health: () => call<Health>('health'),
     inventory: () => call<InventoryResponse>('inventory'),

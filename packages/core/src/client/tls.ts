@@ -44,6 +44,8 @@ export interface PinnedConnectOptions {
   readonly port: number;
   /** fleet.yaml's `tls.fingerprint`. */
   readonly fingerprint: string;
+  /** Bound on connect and handshake (none: the caller's deadline cancels it). */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -88,8 +90,15 @@ export function connectPinned(options: PinnedConnectOptions): {
         return;
       }
       sock?.removeAllListeners('error');
+      if (options.timeoutMs !== undefined) sock?.setTimeout(0);
       finish(null);
     });
+    if (options.timeoutMs !== undefined) {
+      const ms = options.timeoutMs;
+      sock.setTimeout(ms, () =>
+        finish(unreachable(options.target, new Error(`no TLS connection within ${ms} ms`))),
+      );
+    }
     sock.once('error', (error: Error) => {
       finish(error instanceof ControllerError ? error : unreachable(options.target, error));
     });

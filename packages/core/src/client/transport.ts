@@ -16,6 +16,7 @@ import {
   protocolOfHeader,
 } from '../wire/protocol.js';
 import {
+  ControllerError,
   invalidResponse,
   protocolMismatch,
   timedOut,
@@ -23,6 +24,7 @@ import {
   wireError,
   type RequestTarget,
 } from './errors.js';
+import type { HostConnections } from './connections.js';
 import { connectPinned } from './tls.js';
 import { AUDIT_HEAD_HEADER, observeAuditHead, parseAuditHeadHeader } from './audit-heads.js';
 
@@ -42,7 +44,17 @@ export interface ExchangeOptions {
    * both). False only for the routes any protocol may call (identity, health, runtime).
    */
   readonly checkProtocol?: boolean;
+  /**
+   * The client's keep-alive connections to this host (`connections.ts`). Without them the
+   * exchange opens a connection of its own and closes it after the answer.
+   */
+  readonly connections?: HostConnections | undefined;
 }
+
+// A socket the controller closed while it sat idle in the pool fails the next request that picks
+// it up before a byte of the answer arrives: that request never reached the controller, and is
+// sent once more on a new socket (Node's documented pattern for `reusedSocket`).
+const IDLE_CLOSE_ERRNOS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 export interface Exchange {
   readonly status: number;
@@ -81,6 +93,19 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
       new FleetError('USAGE', `host ${target.host}: unsupported scheme ${url.protocol}`),
     );
   }
+  // A pool pins exactly one fingerprint, or none for plain http: never a token over a socket
+  // that was not checked as this request requires.
+  if (
+    options.connections &&
+    options.connections.tlsFingerprint !== (secure ? options.tlsFingerprint : undefined)
+  ) {
+    return Promise.reject(
+      new FleetError(
+        'INTERNAL',
+        `host ${target.host}: the connection pool does not match ${url.protocol}`,
+      ),
+    );
+  }
   // URL keeps IPv6 literals bracketed; sockets want them bare.
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port === '' ? (secure ? 443 : 80) : Number(url.port);
@@ -103,7 +128,8 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
     };
     const timer = setTimeout(() => finish(timedOut(target, options.timeoutMs)), options.timeoutMs);
 
-    const send = (socket?: Socket): void => {
+    const pool = options.connections;
+    const send = (socket?: Socket, retried = false): void => {
       if (done) {
         socket?.destroy();
         return;
@@ -112,27 +138,43 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
         accept: 'application/json',
         authorization: `Bearer ${options.token}`,
         [PROTOCOL_HEADER]: String(FLEET_PROTOCOL_VERSION),
-        // One request per connection: nothing is left open between verbs or after a timeout.
-        connection: 'close',
       };
+      // Without the client's pool: one request per connection, nothing left open after it.
+      if (!pool) headers['connection'] = 'close';
       if (payload) {
         headers['content-type'] = 'application/json';
         headers['content-length'] = payload.length;
       }
-      request = http.request({
+      const sent = http.request({
         hostname,
         port,
         method: options.method,
         path: options.path,
         headers,
-        // The pinned TLS socket (already verified), or a fresh plain TCP connection. With an
-        // agent (even `agent: false`, which makes a new one) http ignores createConnection, so
-        // the pinned socket goes without one.
-        ...(socket ? { createConnection: () => socket } : { agent: false }),
+        // The client's keep-alive agent (it pins every new TLS socket itself), the pinned TLS
+        // socket (already verified), or a fresh plain TCP connection. With an agent (even
+        // `agent: false`, which makes a new one) http ignores createConnection, so the pinned
+        // socket goes without one.
+        ...(pool
+          ? { agent: pool.agent }
+          : socket
+            ? { createConnection: () => socket }
+            : { agent: false }),
       });
-      request.on('error', (error) => finish(unreachable(target, error)));
-      request.on('response', (response) => readResponse(response));
-      request.end(payload);
+      request = sent;
+      let answered = false;
+      sent.on('error', (error: NodeJS.ErrnoException) => {
+        if (!answered && !retried && sent.reusedSocket && IDLE_CLOSE_ERRNOS.has(error.code ?? '')) {
+          send(undefined, true);
+          return;
+        }
+        finish(error instanceof ControllerError ? error : unreachable(target, error));
+      });
+      sent.on('response', (response) => {
+        answered = true;
+        readResponse(response);
+      });
+      sent.end(payload);
     };
 
     const readResponse = (response: IncomingMessage): void => {
@@ -192,7 +234,7 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
       });
     };
 
-    if (secure) {
+    if (secure && !pool) {
       const pinned = connectPinned({
         target,
         hostname,

@@ -141,6 +141,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
         detail: failure.message,
       });
       throw error;
+    } finally {
+      context.close();
     }
     await core.recordOperatorVerb({
       verb: 'config install',

@@ -1,0 +1,470 @@
+// fleet against the tools it replaces (contract §14), each row interleaved in one run on the same
+// files: dotdrop on one host, Ansible on ten. The workload is bench/workload/files.js — five
+// templated whole files per host, served by the bench-only domain `bench-files`
+// (bench/workload/plugin, linked into an isolated oclif data directory for this run only) — on a
+// virtual lab of 10 hosts (`fleet lab up --virtual`): every tool reads and writes the same
+// per-host directories, the lab nodes' homes. bench/README.md describes the workload and why each
+// side is configured as it is.
+//
+// "Drifted" is the state before every timed run of a row: each host holds the version of every
+// file that the repository published before its current one (`stale` to fleet, a diff to the
+// peers), written again before each install run.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  cleanEnv,
+  interleave,
+  onPath,
+  ratioRow,
+  renderGoalRows,
+  repoRoot,
+  skippedRow,
+  timeCommand,
+} from './lib.js';
+import { FILES, dotdropTemplate, render } from './workload/files.js';
+
+export const name = 'peers';
+export const description =
+  'fleet vs dotdrop (one host) and Ansible (10 hosts) on the same 5 templated files (contract §14)';
+
+const CLI = path.join(repoRoot, 'packages/cli/bin/run.js');
+const PLUGIN = path.join(repoRoot, 'bench/workload/plugin');
+const DOMAIN = 'bench-files';
+const HOSTS = 10;
+const HARNESS_PATHS = ['~/.claude/CLAUDE.md', '~/.codex/AGENTS.md', '~/.gemini/GEMINI.md'];
+
+const GOALS = { oneHost: 0.8, apply: 0.05, drift: 0.02 };
+const install = (tool) => `not installed: apt-get install ${tool}`;
+
+/** Every fleet run of this benchmark: the CLI as the operator runs it, start-up included. */
+function fleetRun(env, args, accept = [0]) {
+  const run = timeCommand(process.execPath, [CLI, ...args], { env });
+  if (!accept.includes(run.status)) {
+    throw new Error(`fleet ${args.join(' ')} exited ${run.status}: ${run.stderr.slice(0, 600)}`);
+  }
+  return run;
+}
+
+function homePath(home, nodePath) {
+  return path.join(home, nodePath.slice(2));
+}
+
+function writeFile0600(file, content) {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, content, { mode: 0o600 });
+}
+
+/** The lab, the published v2 of the workload, and each host's variables. */
+async function setUp(work) {
+  const oclif = Object.fromEntries(
+    ['DATA', 'CONFIG', 'CACHE'].map((k) => [`FLEET_${k}_DIR`, path.join(work, `oclif-${k}`)]),
+  );
+  const base = cleanEnv({ OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...oclif });
+  fleetRun(base, ['plugins', 'link', PLUGIN, '--no-install']);
+  const dir = path.join(work, 'lab');
+  const up = fleetRun(base, [
+    'lab',
+    'up',
+    '--virtual',
+    '--hosts',
+    String(HOSTS),
+    '--dir',
+    dir,
+    '--json',
+  ]);
+  const lab = JSON.parse(up.stdout);
+  const env = { ...base, FLEET_REPO: lab.repo, FLEET_CREDENTIALS: lab.credentials };
+  // The current version of each file, published over the one the lab's repository started with.
+  for (const file of FILES) {
+    writeFileSync(path.join(lab.repo, 'domains', DOMAIN, file.canonical), file.current);
+  }
+  const git = (...args) =>
+    execFileSync('git', [
+      '-C',
+      lab.repo,
+      '-c',
+      'user.name=bench',
+      '-c',
+      'user.email=bench@localhost',
+      ...args,
+    ]);
+  git('add', '-A');
+  git('commit', '-q', '-m', 'bench: the current version of the workload');
+  const core = await import(
+    pathToFileURL(path.join(repoRoot, 'packages/core/dist/src/index.js')).href
+  );
+  const repo = await core.loadRepo(lab.repo);
+  const hosts = lab.hosts.map((host) => ({
+    ...host,
+    variables: core.hostVariables(repo, host.name),
+  }));
+  return { env, dir, lab, hosts };
+}
+
+/** Every host (or the given ones) back to the drifted state: each file's published version. */
+function drift(hosts) {
+  for (const host of hosts) {
+    for (const file of FILES) {
+      writeFile0600(homePath(host.home, file.path), render(file.published, host.variables));
+    }
+  }
+}
+
+function expectCurrent(hosts) {
+  for (const host of hosts) {
+    for (const file of FILES) {
+      const live = readFileSync(homePath(host.home, file.path), 'utf8');
+      if (live !== render(file.current, host.variables)) {
+        throw new Error(`${host.name}: ${file.path} is not the current version after the install`);
+      }
+    }
+  }
+}
+
+/** dotdrop's side of the one-host rows: the same templates, the host's own home. */
+function dotdropSetUp(work, host) {
+  const dir = path.join(work, 'dotdrop');
+  mkdirSync(path.join(dir, 'dotfiles'), { recursive: true });
+  const lines = [
+    'config:',
+    '  dotpath: dotfiles',
+    '  banner: false',
+    '  create: true',
+    'dotfiles:',
+  ];
+  for (const file of FILES) {
+    writeFileSync(path.join(dir, 'dotfiles', file.id), dotdropTemplate(file.current));
+    lines.push(
+      `  f_${file.id.replace(/\W/g, '_')}:`,
+      `    src: ${file.id}`,
+      `    dst: ${homePath(host.home, file.path)}`,
+    );
+  }
+  lines.push('profiles:', `  ${host.name}:`, '    dotfiles:');
+  for (const file of FILES) lines.push(`      - f_${file.id.replace(/\W/g, '_')}`);
+  lines.push('    variables:', '      host:');
+  for (const [key, value] of Object.entries(host.variables))
+    lines.push(`        ${key}: ${JSON.stringify(value)}`);
+  writeFileSync(path.join(dir, 'config.yaml'), `${lines.join('\n')}\n`);
+  const env = cleanEnv({ HOME: path.join(work, 'dotdrop-home') });
+  const run = (verb, extra) => {
+    const result = timeCommand(
+      'dotdrop',
+      [verb, '-b', '-c', path.join(dir, 'config.yaml'), '-p', host.name, ...extra],
+      {
+        env,
+        cwd: dir,
+      },
+    );
+    if (result.status !== 0 && !(verb === 'compare' && result.status === 1)) {
+      throw new Error(
+        `dotdrop ${verb} exited ${result.status}: ${(result.stderr || result.stdout).slice(0, 600)}`,
+      );
+    }
+    return result;
+  };
+  return { compare: () => run('compare', []), install: () => run('install', ['-f']) };
+}
+
+/** Ansible's side: 10 hosts as local connections, each writing into its lab node's home. */
+function ansibleSetUp(work, hosts, harness) {
+  const dir = path.join(work, 'ansible');
+  mkdirSync(path.join(dir, 'templates'), { recursive: true });
+  for (const file of FILES) writeFileSync(path.join(dir, 'templates', file.id), file.current);
+  const inventory = ['all:', '  hosts:'];
+  for (const host of hosts) {
+    const vars = Object.entries(host.variables)
+      .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+      .join(', ');
+    inventory.push(
+      `    ${host.name}: { node_home: ${JSON.stringify(host.home)}, host: { ${vars} } }`,
+    );
+  }
+  inventory.push(
+    '  vars:',
+    '    ansible_connection: local',
+    '    ansible_python_interpreter: /usr/bin/python3',
+  );
+  writeFileSync(path.join(dir, 'inventory.yaml'), `${inventory.join('\n')}\n`);
+  const loop = (items) => items.map((item) => `        - ${JSON.stringify(item)}`).join('\n');
+  writeFileSync(
+    path.join(dir, 'files.yaml'),
+    `- hosts: all\n  gather_facts: false\n  tasks:\n    - name: the five workload files\n      ansible.builtin.template:\n        src: "templates/{{ item.src }}"\n        dest: "{{ node_home }}/{{ item.dest }}"\n        mode: "0600"\n      loop:\n${loop(FILES.map((f) => ({ src: f.id, dest: f.path.slice(2) })))}\n`,
+  );
+  // The harness-policy files as `harness reconcile` leaves them, per host (copied, not templated).
+  for (const host of hosts) {
+    for (const [i, nodePath] of HARNESS_PATHS.entries()) {
+      writeFile0600(
+        path.join(dir, 'harness', host.name, String(i)),
+        harness.get(`${host.name} ${nodePath}`),
+      );
+    }
+  }
+  writeFileSync(
+    path.join(dir, 'harness.yaml'),
+    `- hosts: all\n  gather_facts: false\n  tasks:\n    - name: the harness-policy files\n      ansible.builtin.copy:\n        src: "harness/{{ inventory_hostname }}/{{ item.src }}"\n        dest: "{{ node_home }}/{{ item.dest }}"\n        mode: "0600"\n      loop:\n${loop(HARNESS_PATHS.map((p, i) => ({ src: String(i), dest: p.slice(2) })))}\n`,
+  );
+  const env = cleanEnv({
+    ANSIBLE_FORKS: String(HOSTS),
+    ANSIBLE_RETRY_FILES_ENABLED: 'false',
+    ANSIBLE_NOCOLOR: '1',
+    ANSIBLE_LOCALHOST_WARNING: 'false',
+    ANSIBLE_HOME: path.join(dir, 'home'),
+    ANSIBLE_LOCAL_TEMP: path.join(dir, 'tmp'),
+    ANSIBLE_REMOTE_TEMP: path.join(dir, 'remote-tmp'),
+    ANSIBLE_GATHERING: 'explicit',
+  });
+  const run = (playbook, extra = []) => {
+    const result = timeCommand('ansible-playbook', ['-i', 'inventory.yaml', playbook, ...extra], {
+      env,
+      cwd: dir,
+    });
+    if (result.status !== 0) {
+      throw new Error(
+        `ansible-playbook ${playbook} exited ${result.status}: ${result.stdout.slice(-800)}`,
+      );
+    }
+    return result;
+  };
+  return {
+    apply: () => run('files.yaml'),
+    check: () => run('files.yaml', ['--check', '--diff']),
+    harness: () => run('harness.yaml'),
+  };
+}
+
+export async function run({ runs = 15, warmups = 1 } = {}) {
+  const work = mkdtempSync(path.join(tmpdir(), 'fleet-bench-peers-'));
+  const rows = [];
+  // Ansible's runs take seconds each: fewer of them keep `npm run bench` within ~10 minutes.
+  const slowRuns = Math.max(3, Math.min(runs, 5));
+  const fastRuns = Math.max(5, Math.min(runs, 11));
+  let setup;
+  try {
+    setup = await setUp(work);
+    const { env, hosts } = setup;
+    const [first] = hosts;
+    const one = [first];
+
+    // --- one host, 5 files: fleet vs dotdrop --------------------------------------------------
+    const workload1 = `1 host × ${FILES.length} templated files`;
+    if (!onPath('dotdrop')) {
+      rows.push(
+        skippedRow({
+          id: 'one-host-drift',
+          label: 'one host: drift vs dotdrop compare',
+          workload: workload1,
+          goal: GOALS.oneHost,
+          reason: install('dotdrop'),
+        }),
+      );
+      rows.push(
+        skippedRow({
+          id: 'one-host-install',
+          label: 'one host: config install vs dotdrop install',
+          workload: workload1,
+          goal: GOALS.oneHost,
+          reason: install('dotdrop'),
+        }),
+      );
+    } else {
+      const dotdrop = dotdropSetUp(work, first);
+      drift(one);
+      const driftArgs = ['drift', '--host', first.name, '--domain', DOMAIN, '--json'];
+      const compare = interleave({
+        runs: fastRuns,
+        warmups,
+        a: () => fleetRun(env, driftArgs, [1]),
+        b: () => dotdrop.compare(),
+      });
+      rows.push(
+        ratioRow({
+          id: 'one-host-drift',
+          label: 'one host: drift vs dotdrop compare',
+          workload: workload1,
+          fleet: { label: 'fleet drift', samples: compare.a },
+          peer: { label: 'dotdrop compare', samples: compare.b },
+          goal: GOALS.oneHost,
+        }),
+      );
+      const installs = interleave({
+        runs: fastRuns,
+        warmups,
+        prepare: () => drift(one),
+        a: () => {
+          const r = fleetRun(env, ['config', 'install', first.name, DOMAIN, '--confirm', '--json']);
+          expectCurrent(one);
+          return r;
+        },
+        b: () => {
+          const r = dotdrop.install();
+          expectCurrent(one);
+          return r;
+        },
+      });
+      rows.push(
+        ratioRow({
+          id: 'one-host-install',
+          label: 'one host: config install vs dotdrop install',
+          workload: workload1,
+          fleet: { label: 'fleet config install', samples: installs.a },
+          peer: { label: 'dotdrop install', samples: installs.b },
+          goal: GOALS.oneHost,
+        }),
+      );
+    }
+
+    // --- 10 hosts, all drifted: fleet vs Ansible ----------------------------------------------
+    const workload10 = `${HOSTS} hosts × ${FILES.length} templated files, all drifted`;
+    if (!onPath('ansible-playbook')) {
+      for (const [id, label, goal] of [
+        [
+          'apply-installs',
+          `${HOSTS} hosts: ten config install calls vs ansible-playbook`,
+          GOALS.apply,
+        ],
+        [
+          'apply-reconcile',
+          `${HOSTS} hosts: harness reconcile --confirm vs ansible-playbook`,
+          GOALS.apply,
+        ],
+        ['drift-check', `${HOSTS} hosts: drift vs ansible-playbook --check --diff`, GOALS.drift],
+      ])
+        rows.push(
+          skippedRow({ id, label, workload: workload10, goal, reason: install('ansible') }),
+        );
+    } else {
+      // The harness files as reconcile writes them: the reference the Ansible side copies.
+      for (const host of hosts)
+        for (const p of HARNESS_PATHS) rmSync(homePath(host.home, p), { force: true });
+      fleetRun(env, ['harness', 'reconcile', '--confirm', '--json']);
+      const harness = new Map();
+      for (const host of hosts)
+        for (const p of HARNESS_PATHS)
+          harness.set(`${host.name} ${p}`, readFileSync(homePath(host.home, p), 'utf8'));
+      const ansible = ansibleSetUp(work, hosts, harness);
+
+      const applies = interleave({
+        runs: slowRuns,
+        warmups,
+        prepare: () => drift(hosts),
+        a: () => {
+          const start = process.hrtime.bigint();
+          for (const host of hosts)
+            fleetRun(env, ['config', 'install', host.name, DOMAIN, '--confirm', '--json']);
+          const ms = Number(process.hrtime.bigint() - start) / 1e6;
+          expectCurrent(hosts);
+          return { ms };
+        },
+        b: () => {
+          const r = ansible.apply();
+          expectCurrent(hosts);
+          return r;
+        },
+      });
+      rows.push(
+        ratioRow({
+          id: 'apply-installs',
+          label: `${HOSTS} hosts: ten config install calls vs ansible-playbook`,
+          workload: workload10,
+          fleet: { label: `${HOSTS}× fleet config install`, samples: applies.a },
+          peer: { label: 'ansible-playbook', samples: applies.b },
+          goal: GOALS.apply,
+          note: 'until fleet apply exists (issue 15, phase 2): what the operator runs today',
+        }),
+      );
+
+      const missingHarness = () => {
+        for (const host of hosts)
+          for (const p of HARNESS_PATHS) rmSync(homePath(host.home, p), { force: true });
+      };
+      const expectHarness = () => {
+        for (const host of hosts)
+          for (const p of HARNESS_PATHS)
+            if (readFileSync(homePath(host.home, p), 'utf8') !== harness.get(`${host.name} ${p}`))
+              throw new Error(`${host.name}: ${p} differs after the run`);
+      };
+      const reconciles = interleave({
+        runs: slowRuns,
+        warmups,
+        prepare: missingHarness,
+        a: () => {
+          const r = fleetRun(env, ['harness', 'reconcile', '--confirm', '--json']);
+          expectHarness();
+          return r;
+        },
+        b: () => {
+          const r = ansible.harness();
+          expectHarness();
+          return r;
+        },
+      });
+      rows.push(
+        ratioRow({
+          id: 'apply-reconcile',
+          label: `${HOSTS} hosts: harness reconcile --confirm vs ansible-playbook`,
+          workload: `${HOSTS} hosts × ${HARNESS_PATHS.length} harness-policy files, all missing`,
+          fleet: { label: 'fleet harness reconcile', samples: reconciles.a },
+          peer: { label: 'ansible-playbook (copy)', samples: reconciles.b },
+          goal: GOALS.apply,
+          note: 'one fleet process for the whole fleet; Ansible copies the pre-rendered files',
+        }),
+      );
+
+      drift(hosts);
+      const checks = interleave({
+        runs: slowRuns,
+        warmups,
+        a: () => {
+          const r = fleetRun(env, ['drift', '--domain', DOMAIN, '--json'], [1]);
+          const { summary } = JSON.parse(r.stdout);
+          if (summary.drifted !== HOSTS)
+            throw new Error(`drift found ${summary.drifted} drifted hosts, not ${HOSTS}`);
+          return r;
+        },
+        b: () => ansible.check(),
+      });
+      rows.push(
+        ratioRow({
+          id: 'drift-check',
+          label: `${HOSTS} hosts: drift vs ansible-playbook --check --diff`,
+          workload: workload10,
+          fleet: { label: 'fleet drift', samples: checks.a },
+          peer: { label: 'ansible-playbook --check --diff', samples: checks.b },
+          goal: GOALS.drift,
+        }),
+      );
+    }
+  } finally {
+    if (setup) fleetRun(setup.env, ['lab', 'down', '--dir', setup.dir], [0, 1, 2, 3, 5]);
+    rmSync(work, { recursive: true, force: true });
+  }
+  const bytes = FILES.reduce(
+    (n, f) =>
+      n +
+      Buffer.byteLength(
+        render(f.current, { node_id: 'node-01', bench_role: 'node-01-bench-role' }),
+      ),
+    0,
+  );
+  return {
+    name,
+    description,
+    ok: true,
+    over: rows.some((r) => r.status === 'OVER'),
+    workload: { files: FILES.map((f) => f.path), bytesPerHost: bytes },
+    goals: rows,
+  };
+}
+
+export function format(result) {
+  return [
+    `workload: ${result.workload.files.length} files per host (${result.workload.bytesPerHost} bytes rendered for node-01): ${result.workload.files.join(', ')}`,
+    '',
+    renderGoalRows(result.goals),
+    ...result.goals.filter((r) => r.note).map((r) => `note: ${r.label}: ${r.note}`),
+  ].join('\n');
+}
