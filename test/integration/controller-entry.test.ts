@@ -155,3 +155,42 @@ describe('controller serve: its own entry under every supervisor definition', fu
     });
   });
 });
+
+describe('controller serve: its own entry takes every flag of the command', () => {
+  it('accepts each flag `fleet controller serve --help` documents, with the same meaning', async () => {
+    const load = (path: string) =>
+      import(pathToFileURL(join(ROOT, path)).href) as Promise<Record<string, unknown>>;
+    const command = (await load('packages/cli/dist/src/commands/controller/serve.js'))[
+      'default'
+    ] as { flags: Record<string, { type: string }> };
+    const { parseServeFlags } = (await load('packages/controller/dist/src/serve/main.js')) as {
+      parseServeFlags: (argv: readonly string[]) => Promise<Record<string, unknown>>;
+    };
+    const dir = await tempDir('fleet-controller-flags-');
+    try {
+      const file = join(dir.path, 'file.pem');
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(file, 'x');
+      const values: Record<string, string> = {
+        home: dir.path,
+        'node-id': 'node-01',
+        bind: '127.0.0.1',
+        port: '0',
+        'tls-cert': file,
+        'tls-key': file,
+        'allowed-host': 'node-01.lan:7701, other:1',
+        'legacy-token-file': file,
+      };
+      const argv = Object.entries(command.flags).flatMap(([name, flag]) => {
+        if (flag.type === 'boolean') return [`--${name}`];
+        expect(values, `a value for --${name}`).to.have.property(name);
+        return [`--${name}`, values[name] as string];
+      });
+      const flags = await parseServeFlags(argv);
+      expect(flags).to.include({ home: dir.path, nodeId: 'node-01', port: 0 });
+      expect(flags['allowedHosts']).to.deep.equal(['node-01.lan:7701', 'other:1']);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
