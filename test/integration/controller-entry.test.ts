@@ -18,12 +18,13 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import {
   createControllerClient,
+  defaultNodePolicy,
   runtimeCommand,
   type DefinitionFacts,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
 } from '@fleet/core';
-import { TokenStore, statePaths, systemClock } from '@fleet/controller';
+import { TokenStore, statePaths, systemClock, writeNodePolicy } from '@fleet/controller';
 import { ROOT, tempDir } from '../src/fleet.js';
 
 const TRACER = pathToFileURL(join(ROOT, 'bench', 'trace-imports.mjs')).href;
@@ -84,6 +85,11 @@ describe('controller serve: its own entry under every supervisor definition', fu
       const supervisor = list.find((s) => s.name === name) as Supervisor;
       const home = join(dir.path, `home-${index}`);
       await mkdir(home, { recursive: true });
+      // The node's own policy (contract §5.1): without one the controller does not start.
+      await writeNodePolicy(
+        home,
+        defaultNodePolicy(['harness-policy', 'router', 'transport-identity']),
+      );
       const command = runtimeCommand({
         nodePath: process.execPath,
         generationDir: generation,
