@@ -1,8 +1,8 @@
 /**
  * A lab node's policy (contract §5.1, §13; docs/node-policy.md):
  * `<home>/.config/fleet/node-policy.yaml` serving the three config domains at their declared
- * paths and the files domain where {@link LAB_FILES_PATTERNS} match, `fleet version` allowed to probe the tools the lab repo names (node, git), bootstrap
- * allowed through the lab supervisor (contract §12: a lab is a sandbox), and the supervisor that
+ * paths and the files domain where {@link LAB_FILES_PATTERNS} match, `fleet version` allowed to
+ * probe the tools the lab repo names (node, git), bootstrap allowed through the lab supervisor (contract §12: a lab is a sandbox), and the supervisor that
  * runs the node (its control socket). No coupled action: a lab that wants a reload defines one
  * in its nodes' policies, as an operator would on a real node. `fleet lab up` writes it once,
  * when the node has none: a lab brought up again keeps whatever its policy says by then.
