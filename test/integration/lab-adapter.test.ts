@@ -198,13 +198,18 @@ describe('lab bootstrap adapter on a real lab', function () {
     expect(adapter).to.include({ supervisor: 'lab', pointer: 'symlink' });
   });
 
-  it('lab up wrote the node policy: the three config domains, bootstrap through lab, 0600 in a 0700 dir', async () => {
+  it('lab up wrote the node policy: the config domains, bootstrap through lab, 0600 in a 0700 dir', async () => {
     const path = join(home, '.config', 'fleet', 'node-policy.yaml');
     const { policy } = parseNodePolicy(await readFile(path, 'utf8'), path);
     expect(Object.keys(policy.domains).sort()).to.deep.equal([
+      'files',
       'harness-policy',
       'router',
       'transport-identity',
+    ]);
+    expect(policy.domains['files']?.patterns).to.deep.equal([
+      '~/.config/fleet-demo/**',
+      '~/.gitconfig',
     ]);
     expect(policy.bootstrap).to.deep.equal({ allow: true, supervisors: ['lab'] });
     expect(policy.supervisor).to.deep.include({ kind: 'lab' });

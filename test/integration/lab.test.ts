@@ -137,10 +137,10 @@ describe('fleet lab', function () {
         );
       }
       expect(manifest).to.include('supervisor: lab');
-      expect(manifest).to.match(/domains: \[harness-policy, router, transport-identity\]/);
+      expect(manifest).to.match(/domains: \[files, harness-policy, router, transport-identity\]/);
       const validate = await fleet(['validate', '--repo', repo, '--json']);
       expect(validate.exitCode, validate.stderr).to.equal(0);
-      expect(json(validate)).to.include({ hosts: 2, domains: 3 });
+      expect(json(validate)).to.include({ hosts: 2, domains: 4 });
     });
 
     it('refuses to start a second lab in a DIR whose lab runs (exit 3), changing nothing', async () => {

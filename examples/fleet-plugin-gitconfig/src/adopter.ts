@@ -8,12 +8,13 @@
  */
 import {
   FleetError,
+  findBlock,
+  normaliseBody,
   parseRepoPath,
   type Adopter,
   type Capture,
   type ManagedFile,
 } from '@fleet/core';
-import { findBlock, normaliseBody } from './block.js';
 import { DOMAIN, GITCONFIG_MARKERS } from './domain.js';
 
 function candidate(file: ManagedFile, capture: Capture): string {

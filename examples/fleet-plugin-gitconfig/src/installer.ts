@@ -16,8 +16,13 @@
  */
 import {
   FleetError,
+  assertNoMarkers,
+  decodeUtf8,
+  findBlock,
   isFleetError,
+  normaliseBody,
   resolveSecrets,
+  spliceBlock,
   type Installer,
   type ManagedFile,
   type NodeContext,
@@ -27,7 +32,6 @@ import {
   type ReplaceResult,
   type SafeFileWriter,
 } from '@fleet/core';
-import { assertNoMarkers, decodeUtf8, findBlock, normaliseBody, spliceBlock } from './block.js';
 import { DOMAIN, GITCONFIG_MARKERS, gitconfigDomain } from './domain.js';
 import { fragmentProblems } from './fragment.js';
 

@@ -114,7 +114,7 @@ describe('fleet token and fleet controller serve', () => {
     const written = JSON.parse(init.stdout);
     expect(written).to.deep.equal({
       file: join(home, '.config/fleet/node-policy.yaml'),
-      serves: ['harness-policy', 'router', 'transport-identity'],
+      serves: ['files', 'harness-policy', 'router', 'transport-identity'],
       tools: ['node'],
     });
     expect((await stat(written.file)).mode & 0o777).to.equal(0o600);
@@ -122,7 +122,7 @@ describe('fleet token and fleet controller serve', () => {
 
     const shown = fleet(['node-policy', 'show', '--home', home]);
     expect(shown.status, shown.stderr).to.equal(0);
-    expect(shown.stdout).to.contain('serves: harness-policy, router, transport-identity');
+    expect(shown.stdout).to.contain('serves: files, harness-policy, router, transport-identity');
     expect(shown.stdout).to.contain('versions may run: node');
     expect(shown.stdout).to.contain('bootstrap: denied');
 

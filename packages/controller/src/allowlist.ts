@@ -1,7 +1,9 @@
 /**
  * The node's allowlist (contract §5, §5.1): the paths of the domains this node serves — every
  * managed file's and derived path's declared `path` under the home, plus the per-host overrides
- * the node policy lists for them (`domains.<d>.paths.<id>`, exact paths or patterns) — and the
+ * the node policy lists for them (`domains.<d>.paths.<id>`, exact paths or patterns), the paths
+ * of a domain whose files are declared in the repository (the files domain, contract §10.4) where
+ * the policy's `domains.<d>.patterns` match them — never a path another domain declares — and the
  * backups the controller itself made of them. Nothing else:
  * - fleet's own state (`~/.local/state/fleet/`, the env files, the policy, …) never, whatever a
  *   declaration or the policy says (`PATH_OUTSIDE_ROOT`);
@@ -74,6 +76,13 @@ export class Allowlist {
   /** Every registered domain's declared paths, served or not (to name the domain in a refusal). */
   private readonly declared = new Map<string, string>();
   private readonly overrides = new Map<string, Override[]>();
+  /** Per served domain whose files the repository declares: the policy's patterns for them. */
+  private readonly repoDeclared = new Map<
+    string,
+    Omit<AllowedPath, 'path' | 'fileId'> & {
+      readonly patterns: readonly HomePattern[];
+    }
+  >();
   private readonly registered = new Map<string, { implemented: boolean }>();
   private readonly servedDomains = new Set<string>();
 
@@ -124,6 +133,14 @@ export class Allowlist {
         }
       }
       if (overrides.length > 0) this.overrides.set(descriptor.domain, overrides);
+      if (served && descriptor.repoManifest !== undefined) {
+        this.repoDeclared.set(descriptor.domain, {
+          ...common,
+          kind: 'file',
+          format: 'text',
+          patterns: (section?.patterns ?? []).map((p) => parseHomePattern(p)),
+        });
+      }
     }
   }
 
@@ -193,6 +210,17 @@ export class Allowlist {
       if (entry && entry.domain === domain) return entry;
       const override = this.overrideOf(path, domain);
       if (override) return override;
+      const declared = this.repoDeclaredOf(path, domain);
+      if (declared) return declared;
+      if (this.repoDeclared.has(domain)) {
+        const owner = this.declared.get(path);
+        throw new FleetError(
+          'POLICY_REFUSED',
+          owner !== undefined && owner !== domain
+            ? `${JSON.stringify(path)} is a path of domain ${owner}, never one of domain ${domain}`
+            : `${JSON.stringify(path)} is not a path this node accepts for domain ${domain}: no pattern of domains.${domain}.patterns in ${NODE_POLICY_PATH} matches it`,
+        );
+      }
       throw new FleetError(
         'POLICY_REFUSED',
         `${JSON.stringify(path)} is not a path this node accepts for domain ${domain}: neither one it declares nor one its node policy lists (domains.${domain}.paths.<file id> in ${NODE_POLICY_PATH})`,
@@ -202,9 +230,10 @@ export class Allowlist {
     if (entry) return entry;
     const owner = this.declared.get(path);
     if (owner !== undefined) this.requireServed(owner);
-    const matches = [...this.overrides.keys()]
-      .map((d) => this.overrideOf(path, d))
-      .filter((e): e is AllowedPath => e !== undefined);
+    const matches = [
+      ...[...this.overrides.keys()].map((d) => this.overrideOf(path, d)),
+      ...[...this.repoDeclared.keys()].map((d) => this.repoDeclaredOf(path, d)),
+    ].filter((e): e is AllowedPath => e !== undefined);
     if (matches.length === 1) return matches[0] as AllowedPath;
     if (matches.length > 1) {
       throw new FleetError(
@@ -232,6 +261,21 @@ export class Allowlist {
       if (of) return { ...of, kind: 'backup', of: of.path, path };
     }
     return this.require(path);
+  }
+
+  /**
+   * The entry of a repository-declared file of `domain` at `path` (its file id is its path), when
+   * the policy's patterns for the domain match it and no other domain declares it (contract
+   * §10.4: a path another domain owns is never the files domain's, whatever a pattern says).
+   */
+  private repoDeclaredOf(path: string, domain: string): AllowedPath | undefined {
+    const entry = this.repoDeclared.get(domain);
+    if (entry === undefined) return undefined;
+    const owner = this.declared.get(path);
+    if (owner !== undefined && owner !== domain) return undefined;
+    if (!entry.patterns.some((pattern) => matchHomePattern(pattern, path))) return undefined;
+    const { patterns: _patterns, ...rest } = entry;
+    return { ...rest, fileId: path, path };
   }
 
   /** The override entry `path` is for in `domain` (first file id in declaration order). */

@@ -43,6 +43,10 @@ export const ERROR_CODES = {
   UNKNOWN_DOMAIN: { exit: ExitCode.usage, http: 404 },
   RENDER_FAILED: { exit: ExitCode.usage },
   CANONICAL_MISSING: { exit: ExitCode.usage },
+  /** A repository-declared file (the files domain) whose path another domain owns (contract §10.4). */
+  FILES_PATH_OWNED: { exit: ExitCode.usage },
+  /** `domains/files/files.yaml` (or another domain's repository manifest) does not validate. */
+  FILES_MANIFEST_INVALID: { exit: ExitCode.usage },
   /**
    * A runtime artifact's provenance does not check (contract §1.8): fleet.yaml's `commit` differs
    * from the commit the artifact records, or the artifact records none.

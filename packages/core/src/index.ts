@@ -409,6 +409,18 @@ export {
 } from './wire/audit.js';
 export { wholeFileInstaller } from './installers/whole-file.js';
 export { restoreWritten } from './installers/restore.js';
+// Files a domain declares in the repository (the files domain, contract §10.4)
+export { repoManifestPath, withRepoFiles } from './config/repo-files.js';
+// The managed-block editor every `kind: block` domain uses (contract §6, §10.3, §10.4)
+export {
+  assertNoMarkers,
+  decodeUtf8,
+  findBlock,
+  normaliseBody,
+  spliceBlock,
+  type Block,
+  type Eol,
+} from './installers/block.js';
 
 // Runtime generations: layout, current pointer, supervised command (contract §12)
 export * from './runtime/layout.js';

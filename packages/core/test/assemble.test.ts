@@ -195,7 +195,7 @@ describe('registry/assemble', () => {
       [
         'a domain without files',
         mutated((raw) => ((raw['installers'] as Record<string, unknown>[])[0]!['files'] = [])),
-        /a domain owns at least one file/,
+        /a domain owns at least one file \(or declares its files in a repoManifest\)/,
       ],
       [
         'an upper-case domain name',

@@ -18,6 +18,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   FleetError,
+  decodeUtf8,
   isFleetError,
   parseHomePath,
   resolveSecrets,
@@ -78,24 +79,8 @@ function check(file: ManagedFile, content: string): readonly Problem[] {
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
-
-/**
- * Live bytes as text, BOM kept (`ignoreBOM`), invalid UTF-8 refused (`fatal`): with both, encoding
- * the text again gives back exactly the bytes, which is what makes the splice byte-exact.
- */
-function decode(bytes: Uint8Array, path: string): string {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    throw new FleetError(
-      'ENCODING_INVALID',
-      `${path} is not valid UTF-8; a block cannot be spliced into it`,
-    );
-  }
-}
 
 function declared(fileId: string): ManagedFile {
   const file = harnessPolicyDomain.files.find((f) => f.id === fileId);
@@ -138,7 +123,7 @@ async function finalBytes(
       { liveSha256: liveSha, path },
     );
   }
-  const text = live === null ? '' : decode(live.content, path);
+  const text = live === null ? '' : decodeUtf8(live.content, path);
   const spliced = spliceBlock(text, resolved, markersOf(file), path);
   // Belt and braces: what is written must parse back to the body just spliced in.
   const back = findBlock(spliced, markersOf(file), path);

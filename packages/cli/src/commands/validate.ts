@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import type { FleetRepo, Installer, NodePolicy, Problem } from '@fleet/core';
+import type { DomainDeclaration, FleetRepo, Installer, NodePolicy, Problem } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export interface ValidateResult {
@@ -56,11 +56,13 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
       loadRepo,
       parsePorcelainPaths,
       readRepoFile,
+      repoManifestPath,
       validateRepo,
+      withRepoFiles,
     } = await import('@fleet/core');
     const repo = await loadRepo(root);
     const registry = await this.loadRegistry();
-    const domains = new Map(
+    const domains = new Map<string, DomainDeclaration>(
       registry.domains().map((entry) => [entry.descriptor.domain, entry.descriptor]),
     );
     const installers = new Map<string, Installer>();
@@ -72,13 +74,43 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
         if (!isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
       }
     }
+    // A domain whose files the repository declares (the files domain, contract §10.4): its
+    // manifest is checked, and its entries rendered, like every other domain's files.
+    const manifestProblems: Problem[] = [];
+    for (const [name, declaration] of domains) {
+      const manifestPath = repoManifestPath(declaration);
+      if (manifestPath === null) continue;
+      let text: string | null = null;
+      try {
+        text = readRepoFile(root, manifestPath);
+      } catch (error) {
+        if (!isFleetError(error) || error.code !== 'CANONICAL_MISSING') throw error;
+      }
+      try {
+        domains.set(
+          name,
+          withRepoFiles(declaration, installers.get(name), text, [...domains.values()]),
+        );
+      } catch (error) {
+        if (!isFleetError(error)) throw error;
+        manifestProblems.push(
+          ...(error.problems && error.problems.length > 0
+            ? error.problems
+            : [{ message: error.message }]),
+        );
+      }
+    }
     const report = validateRepo({
       repo,
       domains,
       installers,
       readCanonical: (path) => readRepoFile(root, path),
     });
-    const problems = [...report.problems, ...(await artifactProblems(root, repo))];
+    const problems = [
+      ...manifestProblems,
+      ...report.problems,
+      ...(await artifactProblems(root, repo)),
+    ];
     if (problems.length > 0) {
       const count = problems.length;
       throw new FleetError('REPO_INVALID', `${count} problem${count === 1 ? '' : 's'} in ${root}`, {

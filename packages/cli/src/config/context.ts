@@ -56,7 +56,18 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
     } catch (error) {
       if (!core.isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
     }
-    domains.set(name, core.domainRuntime(entry.descriptor, installer));
+    // A domain whose files are declared in the repository gets them at the commit read here.
+    const manifestPath = core.repoManifestPath(entry.descriptor);
+    const declaration =
+      manifestPath === null
+        ? entry.descriptor
+        : core.withRepoFiles(
+            entry.descriptor,
+            installer,
+            await readAtCommit(git, source.commit, manifestPath),
+            options.registry.domains().map((d) => d.descriptor),
+          );
+    domains.set(name, core.domainRuntime(declaration, installer));
   }
   const credentialsPath = core.defaultCredentialsPath(process.env);
   let credentials: Credentials | undefined;
@@ -89,4 +100,10 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
       return client;
     },
   };
+}
+
+/** A file's text at `commit`, or `null` when the commit does not have it. */
+async function readAtCommit(git: Git, commit: string, path: string): Promise<string | null> {
+  const shown = await git.run(['show', `${commit}:${path}`], { allowFailure: true });
+  return shown.exitCode === 0 ? shown.stdout : null;
 }

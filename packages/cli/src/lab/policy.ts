@@ -1,8 +1,8 @@
 /**
  * A lab node's policy (contract §5.1, §13; docs/node-policy.md):
  * `<home>/.config/fleet/node-policy.yaml` serving the three config domains at their declared
- * paths, `fleet version` allowed to probe the tools the lab repo names (node, git), bootstrap
- * allowed through the lab supervisor (contract §12: a lab is a sandbox), and the supervisor that
+ * paths and the files domain where {@link LAB_FILES_PATTERNS} match, `fleet version` allowed to
+ * probe the tools the lab repo names (node, git), bootstrap allowed through the lab supervisor (contract §12: a lab is a sandbox), and the supervisor that
  * runs the node (its control socket). No coupled action: a lab that wants a reload defines one
  * in its nodes' policies, as an operator would on a real node. `fleet lab up` writes it once,
  * when the node has none: a lab brought up again keeps whatever its policy says by then.
@@ -10,7 +10,13 @@
 import type { NodePolicyInput } from '@fleet/core';
 
 /** The domains every lab host serves (contract §13). */
-export const LAB_DOMAINS = ['router', 'transport-identity', 'harness-policy'] as const;
+export const LAB_DOMAINS = ['router', 'transport-identity', 'harness-policy', 'files'] as const;
+
+/**
+ * Where a lab node lets the files domain write (contract §10.4): the demo entry's directory and
+ * `~/.gitconfig`, the dotfile the README's walkthrough manages.
+ */
+export const LAB_FILES_PATTERNS = ['~/.config/fleet-demo/**', '~/.gitconfig'] as const;
 
 /** The tools the lab repo's fleet.yaml asks `fleet version` to probe (`probes.tools`). */
 export const LAB_TOOLS = ['node', 'git'] as const;
@@ -18,11 +24,15 @@ export const LAB_TOOLS = ['node', 'git'] as const;
 /** The policy of a lab node whose supervisor listens on `socket`. */
 export async function labNodePolicy(socket: string): Promise<NodePolicyInput> {
   const { defaultNodePolicy } = await import('@fleet/core');
-  return defaultNodePolicy(LAB_DOMAINS, {
+  const policy = defaultNodePolicy(LAB_DOMAINS, {
     tools: LAB_TOOLS,
     bootstrap: { allow: true, supervisors: ['lab'] },
     supervisor: { kind: 'lab', socket },
   });
+  return {
+    ...policy,
+    domains: { ...policy.domains, files: { patterns: [...LAB_FILES_PATTERNS] } },
+  };
 }
 
 /**

@@ -182,7 +182,7 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     credentials = await issueLabTokens(homes);
     await writeCredentials(lab.credentials, credentials);
   }
-  // Each node's own policy (contract §5.1): the three config domains, bootstrap through the lab
+  // Each node's own policy (contract §5.1): the three config domains and files, bootstrap through the lab
   // supervisor (a lab is a sandbox, contract §12), no coupled action.
   for (const host of hosts) {
     const node = nodeLayout(lab, host);

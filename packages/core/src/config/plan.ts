@@ -8,7 +8,7 @@
  * content cannot be computed or the domain's checks refuse (error).
  */
 import { FleetError, type Problem } from '../errors.js';
-import type { CoupledAction } from '../interfaces/domain.js';
+import type { BlockMarkers, CoupledAction } from '../interfaces/domain.js';
 import type { DriftState } from '../interfaces/drift.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { FileAssessment } from './file-items.js';
@@ -25,6 +25,8 @@ export interface FilePlan {
   readonly liveSha256: string | null;
   /** The managed content an install sends (template space), or `null` when it cannot be computed. */
   readonly desired: string | null;
+  /** A repository-declared block file's markers (contract §10.4): the node needs them to splice. */
+  readonly markers?: BlockMarkers;
 }
 
 export interface DomainPlan {
@@ -47,6 +49,8 @@ export function buildDomainPlan(input: {
   readonly repoCommit: string;
   readonly uncommitted?: readonly string[];
   readonly actions: readonly CoupledAction[];
+  /** The domain's files are declared in the repository: block files carry their markers. */
+  readonly repoDeclared?: boolean;
   readonly assessed: readonly {
     readonly target: FileTarget;
     readonly assessment: FileAssessment;
@@ -59,6 +63,9 @@ export function buildDomainPlan(input: {
     item: assessment.item,
     liveSha256: assessment.liveSha256,
     desired: target.desired.ok ? target.desired.content : null,
+    ...(input.repoDeclared === true && target.file.kind === 'block' && target.file.markers
+      ? { markers: target.file.markers }
+      : {}),
   }));
   return {
     schema: 'fleet.plan/v1',
@@ -88,6 +95,7 @@ export interface PlannedInstall {
     readonly path: string;
     readonly expectedSha256: string | null;
     readonly content: string;
+    readonly markers?: BlockMarkers;
   }[];
 }
 
@@ -180,6 +188,7 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
       path: file.path,
       expectedSha256: file.liveSha256,
       content: file.desired as string,
+      ...(file.markers ? { markers: file.markers } : {}),
     })),
   };
 }
@@ -208,6 +217,7 @@ export async function planHost(
       repoCommit: assessment.snapshot.commit,
       ...(assessment.uncommitted ? { uncommitted: assessment.uncommitted } : {}),
       actions: declaration.coupling.kind === 'process' ? declaration.coupling.actions : [],
+      ...(declaration.repoManifest === undefined ? {} : { repoDeclared: true }),
       assessed: assessed.filter((file) => file.target.domain === name),
     });
   });

@@ -84,8 +84,19 @@ export interface DomainDeclaration {
   readonly domain: string;
   /** One line for `fleet validate`, the controller's catalog and reports. */
   readonly description: string;
-  /** The files it manages from canonical files in the repo (at least one). */
+  /**
+   * The files it manages from canonical files in the repo (at least one, unless the domain's files
+   * are declared in the repository: {@link DomainDeclaration.repoManifest}).
+   */
   readonly files: readonly ManagedFile[];
+  /**
+   * For a domain whose files are declared in the repository (the files domain, contract §10.4):
+   * the manifest listing them, relative to `domains/<domain>/` (`files.yaml`). The domain's
+   * installer parses it (`Installer.repoFiles`); the core adds those files to the declaration at
+   * the commit it reads, and a node accepts their paths only where its policy's
+   * `domains.<domain>.patterns` match (contract §5.1).
+   */
+  readonly repoManifest?: string;
   /** Paths it writes without a canonical file of their own (on the node's allowlist too). */
   readonly derivedPaths?: readonly DerivedPath[];
   /** Host variables its templates may use; any other `{{ host.NAME }}` fails the render. */

@@ -1,5 +1,5 @@
 import type { Problem } from '../errors.js';
-import type { DomainDeclaration, ManagedFile } from './domain.js';
+import type { BlockMarkers, DomainDeclaration, ManagedFile } from './domain.js';
 import type { NodeContext } from './node-context.js';
 
 /**
@@ -53,6 +53,11 @@ export interface InstallFileRequest {
   readonly expectedSha256: string | null;
   /** Desired content with `{{ secret.NAME }}` placeholders still in place. */
   readonly content: string;
+  /**
+   * For a `block` file of a domain whose files are declared in the repository (contract §10.4):
+   * the lines delimiting its block. Absent for every other file (the node knows its markers).
+   */
+  readonly markers?: BlockMarkers;
 }
 
 /** What the controller hands a domain's node half: one install operation. */
@@ -134,6 +139,16 @@ export interface Installer {
   managed(file: ManagedFile, live: string): string | null;
   /** Operator half: fail-closed checks of desired content (e.g. YAML that does not parse). */
   check?(file: ManagedFile, content: string): readonly Problem[];
+  /**
+   * Operator half, for a domain with a `repoManifest`: the files the manifest's text declares, and
+   * the host variables their templates may use (`source` names the manifest in problems). Throws a
+   * `FleetError` with file/line/field problems when it does not validate. The core checks what it
+   * returns like any declaration.
+   */
+  repoFiles?(
+    manifest: string,
+    source: string,
+  ): { readonly files: readonly ManagedFile[]; readonly hostVariables: readonly string[] };
   /** Node half: write the files and run the coupled actions; verify before returning. */
   install(
     ctx: NodeContext,

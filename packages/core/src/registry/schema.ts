@@ -31,6 +31,25 @@ const loader = z
   .optional();
 const format = z.enum(['yaml', 'json', 'markdown', 'text']);
 
+/**
+ * A file a domain's repository manifest declares (contract §10.4): its id is its node path, so a
+ * node names it without reading the repository.
+ */
+export const repoManagedFileSchema = z
+  .strictObject({
+    id: homePath,
+    path: homePath,
+    canonical: relativePath,
+    kind: z.enum(['whole', 'block']),
+    format,
+    markers: z.strictObject({ begin: z.string().min(1), end: z.string().min(1) }).optional(),
+  })
+  .refine((file) => file.id === file.path, { message: 'must be its path', path: ['id'] })
+  .refine((file) => file.kind !== 'block' || file.markers !== undefined, {
+    message: 'a block file needs markers',
+    path: ['markers'],
+  });
+
 const managedFile = z
   .strictObject({
     id: dottedIdentifier.or(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/)),
@@ -65,18 +84,24 @@ const coupling = z.discriminatedUnion('kind', [
   }),
 ]);
 
-export const installerDescriptorSchema = z.strictObject({
-  kind: z.literal('fleet.installer'),
-  domain: identifier,
-  description: z.string(),
-  files: z.array(managedFile).min(1, 'a domain owns at least one file'),
-  derivedPaths: z.array(derivedPath).optional(),
-  hostVariables: z.array(hostVariableName),
-  coupling,
-  backups: z.number().int().min(1).max(1000).optional(),
-  examples: z.array(z.strictObject({ path: relativePath, content: z.string() })).optional(),
-  load: loader,
-});
+export const installerDescriptorSchema = z
+  .strictObject({
+    kind: z.literal('fleet.installer'),
+    domain: identifier,
+    description: z.string(),
+    files: z.array(managedFile),
+    repoManifest: relativePath.optional(),
+    derivedPaths: z.array(derivedPath).optional(),
+    hostVariables: z.array(hostVariableName),
+    coupling,
+    backups: z.number().int().min(1).max(1000).optional(),
+    examples: z.array(z.strictObject({ path: relativePath, content: z.string() })).optional(),
+    load: loader,
+  })
+  .refine((d) => d.files.length > 0 || d.repoManifest !== undefined, {
+    message: 'a domain owns at least one file (or declares its files in a repoManifest)',
+    path: ['files'],
+  });
 
 export const adopterDescriptorSchema = z.strictObject({
   kind: z.literal('fleet.adopter'),

@@ -145,6 +145,10 @@ export const installFileRequestSchema = z.strictObject({
   expectedSha256: sha256Schema.nullable(),
   /** Desired content in template space: `{{ secret.NAME }}` placeholders are resolved on the node. */
   content: z.string(),
+  /** A repository-declared block file's markers (contract §10.4); absent for every other file. */
+  markers: z
+    .strictObject({ begin: z.string().min(1).max(200), end: z.string().min(1).max(200) })
+    .optional(),
 });
 
 /** A role a domain gives an action (the router's `reload`), or a file id of a repo-defined domain. */

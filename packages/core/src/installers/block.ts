@@ -1,0 +1,296 @@
+/**
+ * The managed block of a text file (contract §6 `kind: block`, §10.3, §10.4; reliability catalogue
+ * H): pure, byte-exact text surgery on the lines between a begin and an end marker line. One
+ * implementation for every domain that manages a block (harness-policy, files, third-party
+ * plugins such as the gitconfig example), so they refuse the same damage the same way.
+ *
+ * Everything works on JavaScript strings decoded from UTF-8 *without* dropping a BOM
+ * ({@link decodeUtf8}): decoding valid UTF-8 and encoding it again gives the same bytes, so
+ * "string-exact" here is "byte-exact" on disk.
+ *
+ * The rules, all fail-closed (a refusal means nothing is written):
+ * - a marker counts only as a whole line equal to the marker, its line ending aside;
+ * - a line that mentions a marker in any other way (indented, trailing blank, other text, another
+ *   case) is a *damaged* marker and refuses the file: it is never read as "no block", because
+ *   appending a fresh block beside a lone or damaged marker is how blockinfile duplicates blocks
+ *   (ansible#45848, #38417);
+ * - END missing, BEGIN missing, two BEGINs or ENDs, END before BEGIN are refused — reversed
+ *   markers are never "repaired" by deleting the span between them (ansible#47192);
+ * - a marker line whose line ending differs from the file's other lines (CRLF on marker lines
+ *   only) is refused: some other tool edited it, and tools that match `^marker$` disagree on it;
+ * - a block body that itself contains a marker is refused (the file would not parse back).
+ *
+ * Error messages name line numbers, never line content: live files may hold resolved secrets
+ * (catalogue 43).
+ */
+import { FleetError, type ErrorCode, type Problem } from '../errors.js';
+import type { BlockMarkers } from '../interfaces/domain.js';
+
+/** A line ending the block editor writes. */
+export type Eol = '\n' | '\r\n';
+
+const BOM = '\ufeff';
+
+/** A file split around its block. `prefix + begin + body + end + suffix` is the text, exactly. */
+export interface Block {
+  /** Everything before the BEGIN line, a BOM included. */
+  readonly prefix: string;
+  /** The BEGIN marker line with its line ending. */
+  readonly begin: string;
+  /** The lines between the marker lines, each with its own line ending ('' when empty). */
+  readonly body: string;
+  /** The END marker line with its line ending ('' line ending when it ends the file). */
+  readonly end: string;
+  /** Everything after the END line. */
+  readonly suffix: string;
+  /** The line ending the block's lines are written with: the BEGIN line's own. */
+  readonly eol: Eol;
+}
+
+interface Line {
+  /** 1-based, for messages. */
+  readonly number: number;
+  readonly start: number;
+  readonly content: string;
+  readonly eol: '' | Eol;
+  /** Index just past the line ending. */
+  readonly end: number;
+}
+
+type LineKind = 'begin' | 'end' | 'damaged' | 'text';
+
+/** Splits after an optional leading BOM; `\n` and `\r\n` end lines, a lone `\r` is content. */
+function splitLines(text: string): Line[] {
+  const lines: Line[] = [];
+  let start = text.startsWith(BOM) ? BOM.length : 0;
+  while (start < text.length) {
+    const newline = text.indexOf('\n', start);
+    if (newline === -1) {
+      lines.push({
+        number: lines.length + 1,
+        start,
+        content: text.slice(start),
+        eol: '',
+        end: text.length,
+      });
+      break;
+    }
+    const crlf = newline > start && text[newline - 1] === '\r';
+    const contentEnd = crlf ? newline - 1 : newline;
+    lines.push({
+      number: lines.length + 1,
+      start,
+      content: text.slice(start, contentEnd),
+      eol: crlf ? '\r\n' : '\n',
+      end: newline + 1,
+    });
+    start = newline + 1;
+  }
+  return lines;
+}
+
+/**
+ * The distinctive part of a marker (`fleet:harness-policy:begin` of
+ * `<!-- fleet:harness-policy:begin -->`, `fleet:gitconfig:begin` of `# fleet:gitconfig:begin`):
+ * the marker without its comment syntax, searched case-insensitively on every line so that a
+ * marker an editor or a person damaged is still recognised as one. A marker that is nothing but
+ * comment syntax is its own token.
+ */
+function token(marker: string): string {
+  const bare = marker
+    .replace(/^\s*(<!--|\/\*|\/\/|--|[#;"%!]+)/, '')
+    .replace(/(-->|\*\/)\s*$/, '')
+    .trim()
+    .toLowerCase();
+  return bare === '' ? marker.trim().toLowerCase() : bare;
+}
+
+function classify(line: Line, markers: BlockMarkers): LineKind {
+  if (line.content === markers.begin) return 'begin';
+  if (line.content === markers.end) return 'end';
+  const lower = line.content.toLowerCase();
+  return lower.includes(token(markers.begin)) || lower.includes(token(markers.end))
+    ? 'damaged'
+    : 'text';
+}
+
+function refuse(
+  code: ErrorCode,
+  source: string,
+  message: string,
+  lines: readonly Line[],
+): FleetError {
+  const problems: Problem[] = lines.map((line) => ({ file: source, line: line.number, message }));
+  const at = lines.length > 0 ? ` (line ${lines.map((l) => l.number).join(', ')})` : '';
+  return new FleetError(code, `${source}: ${message}${at}; nothing written`, {
+    problems,
+    suggestions: [
+      code === 'MARKER_IN_BODY'
+        ? 'remove the marker lines from the block body (its canonical source in the repo)'
+        : 'repair the markers by hand: exactly one begin line, then one end line, each alone on its line',
+    ],
+  });
+}
+
+function damagedWhy(line: Line, markers: BlockMarkers): string {
+  const trimmed = line.content.trim();
+  if (trimmed === markers.begin || trimmed === markers.end) {
+    return 'a marker with leading or trailing whitespace on its line';
+  }
+  return 'a damaged marker (other text on its line, or a different spelling)';
+}
+
+/**
+ * Finds the managed block, or `null` when the text has no marker at all. Throws `MARKERS_*` for
+ * every damaged, unpaired, duplicated or reversed marker. `source` names the file in messages.
+ */
+export function findBlock(text: string, markers: BlockMarkers, source = 'file'): Block | null {
+  const lines = splitLines(text);
+  const kinds = lines.map((line) => classify(line, markers));
+  const of = (kind: LineKind): Line[] => lines.filter((_, i) => kinds[i] === kind);
+  const damaged = of('damaged');
+  const begins = of('begin');
+  const ends = of('end');
+
+  if (damaged.length > 0) {
+    throw refuse('MARKERS_UNPAIRED', source, damagedWhy(damaged[0] as Line, markers), damaged);
+  }
+  if (begins.length === 0 && ends.length === 0) return null;
+  if (begins.length > 1 || ends.length > 1) {
+    throw refuse(
+      'MARKERS_DUPLICATE',
+      source,
+      'more than one begin or end marker (duplicated or nested blocks)',
+      [...begins, ...ends].sort((a, b) => a.number - b.number),
+    );
+  }
+  const [begin] = begins;
+  const [end] = ends;
+  if (begin === undefined || end === undefined) {
+    const lone = (begin ?? end) as Line;
+    throw refuse(
+      'MARKERS_UNPAIRED',
+      source,
+      begin === undefined
+        ? 'an end marker without a begin marker'
+        : 'a begin marker without an end marker',
+      [lone],
+    );
+  }
+  if (end.number < begin.number) {
+    throw refuse('MARKERS_REVERSED', source, 'the end marker comes before the begin marker', [
+      end,
+      begin,
+    ]);
+  }
+
+  // The marker lines' endings must be the file's own: those of the lines outside the block or,
+  // in a file that is only the block, of its body; with neither, the two markers must agree.
+  const outside = lines.filter((l) => l.number < begin.number || l.number > end.number);
+  const inside = lines.filter((l) => l.number > begin.number && l.number < end.number);
+  const endings = (ls: readonly Line[]): Set<string> =>
+    new Set(ls.map((l) => l.eol).filter((e) => e !== ''));
+  const reference = [endings(outside), endings(inside)].find((set) => set.size > 0);
+  const odd =
+    reference === undefined
+      ? begin.eol !== '' && end.eol !== '' && begin.eol !== end.eol
+        ? [end]
+        : []
+      : [begin, end].filter((l) => l.eol !== '' && !reference.has(l.eol));
+  if (odd.length > 0) {
+    throw refuse(
+      'MARKERS_UNPAIRED',
+      source,
+      "a marker line whose line ending differs from the file's other lines",
+      odd,
+    );
+  }
+
+  return {
+    prefix: text.slice(0, begin.start),
+    begin: text.slice(begin.start, begin.end),
+    body: text.slice(begin.end, end.start),
+    end: text.slice(end.start, end.end),
+    suffix: text.slice(end.end),
+    eol: begin.eol as Eol, // never '': an end line follows the begin line
+  };
+}
+
+/**
+ * A body in template space: LF line endings, and a final line ending when it is not empty (a
+ * block's last body line is always followed by the END line). `view` and `managed` both return
+ * this form, so a CRLF file whose block says what the canonical says is `current`.
+ */
+export function normaliseBody(body: string): string {
+  const lf = body.replace(/\r\n/g, '\n');
+  return lf === '' || lf.endsWith('\n') ? lf : `${lf}\n`;
+}
+
+/** Refuses a body that mentions a marker: the spliced file would not parse back. */
+export function assertNoMarkers(body: string, markers: BlockMarkers, source = 'block body'): void {
+  const lines = splitLines(body).filter((line) => classify(line, markers) !== 'text');
+  if (lines.length > 0) {
+    throw refuse('MARKER_IN_BODY', source, 'the new block body contains a marker line', lines);
+  }
+}
+
+/** The line ending a file already uses: its first one outside any block; LF when it has none. */
+function fileEol(text: string): Eol {
+  const first = splitLines(text).find((line) => line.eol !== '');
+  return first === undefined ? '\n' : (first.eol as Eol);
+}
+
+/** Rewrites a body (in any line-ending style) into `eol`, with a final line ending. */
+function bodyIn(body: string, eol: Eol): string {
+  const lf = normaliseBody(body);
+  return eol === '\n' ? lf : lf.replace(/\n/g, '\r\n');
+}
+
+/**
+ * The new text of a file with `body` as its block. Outside the marker lines nothing changes, byte
+ * for byte; the marker lines themselves are kept as they are. The body is written in the file's own
+ * line-ending style. A file without a block gets one appended:
+ * - an empty file (or just a BOM) becomes the block, after the BOM;
+ * - a last line without a line ending gets the file's line ending first;
+ * - then one blank line separates the text from the block, unless the text already ends with a
+ *   blank line (existing blank lines are kept, never removed, and never stacked on).
+ * Splicing the same body twice gives the same bytes as splicing it once.
+ */
+export function spliceBlock(
+  liveText: string,
+  body: string,
+  markers: BlockMarkers,
+  source = 'file',
+): string {
+  assertNoMarkers(body, markers, source);
+  const block = findBlock(liveText, markers, source);
+  if (block !== null) {
+    return block.prefix + block.begin + bodyIn(body, block.eol) + block.end + block.suffix;
+  }
+  const eol = fileEol(liveText);
+  const fresh = markers.begin + eol + bodyIn(body, eol) + markers.end + eol;
+  const bom = liveText.startsWith(BOM) ? BOM : '';
+  const text = liveText.slice(bom.length);
+  if (text === '') return bom + fresh;
+  const terminated = text.endsWith('\n') ? text : text + eol;
+  const endsBlank = /(^|\n)\r?\n$/.test(terminated);
+  return bom + terminated + (endsBlank ? '' : eol) + fresh;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Live bytes as text with the BOM kept (`ignoreBOM`) and invalid UTF-8 refused (`fatal`,
+ * `ENCODING_INVALID`): with both, encoding the result again gives back exactly the bytes, which is
+ * what makes a splice byte-exact.
+ */
+export function decodeUtf8(bytes: Uint8Array, path: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new FleetError(
+      'ENCODING_INVALID',
+      `${path} is not valid UTF-8; a block cannot be spliced into it`,
+    );
+  }
+}

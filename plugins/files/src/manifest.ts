@@ -1,0 +1,113 @@
+/**
+ * `domains/files/files.yaml` (contract §10.4), parsed and validated, pure: a strict schema, every
+ * problem with its file, line and field (`FILES_MANIFEST_INVALID`). Each entry becomes a managed
+ * file whose id is its node path, so a node names it without reading the repository.
+ */
+import { z } from 'zod';
+import {
+  FleetError,
+  isFleetOwnPath,
+  isHomePath,
+  parseYaml,
+  zodProblems,
+  type ManagedFile,
+  type Problem,
+} from '@fleet/core';
+import { MANIFEST } from './domain.js';
+
+/** The placeholder of a marker template: `# {mark} fleet` → `# BEGIN fleet`, `# END fleet`. */
+const MARK = '{mark}';
+
+const homePath = z
+  .string()
+  .refine(isHomePath, 'must be a ~/-relative path inside the node home (no .., no absolute path)')
+  .refine((path) => !isHomePath(path) || !isFleetOwnPath(path), {
+    message: "is fleet's own state: never a managed file",
+  });
+
+const sourcePath = z
+  .string()
+  .refine((p) => isHomePath(`~/${p}`), 'must be a plain path beside files.yaml (no .., no /…)')
+  .refine((p) => p !== MANIFEST, 'cannot be files.yaml itself');
+
+const markerTemplate = z
+  .string()
+  .max(200)
+  .refine((m) => m.split(MARK).length === 2, `must contain ${MARK} exactly once`)
+  .refine((m) => !/[\r\n]/.test(m), 'must be one line')
+  .refine((m) => m.replace(MARK, '').trim() !== '', `must say more than ${MARK}`);
+
+const entrySchema = z
+  .strictObject({
+    path: homePath,
+    source: sourcePath,
+    kind: z.enum(['whole', 'block']).default('whole'),
+    marker: markerTemplate.optional(),
+  })
+  .refine((entry) => entry.kind === 'block' || entry.marker === undefined, {
+    message: 'only a block entry has a marker',
+    path: ['marker'],
+  })
+  .refine((entry) => entry.kind === 'whole' || entry.marker !== undefined, {
+    message: `a block entry needs a marker (for example "# ${MARK} fleet")`,
+    path: ['marker'],
+  });
+
+const hostVariableName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a variable name (letters, digits, _)');
+
+const manifestSchema = z.strictObject({
+  /** The host variables the sources may use (`{{ host.NAME }}`); any other fails the render. */
+  hostVariables: z.array(hostVariableName).max(64).default([]),
+  files: z.array(entrySchema).max(256).default([]),
+});
+
+export type FilesEntry = z.infer<typeof entrySchema>;
+
+/** The begin and end lines of a marker template. */
+export function markersOf(template: string): { begin: string; end: string } {
+  return { begin: template.replace(MARK, 'BEGIN'), end: template.replace(MARK, 'END') };
+}
+
+function invalid(source: string, problems: Problem[]): FleetError {
+  return new FleetError(
+    'FILES_MANIFEST_INVALID',
+    `${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'}`,
+    { problems, suggestions: ['fix the entries named, then run fleet validate'] },
+  );
+}
+
+/** The managed files and host variables `text` declares; throws `FILES_MANIFEST_INVALID`. */
+export function parseFilesManifest(
+  text: string,
+  source: string,
+): { files: ManagedFile[]; hostVariables: string[] } {
+  const parsed = parseYaml(text, source, 'FILES_MANIFEST_INVALID');
+  const result = manifestSchema.safeParse(parsed.value ?? {});
+  if (!result.success) throw invalid(source, zodProblems(result.error, source, parsed.lineOf));
+  const seen = new Map<string, number>();
+  const problems: Problem[] = [];
+  result.data.files.forEach((entry, index) => {
+    if (seen.has(entry.path)) {
+      const line = parsed.lineOf(['files', index, 'path']);
+      problems.push({
+        file: source,
+        ...(line === undefined ? {} : { line }),
+        path: `files[${index}].path`,
+        message: `${entry.path} is already entry ${seen.get(entry.path)}`,
+      });
+    }
+    seen.set(entry.path, index);
+  });
+  if (problems.length > 0) throw invalid(source, problems);
+  const files = result.data.files.map((entry): ManagedFile => ({
+    id: entry.path,
+    path: entry.path,
+    canonical: entry.source,
+    kind: entry.kind,
+    format: 'text',
+    ...(entry.marker === undefined ? {} : { markers: markersOf(entry.marker) }),
+  }));
+  return { files, hostVariables: result.data.hostVariables };
+}

@@ -1,0 +1,145 @@
+/**
+ * The files domain end to end on a lab fleet (contract §10.4), the README's dotfile walkthrough:
+ * one entry in `domains/files/files.yaml`, commit, plan, install, drift clean, a local edit shown
+ * as diverged — through the real binary and real controllers. Also: a `~/.gitconfig` block that
+ * keeps the user's own lines, a path another domain owns refused by `fleet validate`
+ * (FILES_PATH_OWNED), and a path outside the node's policy patterns refused by the node
+ * (POLICY_REFUSED) with nothing written.
+ */
+import { expect } from 'chai';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { driftReportSchema, type DriftReport } from '@fleet/core';
+import { json } from '../src/fleet.js';
+import { Lab } from './lab-fixture.js';
+
+const HELLO = '~/.config/fleet-demo/hello.conf';
+const GITCONFIG = '~/.gitconfig';
+const MANIFEST = 'domains/files/files.yaml';
+
+describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
+  this.timeout(240_000);
+  let lab: Lab;
+
+  before(async () => {
+    lab = await Lab.create('fleet-e2e-files-');
+    await lab.up(1);
+  });
+  after(async () => {
+    await lab?.destroy();
+  });
+
+  const write = async (path: string, text: string): Promise<void> => {
+    const file = join(lab.repo, ...path.split('/'));
+    await mkdir(join(file, '..'), { recursive: true });
+    await writeFile(file, text);
+  };
+  const commit = (message: string): void => {
+    lab.git('add', '--all');
+    lab.git(
+      '-c',
+      'user.name=e2e',
+      '-c',
+      'user.email=e2e@example.invalid',
+      'commit',
+      '-qm',
+      message,
+    );
+  };
+  const drift = async (): Promise<{ exitCode: number; report: DriftReport }> => {
+    const run = await lab.run(['drift', '--host', 'node-01', '--domain', 'files', '--json']);
+    expect([0, 1], run.stdout + run.stderr).to.include(run.exitCode);
+    return { exitCode: run.exitCode, report: driftReportSchema.parse(json(run)) };
+  };
+  const stateOf = (report: DriftReport, path: string): string | undefined =>
+    report.hosts[0]?.items.find((item) => item.path === path)?.state;
+  const install = () => lab.run(['config', 'install', 'node-01', 'files', '--confirm', '--json']);
+
+  it('the lab repository has the example entry, and the node does not have the file yet', async () => {
+    const manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
+    expect(manifest).to.contain(`path: ${HELLO}`);
+    const { exitCode, report } = await drift();
+    expect(exitCode).to.equal(1);
+    expect(stateOf(report, HELLO)).to.equal('missing');
+  });
+
+  it('plan, install, then drift is clean and the node holds the source', async () => {
+    const plan = await lab.run(['config', 'plan', 'node-01', 'files', '--json']);
+    expect(plan.exitCode, plan.stderr).to.be.oneOf([0, 1]);
+    expect(plan.stdout).to.contain(HELLO);
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    const source = await readFile(join(lab.repo, 'domains', 'files', 'hello.conf'), 'utf8');
+    expect((await lab.readNode('node-01', HELLO)).toString('utf8')).to.equal(source);
+    const { exitCode, report } = await drift();
+    expect(exitCode, JSON.stringify(report)).to.equal(0);
+    expect(stateOf(report, HELLO)).to.equal('current');
+  });
+
+  it('a local edit on the node is shown as diverged, and install refuses to overwrite it', async () => {
+    const live = (await lab.readNode('node-01', HELLO)).toString('utf8');
+    await lab.writeNode('node-01', HELLO, `${live}local = edited by hand\n`);
+    const { exitCode, report } = await drift();
+    expect(exitCode).to.equal(1);
+    expect(stateOf(report, HELLO)).to.equal('diverged');
+    const run = await install();
+    expect(run.exitCode).to.equal(7);
+    expect(json<{ error: { code: string } }>(run).error.code).to.equal('DIVERGED');
+    expect((await lab.readNode('node-01', HELLO)).toString('utf8')).to.contain('edited by hand');
+  });
+
+  it("a block entry in ~/.gitconfig keeps the user's own lines byte for byte", async () => {
+    const userText = '[core]\r\n\teditor = vim\r\n';
+    await lab.writeNode('node-01', GITCONFIG, userText);
+    await lab.writeNode(
+      'node-01',
+      HELLO,
+      await readFile(join(lab.repo, 'domains', 'files', 'hello.conf')),
+    );
+    const manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
+    await write(
+      MANIFEST,
+      `${manifest}  - path: ${GITCONFIG}\n    source: gitconfig\n    kind: block\n    marker: '# {mark} fleet'\n`,
+    );
+    await write('domains/files/gitconfig', '[pull]\n\trebase = true\n');
+    commit('files: manage a block of ~/.gitconfig');
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', GITCONFIG)).toString('utf8')).to.equal(
+      `${userText}\r\n# BEGIN fleet\r\n[pull]\r\n\trebase = true\r\n# END fleet\r\n`,
+    );
+    const { exitCode, report } = await drift();
+    expect(exitCode, JSON.stringify(report)).to.equal(0);
+    expect(stateOf(report, GITCONFIG)).to.equal('current');
+  });
+
+  it('validate refuses an entry whose path another domain owns (FILES_PATH_OWNED)', async () => {
+    const manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
+    await write(MANIFEST, `${manifest}  - path: ~/.claude/CLAUDE.md\n    source: hello.conf\n`);
+    try {
+      const run = await lab.run(['validate', '--json']);
+      expect(run.exitCode).to.equal(2);
+      expect(run.stdout + run.stderr).to.contain(
+        '~/.claude/CLAUDE.md is a path of domain harness-policy',
+      );
+    } finally {
+      await write(MANIFEST, manifest);
+    }
+  });
+
+  it('a path outside the node policy patterns is refused by the node, nothing written', async () => {
+    const manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
+    await write(MANIFEST, `${manifest}  - path: ~/.bashrc\n    source: hello.conf\n`);
+    commit('files: an entry the node policy does not allow');
+    const run = await install();
+    // The node refused to even read it (the plan's snapshot), so the install is refused before
+    // anything is sent, naming the node's reason.
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(7);
+    expect(run.stdout + run.stderr).to.contain('no pattern of domains.files.patterns');
+    const absent = await access(lab.nodePath('node-01', '~/.bashrc')).then(
+      () => false,
+      () => true,
+    );
+    expect(absent).to.equal(true);
+  });
+});
