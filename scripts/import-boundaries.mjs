@@ -63,6 +63,12 @@ export const EXCEPTIONS = [
   },
 ];
 
+/**
+ * The second entry points fleet's packages declare in their `exports` (`@fleet/core/command`,
+ * `@fleet/controller/serve`) and `package.json`: anything else below a package name is a deep import.
+ */
+const PUBLIC_SUBPATHS = ['/command', '/serve', '/package.json'];
+
 /** The fleet package a bare specifier names, as a place; `null` for anything else. */
 function packagePlace(specifier) {
   const match = /^(@fleet\/[^/]+|fleet-plugin-[^/]+)(\/.*)?$/.exec(specifier);
@@ -115,7 +121,7 @@ function importProblem(file, from, specifier) {
   const target = packagePlace(specifier);
   if (target === null) return null;
   if (target.layer === from.layer && target.unit === from.unit) return null;
-  if (target.subpath !== '' && !/^\/(package\.json|serve)$/.test(target.subpath)) {
+  if (target.subpath !== '' && !PUBLIC_SUBPATHS.includes(target.subpath)) {
     return `${specifier}: a deep import into ${target.name}: use what its exports offer`;
   }
   if (from.layer === 'plugin' && target.layer === 'plugin') {

@@ -27,7 +27,11 @@ const CASES: readonly Case[] = [
         path: 'packages/core/src/a.ts',
         content: "import { x } from './b.js';\nimport z from 'zod';\n",
       },
-      { path: 'plugins/router/src/a.ts', content: "import { FleetError } from '@fleet/core';\n" },
+      {
+        path: 'plugins/router/src/a.ts',
+        content:
+          "import { FleetError } from '@fleet/core';\nimport { FleetBaseCommand } from '@fleet/core/command';\n",
+      },
       {
         path: 'packages/cli/src/a.ts',
         content:

@@ -414,6 +414,11 @@ export {
 } from './wire/audit.js';
 export { wholeFileInstaller } from './installers/whole-file.js';
 export { restoreWritten } from './installers/restore.js';
+export {
+  writeVerified,
+  type PlannedWrite,
+  type WriteVerifiedOptions,
+} from './installers/transaction.js';
 
 // Runtime generations: layout, current pointer, supervised command (contract §12)
 export * from './runtime/layout.js';
