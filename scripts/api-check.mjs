@@ -14,8 +14,10 @@ import { createTwoFilesPatch } from 'diff';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PACKAGES = [
-  { dir: 'packages/core', name: 'core' },
-  { dir: 'packages/testkit', name: 'testkit' },
+  { dir: 'packages/core', name: 'core', config: 'api-extractor.json' },
+  // core's second entry point, `@fleet/core/command` (the base command; needs @oclif/core)
+  { dir: 'packages/core', name: 'core-command', config: 'api-extractor.command.json' },
+  { dir: 'packages/testkit', name: 'testkit', config: 'api-extractor.json' },
 ];
 const ENUM_MEMBER = /^(\s*)("?)([^":\s]+)\2: "\3";$/;
 
@@ -41,7 +43,7 @@ export function normalise(report) {
 
 let failed = false;
 for (const pkg of PACKAGES) {
-  const config = path.join(root, pkg.dir, 'api-extractor.json');
+  const config = path.join(root, pkg.dir, pkg.config);
   const committedPath = path.join(root, pkg.dir, 'etc', `${pkg.name}.api.md`);
   const freshPath = path.join(root, pkg.dir, 'dist', 'api-report', `${pkg.name}.api.md`);
   // Without --local, API Extractor leaves the tree alone and writes its report to the temp folder;

@@ -23,13 +23,13 @@ import {
   normaliseBody,
   resolveSecrets,
   spliceBlock,
+  writeVerified,
   type Installer,
   type ManagedFile,
   type NodeContext,
   type NodeInstallRequest,
   type NodeInstallResult,
   type Problem,
-  type ReplaceResult,
   type SafeFileWriter,
 } from '@fleet/core';
 import { DOMAIN, GITCONFIG_MARKERS, gitconfigDomain } from './domain.js';
@@ -134,22 +134,7 @@ async function install(
 
   // 2. One operation: the writer re-checks each sha256 (compare and swap), keeps a backup and
   //    replaces atomically; anything failing afterwards puts back what was already written.
-  const results: ReplaceResult[] = [];
-  try {
-    for (const replace of planned) results.push(await writer.replace(replace));
-    for (const result of results) {
-      const back = (await writer.read(result.path))?.sha256 ?? null;
-      if (back !== result.afterSha256) {
-        throw new FleetError(
-          'VERIFICATION_FAILED',
-          `${result.path} reads back as ${back ?? 'missing'}, not the ${result.afterSha256} just written`,
-        );
-      }
-    }
-  } catch (error) {
-    for (const result of [...results].reverse()) await writer.restore(result);
-    throw error;
-  }
+  const results = await writeVerified(writer, planned);
   return { files: results, actions: [], verified: true };
 }
 

@@ -165,6 +165,11 @@ export {
 } from './policy/load.js';
 export { actionOutput, policyActionRunner, type PolicyActionsOptions } from './policy/actions.js';
 export {
+  unattendedRefusal,
+  type UnattendedGate,
+  type UnattendedPolicy,
+} from './policy/unattended.js';
+export {
   isHomePattern,
   matchHomePattern,
   parseHomePattern,
@@ -421,6 +426,11 @@ export {
   type Block,
   type Eol,
 } from './installers/block.js';
+export {
+  writeVerified,
+  type PlannedWrite,
+  type WriteVerifiedOptions,
+} from './installers/transaction.js';
 
 // Runtime generations: layout, current pointer, supervised command (contract §12)
 export * from './runtime/layout.js';
@@ -428,6 +438,14 @@ export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';
 export * from './runtime/plan.js';
 export * from './runtime/build-record.js';
+export {
+  TASK_NAMESPACE,
+  quoteSystemdWord,
+  quoteWindowsArgument,
+  splitSystemdCommandLine,
+  splitWindowsArguments,
+  xmlEscape,
+} from './runtime/command-lines.js';
 
 // Controller client
 export * from './client/index.js';

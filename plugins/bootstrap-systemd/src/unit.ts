@@ -11,9 +11,18 @@
 import {
   FleetError,
   describeRuntimeCommand,
+  quoteSystemdWord as quoteWord,
+  splitSystemdCommandLine as splitCommandLine,
   type DefinitionFacts,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
+} from '@fleet/core';
+
+// The quoting moved to @fleet/core (the CLI's schedule generator quotes the same way); re-exported
+// here under the names this plugin has always exported.
+export {
+  quoteSystemdWord as quoteWord,
+  splitSystemdCommandLine as splitCommandLine,
 } from '@fleet/core';
 
 export const UNIT_NAME = 'fleet-controller.service';
@@ -21,34 +30,9 @@ export const UNIT_PATH = `~/.config/systemd/user/${UNIT_NAME}`;
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
 function refuse(message: string): FleetError {
   return new FleetError('USAGE', `systemd unit: ${message}`);
-}
-
-function cEscape(value: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is escaped
-  return value.replace(/[\\"\x00-\x1f\x7f]/g, (ch) => {
-    const named: Record<string, string> = {
-      '\\': '\\\\',
-      '"': '\\"',
-      '\n': '\\n',
-      '\t': '\\t',
-      '\r': '\\r',
-    };
-    return named[ch] ?? `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
-  });
-}
-
-/** One word of a command line (`dollars`: escape `$` too, as `ExecStart=` expands variables). */
-export function quoteWord(word: string, dollars = true): string {
-  if (word.includes('\0')) throw refuse('a NUL byte cannot be part of a command line');
-  let escaped = word.replace(/%/g, '%%');
-  if (dollars) escaped = escaped.replace(/\$/g, '$$$$');
-  // (the executable, the only word where a leading -@:+! is a prefix, is always absolute)
-  if (escaped !== '' && SAFE_WORD.test(escaped)) return escaped;
-  return `"${cEscape(escaped)}"`;
 }
 
 /** The unit file for a generation (pure). */
@@ -100,35 +84,6 @@ export function systemdUnit(
 }
 
 // ---- reading a unit back -----------------------------------------------------------------------
-
-const C_ESCAPES: Record<string, string> = {
-  n: '\n',
-  t: '\t',
-  r: '\r',
-  '\\': '\\',
-  '"': '"',
-  "'": "'",
-  s: ' ',
-};
-
-/** Splits a command line we generate (bare and double- or single-quoted words, C escapes). */
-export function splitCommandLine(value: string, dollars = true): string[] {
-  const words: string[] = [];
-  const re = /\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|(\S+))/gy;
-  let match: RegExpExecArray | null;
-  while ((match = re.exec(value)) !== null && match[0].trim() !== '') {
-    const raw = match[1] ?? match[2] ?? match[3] ?? '';
-    let word = raw.replace(/\\x([0-9a-fA-F]{2})|\\(.)/g, (_, hex?: string, ch?: string) =>
-      hex
-        ? String.fromCharCode(Number.parseInt(hex, 16))
-        : (C_ESCAPES[ch as string] ?? (ch as string)),
-    );
-    word = word.replace(/%%/g, '%');
-    if (dollars) word = word.replace(/\$\$/g, '$');
-    words.push(word);
-  }
-  return words;
-}
 
 /** What a unit file says (pure): `ExecStart=` argv, its generation and `--node-id`, `Environment=`. */
 export function readUnit(content: string): DefinitionFacts {

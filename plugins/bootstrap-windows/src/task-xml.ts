@@ -9,7 +9,11 @@
  */
 import {
   FleetError,
+  TASK_NAMESPACE,
   describeRuntimeCommand,
+  quoteWindowsArgument,
+  splitWindowsArguments,
+  xmlEscape,
   type DefinitionFacts,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
@@ -17,9 +21,16 @@ import {
 
 export const TASK_NAME = 'fleet-controller';
 export const TASK_DEFINITION_PATH = `~/AppData/Local/fleet/supervisor/${TASK_NAME}.xml`;
-export const TASK_NAMESPACE = 'http://schemas.microsoft.com/windows/2004/02/mit/task';
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+// Moved to @fleet/core (the CLI's schedule generator writes the same XML); re-exported here.
+export {
+  TASK_NAMESPACE,
+  quoteWindowsArgument,
+  splitWindowsArguments,
+  xmlEscape,
+} from '@fleet/core';
 
 export interface TaskOptions {
   /** Start at the user's logon (default) or at boot (needs a stored password or S4U). */
@@ -30,72 +41,6 @@ export interface TaskOptions {
 
 function refuse(message: string): FleetError {
   return new FleetError('USAGE', `scheduled task: ${message}`);
-}
-
-export function xmlEscape(value: string): string {
-  return value.replace(
-    /[<>&"']/g,
-    (ch) =>
-      ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[ch] as string,
-  );
-}
-
-/** One argument, quoted so CommandLineToArgvW and the C runtime give it back exactly. */
-export function quoteWindowsArgument(arg: string): string {
-  if (arg !== '' && !/[\s"]/.test(arg)) return arg;
-  let out = '"';
-  let backslashes = 0;
-  for (const ch of arg) {
-    if (ch === '\\') {
-      backslashes += 1;
-      continue;
-    }
-    out += ch === '"' ? `${'\\'.repeat(backslashes * 2 + 1)}"` : `${'\\'.repeat(backslashes)}${ch}`;
-    backslashes = 0;
-  }
-  return `${out}${'\\'.repeat(backslashes * 2)}"`;
-}
-
-/** Splits an `Arguments` string by the same rules (the inverse of {@link quoteWindowsArgument}). */
-export function splitWindowsArguments(line: string): string[] {
-  const args: string[] = [];
-  let i = 0;
-  while (i < line.length) {
-    while (line[i] === ' ' || line[i] === '\t') i += 1;
-    if (i >= line.length) break;
-    let arg = '';
-    let quoted = false;
-    while (i < line.length && (quoted || (line[i] !== ' ' && line[i] !== '\t'))) {
-      const ch = line[i] as string;
-      if (ch === '\\') {
-        let n = 0;
-        while (line[i] === '\\') {
-          n += 1;
-          i += 1;
-        }
-        if (line[i] === '"') {
-          arg += '\\'.repeat(n >> 1);
-          if (n % 2 === 1) {
-            arg += '"';
-            i += 1;
-          }
-        } else arg += '\\'.repeat(n);
-      } else if (ch === '"') {
-        if (quoted && line[i + 1] === '"') {
-          arg += '"';
-          i += 2;
-        } else {
-          quoted = !quoted;
-          i += 1;
-        }
-      } else {
-        arg += ch;
-        i += 1;
-      }
-    }
-    args.push(arg);
-  }
-  return args;
 }
 
 /** The task XML for a generation (pure). */

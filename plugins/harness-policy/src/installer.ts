@@ -29,9 +29,8 @@ import {
   type NodeInstallRequest,
   type NodeInstallResult,
   type Problem,
-  type ReplaceResult,
   type SafeFileWriter,
-  restoreWritten,
+  writeVerified,
 } from '@fleet/core';
 import {
   assertNoMarkers,
@@ -200,22 +199,9 @@ async function install(
 
   // 3. One operation: the writer re-checks each expected sha256 (compare and swap), so a file
   //    changed since step 2 is refused too; anything failing restores what was already written.
-  const results: ReplaceResult[] = [];
-  try {
-    for (const replace of planned) results.push(await writer.replace(replace));
-    for (const result of results) {
-      const live = await readBackSha(ctx, writer, result.path);
-      if (live !== result.afterSha256) {
-        throw new FleetError(
-          'VERIFICATION_FAILED',
-          `${result.path} reads back as ${live ?? 'missing'}, not the ${result.afterSha256} just written`,
-        );
-      }
-    }
-  } catch (error) {
-    await restoreWritten(writer, results, error);
-    throw error;
-  }
+  const results = await writeVerified(writer, planned, {
+    readBack: (path) => readBackSha(ctx, writer, path),
+  });
   return { files: results, actions: [], verified: true };
 }
 

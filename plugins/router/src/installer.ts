@@ -36,6 +36,7 @@ import {
   type ReplaceResult,
   type SafeFileWriter,
   restoreWritten,
+  writeVerified,
 } from '@fleet/core';
 import { routerDomain } from './domain.js';
 import { firstProblem, yamlProblems } from './yaml-check.js';
@@ -116,35 +117,10 @@ async function install(
   const volume = await writer.read(volumePath); // the allowlist check of the volume path, too
 
   // 2-3. The file and the volume, as one operation.
-  const results: ReplaceResult[] = [];
-  try {
-    results.push(
-      await writer.replace({
-        path: file.path,
-        expectedSha256: file.expectedSha256,
-        content: bytes,
-      }),
-    );
-    results.push(
-      await writer.replace({
-        path: volumePath,
-        expectedSha256: volume?.sha256 ?? null,
-        content: bytes,
-      }),
-    );
-    for (const result of results) {
-      const live = (await writer.read(result.path))?.sha256 ?? null;
-      if (live !== result.afterSha256) {
-        throw new FleetError(
-          'VERIFICATION_FAILED',
-          `${result.path} reads back as ${live ?? 'missing'}, not the ${result.afterSha256} just written`,
-        );
-      }
-    }
-  } catch (error) {
-    await restoreWritten(writer, results, error);
-    throw error;
-  }
+  const results = await writeVerified(writer, [
+    { path: file.path, expectedSha256: file.expectedSha256, content: bytes },
+    { path: volumePath, expectedSha256: volume?.sha256 ?? null, content: bytes },
+  ]);
   const [config, installed] = results as [ReplaceResult, ReplaceResult];
   const actions: ActionOutcome[] = [
     {

@@ -26,8 +26,9 @@
  */
 import {
   FleetError,
-  isFleetError,
   resolveSecrets,
+  restoreWritten,
+  writeVerified,
   type ActionOutcome,
   type ControllerSupervisor,
   type Installer,
@@ -101,23 +102,6 @@ function withActions(error: FleetError, actions: readonly ActionOutcome[]): Flee
   return Object.assign(error, { actions });
 }
 
-async function restore(
-  writer: SafeFileWriter,
-  result: ReplaceResult,
-  cause: unknown,
-): Promise<void> {
-  try {
-    await writer.restore(result);
-  } catch {
-    const why = isFleetError(cause) ? `${cause.code}: ${cause.message}` : String(cause);
-    throw new FleetError(
-      'RECOVERY_REQUIRED',
-      `${why}; and ${result.path} could not be restored from backup`,
-      { cause },
-    );
-  }
-}
-
 /** The domain's installer, with its supervisor seam (tests pass a recorded supervisor). */
 export function createTransportIdentityInstaller(
   options: TransportIdentityOptions = {},
@@ -174,20 +158,13 @@ export function createTransportIdentityInstaller(
     }
 
     // 2. The file, read back.
-    const result = await writer.replace({
-      path: file.path,
-      expectedSha256: file.expectedSha256,
-      content: new TextEncoder().encode(text),
-    });
-    const back = (await writer.read(result.path))?.sha256 ?? null;
-    if (back !== result.afterSha256) {
-      const error = new FleetError(
-        'VERIFICATION_FAILED',
-        `${result.path} reads back as ${back ?? 'missing'}, not the ${result.afterSha256} just written`,
-      );
-      await restore(writer, result, error);
-      throw error;
-    }
+    const [result] = (await writeVerified(writer, [
+      {
+        path: file.path,
+        expectedSha256: file.expectedSha256,
+        content: new TextEncoder().encode(text),
+      },
+    ])) as [ReplaceResult];
 
     // 3. Nothing to restart.
     if (!change || supervisor === undefined) {
@@ -245,7 +222,11 @@ export function createTransportIdentityInstaller(
     let restored = false;
     const outcome = await switchNodeId(supervisor, plan, {
       beforeRollback: async () => {
-        await restore(writer, result, new FleetError('VERIFICATION_FAILED', 'the switch failed'));
+        await restoreWritten(
+          writer,
+          [result],
+          new FleetError('VERIFICATION_FAILED', 'the switch failed'),
+        );
         restored = true;
       },
     });
@@ -265,9 +246,9 @@ export function createTransportIdentityInstaller(
       };
     }
     if (!restored)
-      await restore(
+      await restoreWritten(
         writer,
-        result,
+        [result],
         new FleetError('VERIFICATION_FAILED', outcome.error ?? 'the switch failed'),
       );
     const actions = [

@@ -1,13 +1,17 @@
 /**
  * The supervisor definitions of a scheduled report, one pure function per platform (contract §7
  * `fleet schedule`): a systemd user service + timer (Linux), a launchd agent plist (macOS), a
- * Task Scheduler XML task (Windows). Quoting and escaping are the bootstrap adapters' own
- * (`quoteWord` of bootstrap-systemd, `quoteWindowsArgument`/`xmlEscape` of bootstrap-windows), so a
+ * Task Scheduler XML task (Windows). Quoting and escaping are the bootstrap adapters' own, shared
+ * through @fleet/core (`quoteSystemdWord`, `quoteWindowsArgument`, `xmlEscape`), so a
  * path with spaces, `%`, `$` or quotes comes back as the exact argv.
  */
-import { FleetError } from '@fleet/core';
-import { quoteWord } from '@fleet/plugin-bootstrap-systemd';
-import { quoteWindowsArgument, TASK_NAMESPACE, xmlEscape } from '@fleet/plugin-bootstrap-windows';
+import {
+  FleetError,
+  quoteSystemdWord,
+  quoteWindowsArgument,
+  TASK_NAMESPACE,
+  xmlEscape,
+} from '@fleet/core';
 import { formatEvery, launchdLabel } from './model.js';
 
 export interface ScheduleInput {
@@ -58,7 +62,7 @@ export function systemdTimerFiles(input: ScheduleInput): ScheduleFile[] {
     '',
     '[Service]',
     'Type=oneshot',
-    `ExecStart=${input.argv.map((word) => quoteWord(word)).join(' ')}`,
+    `ExecStart=${input.argv.map((word) => quoteSystemdWord(word)).join(' ')}`,
     `WorkingDirectory=${input.repo.replace(/%/g, '%%')}`,
     'Environment=NODE_ENV=production',
     'TimeoutStartSec=2h',

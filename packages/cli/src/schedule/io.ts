@@ -14,9 +14,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { FleetError, type Platform, type ProcessResult, type ProcessRunner } from '@fleet/core';
-import { splitCommandLine } from '@fleet/plugin-bootstrap-systemd';
-import { splitWindowsArguments } from '@fleet/plugin-bootstrap-windows';
+import {
+  FleetError,
+  splitSystemdCommandLine,
+  splitWindowsArguments,
+  type Platform,
+  type ProcessResult,
+  type ProcessRunner,
+} from '@fleet/core';
 import {
   launchdPlist,
   localStartBoundary,
@@ -252,7 +257,7 @@ export async function listSchedules(host: ScheduleHost): Promise<InstalledSchedu
           name,
           platform: 'linux',
           files: [join(dir, entry), ...(service === null ? [] : [servicePath])],
-          command: execStart === undefined ? [] : splitCommandLine(execStart),
+          command: execStart === undefined ? [] : splitSystemdCommandLine(execStart),
           every: unitValue(timer, 'Timer', 'OnUnitActiveSec') ?? null,
         });
       }

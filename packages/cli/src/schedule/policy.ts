@@ -1,20 +1,27 @@
 /**
  * contract §10.3's one exception to "no timer ever writes": `harness reconcile --unattended` may be
  * scheduled only when fleet.yaml at HEAD (a reviewed commit) — and the working tree — set
- * `domains.harness-policy.unattended: allow`. The gate is harness-policy's own
- * (`unattendedRefusal`); the reconcile re-checks it on every scheduled run.
+ * `domains.harness-policy.unattended: allow`. The gate is core's `unattendedRefusal`, the one the
+ * harness reconcile re-checks on every scheduled run; the domain's coupling comes from its
+ * declaration as registered (plugins are reached only through the registry).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FleetError, MANIFEST_FILE, createGit, parseManifest } from '@fleet/core';
-import { harnessPolicyDomain, unattendedRefusal } from '@fleet/plugin-harness-policy';
+import {
+  FleetError,
+  MANIFEST_FILE,
+  createGit,
+  parseManifest,
+  unattendedRefusal,
+  type Registry,
+} from '@fleet/core';
 
 const DOMAIN = 'harness-policy';
 
 type Policy = 'allow' | 'deny';
 
 /** Throws `UNATTENDED_REFUSED` (exit 7) unless the committed and working fleet.yaml opt in. */
-export async function assertUnattendedAllowed(root: string): Promise<void> {
+export async function assertUnattendedAllowed(root: string, registry: Registry): Promise<void> {
   const git = createGit(root);
   const committed = await git.run(['show', `HEAD:${MANIFEST_FILE}`], { allowFailure: true });
   let committedPolicy: Policy | undefined;
@@ -36,7 +43,7 @@ export async function assertUnattendedAllowed(root: string): Promise<void> {
   }
   const refusal = unattendedRefusal({
     domain: DOMAIN,
-    coupling: harnessPolicyDomain.coupling,
+    coupling: registry.domain(DOMAIN).descriptor.coupling,
     worktree,
     committed: committedPolicy,
   });

@@ -14,18 +14,11 @@ import type {
   Installer,
   NodeInstallRequest,
   NodeInstallResult,
-  ReplaceResult,
   SafeFileWriter,
 } from '../interfaces/installer.js';
 import type { NodeContext } from '../interfaces/node-context.js';
 import { resolveSecrets } from '../secrets/env-chain.js';
-
-async function restoreAll(
-  writer: SafeFileWriter,
-  results: readonly ReplaceResult[],
-): Promise<void> {
-  for (const result of [...results].reverse()) await writer.restore(result);
-}
+import { writeVerified } from './transaction.js';
 
 /** An {@link Installer} for whole files without coupled actions. */
 export function wholeFileInstaller(domain: string): Installer {
@@ -50,32 +43,14 @@ export function wholeFileInstaller(domain: string): Installer {
         file,
         bytes: new TextEncoder().encode(resolveSecrets(file.content, secrets, file.path)),
       }));
-      const results: ReplaceResult[] = [];
-      try {
-        for (const { file, bytes } of resolved) {
-          results.push(
-            await writer.replace({
-              path: file.path,
-              expectedSha256: file.expectedSha256,
-              content: bytes,
-            }),
-          );
-        }
-        for (const result of results) {
-          // Read back through the writer: the same path checks as the write (a managed file
-          // linked into a `symlinkInto` directory is read at its target).
-          const live = (await writer.read(result.path))?.sha256 ?? null;
-          if (live !== result.afterSha256) {
-            throw new FleetError(
-              'VERIFICATION_FAILED',
-              `${result.path} reads back as ${live ?? 'missing'}, not the ${result.afterSha256} just written`,
-            );
-          }
-        }
-      } catch (error) {
-        await restoreAll(writer, results);
-        throw error;
-      }
+      const results = await writeVerified(
+        writer,
+        resolved.map(({ file, bytes }) => ({
+          path: file.path,
+          expectedSha256: file.expectedSha256,
+          content: bytes,
+        })),
+      );
       return { files: results, actions: [], verified: true };
     },
   };

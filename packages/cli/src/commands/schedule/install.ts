@@ -54,7 +54,7 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
     const root = path.resolve(await this.findRepo(flags.repo));
     if (job.kind === 'unattended-reconcile') {
       const { assertUnattendedAllowed } = await import('../../schedule/policy.js');
-      await assertUnattendedAllowed(root);
+      await assertUnattendedAllowed(root, await this.loadRegistry());
     }
     const { installSchedule } = await import('../../schedule/io.js');
     const { operatorScheduleHost } = await import('../../schedule/host.js');

@@ -1,0 +1,158 @@
+/**
+ * The import-boundary check (scripts/import-boundaries.mjs, run by `npm run lint`): each layer's
+ * sources import only what docs/architecture.md allows it — core nothing above it, a plugin no
+ * other plugin, the CLI no plugin except through the registry, the testkit no controller — and no
+ * package reaches into another's files. The check is a pure function of the sources, so its rules
+ * are a table of cases; the last test runs it over the repository itself.
+ */
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as Boundaries from '../../scripts/import-boundaries.mjs';
+import { ROOT } from '../src/fleet.js';
+
+interface Case {
+  readonly name: string;
+  readonly files: readonly Boundaries.SourceFile[];
+  readonly exceptions?: readonly Boundaries.BoundaryException[];
+  /** Each a substring of one problem, in order. */
+  readonly expected: readonly string[];
+}
+
+const CASES: readonly Case[] = [
+  {
+    name: 'core, a plugin and the CLI importing what their layer allows',
+    files: [
+      {
+        path: 'packages/core/src/a.ts',
+        content: "import { x } from './b.js';\nimport z from 'zod';\n",
+      },
+      {
+        path: 'plugins/router/src/a.ts',
+        content:
+          "import { FleetError } from '@fleet/core';\nimport { FleetBaseCommand } from '@fleet/core/command';\n",
+      },
+      {
+        path: 'packages/cli/src/a.ts',
+        content:
+          "import { Registry } from '@fleet/core';\nimport type { Controller } from '@fleet/controller';\n",
+      },
+      { path: 'packages/testkit/src/a.ts', content: "import { FleetError } from '@fleet/core';\n" },
+    ],
+    expected: [],
+  },
+  {
+    name: 'core importing the controller, the CLI or a plugin',
+    files: [
+      {
+        path: 'packages/core/src/a.ts',
+        content:
+          "import { x } from '@fleet/controller';\nexport { y } from '@fleet/cli';\nimport type { Z } from '@fleet/plugin-router';\n",
+      },
+    ],
+    expected: [
+      'packages/core/src/a.ts:1: @fleet/controller: core imports controller',
+      'packages/core/src/a.ts:2: @fleet/cli: core imports cli',
+      'packages/core/src/a.ts:3: @fleet/plugin-router: core imports plugin router',
+    ],
+  },
+  {
+    name: 'a plugin importing another plugin, statically or lazily',
+    files: [
+      {
+        path: 'plugins/router/src/a.ts',
+        content:
+          "const m = await import('@fleet/plugin-harness-policy');\nimport { q } from 'fleet-plugin-gitconfig';\n",
+      },
+    ],
+    expected: [
+      'plugins/router/src/a.ts:1: @fleet/plugin-harness-policy: plugin router imports plugin harness-policy: plugins reach each other only through the registry',
+      'plugins/router/src/a.ts:2: fleet-plugin-gitconfig: plugin router imports plugin fleet-plugin-gitconfig',
+    ],
+  },
+  {
+    name: 'the CLI importing a plugin (outside the registry)',
+    files: [
+      {
+        path: 'packages/cli/src/schedule/a.ts',
+        content: "import { quoteWord } from '@fleet/plugin-bootstrap-systemd';\n",
+      },
+    ],
+    expected: [
+      'packages/cli/src/schedule/a.ts:1: @fleet/plugin-bootstrap-systemd: cli imports plugin bootstrap-systemd: plugins are reached only through the registry',
+    ],
+  },
+  {
+    name: 'the testkit importing the controller',
+    files: [
+      { path: 'packages/testkit/src/a.ts', content: "import { x } from '@fleet/controller';\n" },
+    ],
+    expected: ['packages/testkit/src/a.ts:1: @fleet/controller: testkit imports controller'],
+  },
+  {
+    name: "a deep import into another package's files, or a relative import out of the package",
+    files: [
+      {
+        path: 'packages/cli/src/a.ts',
+        content:
+          "import { x } from '@fleet/core/dist/src/errors.js';\nimport { y } from '../../../plugins/router/src/installer.js';\nimport pkg from '@fleet/core/package.json';\n",
+      },
+    ],
+    expected: [
+      'packages/cli/src/a.ts:1: @fleet/core/dist/src/errors.js: a deep import into @fleet/core',
+      'packages/cli/src/a.ts:2: ../../../plugins/router/src/installer.js: a relative import out of packages/cli',
+    ],
+  },
+  {
+    name: 'tests and files outside the checked sources are not checked',
+    files: [
+      { path: 'plugins/router/test/a.test.ts', content: "import { x } from '@fleet/testkit';\n" },
+      { path: 'test/e2e/a.test.ts', content: "import { x } from '@fleet/plugin-router';\n" },
+    ],
+    expected: [],
+  },
+  {
+    name: 'a recorded exception is honoured, and reported once it is no longer needed',
+    files: [
+      { path: 'packages/cli/src/a.ts', content: "import { p } from '@fleet/plugin-router';\n" },
+      { path: 'packages/cli/src/b.ts', content: "import { p } from '@fleet/core';\n" },
+    ],
+    exceptions: [
+      { file: 'packages/cli/src/a.ts', target: '@fleet/plugin-router', reason: 'test' },
+      { file: 'packages/cli/src/b.ts', target: '@fleet/plugin-router', reason: 'test' },
+    ],
+    expected: [
+      'packages/cli/src/b.ts:1: recorded exception for @fleet/plugin-router no longer needed',
+    ],
+  },
+];
+
+describe('import boundaries (scripts/import-boundaries.mjs)', () => {
+  let checker: typeof Boundaries;
+  before(async () => {
+    const url = pathToFileURL(join(ROOT, 'scripts', 'import-boundaries.mjs')).href;
+    checker = (await import(url)) as typeof Boundaries;
+  });
+
+  describe('checkBoundaries: a table of cases', () => {
+    for (const testCase of CASES) {
+      it(testCase.name, () => {
+        const problems = checker
+          .checkBoundaries(testCase.files, testCase.exceptions ?? [])
+          .map((problem) => checker.formatProblem(problem));
+        expect(problems).to.have.length(
+          testCase.expected.length,
+          `problems:\n${problems.join('\n')}`,
+        );
+        testCase.expected.forEach((expected, index) => {
+          expect(problems[index]).to.contain(expected);
+        });
+      });
+    }
+  });
+
+  it('the repository itself keeps its boundaries', () => {
+    const problems = checker.checkBoundaries(checker.readSources(ROOT));
+    expect(problems.map((problem) => checker.formatProblem(problem))).to.deep.equal([]);
+  });
+});
