@@ -22,6 +22,7 @@ import { fleet, json, pidAlive, waitFor } from '../src/fleet.js';
 import {
   AGENTS,
   GEMINI,
+  FILES_DEMO,
   Lab,
   POLICY,
   POLICY_CANONICAL,
@@ -32,7 +33,7 @@ import {
   stampTree,
 } from './lab-fixture.js';
 
-const ALL_PATHS = [POLICY, AGENTS, GEMINI, ROUTER, TRANSPORT];
+const ALL_PATHS = [POLICY, AGENTS, GEMINI, ROUTER, TRANSPORT, FILES_DEMO];
 
 function hostOf(report: DriftReport, name: string): DriftHost {
   const host = report.hosts.find((h) => h.host === name);
@@ -208,6 +209,7 @@ describe('e2e: drift and plan on a lab fleet', function () {
     expect(all.exitCode, all.stderr).to.equal(0);
     const plans = json<{ plans: DomainPlan[] }>(all).plans;
     expect(plans.map((p) => p.domain).sort()).to.deep.equal([
+      'files',
       'harness-policy',
       'router',
       'transport-identity',

@@ -17,6 +17,8 @@ export const AGENTS = '~/.codex/AGENTS.md';
 export const GEMINI = '~/.gemini/GEMINI.md';
 export const ROUTER = '~/.config/router/router.yaml';
 export const TRANSPORT = '~/.config/fleet/transport.yaml';
+/** The files domain's example entry, which `fleet lab up` declares (contract §10.4). */
+export const FILES_DEMO = '~/.config/fleet-demo/hello.conf';
 export const POLICY_CANONICAL = 'domains/harness-policy/CLAUDE.md';
 export const ROUTER_CANONICAL = 'domains/router/router.yaml';
 

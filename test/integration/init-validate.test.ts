@@ -149,7 +149,7 @@ describe('fleet validate', () => {
     const run = await validate();
     expect(run.exitCode).to.equal(2);
     expect(run.stderr).to.match(
-      /^Error: fleet\.yaml:\d+: hosts\.node-01\.domains\[1\]: unknown domain "routr" \(registered: files, harness-policy, router, transport-identity\)\n$/,
+      /^Error: fleet\.yaml:\d+: hosts\.node-01\.domains\[2\]: unknown domain "routr" \(registered: files, harness-policy, router, transport-identity\)\n$/,
     );
   });
 
