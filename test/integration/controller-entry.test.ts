@@ -41,7 +41,7 @@ async function supervisors(): Promise<Supervisor[]> {
     import(pathToFileURL(join(ROOT, path)).href) as Promise<Record<string, unknown>>;
   const systemd = await load('plugins/bootstrap-systemd/dist/src/unit.js');
   const windows = await load('plugins/bootstrap-windows/dist/src/task-xml.js');
-  const lab = await load('packages/cli/dist/src/lab/definition.js');
+  const lab = await load('packages/lab/dist/src/definition.js');
   type Write = (input: SupervisorDefinitionInput) => SupervisorDefinition;
   type Read = (content: string) => DefinitionFacts;
   return [

@@ -16,13 +16,13 @@ import {
   runtimeLayout,
 } from '@fleet/core';
 import { FixedClock, RecordedProcessRunner, registryFromHooks } from '@fleet/testkit';
-import { createLabAdapter } from '../src/lab/adapter.js';
 import {
   LAB_CONTROLLER_DEFINITION_PATH,
+  createLabAdapter,
   labDefinitionProblem,
   parseLabControllerDefinition,
   withJsonFlag,
-} from '../src/lab/definition.js';
+} from '@fleet/lab';
 import register from '../src/hooks/register-lab.js';
 
 const GEN = 'c3'.repeat(32);

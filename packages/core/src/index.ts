@@ -439,6 +439,12 @@ export * from './runtime/controller-supervisor.js';
 export * from './runtime/plan.js';
 export * from './runtime/build-record.js';
 export {
+  readPointerFacts,
+  runtimeDisagreements,
+  shortBuildId,
+  type PointerFacts,
+} from './runtime/supervisor-probe.js';
+export {
   TASK_NAMESPACE,
   quoteSystemdWord,
   quoteWindowsArgument,

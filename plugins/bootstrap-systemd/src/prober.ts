@@ -6,8 +6,9 @@
  * with the desired node id, `missing` without a unit, `stale` with every disagreement listed.
  */
 import {
-  readCurrentPointer,
-  runtimeLayout,
+  readPointerFacts,
+  runtimeDisagreements,
+  shortBuildId as short,
   type DriftItem,
   type JsonObject,
   type NodeContext,
@@ -42,19 +43,15 @@ export interface UnitFacts extends JsonObject {
   readonly error: string | null;
 }
 
-const short = (id: string | null): string => (id === null ? '(none)' : id.slice(0, 12));
-
 export function createUnitProber(adapter = createSystemdUserAdapter()): Prober<UnitFacts> {
   return {
     id: 'systemd-user.unit',
     layer: 'runtime',
 
     async collect(ctx: NodeContext): Promise<UnitFacts> {
-      const pointer = await readCurrentPointer(runtimeLayout(ctx.home, 'linux'));
       const base = {
         unit: UNIT_PATH,
-        current: pointer.state === 'set' ? pointer.buildId : null,
-        currentState: pointer.state === 'invalid' ? `invalid: ${pointer.detail}` : pointer.state,
+        ...(await readPointerFacts(ctx.home, 'linux')),
         linger: await adapter.linger(ctx),
         controllerNodeId: ctx.nodeId,
       };
@@ -109,18 +106,7 @@ export function createUnitProber(adapter = createSystemdUserAdapter()): Prober<U
         problems.push(
           'the unit file changed but systemd has not reloaded it (NeedDaemonReload=yes)',
         );
-      if (facts.currentState !== 'set')
-        problems.push(`the current generation pointer is ${facts.currentState}`);
-      else if (facts.generation !== facts.current) {
-        problems.push(
-          `it runs generation ${short(facts.generation)}, current is ${short(facts.current)}`,
-        );
-      }
-      if (facts.nodeIdFlag !== expectedNode) {
-        problems.push(
-          `it runs with --node-id ${facts.nodeIdFlag ?? '(none)'}, expected ${expectedNode}`,
-        );
-      }
+      problems.push(...runtimeDisagreements(facts, expectedNode));
       if (facts.linger === 'no')
         problems.push('the user has no lingering: the unit stops at logout');
       if (problems.length > 0) return item('stale', problems.join('; '));

@@ -5,8 +5,9 @@
  * all agree with the desired node id, `missing` without a task, `stale` with every disagreement.
  */
 import {
-  readCurrentPointer,
-  runtimeLayout,
+  readPointerFacts,
+  runtimeDisagreements,
+  shortBuildId as short,
   type DriftItem,
   type JsonObject,
   type NodeContext,
@@ -30,19 +31,15 @@ export interface TaskFacts extends JsonObject {
   readonly error: string | null;
 }
 
-const short = (id: string | null): string => (id === null ? '(none)' : id.slice(0, 12));
-
 export function createTaskProber(adapter = createWindowsTaskAdapter()): Prober<TaskFacts> {
   return {
     id: 'windows-task.task',
     layer: 'runtime',
 
     async collect(ctx: NodeContext): Promise<TaskFacts> {
-      const pointer = await readCurrentPointer(runtimeLayout(ctx.home, 'win32'));
       const base = {
         task: `\\${TASK_NAME}`,
-        current: pointer.state === 'set' ? pointer.buildId : null,
-        currentState: pointer.state === 'invalid' ? `invalid: ${pointer.detail}` : pointer.state,
+        ...(await readPointerFacts(ctx.home, 'win32')),
         controllerNodeId: ctx.nodeId,
       };
       try {
@@ -82,18 +79,7 @@ export function createTaskProber(adapter = createWindowsTaskAdapter()): Prober<T
       const problems: string[] = [];
       if (!facts.enabled) problems.push('the task is disabled');
       if (!facts.running) problems.push(`the task is not running (${facts.state})`);
-      if (facts.currentState !== 'set')
-        problems.push(`the current generation pointer is ${facts.currentState}`);
-      else if (facts.generation !== facts.current) {
-        problems.push(
-          `it runs generation ${short(facts.generation)}, current is ${short(facts.current)}`,
-        );
-      }
-      if (facts.nodeIdFlag !== expectedNode) {
-        problems.push(
-          `it runs with --node-id ${facts.nodeIdFlag ?? '(none)'}, expected ${expectedNode}`,
-        );
-      }
+      problems.push(...runtimeDisagreements(facts, expectedNode));
       if (problems.length > 0) return item('stale', problems.join('; '));
       return item(
         'current',

@@ -12,7 +12,7 @@ export const registration: FleetRegistration = defineRegistration({
       platforms: ['linux', 'darwin'],
       description:
         "the lab supervisor of fleet lab up: ~/.config/fleet/lab-controller.json, restarted through the supervisor's control socket",
-      load: () => import('../lab/adapter.js').then((m) => m.createLabAdapter()),
+      load: () => import('@fleet/lab').then((m) => m.createLabAdapter()),
     },
   ],
 });

@@ -124,6 +124,26 @@ async function forgetReleased(runtime: ControllerRuntime, touched: Set<string>):
   });
 }
 
+/** The secrets of one operation, read once the installer runs (the writer's retain needs them). */
+interface SecretsHolder {
+  values?: SecretValues;
+}
+
+/** What running the installer gave: its result, or the failure and the actions it reported. */
+interface InstallerOutcome {
+  readonly result: NodeInstallResult | undefined;
+  readonly failure: WireError | undefined;
+  /** The actions a failing installer reported with its error (what ran before it failed). */
+  readonly failedActions: readonly ActionOutcome[];
+  /** Every node policy action the installer ran, in order (the audit record names them). */
+  readonly runs: readonly ActionRun[];
+}
+
+/**
+ * The operation, in named steps: run the installer through the operation's writer; restore on
+ * failure; build the receipt; journal the outcome; append the audit record (fsync'd) before the
+ * answer; store the record, prune backups and answer.
+ */
 async function execute(
   runtime: ControllerRuntime,
   principal: Principal,
@@ -133,11 +153,186 @@ async function execute(
   touched: Set<string>,
 ): Promise<HandlerResult> {
   const id = request.operationId;
-  let secrets: SecretValues | undefined;
-  const writer = new OperationWriter({
+  const secrets: SecretsHolder = {};
+  const writer = operationWriter(runtime, principal, request, touched, secrets);
+  const { result, failedActions, runs, ...outcome } = await runInstaller(
+    runtime,
+    request,
+    writer,
+    secrets,
+  );
+  let failure = outcome.failure;
+  let rolledBack = false;
+  if (failure !== undefined) {
+    const restored = await restoreAll(writer);
+    if (restored !== undefined) failure = restored;
+    else rolledBack = writer.written.some((w) => w.restored);
+  }
+  const finishedAt = runtime.clock.now().toISOString();
+  for (const written of writer.written) touched.add(written.result.path);
+  const redactor = redactorFor(runtime, secrets.values);
+  const files = receiptFiles(writer.written, redactor);
+  const redactedError = failure ? errorBody(failure, redactor).error : undefined;
+  const receipt =
+    failure === undefined || rolledBack
+      ? buildReceipt({
+          operationId: id,
+          host: runtime.nodeId,
+          domain: request.domain,
+          files,
+          actions: [
+            ...redactedActions(result?.actions ?? failedActions, redactor),
+            ...(rolledBack ? [RESTORED_ACTION] : []),
+          ],
+          verified: failure === undefined && result?.verified === true,
+          ...(redactedError
+            ? { error: { code: redactedError.code, message: redactedError.message } }
+            : {}),
+          finishedAt,
+        })
+      : undefined;
+  const httpStatus = receipt ? 200 : (failure as WireError).status;
+  // Answered before a coupled restart: journaled so the next controller settles it (recovery.ts).
+  const pending = failure === undefined ? result?.pending : undefined;
+  await journalOutcome(runtime, writer, {
+    id,
+    pending,
+    state: receipt && !rolledBack ? 'completed' : 'failed',
+    httpStatus,
+    finishedAt,
+    receipt,
+    redactedError,
+  });
+
+  let head;
+  try {
+    head = await runtime.audit.append({
+      operationId: id,
+      client: principal.id,
+      operation: 'install',
+      paths: request.files.map((file) => file.path),
+      files: files.map((file) => ({
+        path: file.path,
+        beforeSha256: file.beforeSha256,
+        afterSha256: file.afterSha256,
+        backupPath: file.backupPath,
+      })),
+      outcome: auditOutcome(receipt, rolledBack),
+      code: failure?.code ?? null,
+      detail:
+        (request.unattended === true ? 'unattended: ' : '') +
+        (receipt
+          ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
+          : (redactedError?.message ?? '')),
+      ...(runs.length > 0 ? { actions: auditedActions(runs, redactor) } : {}),
+    });
+  } catch (error) {
+    return auditFailed(
+      runtime,
+      principal,
+      writer,
+      request,
+      requestSha256,
+      startedAt,
+      error,
+      secrets.values,
+    );
+  }
+
+  return finishInstall(runtime, principal, request, writer, touched, {
+    requestSha256,
+    startedAt,
+    finishedAt,
+    pending,
+    receipt,
+    rolledBack,
+    redactedError,
+    httpStatus,
+    head,
+  });
+}
+
+/**
+ * The operation's last step, once its audit record is written: the record stored, the backups
+ * pruned after a completed install, the answer (and a coupled restart to run after it).
+ */
+async function finishInstall(
+  runtime: ControllerRuntime,
+  principal: Principal,
+  request: InstallRequest,
+  writer: OperationWriter,
+  touched: Set<string>,
+  outcome: {
+    readonly requestSha256: string;
+    readonly startedAt: string;
+    readonly finishedAt: string;
+    readonly pending: NodeInstallResult['pending'];
+    readonly receipt: UnauditedReceipt | undefined;
+    readonly rolledBack: boolean;
+    readonly redactedError: ReturnType<typeof errorBody>['error'] | undefined;
+    readonly httpStatus: number;
+    readonly head: Parameters<typeof withAudit>[1];
+  },
+): Promise<HandlerResult> {
+  const { pending, receipt, rolledBack, redactedError, httpStatus, head } = outcome;
+  const record: OperationRecord = {
+    operationId: request.operationId,
+    operation: 'install',
+    state: pending ? 'in-progress' : receipt && !rolledBack ? 'completed' : 'failed',
+    startedAt: outcome.startedAt,
+    finishedAt: outcome.finishedAt,
+    ...(receipt ? { receipt: withAudit(receipt, head) } : {}),
+    ...(redactedError && !receipt ? { error: redactedError } : {}),
+    requestSha256: outcome.requestSha256,
+    client: principal.id,
+    httpStatus,
+  };
+  // A pending operation keeps its journal (and its backups unpruned) until it is settled. The
+  // audit record is written, so the operation is done: a record that cannot be stored (disk full,
+  // catalogue 25) does not change the answer or add a second audit record. The journal, which
+  // holds the outcome, stays: the next start completes the record from it (recovery.ts), and
+  // until then the id is refused as interrupted, never run twice.
+  await runtime.operations
+    .finish(record, { keepJournal: pending !== undefined })
+    .catch(() => undefined);
+  if (receipt && !rolledBack && !pending) {
+    for (const pruned of await prune(runtime, request.domain, writer)) touched.add(pruned);
+  }
+  return {
+    status: httpStatus,
+    body: record.receipt ?? { error: redactedError },
+    audited: true,
+    ...(pending ? { afterResponse: () => pending.start() } : {}),
+  };
+}
+
+const RESTORED_ACTION = {
+  kind: 'restore',
+  status: 'ok' as const,
+  detail: 'every written file was restored from its backup',
+};
+
+function auditOutcome(
+  receipt: UnauditedReceipt | undefined,
+  rolledBack: boolean,
+): AuditRecord['outcome'] {
+  if (!receipt) return 'failed';
+  if (rolledBack) return 'rolled-back';
+  return receipt.outcome === 'unchanged' ? 'unchanged' : 'ok';
+}
+
+/** The operation's writer: its locks, journal, limits, token re-check and secret memory. */
+function operationWriter(
+  runtime: ControllerRuntime,
+  principal: Principal,
+  request: InstallRequest,
+  touched: Set<string>,
+  secrets: SecretsHolder,
+): OperationWriter {
+  return new OperationWriter({
     home: runtime.home,
     state: runtime.state,
-    operationId: id,
+    operationId: request.operationId,
     domain: request.domain,
     allowlist: runtime.allowlist,
     locks: runtime.locks,
@@ -147,22 +342,30 @@ async function execute(
     beforeCommit: () => recheckToken(runtime, principal),
     retain: (holders) => {
       for (const holder of holders) touched.add(holder.path);
-      return runtime.secretMemory.retain(holders, secrets ?? new Map());
+      return runtime.secretMemory.retain(holders, secrets.values ?? new Map());
     },
   });
-  /** Every node policy action the installer ran, in order (the audit record names them). */
+}
+
+/**
+ * Checks every secret and every live sha256, then runs the domain's installer with the writer.
+ * Never throws: a failure is returned, as the wire error the receipt or the answer carries.
+ */
+async function runInstaller(
+  runtime: ControllerRuntime,
+  request: InstallRequest,
+  writer: OperationWriter,
+  secrets: SecretsHolder,
+): Promise<InstallerOutcome> {
   const runs: ActionRun[] = [];
   let result: NodeInstallResult | undefined;
-  let failure: WireError | undefined;
-  /** The actions a failing installer reported with its error (what ran before it failed). */
-  let failedActions: readonly ActionOutcome[] = [];
   try {
     // Inside the try: a malformed env file fails this operation cleanly (its record answers a
     // retry of the same id; a new id is free to go), never leaves its journal open.
-    secrets = await runtime.secrets();
+    secrets.values = await runtime.secrets();
     const installer = await runtime.registry.installer(request.domain);
     for (const file of request.files) {
-      resolveSecrets(file.content, secrets, file.path);
+      resolveSecrets(file.content, secrets.values, file.path);
       const live = await readLive(
         runtime.home,
         await managedTarget(runtime.home, file.path, runtime.allowlist.symlinkDirs),
@@ -192,56 +395,33 @@ async function execute(
         'VERIFICATION_FAILED',
         `the ${request.domain} installer could not verify the install`,
       );
+    return { result, failure: undefined, failedActions: [], runs };
   } catch (error) {
-    failure = toWireError(error);
-    failedActions = actionsOf(error);
+    let failure = toWireError(error);
     if (!isFleetError(error))
       failure = {
         ...failure,
         message: `the ${request.domain} installer failed: ${(error as Error)?.message ?? String(error)}`,
       };
+    return { result, failure, failedActions: actionsOf(error), runs };
   }
+}
 
-  let rolledBack = false;
-  if (failure !== undefined) {
-    const restored = await restoreAll(writer);
-    if (restored !== undefined) failure = restored;
-    else rolledBack = writer.written.some((w) => w.restored);
-  }
-  const finishedAt = runtime.clock.now().toISOString();
-  for (const written of writer.written) touched.add(written.result.path);
-  const redactor = redactorFor(runtime, secrets);
-  const files = receiptFiles(writer.written, redactor);
-  const redactedError = failure ? errorBody(failure, redactor).error : undefined;
-  let receipt: UnauditedReceipt | undefined;
-  if (failure === undefined || rolledBack) {
-    receipt = buildReceipt({
-      operationId: id,
-      host: runtime.nodeId,
-      domain: request.domain,
-      files,
-      actions: [
-        ...redactedActions(result?.actions ?? failedActions, redactor),
-        ...(rolledBack
-          ? [
-              {
-                kind: 'restore',
-                status: 'ok' as const,
-                detail: 'every written file was restored from its backup',
-              },
-            ]
-          : []),
-      ],
-      verified: failure === undefined && result?.verified === true,
-      ...(redactedError
-        ? { error: { code: redactedError.code, message: redactedError.message } }
-        : {}),
-      finishedAt,
-    });
-  }
-  const httpStatus = receipt ? 200 : (failure as WireError).status;
-  // Answered before a coupled restart: journaled so the next controller settles it (recovery.ts).
-  const pending = failure === undefined ? result?.pending : undefined;
+/** Journals a pending restart (if any) and the outcome; a journal that cannot be written undoes the writes. */
+async function journalOutcome(
+  runtime: ControllerRuntime,
+  writer: OperationWriter,
+  outcome: {
+    readonly id: string;
+    readonly pending: NodeInstallResult['pending'];
+    readonly state: 'completed' | 'failed';
+    readonly httpStatus: number;
+    readonly finishedAt: string;
+    readonly receipt: UnauditedReceipt | undefined;
+    readonly redactedError: ReturnType<typeof errorBody>['error'] | undefined;
+  },
+): Promise<void> {
+  const { id, pending, receipt, redactedError } = outcome;
   if (pending !== undefined) {
     await runtime.operations
       .note(id, {
@@ -255,85 +435,13 @@ async function execute(
   await runtime.operations
     .note(id, {
       event: 'outcome',
-      state: receipt && !rolledBack ? 'completed' : 'failed',
-      httpStatus,
-      finishedAt,
+      state: outcome.state,
+      httpStatus: outcome.httpStatus,
+      finishedAt: outcome.finishedAt,
       ...(receipt ? { receipt } : {}),
       ...(redactedError && !receipt ? { error: redactedError } : {}),
     })
     .catch((error: unknown) => undoFor(writer, error));
-
-  const auditFiles: AuditRecord['files'] = files.map((file) => ({
-    path: file.path,
-    beforeSha256: file.beforeSha256,
-    afterSha256: file.afterSha256,
-    backupPath: file.backupPath,
-  }));
-  let head;
-  try {
-    head = await runtime.audit.append({
-      operationId: id,
-      client: principal.id,
-      operation: 'install',
-      paths: request.files.map((file) => file.path),
-      files: auditFiles,
-      outcome: !receipt
-        ? 'failed'
-        : rolledBack
-          ? 'rolled-back'
-          : receipt.outcome === 'unchanged'
-            ? 'unchanged'
-            : 'ok',
-      code: failure?.code ?? null,
-      detail:
-        (request.unattended === true ? 'unattended: ' : '') +
-        (receipt
-          ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
-          : (redactedError?.message ?? '')),
-      ...(runs.length > 0 ? { actions: auditedActions(runs, redactor) } : {}),
-    });
-  } catch (error) {
-    return auditFailed(
-      runtime,
-      principal,
-      writer,
-      request,
-      requestSha256,
-      startedAt,
-      error,
-      secrets,
-    );
-  }
-
-  const record: OperationRecord = {
-    operationId: id,
-    operation: 'install',
-    state: pending ? 'in-progress' : receipt && !rolledBack ? 'completed' : 'failed',
-    startedAt,
-    finishedAt,
-    ...(receipt ? { receipt: withAudit(receipt, head) } : {}),
-    ...(redactedError && !receipt ? { error: redactedError } : {}),
-    requestSha256,
-    client: principal.id,
-    httpStatus,
-  };
-  // A pending operation keeps its journal (and its backups unpruned) until it is settled. The
-  // audit record is written, so the operation is done: a record that cannot be stored (disk full,
-  // catalogue 25) does not change the answer or add a second audit record. The journal, which
-  // holds the outcome, stays: the next start completes the record from it (recovery.ts), and
-  // until then the id is refused as interrupted, never run twice.
-  await runtime.operations
-    .finish(record, { keepJournal: pending !== undefined })
-    .catch(() => undefined);
-  if (receipt && !rolledBack && !pending) {
-    for (const pruned of await prune(runtime, request.domain, writer)) touched.add(pruned);
-  }
-  return {
-    status: httpStatus,
-    body: record.receipt ?? { error: redactedError },
-    audited: true,
-    ...(pending ? { afterResponse: () => pending.start() } : {}),
-  };
 }
 
 /** The actions an installer attached to the error it threw (`error.actions`), if well formed. */

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
-import type { LabDownResult } from '../../lab/down.js';
+import type { LabDownResult } from '@fleet/lab';
 
 export default class LabDown extends FleetCommand {
   static override summary = 'Stop the processes a lab started.';
@@ -16,7 +16,7 @@ export default class LabDown extends FleetCommand {
 
   async run(): Promise<LabDownResult> {
     const { flags } = await this.parse(LabDown);
-    const { labDown } = await import('../../lab/down.js');
+    const { labDown } = await import('@fleet/lab');
     const result = await labDown({ dir: flags.dir });
     const stopped = result.processes.filter(
       (p) => p.outcome === 'terminated' || p.outcome === 'killed',

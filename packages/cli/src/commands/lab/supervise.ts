@@ -34,8 +34,8 @@ export default class LabSupervise extends FleetCommand {
     const { FleetError } = await import('@fleet/core');
     if (flags.virtual) {
       if (flags.hosts === undefined) throw new FleetError('USAGE', '--virtual needs --hosts');
-      const { hostNames } = await import('../../lab/layout.js');
-      const { runVirtual } = await import('../../lab/virtual.js');
+      const { hostNames } = await import('@fleet/lab');
+      const { runVirtual } = await import('@fleet/lab');
       await runVirtual({
         dir: flags.dir,
         hosts: hostNames(flags.hosts),
@@ -46,7 +46,7 @@ export default class LabSupervise extends FleetCommand {
     if (flags.host === undefined)
       throw new FleetError('USAGE', 'lab supervise needs --host or --virtual');
     const path = await import('node:path');
-    const { runSupervisor } = await import('../../lab/supervisor.js');
+    const { runSupervisor } = await import('@fleet/lab');
     await runSupervisor({
       dir: flags.dir,
       host: flags.host,

@@ -35,7 +35,7 @@ Prints the export lines to use it (eval "$(fleet lab up)"); progress goes to std
   async run(): Promise<LabDocument> {
     const { flags } = await this.parse(LabUp);
     const path = await import('node:path');
-    const { labUp } = await import('../../lab/up.js');
+    const { labUp } = await import('@fleet/lab');
     const registry = await this.loadRegistry();
     const started = Date.now();
     const document = await labUp({

@@ -1,0 +1,15 @@
+/**
+ * `@fleet/lab`: the lab (contract §13) — real controllers on 127.0.0.1, each under a small lab
+ * supervisor (or thousands of virtual nodes in one process), the `lab` bootstrap adapter that
+ * drives them, and the lab's repository, tokens and node policy. The operator's `fleet lab`
+ * commands are its only user. The supervisor's control protocol and its client stay in
+ * `@fleet/core` (`labSupervisorClient`): the transport-identity plugin, inside a lab controller,
+ * calls it, and plugins depend on core only.
+ */
+export * from './adapter.js';
+export * from './definition.js';
+export * from './down.js';
+export * from './layout.js';
+export * from './supervisor.js';
+export * from './up.js';
+export * from './virtual.js';
