@@ -22,6 +22,38 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/**
+ * How urgent each exit code is when a verb over many hosts ends (contract §7), most urgent first:
+ * a failed verification (6: the operator must act on that node now), then 4 (some host refused
+ * the credentials), 5 (some host unreachable), the single-host refusals and conflicts (7, 3, 2),
+ * and only then 1 (drift found) and 0. Each host's entry keeps its own state; this only picks the
+ * process's exit code.
+ */
+const EXIT_URGENCY: readonly number[] = [
+  ExitCode.verification,
+  ExitCode.auth,
+  ExitCode.unreachable,
+  ExitCode.policy,
+  ExitCode.conflict,
+  ExitCode.usage,
+  ExitCode.drift,
+  ExitCode.ok,
+];
+
+/**
+ * The exit code of a verb over many hosts: the most urgent of the hosts' own codes (contract §7;
+ * 0 for none). A code outside the table (a bug's 1 is `drift`'s 1) ranks as 1.
+ */
+export function mostUrgentExit(codes: Iterable<number>): number {
+  let best = ExitCode.ok as number;
+  const rank = (code: number) => {
+    const at = EXIT_URGENCY.indexOf(code);
+    return at === -1 ? EXIT_URGENCY.indexOf(ExitCode.drift) : at;
+  };
+  for (const code of codes) if (rank(code) < rank(best)) best = code;
+  return best;
+}
+
 interface CodeSpec {
   readonly exit: ExitCode;
   /** HTTP status when the controller answers with this code. */
@@ -80,6 +112,8 @@ export const ERROR_CODES = {
   LOCKED: { exit: ExitCode.conflict, http: 423 },
   PLAN_MISMATCH: { exit: ExitCode.conflict, http: 409 },
   REPLAY_REJECTED: { exit: ExitCode.conflict, http: 409 },
+  /** Nothing to roll back to: a precondition, not a failed verification (contract §7). */
+  NO_PRIOR_GENERATION: { exit: ExitCode.conflict },
   /** The repository has uncommitted changes where fleet would write (adopt). */
   REPO_DIRTY: { exit: ExitCode.conflict },
   // authentication (exit 4)
@@ -105,7 +139,6 @@ export const ERROR_CODES = {
   ROLLED_BACK: { exit: ExitCode.verification, http: 200 },
   ACCEPTANCE_FAILED: { exit: ExitCode.verification },
   RECOVERY_REQUIRED: { exit: ExitCode.verification, http: 503 },
-  NO_PRIOR_GENERATION: { exit: ExitCode.verification },
   GENERATION_INVALID: { exit: ExitCode.verification },
   /** The controller's --node-id disagrees with expected_node of the identity file: it will not serve. */
   NODE_ID_MISMATCH: { exit: ExitCode.verification },

@@ -14,7 +14,7 @@ export default class Drift extends FleetCommand {
   deleted      fleet wrote it there and someone removed it (never recreated without --force)
   unsupported  the node cannot hold it;  error: a render or the domain's checks refuse it
 
-An unreachable host is reported and the run goes on. Exit 0 when every host is current, 1 when any host drifted or could not be reached. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
+An unreachable host is reported and the run goes on. Exit codes, the most urgent across hosts (contract §7): 4 when a host refused the credentials (denied), 5 when one was unreachable, 1 when any drifted or failed, 0 when every host is current; each host's entry keeps its own state. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
   static override examples = [
     '<%= config.bin %> drift',
     '<%= config.bin %> drift --host node-01 --domain harness-policy --json',
@@ -127,7 +127,7 @@ function renderSummary(report: DriftReport, escape: (text: string) => string): s
   });
   const { summary } = report;
   lines.push(
-    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} error${summary.errors === 1 ? '' : 's'} (commit ${report.repoCommit.slice(0, 12)})`,
+    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.denied ? `${summary.denied} denied, ` : ''}${summary.errors} error${summary.errors === 1 ? '' : 's'} (commit ${report.repoCommit.slice(0, 12)})`,
     ...hints(report),
   );
   return lines.join('\n');
