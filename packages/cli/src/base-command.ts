@@ -48,18 +48,43 @@ export abstract class FleetCommand extends Command {
    * the working tree left uncommitted, which the verb does not use (docs/classification.md).
    */
   protected async noteSource(source: RepoSource): Promise<void> {
-    if (!this.jsonEnabled()) this.log(`repository commit ${source.commit.slice(0, 12)} (HEAD)`);
+    if (!this.jsonEnabled())
+      this.log(`repository ${this.repoRoot ?? ''} commit ${source.commit.slice(0, 12)} (HEAD)`);
     const { uncommittedWarning } = await import('@fleet/core');
     const warning = uncommittedWarning(source);
     if (warning !== '') this.note(warning);
   }
 
-  /** Finds the fleet repository from --repo, $FLEET_REPO or the working directory. */
+  /**
+   * Where a verb names the repository it uses: `stdout`, its human output's first line (a verb
+   * that touches hosts); `stderr` when stdout carries something else (a file's bytes);
+   * `commit`, on the commit line {@link noteSource} prints; `none`, not at all.
+   */
+  static repoLine: 'stdout' | 'stderr' | 'commit' | 'none' = 'stdout';
+
+  /**
+   * Finds the fleet repository from --repo, $FLEET_REPO or the working directory, names it (see
+   * {@link repoLine}), and warns on stderr when the working directory lies inside another fleet
+   * repository than the one used (a leftover `$FLEET_REPO`).
+   */
   protected async findRepo(flag: string | undefined): Promise<string> {
-    const { discoverRepo } = await import('@fleet/core');
+    const { discoverRepo, enclosingRepo, otherRepoWarning } = await import('@fleet/core');
     const root = await discoverRepo({ flag, env: process.env, cwd: process.cwd() });
     const { realpath } = await import('node:fs/promises');
-    this.repoRoot = await realpath(root).catch(() => root);
+    const real = (dir: string) => realpath(dir).catch(() => dir);
+    this.repoRoot = await real(root);
+    const enclosing = await enclosingRepo(process.cwd());
+    const warning = otherRepoWarning({
+      used: this.repoRoot,
+      enclosing: enclosing === null ? null : await real(enclosing),
+      flag,
+    });
+    if (warning !== null) this.note(warning);
+    const where = (this.constructor as typeof FleetCommand).repoLine;
+    if (!this.jsonEnabled()) {
+      if (where === 'stdout') this.log(`repository ${this.repoRoot}`);
+      if (where === 'stderr') this.note(`repository ${this.repoRoot}`);
+    }
     return root;
   }
 

@@ -78,7 +78,12 @@ export {
   uncommittedWarning,
   type RepoSource,
 } from './repo/at-commit.js';
-export { discoverRepo, type DiscoverOptions } from './repo/discover.js';
+export {
+  discoverRepo,
+  enclosingRepo,
+  otherRepoWarning,
+  type DiscoverOptions,
+} from './repo/discover.js';
 export {
   defaultCredentialsPath,
   loadCredentials,

@@ -21,6 +21,7 @@ An unreachable host is reported and the run goes on. Exit codes, the most urgent
     '<%= config.bin %> drift --report-dir reports/drift/2026-05-01',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'commit' as const; // on the commit line
   static override flags = {
     host: Flags.string({ description: 'only this host (repeatable)', multiple: true }),
     domain: Flags.string({ description: 'only this domain (repeatable)', multiple: true }),

@@ -33,9 +33,25 @@ export abstract class PluginCommand extends Command {
     process.stderr.write(`${message}\n`);
   }
 
+  /**
+   * Finds the fleet repository as the CLI does, names it on the human output's first line and
+   * warns on stderr when the working directory lies inside another fleet repository.
+   */
   protected async findRepo(flag: string | undefined): Promise<string> {
-    const { discoverRepo } = await import('@fleet/core');
-    return discoverRepo({ flag, env: process.env, cwd: process.cwd() });
+    const { discoverRepo, enclosingRepo, otherRepoWarning } = await import('@fleet/core');
+    const root = await discoverRepo({ flag, env: process.env, cwd: process.cwd() });
+    const { realpath } = await import('node:fs/promises');
+    const real = (dir: string) => realpath(dir).catch(() => dir);
+    const used = await real(root);
+    const enclosing = await enclosingRepo(process.cwd());
+    const warning = otherRepoWarning({
+      used,
+      enclosing: enclosing === null ? null : await real(enclosing),
+      flag,
+    });
+    if (warning !== null) this.note(warning);
+    if (!this.jsonEnabled()) this.log(`repository ${used}`);
+    return root;
   }
 
   /**

@@ -11,6 +11,7 @@ export default class ConfigExport extends FleetCommand {
     '<%= config.bin %> config export node-01 ~/.claude/CLAUDE.md --json',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'stderr' as const; // stdout carries the file's bytes
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
     path: Args.string({ description: 'the file, ~/-relative', required: true }),

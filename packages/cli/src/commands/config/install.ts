@@ -15,6 +15,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     '<%= config.bin %> config install node-01 harness-policy --file ~/.claude/CLAUDE.md --confirm --force',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'commit' as const; // on the commit line
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
     domain: Args.string({ description: 'domain to install', required: true }),
