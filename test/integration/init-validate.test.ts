@@ -235,4 +235,35 @@ describe('the repository a verb uses is named (a leftover $FLEET_REPO is never s
     });
     expect(() => json(machine)).to.not.throw();
   });
+
+  it('a node path the shell expanded from ~ is read as ~/…; any other absolute path is one error everywhere', async () => {
+    const env = { FLEET_REPO: lab, HOME: dir.path, FLEET_CREDENTIALS: join(dir.path, 'none.json') };
+    const verbs = [
+      ['config', 'export', 'node-01'],
+      ['config', 'adopt', 'node-01'],
+      ['config', 'install', 'node-01', 'harness-policy', '--confirm', '--file'],
+    ];
+    const messages = new Set<string>();
+    for (const verb of verbs) {
+      const run = await fleet([...verb, '/etc/fleet.conf', '--json'], { cwd: dir.path, env });
+      expect(run.exitCode, `${verb.join(' ')}: ${run.stderr}`).to.equal(2);
+      const { error } = json<{ error: { code: string; message: string } }>(run);
+      expect(error.code).to.equal('PATH_INVALID');
+      messages.add(error.message);
+    }
+    expect([...messages]).to.deep.equal([
+      `"/etc/fleet.conf" is not a node path: node paths are ~/-relative (the node's home); quote it so the shell leaves the ~ alone: '~/…'`,
+    ]);
+    const mapped = await fleet(
+      ['config', 'export', 'node-01', join(dir.path, '.claude/CLAUDE.md')],
+      {
+        cwd: dir.path,
+        env,
+      },
+    );
+    expect(mapped.stderr).to.contain(
+      `note: ${join(dir.path, '.claude/CLAUDE.md')} read as ~/.claude/CLAUDE.md (the node's home)`,
+    );
+    expect(mapped.stderr).to.not.contain('PATH_INVALID');
+  });
 });

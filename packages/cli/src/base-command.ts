@@ -63,6 +63,18 @@ export abstract class FleetCommand extends Command {
   static repoLine: 'stdout' | 'stderr' | 'commit' | 'none' = 'stdout';
 
   /**
+   * A node-path argument (`~/…`), as core's one parser reads it: an unquoted `~/…` the shell
+   * expanded under the operator's `$HOME` is mapped back (and said so on stderr); anything else
+   * not `~/`-relative is `PATH_INVALID` (exit 2) saying to quote it.
+   */
+  protected async nodePath(raw: string): Promise<string> {
+    const { parseNodePathArgument } = await import('@fleet/core');
+    const parsed = parseNodePathArgument(raw, process.env['HOME']);
+    if (parsed.mappedFromHome) this.note(`note: ${raw} read as ${parsed.path} (the node's home)`);
+    return parsed.path;
+  }
+
+  /**
    * Finds the fleet repository from --repo, $FLEET_REPO or the working directory, names it (see
    * {@link repoLine}), and warns on stderr when the working directory lies inside another fleet
    * repository than the one used (a leftover `$FLEET_REPO`).

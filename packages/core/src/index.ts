@@ -185,7 +185,13 @@ export {
 } from './policy/fleet-paths.js';
 
 // Paths and untrusted input
-export { isHomePath, parseHomePath, parseRepoPath } from './paths.js';
+export {
+  isHomePath,
+  parseHomePath,
+  parseNodePathArgument,
+  parseRepoPath,
+  type NodePathArgument,
+} from './paths.js';
 export { MAX_JSON_DEPTH, parseStrictJson } from './json.js';
 export { parseYaml, type ParsedYaml } from './yaml.js';
 export { fieldPath, zodProblems } from './zod-problems.js';
