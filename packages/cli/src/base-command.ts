@@ -181,17 +181,31 @@ export abstract class FleetCommand extends Command {
   }
 }
 
+/** The arguments oclif's RequiredArgsError carries (`args`), if this is one. */
+function missingArgs(error: Error): { name?: string; description?: string }[] | undefined {
+  const args: unknown = (error as { args?: unknown }).args;
+  if (!Array.isArray(args)) return undefined;
+  return args.flatMap((arg: unknown) => {
+    if (typeof arg !== 'object' || arg === null) return [];
+    const { name, description } = arg as { name?: unknown; description?: unknown };
+    return [
+      {
+        ...(typeof name === 'string' ? { name } : {}),
+        ...(typeof description === 'string' ? { description } : {}),
+      },
+    ];
+  });
+}
+
 async function toFleetFailure(
   error: Error & { exitCode?: number; oclif?: { exit?: number } },
 ): Promise<FleetErrorLike> {
-  const { ExitCode, isFleetError } = await import('@fleet/core');
+  const { ExitCode, isFleetError, usageErrorMessage } = await import('@fleet/core');
   if (isFleetError(error)) return error;
   if (error instanceof Errors.CLIError || error.oclif?.exit !== undefined) {
-    const message =
-      error.message.split('\n').filter((line) => line.trim() !== '')[0] ?? 'usage error';
     return {
       code: 'USAGE',
-      message: message.replace(/^Error: /, '').trim(),
+      message: usageErrorMessage(error.message, missingArgs(error)),
       exitCode: error.oclif?.exit === 0 ? ExitCode.ok : ExitCode.usage,
       suggestions: ['see --help'],
     };

@@ -293,3 +293,35 @@ export function describeCode(code: ErrorCode): { exitCode: ExitCode; http: numbe
   const spec: CodeSpec = ERROR_CODES[code];
   return { exitCode: spec.exit, http: spec.http };
 }
+
+/** An argument oclif reports missing: its name and description, as the command declares them. */
+export interface MissingArg {
+  readonly name?: string;
+  readonly description?: string;
+}
+
+/**
+ * The one-line message of a command-line parse error (contract §7: one line, and the JSON message
+ * complete). oclif's text is a headline, an indented line per problem or missing argument and a
+ * "See more help" line; a missing argument is named with its description (`Missing 1 required
+ * arg: path — the file, ~/-relative`), other problems are kept, joined by `; `.
+ */
+export function usageErrorMessage(message: string, missing?: readonly MissingArg[]): string {
+  const named = (missing ?? []).filter((arg) => arg.name !== undefined && arg.name !== '');
+  if (named.length > 0) {
+    const list = named
+      .map((arg) => (arg.description ? `${arg.name} — ${arg.description}` : `${arg.name}`))
+      .join('; ');
+    return `Missing ${named.length} required arg${named.length === 1 ? '' : 's'}: ${list}`;
+  }
+  const lines = message
+    .split('\n')
+    .map((line) => line.replace(/^Error: /, '').trim())
+    .filter(
+      (line) =>
+        line !== '' &&
+        !/^The following errors occurred:?$/.test(line) &&
+        !/^See more help/.test(line),
+    );
+  return lines.length > 0 ? lines.join('; ') : 'usage error';
+}

@@ -39,10 +39,12 @@ export {
   formatProblem,
   isFleetError,
   mostUrgentExit,
+  usageErrorMessage,
   type ErrorCode,
   type ErrorEnvelope,
   type FleetErrorLike,
   type FleetErrorOptions,
+  type MissingArg,
   type Problem,
 } from './errors.js';
 

@@ -8,7 +8,9 @@ import {
   formatProblem,
   isFleetError,
   mostUrgentExit,
+  usageErrorMessage,
   type ErrorCode,
+  type MissingArg,
   type Problem,
 } from '../src/errors.js';
 
@@ -175,6 +177,41 @@ describe('errors', () => {
     for (const [title, codes, expected] of cases) {
       it(`${title}: [${codes.join(', ')}] → ${expected}`, () => {
         expect(mostUrgentExit(codes)).to.equal(expected);
+      });
+    }
+  });
+
+  describe('usageErrorMessage: one line, naming what is missing', () => {
+    const cases: [
+      title: string,
+      message: string,
+      args: MissingArg[] | undefined,
+      expected: string,
+    ][] = [
+      [
+        'a missing argument with its description',
+        'Missing 1 required arg:\npath  the file\nSee more help with --help',
+        [{ name: 'path', description: 'the file' }],
+        'Missing 1 required arg: path — the file',
+      ],
+      [
+        'two, one without a description',
+        'Missing 2 required args:\nhost  the host\npath\nSee more help with --help',
+        [{ name: 'host', description: 'the host' }, { name: 'path' }],
+        'Missing 2 required args: host — the host; path',
+      ],
+      [
+        'a flag problem, headline and help line dropped',
+        'The following errors occurred:\n  --every must be a duration\nSee more help with --help',
+        undefined,
+        '--every must be a duration',
+      ],
+      ['a one-line error', 'Error: Nonexistent flag: --x', undefined, 'Nonexistent flag: --x'],
+      ['nothing at all', '\n\n', undefined, 'usage error'],
+    ];
+    for (const [title, message, args, expected] of cases) {
+      it(title, () => {
+        expect(usageErrorMessage(message, args)).to.equal(expected);
       });
     }
   });

@@ -117,20 +117,9 @@ function toFailure(
 ): FleetErrorLike {
   if (core.isFleetError(error)) return error;
   if (error instanceof Errors.CLIError || error.oclif?.exit !== undefined) {
-    // oclif's flag-validation errors are a headline, one indented line per problem and a
-    // "See more help" line: keep the problems, on one line.
-    const lines = error.message
-      .split('\n')
-      .map((line) => line.replace(/^Error: /, '').trim())
-      .filter(
-        (line) =>
-          line !== '' &&
-          !/^The following errors occurred:?$/.test(line) &&
-          !/^See more help/.test(line),
-      );
     return {
       code: 'USAGE',
-      message: lines.length > 0 ? lines.join('; ') : 'usage error',
+      message: core.usageErrorMessage(error.message),
       exitCode: error.oclif?.exit === 0 ? core.ExitCode.ok : core.ExitCode.usage,
       suggestions: ['see --help'],
     };

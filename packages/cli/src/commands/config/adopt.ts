@@ -48,8 +48,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
     path: Args.string({
-      description:
-        "the live file, ~/-relative (quote it: '~/…'; a path under your $HOME is read as ~/…)",
+      description: "the live file, ~/-relative (quote it: '~/…')",
       required: true,
     }),
   };

@@ -15,8 +15,7 @@ export default class ConfigExport extends FleetCommand {
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
     path: Args.string({
-      description:
-        "the file, ~/-relative (quote it: '~/…'; a path under your $HOME is read as ~/…)",
+      description: "the file, ~/-relative (quote it: '~/…')",
       required: true,
     }),
   };
