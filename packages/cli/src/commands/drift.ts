@@ -81,7 +81,7 @@ An unreachable host is reported and the run goes on. Exit codes, the most urgent
       });
       this.note(`report written: ${written.join(', ')}`);
     }
-    if (!this.jsonEnabled()) this.log(renderSummary(report, core.escapeControl));
+    if (!this.jsonEnabled()) this.log(renderSummary(report, core.escapeControl, flags.domain));
     process.exitCode = core.driftExitCode(report);
     return report;
   }
@@ -111,7 +111,20 @@ function hints(report: DriftReport): string[] {
  * The human summary: one line per host, one indented line per item that is not current — an
  * error or unsupported item with its reason (`DOMAIN_NOT_SERVED: …`, `POLICY_REFUSED: …`).
  */
-function renderSummary(report: DriftReport, escape: (text: string) => string): string {
+export function renderSummary(
+  report: DriftReport,
+  escape: (text: string) => string,
+  domains?: readonly string[],
+): string {
+  // `--domain X` for a domain no host runs: not "3 current", which reads as checked and fine.
+  if (
+    domains !== undefined &&
+    domains.length > 0 &&
+    report.hosts.every((host) => host.status === 'current' && host.items.length === 0)
+  ) {
+    const asked = `${report.summary.hosts} host${report.summary.hosts === 1 ? '' : 's'}`;
+    return `no host runs ${domains.map(escape).join(', ')}: nothing to compare (${asked} in fleet.yaml, commit ${report.repoCommit.slice(0, 12)})`;
+  }
   const lines = report.hosts.map((host) => {
     const items = host.items
       .filter((item) => item.state !== 'current')

@@ -75,7 +75,7 @@ function renderSummary(report: VersionReport, escape: (text: string) => string):
     const detail = host.detail ? `  ${escape(host.detail)}` : '';
     const items = host.items.map(
       (item) =>
-        `    ${item.state.padEnd(11)} ${item.kind.padEnd(9)} ${escape(item.name)}${item.version ? ` ${escape(item.version)}` : ''}${
+        `    ${item.state.padEnd(11)} ${item.kind.padEnd(9)} ${escape(item.name)}${item.version ? ` ${escape(withoutName(item.name, item.version))}` : ''}${
           item.state !== 'current' && item.detail ? `  (${escape(item.detail)})` : ''
         }`,
     );
@@ -86,4 +86,9 @@ function renderSummary(report: VersionReport, escape: (text: string) => string):
     `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.denied ? `${summary.denied} denied, ` : ''}${summary.errors} error${summary.errors === 1 ? '' : 's'} (canonical ${report.canonicalVersion}, commit ${report.repoCommit.slice(0, 12)})`,
   );
   return lines.join('\n');
+}
+
+/** A tool's `--version` line without the tool's name in front (`git version 2.39.5`, not `git git …`). */
+export function withoutName(name: string, version: string): string {
+  return version.startsWith(`${name} `) ? version.slice(name.length + 1) : version;
 }
