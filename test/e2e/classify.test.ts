@@ -316,7 +316,9 @@ describe('e2e: history-aware classification on a lab fleet', function () {
     await writeFile(canonicalFile(), `${committed}- not committed yet\n`);
     try {
       const human = await lab.run(['drift', '--host', 'node-02', '--domain', 'harness-policy']);
-      expect(human.stdout.split('\n')[0]).to.match(/^repository commit [0-9a-f]{12} \(HEAD\)$/);
+      expect(human.stdout.split('\n')[0]).to.match(
+        /^repository \/\S+ commit [0-9a-f]{12} \(HEAD\)$/,
+      );
       expect(human.stderr)
         .to.contain('uncommitted changes are not used')
         .and.contain(POLICY_CANONICAL);

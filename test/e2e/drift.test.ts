@@ -1,14 +1,15 @@
 /**
  * `fleet drift` and `fleet config plan` end to end on a lab fleet (issue 4; contract §7, §8.1–8.3):
  * every classification a node can show — missing, current, stale, diverged, unsupported — and a
- * host whose controller is down (unreachable, the run goes on, exit 1); a plan that writes nothing
+ * host whose controller is down (unreachable, the run goes on, exit 5), one that refuses the
+ * credentials (denied, exit 4); a plan that writes nothing
  * and names the live sha256; dated report files, and no files at all without --report-dir.
  *
  * One lab for the file: node-01 is installed then edited locally, node-02 holds older published
  * versions and files the node cannot hold, node-03 stays fresh until its controller is stopped.
  */
 import { expect } from 'chai';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -78,6 +79,7 @@ describe('e2e: drift and plan on a lab fleet', function () {
       current: 0,
       drifted: 3,
       unreachable: 0,
+      denied: 0,
       errors: 0,
     });
     expect(report.hosts.map((h) => h.host)).to.deep.equal(['node-01', 'node-02', 'node-03']);
@@ -312,7 +314,28 @@ describe('e2e: drift and plan on a lab fleet', function () {
     expect((await readdir(lab.tmp)).sort()).to.deep.equal(tmpBefore);
   });
 
-  it('a host whose controller is down is unreachable; the run goes on for the others (exit 1)', async () => {
+  it('a host that refuses the credentials is denied, and exit 4 outranks drift (contract §7)', async () => {
+    // node-02's token replaced by one its controller never issued: AUTH_INVALID (exit 4).
+    const refused = join(lab.tmp, 'credentials-refused.json');
+    const credentials = structuredClone(lab.credentials);
+    const entry = credentials.hosts['node-02'];
+    if (!entry) throw new Error('no node-02 in the lab credentials');
+    entry.token = 'f'.repeat(48);
+    await writeFile(refused, JSON.stringify(credentials), { mode: 0o600 });
+    const run = await fleet(['drift', '--json'], {
+      cwd: lab.tmp,
+      env: { ...lab.env, FLEET_CREDENTIALS: refused },
+    });
+    expect(run.exitCode, run.stderr).to.equal(4);
+    const report = driftReportSchema.parse(json(run));
+    expect(hostOf(report, 'node-02').status).to.equal('denied');
+    expect(hostOf(report, 'node-02').detail).to.match(/^AUTH_INVALID: /);
+    // The others keep their own state.
+    expect(hostOf(report, 'node-01').status).to.not.equal('denied');
+    expect(report.summary.denied).to.equal(1);
+  });
+
+  it('a host whose controller is down is unreachable; the run goes on for the others (exit 5)', async () => {
     // Stop node-03's supervisor with its controller: the lab supervisor leads its process group.
     const state = JSON.parse(
       await readFile(join(lab.dir, 'nodes', 'node-03', 'supervisor.json'), 'utf8'),
@@ -332,12 +355,13 @@ describe('e2e: drift and plan on a lab fleet', function () {
     const started = Date.now();
     const { exitCode, report } = await drift();
     expect(Date.now() - started).to.be.below(30_000);
-    expect(exitCode).to.equal(1);
+    expect(exitCode, 'an unreachable host outranks drift (contract §7)').to.equal(5);
     expect(report.summary).to.deep.equal({
       hosts: 3,
       current: 0,
       drifted: 2,
       unreachable: 1,
+      denied: 0,
       errors: 0,
     });
     const down = hostOf(report, 'node-03');
@@ -369,7 +393,7 @@ describe('e2e: drift and plan on a lab fleet', function () {
       const started = Date.now();
       const { exitCode, report } = await drift('--timeout', '1500');
       const elapsed = Date.now() - started;
-      expect(exitCode).to.equal(1);
+      expect(exitCode).to.equal(5);
       expect(elapsed, 'bounded by the per-host timeout').to.be.below(15_000);
       expect(hostOf(report, 'node-03').status).to.equal('unreachable');
       expect(report.summary).to.include({ hosts: 3, drifted: 2, unreachable: 1 });

@@ -66,6 +66,11 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
     expect(plan.prior.build).to.equal(null); // the lab runs a development build
     expect(plan.artifact.sha256).to.equal(artifact.sha256);
 
+    // nothing accepted yet, so nothing to roll back to: a precondition (exit 3), not a verification
+    const early = await lab.run(['bootstrap', 'rollback', 'node-01', '--confirm', '--json']);
+    expect(early.exitCode, early.stderr).to.equal(3);
+    expect(json<{ error: { code: string } }>(early).error.code).to.equal('NO_PRIOR_GENERATION');
+
     // without --confirm: the plan, exit 2, nothing done
     const unconfirmed = await lab.run(['bootstrap', 'apply', planFile]);
     expect(unconfirmed.exitCode, unconfirmed.stderr).to.equal(2);
@@ -89,10 +94,10 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
     expect(stale.exitCode, stale.stderr).to.equal(3);
     expect(stale.stderr).to.match(/the plan changed .*prior/);
 
-    // upgrade to the canonical version it already runs: nothing to do
+    // upgrade to the canonical version it already runs: a precondition that does not hold (exit 3)
     const current = await lab.run(['upgrade', 'node-01', '--confirm']);
-    expect(current.exitCode, current.stderr).to.equal(0);
-    expect(current.stderr).to.match(/nothing to do/);
+    expect(current.exitCode, current.stderr).to.equal(3);
+    expect(current.stderr).to.match(/nothing to upgrade/);
 
     // a second real build: upgraded and accepted
     const second = (await repackedArtifact(artifact, `${artifact.version}-lab.2`, scratch.path))

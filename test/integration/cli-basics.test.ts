@@ -38,4 +38,25 @@ describe('fleet CLI shell', () => {
       },
     });
   });
+
+  it('names a missing argument with its description, on one line and complete in the JSON message', async () => {
+    const human = await fleet(['config', 'export', 'node-01']);
+    expect(human.exitCode).to.equal(2);
+    expect(human.stderr).to.match(
+      /^Error: Missing 1 required arg: path — the file, ~\/-relative \(quote it: '~\/…'\)\n/,
+    );
+    const machine = await fleet(['config', 'adopt', '--json']);
+    expect(machine.exitCode).to.equal(2);
+    expect(json<{ error: { message: string } }>(machine).error.message).to.equal(
+      "Missing 2 required args: host — host (as in fleet.yaml); path — the live file, ~/-relative (quote it: '~/…')",
+    );
+  });
+
+  it('describes each topic by itself, not by its first subcommand', async () => {
+    const top = await fleet(['--help']);
+    const topics = top.stdout.slice(top.stdout.indexOf('TOPICS'), top.stdout.indexOf('COMMANDS'));
+    expect(topics).to.match(/\n\s+lab\s+A local fleet on 127\.0\.0\.1/);
+    expect(topics).to.match(/\n\s+config\s+One host's managed files/);
+    expect(topics).to.not.contain('Stop the processes a lab started');
+  });
 });

@@ -192,3 +192,78 @@ describe('fleet validate', () => {
     expect(json<{ error: { code: string } }>(run).error.code).to.equal('REPO_NOT_FOUND');
   });
 });
+
+describe('the repository a verb uses is named (a leftover $FLEET_REPO is never silent)', () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let mine: string;
+  let lab: string;
+  before(async () => {
+    dir = await tempDir();
+    mine = join(dir.path, 'mine');
+    lab = join(dir.path, 'lab-repo');
+    for (const repo of [mine, lab]) {
+      const init = await fleet(['init', repo]);
+      expect(init.exitCode, init.stderr).to.equal(0);
+    }
+    await mkdir(join(mine, 'notes', 'deeper'), { recursive: true });
+  });
+  after(() => dir.cleanup());
+
+  it('warns on stderr when the working directory is inside another repository than the one used', async () => {
+    const run = await fleet(['validate'], {
+      cwd: join(mine, 'notes', 'deeper'),
+      env: { FLEET_REPO: lab },
+    });
+    expect(run.exitCode, run.stderr).to.equal(0);
+    expect(run.stderr).to.contain(
+      `warning: using the fleet repository ${lab} (from $FLEET_REPO), not ${mine} that the working directory is in: unset FLEET_REPO`,
+    );
+    const plain = await fleet(['validate'], { cwd: mine });
+    expect(plain.exitCode, plain.stderr).to.equal(0);
+    expect(plain.stderr).to.not.contain('warning: using the fleet repository');
+  });
+
+  it('a verb that touches hosts names the repository on its first line, whatever it then meets', async () => {
+    const run = await fleet(['version', '--timeout', '500'], {
+      cwd: dir.path,
+      env: { FLEET_REPO: lab, FLEET_CREDENTIALS: join(dir.path, 'no-credentials.json') },
+    });
+    expect(run.stdout.split('\n')[0], run.stderr).to.equal(`repository ${lab}`);
+    const machine = await fleet(['version', '--timeout', '500', '--json'], {
+      cwd: dir.path,
+      env: { FLEET_REPO: lab, FLEET_CREDENTIALS: join(dir.path, 'no-credentials.json') },
+    });
+    expect(() => json(machine)).to.not.throw();
+  });
+
+  it('a node path the shell expanded from ~ is read as ~/…; any other absolute path is one error everywhere', async () => {
+    const env = { FLEET_REPO: lab, HOME: dir.path, FLEET_CREDENTIALS: join(dir.path, 'none.json') };
+    const verbs = [
+      ['config', 'export', 'node-01'],
+      ['config', 'adopt', 'node-01'],
+      ['config', 'install', 'node-01', 'harness-policy', '--confirm', '--file'],
+    ];
+    const messages = new Set<string>();
+    for (const verb of verbs) {
+      const run = await fleet([...verb, '/etc/fleet.conf', '--json'], { cwd: dir.path, env });
+      expect(run.exitCode, `${verb.join(' ')}: ${run.stderr}`).to.equal(2);
+      const { error } = json<{ error: { code: string; message: string } }>(run);
+      expect(error.code).to.equal('PATH_INVALID');
+      messages.add(error.message);
+    }
+    expect([...messages]).to.deep.equal([
+      `"/etc/fleet.conf" is not a node path: node paths are ~/-relative (the node's home); quote it so the shell leaves the ~ alone: '~/…'`,
+    ]);
+    const mapped = await fleet(
+      ['config', 'export', 'node-01', join(dir.path, '.claude/CLAUDE.md')],
+      {
+        cwd: dir.path,
+        env,
+      },
+    );
+    expect(mapped.stderr).to.contain(
+      `note: ${join(dir.path, '.claude/CLAUDE.md')} read as ~/.claude/CLAUDE.md (the node's home)`,
+    );
+    expect(mapped.stderr).to.not.contain('PATH_INVALID');
+  });
+});

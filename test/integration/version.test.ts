@@ -82,6 +82,7 @@ describe('fleet version on a lab', function () {
       current: 0,
       drifted: 2,
       unreachable: 0,
+      denied: 0,
       errors: 0,
     });
     for (const host of report.hosts) {

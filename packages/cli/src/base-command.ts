@@ -3,8 +3,9 @@
  * (`@fleet/core/command`, shared with every plugin command), which owns the `--json` contract
  * (contract §2, §7): stdout carries exactly one JSON document — the command's result, or the error
  * envelope `{ error: { code, message, exitCode } }` — and the process exits with the stable exit
- * code of the error's code. This class adds what only the CLI's verbs need: the commit a verb
- * read, and the audit heads its answers carried.
+ * code of the error's code; it also names the repository a verb uses and reads node-path
+ * arguments. This class adds what only the CLI's verbs need: the commit a verb read, and the
+ * audit heads its answers carried.
  *
  * Only types are imported from `@fleet/core` at module level: commands import it inside `run()`,
  * so `--help` and `--version` load no fleet or domain code.
@@ -18,26 +19,17 @@ export type FleetFlags<T extends typeof Command> = Interfaces.InferredFlags<
 >;
 
 export abstract class FleetCommand extends FleetBaseCommand {
-  /** The fleet repository this command found (the audit heads it saw are kept under it). */
-  protected repoRoot: string | undefined;
-
   /**
-   * Names the commit a verb read (the human output's first line) and warns on stderr about what
-   * the working tree left uncommitted, which the verb does not use (docs/classification.md).
+   * Names the repository and the commit a verb read (the human output's first line) and warns on
+   * stderr about what the working tree left uncommitted, which the verb does not use
+   * (docs/classification.md).
    */
   protected async noteSource(source: RepoSource): Promise<void> {
-    if (!this.jsonEnabled()) this.log(`repository commit ${source.commit.slice(0, 12)} (HEAD)`);
+    if (!this.jsonEnabled())
+      this.log(`repository ${this.repoRoot ?? ''} commit ${source.commit.slice(0, 12)} (HEAD)`);
     const { uncommittedWarning } = await import('@fleet/core');
     const warning = uncommittedWarning(source);
     if (warning !== '') this.note(warning);
-  }
-
-  /** Finds the fleet repository from --repo, $FLEET_REPO or the working directory. */
-  protected override async findRepo(flag: string | undefined): Promise<string> {
-    const root = await super.findRepo(flag);
-    const { realpath } = await import('node:fs/promises');
-    this.repoRoot = await realpath(root).catch(() => root);
-    return root;
   }
 
   /**

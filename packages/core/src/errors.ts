@@ -22,6 +22,38 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/**
+ * How urgent each exit code is when a verb over many hosts ends (contract §7), most urgent first:
+ * a failed verification (6: the operator must act on that node now), then 4 (some host refused
+ * the credentials), 5 (some host unreachable), the single-host refusals and conflicts (7, 3, 2),
+ * and only then 1 (drift found) and 0. Each host's entry keeps its own state; this only picks the
+ * process's exit code.
+ */
+const EXIT_URGENCY: readonly number[] = [
+  ExitCode.verification,
+  ExitCode.auth,
+  ExitCode.unreachable,
+  ExitCode.policy,
+  ExitCode.conflict,
+  ExitCode.usage,
+  ExitCode.drift,
+  ExitCode.ok,
+];
+
+/**
+ * The exit code of a verb over many hosts: the most urgent of the hosts' own codes (contract §7;
+ * 0 for none). A code outside the table (a bug's 1 is `drift`'s 1) ranks as 1.
+ */
+export function mostUrgentExit(codes: Iterable<number>): number {
+  let best = ExitCode.ok as number;
+  const rank = (code: number) => {
+    const at = EXIT_URGENCY.indexOf(code);
+    return at === -1 ? EXIT_URGENCY.indexOf(ExitCode.drift) : at;
+  };
+  for (const code of codes) if (rank(code) < rank(best)) best = code;
+  return best;
+}
+
 interface CodeSpec {
   readonly exit: ExitCode;
   /** HTTP status when the controller answers with this code. */
@@ -84,6 +116,8 @@ export const ERROR_CODES = {
   LOCKED: { exit: ExitCode.conflict, http: 423 },
   PLAN_MISMATCH: { exit: ExitCode.conflict, http: 409 },
   REPLAY_REJECTED: { exit: ExitCode.conflict, http: 409 },
+  /** Nothing to roll back to: a precondition, not a failed verification (contract §7). */
+  NO_PRIOR_GENERATION: { exit: ExitCode.conflict },
   /** The repository has uncommitted changes where fleet would write (adopt). */
   REPO_DIRTY: { exit: ExitCode.conflict },
   // authentication (exit 4)
@@ -109,7 +143,6 @@ export const ERROR_CODES = {
   ROLLED_BACK: { exit: ExitCode.verification, http: 200 },
   ACCEPTANCE_FAILED: { exit: ExitCode.verification },
   RECOVERY_REQUIRED: { exit: ExitCode.verification, http: 503 },
-  NO_PRIOR_GENERATION: { exit: ExitCode.verification },
   GENERATION_INVALID: { exit: ExitCode.verification },
   /** The controller's --node-id disagrees with expected_node of the identity file: it will not serve. */
   NODE_ID_MISMATCH: { exit: ExitCode.verification },
@@ -263,4 +296,36 @@ export function formatProblem(problem: Problem): string {
 export function describeCode(code: ErrorCode): { exitCode: ExitCode; http: number | undefined } {
   const spec: CodeSpec = ERROR_CODES[code];
   return { exitCode: spec.exit, http: spec.http };
+}
+
+/** An argument oclif reports missing: its name and description, as the command declares them. */
+export interface MissingArg {
+  readonly name?: string;
+  readonly description?: string;
+}
+
+/**
+ * The one-line message of a command-line parse error (contract §7: one line, and the JSON message
+ * complete). oclif's text is a headline, an indented line per problem or missing argument and a
+ * "See more help" line; a missing argument is named with its description (`Missing 1 required
+ * arg: path — the file, ~/-relative`), other problems are kept, joined by `; `.
+ */
+export function usageErrorMessage(message: string, missing?: readonly MissingArg[]): string {
+  const named = (missing ?? []).filter((arg) => arg.name !== undefined && arg.name !== '');
+  if (named.length > 0) {
+    const list = named
+      .map((arg) => (arg.description ? `${arg.name} — ${arg.description}` : `${arg.name}`))
+      .join('; ');
+    return `Missing ${named.length} required arg${named.length === 1 ? '' : 's'}: ${list}`;
+  }
+  const lines = message
+    .split('\n')
+    .map((line) => line.replace(/^Error: /, '').trim())
+    .filter(
+      (line) =>
+        line !== '' &&
+        !/^The following errors occurred:?$/.test(line) &&
+        !/^See more help/.test(line),
+    );
+  return lines.length > 0 ? lines.join('; ') : 'usage error';
 }

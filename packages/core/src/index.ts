@@ -38,10 +38,13 @@ export {
   errorEnvelope,
   formatProblem,
   isFleetError,
+  mostUrgentExit,
+  usageErrorMessage,
   type ErrorCode,
   type ErrorEnvelope,
   type FleetErrorLike,
   type FleetErrorOptions,
+  type MissingArg,
   type Problem,
 } from './errors.js';
 
@@ -77,7 +80,12 @@ export {
   uncommittedWarning,
   type RepoSource,
 } from './repo/at-commit.js';
-export { discoverRepo, type DiscoverOptions } from './repo/discover.js';
+export {
+  discoverRepo,
+  enclosingRepo,
+  otherRepoWarning,
+  type DiscoverOptions,
+} from './repo/discover.js';
 export {
   defaultCredentialsPath,
   loadCredentials,
@@ -184,7 +192,13 @@ export {
 } from './policy/fleet-paths.js';
 
 // Paths and untrusted input
-export { isHomePath, parseHomePath, parseRepoPath } from './paths.js';
+export {
+  isHomePath,
+  parseHomePath,
+  parseNodePathArgument,
+  parseRepoPath,
+  type NodePathArgument,
+} from './paths.js';
 export { MAX_JSON_DEPTH, parseStrictJson } from './json.js';
 export { parseYaml, type ParsedYaml } from './yaml.js';
 export { fieldPath, zodProblems } from './zod-problems.js';
@@ -198,6 +212,7 @@ export {
   driftReportSchema,
   hostStatus,
   layerState,
+  reportExitCode,
   type DriftHost,
   type DriftReport,
   type DriftReportInput,

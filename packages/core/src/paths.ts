@@ -61,6 +61,42 @@ export function isHomePath(path: string): boolean {
   }
 }
 
+/** A node path given on the command line, as the verb will send it. */
+export interface NodePathArgument {
+  /** The `~/`-relative path. */
+  readonly path: string;
+  /** True when the shell had expanded `~` under the operator's home and it was mapped back. */
+  readonly mappedFromHome: boolean;
+}
+
+/**
+ * The one parser of node-path arguments (`config adopt`, `config export`, `install --file`): a
+ * `~/…` path as is; a path under the operator's `$HOME` — what an unquoted `~/…` becomes in the
+ * shell — mapped back to `~/…`; anything else one `PATH_INVALID` (exit 2) saying to quote it.
+ * The result passes {@link parseHomePath}.
+ */
+export function parseNodePathArgument(
+  raw: string,
+  operatorHome: string | undefined,
+): NodePathArgument {
+  const home = operatorHome?.replace(/\/+$/, '');
+  if (!raw.startsWith('~/') && home !== undefined && home.startsWith('/') && home !== '') {
+    if (raw.startsWith(`${home}/`)) {
+      const path = `~/${raw.slice(home.length + 1)}`;
+      parseHomePath(path);
+      return { path, mappedFromHome: true };
+    }
+  }
+  if (!raw.startsWith('~/')) {
+    throw new FleetError(
+      'PATH_INVALID',
+      `${JSON.stringify(raw)} is not a node path: node paths are ~/-relative (the node's home); quote it so the shell leaves the ~ alone: '~/…'`,
+    );
+  }
+  parseHomePath(raw);
+  return { path: raw, mappedFromHome: false };
+}
+
 /** Repo-relative paths (`domains/router/router.yaml`) follow the same rules without the `~/`. */
 export function parseRepoPath(path: string): readonly string[] {
   if (path.startsWith('/') || path.startsWith('~')) {

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { FleetError } from '../src/errors.js';
-import { discoverRepo } from '../src/repo/discover.js';
+import { discoverRepo, enclosingRepo, otherRepoWarning } from '../src/repo/discover.js';
 
 async function rejected(promise: Promise<unknown>): Promise<FleetError> {
   try {
@@ -133,5 +133,41 @@ describe('repo/discover', () => {
       expect(error.message).to.contain(at('empty')).and.contain('--repo').and.contain('FLEET_REPO');
       expect(error.suggestions).to.have.length(2);
     });
+  });
+
+  it('enclosingRepo: the nearest fleet.yaml at or above the directory, or null', async () => {
+    expect(await enclosingRepo(join(base, 'outer/inner/a/b/c'))).to.equal(
+      join(base, 'outer/inner'),
+    );
+    expect(await enclosingRepo(join(base, 'outer/plain/x'))).to.equal(join(base, 'outer'));
+    expect(await enclosingRepo(join(base, 'empty'))).to.equal(null);
+  });
+
+  describe('otherRepoWarning (a leftover $FLEET_REPO is named, never silent)', () => {
+    const cases: [
+      title: string,
+      input: Parameters<typeof otherRepoWarning>[0],
+      expected: RegExp | null,
+    ][] = [
+      ['outside any repository', { used: '/lab/repo', enclosing: null }, null],
+      ['inside the one used', { used: '/work/fleet', enclosing: '/work/fleet' }, null],
+      [
+        'inside another, $FLEET_REPO wins',
+        { used: '/lab/repo', enclosing: '/work/fleet' },
+        /^warning: using the fleet repository \/lab\/repo \(from \$FLEET_REPO\), not \/work\/fleet .*unset FLEET_REPO/,
+      ],
+      [
+        'inside another, --repo wins',
+        { used: '/lab/repo', enclosing: '/work/fleet', flag: '/lab/repo' },
+        /\(from --repo\), not \/work\/fleet .*drop --repo/,
+      ],
+    ];
+    for (const [title, input, expected] of cases) {
+      it(title, () => {
+        const warning = otherRepoWarning(input);
+        if (expected === null) expect(warning).to.equal(null);
+        else expect(warning).to.match(expected);
+      });
+    }
   });
 });

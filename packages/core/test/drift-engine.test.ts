@@ -95,6 +95,7 @@ describe('runDrift (engine)', () => {
       current: 1,
       drifted: 2,
       unreachable: 1,
+      denied: 0,
       errors: 0,
     });
     expect(

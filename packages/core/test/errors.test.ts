@@ -7,7 +7,10 @@ import {
   errorEnvelope,
   formatProblem,
   isFleetError,
+  mostUrgentExit,
+  usageErrorMessage,
   type ErrorCode,
+  type MissingArg,
   type Problem,
 } from '../src/errors.js';
 
@@ -116,6 +119,7 @@ describe('errors', () => {
       ['LOCKED', 3, 423],
       ['PLAN_MISMATCH', 3, 409],
       ['REPLAY_REJECTED', 3, 409],
+      ['NO_PRIOR_GENERATION', 3],
       ['AUTH_REQUIRED', 4, 401],
       ['AUTH_INVALID', 4, 401],
       ['AUTH_EXPIRED', 4, 401],
@@ -153,6 +157,63 @@ describe('errors', () => {
         expect(spec.exit, `${code} must not claim success`).to.not.equal(0);
       }
     });
+  });
+
+  describe('mostUrgentExit (contract §7: across hosts the most urgent code wins)', () => {
+    const cases: [title: string, codes: number[], expected: number][] = [
+      ['no hosts', [], 0],
+      ['every host current', [0, 0, 0], 0],
+      ['drift on one host', [0, 1, 0], 1],
+      ['unreachable over drift', [1, 5, 0], 5],
+      ['denied over unreachable and drift', [1, 5, 4, 0], 4],
+      ['denied over drift, in any order', [4, 1], 4],
+      ['a refusal (7) over drift, under unreachable', [1, 7], 7],
+      ['unreachable over a refusal', [7, 5], 5],
+      ['a precondition (3) over drift', [1, 3], 3],
+      ['a failed verification over everything', [4, 5, 6, 1], 6],
+      ['an unknown code ranks as drift', [9, 0], 9],
+      ['drift before an unknown code keeps drift', [1, 9], 1],
+    ];
+    for (const [title, codes, expected] of cases) {
+      it(`${title}: [${codes.join(', ')}] → ${expected}`, () => {
+        expect(mostUrgentExit(codes)).to.equal(expected);
+      });
+    }
+  });
+
+  describe('usageErrorMessage: one line, naming what is missing', () => {
+    const cases: [
+      title: string,
+      message: string,
+      args: MissingArg[] | undefined,
+      expected: string,
+    ][] = [
+      [
+        'a missing argument with its description',
+        'Missing 1 required arg:\npath  the file\nSee more help with --help',
+        [{ name: 'path', description: 'the file' }],
+        'Missing 1 required arg: path — the file',
+      ],
+      [
+        'two, one without a description',
+        'Missing 2 required args:\nhost  the host\npath\nSee more help with --help',
+        [{ name: 'host', description: 'the host' }, { name: 'path' }],
+        'Missing 2 required args: host — the host; path',
+      ],
+      [
+        'a flag problem, headline and help line dropped',
+        'The following errors occurred:\n  --every must be a duration\nSee more help with --help',
+        undefined,
+        '--every must be a duration',
+      ],
+      ['a one-line error', 'Error: Nonexistent flag: --x', undefined, 'Nonexistent flag: --x'],
+      ['nothing at all', '\n\n', undefined, 'usage error'],
+    ];
+    for (const [title, message, args, expected] of cases) {
+      it(title, () => {
+        expect(usageErrorMessage(message, args)).to.equal(expected);
+      });
+    }
   });
 
   describe('errorEnvelope', () => {

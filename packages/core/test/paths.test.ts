@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { posix, win32 } from 'node:path';
 import { FleetError } from '../src/errors.js';
-import { isHomePath, parseHomePath, parseRepoPath } from '../src/paths.js';
+import { isHomePath, parseHomePath, parseNodePathArgument, parseRepoPath } from '../src/paths.js';
 
 function thrown(fn: () => unknown): FleetError {
   try {
@@ -184,4 +184,35 @@ describe('paths', () => {
       });
     }
   });
+});
+
+describe('parseNodePathArgument: one parser for adopt, export and install --file', () => {
+  const HOME = '/home/op';
+  const cases: [raw: string, home: string | undefined, expected: string | RegExp][] = [
+    ['~/.claude/CLAUDE.md', HOME, '~/.claude/CLAUDE.md'],
+    // what the shell makes of an unquoted ~/.claude/CLAUDE.md
+    ['/home/op/.claude/CLAUDE.md', HOME, '~/.claude/CLAUDE.md'],
+    ['/home/op/.claude/CLAUDE.md', '/home/op/', '~/.claude/CLAUDE.md'],
+    ['/home/operator/x', HOME, /is not a node path: .*quote it .*'~\/…'/],
+    ['/etc/passwd', HOME, /is not a node path/],
+    ['.claude/CLAUDE.md', HOME, /is not a node path/],
+    ['/home/op/.claude/CLAUDE.md', undefined, /is not a node path/],
+    ['/home/op', HOME, /is not a node path/],
+    ['/home/op/a/../../x', HOME, /".." component/],
+    ['~/a//b', HOME, /empty component/],
+  ];
+  for (const [raw, home, expected] of cases) {
+    it(`${raw} (HOME ${home ?? 'unset'}) → ${String(expected)}`, () => {
+      if (typeof expected === 'string') {
+        const parsed = parseNodePathArgument(raw, home);
+        expect(parsed.path).to.equal(expected);
+        expect(parsed.mappedFromHome).to.equal(raw !== expected);
+      } else {
+        const error = thrown(() => parseNodePathArgument(raw, home));
+        expect(error.code).to.equal('PATH_INVALID');
+        expect(error.exitCode).to.equal(2);
+        expect(error.message).to.match(expected);
+      }
+    });
+  }
 });

@@ -6,6 +6,7 @@ import {
   buildDriftReport,
   driftExitCode,
   driftReportSchema,
+  failedHostStatus,
   hostStatus,
   layerState,
   type DriftHost,
@@ -16,6 +17,7 @@ import {
   renderDriftMarkdown,
 } from '../src/report/render-report.js';
 import { datedReportDir, writeReportSet } from '../src/report/report-dir.js';
+import type { ErrorCode, ExitCode } from '../src/errors.js';
 
 const hosts: DriftHost[] = [
   {
@@ -63,14 +65,60 @@ describe('drift report', () => {
       current: 1,
       drifted: 1,
       unreachable: 1,
+      denied: 0,
       errors: 0,
     });
-    expect(driftExitCode(report)).to.equal(1);
+    // An unreachable host outranks drift (contract §7).
+    expect(driftExitCode(report)).to.equal(5);
     expect(
       driftExitCode(
         buildDriftReport({ ...report, generatedAt: new Date(), hosts: [hosts[1] as DriftHost] }),
       ),
     ).to.equal(0);
+  });
+
+  describe('exit code across hosts: the most urgent wins (contract §7)', () => {
+    const entry = (host: string, status: DriftHost['status']): DriftHost => ({
+      host,
+      status,
+      items: [],
+    });
+    const cases: [title: string, statuses: DriftHost['status'][], exit: number][] = [
+      ['every host current', ['current', 'current'], 0],
+      ['drift', ['current', 'drifted'], 1],
+      ['an error item counts as drift found', ['error', 'current'], 1],
+      ['unreachable over drift', ['drifted', 'unreachable'], 5],
+      ['denied over unreachable and drift', ['unreachable', 'denied', 'drifted'], 4],
+    ];
+    for (const [title, statuses, exit] of cases) {
+      it(`${title} → ${exit}, each host keeping its own state`, () => {
+        const built = buildDriftReport({
+          generatedAt: new Date(0),
+          repoCommit: 'c',
+          canonicalVersion: '1.0.0',
+          hosts: statuses.map((status, i) => entry(`h${i}`, status)),
+        });
+        expect(driftExitCode(built)).to.equal(exit);
+        expect(built.hosts.map((h) => h.status)).to.deep.equal(statuses);
+        expect(built.summary.denied).to.equal(statuses.filter((s) => s === 'denied').length);
+      });
+    }
+
+    const failures: [code: ErrorCode, exitCode: ExitCode, status: DriftHost['status']][] = [
+      ['SCOPE_DENIED', 4, 'denied'],
+      ['AUTH_INVALID', 4, 'denied'],
+      ['AUTH_REVOKED', 4, 'denied'],
+      ['CREDENTIALS_MISSING', 4, 'denied'],
+      ['HOST_UNREACHABLE', 5, 'unreachable'],
+      ['REQUEST_TIMEOUT', 5, 'unreachable'],
+      ['DOMAIN_NOT_SERVED', 7, 'error'],
+      ['INTERNAL', 1, 'error'],
+    ];
+    for (const [code, exitCode, status] of failures) {
+      it(`a host whose read failed with ${code} is ${status}`, () => {
+        expect(failedHostStatus({ code, message: 'm', exitCode })).to.equal(status);
+      });
+    }
   });
 
   it('derives host status and the worst state per layer', () => {

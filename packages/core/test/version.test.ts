@@ -281,9 +281,10 @@ describe('version evaluation', () => {
       current: 1,
       drifted: 1,
       unreachable: 1,
+      denied: 0,
       errors: 0,
     });
-    expect(versionExitCode(report)).to.equal(1);
+    expect(versionExitCode(report)).to.equal(5);
     expect(
       versionExitCode({
         ...report,
@@ -362,11 +363,12 @@ describe('runVersionReport (engine)', () => {
     ]);
     expect(report.hosts.map((h) => [h.host, h.status])).to.deep.equal([
       ['alpha', 'drifted'],
-      ['beta', 'error'],
+      ['beta', 'denied'],
       ['gamma', 'unreachable'],
     ]);
-    expect(settled.sort()).to.deep.equal(['alpha:drifted', 'beta:error', 'gamma:unreachable']);
-    expect(versionExitCode(report)).to.equal(1);
+    expect(settled.sort()).to.deep.equal(['alpha:drifted', 'beta:denied', 'gamma:unreachable']);
+    // A refused token outranks an unreachable host and drift (contract §7).
+    expect(versionExitCode(report)).to.equal(4);
   });
 
   it('refuses an unknown host before any request', async () => {

@@ -196,7 +196,9 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     const deadline = Date.now() + readyTimeout;
     const states = new Map<string, LabSupervisorState>();
     if (options.virtual) {
-      progress(`starting ${hosts.length} virtual nodes in one process`);
+      progress(
+        `starting ${hosts.length} virtual node${hosts.length === 1 ? '' : 's'} in one process`,
+      );
       const started = await spawnDetached(
         options.fleetBin,
         ['--dir', lab.dir, '--virtual', '--hosts', String(hosts.length)],
@@ -206,7 +208,11 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
       children.push(started);
       for (const host of hosts) states.set(host, await waitReady(lab, host, started, deadline));
     } else {
-      progress(`starting ${hosts.length} controllers, each under a lab supervisor`);
+      progress(
+        hosts.length === 1
+          ? 'starting 1 controller under a lab supervisor'
+          : `starting ${hosts.length} controllers, each under a lab supervisor`,
+      );
       const started = new Map<string, Started>();
       for (const host of hosts) {
         const node = nodeLayout(lab, host);

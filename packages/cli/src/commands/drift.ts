@@ -14,13 +14,14 @@ export default class Drift extends FleetCommand {
   deleted      fleet wrote it there and someone removed it (never recreated without --force)
   unsupported  the node cannot hold it;  error: a render or the domain's checks refuse it
 
-An unreachable host is reported and the run goes on. Exit 0 when every host is current, 1 when any host drifted or could not be reached. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
+An unreachable host is reported and the run goes on. Exit codes, the most urgent across hosts (contract §7): 4 when a host refused the credentials (denied), 5 when one was unreachable, 1 when any drifted or failed, 0 when every host is current; each host's entry keeps its own state. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
   static override examples = [
     '<%= config.bin %> drift',
     '<%= config.bin %> drift --host node-01 --domain harness-policy --json',
     '<%= config.bin %> drift --report-dir reports/drift/2026-05-01',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'commit' as const; // on the commit line
   static override flags = {
     host: Flags.string({ description: 'only this host (repeatable)', multiple: true }),
     domain: Flags.string({ description: 'only this domain (repeatable)', multiple: true }),
@@ -80,7 +81,7 @@ An unreachable host is reported and the run goes on. Exit 0 when every host is c
       });
       this.note(`report written: ${written.join(', ')}`);
     }
-    if (!this.jsonEnabled()) this.log(renderSummary(report, core.escapeControl));
+    if (!this.jsonEnabled()) this.log(renderSummary(report, core.escapeControl, flags.domain));
     process.exitCode = core.driftExitCode(report);
     return report;
   }
@@ -110,7 +111,20 @@ function hints(report: DriftReport): string[] {
  * The human summary: one line per host, one indented line per item that is not current — an
  * error or unsupported item with its reason (`DOMAIN_NOT_SERVED: …`, `POLICY_REFUSED: …`).
  */
-function renderSummary(report: DriftReport, escape: (text: string) => string): string {
+export function renderSummary(
+  report: DriftReport,
+  escape: (text: string) => string,
+  domains?: readonly string[],
+): string {
+  // `--domain X` for a domain no host runs: not "3 current", which reads as checked and fine.
+  if (
+    domains !== undefined &&
+    domains.length > 0 &&
+    report.hosts.every((host) => host.status === 'current' && host.items.length === 0)
+  ) {
+    const asked = `${report.summary.hosts} host${report.summary.hosts === 1 ? '' : 's'}`;
+    return `no host runs ${domains.map(escape).join(', ')}: nothing to compare (${asked} in fleet.yaml, commit ${report.repoCommit.slice(0, 12)})`;
+  }
   const lines = report.hosts.map((host) => {
     const items = host.items
       .filter((item) => item.state !== 'current')
@@ -127,7 +141,7 @@ function renderSummary(report: DriftReport, escape: (text: string) => string): s
   });
   const { summary } = report;
   lines.push(
-    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} error${summary.errors === 1 ? '' : 's'} (commit ${report.repoCommit.slice(0, 12)})`,
+    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.denied ? `${summary.denied} denied, ` : ''}${summary.errors} error${summary.errors === 1 ? '' : 's'} (commit ${report.repoCommit.slice(0, 12)})`,
     ...hints(report),
   );
   return lines.join('\n');

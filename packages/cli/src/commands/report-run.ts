@@ -12,6 +12,7 @@ export default class ReportRun extends FleetCommand {
   static override summary =
     'Run a read-only report into the dated reports/ folder (for schedules).';
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'none' as const; // run by a timer; its log keeps the report paths
   static override args = {
     verb: Args.string({ description: 'drift or version', required: true }),
   };

@@ -7,7 +7,7 @@ export default class Upgrade extends FleetCommand {
     'Install the canonical runtime on a host through its controller (with --confirm).';
   static override description = `Uses the host's recorded strategy (fleet.yaml upgrade.strategy: tarball) and the generation machinery of the node: the artifact fleet.yaml lists for canonicalVersion is read, its sha256 checked against fleet.yaml and the commit its build record names (package/fleet-build.json, written when it was packed) against fleet.yaml's commit (exit 2 when they differ; a build from a tree with uncommitted changes is named <commit>-dirty and warned about), uploaded and checked again on the node, staged as an immutable generation, activated (current switched atomically, the supervisor definition updated), and the runtime restarted. The new runtime is accepted only if it reports the exact node id, package and build identity, a compatible protocol, the expected catalog and health within the acceptance timeout; otherwise the node rolls back to the prior generation and verifies it by the same checks.
 
-Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (or already current), 6 after a verified rollback or when manual recovery is required (the output says which), 5 when the controller is unreachable (see \`fleet bootstrap\`).`;
+Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 3 when the host already runs the canonical build (nothing to upgrade), 6 after a verified rollback or when manual recovery is required (the output says which), 5 when the controller is unreachable (see \`fleet bootstrap\`). Ctrl-C leaves the node to finish on its own: the CLI says to follow it with \`fleet bootstrap status HOST\` and exits 130.`;
   static override examples = [
     '<%= config.bin %> upgrade node-01',
     '<%= config.bin %> upgrade node-01 --confirm',
@@ -66,8 +66,10 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (
       acceptRuntime(target, identity).accepted
     ) {
       this.note(
-        `${args.host} already runs ${artifact.identity.version} (${artifact.identity.sha256.slice(0, 12)}) and passes acceptance: nothing to do`,
+        `${args.host} already runs ${artifact.identity.version} (${artifact.identity.sha256.slice(0, 12)}) and passes acceptance: nothing to upgrade (name a newer build as canonicalVersion and in artifacts in fleet.yaml)`,
       );
+      // A precondition that does not hold (contract §7): exit 3, nothing sent.
+      process.exitCode = core.ExitCode.conflict;
       return { ...plan, outcome: 'current' };
     }
     const describe = `${args.host}: ${identity.version} (${identity.build.sha256?.slice(0, 12) ?? 'development build'}) -> ${artifact.identity.version} (${artifact.identity.sha256.slice(0, 12)}) under ${host.entry.supervisor}`;
@@ -80,16 +82,19 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (
     const { applyThroughController } = await import('../runtime/apply.js');
     const { recordRuntimeVerb } = await import('../runtime/record.js');
     this.note(`upgrading ${describe}`);
-    const applied = await applyThroughController({
-      client: host.client,
-      kind: 'upgrade',
-      supervisor: host.entry.supervisor,
-      planId: null,
-      target,
-      artifact,
-      acceptanceTimeoutMs: flags['acceptance-timeout'] * 1000,
-      onProgress: (line) => this.note(`  ${line}`),
-    });
+    const { followableOnInterrupt } = await import('../runtime/interrupt.js');
+    const applied = await followableOnInterrupt(args.host, () =>
+      applyThroughController({
+        client: host.client,
+        kind: 'upgrade',
+        supervisor: host.entry.supervisor,
+        planId: null,
+        target,
+        artifact,
+        acceptanceTimeoutMs: flags['acceptance-timeout'] * 1000,
+        onProgress: (line) => this.note(`  ${line}`),
+      }),
+    );
     await recordRuntimeVerb('upgrade', args.host, applied.transaction, applied.verdict);
     if (!applied.verdict.done) {
       const { unfinished } = await import('../runtime/follow.js');

@@ -35,6 +35,7 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
     '<%= config.bin %> validate --node-policy ~/.config/fleet/node-policy.yaml',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'none' as const; // it reads no host; the working tree is named by its problems
   static override flags = {
     'node-policy': Flags.file({
       description: 'check this node policy file (not the repository)',

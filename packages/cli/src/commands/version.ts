@@ -7,7 +7,7 @@ export default class Version extends FleetCommand {
     "Report every host's runtime version, tool versions and PATH shadowing (read-only).";
   static override description = `Every host is asked concurrently (with a bound and a per-host timeout), in one request each, for its runtime's package, version and build identity (the generation it runs from, or a development build), the versions of the tools its fleet.yaml entry names (probes.tools) as found on the controller's PATH, every fleet executable along that PATH, and on macOS fleet's launchd agents. The runtime is compared with canonicalVersion (current, stale when older); a probed tool that is not on PATH is missing; an earlier fleet on PATH that is dead or older than a later one is shadowing (stale). An unreachable host is reported and the run goes on.
 
-Exit 0 when every host is current, 1 when any host drifted or could not be reached. Writes nothing, unless --report-dir is given: then version.json, version.md and version.html are written there, never over an earlier report (version-2.*, version-3.*).`;
+Exit codes, the most urgent across hosts (contract §7): 4 when a host refused the credentials (denied), 5 when one was unreachable, 1 when any drifted or failed, 0 when every host is current; each host's entry keeps its own state. Writes nothing, unless --report-dir is given: then version.json, version.md and version.html are written there, never over an earlier report (version-2.*, version-3.*).`;
   static override examples = [
     '<%= config.bin %> version',
     '<%= config.bin %> version --host node-01 --json',
@@ -75,7 +75,7 @@ function renderSummary(report: VersionReport, escape: (text: string) => string):
     const detail = host.detail ? `  ${escape(host.detail)}` : '';
     const items = host.items.map(
       (item) =>
-        `    ${item.state.padEnd(11)} ${item.kind.padEnd(9)} ${escape(item.name)}${item.version ? ` ${escape(item.version)}` : ''}${
+        `    ${item.state.padEnd(11)} ${item.kind.padEnd(9)} ${escape(item.name)}${item.version ? ` ${escape(withoutName(item.name, item.version))}` : ''}${
           item.state !== 'current' && item.detail ? `  (${escape(item.detail)})` : ''
         }`,
     );
@@ -83,7 +83,12 @@ function renderSummary(report: VersionReport, escape: (text: string) => string):
   });
   const { summary } = report;
   lines.push(
-    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.errors} error${summary.errors === 1 ? '' : 's'} (canonical ${report.canonicalVersion}, commit ${report.repoCommit.slice(0, 12)})`,
+    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.denied ? `${summary.denied} denied, ` : ''}${summary.errors} error${summary.errors === 1 ? '' : 's'} (canonical ${report.canonicalVersion}, commit ${report.repoCommit.slice(0, 12)})`,
   );
   return lines.join('\n');
+}
+
+/** A tool's `--version` line without the tool's name in front (`git version 2.39.5`, not `git git …`). */
+export function withoutName(name: string, version: string): string {
+  return version.startsWith(`${name} `) ? version.slice(name.length + 1) : version;
 }

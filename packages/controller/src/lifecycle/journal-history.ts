@@ -50,6 +50,6 @@ export function describeRecord(record: JournalRecord): string {
     case 'manual-recovery-required':
       return `manual recovery required: ${record.data.reason}`;
     case 'end':
-      return `end: ${record.data.outcome}`;
+      return `${record.data.outcome}`; // shown after the step name: "end: accepted"
   }
 }

@@ -7,7 +7,7 @@
  * Only types come from the rest of `@fleet/core` at module level: the core is imported inside the
  * methods, so a command's `--help` and `--version` load no fleet or domain code.
  */
-import { Command, Flags, type Interfaces } from '@oclif/core';
+import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { ErrorEnvelope, FleetErrorLike, Problem } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
 
@@ -20,27 +20,35 @@ export type CommandError = Error & { exitCode?: number; oclif?: { exit?: number 
  * 2), their problems kept on one line; anything else is an internal error (exit 1).
  */
 export async function failureOf(error: CommandError): Promise<FleetErrorLike> {
-  const { ExitCode, isFleetError } = await import('../errors.js');
+  const { ExitCode, isFleetError, usageErrorMessage } = await import('../errors.js');
   if (isFleetError(error)) return error;
-  if (error.oclif?.exit !== undefined) {
-    // A headline, one indented line per problem and a "See more help" line: keep the problems.
-    const lines = error.message
-      .split('\n')
-      .map((line) => line.replace(/^Error: /, '').trim())
-      .filter(
-        (line) =>
-          line !== '' &&
-          !/^The following errors? occurred:?$/.test(line) &&
-          !/^See more help/.test(line),
-      );
+  if (error instanceof Errors.CLIError || error.oclif?.exit !== undefined) {
+    // A missing argument is named with its description; otherwise the headline and each problem
+    // on one line (no "See more help" line).
     return {
       code: 'USAGE',
-      message: lines.length > 0 ? lines.join('; ') : 'usage error',
-      exitCode: error.oclif.exit === 0 ? ExitCode.ok : ExitCode.usage,
+      message: usageErrorMessage(error.message, missingArgs(error)),
+      exitCode: error.oclif?.exit === 0 ? ExitCode.ok : ExitCode.usage,
       suggestions: ['see --help'],
     };
   }
   return { code: 'INTERNAL', message: error.message, exitCode: ExitCode.internal };
+}
+
+/** The arguments oclif's RequiredArgsError carries (`args`), if this is one. */
+function missingArgs(error: Error): { name?: string; description?: string }[] | undefined {
+  const args: unknown = (error as { args?: unknown }).args;
+  if (!Array.isArray(args)) return undefined;
+  return args.flatMap((arg: unknown) => {
+    if (typeof arg !== 'object' || arg === null) return [];
+    const { name, description } = arg as { name?: unknown; description?: unknown };
+    return [
+      {
+        ...(typeof name === 'string' ? { name } : {}),
+        ...(typeof description === 'string' ? { description } : {}),
+      },
+    ];
+  });
 }
 
 /**
@@ -88,10 +96,52 @@ export abstract class FleetBaseCommand extends Command {
     process.stderr.write(`${message}\n`);
   }
 
-  /** Finds the fleet repository from --repo, $FLEET_REPO or the working directory. */
+  /**
+   * Where a verb names the repository it uses: `stdout`, its human output's first line (a verb
+   * that touches hosts); `stderr` when stdout carries something else (a file's bytes);
+   * `commit`, on the commit line the CLI's `noteSource` prints; `none`, not at all.
+   */
+  static repoLine: 'stdout' | 'stderr' | 'commit' | 'none' = 'stdout';
+
+  /** The fleet repository this command found, its real path (set by {@link findRepo}). */
+  protected repoRoot: string | undefined;
+
+  /**
+   * A node-path argument (`~/…`), as core's one parser reads it: an unquoted `~/…` the shell
+   * expanded under the operator's `$HOME` is mapped back (and said so on stderr); anything else
+   * not `~/`-relative is `PATH_INVALID` (exit 2) saying to quote it.
+   */
+  protected async nodePath(raw: string): Promise<string> {
+    const { parseNodePathArgument } = await import('../paths.js');
+    const parsed = parseNodePathArgument(raw, process.env['HOME']);
+    if (parsed.mappedFromHome) this.note(`note: ${raw} read as ${parsed.path} (the node's home)`);
+    return parsed.path;
+  }
+
+  /**
+   * Finds the fleet repository from --repo, $FLEET_REPO or the working directory, names it (see
+   * {@link FleetBaseCommand.repoLine}), and warns on stderr when the working directory lies
+   * inside another fleet repository than the one used (a leftover `$FLEET_REPO`).
+   */
   protected async findRepo(flag: string | undefined): Promise<string> {
-    const { discoverRepo } = await import('../repo/discover.js');
-    return discoverRepo({ flag, env: process.env, cwd: process.cwd() });
+    const { discoverRepo, enclosingRepo, otherRepoWarning } = await import('../repo/discover.js');
+    const root = await discoverRepo({ flag, env: process.env, cwd: process.cwd() });
+    const { realpath } = await import('node:fs/promises');
+    const real = (dir: string) => realpath(dir).catch(() => dir);
+    this.repoRoot = await real(root);
+    const enclosing = await enclosingRepo(process.cwd());
+    const warning = otherRepoWarning({
+      used: this.repoRoot,
+      enclosing: enclosing === null ? null : await real(enclosing),
+      flag,
+    });
+    if (warning !== null) this.note(warning);
+    const where = (this.constructor as typeof FleetBaseCommand).repoLine;
+    if (!this.jsonEnabled()) {
+      if (where === 'stdout') this.log(`repository ${this.repoRoot}`);
+      if (where === 'stderr') this.note(`repository ${this.repoRoot}`);
+    }
+    return root;
   }
 
   /**

@@ -25,6 +25,7 @@ import {
 } from '../repo/load.js';
 import {
   buildDriftReport,
+  failedHostStatus,
   hostStatus,
   type DriftHost,
   type DriftReport,
@@ -110,13 +111,10 @@ export interface DriftInput {
   readonly source?: RepoSource;
 }
 
-const UNREACHABLE_CODES = new Set(['HOST_UNREACHABLE', 'REQUEST_TIMEOUT']);
-
 function failedHost(host: string, error: FleetErrorLike): DriftHost {
-  const unreachable = UNREACHABLE_CODES.has(error.code);
   return {
     host,
-    status: unreachable ? 'unreachable' : 'error',
+    status: failedHostStatus(error),
     detail: `${error.code}: ${error.message}`,
     items: [],
   };

@@ -9,6 +9,7 @@
 import { asFleetError, forEachHost } from '../client/for-each-host.js';
 import type { FleetErrorLike } from '../errors.js';
 import { hostEntry, type FleetRepo } from '../repo/load.js';
+import { failedHostStatus } from '../report/drift-report.js';
 import {
   buildVersionReport,
   versionHostStatus,
@@ -244,12 +245,10 @@ export function versionHost(
   };
 }
 
-const UNREACHABLE_CODES = new Set(['HOST_UNREACHABLE', 'REQUEST_TIMEOUT']);
-
 function failedHost(host: string, error: FleetErrorLike): VersionHost {
   return {
     host,
-    status: UNREACHABLE_CODES.has(error.code) ? 'unreachable' : 'error',
+    status: failedHostStatus(error),
     detail: `${error.code}: ${error.message}`,
     items: [],
   };

@@ -4,6 +4,7 @@
  * live beside this file.
  */
 import { z } from 'zod';
+import { ExitCode, mostUrgentExit, type FleetErrorLike } from '../errors.js';
 
 export const DRIFT_SCHEMA = 'fleet.drift/v1';
 export const DRIFT_LAYERS = ['file', 'derived', 'runtime', 'version'] as const;
@@ -18,7 +19,8 @@ export const ITEM_STATES = [
   'unsupported',
   'error',
 ] as const;
-export const HOST_STATUSES = ['current', 'drifted', 'unreachable', 'error'] as const;
+/** `denied`: the host refused the credentials (exit 4, contract §7) — not a generic `error`. */
+export const HOST_STATUSES = ['current', 'drifted', 'unreachable', 'denied', 'error'] as const;
 
 const lineSchema = z.strictObject({ line: z.number().int().min(1), text: z.string() });
 
@@ -71,6 +73,8 @@ export const driftReportSchema = z.strictObject({
     current: z.number().int(),
     drifted: z.number().int(),
     unreachable: z.number().int(),
+    /** Hosts that refused the credentials (absent in reports written before it was counted). */
+    denied: z.number().int().optional(),
     errors: z.number().int(),
   }),
   hosts: z.array(driftHostSchema),
@@ -113,16 +117,46 @@ export function buildDriftReport(input: DriftReportInput): DriftReport {
       current: count('current'),
       drifted: count('drifted'),
       unreachable: count('unreachable'),
+      denied: count('denied'),
       errors: count('error'),
     },
     hosts,
   };
 }
 
-/** Exit code of `fleet drift`: 0 when every host is current, else 1 (contract §7). */
-export function driftExitCode(report: DriftReport): 0 | 1 {
-  return report.summary.hosts === report.summary.current ? 0 : 1;
+/** Each host status's own exit code (contract §7): an error item or a drift is 1. */
+const HOST_STATUS_EXIT: Readonly<Record<HostStatus, number>> = {
+  current: ExitCode.ok,
+  drifted: ExitCode.drift,
+  error: ExitCode.drift,
+  unreachable: ExitCode.unreachable,
+  denied: ExitCode.auth,
+};
+
+/**
+ * Exit code of `fleet drift` and `fleet version` (contract §7): the most urgent of the hosts' —
+ * 4 when a host refused the credentials, else 5 when one was unreachable, else 1 when any
+ * drifted or failed, else 0.
+ */
+export function reportExitCode(hosts: readonly { readonly status: HostStatus }[]): number {
+  return mostUrgentExit(hosts.map((host) => HOST_STATUS_EXIT[host.status]));
 }
+
+/** Exit code of `fleet drift` (contract §7), as {@link reportExitCode}. */
+export function driftExitCode(report: DriftReport): number {
+  return reportExitCode(report.hosts);
+}
+
+/**
+ * A host whose read failed: `denied` when it refused the credentials (an exit-4 code),
+ * `unreachable` when it did not answer in time, else `error`; the detail names the code.
+ */
+export function failedHostStatus(error: FleetErrorLike): HostStatus {
+  if (error.exitCode === ExitCode.auth) return 'denied';
+  return UNREACHABLE_CODES.has(error.code) ? 'unreachable' : 'error';
+}
+
+const UNREACHABLE_CODES = new Set(['HOST_UNREACHABLE', 'REQUEST_TIMEOUT']);
 
 /** The worst state of a host's items in one layer, for the matrix (`undefined`: no items). */
 export function layerState(

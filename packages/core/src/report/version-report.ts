@@ -6,7 +6,13 @@
  * `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
  */
 import { z } from 'zod';
-import { DRIFT_LAYERS, HOST_STATUSES, ITEM_STATES, hostStatus } from './drift-report.js';
+import {
+  DRIFT_LAYERS,
+  HOST_STATUSES,
+  ITEM_STATES,
+  hostStatus,
+  reportExitCode,
+} from './drift-report.js';
 import { sha256Schema } from '../wire/protocol.js';
 
 export const VERSION_SCHEMA = 'fleet.version/v1';
@@ -53,6 +59,8 @@ export const versionReportSchema = z.strictObject({
     current: z.number().int(),
     drifted: z.number().int(),
     unreachable: z.number().int(),
+    /** Hosts that refused the credentials (absent in reports written before it was counted). */
+    denied: z.number().int().optional(),
     errors: z.number().int(),
   }),
   hosts: z.array(versionHostSchema),
@@ -89,13 +97,14 @@ export function buildVersionReport(input: VersionReportInput): VersionReport {
       current: count('current'),
       drifted: count('drifted'),
       unreachable: count('unreachable'),
+      denied: count('denied'),
       errors: count('error'),
     },
     hosts,
   };
 }
 
-/** Exit code of `fleet version`: 0 when every host is current, else 1 (contract §7). */
-export function versionExitCode(report: VersionReport): 0 | 1 {
-  return report.summary.hosts === report.summary.current ? 0 : 1;
+/** Exit code of `fleet version`: the most urgent of the hosts' (4, 5, 1, 0; contract §7). */
+export function versionExitCode(report: VersionReport): number {
+  return reportExitCode(report.hosts);
 }

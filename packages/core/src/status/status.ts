@@ -9,7 +9,7 @@
  * with another failure), `attention` (it answered, and something above needs a look — each reason
  * one line) or `ok`. The exit code takes the most urgent across hosts: 4 over 5 over 1, else 0.
  */
-import { ExitCode, type FleetErrorLike } from '../errors.js';
+import { ExitCode, mostUrgentExit, type FleetErrorLike } from '../errors.js';
 import { runtimeItem } from '../config/version.js';
 import type { DriftReport, HostStatus } from '../report/drift-report.js';
 import type { FleetManifest } from '../repo/schema.js';
@@ -223,9 +223,14 @@ export function assembleStatus(input: StatusInput): StatusReport {
  * The exit code of contract §7 across hosts, most urgent first: 4 when any host refused the
  * credentials, else 5 when any was unreachable, else 1 when any needs attention or failed, else 0.
  */
-export function statusExitCode(states: readonly StatusHostState[]): 0 | 1 | 4 | 5 {
-  if (states.includes('denied')) return ExitCode.auth;
-  if (states.includes('unreachable')) return ExitCode.unreachable;
-  if (states.some((state) => state === 'attention' || state === 'error')) return ExitCode.drift;
-  return ExitCode.ok;
+export function statusExitCode(states: readonly StatusHostState[]): number {
+  return mostUrgentExit(states.map((state) => STATE_EXIT[state]));
 }
+
+const STATE_EXIT: Readonly<Record<StatusHostState, number>> = {
+  ok: ExitCode.ok,
+  attention: ExitCode.drift,
+  error: ExitCode.drift,
+  unreachable: ExitCode.unreachable,
+  denied: ExitCode.auth,
+};

@@ -206,6 +206,7 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
       operationId,
       detail: describe(failure),
       ...(failure.exitCode === 6 ? { verificationFailed: true } : {}),
+      ...(failure.exitCode === 4 ? { denied: true } : {}),
     };
   }
   const verified = receipt.outcome !== 'rolled-back' && receipt.verified;
@@ -252,6 +253,7 @@ export async function reconcileHosts(input: ReconcileInput): Promise<ReconcileHo
       state: UNREACHABLE.has(outcome.error.code) ? 'offline_pending' : 'error',
       targets: [],
       detail: describe(outcome.error),
+      ...(outcome.error.exitCode === 4 ? { denied: true } : {}),
     };
     input.onHost?.(failed);
     return failed;

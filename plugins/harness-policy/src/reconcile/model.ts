@@ -3,7 +3,7 @@
  * classification turns into a reconcile state, a host's worst state, the exit code of a run, and
  * the unattended-convergence gate. No I/O here: everything is tested with tables.
  */
-import type { DriftState } from '@fleet/core';
+import { mostUrgentExit, type DriftState } from '@fleet/core';
 
 /** The JSON document's schema tag. */
 export const RECONCILE_SCHEMA = 'fleet.reconcile/v1';
@@ -51,6 +51,8 @@ export interface ReconcileHost {
   readonly operationId?: string;
   /** True when an install failed verification (rolled back, or recovery needed): exit 6. */
   readonly verificationFailed?: boolean;
+  /** True when the host refused the credentials (an exit-4 code; its state is `error`): exit 4. */
+  readonly denied?: boolean;
 }
 
 export interface ReconcileDocument {
@@ -108,15 +110,22 @@ export function plannedState(drift: DriftState): TargetState {
   return 'error';
 }
 
+/** A host's own exit code: 6 failed verification, 4 denied, 0 converged, else 1 (drift remains). */
+function hostExitCode(host: ReconcileHost): number {
+  if (host.verificationFailed === true) return 6;
+  if (host.denied === true) return 4;
+  return host.state === 'current' || host.state === 'updated' ? 0 : 1;
+}
+
 /**
- * The exit code of a run (contract §7 as the verb applies it): 6 when an install failed
- * verification; 0 when every host is current or updated; 1 when drift remains anywhere
- * (would-update, deleted, modified, diverged, offline_pending, error — the report was still
- * produced).
+ * The exit code of a run (contract §7 as the verb applies it), the most urgent of the hosts':
+ * 6 when an install failed verification, 4 when a host refused the credentials, 1 when drift
+ * remains anywhere (would-update, deleted, modified, diverged, offline_pending, error — the
+ * report was still produced), 0 when every host is current or updated. An unreachable host is
+ * `offline_pending` (1), not 5: reconcile does not need every host, the next run converges it.
  */
-export function reconcileExitCode(hosts: readonly ReconcileHost[]): 0 | 1 | 6 {
-  if (hosts.some((host) => host.verificationFailed === true)) return 6;
-  return hosts.every((host) => host.state === 'current' || host.state === 'updated') ? 0 : 1;
+export function reconcileExitCode(hosts: readonly ReconcileHost[]): number {
+  return mostUrgentExit(hosts.map(hostExitCode));
 }
 
 export function summarise(hosts: readonly ReconcileHost[]): ReconcileDocument['summary'] {

@@ -20,9 +20,7 @@ export function renderHuman(document: ReconcileDocument, escape: Escape): string
     for (const target of host.targets) {
       if (target.state === 'current') continue;
       const local = target.localLines > 0 ? `  (${plural(target.localLines, 'local line')})` : '';
-      lines.push(
-        `    ${target.state.padEnd(12)} ${target.drift.padEnd(11)} ${escape(target.path)}${local}`,
-      );
+      lines.push(`    ${targetState(target).padEnd(24)} ${escape(target.path)}${local}`);
       if (target.state === 'diverged' || target.state === 'modified') {
         lines.push(
           `        a hand change, never written by reconcile: review it, then \`fleet config adopt ${host.host} ${target.path}\` (\`--promote\` to make it the canonical) or install it with --force`,
@@ -108,4 +106,12 @@ export function refusalLine(
   escape: Escape,
 ): string {
   return escape(`${now} ${mode} refused ${code}: ${message}`);
+}
+
+/**
+ * A target's state, with its drift classification when that says more (`would-update (stale)`);
+ * `diverged`, `modified` and `deleted` are their own classification and are said once.
+ */
+export function targetState(target: { readonly state: string; readonly drift: string }): string {
+  return target.state === target.drift ? target.state : `${target.state} (${target.drift})`;
 }

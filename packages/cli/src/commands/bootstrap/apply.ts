@@ -72,16 +72,19 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
     let status: import('@fleet/core').RuntimeStatusResponse | null;
     if (plan.route === 'controller') {
       const { applyThroughController } = await import('../../runtime/apply.js');
-      const applied = await applyThroughController({
-        client: host.client,
-        kind: 'bootstrap',
-        supervisor: plan.supervisor,
-        planId: plan.id,
-        target: plan.target,
-        artifact: derived.artifact,
-        acceptanceTimeoutMs,
-        onProgress: (line) => this.note(`  ${line}`),
-      });
+      const { followableOnInterrupt } = await import('../../runtime/interrupt.js');
+      const applied = await followableOnInterrupt(plan.host, () =>
+        applyThroughController({
+          client: host.client,
+          kind: 'bootstrap',
+          supervisor: plan.supervisor,
+          planId: plan.id,
+          target: plan.target,
+          artifact: derived.artifact,
+          acceptanceTimeoutMs,
+          onProgress: (line) => this.note(`  ${line}`),
+        }),
+      );
       ({ transaction, verdict, status } = applied);
     } else {
       if (!flags.recover) {

@@ -39,15 +39,18 @@ export default class ConfigAdopt extends FleetCommand {
 
 Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) when a path it writes has uncommitted changes.`;
   static override examples = [
-    '<%= config.bin %> config adopt node-01 ~/.claude/CLAUDE.md',
-    '<%= config.bin %> config adopt node-01 ~/.config/router/router.yaml --message "router: keep the hot fix" --allow-secret-line 12',
-    '<%= config.bin %> config adopt node-01 ~/.claude/CLAUDE.md --promote --dry-run',
-    '<%= config.bin %> config adopt node-01 ~/.claude/CLAUDE.md --promote --accept-drift-on node-02',
+    "<%= config.bin %> config adopt node-01 '~/.claude/CLAUDE.md'",
+    '<%= config.bin %> config adopt node-01 \'~/.config/router/router.yaml\' --message "router: keep the hot fix" --allow-secret-line 12',
+    "<%= config.bin %> config adopt node-01 '~/.claude/CLAUDE.md' --promote --dry-run",
+    "<%= config.bin %> config adopt node-01 '~/.claude/CLAUDE.md' --promote --accept-drift-on node-02",
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
-    path: Args.string({ description: 'the live file, ~/-relative', required: true }),
+    path: Args.string({
+      description: "the live file, ~/-relative (quote it: '~/…')",
+      required: true,
+    }),
   };
   static override flags = {
     message: Flags.string({ char: 'm', description: 'commit message (default: adopt HOST:PATH)' }),
@@ -73,7 +76,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
   };
 
   async run(): Promise<AdoptResult> {
-    const { args, flags } = await this.parse(ConfigAdopt);
+    const { args: given, flags } = await this.parse(ConfigAdopt);
+    const args = { ...given, path: await this.nodePath(given.path) };
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { loadFleetContext } = await import('../../config/context.js');

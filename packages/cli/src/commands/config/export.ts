@@ -7,20 +7,25 @@ export default class ConfigExport extends FleetCommand {
   static override description =
     'Secret values are replaced by their {{ secret.NAME }} placeholders on the node, before anything leaves it. Binary, non-UTF-8 and oversized files are refused, not guessed (exit 7).';
   static override examples = [
-    '<%= config.bin %> config export node-01 ~/.config/router/router.yaml',
-    '<%= config.bin %> config export node-01 ~/.claude/CLAUDE.md --json',
+    "<%= config.bin %> config export node-01 '~/.config/router/router.yaml'",
+    "<%= config.bin %> config export node-01 '~/.claude/CLAUDE.md' --json",
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'stderr' as const; // stdout carries the file's bytes
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
-    path: Args.string({ description: 'the file, ~/-relative', required: true }),
+    path: Args.string({
+      description: "the file, ~/-relative (quote it: '~/…')",
+      required: true,
+    }),
   };
   static override flags = {
     timeout: Flags.integer({ description: 'timeout in milliseconds', default: 10_000, min: 1 }),
   };
 
   async run(): Promise<ExportResponse> {
-    const { args, flags } = await this.parse(ConfigExport);
+    const { args: given, flags } = await this.parse(ConfigExport);
+    const args = { ...given, path: await this.nodePath(given.path) };
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { loadFleetContext } = await import('../../config/context.js');

@@ -12,15 +12,19 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
   static override examples = [
     '<%= config.bin %> config install node-01 harness-policy',
     '<%= config.bin %> config install node-01 harness-policy --confirm',
-    '<%= config.bin %> config install node-01 harness-policy --file ~/.claude/CLAUDE.md --confirm --force',
+    "<%= config.bin %> config install node-01 harness-policy --file '~/.claude/CLAUDE.md' --confirm --force",
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'commit' as const; // on the commit line
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
     domain: Args.string({ description: 'domain to install', required: true }),
   };
   static override flags = {
-    file: Flags.string({ description: 'only this node path (repeatable)', multiple: true }),
+    file: Flags.string({
+      description: "only this node path, ~/-relative (repeatable; quote it: '~/…')",
+      multiple: true,
+    }),
     confirm: Flags.boolean({
       description: 'really install (without it: print the plan, exit 2)',
       default: false,
@@ -36,6 +40,9 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     { plan: DomainPlan; receipt: Receipt } | { plan: DomainPlan; confirmed: false }
   > {
     const { args, flags } = await this.parse(ConfigInstall);
+    const files = flags.file
+      ? await Promise.all(flags.file.map((file) => this.nodePath(file)))
+      : undefined;
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { loadFleetContext } = await import('../../config/context.js');
@@ -60,7 +67,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     const [plan] = await core.planHost(assessment, args.host, args.domain);
     if (!plan)
       throw new core.FleetError('UNKNOWN_DOMAIN', `no plan for ${args.domain} on ${args.host}`);
-    const selection = { ...(flags.file ? { files: flags.file } : {}), force: flags.force };
+    const selection = { ...(files ? { files } : {}), force: flags.force };
     if (!flags.confirm) {
       // The plan is the answer: shown, nothing sent, exit 2 (contract §7).
       if (!this.jsonEnabled()) this.log(renderPlan(plan, core.escapeControl));

@@ -12,6 +12,7 @@ export default class ConfigPlan extends FleetCommand {
     '<%= config.bin %> config plan node-01 harness-policy --json',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'commit' as const; // on the commit line
   static override args = {
     host: Args.string({ description: 'host (as in fleet.yaml)', required: true }),
     domain: Args.string({ description: 'one domain (default: every domain the host runs)' }),

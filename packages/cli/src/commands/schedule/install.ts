@@ -25,6 +25,7 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
     '<%= config.bin %> schedule install harness reconcile --unattended --every 1d',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override repoLine = 'none' as const; // it installs a timer here and reads no host
   static override args = {
     verb: Args.string({
       description: 'drift or version (or harness, with reconcile --unattended)',

@@ -50,17 +50,18 @@ export default class TokenList extends FleetCommand {
       });
     }
     if (tokens.length === 0) this.log('No tokens. Issue one with `fleet token issue`.');
-    for (const token of tokens) {
-      this.log(
-        [
-          token.id,
-          token.client,
-          token.state.padEnd(7),
-          token.expiresAt,
-          token.scopes.join(','),
-          ...(token.id === self ? ['(this token)'] : []),
-        ].join('  '),
-      );
+    if (tokens.length > 0) {
+      const { renderTable } = await import('../../table.js');
+      const rows = tokens.map((token) => [
+        token.id,
+        token.client,
+        token.state,
+        token.expiresAt ?? '-',
+        token.scopes.join(','),
+        token.id === self ? '(this token)' : '',
+      ]);
+      for (const line of renderTable(['ID', 'CLIENT', 'STATE', 'EXPIRES', 'SCOPES', ''], rows))
+        this.log(line);
     }
     return self === undefined ? { tokens } : { tokens, self };
   }
