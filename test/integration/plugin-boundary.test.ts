@@ -48,7 +48,7 @@ describe('plugin boundary', () => {
     await writeFile(manifest, (await readFile(manifest, 'utf8')).replace('- router', '- nosuch'));
     const failing = await fleet(['validate', '--repo', repo], { env });
     expect(failing.stderr).to.contain(
-      '(registered: dotfile, harness-policy, router, transport-identity)',
+      '(registered: dotfile, files, harness-policy, router, transport-identity)',
     );
   });
 
