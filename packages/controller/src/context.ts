@@ -7,11 +7,13 @@ import { execa } from 'execa';
 import {
   loadEnvChain,
   type Clock,
+  type ControllerSupervisor,
   type NodeContext,
   type Platform,
   type ProcessRequest,
   type ProcessResult,
   type ProcessRunner,
+  type Registry,
   type SafeFileReader,
   type SecretValues,
 } from '@fleet/core';
@@ -78,11 +80,16 @@ export interface NodeContextOptions {
   readonly beforeProcess?: () => Promise<void>;
   /** Safe reads of the domain's own files (probers read live files through it). */
   readonly files?: SafeFileReader;
+  /**
+   * The registry whose bootstrap adapters drive this node's recorded supervisor: given, the
+   * context offers `controllerSupervisor` (a domain's coupled restart of the controller).
+   */
+  readonly registry?: Registry;
 }
 
 export function createNodeContext(options: NodeContextOptions): NodeContext {
-  const { home } = options;
-  return {
+  const { home, registry } = options;
+  const ctx: NodeContext = {
     home,
     nodeId: options.nodeId,
     platform: options.platform ?? currentPlatform(),
@@ -90,5 +97,14 @@ export function createNodeContext(options: NodeContextOptions): NodeContext {
     processes: new ExecaProcessRunner(home, options.beforeProcess),
     secrets: (): Promise<SecretValues> => loadEnvChain(home),
     ...(options.files ? { files: options.files } : {}),
+    ...(registry
+      ? {
+          controllerSupervisor: async (): Promise<ControllerSupervisor | null> => {
+            const { recordedControllerSupervisor } = await import('./lifecycle/supervisor.js');
+            return recordedControllerSupervisor(registry, ctx);
+          },
+        }
+      : {}),
   };
+  return ctx;
 }

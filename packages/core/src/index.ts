@@ -321,6 +321,7 @@ export { restoreWritten } from './installers/restore.js';
 export * from './runtime/layout.js';
 export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';
+export * from './runtime/supervisor-record.js';
 export * from './runtime/plan.js';
 
 // Controller client

@@ -6,6 +6,7 @@ import {
   ENV_FILE,
   loadEnvChain,
   parseHomePath,
+  type ControllerSupervisor,
   type NodeContext,
   type Platform,
   type SafeFileReader,
@@ -122,6 +123,14 @@ export class FakeHost implements NodeContext {
    * prober's domain (`host.files = host.writer(declaration)`) before calling `collect(host, …)`.
    */
   files?: SafeFileReader;
+
+  /**
+   * The supervisor the node records for its controller (`NodeContext.controllerSupervisor`), as
+   * the controller hands it to a domain that restarts the controller: set it, for example to a
+   * {@link RecordedSupervisor} (`host.controllerSupervisor = () => Promise.resolve(supervisor)`).
+   * Unset: the node records none.
+   */
+  controllerSupervisor?: () => Promise<ControllerSupervisor | null>;
 
   /** The env-file chain, read by the controller's own loader. */
   secrets(): Promise<SecretValues> {

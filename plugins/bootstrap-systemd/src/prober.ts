@@ -15,7 +15,7 @@ import {
   type Prober,
 } from '@fleet/core';
 import { createSystemdUserAdapter } from './adapter.js';
-import { UNIT_PATH } from './unit.js';
+import { unitPath } from './unit.js';
 
 export interface UnitFacts extends JsonObject {
   readonly unit: string;
@@ -52,7 +52,7 @@ export function createUnitProber(adapter = createSystemdUserAdapter()): Prober<U
     async collect(ctx: NodeContext): Promise<UnitFacts> {
       const pointer = await readCurrentPointer(runtimeLayout(ctx.home, 'linux'));
       const base = {
-        unit: UNIT_PATH,
+        unit: unitPath(await adapter.unitName(ctx).catch(() => 'fleet-controller.service')),
         current: pointer.state === 'set' ? pointer.buildId : null,
         currentState: pointer.state === 'invalid' ? `invalid: ${pointer.detail}` : pointer.state,
         linger: await adapter.linger(ctx),

@@ -1,7 +1,8 @@
 /**
  * A lab node's local bootstrap policy (contract §12): `<home>/.local/state/fleet/bootstrap-policy.json`
- * = `{ "version": 1, "bootstrap": "allow", "supervisors": ["lab"] }`. A lab is a sandbox, so its
- * nodes allow bootstrap through the lab supervisor; a real node has no such file (deny) until its
+ * = `{ "version": 1, "bootstrap": "allow", "supervisors": ["lab"] }` (`["systemd-user"]` for a lab of
+ * real units). A lab is a sandbox, so its nodes allow bootstrap through the supervisor that runs
+ * them; a real node has no such file (deny) until its
  * owner writes one. `fleet lab up` writes it once, when the node has none: a lab brought up again
  * keeps whatever its policy says by then.
  */
@@ -23,11 +24,15 @@ export const LAB_BOOTSTRAP_POLICY = {
  * its path. Written whole to a temp file first and linked into place: never half a file, and an
  * existing policy is never replaced.
  */
-export async function writeLabBootstrapPolicy(home: string): Promise<string> {
+export async function writeLabBootstrapPolicy(
+  home: string,
+  supervisor: 'lab' | 'systemd-user' = 'lab',
+): Promise<string> {
   const path = join(home, ...BOOTSTRAP_POLICY_PATH.split('/'));
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const temp = join(dirname(path), `.fleet-tmp-policy-${randomBytes(6).toString('hex')}`);
-  await writeFile(temp, `${JSON.stringify(LAB_BOOTSTRAP_POLICY, null, 2)}\n`, {
+  const policy = { ...LAB_BOOTSTRAP_POLICY, supervisors: [supervisor] };
+  await writeFile(temp, `${JSON.stringify(policy, null, 2)}\n`, {
     mode: 0o600,
     flag: 'wx',
   });

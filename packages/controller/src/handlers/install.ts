@@ -154,6 +154,8 @@ async function execute(
       nodeId: runtime.nodeId,
       clock: runtime.clock,
       beforeProcess: () => failpoint('install.during_action'),
+      // The node's recorded supervisor, for a domain that restarts the controller (§10.2).
+      registry: runtime.registry,
     });
     result = await installer.install(ctx, { ...request, files: [...request.files] }, writer);
     if (!result.verified && result.pending === undefined)

@@ -1,16 +1,30 @@
 /**
- * Which supervisor runs this node's controller, for node-local callers that are not the
- * controller (the recovery receiver): the one the last journaled transaction used, else the first
- * adapter for this platform whose definition is present.
+ * Which supervisor runs this node's controller (contract §10.2, §12): the one the node recorded
+ * when an adapter installed it (`~/.local/state/fleet/supervisor.json`) — never one a request
+ * names. For node-local callers that are not the controller (the recovery receiver) a node with
+ * no record falls back to what the last journaled transaction used, else the first adapter for
+ * this platform whose definition is present.
+ *
+ * `recordedControllerSupervisor` is the seam a domain that restarts the controller gets
+ * (`NodeContext.controllerSupervisor`): the recorded adapter behind core's `ControllerSupervisor`,
+ * whose switch runs from a process of its own (`controller switch-node-id`, switch.ts) started out
+ * of the restart's reach (launch.ts).
  */
-import type {
-  BootstrapAdapter,
-  NodeContext,
-  ObservedSupervisor,
-  Registry,
-  SupervisorKind,
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  adapterControllerSupervisor,
+  readSupervisorRecord,
+  type BootstrapAdapter,
+  type ControllerSupervisor,
+  type NodeContext,
+  type ObservedSupervisor,
+  type Registry,
+  type SupervisorKind,
 } from '@fleet/core';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
+import { launchNodeJob } from './launch.js';
 
 export interface NodeSupervisor {
   readonly adapter: BootstrapAdapter;
@@ -22,11 +36,13 @@ export async function nodeSupervisor(
   ctx: NodeContext,
   preferred?: string,
 ): Promise<NodeSupervisor | null> {
+  const record = await readSupervisorRecord(ctx.home).catch(() => null);
   const journal = await new RuntimeJournal(ctx.home).read();
   const journaled = journal.corrupt ? undefined : lastTransaction(journal)?.begin.data.supervisor;
   const kinds = [
     ...new Set(
       [
+        record?.supervisor,
         preferred,
         journaled,
         ...registry
@@ -44,7 +60,58 @@ export async function nodeSupervisor(
       continue;
     }
     const observed = await adapter.observe(ctx).catch(() => null);
-    if (kind === preferred || kind === journaled || observed?.present) return { adapter, observed };
+    if (
+      kind === record?.supervisor ||
+      kind === preferred ||
+      kind === journaled ||
+      observed?.present
+    )
+      return { adapter, observed };
   }
   return null;
+}
+
+/** Where the switch's process logs, one line per step (kept as evidence). */
+export const SWITCH_LOG = '.local/state/fleet/logs/transport-identity.log';
+
+/** How long the switch waits for a restarted controller (the lab restarts cold, up to 3 times). */
+export const SWITCH_RESTART_TIMEOUT_MS = 200_000;
+
+/**
+ * The supervisor the node recorded, as core's `ControllerSupervisor` for a domain's coupled
+ * restart; `null` when the node records none fleet can drive.
+ */
+export async function recordedControllerSupervisor(
+  registry: Registry,
+  ctx: NodeContext,
+): Promise<ControllerSupervisor | null> {
+  const record = await readSupervisorRecord(ctx.home);
+  if (record === null) return null;
+  const adapter = await registry.bootstrapAdapter(record.supervisor);
+  return {
+    ...adapterControllerSupervisor(adapter, ctx, {
+      replacesCaller: true,
+      timeoutMs: SWITCH_RESTART_TIMEOUT_MS,
+    }),
+    async switchFromOutside(plan): Promise<void> {
+      const log = join(ctx.home, ...SWITCH_LOG.split('/'));
+      await mkdir(dirname(log), { recursive: true, mode: 0o700 });
+      await launchNodeJob(adapter, ctx, {
+        name: `fleet-node-id-${plan.operationId}-${randomBytes(3).toString('hex')}`,
+        args: [
+          'controller',
+          'switch-node-id',
+          '--home',
+          ctx.home,
+          '--from',
+          plan.from,
+          '--to',
+          plan.to,
+          '--operation',
+          plan.operationId,
+        ],
+        log,
+      });
+    },
+  };
 }

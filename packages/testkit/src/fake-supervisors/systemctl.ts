@@ -4,8 +4,8 @@
  * would keep (the loaded copy of each unit, which are enabled) in `<state dir>/systemd/`, and really
  * starts and stops the process a unit's `ExecStart=` describes. Exactly these subcommands:
  *
- *   systemctl --user daemon-reload
- *   systemctl --user start|stop|restart|enable|is-active UNIT
+ *   systemctl --user daemon-reload | show-environment
+ *   systemctl --user start|stop|restart|enable|is-active|reset-failed UNIT
  *   systemctl --user enable|disable [--now] UNIT
  *   systemctl --user show [-p PROP[,PROP…]]… [--property=PROP[,…]]… [--value] [UNIT]
  *
@@ -327,6 +327,21 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
         stderr: was ? `Removed ${unit} from default.target.wants.\n` : '',
       };
     }
+    case 'show-environment': {
+      if (rest.length) return fail(1, 'fake systemctl: show-environment takes no arguments');
+      // The manager's environment: the fake's manager is the one of this $HOME.
+      const shown = ['HOME', 'PATH', 'XDG_RUNTIME_DIR', 'LANG']
+        .filter((key) => env[key] !== undefined)
+        .map((key) => `${key}=${env[key] as string}\n`);
+      return ok(shown.join(''));
+    }
+    case 'reset-failed': {
+      const unit = oneUnit();
+      if (typeof unit !== 'string') return unit;
+      delete state.startFailed[unit];
+      save(env, state);
+      return ok();
+    }
     case 'is-active': {
       const unit = oneUnit();
       if (typeof unit !== 'string') return unit;
@@ -362,7 +377,7 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
     default:
       return fail(
         1,
-        `fake systemctl: unsupported command "${argv.slice(1).join(' ')}" (the fake supports daemon-reload, start, stop, restart, enable, disable, is-active, show)`,
+        `fake systemctl: unsupported command "${argv.slice(1).join(' ')}" (the fake supports daemon-reload, start, stop, restart, enable, disable, is-active, reset-failed, show, show-environment)`,
       );
   }
 }
