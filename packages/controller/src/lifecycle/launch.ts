@@ -29,6 +29,8 @@ import {
 export interface NodeJob {
   /** Unique on the node: `fleet-runtime-<txn>`, `fleet-node-id-<operation>`. */
   readonly name: string;
+  /** Its kind, one at a time per node: `runtime-runner`, `node-id-switch`. */
+  readonly slot: string;
   /** The fleet CLI's arguments (after `<node> <this runtime's bin/run.js>`). */
   readonly args: readonly string[];
   /** Where its stdout and stderr are appended (0600). */
@@ -90,6 +92,7 @@ export async function launchNodeJob(
   if (adapter?.launchDetached) {
     const launched = await adapter.launchDetached(ctx, {
       name: job.name,
+      slot: job.slot,
       argv,
       cwd: ctx.home,
       env,

@@ -80,6 +80,7 @@ export async function spawnRunner(args: RunnerArgs): Promise<RunnerStart> {
   const ctx = createNodeContext({ home: args.home, nodeId: args.nodeId });
   const started = await launchNodeJob(adapter, ctx, {
     name: `fleet-runtime-${args.transaction}-${randomBytes(3).toString('hex')}`,
+    slot: 'runtime-runner',
     args: [
       'controller',
       'runtime-run',
@@ -98,6 +99,8 @@ export async function spawnRunner(args: RunnerArgs): Promise<RunnerStart> {
       String(process.pid),
       '--pid-file',
       files.pid,
+      '--log-file',
+      files.log,
     ],
     log: files.log,
   });

@@ -98,6 +98,7 @@ export async function recordedControllerSupervisor(
       await mkdir(dirname(log), { recursive: true, mode: 0o700 });
       await launchNodeJob(adapter, ctx, {
         name: `fleet-node-id-${plan.operationId}-${randomBytes(3).toString('hex')}`,
+        slot: 'node-id-switch',
         args: [
           'controller',
           'switch-node-id',
@@ -109,6 +110,8 @@ export async function recordedControllerSupervisor(
           plan.to,
           '--operation',
           plan.operationId,
+          '--log-file',
+          log,
         ],
         log,
       });

@@ -97,6 +97,11 @@ export interface DetachedJob {
   readonly env: Readonly<Record<string, string>>;
   /** Absolute path of the job's log: its stdout and stderr are appended (created 0600). */
   readonly log: string;
+  /**
+   * The job's kind (`runtime-runner`, `node-id-switch`), of which at most one runs at a time on
+   * a node: a supervisor that keeps one definition per kind (a task `fleet-<slot>`) reuses it.
+   */
+  readonly slot: string;
 }
 
 /** How {@link BootstrapAdapter.launchDetached} started a job. */

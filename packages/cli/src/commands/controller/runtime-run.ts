@@ -15,6 +15,9 @@ export default class ControllerRuntimeRun extends FleetCommand {
     'Carry a runtime transaction through restart and acceptance (node-local).';
   static override flags = {
     home: Flags.directory({ required: true, exists: true, description: "the node's home" }),
+    'log-file': Flags.string({
+      description: 'append progress lines here (a supervisor that cannot redirect output: a task)',
+    }),
     mode: Flags.string({ required: true, options: ['activate', 'rollback'] }),
     transaction: Flags.string({
       required: true,
@@ -35,7 +38,13 @@ export default class ControllerRuntimeRun extends FleetCommand {
     const { flags } = await this.parse(ControllerRuntimeRun);
     const { runRuntimeTransaction, waitForGo } = await import('@fleet/controller');
     const { realpath, writeFile } = await import('node:fs/promises');
-    const log = (line: string) => process.stdout.write(`[${new Date().toISOString()}] ${line}\n`);
+    const { appendFileSync } = await import('node:fs');
+    const logFile = flags['log-file'];
+    const log = (line: string) => {
+      const text = `[${new Date().toISOString()}] ${line}\n`;
+      if (logFile) appendFileSync(logFile, text, { mode: 0o600 });
+      else process.stdout.write(text);
+    };
     if (flags['pid-file']) await writeFile(flags['pid-file'], `${process.pid}\n`, { mode: 0o600 });
     const go = await waitForGo({
       ...(flags['go-file'] ? { goFile: flags['go-file'] } : {}),

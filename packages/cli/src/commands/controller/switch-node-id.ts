@@ -15,6 +15,9 @@ export default class ControllerSwitchNodeId extends FleetCommand {
     "Switch the controller's --node-id through its supervisor (node-local).";
   static override flags = {
     home: Flags.directory({ required: true, exists: true, description: "the node's home" }),
+    'log-file': Flags.string({
+      description: 'append progress lines here (a supervisor that cannot redirect output: a task)',
+    }),
     from: Flags.string({ required: true, description: 'the --node-id the controller runs with' }),
     to: Flags.string({ required: true, description: 'the --node-id to switch to' }),
     operation: Flags.string({ required: true, description: 'the install operation it belongs to' }),
@@ -24,8 +27,13 @@ export default class ControllerSwitchNodeId extends FleetCommand {
     const { flags } = await this.parse(ControllerSwitchNodeId);
     const { runNodeIdSwitch } = await import('@fleet/controller');
     const { realpath } = await import('node:fs/promises');
-    const log = (line: string) =>
-      process.stdout.write(`[${new Date().toISOString()}] switch ${process.pid}: ${line}\n`);
+    const { appendFileSync } = await import('node:fs');
+    const logFile = flags['log-file'];
+    const log = (line: string) => {
+      const text = `[${new Date().toISOString()}] switch ${process.pid}: ${line}\n`;
+      if (logFile) appendFileSync(logFile, text, { mode: 0o600 });
+      else process.stdout.write(text);
+    };
     try {
       const outcome = await runNodeIdSwitch({
         home: await realpath(flags.home),
