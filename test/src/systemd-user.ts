@@ -353,6 +353,8 @@ async function startManager(): Promise<SystemdUser> {
     '/bin/sh',
     user,
   ]);
+  // No password, but not a locked account ("!"): sshd refuses a locked one even for a key.
+  must('usermod', ['--password', '*', user]);
   const uid = Number(must('id', ['-u', user]).trim());
   const gid = Number(must('id', ['-g', user]).trim());
   const cgroups = cgroupLayout();
@@ -596,6 +598,7 @@ export async function requireSystemdUser(context: SkippableContext): Promise<Sys
       SYSTEM_TOOLS.systemdRun,
       SYSTEM_TOOLS.runuser,
       SYSTEM_TOOLS.useradd,
+      SYSTEM_TOOLS.usermod,
       SYSTEM_TOOLS.userdel,
     ],
     'runs against a real systemd --user manager',

@@ -126,6 +126,19 @@ describe('runtime generations: staging', () => {
     expect(await generations()).to.deep.equal([sha256]); // no temp directory left
   });
 
+  it('stages files 0444 under a restrictive umask too (the controller unit runs with UMask=0077)', async () => {
+    const previous = process.umask(0o077);
+    try {
+      const a = await artifact(runtimePackage());
+      const staged = await stage(a);
+      const dir = layout.generation(staged.buildId);
+      expect((await stat(join(dir, 'package', 'package.json'))).mode & 0o777).to.equal(0o444);
+      expect((await verifyGeneration(layout, staged.buildId)).ok).to.equal(true);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
   it('reuses an identical generation without writing anything', async () => {
     const a = await artifact(runtimePackage());
     const first = await stage(a);

@@ -35,6 +35,7 @@ export const SYSTEM_TOOLS = {
   systemdRun: { command: 'systemd-run', debianPackage: 'systemd' },
   runuser: { command: 'runuser', debianPackage: 'util-linux' },
   useradd: { command: 'useradd', debianPackage: 'passwd' },
+  usermod: { command: 'usermod', debianPackage: 'passwd' },
   userdel: { command: 'userdel', debianPackage: 'passwd' },
   openssl: { command: 'openssl', debianPackage: 'openssl' },
   unshare: { command: 'unshare', debianPackage: 'util-linux' },
