@@ -68,9 +68,11 @@ export default defineConfig([
     },
   },
 
-  // Plain JavaScript: no tsconfig covers it, so no type-aware rules; it runs on Node.js.
+  // Plain JavaScript: no tsconfig covers it, so no type-aware rules; it runs on Node.js. The
+  // declaration file beside a script (scripts/*.d.mts, for the tests that import it) is no
+  // project's either.
   {
-    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs', 'scripts/*.d.mts'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       sourceType: 'module',

@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { cleanEnv, renderTable, repoRoot, round, summarize, timeNode } from './lib.js';
 
 export const name = 'cold-start';
-export const description = 'fleet --version / --help wall time as a ratio to node -e 0 (contract §14)';
+export const description =
+  'fleet --version / --help wall time as a ratio to node -e 0 (contract §14)';
 
 const CLI = 'packages/cli/bin/run.js';
 const TRACER = pathToFileURL(path.join(repoRoot, 'bench/trace-imports.mjs')).href;

@@ -3,7 +3,8 @@
 // through the operator's own client (core's createControllerClient: one connection per request,
 // every answer schema-checked, as `fleet` does it). Goals: export p50 ≤ 5 ms over 500 sequential
 // requests after a warm-up; 200 concurrent exports without an error; idle RSS ≤ 80 MiB (VmRSS of
-// the controller process, after a few seconds without requests).
+// the controller process, after a few seconds without requests). Also measured: 200 concurrent
+// snapshots (each audited as a read, the records written in groups).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -155,6 +156,8 @@ export async function run() {
         '--json',
       ]),
     );
+    // The node's own policy (contract §5.1): a controller does not start without one.
+    fleetSync(['node-policy', 'init', '--home', home]);
     const content = policyFile();
     const sha256 = createHash('sha256').update(content).digest('hex');
     const file = path.join(home, '.claude', 'CLAUDE.md');
@@ -203,8 +206,34 @@ export async function run() {
     const errors = failures.length;
     const firstError = failures[0]?.reason?.code ?? failures[0]?.reason?.message;
 
+    // 200 concurrent snapshots, as a 200-host drift would ask one node at once were it 200
+    // operators: each a read audited with one record, written in groups (docs/audit-log.md).
+    const auditPath = path.join(home, '.local', 'state', 'fleet', 'audit.jsonl');
+    const auditLines = () => {
+      try {
+        return readFileSync(auditPath, 'utf8')
+          .split('\n')
+          .filter((line) => line.includes('"operation":"snapshot"')).length;
+      } catch {
+        return 0;
+      }
+    };
+    const recordsBefore = auditLines();
+    const snapshotStart = process.hrtime.bigint();
+    const snapshots = await Promise.allSettled(
+      Array.from({ length: CONCURRENT }, () => client.snapshot({ paths: [FILE], backups: true })),
+    );
+    const snapshotMs = Number(process.hrtime.bigint() - snapshotStart) / 1e6;
+    const snapshotErrors = snapshots.filter((o) => o.status === 'rejected').length;
+
     await sleep(IDLE_MS);
     const rssIdle = rssMiB(pid);
+    const readRecords = auditLines() - recordsBefore;
+    checks.push({
+      label: 'every snapshot audited',
+      ok: readRecords === CONCURRENT - snapshotErrors,
+      detail: `${readRecords} read records for ${CONCURRENT - snapshotErrors} snapshots`,
+    });
     const alive = controller.child.exitCode === null && controller.child.signalCode === null;
     checks.push({
       label: 'controller alive after the burst',
@@ -237,6 +266,13 @@ export async function run() {
         unit: '',
         goal: GOAL_ERRORS,
         detail: firstError ? `first: ${firstError}` : `wall ${round(burstMs)} ms`,
+      },
+      {
+        metric: `${CONCURRENT} concurrent snapshots: wall`,
+        value: round(snapshotMs),
+        unit: 'ms',
+        goal: null,
+        detail: `${snapshotErrors} error(s)`,
       },
       {
         metric: `idle RSS after start (${IDLE_MS / 1000} s idle)`,

@@ -213,8 +213,12 @@ describe('e2e: config adopt and the canary secret on a lab fleet', function () {
 
   describe('the canary secret (node-02)', () => {
     const canary = randomBytes(32).toString('hex');
+    /** SERVICE_TOKEN's value, removed from the chain later; API_KEY's after its rotation. */
+    const serviceToken = randomBytes(32).toString('hex');
+    const rotated = randomBytes(32).toString('hex');
     const SECRET_LINE =
       'Service calls authenticate with {{ secret.API_KEY }} (a node-local value).';
+    const TOKEN_LINE = 'The deploy hook presents {{ secret.SERVICE_TOKEN }}.';
     const reports = () => join(lab.tmp, 'reports', 'drift', 'canary');
 
     it('is installed into the live file from the node env chain', async () => {
@@ -359,56 +363,159 @@ describe('e2e: config adopt and the canary secret on a lab fleet', function () {
       await lab.writeNode('node-02', POLICY, live);
     });
 
-    it('appears only in the live file, the node env file and the backups of the live file', async () => {
+    it('after a rotation (API_KEY) and a removal (SERVICE_TOKEN): every output shows names, never the old values', async () => {
+      // A second secret in the file, installed; then the chain rotates one and drops the other.
+      await lab.writeNode(
+        'node-02',
+        '~/.config/fleet/env',
+        `API_KEY=${canary}\nSERVICE_TOKEN=${serviceToken}\n`,
+      );
+      await lab.commitEdit(
+        POLICY_CANONICAL,
+        (text) =>
+          text.replace(
+            '<!-- fleet:harness-policy:begin -->',
+            `${TOKEN_LINE}\n\n<!-- fleet:harness-policy:begin -->`,
+          ),
+        'policy: the service token, too',
+      );
+      const first = await lab.run([
+        'config',
+        'install',
+        'node-02',
+        'harness-policy',
+        '--confirm',
+        '--json',
+      ]);
+      expect(first.exitCode, first.stdout + first.stderr).to.equal(0);
+      expect((await lab.readNode('node-02', POLICY)).toString('utf8')).to.include(serviceToken);
+      await lab.writeNode('node-02', '~/.config/fleet/env', `# rotated\nAPI_KEY=${rotated}\n`);
+
+      // The live file still holds the old values: drift, reports, plan, export and adopt see names.
+      const drift = await lab.run([
+        'drift',
+        '--host',
+        'node-02',
+        '--report-dir',
+        reports(),
+        '--json',
+      ]);
+      const item = driftReportSchema
+        .parse(json(drift))
+        .hosts[0]?.items.find((i) => i.path === POLICY);
+      expect(item?.state, 'template space: the rotated value reads as its name').to.equal(
+        'current',
+      );
+      await lab.run(['drift', '--report-dir', reports()]);
+      const plan = await lab.run(['config', 'plan', 'node-02', 'harness-policy', '--json']);
+      expect(plan.exitCode, plan.stderr).to.equal(0);
+      await lab.run(['config', 'plan', 'node-02', 'harness-policy']);
+      const exported = await lab.run(['config', 'export', 'node-02', POLICY, '--json']);
+      const content = json<ExportResponse>(exported);
+      expect(content.exists && content.content)
+        .to.include('{{ secret.API_KEY }}')
+        .and.include(TOKEN_LINE);
+      await lab.run(['config', 'export', 'node-02', POLICY]);
+      const adopt = await lab.run(['config', 'adopt', 'node-02', POLICY, '--json']);
+      expect(adopt.exitCode, adopt.stdout + adopt.stderr).to.equal(0);
+      expect(lab.git('show', `HEAD:${json<AdoptResult>(adopt).mirrorPath}`)).to.include(TOKEN_LINE);
+
+      // An install needing the removed secret is refused by name; without it, it goes through.
+      const missing = await lab.run([
+        'config',
+        'install',
+        'node-02',
+        'harness-policy',
+        '--confirm',
+        '--json',
+      ]);
+      expect(missing.exitCode).to.equal(2);
+      expect(missing.stdout + missing.stderr).to.include('SERVICE_TOKEN');
+      await lab.commitEdit(
+        POLICY_CANONICAL,
+        (text) => text.replace(`${TOKEN_LINE}\n\n`, ''),
+        'policy: the service token is gone',
+      );
+      const last = await lab.run([
+        'config',
+        'install',
+        'node-02',
+        'harness-policy',
+        '--confirm',
+        '--json',
+      ]);
+      expect(last.exitCode, last.stdout + last.stderr).to.equal(0);
+      const receipt = receiptSchema.parse(json<{ receipt: unknown }>(last).receipt);
+      expect(receipt.files.find((f) => f.path === POLICY)?.diff).to.include(`-${TOKEN_LINE}`);
+      const live = (await lab.readNode('node-02', POLICY)).toString('utf8');
+      expect(live).to.include(rotated).and.not.include(canary);
+      for (const backup of json<InventoryResponse>(
+        await lab.run(['config', 'inventory', 'node-02', '--json']),
+      ).backups) {
+        await lab.run(['config', 'export', 'node-02', backup.path, '--json']);
+      }
+      await lab.run(['drift', '--host', 'node-02', '--report-dir', reports(), '--json']);
+    });
+
+    it('appears only in the live file, the node env file, the backups of the live file and the node secret memory (rotated and removed values too)', async () => {
       const allowed = new Set([
         lab.nodePath('node-02', POLICY),
         lab.nodePath('node-02', '~/.config/fleet/env'),
+        // The values the node resolved, remembered for redaction, 0600 beside the backups.
+        lab.nodePath('node-02', '~/.local/state/fleet/secret-memory.json'),
       ]);
       const backupPrefix = join(lab.backupsDir('node-02'), 'harness-policy', 'CLAUDE.md.');
-      // Positive control: the grep finds it where it must be.
-      const everywhere = await filesContaining(lab.tmp, canary);
-      expect(everywhere).to.include(lab.nodePath('node-02', POLICY));
-      expect(everywhere.some((path) => path.startsWith(backupPrefix))).to.equal(true);
-
-      // Every file this lab, its nodes, the reports and the operator's state hold.
-      const leaks = everywhere.filter(
-        (path) => !allowed.has(path) && !path.startsWith(backupPrefix),
-      );
-      expect(leaks, 'files holding the canary').to.deep.equal([]);
-
-      // Every object in the repository (reachable or not), and every patch of its history.
-      const objects = execFileSync(
-        'git',
-        ['-C', lab.repo, 'cat-file', '--batch-all-objects', '--batch'],
-        {
-          maxBuffer: 256 * 1024 * 1024,
-        },
-      );
-      expect(objects.includes(canary), 'a repository object').to.equal(false);
-      const history = lab.git('log', '-p', '--all', '--full-history');
-      expect(history).to.include('{{ secret.API_KEY }}');
-      expect(history.includes(canary), 'git log -p --all').to.equal(false);
-
-      // The reports, the logs, every CLI output of this file.
-      const reportNames = await readdir(reports());
-      const reportFiles = reportNames.map((name) => join(reports(), name));
-      expect(reportNames).to.include.members([
-        'drift.json',
-        'drift.md',
-        'drift.html',
-        'drift-2.json',
-      ]);
-      for (const path of [...reportFiles, lab.auditLog('node-02'), lab.operatorLog]) {
-        expect((await readFile(path, 'utf8')).includes(canary), path).to.equal(false);
+      // Positive control: the grep finds each value where it must be.
+      expect(await filesContaining(lab.tmp, rotated)).to.include(lab.nodePath('node-02', POLICY));
+      for (const value of [canary, serviceToken]) {
+        const everywhere = await filesContaining(lab.tmp, value);
+        expect(everywhere.some((path) => path.startsWith(backupPrefix))).to.equal(true);
+        expect(everywhere).to.include(
+          lab.nodePath('node-02', '~/.local/state/fleet/secret-memory.json'),
+        );
       }
-      expect(lab.runs.length).to.be.at.least(15);
-      for (const run of lab.runs) {
-        expect(run.stdout.includes(canary), `stdout of fleet ${run.args.join(' ')}`).to.equal(
-          false,
+      for (const value of [canary, serviceToken, rotated]) {
+        // Every file this lab, its nodes, the reports and the operator's state hold.
+        const leaks = (await filesContaining(lab.tmp, value)).filter(
+          (path) => !allowed.has(path) && !path.startsWith(backupPrefix),
         );
-        expect(run.stderr.includes(canary), `stderr of fleet ${run.args.join(' ')}`).to.equal(
-          false,
+        expect(leaks, 'files holding a secret value').to.deep.equal([]);
+      }
+      for (const value of [canary, serviceToken, rotated]) {
+        // Every object in the repository (reachable or not), and every patch of its history.
+        const objects = execFileSync(
+          'git',
+          ['-C', lab.repo, 'cat-file', '--batch-all-objects', '--batch'],
+          {
+            maxBuffer: 256 * 1024 * 1024,
+          },
         );
+        expect(objects.includes(value), 'a repository object').to.equal(false);
+        const history = lab.git('log', '-p', '--all', '--full-history');
+        expect(history).to.include('{{ secret.API_KEY }}');
+        expect(history.includes(value), 'git log -p --all').to.equal(false);
+
+        // The reports, the logs, every CLI output of this file.
+        const reportNames = await readdir(reports());
+        const reportFiles = reportNames.map((name) => join(reports(), name));
+        expect(reportNames).to.include.members([
+          'drift.json',
+          'drift.md',
+          'drift.html',
+          'drift-2.json',
+        ]);
+        for (const path of [...reportFiles, lab.auditLog('node-02'), lab.operatorLog]) {
+          expect((await readFile(path, 'utf8')).includes(value), path).to.equal(false);
+        }
+        expect(lab.runs.length).to.be.at.least(15);
+        for (const run of lab.runs) {
+          expect(run.stdout.includes(value), `stdout of fleet ${run.args.join(' ')}`).to.equal(
+            false,
+          );
+          expect(run.stderr.includes(value), `stderr of fleet ${run.args.join(' ')}`).to.equal(
+            false,
+          );
+        }
       }
     });
   });

@@ -3,9 +3,11 @@
  * catalogue 22, 29), through the real `fleet` binary:
  *
  * - router (node-01): an install writes the config file and the installed volume together, then
- *   runs the reload command configured in fleet.yaml (a real process, no shell); drift reports the
- *   `derived` layer when the volume is edited by hand; a reload that fails restores both files
- *   (exit 6).
+ *   runs the reload — fleet.yaml names its action id, node-01's own policy defines its argv (a
+ *   real process, no shell; contract §5.1); drift reports the `derived` layer when the volume is
+ *   edited by hand; a reload that fails restores both files (exit 6). A node whose policy does
+ *   not define the id refuses the install before writing (node-02, exit 7); a node that does not
+ *   serve the router says so, reason and all, in `fleet drift` (node-03).
  * - transport-identity (node-02): a node-id change committed to the repo reaches the running
  *   controller — file written, flag recorded with the lab supervisor, controller restarted, and the
  *   restarted controller answers with the new id.
@@ -18,23 +20,30 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   createControllerClient,
+  parseNodePolicy,
   receiptSchema,
   type DriftReport,
+  type FleetErrorLike,
   type LabDocument,
   type LabSupervisorState,
   type Receipt,
 } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
 import { destroyLab, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
 
 const CONFIG = '~/.config/router/router.yaml';
 const VOLUME = '~/.local/share/router/volume/router.yaml';
 const IDENTITY = '~/.config/fleet/transport.yaml';
 
-/** A reload command for fleet.yaml: records each run, and rejects a config holding `reject-me`. */
+/**
+ * The argv of node-01's reload action (its node policy, never fleet.yaml or a request): records
+ * each run, and rejects a config holding `reject-me`.
+ */
 const RELOAD = [
   process.execPath,
   '-e',
@@ -129,19 +138,37 @@ describe('e2e: router and transport-identity on a lab fleet', function () {
       (text) =>
         text.replace(
           /^ {2}router: \{ unattended: deny \}$/m,
-          `  router: { unattended: deny, reload: [${RELOAD.map((arg) => JSON.stringify(arg)).join(', ')}] }`,
+          '  router: { unattended: deny, reload: router-reload }',
         ),
-      'router: reload command',
+      'router: reload through the node policy action router-reload',
     );
-    expect(git('show', 'HEAD:fleet.yaml')).to.contain('reload: [');
+    expect(git('show', 'HEAD:fleet.yaml')).to.contain('reload: router-reload');
+    // On node-01 itself (as its owner would): the action the id names.
+    await editPolicy('node-01', (policy) => ({
+      ...policy,
+      domains: {
+        ...policy.domains,
+        router: { actions: { 'router-reload': { argv: RELOAD, timeoutSeconds: 20 } } },
+      },
+    }));
   });
+
+  /** Rewrites a lab node's policy file (0600) as the node's owner would. */
+  async function editPolicy(
+    host: string,
+    edit: (policy: ReturnType<typeof parseNodePolicy>['policy']) => unknown,
+  ): Promise<void> {
+    const file = nodeFile(host, '~/.config/fleet/node-policy.yaml');
+    const { policy } = parseNodePolicy(await readFile(file, 'utf8'), file);
+    await writeNodePolicy(home(host), edit(policy) as never, { force: true });
+  }
   after(async () => {
     if (dir) await destroyLab(dir);
     await tmp?.cleanup();
   });
 
   describe('router (node-01)', () => {
-    it('writes the installed volume with the config file, then runs the reload command', async () => {
+    it("writes the installed volume with the config file, then runs the node policy's reload action", async () => {
       const { run: done, receipt } = await install('node-01', 'router');
       expect(done.exitCode, done.stderr).to.equal(0);
       expect(receipt).to.include({ outcome: 'installed', verified: true });
@@ -157,6 +184,44 @@ describe('e2e: router and transport-identity on a lab fleet', function () {
       expect(config).to.contain('node: node-01');
       expect(await readNode('node-01', VOLUME)).to.equal(config);
       expect(await readFile(join(home('node-01'), 'reloads.log'), 'utf8')).to.equal('ok\n');
+      // The node's audit record names what ran, exactly, and how it ended.
+      const audit = await readFile(nodeFile('node-01', '~/.local/state/fleet/audit.jsonl'), 'utf8');
+      const record = JSON.parse(audit.trim().split('\n').at(-1) as string) as {
+        operation: string;
+        actions?: unknown;
+      };
+      expect(record.operation).to.equal('install');
+      expect(record.actions).to.deep.equal([
+        { id: 'router-reload', argv: RELOAD, exitCode: 0, timedOut: false },
+      ]);
+    });
+
+    it('is refused before anything is written by a node whose policy does not define the reload id (node-02, exit 7)', async () => {
+      const { run: done } = await install('node-02', 'router');
+      expect(done.exitCode, done.stderr).to.equal(7);
+      const { error } = json<{ error: { code: string; message: string } }>(done);
+      expect(error.code).to.equal('POLICY_REFUSED');
+      expect(error.message).to.contain('router-reload');
+      expect(await readNode('node-02', CONFIG).catch(() => 'absent')).to.equal('absent');
+    });
+
+    it('drift shows why a node that does not serve the router cannot be read (node-03)', async () => {
+      await editPolicy('node-03', (policy) => ({
+        ...policy,
+        domains: { 'transport-identity': {}, 'harness-policy': {} },
+      }));
+      try {
+        const done = await run(['drift', '--host', 'node-03', '--domain', 'router']);
+        expect(done.exitCode).to.equal(1);
+        expect(done.stdout).to.match(
+          /error +file +~\/\.config\/router\/router\.yaml +DOMAIN_NOT_SERVED: this node does not serve domain router: its node policy .* does not list it; to serve it, add "router: \{\}"/,
+        );
+      } finally {
+        await editPolicy('node-03', (policy) => ({
+          ...policy,
+          domains: { ...policy.domains, router: {} },
+        }));
+      }
     });
 
     it('drift reports the derived layer current, then stale when the volume is edited by hand', async () => {
@@ -229,6 +294,40 @@ describe('e2e: router and transport-identity on a lab fleet', function () {
         (text) => text.replace('listen: twice-the-key\n', ''),
         'router: revert',
       );
+    });
+  });
+
+  describe('the node refuses what its policy cannot allow', () => {
+    it('an unattended install of router or transport-identity, whatever the request says (exit 7, nothing written)', async () => {
+      for (const [host, domain, fileId, path] of [
+        ['node-01', 'router', 'router.yaml', CONFIG],
+        ['node-02', 'transport-identity', 'transport.yaml', IDENTITY],
+      ] as const) {
+        const before = await readNode(host, path).catch(() => null);
+        const refused = await client(host)
+          .install({
+            domain,
+            files: [
+              {
+                fileId,
+                path,
+                expectedSha256:
+                  before === null ? null : createHash('sha256').update(before).digest('hex'),
+                content: 'expected_node: unattended\n',
+              },
+            ],
+            parameters: {},
+            unattended: true,
+          })
+          .then(
+            () => undefined,
+            (error: unknown) => error as FleetErrorLike,
+          );
+        expect(refused?.code, domain).to.equal('POLICY_REFUSED');
+        expect(refused?.exitCode).to.equal(7);
+        expect(refused?.message).to.contain('process actions');
+        expect(await readNode(host, path).catch(() => null)).to.equal(before);
+      }
     });
   });
 

@@ -9,8 +9,8 @@
  *   its healable block files written;
  * - node-03's controller URL points at a closed port: `offline_pending`, its first-seen time kept
  *   across two runs, healed by the first run after it returns;
- * - `--unattended` refused (exit 7) without `unattended: allow` committed, allowed with it, and
- *   marked in the node's audit.
+ * - `--unattended` refused (exit 7) without `unattended: allow` committed, refused by a node whose
+ *   own policy does not allow it, allowed with both, and marked in the node's audit.
  *
  * The operator state (XDG_STATE_HOME) is a temp dir: the state file and the rolling log are read
  * from there.
@@ -21,7 +21,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import type { LabDocument } from '@fleet/core';
+import { parseNodePolicy, type LabDocument } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
 import { destroyLab, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
 
 const CLAUDE = '~/.claude/CLAUDE.md';
@@ -136,6 +137,22 @@ describe('e2e: fleet harness reconcile on a lab fleet', function () {
   const nodePath = (name: string, path: string): string =>
     join(home(name), ...path.slice(2).split('/'));
   const readNode = (name: string, path: string): Promise<Buffer> => readFile(nodePath(name, path));
+  /** The node's owner allows (or not) unattended installs of harness-policy in its policy. */
+  async function nodeAllowsUnattended(name: string, allow: boolean): Promise<void> {
+    const file = nodePath(name, '~/.config/fleet/node-policy.yaml');
+    const { policy } = parseNodePolicy(await readFile(file, 'utf8'), file);
+    await writeNodePolicy(
+      home(name),
+      {
+        ...policy,
+        domains: {
+          ...policy.domains,
+          'harness-policy': { unattended: allow ? 'allow' : 'deny' },
+        },
+      },
+      { force: true },
+    );
+  }
   async function writeNode(name: string, path: string, content: string): Promise<void> {
     await mkdir(dirname(nodePath(name, path)), { recursive: true });
     await writeFile(nodePath(name, path), content);
@@ -330,7 +347,10 @@ describe('e2e: fleet harness reconcile on a lab fleet', function () {
         }),
       );
     const before = await files();
-    const audit01 = (await auditLines('node-01')).length;
+    // Reads are audited too (the reconcile reads every host): count the writes.
+    const writes01 = async () =>
+      (await auditLines('node-01')).filter((line) => line['operation'] === 'install').length;
+    const audit01 = await writes01();
 
     const { exitCode, doc } = await reconcile('--confirm');
     expect(exitCode).to.equal(1);
@@ -351,9 +371,9 @@ describe('e2e: fleet harness reconcile on a lab fleet', function () {
       [GEMINI, 'current', 'current'],
     ]);
     expect(hostOf(doc, 'node-03').pendingSince).to.equal(offlineSince);
-    // Nothing sent to node-01: same bytes, same inodes, same mtimes, no new audit record.
+    // Nothing sent to node-01: same bytes, same inodes, same mtimes, no new install record.
     expect(await files()).to.deep.equal(before);
-    expect((await auditLines('node-01')).length).to.equal(audit01);
+    expect(await writes01()).to.equal(audit01);
     expect((await readNode('node-02', CLAUDE)).equals(divergedBytes)).to.equal(true);
 
     const state = await readState();
@@ -449,6 +469,14 @@ describe('e2e: fleet harness reconcile on a lab fleet', function () {
     );
     await commit(CANONICAL, release(4), 'policy release 4');
     const head = git('show', `HEAD:${CANONICAL}`);
+
+    // fleet.yaml allows it, but the node decides (contract §5.1): node-01's policy does not.
+    const claudeBefore = await readNode('node-01', CLAUDE);
+    const refused = await reconcile('--unattended', '--host', 'node-01');
+    expect(refused.exitCode).to.not.equal(0);
+    expect(refused.doc.hosts.map((h) => [h.host, h.state])).to.deep.equal([['node-01', 'error']]);
+    expect((await readNode('node-01', CLAUDE)).equals(claudeBefore)).to.equal(true);
+    for (const name of ['node-01', 'node-02', 'node-03']) await nodeAllowsUnattended(name, true);
 
     const { exitCode, doc } = await reconcile('--unattended');
     expect(exitCode).to.equal(1); // node-02's CLAUDE.md stays diverged

@@ -6,7 +6,7 @@
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { fakeRuntimeArtifact } from '@fleet/testkit';
+import { FAKE_ARTIFACT_COMMIT, fakeRuntimeArtifact } from '@fleet/testkit';
 import { packedRuntimeArtifact, repackedArtifact, type RuntimeArtifact } from '../src/artifact.js';
 import { json, tempDir } from '../src/fleet.js';
 import { Lab, sha256 } from './lab-fixture.js';
@@ -48,8 +48,9 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
   }
 
   it('plans, refuses an edited plan, applies a bootstrap, upgrades, rolls back and reports', async () => {
-    const head = lab.git('rev-parse', 'HEAD').trim();
-    await makeCanonical(artifact.path, artifact.version, head);
+    // fleet.yaml records the commit the artifact was built from (its build record), not the fleet
+    // repository's own HEAD
+    await makeCanonical(artifact.path, artifact.version, artifact.commit);
 
     // plan: read-only, bound to everything, its id the hash of its canonical form
     const planFile = join(scratch.path, 'node-01.plan.json');
@@ -96,7 +97,7 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
     // a second real build: upgraded and accepted
     const second = (await repackedArtifact(artifact, `${artifact.version}-lab.2`, scratch.path))
       .path;
-    await makeCanonical(second, `${artifact.version}-lab.2`, head);
+    await makeCanonical(second, `${artifact.version}-lab.2`, artifact.commit);
     const upgraded = await lab.run(['upgrade', 'node-01', '--confirm', '--json']);
     expect(upgraded.exitCode, upgraded.stderr).to.equal(0);
     expect(json<{ outcome: string }>(upgraded).outcome).to.equal('accepted');
@@ -107,7 +108,7 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
       liar,
       fakeRuntimeArtifact({ version: '0.0.0-liar', lie: { nodeId: 'node-99' } }),
     );
-    await makeCanonical(liar, '0.0.0-liar', head);
+    await makeCanonical(liar, '0.0.0-liar', FAKE_ARTIFACT_COMMIT);
     const rejected = await lab.run([
       'upgrade',
       'node-01',
@@ -118,6 +119,27 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
     expect(rejected.exitCode, rejected.stderr).to.equal(6);
     expect(rejected.stderr).to.match(/rolled back/);
     expect(rejected.stderr).to.match(/node-id: expected node-01, got node-99/);
+
+    // a build that reports another commit than the one its artifact carries: rolled back (exit 6)
+    const otherCommit = 'c0ffee'.repeat(6) + 'c0ff';
+    const commitLiar = join(scratch.path, 'commit-liar.tgz');
+    await writeFile(
+      commitLiar,
+      fakeRuntimeArtifact({ version: '0.0.0-commit-liar', lie: { commit: otherCommit } }),
+    );
+    await makeCanonical(commitLiar, '0.0.0-commit-liar', FAKE_ARTIFACT_COMMIT);
+    const misreported = await lab.run([
+      'upgrade',
+      'node-01',
+      '--confirm',
+      '--acceptance-timeout',
+      '20',
+    ]);
+    expect(misreported.exitCode, misreported.stderr).to.equal(6);
+    expect(misreported.stderr).to.match(/rolled back/);
+    expect(misreported.stderr).to.include(
+      `build-commit: expected ${FAKE_ARTIFACT_COMMIT}, got ${otherCommit}`,
+    );
 
     const status = await lab.run(['bootstrap', 'status', 'node-01', '--json']);
     expect(status.exitCode, status.stderr).to.equal(0);

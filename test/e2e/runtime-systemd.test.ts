@@ -16,7 +16,7 @@ import { createControllerClient } from '@fleet/core';
 import { fakeRuntimeArtifact } from '@fleet/testkit';
 import { packedRuntimeArtifact, repackedArtifact, type RuntimeArtifact } from '../src/artifact.js';
 import { fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
-import { allowBootstrap, NODE_ID, sha256 } from '../src/runtime-node.js';
+import { carriedCommit, NODE_ID, sha256, writeRuntimeNodePolicy } from '../src/runtime-node.js';
 import { requireSshd, startSshd, type Sshd } from '../src/sshd.js';
 import { requireSystemdUser, type SystemdUser } from '../src/systemd-user.js';
 
@@ -63,7 +63,10 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
   const client = () =>
     createControllerClient({ host: NODE_ID, url: `http://127.0.0.1:${PORT}`, token });
 
-  /** fleet.yaml with `file` as the canonical artifact (`version`), committed. */
+  /**
+   * fleet.yaml with `file` as the canonical artifact (`version`) and the commit its build record
+   * names (contract §1.8: checked, not trusted), committed.
+   */
   async function makeCanonical(file: string, version: string): Promise<void> {
     const bytes = await readFile(file);
     const name = `artifacts/fleet-${version}.tgz`;
@@ -75,7 +78,7 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
         .replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${version}`)
         .replace(
           /^artifacts:\n/m,
-          `artifacts:\n  - { version: ${version}, file: ${name}, sha256: ${sha256(bytes)}, commit: ${git('rev-parse', 'HEAD').trim()} }\n`,
+          `artifacts:\n  - { version: ${version}, file: ${name}, sha256: ${sha256(bytes)}, commit: ${carriedCommit(bytes) ?? git('rev-parse', 'HEAD').trim()} }\n`,
         ),
     );
     git('add', '-A');
@@ -93,7 +96,7 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
     second = await repackedArtifact(artifact, `${artifact.version}-sd.2`, scratch.path);
     // The node from nothing: a home, its owner's bootstrap policy and an operator token.
     home = manager.makeDir('fresh-node');
-    await allowBootstrap(home);
+    await writeRuntimeNodePolicy(home);
     manager.chown(home);
     const issued = await manager.fleet([
       'token',

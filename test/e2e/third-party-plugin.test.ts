@@ -1,9 +1,10 @@
 /**
- * A third-party domain plugin end to end (contract §10.4; issue 7): the built example
+ * A third-party domain plugin end to end (contract §10.5; issue 7): the built example
  * `examples/fleet-plugin-gitconfig` is linked with the real `fleet plugins link` into a clean,
  * isolated oclif data/config/cache directory; the lab's controllers — `fleet controller serve`
  * under lab supervisors, started with the same environment — load it; the operator adds the
- * domain to a host in the fleet repository, and `fleet drift`, `fleet config plan` and
+ * domain to a host in the fleet repository (and the host's owner to its node policy), and
+ * `fleet drift`, `fleet config plan` and
  * `fleet config install --confirm` work on it like on any bundled domain, leaving the host's own
  * lines in ~/.gitconfig byte for byte. Then the refusals: broken, foreign-API, clashing and
  * outside-home plugins linked next to it are refused on the controllers' stderr (the lab's node
@@ -18,11 +19,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   driftReportSchema,
+  parseNodePolicy,
   receiptSchema,
   type DomainPlan,
   type DriftReport,
   type IdentityResponse,
 } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
 import { FIXTURES, ROOT, json, tempDir } from '../src/fleet.js';
 import { Lab, filesContaining, sha256 } from './lab-fixture.js';
 
@@ -119,6 +122,14 @@ describe('e2e: a third-party domain plugin on a lab fleet', function () {
     // node-01's user already has a ~/.gitconfig of their own; its secret lives in the node's env.
     await lab.writeNode('node-01', GITCONFIG, USER_TEXT);
     await lab.writeNode('node-01', '~/.config/fleet/env', `GITHUB_TOKEN=${TOKEN}\n`);
+    // node-01's owner serves the new domain (its node policy, contract §5.1); node-02's does not.
+    const policyFile = lab.nodePath('node-01', '~/.config/fleet/node-policy.yaml');
+    const { policy } = parseNodePolicy(await readFile(policyFile, 'utf8'), policyFile);
+    await writeNodePolicy(
+      lab.home('node-01'),
+      { ...policy, domains: { ...policy.domains, gitconfig: {} } },
+      { force: true },
+    );
 
     const manifest = join(lab.repo, 'fleet.yaml');
     const text = await readFile(manifest, 'utf8');

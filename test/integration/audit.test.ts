@@ -1,15 +1,20 @@
 /**
- * `fleet audit show|verify` through the real binary on a lab fleet (contract §5, §7; issue 3 item 5;
- * catalogue C27, E38): an install is audited on the node and in the operator's own log under one
- * operation id; `audit verify` finds an edited, removed or reordered entry of a node's log —
- * through the controller and with `--home` — and exits 6 naming the host and the seq; an
+ * `fleet audit show|verify` through the real binary on a lab fleet (contract §5, §7, §15; issue 3
+ * item 5, issue 11; catalogue C27, E38; docs/audit-log.md): an install is audited on the node and
+ * in the operator's own log under one operation id; `audit verify` finds an edited, removed or
+ * reordered entry of a node's log — through the controller and with `--home` — and exits 6 naming
+ * the host and the seq; a log rewritten behind the operator's back (consistent, restarted) is
+ * caught against the heads the operator kept; `--home --repair` seals a broken log aside; an
  * unreachable host is exit 5; control characters a tampered log holds print escaped.
+ *
+ * A node's log is tampered with while its controller is stopped (a running controller notices a
+ * changed file before its next append and stops writing), and put back the same way.
  */
 import { expect } from 'chai';
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import type { LabDocument } from '@fleet/core';
+import { labSupervisorClient, type LabDocument } from '@fleet/core';
 import { destroyLab, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
 
 interface Verdict {
@@ -18,12 +23,20 @@ interface Verdict {
   ok: boolean;
   records: number;
   head: { seq: number; sha256: string } | null;
-  problems: { seq: number | null; line: number; kind: string; message: string }[];
+  problems: {
+    seq: number | null;
+    line: number;
+    kind: string;
+    message: string;
+    segment?: string;
+    segmentLine?: number;
+  }[];
   error?: { code: string; exitCode: number };
 }
 interface VerifyJson {
   schema: string;
   hosts: Verdict[];
+  repair?: { repaired: boolean; sealedInto: string | null; detail: string };
 }
 interface ShowJson {
   schema: string;
@@ -42,18 +55,44 @@ async function freePort(): Promise<number> {
 }
 
 describe('fleet audit show|verify on a lab', function () {
-  this.timeout(180_000);
+  this.timeout(240_000);
   let tmp: { path: string; cleanup: () => Promise<void> };
   let dir: string;
   let lab: LabDocument;
   let env: Record<string, string>;
+  /** node-01's log and head file as its controller left them when stopped. */
   let original: string;
+  let originalHead: string;
 
   const home = (host: string) => lab.hosts.find((h) => h.name === host)?.home as string;
-  const logPath = (host: string) => join(home(host), '.local', 'state', 'fleet', 'audit.jsonl');
+  const stateDir = (host: string) => join(home(host), '.local', 'state', 'fleet');
+  const logPath = (host: string) => join(stateDir(host), 'audit.jsonl');
+  const headPath = (host: string) => join(stateDir(host), 'audit.head.json');
   const run = (args: string[]): Promise<FleetRun> => fleet(args, { cwd: tmp.path, env });
   const lines = () => original.trimEnd().split('\n');
-  const tamper = (edited: string[]) => writeFile(logPath('node-01'), `${edited.join('\n')}\n`);
+  const records = () => lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+  /** The seq of node-01's install record (reads around it are audited too). */
+  const installSeq = () => records().find((r) => r['operation'] === 'install')?.['seq'] as number;
+  const supervisor = (host: string) =>
+    labSupervisorClient(join(dir, 'nodes', host, 'supervisor.sock'));
+  /** The heads this operator kept: forgotten when a test changes a log on purpose. */
+  const forgetHeads = () =>
+    rm(join(env['XDG_STATE_HOME'] as string, 'fleet', 'audit-heads.json'), { force: true });
+
+  /** Runs `change` with node-01's controller stopped (its log flushed, its head recorded). */
+  async function whileStopped(host: string, change: () => Promise<void>): Promise<void> {
+    await supervisor(host).stop();
+    try {
+      await change();
+    } finally {
+      await supervisor(host).restart();
+    }
+  }
+  const tamper = (edited: string[]) =>
+    whileStopped('node-01', async () => {
+      await forgetHeads();
+      await writeFile(logPath('node-01'), `${edited.join('\n')}\n`);
+    });
 
   async function verify(args: string[], exitCode: number): Promise<VerifyJson> {
     const result = await run(['audit', 'verify', ...args, '--json']);
@@ -74,7 +113,7 @@ describe('fleet audit show|verify on a lab', function () {
     expect(human.exitCode).to.equal(6);
     expect(human.stdout).to.match(new RegExp(`node-01: ${kind} at seq ${seq}\\b`));
     const local = await verify(['--home', home('node-01')], 6);
-    expect(local.hosts[0]?.problems[0]).to.include({ kind, seq });
+    expect(local.hosts[0]?.problems[0]).to.include({ kind, seq, segment: 'audit.jsonl' });
   }
 
   before(async () => {
@@ -102,15 +141,22 @@ describe('fleet audit show|verify on a lab', function () {
     ]);
     expect(install.exitCode, install.stderr).to.equal(0);
     // Two refusals after it: audited too, so the install is not the last line (an edit of the
-    // last line needs the controller's head to be seen; --home has none).
+    // last line needs a head to be seen).
     for (const path of ['~/.ssh/id_rsa', '~/.ssh/config']) {
       const refused = await run(['config', 'export', 'node-01', path]);
       expect(refused.exitCode).to.equal(7);
     }
-    original = await readFile(logPath('node-01'), 'utf8');
+    await whileStopped('node-01', async () => {
+      original = await readFile(logPath('node-01'), 'utf8');
+      originalHead = await readFile(headPath('node-01'), 'utf8');
+    });
   });
   afterEach(async () => {
-    if (original !== undefined) await writeFile(logPath('node-01'), original);
+    await whileStopped('node-01', async () => {
+      await writeFile(logPath('node-01'), original);
+      await writeFile(headPath('node-01'), originalHead);
+      await forgetHeads();
+    });
   });
   after(async () => {
     if (dir) await destroyLab(dir);
@@ -118,25 +164,28 @@ describe('fleet audit show|verify on a lab', function () {
   });
 
   it('verifies every host of fleet.yaml: intact logs exit 0', async () => {
-    expect(lines()).to.have.length(3);
+    const count = lines().length;
+    expect(records().map((r) => r['operation'])).to.include.members(['install', 'export']);
     const document = await verify([], 0);
-    expect(document.hosts.map((h) => [h.host, h.ok, h.records, h.problems.length])).to.deep.equal([
-      ['node-01', true, 3, 0],
-      ['node-02', true, 0, 0],
+    expect(document.hosts.map((h) => [h.host, h.ok, h.problems.length])).to.deep.equal([
+      ['node-01', true, 0],
+      ['node-02', true, 0],
     ]);
-    expect(document.hosts[0]?.head?.seq).to.equal(3);
+    expect(document.hosts[0]?.records).to.equal(count);
+    expect(document.hosts[0]?.head?.seq).to.equal(count);
     const human = await run(['audit', 'verify']);
     expect(human.exitCode, human.stderr).to.equal(0);
-    expect(human.stdout).to.match(/node-01\s+intact\s+3 records/);
+    expect(human.stdout).to.match(/node-01\s+intact\s+\d+ records/);
     await verify(['--home', home('node-01')], 0);
   });
 
   it('an edited line (a path changed): exit 6, naming node-01, the seq and "edited"', async () => {
     const edited = lines();
-    expect(edited[0]).to.contain('"~/.claude/CLAUDE.md"');
-    edited[0] = (edited[0] as string).replace('"~/.claude/CLAUDE.md"', '"~/.claude/OTHER.md"');
+    const at = installSeq() - 1;
+    expect(edited[at]).to.contain('"~/.claude/CLAUDE.md"');
+    edited[at] = (edited[at] as string).replace('"~/.claude/CLAUDE.md"', '"~/.claude/OTHER.md"');
     await tamper(edited);
-    await expectBroken('edited', 1);
+    await expectBroken('edited', installSeq());
   });
 
   it('a deleted line: exit 6, "removed" at the missing seq', async () => {
@@ -153,24 +202,99 @@ describe('fleet audit show|verify on a lab', function () {
     await expectBroken('reordered', 2);
   });
 
-  it('a cut last line: caught through the controller’s head (the file alone cannot tell)', async () => {
-    await tamper(lines().slice(0, 2));
+  it('a cut last line: caught through the head the controller recorded when it stopped', async () => {
+    const count = lines().length;
+    await tamper(lines().slice(0, count - 1));
     const document = await verify(['--host', 'node-01'], 6);
-    expect(document.hosts[0]?.problems[0]).to.include({ kind: 'removed', seq: 3 });
-    await verify(['--home', home('node-01')], 0);
+    expect(document.hosts[0]?.problems[0]).to.include({ kind: 'removed', seq: count });
+    const local = await verify(['--home', home('node-01')], 6);
+    expect(local.hosts[0]?.problems[0]?.message).to.contain(
+      `before the trusted head (seq ${count})`,
+    );
   });
 
-  it('a torn last line: exit 6, "torn"', async () => {
-    await writeFile(logPath('node-01'), `${original}{"seq":4,"ts":"2026-`);
+  it('a torn last line: reported while it is there; moved aside at the next start', async () => {
+    await writeFile(logPath('node-01'), `${original}{"seq":99,"ts":"2026-`);
     const local = await verify(['--home', home('node-01')], 6);
     expect(local.hosts[0]?.problems.map((p) => p.kind)).to.deep.equal(['torn']);
     const remote = await verify(['--host', 'node-01'], 6);
     expect(remote.hosts[0]?.problems.map((p) => p.kind)).to.deep.equal(['torn']);
+    // Written while it is stopped (a crash mid-append): set aside with a recovery record.
+    await whileStopped('node-01', async () => {
+      await writeFile(logPath('node-01'), `${original}{"seq":99,"ts":"2026-`);
+      await writeFile(headPath('node-01'), originalHead);
+    });
+    const after = await verify(['--home', home('node-01')], 0);
+    expect(after.hosts[0]?.records).to.equal(lines().length + 1);
+    const torn = (await readdir(stateDir('node-01'))).filter((n) =>
+      n.startsWith('audit.jsonl.torn-'),
+    );
+    expect(torn.length).to.be.greaterThan(0);
+  });
+
+  it('a log rewritten behind the operator’s back (consistent, restarted) is caught against the heads it kept: exit 6, then --accept-current', async () => {
+    // Verbs that talk to node-01 keep its head: here a verify (which settles what it saw).
+    await verify(['--host', 'node-01'], 0);
+    const seen = await run(['audit', 'show', '--host', 'node-01', '--limit', '1']);
+    expect(seen.exitCode, seen.stderr).to.equal(0);
+    // An older, consistent prefix of the log, put back with the controller's own head file gone:
+    // the node starts, verifies it and serves — only the operator can tell.
+    await whileStopped('node-01', async () => {
+      await writeFile(logPath('node-01'), `${lines().slice(0, 1).join('\n')}\n`);
+      await rm(headPath('node-01'));
+    });
+    const local = await verify(['--home', home('node-01')], 0); // the node alone cannot tell
+    expect(local.hosts[0]?.ok).to.equal(true);
+    const caught = await verify(['--host', 'node-01'], 6);
+    expect(caught.hosts[0]?.status).to.equal('broken');
+    expect(caught.hosts[0]?.problems.map((p) => p.kind)).to.include('rewritten');
+    const human = await run(['audit', 'verify', '--host', 'node-01']);
+    expect(human.exitCode).to.equal(6);
+    expect(human.stdout).to.match(/node-01: rewritten at /);
+    // Still reported until the operator accepts it; then held to the node's current head.
+    await verify(['--host', 'node-01'], 6);
+    await verify(['--host', 'node-01', '--accept-current'], 0);
+    await verify(['--host', 'node-01'], 0);
+  });
+
+  it('--home --repair: refused under a running controller; with it stopped, seals the broken log aside and starts anew', async () => {
+    const edited = lines();
+    edited[0] = (edited[0] as string).replace('"outcome":"ok"', '"outcome":"failed"');
+    await tamper(edited);
+    const before = await verify(['--home', home('node-01')], 6);
+    expect(before.hosts[0]?.problems[0]).to.include({ segment: 'audit.jsonl', segmentLine: 1 });
+    const busy = await run(['audit', 'verify', '--home', home('node-01'), '--repair']);
+    expect(busy.exitCode, busy.stderr).to.equal(3);
+    expect(busy.stderr).to.contain('stop it before --repair');
+    let repaired: VerifyJson | undefined;
+    await whileStopped('node-01', async () => {
+      repaired = await verify(['--home', home('node-01'), '--repair'], 0);
+    });
+    expect(repaired?.repair?.repaired).to.equal(true);
+    const sealed = repaired?.repair?.sealedInto as string;
+    expect(await readFile(join(sealed, 'audit.jsonl'), 'utf8')).to.equal(`${edited.join('\n')}\n`);
+    const fresh = JSON.parse(
+      (await readFile(logPath('node-01'), 'utf8')).split('\n')[0] as string,
+    ) as Record<string, unknown>;
+    expect(fresh).to.include({ seq: 1, operation: 'audit.repair', outcome: 'recovered' });
+    // The node audits again, on the new chain.
+    const again = await run(['config', 'export', 'node-01', '~/.claude/CLAUDE.md']);
+    expect(again.exitCode, again.stderr).to.equal(0);
+    await whileStopped('node-01', async () => {
+      const now = (await readFile(logPath('node-01'), 'utf8')).trimEnd().split('\n');
+      expect(JSON.parse(now[now.length - 1] as string)).to.include({
+        operation: 'export',
+        outcome: 'ok',
+      });
+      await verify(['--home', home('node-01')], 0);
+    });
   });
 
   it('audit show (no flags) lists the operator’s config install under the node record’s operation id', async () => {
-    const node = JSON.parse(lines()[0] as string) as { operationId: string; operation: string };
-    expect(node.operation).to.equal('install');
+    const node = records().find((r) => r['operation'] === 'install') as {
+      operationId: string;
+      operation: string;
+    };
     const result = await run(['audit', 'show', '--json']);
     expect(result.exitCode, result.stderr).to.equal(0);
     const document = json<ShowJson>(result);
@@ -201,17 +325,23 @@ describe('fleet audit show|verify on a lab', function () {
     const newest = json<ShowJson>(
       await run(['audit', 'show', '--host', 'node-01', '--limit', '1', '--json']),
     );
-    expect(newest.records.map((r) => r['seq'])).to.deep.equal([3]);
-    const local = json<ShowJson>(
-      await run(['audit', 'show', '--home', home('node-01'), '--limit', '2', '--json']),
-    );
-    expect(local.source.kind).to.equal('node');
-    expect(local.records.map((r) => r['seq'])).to.deep.equal([2, 3]);
+    expect(newest.records).to.have.length(1);
+    expect(Number(newest.records[0]?.['seq'])).to.be.at.least(lines().length);
+    await whileStopped('node-01', async () => {
+      const now = (await readFile(logPath('node-01'), 'utf8')).trimEnd().split('\n');
+      const last = (JSON.parse(now[now.length - 1] as string) as { seq: number }).seq;
+      const local = json<ShowJson>(
+        await run(['audit', 'show', '--home', home('node-01'), '--limit', '2', '--json']),
+      );
+      expect(local.source.kind).to.equal('node');
+      expect(local.records.map((r) => r['seq'])).to.deep.equal([last - 1, last]);
+    });
   });
 
   it('prints control characters of a tampered log escaped, never raw (catalogue E38)', async () => {
     const hostile = lines();
-    hostile[0] = (hostile[0] as string).replace(
+    const at = installSeq() - 1;
+    hostile[at] = (hostile[at] as string).replace(
       '"~/.claude/CLAUDE.md"',
       JSON.stringify(`~/${ESC}[2J${ESC}]8;;http://x${ESC}\\\n{"outcome":"ok"}`),
     );
@@ -224,7 +354,7 @@ describe('fleet audit show|verify on a lab', function () {
       expect(result.exitCode, result.stderr).to.equal(0);
       expect(result.stdout).to.not.contain(ESC);
       expect(result.stdout).to.contain('~/\\x1b[2J\\x1b]8;;http://x\\x1b\\\\n{"outcome":"ok"}');
-      expect(result.stdout.trimEnd().split('\n')).to.have.length(3); // no forged line
+      expect(result.stdout.trimEnd().split('\n')).to.have.length(hostile.length); // no forged line
     }
     const broken = await run(['audit', 'verify', '--host', 'node-01']);
     expect(broken.exitCode).to.equal(6);

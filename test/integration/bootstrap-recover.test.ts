@@ -45,7 +45,6 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
     );
     git('add', '-A');
     git('commit', '-q', '-m', 'init');
-    const head = git('rev-parse', 'HEAD').trim();
     const { createHash } = await import('node:crypto');
     const sha = createHash('sha256').update(second.bytes).digest('hex');
     await writeFile(
@@ -57,7 +56,7 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
         `  - version: ${second.pkg.version}`,
         '    file: artifacts/fleet.tgz',
         `    sha256: ${sha}`,
-        `    commit: ${head}`,
+        `    commit: ${second.commit}`, // the artifact's own (its build record)
         'hosts:',
         `  ${NODE_ID}:`,
         `    controller: http://127.0.0.1:${node.port}`,

@@ -116,6 +116,21 @@ describe('controller serve loads user-linked plugins safely', function () {
     expect((await fleet(['plugins', 'link', gone, '--no-install'], { env })).exitCode).to.equal(0);
     await rm(gone, { recursive: true });
 
+    // The node serves the linked domain because its own policy lists it (contract §5.1).
+    const policy = await fleet(
+      [
+        'node-policy',
+        'init',
+        '--home',
+        home,
+        ...['router', 'transport-identity', 'harness-policy', 'gitconfig'].flatMap((d) => [
+          '--serve',
+          d,
+        ]),
+      ],
+      { env },
+    );
+    expect(policy.exitCode, policy.stderr).to.equal(0);
     const issued = await fleet(
       ['token', 'issue', '--home', home, '--client', 'test', '--scope', 'config:read', '--json'],
       { env },

@@ -18,6 +18,7 @@ import {
   assembleRegistrations,
   createControllerClient,
   labSupervisorClient,
+  parseNodePolicy,
   runtimeCommand,
   runtimeLayout,
   writeDefinitionFile,
@@ -197,15 +198,19 @@ describe('lab bootstrap adapter on a real lab', function () {
     expect(adapter).to.include({ supervisor: 'lab', pointer: 'symlink' });
   });
 
-  it('lab up wrote the bootstrap policy: allow, supervisor lab, 0600 in a 0700 dir', async () => {
-    const path = join(home, '.local', 'state', 'fleet', 'bootstrap-policy.json');
-    expect(await readJson(path)).to.deep.equal({
-      version: 1,
-      bootstrap: 'allow',
-      supervisors: ['lab'],
-    });
+  it('lab up wrote the node policy: the three config domains, bootstrap through lab, 0600 in a 0700 dir', async () => {
+    const path = join(home, '.config', 'fleet', 'node-policy.yaml');
+    const { policy } = parseNodePolicy(await readFile(path, 'utf8'), path);
+    expect(Object.keys(policy.domains).sort()).to.deep.equal([
+      'harness-policy',
+      'router',
+      'transport-identity',
+    ]);
+    expect(policy.bootstrap).to.deep.equal({ allow: true, supervisors: ['lab'] });
+    expect(policy.supervisor).to.deep.include({ kind: 'lab' });
+    expect(Object.values(policy.domains).every((d) => d.actions === undefined)).to.equal(true);
     expect((await stat(path)).mode & 0o777).to.equal(0o600);
-    expect((await stat(join(home, '.local', 'state', 'fleet'))).mode & 0o777).to.equal(0o700);
+    expect((await stat(join(home, '.config', 'fleet'))).mode & 0o777).to.equal(0o700);
   });
 
   it('passes its preflight; without a supervisor it reports LAB_SUPERVISOR_UNAVAILABLE', async () => {

@@ -5,7 +5,7 @@
  * `GET /v1/identity` reports the generation's build: the artifact's sha256.
  */
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { access, readFile, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -20,8 +20,6 @@ import {
 import { identityResponseSchema, type Platform } from '@fleet/core';
 import { packedRuntimeArtifact, type RuntimeArtifact } from '../src/artifact.js';
 import { ROOT, tempDir } from '../src/fleet.js';
-
-const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 
 /** The environment of a process started by a supervisor: nothing that points into the repo. */
 function runtimeEnv(): Record<string, string> {
@@ -76,7 +74,7 @@ describe('the packed runtime artifact', function () {
       platform: process.platform as Platform,
       artifact: artifact.path,
       sha256: artifact.sha256,
-      commit: COMMIT,
+      commit: artifact.commit,
     });
     bin = join(staged.directory, 'package', 'bin', 'run.js');
   });
@@ -134,6 +132,24 @@ describe('the packed runtime artifact', function () {
     );
   });
 
+  it('carries the commit it was built from, which staging records (contract §1.8)', async () => {
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+    const record = JSON.parse(
+      await readFile(join(staged.directory, 'package', 'fleet-build.json'), 'utf8'),
+    ) as { schema: string; commit: string; dirty: boolean };
+    const dirty = git('status', '--porcelain=v1', '--untracked-files=normal') !== '';
+    expect(record).to.deep.equal({
+      schema: 'fleet.build/v1',
+      commit: git('rev-parse', 'HEAD'),
+      dirty,
+    });
+    expect(staged.manifest.commit).to.equal(`${record.commit}${dirty ? '-dirty' : ''}`);
+    expect(artifact.commit).to.equal(staged.manifest.commit);
+    // the checkout is left as it was: prepack's record is removed again by postpack
+    expect(await exists(join(ROOT, 'packages', 'cli', 'fleet-build.json'))).to.equal(false);
+  });
+
   it('runs `fleet --version` from the generation', async () => {
     const child = spawn(process.execPath, [bin, '--version'], {
       cwd: home,
@@ -155,6 +171,13 @@ describe('the packed runtime artifact', function () {
     let stderr = '';
 
     before(async () => {
+      // The node's own policy, written by the runtime's own command (contract §5.1).
+      const init = spawnSync(process.execPath, [bin, 'node-policy', 'init', '--home', home], {
+        cwd: home,
+        env: runtimeEnv(),
+        encoding: 'utf8',
+      });
+      expect(init.status, init.stderr).to.equal(0);
       controller = spawn(
         process.execPath,
         [bin, 'controller', 'serve', '--home', home, '--node-id', 'n1', '--port', '0', '--json'],
@@ -190,7 +213,7 @@ describe('the packed runtime artifact', function () {
       });
       expect(response.status, stderr).to.equal(200);
       const identity = identityResponseSchema.parse(await response.json());
-      expect(identity.build).to.deep.equal({ sha256: artifact.sha256, commit: COMMIT });
+      expect(identity.build).to.deep.equal({ sha256: artifact.sha256, commit: artifact.commit });
       // a runtime run from a generation is the artifact it was staged from
       expect(identity).to.include({
         nodeId: 'n1',

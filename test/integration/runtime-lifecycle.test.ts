@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { access, chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { readCurrentPointer, runtimeLayout } from '@fleet/core';
+import { FLEET_PROTOCOL_VERSION, readCurrentPointer, runtimeLayout } from '@fleet/core';
 import { fakeRuntimeArtifact, type FakeArtifactOptions } from '@fleet/testkit';
 import { waitFor } from '../src/fleet.js';
 import {
@@ -81,9 +81,11 @@ describe('runtime upgrade on a node: acceptance and verified rollback', function
     ],
     [
       'an incompatible protocol',
-      { lie: { protocol: 2 } },
+      { lie: { protocol: FLEET_PROTOCOL_VERSION + 1 } },
       (b) => expectationFor(b, FAKE_PKG),
-      /protocol: expected 1\.\.1, got 2/,
+      new RegExp(
+        `protocol: expected ${FLEET_PROTOCOL_VERSION}\\.\\.${FLEET_PROTOCOL_VERSION}, got ${FLEET_PROTOCOL_VERSION + 1}`,
+      ),
     ],
     [
       'a missing catalog entry',

@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { versionReportSchema, type VersionReport } from '@fleet/core';
+import { parseNodePolicy, versionReportSchema, type VersionReport } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
 import { destroyLab, fleet, json, tempDir } from '../src/fleet.js';
 
 describe('fleet version on a lab', function () {
@@ -49,6 +50,17 @@ describe('fleet version on a lab', function () {
     const git = (...args: string[]) =>
       execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args]);
     git('commit', '-q', '-am', 'probe a tool no host has');
+    // Each node's own policy must list a tool before fleet version may run it (contract §5.1).
+    for (const host of ['node-01', 'node-02']) {
+      const home = join(dir, 'nodes', host, 'home');
+      const file = join(home, '.config', 'fleet', 'node-policy.yaml');
+      const { policy } = parseNodePolicy(await readFile(file, 'utf8'), file);
+      await writeNodePolicy(
+        home,
+        { ...policy, versions: { tools: [...policy.versions.tools, 'no-such-tool-xyz'] } },
+        { force: true },
+      );
+    }
     env = {
       FLEET_REPO: repo,
       FLEET_CREDENTIALS: join(dir, 'credentials.json'),

@@ -22,6 +22,29 @@ export interface RuntimeArtifact {
   /** @fleet/cli's version. */
   readonly version: string;
   readonly bytes: number;
+  /**
+   * The commit label its build record names (`package/fleet-build.json`, written by prepack): the
+   * checkout's HEAD, `-dirty` when the tree had uncommitted changes. fleet.yaml must record it.
+   */
+  readonly commit: string;
+}
+
+/** The build record of an `npm pack`-shaped tarball, as `tar` reads it (`null`: none). */
+export async function buildRecordOf(
+  tgz: string,
+): Promise<{ schema: string; commit: string; dirty: boolean } | null> {
+  try {
+    const { stdout } = await promisify(execFile)(
+      'tar',
+      ['-xzOf', tgz, 'package/fleet-build.json'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    return JSON.parse(stdout) as { schema: string; commit: string; dirty: boolean };
+  } catch {
+    return null;
+  }
 }
 
 interface PackReport {
@@ -93,6 +116,7 @@ async function pack(): Promise<RuntimeArtifact> {
     if (existsSync(join(bundle, '.fleet-runtime-bundle'))) {
       rmSync(bundle, { recursive: true, force: true });
     }
+    rmSync(join(ROOT, 'packages', 'cli', 'fleet-build.json'), { force: true });
   }
   const [report] = JSON.parse(stdout) as PackReport[];
   if (!report) throw new Error(`npm pack printed no report: ${stdout.slice(0, 500)}`);
@@ -101,11 +125,15 @@ async function pack(): Promise<RuntimeArtifact> {
   }
   const path = join(destination, report.filename);
   const data = await readFile(path);
+  const record = await buildRecordOf(path);
+  if (record === null)
+    throw new Error('npm pack wrote no build record: did @fleet/cli’s prepack run?');
   return {
     path,
     sha256: createHash('sha256').update(data).digest('hex'),
     version: report.version,
     bytes: data.length,
+    commit: record.dirty ? `${record.commit}-dirty` : record.commit,
   };
 }
 
@@ -114,7 +142,13 @@ export async function repackedArtifact(
   artifact: RuntimeArtifact,
   version: string,
   dir: string,
-): Promise<{ path: string; bytes: Buffer; pkg: { name: string; version: string } }> {
+): Promise<{
+  path: string;
+  bytes: Buffer;
+  pkg: { name: string; version: string };
+  /** The build record is kept as it was: the commit of the artifact it was made from. */
+  commit: string;
+}> {
   const run = promisify(execFile);
   const work = join(dir, `repack-${version}`);
   await mkdir(work, { recursive: true });
@@ -125,5 +159,10 @@ export async function repackedArtifact(
   await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
   const path = join(dir, `fleet-${version}.tgz`);
   await run('tar', ['-czf', path, '-C', work, 'package']);
-  return { path, bytes: await readFile(path), pkg: { name: pkg.name, version } };
+  return {
+    path,
+    bytes: await readFile(path),
+    pkg: { name: pkg.name, version },
+    commit: artifact.commit,
+  };
 }

@@ -14,7 +14,12 @@ import { execFileSync } from 'node:child_process';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  BUILD_RECORD_ENTRY,
+  FLEET_PROTOCOL_VERSION,
+  commitLabel,
   createControllerClient,
+  defaultNodePolicy,
+  parseBuildRecord,
   newOperationId,
   runtimeCommand,
   runtimeLayout,
@@ -22,7 +27,13 @@ import {
   type RuntimeExpectation,
   type RuntimeStatusResponse,
 } from '@fleet/core';
-import { currentPointer, runtimeLockHolder, stageGeneration, statePaths } from '@fleet/controller';
+import {
+  currentPointer,
+  readTgz,
+  runtimeLockHolder,
+  stageGeneration,
+  writeNodePolicy,
+} from '@fleet/controller';
 import type { SkippableContext } from '@fleet/testkit';
 import { packedRuntimeArtifact, type RuntimeArtifact } from './artifact.js';
 import { FIXTURES, waitFor } from './fleet.js';
@@ -83,7 +94,7 @@ async function copyStagedGeneration(artifact: RuntimeArtifact, home: string): Pr
       platform: 'linux',
       artifact: artifact.path,
       sha256: artifact.sha256,
-      commit: null,
+      commit: artifact.commit,
     });
     return runtimeLayout(dir, 'linux').generation(artifact.sha256);
   })();
@@ -93,13 +104,22 @@ async function copyStagedGeneration(artifact: RuntimeArtifact, home: string): Pr
   execFileSync('cp', ['-a', source, generations]);
 }
 
-/** The bootstrap policy a node's owner writes to allow bootstrap through systemd-user. */
-export async function allowBootstrap(home: string): Promise<void> {
-  await mkdir(statePaths(home).root, { recursive: true, mode: 0o700 });
-  await writeFile(
-    join(statePaths(home).root, 'bootstrap-policy.json'),
-    `${JSON.stringify({ version: 1, bootstrap: 'allow', supervisors: ['systemd-user'] })}\n`,
-    { mode: 0o600 },
+/**
+ * The node's own policy (contract §5.1), as its owner writes it: no config domain served,
+ * bootstrap allowed through systemd-user (unless `allow` is false), and — when given — the unit
+ * that runs the controller (else the adapter's record alone names it, docs/runtime-lifecycle.md).
+ */
+export async function writeRuntimeNodePolicy(
+  home: string,
+  options: { readonly allow?: boolean; readonly unit?: string } = {},
+): Promise<void> {
+  await writeNodePolicy(
+    home,
+    defaultNodePolicy([], {
+      bootstrap:
+        options.allow === false ? { allow: false } : { allow: true, supervisors: ['systemd-user'] },
+      ...(options.unit ? { supervisor: { kind: 'systemd-user', unit: options.unit } } : {}),
+    }),
   );
 }
 
@@ -119,7 +139,7 @@ export async function startRuntimeNode(
   const layout = runtimeLayout(home, 'linux');
   await copyStagedGeneration(artifact, home);
   await currentPointer(layout, 'symlink').flip(artifact.sha256);
-  if (options.allowBootstrap !== false) await allowBootstrap(home);
+  await writeRuntimeNodePolicy(home, { allow: options.allowBootstrap !== false, unit });
   const setup = join(home, '.runtime-node-setup.mjs');
   await copyFile(join(FIXTURES, 'runtime-node-setup.mjs'), setup);
   manager.chown(home);
@@ -204,6 +224,14 @@ export async function startRuntimeNode(
   };
 }
 
+/** The commit label the build record inside an artifact names (`null`: it has none). */
+export function carriedCommit(bytes: Buffer): string | null {
+  const entry = readTgz(bytes).find((e) => e.path === BUILD_RECORD_ENTRY && e.type === 'file');
+  return entry
+    ? commitLabel(parseBuildRecord(entry.data.toString('utf8'), BUILD_RECORD_ENTRY))
+    : null;
+}
+
 /** What a runtime built from `bytes` must report on this node (domains: none; systemd-user). */
 export function expectationFor(
   bytes: Buffer,
@@ -214,8 +242,8 @@ export function expectationFor(
     nodeId: NODE_ID,
     package: pkg.name,
     version: pkg.version,
-    build: { sha256: sha256(bytes), commit: null },
-    protocol: { min: 1, max: 1 },
+    build: { sha256: sha256(bytes), commit: carriedCommit(bytes) },
+    protocol: { min: FLEET_PROTOCOL_VERSION, max: FLEET_PROTOCOL_VERSION },
     catalog: { domains: [], probers: [], bootstrapAdapters: ['systemd-user'] },
     ...overrides,
   };

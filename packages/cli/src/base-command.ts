@@ -40,10 +40,37 @@ export abstract class FleetCommand extends Command {
     process.stderr.write(`${message}\n`);
   }
 
+  /** The fleet repository this command found (the audit heads it saw are kept under it). */
+  protected repoRoot: string | undefined;
+
   /** Finds the fleet repository from --repo, $FLEET_REPO or the working directory. */
   protected async findRepo(flag: string | undefined): Promise<string> {
     const { discoverRepo } = await import('@fleet/core');
-    return discoverRepo({ flag, env: process.env, cwd: process.cwd() });
+    const root = await discoverRepo({ flag, env: process.env, cwd: process.cwd() });
+    const { realpath } = await import('node:fs/promises');
+    this.repoRoot = await realpath(root).catch(() => root);
+    return root;
+  }
+
+  /**
+   * After every verb that talked to a node: the audit heads its answers carried are kept in the
+   * operator's state (core client/audit-heads.ts), so `fleet audit verify --host` can tell a node
+   * log rewritten behind the operator's back. Never fails the verb: a warning at most.
+   */
+  protected override async finally(error: Error | undefined): Promise<unknown> {
+    if (this.repoRoot !== undefined) {
+      const { recordSeenHeads, takeObservedHeads } = await import('@fleet/core');
+      const heads = takeObservedHeads();
+      if (heads.size > 0) {
+        await recordSeenHeads(this.repoRoot, heads, (this.id ?? 'fleet').replace(/:/g, ' ')).catch(
+          (failure: unknown) =>
+            this.note(
+              `warning: the audit heads seen could not be kept: ${(failure as Error).message}`,
+            ),
+        );
+      }
+    }
+    return super.finally(error);
   }
 
   /**

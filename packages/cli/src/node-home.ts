@@ -4,6 +4,20 @@ import { Flags } from '@oclif/core';
 export const homeFlag = Flags.directory({
   description: "the node's home whose token store to use (default: your home directory)",
   exists: true,
+  exclusive: ['host'],
+});
+
+/** `--host H`: the same verb from the operator seat, through H's controller (node-admin:tokens). */
+export const hostFlag = Flags.string({
+  description:
+    "a host of fleet.yaml: administer its tokens through its controller (needs node-admin:tokens), with your credentials file's token for it",
+  exclusive: ['home'],
+});
+
+export const timeoutFlag = Flags.integer({
+  description: 'with --host: the request timeout in milliseconds',
+  default: 15_000,
+  min: 1,
 });
 
 /** The token store under `home` (default: the user's home); loads the controller lazily. */

@@ -2,11 +2,12 @@
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
 /**
- * `fleet controller serve` and `fleet token issue|list|rotate|revoke`, run as real processes of
- * the built CLI against temp homes.
+ * `fleet controller serve`, `fleet token issue|list|rotate|revoke`, `fleet node-policy
+ * init|show` and `fleet validate --node-policy`, run as real processes of the built CLI against
+ * temp homes.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,6 +90,73 @@ describe('fleet token and fleet controller serve', () => {
     ]);
     expect(result.status).to.equal(2);
     expect(JSON.parse(result.stdout).error).to.include({ code: 'USAGE', exitCode: 2 });
+  });
+
+  it('controller serve does not start on a node without a policy, naming the fix (exit 2)', () => {
+    const result = fleet([
+      'controller',
+      'serve',
+      '--home',
+      home,
+      '--node-id',
+      'node-07',
+      '--port',
+      '0',
+    ]);
+    expect(result.status).to.equal(2);
+    expect(result.stderr).to.contain('this node has no policy');
+    expect(result.stderr).to.contain(`hint: on the node: fleet node-policy init --home ${home}`);
+  });
+
+  it('node-policy init writes a 0600 policy serving the bundled domains; show reads it; a second init needs --force', async () => {
+    const init = fleet(['node-policy', 'init', '--home', home, '--tool', 'node', '--json']);
+    expect(init.status, init.stderr).to.equal(0);
+    const written = JSON.parse(init.stdout);
+    expect(written).to.deep.equal({
+      file: join(home, '.config/fleet/node-policy.yaml'),
+      serves: ['harness-policy', 'router', 'transport-identity'],
+      tools: ['node'],
+    });
+    expect((await stat(written.file)).mode & 0o777).to.equal(0o600);
+    expect(await readFile(written.file, 'utf8')).to.contain('bootstrap:\n  allow: false');
+
+    const shown = fleet(['node-policy', 'show', '--home', home]);
+    expect(shown.status, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.contain('serves: harness-policy, router, transport-identity');
+    expect(shown.stdout).to.contain('versions may run: node');
+    expect(shown.stdout).to.contain('bootstrap: denied');
+
+    const again = fleet(['node-policy', 'init', '--home', home, '--json']);
+    expect(again.status).to.equal(2);
+    expect(JSON.parse(again.stdout).error.code).to.equal('INIT_TARGET_NOT_EMPTY');
+    const unknown = fleet(['node-policy', 'init', '--home', home, '--serve', 'nosuch', '--force']);
+    expect(unknown.status).to.equal(2);
+    expect(unknown.stderr).to.contain('--serve nosuch: no loaded plugin provides this domain');
+  });
+
+  it('validate --node-policy checks a file as a controller reads it: line and field, mode', async () => {
+    const file = join(home, 'draft-policy.yaml');
+    await writeFile(
+      file,
+      'version: 1\ndomains:\n  router:\n    actions:\n      reload: { argv: [systemctl, reload] }\n',
+      { mode: 0o600 },
+    );
+    const bad = fleet(['validate', '--node-policy', file, '--json']);
+    expect(bad.status).to.equal(2);
+    const error = JSON.parse(bad.stdout).error;
+    expect(error.code).to.equal('NODE_POLICY_INVALID');
+    expect(error.problems[0]).to.include({
+      file,
+      line: 5,
+      path: 'domains.router.actions.reload.argv[0]',
+    });
+    await writeFile(file, 'version: 1\ndomains: { router: {} }\n', { mode: 0o600 });
+    const good = fleet(['validate', '--node-policy', file]);
+    expect(good.status, good.stderr).to.equal(0);
+    expect(good.stdout).to.contain('a valid node policy').and.contain('serves: router');
+    await chmod(file, 0o644);
+    const wide = fleet(['validate', '--node-policy', file, '--json']);
+    expect(JSON.parse(wide.stdout).error.code).to.equal('NODE_POLICY_INSECURE');
   });
 
   it('serves on an ephemeral port, prints one JSON line, answers identity, and stops on SIGTERM', async () => {

@@ -1,10 +1,32 @@
 /**
- * The node's allowlist (contract §5): exactly the paths registered domains declare — every managed
- * file's and derived path's declared `path` under the home — plus the backups the controller
- * itself made of them. Per-host path variables are an operator-side notion: the node accepts the
- * declared paths only, exactly as spelled. Everything else is `PATH_OUTSIDE_ROOT`.
+ * The node's allowlist (contract §5, §5.1): the paths of the domains this node serves — every
+ * managed file's and derived path's declared `path` under the home, plus the per-host overrides
+ * the node policy lists for them (`domains.<d>.paths.<id>`, exact paths or patterns) — and the
+ * backups the controller itself made of them. Nothing else:
+ * - fleet's own state (`~/.local/state/fleet/`, the env files, the policy, …) never, whatever a
+ *   declaration or the policy says (`PATH_OUTSIDE_ROOT`);
+ * - a domain the node does not serve: `DOMAIN_NOT_SERVED`, saying how to serve it;
+ * - a path a served domain's request names that is neither declared nor listed: `POLICY_REFUSED`;
+ * - any other path: `PATH_OUTSIDE_ROOT`.
+ *
+ * Built from the registry and one version of the node policy; the policy store builds a new one
+ * when the policy changes (policy/store.ts). A closed allowlist (the policy became unreadable)
+ * serves nothing and answers every domain with the policy's problem.
  */
-import { FleetError, parseHomePath, type FileFormat, type Registry } from '@fleet/core';
+import {
+  FleetError,
+  NODE_POLICY_PATH,
+  fleetOwnReason,
+  isFleetOwnPath,
+  matchHomePattern,
+  parseHomePath,
+  parseHomePattern,
+  type FileFormat,
+  type HomePattern,
+  type NodePolicy,
+  type PolicyAction,
+  type Registry,
+} from '@fleet/core';
 import { backupFileId, parseBackupName } from './backups.js';
 import { STATE_DIR } from './state-paths.js';
 
@@ -18,6 +40,8 @@ export interface AllowedPath {
   readonly backups: number;
   /** Whether the domain's installer owns process actions (`coupling: process`). */
   readonly processCoupled: boolean;
+  /** True for a per-host path the node policy lists (not the declared default). */
+  readonly override?: true;
 }
 
 export interface AllowedBackup extends Omit<AllowedPath, 'kind'> {
@@ -26,45 +50,124 @@ export interface AllowedBackup extends Omit<AllowedPath, 'kind'> {
   readonly of: string;
 }
 
+interface Override {
+  readonly entry: Omit<AllowedPath, 'path'>;
+  readonly patterns: readonly HomePattern[];
+}
+
 export const DEFAULT_BACKUPS = 10;
 const BACKUP_PREFIX = `~/${STATE_DIR}/backups/`;
 
+/**
+ * `DOMAIN_NOT_SERVED`, saying how to start serving the domain (in the message: only code and
+ * message cross the wire).
+ */
+function notServed(domain: string, why: string, fix: string): FleetError {
+  return new FleetError(
+    'DOMAIN_NOT_SERVED',
+    `this node does not serve domain ${domain}: ${why}; ${fix}`,
+  );
+}
+
 export class Allowlist {
   private readonly byPath = new Map<string, AllowedPath>();
+  /** Every registered domain's declared paths, served or not (to name the domain in a refusal). */
+  private readonly declared = new Map<string, string>();
+  private readonly overrides = new Map<string, Override[]>();
+  private readonly registered = new Map<string, { implemented: boolean }>();
+  private readonly servedDomains = new Set<string>();
 
-  constructor(registry: Registry) {
+  constructor(
+    registry: Pick<Registry, 'domains'>,
+    private readonly policy: NodePolicy,
+    /** Set when the policy is unusable: nothing is served and every domain answers this. */
+    private readonly closedBy?: FleetError,
+  ) {
     for (const { descriptor } of registry.domains()) {
+      this.registered.set(descriptor.domain, { implemented: descriptor.load !== undefined });
+      const served = closedBy === undefined && Object.hasOwn(policy.domains, descriptor.domain);
+      if (served) this.servedDomains.add(descriptor.domain);
       const common = {
         domain: descriptor.domain,
         backups: descriptor.backups ?? DEFAULT_BACKUPS,
         processCoupled: descriptor.coupling.kind === 'process',
       };
-      for (const file of descriptor.files) {
-        this.add({
+      const entries: AllowedPath[] = [
+        ...descriptor.files.map((file) => ({
           ...common,
           fileId: file.id,
           path: file.path,
-          kind: 'file',
+          kind: 'file' as const,
           format: file.format,
-        });
-      }
-      for (const derived of descriptor.derivedPaths ?? []) {
-        this.add({
+        })),
+        ...(descriptor.derivedPaths ?? []).map((derived) => ({
           ...common,
           fileId: derived.id,
           path: derived.path,
-          kind: 'derived',
+          kind: 'derived' as const,
           format: derived.format,
-        });
+        })),
+      ];
+      const section = policy.domains[descriptor.domain];
+      const overrides: Override[] = [];
+      for (const entry of entries) {
+        if (!this.declared.has(entry.path)) this.declared.set(entry.path, entry.domain);
+        // The registry already refuses two plugins claiming one path; first claimant wins here too.
+        if (served && !this.byPath.has(entry.path)) this.byPath.set(entry.path, entry);
+        const patterns = section?.paths?.[entry.fileId];
+        if (served && patterns) {
+          const { path: _default, ...rest } = entry;
+          overrides.push({
+            entry: { ...rest, override: true },
+            patterns: patterns.map((p) => parseHomePattern(p)),
+          });
+        }
       }
+      if (overrides.length > 0) this.overrides.set(descriptor.domain, overrides);
     }
   }
 
-  private add(entry: AllowedPath): void {
-    // The registry already refuses two plugins claiming one path; first claimant wins here too.
-    if (!this.byPath.has(entry.path)) this.byPath.set(entry.path, entry);
+  /** The domains this node serves (registered and listed in its policy), sorted. */
+  served(): string[] {
+    return [...this.servedDomains].sort();
   }
 
+  /** Throws `DOMAIN_NOT_SERVED` (or the policy's own problem) unless the node serves `domain`. */
+  requireServed(domain: string): void {
+    if (this.closedBy) throw this.closedBy;
+    if (this.servedDomains.has(domain)) return;
+    const registered = this.registered.get(domain);
+    if (!registered) {
+      throw notServed(
+        domain,
+        'no plugin on this node provides it',
+        'install the plugin in the node runtime (fleet upgrade), then list the domain in its node policy',
+      );
+    }
+    throw notServed(
+      domain,
+      `its node policy (${NODE_POLICY_PATH}) does not list it`,
+      `to serve it, add "${domain}: {}" under domains: in that file on the node (docs/node-policy.md)`,
+    );
+  }
+
+  /** The policy's coupled actions of a served domain, by id. */
+  actionsOf(domain: string): Readonly<Record<string, PolicyAction>> {
+    this.requireServed(domain);
+    return this.policy.domains[domain]?.actions ?? {};
+  }
+
+  /** Whether the policy allows unattended installs of `domain` (never for a process coupling). */
+  unattendedAllowed(domain: string, processCoupled: boolean): boolean {
+    return !processCoupled && this.policy.domains[domain]?.unattended === 'allow';
+  }
+
+  /** The `~/` directories a managed file may be a symbolic link into (node policy `symlinkInto`). */
+  get symlinkDirs(): readonly string[] {
+    return this.closedBy ? [] : this.policy.symlinkInto;
+  }
+
+  /** The declared paths of every served domain, sorted. */
   all(): AllowedPath[] {
     return [...this.byPath.values()].sort(
       (a, b) => a.domain.localeCompare(b.domain) || a.path.localeCompare(b.path),
@@ -75,20 +178,46 @@ export class Allowlist {
     return this.all().filter((entry) => entry.domain === domain);
   }
 
-  /** The entry of a `~/` path: `PATH_INVALID` for a bad path, `PATH_OUTSIDE_ROOT` if not allowed. */
+  /**
+   * The entry of a `~/` path, for `domain` when given: `PATH_INVALID` for a bad path,
+   * `PATH_OUTSIDE_ROOT` for fleet's own state or a path no served domain has,
+   * `DOMAIN_NOT_SERVED` for a domain the node does not serve, `POLICY_REFUSED` for a path the
+   * policy does not accept for `domain`.
+   */
   require(path: string, domain?: string): AllowedPath {
     parseHomePath(path);
-    const entry = this.byPath.get(path);
-    if (!entry || (domain !== undefined && entry.domain !== domain)) {
+    if (isFleetOwnPath(path)) throw new FleetError('PATH_OUTSIDE_ROOT', fleetOwnReason(path));
+    if (domain !== undefined) {
+      this.requireServed(domain);
+      const entry = this.byPath.get(path);
+      if (entry && entry.domain === domain) return entry;
+      const override = this.overrideOf(path, domain);
+      if (override) return override;
       throw new FleetError(
-        'PATH_OUTSIDE_ROOT',
-        `${JSON.stringify(path)} is not on this node's allowlist${
-          domain === undefined ? '' : ` for domain ${domain}`
-        }`,
-        { suggestions: ['only the paths registered domains declare can be read or written'] },
+        'POLICY_REFUSED',
+        `${JSON.stringify(path)} is not a path this node accepts for domain ${domain}: neither one it declares nor one its node policy lists (domains.${domain}.paths.<file id> in ${NODE_POLICY_PATH})`,
       );
     }
-    return entry;
+    const entry = this.byPath.get(path);
+    if (entry) return entry;
+    const owner = this.declared.get(path);
+    if (owner !== undefined) this.requireServed(owner);
+    const matches = [...this.overrides.keys()]
+      .map((d) => this.overrideOf(path, d))
+      .filter((e): e is AllowedPath => e !== undefined);
+    if (matches.length === 1) return matches[0] as AllowedPath;
+    if (matches.length > 1) {
+      throw new FleetError(
+        'POLICY_REFUSED',
+        `${JSON.stringify(path)} matches path overrides of ${matches.map((m) => m.domain).join(' and ')} in the node policy: name one domain`,
+      );
+    }
+    if (this.closedBy) throw this.closedBy;
+    throw new FleetError(
+      'PATH_OUTSIDE_ROOT',
+      `${JSON.stringify(path)} is not on this node's allowlist`,
+      { suggestions: ['only the paths of the domains this node serves can be read or written'] },
+    );
   }
 
   /** A managed path or one of the controller's backups of one (readable, never writable). */
@@ -103,5 +232,13 @@ export class Allowlist {
       if (of) return { ...of, kind: 'backup', of: of.path, path };
     }
     return this.require(path);
+  }
+
+  /** The override entry `path` is for in `domain` (first file id in declaration order). */
+  private overrideOf(path: string, domain: string): AllowedPath | undefined {
+    for (const { entry, patterns } of this.overrides.get(domain) ?? []) {
+      if (patterns.some((pattern) => matchHomePattern(pattern, path))) return { ...entry, path };
+    }
+    return undefined;
   }
 }

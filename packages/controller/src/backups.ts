@@ -5,10 +5,12 @@
  * Kept up to the domain's count per file, oldest pruned first, never the newest.
  */
 import { constants } from 'node:fs';
-import { lstat, open, readdir, unlink } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errnoOf, fsFailure } from './fs/errors.js';
-import { ensurePrivateDir, fsyncDir, syncHandle } from './fs/durable.js';
+import { fsyncDir, syncHandle } from './fs/durable.js';
+import { checkFdPath, ensureDirUnder, recheckParents, walkDirUnder } from './fs/safe-path.js';
+import { open, unlink } from './fs/seam.js';
 
 const NAME = /^(.+)\.(\d{8}T\d{6}Z)\.([0-9A-HJKMNP-TV-Z]{26})\.(\d{3,})\.bak$/;
 
@@ -52,12 +54,23 @@ export function backupName(
   return `${backupFileId(fileId)}.${stamp}.${operationId}.${String(seq).padStart(3, '0')}.bak`;
 }
 
-/** Writes a backup of `bytes` durably; returns its absolute path. Never overwrites anything. */
+/**
+ * Writes a backup of `bytes` durably; returns its absolute path. Never overwrites anything, and
+ * never writes through a symbolic link: the directory is walked from `home` component by
+ * component (contract §15), the file created `O_EXCL | O_NOFOLLOW` and its real path checked
+ * before a byte of the (possibly secret-bearing) content goes into it.
+ */
 export async function writeBackup(
+  home: string,
   dir: string,
   input: { fileId: string; operationId: string; now: Date; bytes: Uint8Array },
 ): Promise<string> {
-  await ensurePrivateDir(dir);
+  let chain;
+  try {
+    chain = await ensureDirUnder(home, dir);
+  } catch (error) {
+    throw fsFailure(error, 'backup directory');
+  }
   const stamp = utcStamp(input.now);
   for (let seq = 0; ; seq += 1) {
     const path = join(dir, backupName(input.fileId, stamp, input.operationId, seq));
@@ -73,6 +86,8 @@ export async function writeBackup(
       throw fsFailure(error, 'backup');
     }
     try {
+      await checkFdPath(home, handle, path);
+      await recheckParents(home, chain);
       await handle.writeFile(input.bytes);
       await syncHandle(handle, 'backup');
     } catch (error) {
@@ -86,16 +101,23 @@ export async function writeBackup(
   }
 }
 
-/** The backup file names in a domain's directory, oldest first (`[]` when there is none). */
-export async function listBackups(dir: string): Promise<{ name: string; parsed: BackupName }[]> {
+/**
+ * The backup file names in a domain's directory, oldest first (`[]` when there is none). The
+ * directory is walked from `home` like any state directory: a symbolic link on the way is
+ * refused (`PATH_OUTSIDE_ROOT`), never listed through.
+ */
+export async function listBackups(
+  home: string,
+  dir: string,
+): Promise<{ name: string; parsed: BackupName }[]> {
   let names: string[];
   try {
-    const stats = await lstat(dir);
-    if (!stats.isDirectory()) return [];
+    const chain = await walkDirUnder(home, dir, { create: false });
+    if (!chain.complete) return [];
     names = await readdir(dir);
   } catch (error) {
     if (errnoOf(error) === 'ENOENT') return [];
-    throw error;
+    throw fsFailure(error, 'backup directory');
   }
   return names
     .map((name) => ({ name, parsed: parseBackupName(name) }))
@@ -108,12 +130,13 @@ export async function listBackups(dir: string): Promise<{ name: string; parsed: 
  * never deleted, even when the clock made its name sort first.
  */
 export async function pruneBackups(
+  home: string,
   dir: string,
   fileId: string,
   keep: number,
   newest: string,
 ): Promise<string[]> {
-  const others = (await listBackups(dir))
+  const others = (await listBackups(home, dir))
     .filter((entry) => entry.parsed.fileId === backupFileId(fileId) && entry.name !== newest)
     .map((entry) => entry.name);
   const excess = others.length - Math.max(0, keep - 1);
@@ -121,4 +144,22 @@ export async function pruneBackups(
   for (const name of removed) await unlink(join(dir, name)).catch(() => undefined);
   if (removed.length > 0) await fsyncDir(dir, 'backup directory').catch(() => undefined);
   return removed;
+}
+
+/**
+ * The `~/` paths of every backup the node holds, all domains (the secret memory's start-up
+ * reconcile). A domain directory that is a symbolic link is refused like any state directory.
+ */
+export async function allBackupPaths(home: string, backupsDir: string): Promise<string[]> {
+  const chain = await walkDirUnder(home, backupsDir, { create: false });
+  if (!chain.complete) return [];
+  const out: string[] = [];
+  for (const domain of (await readdir(backupsDir)).sort()) {
+    for (const { name } of await listBackups(home, join(backupsDir, domain))) {
+      out.push(
+        `~/${[...backupsDir.slice(home.length + 1).split(/[\\/]/), domain, name].join('/')}`,
+      );
+    }
+  }
+  return out;
 }

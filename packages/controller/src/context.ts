@@ -1,15 +1,26 @@
 /**
  * The real `NodeContext` (core `interfaces/node-context.ts`) a domain's node half runs against:
- * the system clock, a process runner that never uses a shell and hands the child an explicit,
- * minimal environment (no inherited tokens or secrets), and the env-file chain loaded afresh.
+ * the system clock, a process runner that never uses a shell and hands every child an explicit,
+ * minimal environment, the env-file chain loaded afresh, and — for an install — the node policy's
+ * coupled actions of the domain (contract §5.1).
+ *
+ * The environment rule is here, in the one runner every domain gets, so no domain can forget it:
+ * a child gets PATH, HOME, LANG and LC_* (when set), and `XDG_RUNTIME_DIR` /
+ * `DBUS_SESSION_BUS_ADDRESS` when the controller has them (so `systemctl --user` reaches the
+ * user's manager) — never the controller's other variables. What a domain adds (`env`,
+ * `extraEnv`) is filtered on a node: no `FLEET_*` variable, no value holding a secret of the
+ * env-file chain.
  */
 import { execa } from 'execa';
 import {
   loadEnvChain,
+  policyActionRunner,
   type Clock,
   type ControllerSupervisor,
   type NodeContext,
+  type NodeSupervisor,
   type Platform,
+  type PolicyActionsOptions,
   type ProcessRequest,
   type ProcessResult,
   type ProcessRunner,
@@ -27,34 +38,91 @@ export function currentPlatform(): Platform {
   return process.platform === 'darwin' || process.platform === 'win32' ? process.platform : 'linux';
 }
 
-/** The environment a child gets when the request names none: enough to run, nothing secret. */
-export function minimalEnv(home: string): Record<string, string> {
+/** The controller's variables a child gets as they are, when set: what a user service needs. */
+export const PASSED_THROUGH = ['XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS'] as const;
+
+/**
+ * The environment a child gets when the request names none: enough to run and to reach the
+ * user's service manager, nothing secret. `source` is the controller's own environment.
+ */
+export function minimalEnv(
+  home: string,
+  source: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {
-    PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
+    PATH: source['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
     HOME: home,
-    LANG: 'C.UTF-8',
+    LANG: source['LANG'] || 'C.UTF-8',
   };
+  for (const [key, value] of Object.entries(source)) {
+    if (/^LC_[A-Z_]+$/.test(key) && value) env[key] = value;
+  }
+  for (const key of PASSED_THROUGH) {
+    const value = source[key];
+    if (value) env[key] = value;
+  }
   if (process.platform === 'win32') {
     for (const key of ['SystemRoot', 'ComSpec', 'PATHEXT', 'TEMP', 'TMP']) {
-      const value = process.env[key];
+      const value = source[key];
       if (value !== undefined) env[key] = value;
     }
   }
   return env;
 }
 
+/**
+ * What a node's child may never receive, dropped from what a domain asks to add: fleet's own
+ * variables (`FLEET_*`: tokens, sockets, failpoints) and any value holding a secret value of the
+ * env-file chain.
+ */
+export function withoutSecrets(
+  env: Readonly<Record<string, string>>,
+  secrets: SecretValues,
+): Record<string, string> {
+  const values = [...secrets.values()].filter((value) => value !== '');
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (/^FLEET_/i.test(key)) continue;
+    if (values.some((secret) => value.includes(secret))) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+export interface ProcessRunnerOptions {
+  /** Runs before every process (the controller's `install.during_action` failpoint). */
+  readonly beforeRun?: () => Promise<void>;
+  /**
+   * On a node: the env-file chain, so what a domain adds to a child's environment is filtered
+   * ({@link withoutSecrets}). Without it (the operator side), additions pass as they are.
+   */
+  readonly secrets?: () => Promise<SecretValues>;
+}
+
 export class ExecaProcessRunner implements ProcessRunner {
+  private readonly options: ProcessRunnerOptions;
+
   constructor(
     private readonly home: string,
-    private readonly beforeRun: () => Promise<void> = () => Promise.resolve(),
-  ) {}
+    options: ProcessRunnerOptions | (() => Promise<void>) = {},
+  ) {
+    this.options = typeof options === 'function' ? { beforeRun: options } : options;
+  }
+
+  private async envFor(request: ProcessRequest): Promise<Record<string, string>> {
+    const added = request.env ?? request.extraEnv ?? {};
+    const filtered = this.options.secrets
+      ? withoutSecrets(added, await this.options.secrets())
+      : { ...added };
+    return request.env ? filtered : { ...minimalEnv(this.home), ...filtered };
+  }
 
   async run(request: ProcessRequest): Promise<ProcessResult> {
-    await this.beforeRun();
+    await this.options.beforeRun?.();
     const result = await execa(request.command, [...request.args], {
       shell: false,
       extendEnv: false,
-      env: request.env ? { ...request.env } : { ...minimalEnv(this.home), ...request.extraEnv },
+      env: await this.envFor(request),
       cwd: request.cwd ?? this.home,
       ...(request.input === undefined ? { stdin: 'ignore' as const } : { input: request.input }),
       ...(request.timeoutMs === undefined ? {} : { timeout: request.timeoutMs }),
@@ -80,28 +148,40 @@ export interface NodeContextOptions {
   readonly beforeProcess?: () => Promise<void>;
   /** Safe reads of the domain's own files (probers read live files through it). */
   readonly files?: SafeFileReader;
+  /** The node policy's actions of the domain being installed (`ctx.actions`). */
+  readonly actions?: PolicyActionsOptions;
   /**
    * The registry whose bootstrap adapters drive this node's recorded supervisor: given, the
    * context offers `controllerSupervisor` (a domain's coupled restart of the controller).
    */
   readonly registry?: Registry;
+  /** The node policy's `supervisor` (checked against the adapter's record before it is driven). */
+  readonly policySupervisor?: NodeSupervisor;
 }
 
 export function createNodeContext(options: NodeContextOptions): NodeContext {
   const { home, registry } = options;
+  const secrets = (): Promise<SecretValues> => loadEnvChain(home);
+  const processes = new ExecaProcessRunner(home, {
+    ...(options.beforeProcess ? { beforeRun: options.beforeProcess } : {}),
+    secrets,
+  });
   const ctx: NodeContext = {
     home,
     nodeId: options.nodeId,
     platform: options.platform ?? currentPlatform(),
     clock: options.clock ?? systemClock,
-    processes: new ExecaProcessRunner(home, options.beforeProcess),
-    secrets: (): Promise<SecretValues> => loadEnvChain(home),
+    processes,
+    secrets,
     ...(options.files ? { files: options.files } : {}),
+    ...(options.actions
+      ? { actions: policyActionRunner(processes, secrets, options.actions) }
+      : {}),
     ...(registry
       ? {
           controllerSupervisor: async (): Promise<ControllerSupervisor | null> => {
             const { recordedControllerSupervisor } = await import('./lifecycle/supervisor.js');
-            return recordedControllerSupervisor(registry, ctx);
+            return recordedControllerSupervisor(registry, ctx, options.policySupervisor);
           },
         }
       : {}),

@@ -7,12 +7,25 @@ import { readFile, realpath, unlink } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { FleetError, loadEnvChain, type Clock, type Registry } from '@fleet/core';
-import { Allowlist } from './allowlist.js';
+import { hostname, networkInterfaces } from 'node:os';
+import {
+  FLEET_PROTOCOL_VERSION,
+  FleetError,
+  NODE_POLICY_PATH,
+  PROTOCOL_HEADER,
+  loadEnvChain,
+  shortSecretNames,
+  type Clock,
+  type Registry,
+  type SecretValues,
+} from '@fleet/core';
+import type { Allowlist } from './allowlist.js';
 import { AuditLog } from './audit/log.js';
 import { systemClock } from './context.js';
+import { allBackupPaths } from './backups.js';
 import { createExclusive, ensurePrivateDir } from './fs/durable.js';
 import { errnoOf } from './fs/errors.js';
+import { ConnectionBudget } from './http/budget.js';
 import { createPipeline } from './http/pipeline.js';
 import { PathLocks } from './locks.js';
 import { OperationStore } from './operations.js';
@@ -25,9 +38,13 @@ import {
   DEFAULT_LIMITS,
   type BuildIdentity,
   type ControllerRuntime,
+  HealthAlarms,
   type Limits,
 } from './runtime.js';
+import { SecretMemory } from './secret-memory.js';
 import { statePaths, type StatePaths } from './state-paths.js';
+import { NodePolicyStore } from './policy/store.js';
+import { drivenSupervisor } from './lifecycle/supervisor.js';
 import { TokenStore } from './tokens/store.js';
 
 export interface ControllerOptions {
@@ -50,7 +67,11 @@ export interface ControllerOptions {
   readonly build?: BuildIdentity;
   /** sha256 (hex) of the legacy shared token, accepted for read operations only. */
   readonly legacyTokenSha256?: string;
-  /** Extra `Host` header values to accept (`node-01.lan:7701`). */
+  /**
+   * Extra `Host` header values to accept (`node-01.lan:7701`): the name clients use when it is
+   * neither this machine's host name nor one of its addresses (controller README, "Binding
+   * beyond loopback").
+   */
   readonly allowedHosts?: readonly string[];
   /** Validate every answer against its schema (tests). */
   readonly validateResponses?: boolean;
@@ -117,17 +138,54 @@ function isLoopback(bind: string): boolean {
   return bind === 'localhost' || bind === '::1' || bind.startsWith('127.');
 }
 
-function hostsFor(
+const WILDCARDS = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * Plain HTTP carries the bearer token in clear: off loopback it is refused, with the fix named
+ * (contract §5: `--tls-cert F --tls-key F`).
+ */
+export function checkBind(bind: string, tls: boolean): void {
+  if (isLoopback(bind) || tls) return;
+  throw new FleetError(
+    'USAGE',
+    `--bind ${bind} would serve plain HTTP beyond this machine, with bearer tokens in clear: refused`,
+    {
+      suggestions: [
+        'serve https: add --tls-cert cert.pem --tls-key key.pem (and pin its fingerprint as tls.fingerprint in fleet.yaml)',
+        'or bind 127.0.0.1 and reach it through an SSH tunnel',
+      ],
+    },
+  );
+}
+
+/**
+ * The `Host` values a request may carry (DNS rebinding, catalogue 5): the bound address — or,
+ * for a wildcard bind, every address of this machine's interfaces — and its host name, each with
+ * the port, plus what `--allowed-host` adds. Never "anything": a wildcard bind still names its
+ * machine.
+ */
+export function hostsFor(
   bind: string,
   port: number,
   extra: readonly string[],
-): ReadonlySet<string> | 'any' {
-  if ((bind === '0.0.0.0' || bind === '::') && extra.length === 0) return 'any';
+  machine: { readonly hostname: string; readonly addresses: readonly string[] } = {
+    hostname: hostname(),
+    addresses: Object.values(networkInterfaces()).flatMap((list) =>
+      (list ?? []).map((item) => item.address),
+    ),
+  },
+): ReadonlySet<string> {
   const names = new Set(extra.map((host) => host.toLowerCase()));
-  const shown = bind.includes(':') ? `[${bind}]` : bind;
-  names.add(`${shown}:${port}`.toLowerCase());
-  if (isLoopback(bind)) {
-    for (const name of ['127.0.0.1', 'localhost', '[::1]']) names.add(`${name}:${port}`);
+  const add = (address: string) =>
+    names.add(`${address.includes(':') ? `[${address}]` : address}:${port}`.toLowerCase());
+  if (WILDCARDS.has(bind)) for (const address of machine.addresses) add(address);
+  else add(bind);
+  if (!isLoopback(bind)) {
+    add(machine.hostname);
+    if (!machine.hostname.includes('.')) add(`${machine.hostname}.local`);
+  }
+  if (isLoopback(bind) || WILDCARDS.has(bind)) {
+    for (const name of ['127.0.0.1', 'localhost', '::1']) add(name);
   }
   return names;
 }
@@ -138,7 +196,7 @@ const OVERLOADED = JSON.stringify({
 
 function rawAnswer(socket: Socket, status: string, body: string): void {
   socket.end(
-    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${PROTOCOL_HEADER}: ${FLEET_PROTOCOL_VERSION}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -156,16 +214,49 @@ export async function createController(options: ControllerOptions): Promise<Cont
     throw new FleetError('USAGE', "the legacy token's sha256 must be 64 hex digits");
   }
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  checkBind(options.bind ?? '127.0.0.1', options.tls !== undefined);
   const clock = options.clock ?? systemClock;
   const state = statePaths(home);
-  for (const dir of [state.root, state.backups]) await ensurePrivateDir(dir);
+  // Every state directory is walked from the home without following a link (contract §15): the
+  // state root first (the audit log lives there; a planted root is refused before anything is
+  // written), then the others, whose refusal is audited.
+  await ensurePrivateDir(home, state.root);
   const operations = new OperationStore(state);
-  await operations.init();
   const release = await claimHome(state);
   let audit: AuditLog | undefined;
   try {
-    audit = await AuditLog.open(state.audit, clock);
-    const allowlist = new Allowlist(options.registry);
+    audit = await AuditLog.open(state.root, {
+      clock,
+      segmentBytes: limits.auditSegmentBytes,
+      keepSegments: limits.auditKeepSegments,
+      readFlushMs: limits.auditReadFlushMs,
+      refusalIntervalMs: limits.auditRefusalIntervalMs,
+    });
+    await openStateDirs(audit, home, state, operations);
+    const secretMemory = await SecretMemory.open(state, limits.maxFileBytes);
+    const openedAudit = audit;
+    // The node decides (contract §5.1): no valid policy, no controller (policy/store.ts).
+    const policy = await NodePolicyStore.open({
+      home,
+      registry: options.registry,
+      onMigrated: async (detail) => {
+        process.stderr.write(`controller: ${detail}\n`);
+        await openedAudit.append({
+          operationId: null,
+          client: null,
+          operation: 'node-policy',
+          paths: ['~/.local/state/fleet/bootstrap-policy.json', NODE_POLICY_PATH],
+          files: [],
+          outcome: 'ok',
+          code: null,
+          detail,
+        });
+      },
+    });
+    const view = policy.latest();
+    // The policy's supervisor and the adapter's record agree, or no controller (contract §12).
+    await drivenSupervisor(home, view.policy.supervisor);
+    const { allowlist } = view;
     const recoveryInput = {
       home,
       state,
@@ -177,6 +268,9 @@ export async function createController(options: ControllerOptions): Promise<Cont
       nodeId: options.nodeId,
     };
     const recovery = await recoverAtStart(recoveryInput);
+    const chain = await loadEnvChain(home).catch(() => undefined);
+    await reconcileSecretMemory(home, state, allowlist, secretMemory, chain);
+    warnShortSecrets(chain);
     // Fail closed (contract §10.2): never serve as a node the identity file does not name.
     await checkIdentityCoupling({
       home,
@@ -195,6 +289,8 @@ export async function createController(options: ControllerOptions): Promise<Cont
       clock,
       limits,
       allowlist,
+      policy,
+      view,
       tokens: new TokenStore(state, clock),
       legacy: options.legacyTokenSha256
         ? Buffer.from(options.legacyTokenSha256.toLowerCase(), 'hex')
@@ -208,7 +304,9 @@ export async function createController(options: ControllerOptions): Promise<Cont
       build: { sha256: build.sha256, commit: build.commit },
       startedAt: clock.now().toISOString(),
       recovery,
+      alarms: new HealthAlarms(),
       secrets: () => loadEnvChain(home),
+      secretMemory,
     };
     const controller = await listen(runtime, options, release);
     // A node-id change this controller's start completes (contract §10.2): settled once it serves.
@@ -221,6 +319,66 @@ export async function createController(options: ControllerOptions): Promise<Cont
     await release();
     throw error;
   }
+}
+
+/** The state directories besides the root; a planted link is refused, audited, and stops the start. */
+async function openStateDirs(
+  audit: AuditLog,
+  home: string,
+  state: StatePaths,
+  operations: OperationStore,
+): Promise<void> {
+  try {
+    await ensurePrivateDir(home, state.backups);
+    await operations.init();
+  } catch (error) {
+    await audit
+      .append({
+        operationId: null,
+        client: null,
+        operation: 'start',
+        paths: [],
+        files: [],
+        outcome: 'failed',
+        code: (error as FleetError).code ?? 'IO_ERROR',
+        detail: `the controller did not start: ${(error as Error).message}`,
+      })
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The secret memory re-read at start against every file that can hold a resolved value (every
+ * managed file, every backup, every recorded holder): values written before the memory existed are
+ * found, values no file holds any more are forgotten (docs/secrets.md).
+ */
+async function reconcileSecretMemory(
+  home: string,
+  state: StatePaths,
+  allowlist: Allowlist,
+  memory: SecretMemory,
+  chain: SecretValues | undefined,
+): Promise<void> {
+  const paths = [
+    ...allowlist.all().map((entry) => entry.path),
+    ...(await allBackupPaths(home, state.backups)),
+    ...memory.holders(),
+  ];
+  await memory.reconcile(paths, chain ?? new Map());
+}
+
+/**
+ * A value under the 8-character floor is not an error until a file uses it (the chain may serve
+ * other tools): an install that needs it is refused (`SECRET_TOO_SHORT`). Said once at start, by
+ * name, since such a value is never redacted (docs/secrets.md).
+ */
+function warnShortSecrets(chain: SecretValues | undefined): void {
+  const short = chain === undefined ? [] : shortSecretNames(chain);
+  if (short.length === 0) return;
+  process.stderr.write(
+    `controller: the env-file chain holds ${short.join(', ')}, shorter than 8 characters: never redacted, and an install that uses ${short.length > 1 ? 'them' : 'it'} is refused (SECRET_TOO_SHORT)\n`,
+  );
 }
 
 async function listen(
@@ -236,31 +394,48 @@ async function listen(
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 2)),
   };
-  let allowedHosts: ReadonlySet<string> | 'any' = new Set();
+  let allowedHosts: ReadonlySet<string> = new Set();
+  // Unauthenticated connections cannot use up the authenticated budget (http/budget.ts).
+  const budget = new ConnectionBudget<Socket>({
+    authenticated: limits.maxConnections,
+    unauthenticated: limits.maxUnauthenticatedConnections,
+    perAddress: limits.unauthenticatedPerAddress,
+  });
   const pipeline = createPipeline(runtime, {
     get allowedHosts() {
       return allowedHosts;
     },
     validateResponses: options.validateResponses ?? false,
+    admitAuthenticated: (req) => budget.authenticate(req.socket),
   });
   const handler = (req: Parameters<typeof pipeline>[0], res: Parameters<typeof pipeline>[1]) => {
+    budget.busy(req.socket, true);
+    res.once('close', () => budget.busy(req.socket, false));
     void pipeline(req, res);
   };
   const server: Server = options.tls
-    ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handler)
+    ? createHttpsServer(
+        {
+          ...serverOptions,
+          // A TLS handshake is pre-authentication time too: bounded like the headers.
+          handshakeTimeout: serverOptions.headersTimeout,
+          cert: options.tls.cert,
+          key: options.tls.key,
+        },
+        handler,
+      )
     : createHttpServer(serverOptions, handler);
 
-  let connections = 0;
-  server.on('connection', (socket: Socket) => {
-    if (connections >= limits.maxConnections) {
+  // Over TLS the request's socket is the TLS socket: budgeted from the handshake's end.
+  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    const admission = budget.open(socket, socket.remoteAddress ?? 'unknown');
+    if (!admission.admitted) {
       if (options.tls) socket.destroy();
       else rawAnswer(socket, '503 Service Unavailable', OVERLOADED);
       return;
     }
-    connections += 1;
-    socket.once('close', () => {
-      connections -= 1;
-    });
+    admission.evict?.destroy();
+    socket.once('close', () => budget.close(socket));
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -278,18 +453,15 @@ async function listen(
           : '400 Bad Request';
       const message = timeout ? 'the request took too long' : 'malformed HTTP request';
       rawAnswer(socket, status, JSON.stringify({ error: { code, message } }));
-      void runtime.audit
-        .append({
-          operationId: null,
-          client: null,
-          operation: 'unknown',
-          paths: [],
-          files: [],
-          outcome: 'failed',
-          code,
-          detail: `answered ${status.slice(0, 3)}`,
-        })
-        .catch(() => undefined);
+      // No operation id, no client: counted per address and interval (audit/refusals.ts).
+      runtime.audit.countRefusal({
+        client: null,
+        remote: socket.remoteAddress ?? 'unknown',
+        operation: 'unknown',
+        outcome: 'failed',
+        code,
+        status: Number(status.slice(0, 3)),
+      });
     }
     socket.destroy();
   });

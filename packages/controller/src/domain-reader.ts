@@ -4,7 +4,8 @@
  * component, nothing outside the home, the size bound).
  */
 import type { SafeFileReader } from '@fleet/core';
-import { readLive, targetOf } from './fs/safe-path.js';
+import { managedTarget } from './fs/managed-target.js';
+import { readLive } from './fs/safe-path.js';
 import type { ControllerRuntime } from './runtime.js';
 
 export function domainReader(
@@ -16,7 +17,7 @@ export function domainReader(
       runtime.allowlist.require(path, domain);
       const live = await readLive(
         runtime.home,
-        targetOf(runtime.home, path),
+        await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs),
         runtime.limits.maxFileBytes,
       );
       return live === null ? null : { content: live.bytes, sha256: live.sha256 };

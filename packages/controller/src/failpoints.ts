@@ -12,7 +12,8 @@
  * - `install.before_backup`     live sha checked, nothing written yet
  * - `install.after_backup`      the backup is durable, the target untouched
  * - `install.after_temp_write`  the temp file is written and fsync'd beside the target
- * - `install.before_rename`     token re-checked; last stop before the final check and rename
+ * - `install.before_rename`     token re-checked, the live file checked a last time and linked
+ *                               aside (catalogue 31); the rename follows
  * - `install.after_rename`      the target holds the new content (directory fsync'd)
  * - `install.during_action`     a coupled action is about to run a process
  * - `audit.before_append`       an audit record is about to be appended
@@ -61,6 +62,19 @@ export type FailpointName = (typeof FAILPOINTS)[number];
 
 export const FAILPOINT_ENV = 'FLEET_FAILPOINT';
 
+const waiting = new Map<FailpointName, (() => void)[]>();
+
+/**
+ * Resolves when the failpoint `name` next fires in this process, before its action runs: a test
+ * with an in-process controller acts inside a `sleep` window exactly then, instead of guessing
+ * when the window opened.
+ */
+export function reached(name: FailpointName): Promise<void> {
+  return new Promise((resolve) => {
+    waiting.set(name, [...(waiting.get(name) ?? []), resolve]);
+  });
+}
+
 /**
  * Triggers the failpoint `name` if `FLEET_FAILPOINT` names it (unscoped, or scoped to `nodeId`);
  * otherwise does nothing.
@@ -74,6 +88,8 @@ export async function failpoint(name: FailpointName, nodeId?: string): Promise<v
     const [point, scope] = entry.slice(0, colon).trim().split('@');
     if (point !== name || (scope !== undefined && scope !== nodeId)) continue;
     const action = entry.slice(colon + 1).trim();
+    for (const resolve of waiting.get(name) ?? []) resolve();
+    waiting.delete(name);
     if (action === 'kill') {
       process.kill(process.pid, 'SIGKILL');
       await sleep(60_000); // never reached: SIGKILL cannot be caught

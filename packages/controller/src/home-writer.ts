@@ -6,11 +6,21 @@
  * allowlist from the domains' declarations (every file and derived path, as declared), the per-path
  * locks, the state directories (0700) and the operation's journal (`begin`), under
  * `<home>/.local/state/fleet/`. Token re-checks and the audit log are the HTTP handler's business
- * and are not part of it.
+ * and are not part of it. Its node policy (per-host path overrides, `symlinkInto`) is the one
+ * given, by default one serving the declared domains at their declared paths (what
+ * `fleet node-policy init` writes).
  */
 import { realpath } from 'node:fs/promises';
 import { ulid } from 'ulid';
-import type { Clock, DomainDeclaration, Registry } from '@fleet/core';
+import {
+  defaultNodePolicy,
+  nodePolicySchema,
+  type Clock,
+  type DomainDeclaration,
+  type NodePolicy,
+  type NodePolicyInput,
+  type Registry,
+} from '@fleet/core';
 import { Allowlist } from './allowlist.js';
 import { systemClock } from './context.js';
 import { ensurePrivateDir } from './fs/durable.js';
@@ -34,6 +44,8 @@ export interface HomeWriterOptions {
   readonly fileLimit?: number;
   /** Runs right before each rename (the controller re-checks the caller's token there). */
   readonly beforeCommit?: () => Promise<void>;
+  /** The node policy (default: serving every declaration's domain at its declared paths). */
+  readonly policy?: NodePolicy | NodePolicyInput;
 }
 
 /** The allowlist's view of a registry: only `domains()` is read. */
@@ -52,10 +64,13 @@ export async function createHomeWriter(options: HomeWriterOptions): Promise<Oper
   // As the controller does: every safe-path check compares real paths.
   const home = await realpath(options.home);
   const state = statePaths(home);
-  for (const dir of [state.root, state.backups]) await ensurePrivateDir(dir);
+  for (const dir of [state.root, state.backups]) await ensurePrivateDir(home, dir);
   const operations = new OperationStore(state);
   await operations.init();
-  const allowlist = new Allowlist(declarationsAsRegistry(options.declarations));
+  const policy: NodePolicy = nodePolicySchema.parse(
+    options.policy ?? defaultNodePolicy(options.declarations.map((d) => d.domain)),
+  );
+  const allowlist = new Allowlist(declarationsAsRegistry(options.declarations), policy);
   const paths = allowlist.forDomain(domain).map((entry) => entry.path);
   await operations.begin({
     event: 'begin',

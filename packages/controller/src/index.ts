@@ -61,13 +61,19 @@ export {
 } from './lifecycle/launch.js';
 export { runNodeIdSwitch, type NodeIdSwitchOptions } from './lifecycle/switch.js';
 export { expectationOf } from './lifecycle/expectation.js';
+export { requireBootstrapAllowed } from './lifecycle/policy.js';
+export { writeNodePolicy, type WriteNodePolicyOptions } from './policy/file.js';
 export {
-  BOOTSTRAP_POLICY_FILE,
-  bootstrapPolicyPath,
-  bootstrapPolicySchema,
-  requireBootstrapAllowed,
-  type BootstrapPolicy,
-} from './lifecycle/policy.js';
+  OLD_BOOTSTRAP_POLICY_FILE,
+  migrateBootstrapPolicy,
+  oldBootstrapPolicyPath,
+} from './policy/migrate.js';
+export {
+  NodePolicyStore,
+  loadNodePolicy,
+  type LoadNodePolicyInput,
+  type PolicyView,
+} from './policy/store.js';
 export {
   nodeSupervisor,
   recordedControllerSupervisor,

@@ -7,14 +7,18 @@
  *   replayed id is answered from it and never executed again, and `GET /v1/operations/<id>`
  *   reports it to a client that lost its connection.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeTime } from 'ulid';
 import { z } from 'zod';
 import {
   FleetError,
+  errorBodySchema,
+  operationIdSchema,
   operationStatusResponseSchema,
+  receiptSchema,
   sha256Schema,
+  timestampSchema,
   type OperationStatusResponse,
   type Receipt,
   type WireErrorBody,
@@ -26,7 +30,7 @@ import {
   removeDurable,
   writeFileAtomic,
 } from './fs/durable.js';
-import { errnoOf } from './fs/errors.js';
+import { errnoOf, fsFailure } from './fs/errors.js';
 import type { StatePaths } from './state-paths.js';
 
 export type JournalEvent =
@@ -71,6 +75,69 @@ export type JournalEvent =
       readonly error?: WireErrorBody['error'];
     };
 
+/** One journal line, checked as it is read back (a line that does not match is corruption). */
+const journalEventSchema = z.discriminatedUnion('event', [
+  z.strictObject({
+    event: z.literal('begin'),
+    operationId: operationIdSchema,
+    operation: z.enum(['install', 'capture']),
+    domain: z.string().nullable(),
+    client: z.string().nullable(),
+    paths: z.array(z.string()),
+    startedAt: timestampSchema,
+    requestSha256: sha256Schema.optional(),
+  }),
+  z.strictObject({
+    event: z.literal('write'),
+    path: z.string(),
+    beforeSha256: sha256Schema.nullable(),
+    afterSha256: sha256Schema,
+    backupPath: z.string().nullable(),
+  }),
+  z.strictObject({ event: z.literal('renamed'), path: z.string() }),
+  z.strictObject({ event: z.literal('restored'), path: z.string() }),
+  z.strictObject({
+    event: z.literal('pending'),
+    expect: z.strictObject({ nodeId: z.string() }),
+    previousNodeId: z.string(),
+    detail: z.string(),
+  }),
+  z.strictObject({
+    event: z.literal('outcome'),
+    state: z.enum(['completed', 'failed']),
+    httpStatus: z.number().int(),
+    finishedAt: timestampSchema,
+    receipt: receiptSchema.omit({ audit: true }).optional(),
+    error: errorBodySchema.shape.error.optional(),
+  }),
+]);
+
+/**
+ * Reads an install journal back (pure; the SQLite WAL rule of catalogue 46 applied to it): a last
+ * line without its newline is a crash mid-append — that step was not done, and it is dropped —
+ * while any complete line that does not parse as a journal event means the journal cannot be
+ * trusted past it: `RECOVERY_REQUIRED` for that operation, naming the line, nothing guessed.
+ */
+export function parseOperationJournal(text: string, id: string): JournalEvent[] {
+  const lines = text.split('\n');
+  lines.pop(); // after the last newline: '' for a whole file, else a torn last line
+  return lines.map((line, index) => {
+    let parsed;
+    try {
+      parsed = journalEventSchema.safeParse(JSON.parse(line));
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed?.success) {
+      throw new FleetError(
+        'RECOVERY_REQUIRED',
+        `the journal of operation ${id} is unreadable at line ${index + 1} of ${lines.length} (${parsed ? 'not a journal event' : 'not JSON'}); it is not recovered automatically: compare its files with their backups, then move journal/${id}.jsonl aside`,
+      );
+    }
+    return parsed.data;
+  });
+}
+
 const recordSchema = operationStatusResponseSchema.extend({
   requestSha256: sha256Schema,
   client: z.string().nullable(),
@@ -94,8 +161,8 @@ export class OperationStore {
   constructor(private readonly paths: StatePaths) {}
 
   async init(): Promise<void> {
-    await ensurePrivateDir(this.paths.journal);
-    await ensurePrivateDir(this.paths.operations);
+    await ensurePrivateDir(this.paths.home, this.paths.journal);
+    await ensurePrivateDir(this.paths.home, this.paths.operations);
   }
 
   private journalPath(id: string): string {
@@ -108,6 +175,8 @@ export class OperationStore {
 
   /** Claims the id durably; `REPLAY_REJECTED` when it is already in use. */
   async begin(event: Extract<JournalEvent, { event: 'begin' }>): Promise<void> {
+    // Walked again per operation: a directory swapped for a link since the start is refused.
+    await ensurePrivateDir(this.paths.home, this.paths.journal);
     try {
       await createExclusive(this.journalPath(event.operationId), `${JSON.stringify(event)}\n`);
     } catch (error) {
@@ -117,16 +186,19 @@ export class OperationStore {
           `operation ${event.operationId} is already in progress`,
         );
       }
-      throw error;
+      throw fsFailure(error, 'operation journal');
     }
   }
 
   async note(id: string, event: JournalEvent): Promise<void> {
-    await appendLine(this.journalPath(id), JSON.stringify(event));
+    await appendLine(this.journalPath(id), JSON.stringify(event)).catch((error: unknown) => {
+      throw fsFailure(error, 'operation journal');
+    });
   }
 
   /** Stores the outcome durably; then the journal is no longer needed. */
   async finish(record: OperationRecord, options: { keepJournal?: boolean } = {}): Promise<void> {
+    await ensurePrivateDir(this.paths.home, this.paths.operations);
     await writeFileAtomic(this.recordPath(record.operationId), `${JSON.stringify(record)}\n`);
     if (!options.keepJournal) await this.dropJournal(record.operationId);
   }
@@ -163,7 +235,10 @@ export class OperationStore {
       .sort();
   }
 
-  /** A journal's events; a torn last line (crash mid-append) is "step not done". */
+  /**
+   * A journal's events ({@link parseOperationJournal}): a torn last line is "step not done", an
+   * unreadable line before it is `RECOVERY_REQUIRED`.
+   */
   async readJournal(id: string): Promise<JournalEvent[] | undefined> {
     let text: string;
     try {
@@ -172,16 +247,14 @@ export class OperationStore {
       if (errnoOf(error) === 'ENOENT') return undefined;
       throw error;
     }
-    const events: JournalEvent[] = [];
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        events.push(JSON.parse(line) as JournalEvent);
-      } catch {
-        break;
-      }
-    }
-    return events;
+    return parseOperationJournal(text, id);
+  }
+
+  /** Moves an unreadable journal aside (`<id>.jsonl.unreadable`): kept for the operator, not re-read. */
+  async setJournalAside(id: string): Promise<string> {
+    const aside = `${this.journalPath(id)}.unreadable`;
+    await rename(this.journalPath(id), aside);
+    return aside;
   }
 
   /** Removes records whose id (a ULID: its first 10 characters are the time) is older than `before`. */

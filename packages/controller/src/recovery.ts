@@ -7,11 +7,13 @@
  * automatically: a coupled action that may not have run is reported as `needsAction`.
  */
 import { lstat, readdir, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { isFleetError } from '@fleet/core';
 import { withAudit } from './handlers/receipt.js';
 import type { AuditLog } from './audit/log.js';
 import type { Allowlist } from './allowlist.js';
-import { readLive, targetOf, walkParents } from './fs/safe-path.js';
+import { managedTarget } from './fs/managed-target.js';
+import { readLive, walkParents } from './fs/safe-path.js';
 import type { JournalEvent, OperationStore } from './operations.js';
 import type { AuditHead, RecoveryFile } from '@fleet/core';
 import { TEMP_PREFIX, type StatePaths } from './state-paths.js';
@@ -67,12 +69,25 @@ async function sweepDir(dir: string, prefix: string): Promise<number> {
   return swept;
 }
 
-/** Sweeps every managed directory (walked safely: never through a symlink) and the state dirs. */
-async function sweepAll(input: RecoveryInput): Promise<number> {
+/**
+ * Sweeps every managed directory (walked safely: never through a symlink) and the state dirs: the
+ * directories of the served domains' declared paths, of the targets of managed files linked into a
+ * `symlinkInto` directory, and of every path an interrupted operation was writing (a per-host
+ * override the policy lists): a temp file is always created in its target's own directory.
+ */
+async function sweepAll(input: RecoveryInput, pending: readonly string[]): Promise<number> {
   const dirs = new Set<string>();
-  for (const entry of input.allowlist.all()) {
-    const target = targetOf(input.home, entry.path);
+  const paths = new Set(input.allowlist.all().map((entry) => entry.path));
+  for (const id of pending) {
+    // An unreadable journal is closed below (closeUnreadable); its paths are not swept blind.
+    const events = await input.operations.readJournal(id).catch(() => null);
+    for (const event of events ?? []) {
+      if (event.event === 'write') paths.add(event.path);
+    }
+  }
+  for (const path of paths) {
     try {
+      const target = await managedTarget(input.home, path, input.allowlist.symlinkDirs);
       const chain = await walkParents(input.home, target, { create: false });
       if (chain.complete) dirs.add(target.parent);
     } catch {
@@ -97,7 +112,11 @@ async function observe(
     let liveSha256: string | null = null;
     let matches: RecoveryFile['matches'];
     try {
-      const live = await readLive(input.home, targetOf(input.home, event.path), input.maxFileBytes);
+      const live = await readLive(
+        input.home,
+        await managedTarget(input.home, event.path, input.allowlist.symlinkDirs),
+        input.maxFileBytes,
+      );
       liveSha256 = live?.sha256 ?? null;
       matches =
         liveSha256 === event.afterSha256
@@ -113,16 +132,67 @@ async function observe(
   return files;
 }
 
+/**
+ * An operation whose journal cannot be trusted (catalogue 46): nothing is observed, restored or
+ * re-run. It is closed as `interrupted` with `RECOVERY_REQUIRED` and `needsAction`, audited, and
+ * its journal kept aside for the operator (`journal/<id>.jsonl.unreadable`).
+ */
+async function closeUnreadable(input: RecoveryInput, id: string, message: string): Promise<void> {
+  const aside = await input.operations.setJournalAside(id);
+  const detail = `${message} (kept as ~/${relative(input.home, aside).split(sep).join('/')})`;
+  await input.audit.append({
+    operationId: id,
+    client: null,
+    operation: 'install',
+    paths: [],
+    files: [],
+    outcome: 'interrupted',
+    code: 'RECOVERY_REQUIRED',
+    detail,
+  });
+  const now = input.now().toISOString();
+  await input.operations.finish({
+    operationId: id,
+    operation: 'install',
+    state: 'interrupted',
+    startedAt: now,
+    finishedAt: now,
+    error: { code: 'RECOVERY_REQUIRED', message: detail },
+    recovery: { detail, needsAction: true, files: [] },
+    requestSha256: '0'.repeat(64),
+    client: null,
+    httpStatus: 503,
+  });
+}
+
 export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryReport> {
   const pending = await input.operations.pending();
-  const swept = await sweepAll(input);
+  const swept = await sweepAll(input, pending);
+  // A log that refuses writes cannot take their `interrupted` records (docs/audit-log.md): the
+  // journals stay, to be closed at the first start after the log is repaired.
+  if (pending.length > 0 && !input.audit.writable()) {
+    return {
+      interrupted: 0,
+      completed: 0,
+      swept,
+      detail: `${pending.length} interrupted operation(s) left journaled: the audit log refuses writes; ${swept} temp file(s) swept`,
+    };
+  }
   let interrupted = 0;
   let completed = 0;
   const awaitingStart: string[] = [];
   const finals: Map<string, AuditHead> =
     pending.length > 0 ? await input.audit.finalRecords() : new Map<string, AuditHead>();
   for (const id of pending) {
-    const events = (await input.operations.readJournal(id)) ?? [];
+    let events: JournalEvent[];
+    try {
+      events = (await input.operations.readJournal(id)) ?? [];
+    } catch (error) {
+      if (!isFleetError(error) || error.code !== 'RECOVERY_REQUIRED') throw error;
+      await closeUnreadable(input, id, error.message);
+      interrupted += 1;
+      continue;
+    }
     const begin = events.find(
       (e): e is Extract<JournalEvent, { event: 'begin' }> => e.event === 'begin',
     );

@@ -1,8 +1,8 @@
 /** What every handler shares: the node's state, its stores and its limits. */
 import {
-  redactSecrets,
+  createRedactor,
   type Clock,
-  type JsonValue,
+  type Redactor,
   type Registry,
   type SecretValues,
 } from '@fleet/core';
@@ -10,7 +10,9 @@ import type { Allowlist } from './allowlist.js';
 import type { AuditLog } from './audit/log.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
+import type { SecretMemory } from './secret-memory.js';
 import type { StatePaths } from './state-paths.js';
+import type { NodePolicyStore, PolicyView } from './policy/store.js';
 import type { TokenStore } from './tokens/store.js';
 
 export interface Limits {
@@ -23,14 +25,34 @@ export interface Limits {
   /** Time allowed for a whole request (default 30 s; Node's is 300 s). */
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
-  /** Open connections at once; over it a connection gets 503 and is closed (default 256). */
+  /**
+   * Authenticated connections open at once (default 256): a request that authenticates on a
+   * connection past it gets 503 `OVERLOADED` and the connection is closed. Connections that have
+   * not authenticated yet have their own budget (below), so they can never use this one up.
+   */
   readonly maxConnections: number;
+  /**
+   * Connections that have not authenticated yet, from all addresses together (default 256). When
+   * it is full, a new connection closes the oldest idle one of the address holding the most —
+   * if that address holds more than its share — or is answered 503 (http/budget.ts).
+   */
+  readonly maxUnauthenticatedConnections: number;
+  /** An address's share of the unauthenticated budget (default 16). */
+  readonly unauthenticatedPerAddress: number;
   /** How far an operation id's time may be ahead of or behind the node's clock (default 10 min). */
   readonly clockSkewMs: number;
   /** How long finished operation records are kept for replay and status (default 30 days). */
   readonly operationRetentionMs: number;
   /** Backups listed by one inventory at most. */
   readonly maxInventoryBackups: number;
+  /** The audit log's active segment rotates at this size (default 8 MiB; docs/audit-log.md). */
+  readonly auditSegmentBytes: number;
+  /** Closed audit segments kept (default 4); older ones are pruned, the rotation record says so. */
+  readonly auditKeepSegments: number;
+  /** How long successful reads' records wait to be written together (default 200 ms). */
+  readonly auditReadFlushMs: number;
+  /** How long refusals without an operation id are counted per record (default 60 s). */
+  readonly auditRefusalIntervalMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -40,9 +62,15 @@ export const DEFAULT_LIMITS: Limits = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 256,
+  maxUnauthenticatedConnections: 256,
+  unauthenticatedPerAddress: 16,
   clockSkewMs: 10 * 60_000,
   operationRetentionMs: 30 * 86_400_000,
   maxInventoryBackups: 1000,
+  auditSegmentBytes: 8 * 1024 * 1024,
+  auditKeepSegments: 4,
+  auditReadFlushMs: 200,
+  auditRefusalIntervalMs: 60_000,
 };
 
 export interface BuildIdentity {
@@ -59,7 +87,12 @@ export interface ControllerRuntime {
   readonly state: StatePaths;
   readonly clock: Clock;
   readonly limits: Limits;
+  /** The allowlist of `view` (the node policy version this request works with). */
   readonly allowlist: Allowlist;
+  /** The node policy, read again when its file changes (policy/store.ts). */
+  readonly policy: NodePolicyStore;
+  /** The node policy version of this request (at start: the one the controller started with). */
+  readonly view: PolicyView;
   readonly tokens: TokenStore;
   readonly legacy: Buffer | null;
   readonly audit: AuditLog;
@@ -74,8 +107,38 @@ export interface ControllerRuntime {
     readonly swept: number;
     readonly detail: string;
   };
+  /** What degrades health until an operator acts, beside the audit log's own state. */
+  readonly alarms: HealthAlarms;
   /** The env-file chain, loaded afresh (values may change between operations). */
   secrets(): Promise<SecretValues>;
+  /** The values this node resolved and may still hold on disk (docs/secrets.md). */
+  readonly secretMemory: SecretMemory;
+}
+
+/**
+ * Conditions found while serving that keep health `degraded` until the controller is restarted
+ * (docs/audit-log.md, "What degrades health"): today a failed fsync anywhere — the volume is
+ * suspect (catalogue 26). Kept in memory and written to the audit log when it can be.
+ */
+export class HealthAlarms {
+  private readonly raised = new Map<string, { detail: string; count: number }>();
+
+  raise(name: string, detail: string): boolean {
+    const found = this.raised.get(name);
+    if (found) {
+      found.count += 1;
+      return false;
+    }
+    this.raised.set(name, { detail, count: 1 });
+    return true;
+  }
+
+  list(): { name: string; detail: string }[] {
+    return [...this.raised].map(([name, { detail, count }]) => ({
+      name,
+      detail: `${detail}${count > 1 ? ` (${count} times)` : ''}; health stays degraded until the controller is restarted`,
+    }));
+  }
 }
 
 /** `@fleet/controller@0.1.0+<sha256 prefix | dev>`: the `Fleet-Controller` trailer of adopt. */
@@ -83,16 +146,15 @@ export function buildLabel(runtime: ControllerRuntime): string {
   return `${runtime.package.name}@${runtime.package.version}+${runtime.build.sha256?.slice(0, 12) ?? 'dev'}`;
 }
 
-/** Redacts every string (and key) in a JSON value: facts leave the node too. */
-export function redactJson(value: JsonValue, secrets: SecretValues): JsonValue {
-  if (typeof value === 'string') return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item: JsonValue) => redactJson(item, secrets));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value)) {
-      out[redactSecrets(key, secrets)] = redactJson(item, secrets);
-    }
-    return out;
-  }
-  return value;
+/**
+ * The redactor for what leaves the node now: the env-file chain as it is, and every value the node
+ * remembers (contract §15: rotated and removed ones too). Throws when the chain is unreadable.
+ */
+export async function redactorOf(runtime: ControllerRuntime): Promise<Redactor> {
+  return redactorFor(runtime, await runtime.secrets());
+}
+
+/** The same, for a chain already loaded (or none: the remembered values alone). */
+export function redactorFor(runtime: ControllerRuntime, chain: SecretValues | undefined): Redactor {
+  return createRedactor(chain ?? new Map(), runtime.secretMemory.remembered());
 }

@@ -21,6 +21,7 @@ import { readLive, sha256Hex, targetOf } from './fs/safe-path.js';
 import { PathLocks } from './locks.js';
 import type { JournalEvent } from './operations.js';
 import type { RecoveryInput } from './recovery.js';
+import { managedTarget } from './fs/managed-target.js';
 import { OperationWriter } from './writer.js';
 
 type Begin = Extract<JournalEvent, { event: 'begin' }>;
@@ -82,7 +83,11 @@ async function restoreWritten(
         }
         before = backup.bytes;
       }
-      const live = await readLive(home, targetOf(home, write.path), maxFileBytes);
+      const live = await readLive(
+        home,
+        await managedTarget(home, write.path, input.allowlist.symlinkDirs),
+        maxFileBytes,
+      );
       const result = {
         path: write.path,
         beforeSha256: write.beforeSha256,
@@ -96,6 +101,7 @@ async function restoreWritten(
         before,
         after: live?.bytes ?? new Uint8Array(),
         mode: (live?.mode ?? 0o600) & 0o777,
+        hardlinkBroken: false,
         restored: false,
       });
       await writer.restore(result);

@@ -19,6 +19,8 @@ export interface StatePaths {
   readonly journal: string;
   readonly operations: string;
   readonly pidFile: string;
+  /** The values the node resolved and may still hold on disk (secret-memory.ts). */
+  readonly secretMemory: string;
 }
 
 export function statePaths(home: string): StatePaths {
@@ -33,6 +35,7 @@ export function statePaths(home: string): StatePaths {
     journal: join(root, 'journal'),
     operations: join(root, 'operations'),
     pidFile: join(root, 'controller.pid'),
+    secretMemory: join(root, 'secret-memory.json'),
   };
 }
 

@@ -2,19 +2,20 @@
  * The controller's `SafeFileWriter` (core `interfaces/installer.ts`), one per operation. A
  * `replace` is the whole recoverable write of contract §8.4, in order: allowlist and lock; the live
  * sha256 compared with the expected one (`PRECONDITION_FAILED` carrying the live sha; equal
- * content writes nothing); a backup (0600, O_EXCL, in the 0700 backup directory); a temp file
- * created O_EXCL with mode 0600 in the target's own directory, written, chmod'ed to the target's
- * mode and fsync'd; the caller's token re-checked; the parents and the live sha re-checked; the
- * rename; the directory fsync. Every step is journaled first, so a crash anywhere leaves a file
- * that is wholly old or wholly new and a journal that says which step was reached.
+ * content writes nothing); the target's directory writable; a backup (0600, O_EXCL, in the 0700
+ * backup directory); a temp file created O_EXCL with mode 0600 in the target's own directory,
+ * written, chmod'ed to the target's mode and fsync'd; the caller's token re-checked; the parents
+ * and the live sha re-checked; the swap (the checked inode linked aside, the rename, the old inode
+ * verified: `swapIn`); the directory fsync. Every step is journaled first, so a crash anywhere
+ * leaves a file that is wholly old or wholly new and a journal that says which step was reached
+ * (docs/durability.md).
  *
- * The window between the last live-sha check and the rename is not closed: Linux has no
- * compare-and-swap rename (catalogue 31). An external writer that lands in it is overwritten; the
- * backup taken at check time and the receipt let the operator see and undo it.
+ * Linux has no compare-and-swap rename (catalogue 31): link-swap-verify catches another writer in
+ * the window after the last check, and what it cannot catch is listed in docs/durability.md.
  */
-import { constants } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants, lstatSync, readdirSync } from 'node:fs';
+import { access, type FileHandle } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import {
   FleetError,
   type Clock,
@@ -26,15 +27,17 @@ import type { Allowlist } from './allowlist.js';
 import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
-import { fsFailure } from './fs/errors.js';
+import { errnoOf, fsFailure } from './fs/errors.js';
+import { link, open, rename, unlink } from './fs/seam.js';
 import {
   readLive,
   recheckParents,
   sha256Hex,
-  targetOf,
   walkParents,
+  type LiveFile,
   type Target,
 } from './fs/safe-path.js';
+import { managedTarget } from './fs/managed-target.js';
 import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
 import { TEMP_PREFIX, homeRelative, type StatePaths } from './state-paths.js';
@@ -51,6 +54,27 @@ export interface WriterOptions {
   readonly fileLimit: number;
   /** Runs right before each rename: re-checks the caller's token (`AUTH_REVOKED` aborts). */
   readonly beforeCommit: () => Promise<void>;
+  /**
+   * Runs once the backup is on disk and before the new content is: the node's secret memory
+   * records which values the new content and the backup hold (docs/secrets.md), durably, so a
+   * crash after the rename cannot leave a value on disk the memory does not know of.
+   */
+  readonly retain?: (holders: readonly SecretHolder[]) => Promise<void>;
+}
+
+/** A file that may hold resolved secret values: a live file's new content, or a backup. */
+export interface SecretHolder {
+  /** Its `~/` path. */
+  readonly path: string;
+  readonly bytes: Uint8Array;
+}
+
+/** Who owns a file and its permission bits: what a replace keeps (catalogue 13). */
+interface Attributes {
+  /** Permission bits, sticky included (`& 0o1777`); setuid/setgid files are refused, never kept. */
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
 }
 
 /** One `replace` this writer did, with what a receipt and a restore need. */
@@ -60,6 +84,8 @@ export interface WrittenFile {
   readonly before: Buffer | null;
   readonly after: Uint8Array;
   readonly mode: number;
+  /** The replaced file had other hard links: they keep the old content (catalogue 16). */
+  readonly hardlinkBroken: boolean;
   restored: boolean;
 }
 
@@ -79,7 +105,11 @@ export class OperationWriter implements SafeFileWriter {
   async read(path: string): Promise<{ content: Uint8Array; sha256: string } | null> {
     const { home, domain, allowlist, fileLimit } = this.options;
     allowlist.require(path, domain);
-    const live = await readLive(home, targetOf(home, path), fileLimit);
+    const live = await readLive(
+      home,
+      await managedTarget(home, path, allowlist.symlinkDirs),
+      fileLimit,
+    );
     return live === null ? null : { content: live.bytes, sha256: live.sha256 };
   }
 
@@ -93,7 +123,8 @@ export class OperationWriter implements SafeFileWriter {
       );
     }
     if (!locks.holds(request.path, operationId)) locks.acquire([request.path], operationId);
-    const target = targetOf(home, request.path);
+    // A managed file linked into a directory the policy lists is written at its target.
+    const target = await managedTarget(home, request.path, allowlist.symlinkDirs);
     await walkParents(home, target, { create: request.expectedSha256 === null });
     const live = await readLive(home, target, fileLimit);
     const liveSha = live?.sha256 ?? null;
@@ -114,37 +145,50 @@ export class OperationWriter implements SafeFileWriter {
         before: live.bytes,
         after: request.content,
         mode: live.mode,
+        hardlinkBroken: false,
         restored: false,
       });
       return result;
     }
+    const attributes = live === null ? null : keptAttributes(request.path, live);
 
+    // A directory the temp file cannot be made in (a read-only mount, no write permission) fails
+    // here, before a backup is written for a write that cannot happen (catalogue 20).
+    await access(target.parent, constants.W_OK).catch((error: unknown) => {
+      throw fsFailure(error, request.path);
+    });
     await failpoint('install.before_backup');
     const backup =
       live === null
         ? null
-        : await writeBackup(join(this.options.state.backups, domain), {
+        : await writeBackup(home, join(this.options.state.backups, domain), {
             fileId: entry.fileId,
             operationId,
             now: this.options.clock.now(),
             bytes: live.bytes,
           });
     const backupPath = backup === null ? null : homeRelative(home, backup);
-    await this.options.operations.note(operationId, {
-      event: 'write',
-      path: request.path,
-      beforeSha256: liveSha,
-      afterSha256: afterSha,
-      backupPath,
-    });
-    await failpoint('install.after_backup');
-
-    const mode = live === null ? 0o600 : live.mode & 0o777;
-    const temp = await this.writeTemp(target, request.content, mode);
+    const mode = attributes?.mode ?? 0o600;
+    let temp: string | undefined;
     try {
+      // From here to the rename, a failure removes the backup of a write that never happened
+      // (disk full, fsync EIO: catalogue 25, 26): an orphan would count against the domain's
+      // retention and push a real one out.
+      await this.options.operations.note(operationId, {
+        event: 'write',
+        path: request.path,
+        beforeSha256: liveSha,
+        afterSha256: afterSha,
+        backupPath,
+      });
+      await this.options.retain?.([
+        { path: request.path, bytes: request.content },
+        ...(backupPath === null || live === null ? [] : [{ path: backupPath, bytes: live.bytes }]),
+      ]);
+      await failpoint('install.after_backup');
+      temp = await this.writeTemp(target, request.content, attributes ?? ownAttributes());
       await failpoint('install.after_temp_write');
       await this.options.beforeCommit();
-      await failpoint('install.before_rename');
       // Last checks before the irreversible step: same real parents, same live content.
       const again = await readLive(home, target, fileLimit);
       if ((again?.sha256 ?? null) !== liveSha) {
@@ -152,9 +196,9 @@ export class OperationWriter implements SafeFileWriter {
       }
       if (again !== null) await recheckParents(home, again.chain);
       else await recheckParents(home, await walkParents(home, target, { create: false }));
-      await rename(temp, target.absolute);
+      await this.swapIn(temp, target, again);
     } catch (error) {
-      await unlink(temp).catch(() => undefined);
+      if (temp !== undefined) await unlink(temp).catch(() => undefined);
       if (backup !== null) await unlink(backup).catch(() => undefined);
       throw fsFailure(error, request.path);
     }
@@ -171,6 +215,7 @@ export class OperationWriter implements SafeFileWriter {
       before: live?.bytes ?? null,
       after: request.content,
       mode,
+      hardlinkBroken: live !== null && live.nlink > 1,
       restored: false,
     });
     await fsyncDir(target.parent, request.path);
@@ -187,8 +232,8 @@ export class OperationWriter implements SafeFileWriter {
         (w.result.path === result.path && w.result.afterSha256 === result.afterSha256),
     );
     if (!written || written.restored || written.result.unchanged) return;
-    const { home, operationId, fileLimit } = this.options;
-    const target = targetOf(home, result.path);
+    const { home, operationId, fileLimit, allowlist } = this.options;
+    const target = await managedTarget(home, result.path, allowlist.symlinkDirs);
     const live = await readLive(home, target, fileLimit);
     if ((live?.sha256 ?? null) !== written.result.afterSha256) {
       throw new FleetError(
@@ -200,7 +245,13 @@ export class OperationWriter implements SafeFileWriter {
       if (written.before === null) {
         await unlink(target.absolute);
       } else {
-        const temp = await this.writeTemp(target, written.before, written.mode, 'r');
+        const temp = await this.writeTemp(
+          target,
+          written.before,
+          { ...ownAttributes(), ...(live === null ? {} : { uid: live.uid, gid: live.gid }) },
+          'r',
+          written.mode,
+        );
         try {
           await rename(temp, target.absolute);
         } catch (error) {
@@ -216,6 +267,63 @@ export class OperationWriter implements SafeFileWriter {
     await this.options.operations.note(operationId, { event: 'restored', path: result.path });
   }
 
+  /**
+   * The rename, with what can be closed of the window after the final check closed (catalogue 31;
+   * docs/durability.md). A replaced file's checked inode is linked aside first: an in-place write
+   * from then on lands in it and shows when it is hashed after the rename, and a replace by rename
+   * shows in the inode check right before it. Either way the other writer's file is put back and
+   * the install is `PRECONDITION_FAILED`. A new file is linked into place, which fails when
+   * someone created it meanwhile. Left open: a rename by another writer between that inode check
+   * and this rename (Linux has no compare-and-swap rename), and a filesystem without hard links,
+   * where this is a plain rename.
+   */
+  private async swapIn(temp: string, target: Target, checked: LiveFile | null): Promise<void> {
+    const raced = async (why: string) => {
+      const now = await readLive(this.options.home, target, this.options.fileLimit).catch(
+        () => null,
+      );
+      return preconditionFailed(target.path, now?.sha256 ?? null, `${why} during the install`);
+    };
+    if (checked === null) {
+      await failpoint('install.before_rename');
+      const linked = await hardLink(temp, target.absolute);
+      if (linked === 'exists') throw await raced('was created by someone else');
+      if (linked === 'linked') await unlink(temp);
+      else await rename(temp, target.absolute);
+      return;
+    }
+    const kept = join(target.parent, `${TEMP_PREFIX}${this.options.operationId}-k${this.seq++}`);
+    const linked = await hardLink(target.absolute, kept);
+    if (linked === 'absent') throw await raced('was removed');
+    let keeping = linked === 'linked';
+    try {
+      const inodeOf = (path: string) => (lstatSync(path, { throwIfNoEntry: false }) ?? {}).ino;
+      if (keeping && inodeOf(kept) !== checked.ino) throw await raced('was replaced');
+      await failpoint('install.before_rename');
+      if (keeping && inodeOf(target.absolute) !== checked.ino) throw await raced('was replaced');
+      await rename(temp, target.absolute);
+      if (!keeping) return;
+      const old = await readLive(
+        this.options.home,
+        beside(target, kept),
+        this.options.fileLimit,
+      ).catch(() => null);
+      if (old?.sha256 !== checked.sha256) {
+        // Written in place meanwhile: its bytes go back where they were, ours are not installed.
+        await rename(kept, target.absolute);
+        keeping = false;
+        await fsyncDir(target.parent, target.path);
+        throw preconditionFailed(
+          target.path,
+          old?.sha256 ?? null,
+          'was written during the install',
+        );
+      }
+    } finally {
+      if (keeping) await unlink(kept).catch(() => undefined);
+    }
+  }
+
   /** Every written file not restored yet, newest first. */
   unrestored(): WrittenFile[] {
     return this.written.filter((w) => !w.result.unchanged && !w.restored).reverse();
@@ -224,8 +332,9 @@ export class OperationWriter implements SafeFileWriter {
   private async writeTemp(
     target: Target,
     content: Uint8Array,
-    mode: number,
+    attributes: Attributes,
     tag = '',
+    mode = attributes.mode,
   ): Promise<string> {
     const temp = join(
       target.parent,
@@ -235,6 +344,11 @@ export class OperationWriter implements SafeFileWriter {
     try {
       handle = await open(temp, CREATE_TEMP, 0o600);
       await handle.writeFile(content);
+      // The owner first (a chown clears set-id bits), then the mode: the file keeps both.
+      const own = processIdentity();
+      if (own.uid >= 0 && (attributes.uid !== own.uid || attributes.gid !== own.gid)) {
+        await handle.chown(attributes.uid, attributes.gid);
+      }
       if (mode !== 0o600) await handle.chmod(mode);
       await syncHandle(handle, target.path);
       await handle.close();
@@ -246,6 +360,114 @@ export class OperationWriter implements SafeFileWriter {
       throw fsFailure(error, target.path);
     }
   }
+}
+
+const KEPT_LINK = new RegExp(`^${TEMP_PREFIX.replace(/\./g, '\\.')}[0-9A-HJKMNP-TV-Z]{26}-k\\d+$`);
+
+/**
+ * How many of an inode's names in `dir` are an install's kept link (`swapIn`): names fleet gave
+ * it for the moment of a swap, not another file's.
+ */
+export function keptLinks(dir: string, ino: number): number {
+  let count = 0;
+  for (const name of readdirSync(dir)) {
+    if (
+      KEPT_LINK.test(name) &&
+      lstatSync(join(dir, name), { throwIfNoEntry: false })?.ino === ino
+    ) {
+      count += 1;
+    }
+  }
+  return count;
+}
+
+/** Filesystems (or settings) without hard links: the swap falls back to a plain rename. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS']);
+
+/** `link(existing, created)`, and what came of it (`unsupported`: no hard links to be had). */
+async function hardLink(
+  existing: string,
+  created: string,
+): Promise<'linked' | 'exists' | 'absent' | 'unsupported'> {
+  try {
+    await link(existing, created);
+    return 'linked';
+  } catch (error) {
+    const errno = errnoOf(error) ?? '';
+    if (errno === 'EEXIST') return 'exists';
+    if (errno === 'ENOENT') return 'absent';
+    if (NO_HARD_LINKS.has(errno)) return 'unsupported';
+    throw error;
+  }
+}
+
+/** The target of a name in `target`'s directory (read with the same checks as the target). */
+function beside(target: Target, absolute: string): Target {
+  const name = basename(absolute);
+  return {
+    path: `${target.path.slice(0, -target.name.length)}${name}`,
+    components: [...target.components.slice(0, -1), name],
+    absolute,
+    parent: target.parent,
+    name,
+  };
+}
+
+/** A new file's attributes: 0600, the controller's own uid and gid. */
+function ownAttributes(): Attributes {
+  const { uid, gid } = processIdentity();
+  return { mode: 0o600, uid, gid };
+}
+
+/** Who the controller runs as: what a new file gets, and which groups it may give a file. */
+export interface ProcessIdentity {
+  readonly uid: number;
+  readonly gid: number;
+  readonly groups: readonly number[];
+}
+
+export function processIdentity(): ProcessIdentity {
+  return {
+    uid: process.getuid?.() ?? -1,
+    gid: process.getgid?.() ?? -1,
+    groups: process.getgroups?.() ?? [],
+  };
+}
+
+/**
+ * What the new content of `live` keeps (catalogue 13), pure: its permission bits with the sticky
+ * bit, and its owner. A rename puts a new inode in place, owned by the controller's user: as root
+ * the controller gives it the old owner back; as any other user it can only keep its own uid and a
+ * group it is in, so a file of another owner is refused — taking it over silently could lock that
+ * owner out of its own configuration, and a receipt note after the fact would not undo that.
+ * setuid/setgid files are refused as well: a write credential must not be a way to install set-id
+ * programs, and dropping the bits would change what the file is without a word.
+ */
+export function keptAttributes(
+  path: string,
+  live: { readonly mode: number; readonly uid: number; readonly gid: number },
+  own: ProcessIdentity = processIdentity(),
+): Attributes {
+  if (own.uid < 0) return { mode: live.mode & 0o777, uid: own.uid, gid: own.gid }; // Windows
+  if ((live.mode & 0o6000) !== 0) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} is ${(live.mode & 0o4000) !== 0 ? 'setuid' : 'setgid'} (mode ${(live.mode & 0o7777).toString(8)}); fleet does not replace set-id files; nothing written`,
+    );
+  }
+  if (own.uid !== 0 && live.uid !== own.uid) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} is owned by uid ${live.uid}, not by the controller's user (uid ${own.uid}); a replace would change its owner; nothing written`,
+    );
+  }
+  if (own.uid !== 0 && live.gid !== own.gid && !own.groups.includes(live.gid)) {
+    throw new FleetError(
+      'FILE_ATTRIBUTES_REFUSED',
+      `${path} belongs to group ${live.gid}, which the controller's user is not in; a replace would change its group; nothing written`,
+    );
+  }
+  return { mode: live.mode & 0o1777, uid: live.uid, gid: live.gid };
 }
 
 /** `PRECONDITION_FAILED`, carrying the live sha256 (`null`: the file does not exist). */

@@ -4,7 +4,8 @@
 /**
  * `POST /v1/audit` (core `wire/audit-read.ts`): the audit log read back verbatim, for
  * `fleet audit verify --host`. Scope `config:read` only (never the legacy token: the log names
- * clients and paths); paging by line; only `audit.jsonl` is ever read (contract §5; catalogue C27, E38).
+ * clients and paths); paging by line over every segment; only the segments are ever read
+ * (contract §5; catalogue C27, E38).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -50,7 +51,11 @@ describe('audit route (POST /v1/audit)', () => {
   const fileLines = async () => (await readFile(auditPath(), 'utf8')).trimEnd().split('\n');
 
   beforeEach(async () => {
-    node = await startNode({ legacyTokenSha256: sha256(LEGACY_TOKEN) });
+    // Read records wait for an explicit flush here: what the file holds never depends on timing.
+    node = await startNode({
+      legacyTokenSha256: sha256(LEGACY_TOKEN),
+      limits: { auditReadFlushMs: 60_000, auditRefusalIntervalMs: 60_000 },
+    });
     reader = await node.issue(['config:read']);
   });
   afterEach(async () => node.dispose());
@@ -87,9 +92,12 @@ describe('audit route (POST /v1/audit)', () => {
         ]);
         expect(answer.text).to.not.contain('"lines"');
       }
+      // Refused before any body was read: counted per client, one record each per interval.
+      await node.controller.runtime.audit.flush();
       const records = (await fileLines()).map((line) => JSON.parse(line));
       expect(records).to.have.length(tokens.length);
       expect(records[0]).to.include({ operation: 'audit', outcome: 'denied', client: 'legacy' });
+      expect(records[0].aggregate.count).to.equal(1);
     });
 
     it('401 without a token', async () => {
@@ -120,9 +128,11 @@ describe('audit route (POST /v1/audit)', () => {
     beforeEach(async () => {
       writer = await node.issue(['config:install']);
       await install(node, writer, 'fixture', [{ path: APP, fileId: 'app.conf', content: 'one\n' }]);
-      // 24 refusals (each one audit record), one naming a path.
-      await node.call('/v1/export', { token: reader, body: { path: '~/.ssh/id_rsa' } });
-      for (let i = 0; i < 23; i += 1) await node.call('/v1/identity', { token: `flt_bad_${i}` });
+      // 24 refused reads (each one audit record, written together), each naming its path.
+      for (let i = 0; i < 24; i += 1) {
+        await node.call('/v1/export', { token: reader, body: { path: `~/.ssh/id_${i}` } });
+      }
+      await node.controller.runtime.audit.flush();
     });
 
     it('pages by line with fromSeq and limit; the lines are the file verbatim, with its head', async () => {
@@ -147,10 +157,18 @@ describe('audit route (POST /v1/audit)', () => {
       expect(JSON.parse(lines[1] as string)).to.include({ operation: 'export', outcome: 'failed' });
     });
 
-    it('does not audit a successful read', async () => {
-      const before = await readFile(auditPath(), 'utf8');
-      await readAll(node, reader, 7);
-      expect(await readFile(auditPath(), 'utf8')).to.equal(before);
+    it('audits each successful read with one record, written after the answers', async () => {
+      const before = await fileLines();
+      const pages = await readAll(node, reader, 7);
+      expect(await fileLines()).to.deep.equal(before); // not yet: reads are written in groups
+      await node.controller.runtime.audit.flush();
+      const added = (await fileLines()).slice(before.length).map((line) => JSON.parse(line));
+      expect(added).to.have.length(pages.length);
+      for (const record of added) {
+        expect(record).to.include({ operation: 'audit', outcome: 'ok', operationId: null });
+        expect(record.client).to.be.a('string');
+      }
+      expect(verifyAuditChain(`${(await fileLines()).join('\n')}\n`).ok).to.equal(true);
     });
 
     it('answers an edited line as it is, so the operator sees the break', async () => {
@@ -165,7 +183,7 @@ describe('audit route (POST /v1/audit)', () => {
 
     it('catches an edit of the last line through the head it answers', async () => {
       const lines = await fileLines();
-      lines[24] = (lines[24] as string).replace('"outcome":"denied"', '"outcome":"ok"');
+      lines[24] = (lines[24] as string).replace('"outcome":"failed"', '"outcome":"ok"');
       await writeFile(auditPath(), `${lines.join('\n')}\n`);
       const answer = await node.call('/v1/audit', { token: reader, body: { limit: 5000 } });
       expect(verifyAuditChain(answer.body.lines).ok).to.equal(true); // the lines alone cannot tell

@@ -19,12 +19,16 @@ describe('audit log', () => {
   const lines = async () => (await readFile(auditPath(), 'utf8')).trimEnd().split('\n');
 
   beforeEach(async () => {
-    node = await startNode();
+    node = await startNode({
+      limits: { auditReadFlushMs: 60_000, auditRefusalIntervalMs: 60_000 },
+    });
     token = await node.issue(['config:install', 'config:read']);
     await install(node, token, 'fixture', [{ path: APP, fileId: 'app.conf', content: 'one\n' }]);
-    await node.call('/v1/identity', { token: 'flt_0000000000000000_xxx' }); // denied
-    await node.call('/v1/export', { token, body: { path: '~/.ssh/id_rsa' } }); // refused
+    await node.call('/v1/identity', { token: 'flt_0000000000000000_xxx' }); // denied (counted)
+    await node.call('/v1/export', { token, body: { path: '~/.ssh/id_rsa' } }); // refused (a read)
+    // The install's record is written after the read waiting before it, in one group.
     await install(node, token, 'fixture', [{ path: APP, fileId: 'app.conf', content: 'two\n' }]);
+    await node.controller.runtime.audit.flush(); // and the counted refusal after both
   });
   afterEach(async () => node.dispose());
 
@@ -39,11 +43,12 @@ describe('audit log', () => {
       .map((line) => JSON.parse(line));
     expect(records.map((r) => [r.operation, r.outcome, r.code])).to.deep.equal([
       ['install', 'ok', null],
-      ['identity', 'denied', 'AUTH_INVALID'],
       ['export', 'failed', 'PATH_OUTSIDE_ROOT'],
       ['install', 'ok', null],
+      ['identity', 'denied', 'AUTH_INVALID'],
     ]);
-    expect(records[1].client).to.equal(null);
+    expect(records[3].client).to.equal(null);
+    expect(records[3].aggregate).to.include({ count: 1, remote: '127.0.0.1' });
     expect((await stat(auditPath())).mode & 0o777).to.equal(0o600);
     const last = await install(node, token, 'fixture', [
       { path: APP, fileId: 'app.conf', content: 'three\n' },
@@ -54,7 +59,7 @@ describe('audit log', () => {
 
   it('detects an edited entry', async () => {
     const all = await lines();
-    all[1] = (all[1] as string).replace('"outcome":"denied"', '"outcome":"ok"');
+    all[1] = (all[1] as string).replace('"outcome":"failed"', '"outcome":"ok"');
     const result = verifyAuditChain(`${all.join('\n')}\n`);
     expect(result.ok).to.equal(false);
     expect(result.problems[0]).to.include({ kind: 'edited', line: 2 });
@@ -110,9 +115,12 @@ describe('audit log', () => {
     const forged = '~/x\n{"operation":"install","outcome":"ok"}';
     await node.call('/v1/export', { token, body: { path: forged } });
     await node.call('/v1/export', { token, body: { path: '~/\u001b[2J' } });
+    await node.controller.runtime.audit.flush();
     const all = await lines();
     for (const line of all) expect(() => JSON.parse(line)).to.not.throw();
-    expect(all).to.have.length(6);
+    // Both refused by the body's schema, before any id: one counted record for the two.
+    expect(all).to.have.length(5);
+    expect(JSON.parse(all[4] as string).aggregate.count).to.equal(2);
     expect(verifyAuditChain(`${all.join('\n')}\n`).ok).to.equal(true);
   });
 

@@ -2,7 +2,7 @@
    Wire answers are parsed JSON, checked against their zod schemas by the test client; the
    assertions navigate them as plain data. */
 /**
- * kill -9 of the controller at every step of an install (contract §15; catalogue C21–C23, B13, E44):
+ * kill -9 of the controller at every step of an install (contract §15; catalogue C21–C23, B13, F44):
  * the file is wholly old or wholly new, the backup exists when the write happened, temp files are
  * swept at the next start, an `interrupted` audit record exists, the status says which side the
  * file is on, and a retry succeeds once.

@@ -210,10 +210,20 @@ describe('reading managed files', () => {
     await node.write(SECOND, Buffer.from('bin\u0000'));
     const answer = await node.call('/v1/snapshot', {
       token: read,
-      body: { paths: [APP, SECOND, SVC, '~/.ssh/id_rsa'], backups: true },
+      body: {
+        files: [
+          { domain: 'fixture', path: APP },
+          { domain: 'fixture', path: SECOND },
+          { domain: 'coupled', path: SVC },
+          { domain: 'fixture', path: '~/.ssh/id_rsa' },
+          { domain: 'fixture', path: '~/.config/fleet/env' },
+          { domain: 'router', path: '~/.config/router/router.yaml' },
+        ],
+        backups: true,
+      },
     });
     expect(answer.status, answer.text).to.equal(200);
-    const [app, second, svc, ssh] = answer.body.files;
+    const [app, second, svc, ssh, env, router] = answer.body.files;
     expect(app).to.include({ state: 'present', content: 'v3\n' });
     expect(app.backups.map((b: { content: string }) => b.content)).to.deep.equal([
       'v2 {{ secret.CANARY }}\n',
@@ -221,7 +231,12 @@ describe('reading managed files', () => {
     ]);
     expect(second).to.include({ state: 'refused', code: 'FORMAT_UNSUPPORTED' });
     expect(svc).to.deep.equal({ path: SVC, state: 'absent', backups: [] });
-    expect(ssh).to.include({ state: 'refused', code: 'PATH_OUTSIDE_ROOT' });
+    // Not a path the node policy accepts for fixture; fleet's own env file, never; a domain this
+    // node lacks: named as such.
+    expect(ssh).to.include({ state: 'refused', code: 'POLICY_REFUSED' });
+    expect(env).to.include({ state: 'refused', code: 'PATH_OUTSIDE_ROOT' });
+    expect(router).to.include({ state: 'refused', code: 'DOMAIN_NOT_SERVED' });
+    expect(router.message).to.contain('no plugin on this node provides it');
     expect(answer.text).to.not.contain(node.canary);
   });
 

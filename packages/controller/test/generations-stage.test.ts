@@ -25,6 +25,10 @@ import { diskTree, sha256Hex } from '../src/generations/tree.js';
 import { makeTgz, paxPath, runtimePackage, type FixtureEntry } from './support/tar.js';
 
 const run = promisify(execFile);
+const COMMIT = '9c1e0aa5'.repeat(5);
+const OTHER = 'deadbeef'.repeat(5);
+const buildRecord = (commit: string, dirty = false) =>
+  `${JSON.stringify({ schema: 'fleet.build/v1', commit, dirty })}\n`;
 
 async function rejection(
   promise: Promise<unknown>,
@@ -54,7 +58,7 @@ describe('runtime generations: staging', () => {
     return { path, sha256: sha256Hex(data) };
   }
   const stage = (a: { path: string; sha256: string }, sha256 = a.sha256) =>
-    stageGeneration({ home, platform: 'linux', artifact: a.path, sha256, commit: '9c1e' });
+    stageGeneration({ home, platform: 'linux', artifact: a.path, sha256 });
   const generations = async () =>
     (await readdir(layout.generations).catch(() => [] as string[])).sort();
 
@@ -76,6 +80,7 @@ describe('runtime generations: staging', () => {
       JSON.stringify({ name: 'fleet-runtime-fixture', version: '0.0.1', type: 'module' }),
     );
     await writeFile(join(pkg, 'bin/run.js'), 'console.log("hello");\n');
+    await writeFile(join(pkg, 'fleet-build.json'), buildRecord(COMMIT));
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', artifacts], {
       cwd: pkg,
     });
@@ -87,7 +92,7 @@ describe('runtime generations: staging', () => {
       platform: 'linux',
       artifact: path,
       sha256,
-      commit: '9c1e',
+      commit: COMMIT,
       now: () => new Date('2026-01-01T00:00:00Z'),
     });
 
@@ -96,8 +101,8 @@ describe('runtime generations: staging', () => {
     expect(staged.manifest).to.include({
       schema: 'fleet.generation/v1',
       buildId: sha256,
-      commit: '9c1e',
-      files: 2,
+      commit: COMMIT,
+      files: 3,
       stagedAt: '2026-01-01T00:00:00.000Z',
     });
     expect(staged.manifest.package).to.deep.equal({
@@ -114,6 +119,7 @@ describe('runtime generations: staging', () => {
     for (const file of [
       'package/bin/run.js',
       'package/package.json',
+      'package/fleet-build.json',
       'artifact.tgz',
       'generation.json',
     ]) {
@@ -137,6 +143,59 @@ describe('runtime generations: staging', () => {
     } finally {
       process.umask(previous);
     }
+  });
+
+  it("records the commit the artifact's build record names, never the one a caller claims", async () => {
+    const recorded = await artifact(
+      [...runtimePackage(), { path: 'package/fleet-build.json', data: buildRecord(COMMIT, true) }],
+      'recorded.tgz',
+    );
+    const claimed = await rejection(
+      stageGeneration({
+        home,
+        platform: 'linux',
+        artifact: recorded.path,
+        sha256: recorded.sha256,
+        commit: OTHER,
+      }),
+    );
+    expect(claimed.code).to.equal('GENERATION_INVALID');
+    expect(claimed.message).to.equal(
+      `the request expects commit ${OTHER}, but the artifact was built from ${COMMIT}-dirty; nothing staged`,
+    );
+    expect(await generations()).to.deep.equal([]);
+    const staged = await stageGeneration({
+      home,
+      platform: 'linux',
+      artifact: recorded.path,
+      sha256: recorded.sha256,
+      commit: `${COMMIT}-dirty`,
+    });
+    expect(staged.manifest.commit).to.equal(`${COMMIT}-dirty`);
+    // reused, the generation answers for the commit it recorded when it was staged
+    const again = await rejection(
+      stageGeneration({
+        home,
+        platform: 'linux',
+        artifact: recorded.path,
+        sha256: recorded.sha256,
+        commit: COMMIT,
+      }),
+    );
+    expect(again.message).to.contain(`generations/${recorded.sha256} records ${COMMIT}-dirty`);
+
+    const unrecorded = await artifact(runtimePackage('@fleet/cli', '1.0.1'), 'unrecorded.tgz');
+    expect((await stage(unrecorded)).manifest.commit).to.equal(null);
+    const malformed = await artifact(
+      [
+        ...runtimePackage('@fleet/cli', '1.0.2'),
+        { path: 'package/fleet-build.json', data: '{"commit":"9c1e"}' },
+      ],
+      'malformed.tgz',
+    );
+    expect((await rejection(stage(malformed))).message).to.contain(
+      'package/fleet-build.json is not a build record',
+    );
   });
 
   it('reuses an identical generation without writing anything', async () => {

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { expect } from 'chai';
+import { FLEET_PROTOCOL_VERSION } from '@fleet/core';
 import { APP } from './support/fixture-registry.js';
 import { call, newId, startNode, type TestNode } from './support/node.js';
 import { bodyOf, exchangeRaw, openSocket, statusOf } from './support/raw.js';
@@ -73,7 +74,7 @@ describe('HTTP boundary', () => {
     it('413 from the declared length alone, then the connection is closed', async () => {
       const { text, closed } = await exchangeRaw(
         node.url,
-        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n`,
+        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nFleet-Protocol: ${FLEET_PROTOCOL_VERSION}\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n`,
       );
       expect(statusOf(text)).to.equal(413);
       expect(bodyOf(text).error.code).to.equal('REQUEST_TOO_LARGE');
@@ -84,7 +85,7 @@ describe('HTTP boundary', () => {
       const chunk = 'x'.repeat(16 * 1024);
       const { text, closed } = await exchangeRaw(
         node.url,
-        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        `POST /v1/export HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nFleet-Protocol: ${FLEET_PROTOCOL_VERSION}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
         (socket: Socket) => {
           // Bounded: at most 64 chunks (1 MiB) — the server must stop us well before.
           let sent = 0;
@@ -104,9 +105,11 @@ describe('HTTP boundary', () => {
       expect(closed).to.equal(true);
     });
 
-    it('audits the refusal', async () => {
+    it('audits the refusal (counted per address: no operation id was read)', async () => {
+      await node.controller.runtime.audit.flush();
       const audit = await readFile(`${node.home}/.local/state/fleet/audit.jsonl`, 'utf8');
       expect(audit).to.contain('"code":"REQUEST_TOO_LARGE"');
+      expect(audit).to.match(/"aggregate":\{"count":\d+,"remote":"127\.0\.0\.1"/);
     });
 
     const hostile: [string, string][] = [
@@ -182,13 +185,13 @@ describe('HTTP boundary', () => {
       const port = new URL(node.url).port;
       const { text, closed } = await exchangeRaw(
         node.url,
-        `POST /v1/export HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pa`,
+        `POST /v1/export HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nFleet-Protocol: ${FLEET_PROTOCOL_VERSION}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pa`,
       );
       expect(closed).to.equal(true);
       expect(statusOf(text)).to.equal(408);
     });
 
-    it('caps open connections with 503 and keeps serving once they go', async () => {
+    it('caps authenticated connections with 503 and keeps serving once they go', async () => {
       const idle: Socket[] = [];
       for (let i = 0; i < 8; i += 1) {
         const socket = await openSocket(node.url);
@@ -202,9 +205,8 @@ describe('HTTP boundary', () => {
           );
         });
       }
-      const over = await exchangeRaw(node.url, '');
-      expect(statusOf(over.text)).to.equal(503);
-      expect(bodyOf(over.text).error.code).to.equal('OVERLOADED');
+      const over = await call(node.url, '/v1/health', { token });
+      expect([over.status, over.body.error.code]).to.deep.equal([503, 'OVERLOADED']);
       await Promise.all(
         idle.map((socket) => new Promise<void>((resolve) => socket.end(() => resolve()))),
       );

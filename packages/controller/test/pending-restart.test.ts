@@ -260,7 +260,7 @@ describe('controller: probers in the snapshot request', () => {
     const answer = await node.call('/v1/snapshot', {
       token,
       body: {
-        paths: ['~/.config/fixture/app.conf'],
+        files: [{ domain: 'fixture', path: '~/.config/fixture/app.conf' }],
         backups: false,
         probes: [
           { prober: 'fixture.facts', parameters: {} },
@@ -287,7 +287,7 @@ describe('controller: probers in the snapshot request', () => {
   it('answers without `probes` when none were asked (older clients see no change)', async () => {
     const answer = await node.call('/v1/snapshot', {
       token,
-      body: { paths: ['~/.config/fixture/app.conf'], backups: false },
+      body: { files: [{ domain: 'fixture', path: '~/.config/fixture/app.conf' }], backups: false },
     });
     expect(answer.body).not.to.have.property('probes');
   });

@@ -32,7 +32,12 @@ type Call =
   | 'runtime-stage:bootstrap'
   | 'runtime-activate'
   | 'runtime-status'
-  | 'runtime-rollback';
+  | 'runtime-rollback'
+  | 'summary'
+  | 'token-list'
+  | 'token-issue'
+  | 'token-rotate'
+  | 'token-revoke';
 
 const Y = true;
 const N = false;
@@ -57,6 +62,11 @@ const MATRIX: Record<Call, Record<Principal, boolean>> = {
   'runtime-activate':        { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
   'runtime-status':          { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
   'runtime-rollback':        { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
+  'summary':                 { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: Y },
+  'token-list':              { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
+  'token-issue':             { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
+  'token-rotate':            { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
+  'token-revoke':            { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
 };
 
 const LEGACY_TOKEN = 'legacy-shared-token-of-the-old-fleet';
@@ -75,7 +85,10 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
     case 'audit':
       return node.call('/v1/audit', { token, body: { fromSeq: 1, limit: 10 } });
     case 'snapshot':
-      return node.call('/v1/snapshot', { token, body: { paths: [APP], backups: true } });
+      return node.call('/v1/snapshot', {
+        token,
+        body: { files: [{ domain: 'fixture', path: APP }], backups: true },
+      });
     case 'install': {
       const live = await node.read(APP);
       return node.call('/v1/install', {
@@ -137,6 +150,31 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
       return node.call('/v1/runtime/status', { token, body: {} });
     case 'runtime-rollback':
       return node.call('/v1/runtime/rollback', { token, body: { operationId: newId() } });
+    case 'summary':
+      return node.call('/v1/summary', { token });
+    case 'token-list':
+      return node.call('/v1/tokens', { token });
+    case 'token-issue':
+      // Only scopes the caller holds: a node-admin:tokens token may issue node-admin:tokens.
+      return node.call('/v1/tokens/issue', {
+        token,
+        body: {
+          operationId: newId(),
+          client: 'matrix',
+          scopes: ['node-admin:tokens'],
+          ttlMs: 60_000,
+        },
+      });
+    case 'token-rotate':
+      return node.call('/v1/tokens/rotate', {
+        token,
+        body: { operationId: newId(), id: '0'.repeat(16), graceMs: 0 },
+      });
+    case 'token-revoke':
+      return node.call('/v1/tokens/revoke', {
+        token,
+        body: { operationId: newId(), id: '0'.repeat(16), self: false },
+      });
   }
 }
 
@@ -146,6 +184,8 @@ const ALLOWED_REFUSAL: Partial<Record<Call, string>> = {
   'runtime-stage:bootstrap': 'GENERATION_INVALID',
   'runtime-activate': 'PRECONDITION_FAILED',
   'runtime-rollback': 'NO_PRIOR_GENERATION',
+  'token-rotate': 'TOKEN_NOT_FOUND',
+  'token-revoke': 'TOKEN_NOT_FOUND',
 };
 
 describe('scope matrix', () => {
@@ -283,5 +323,99 @@ describe('token lifecycle over HTTP', () => {
         .catch(() => (failed = true));
       expect(failed, scope).to.equal(true);
     }
+  });
+});
+
+describe('token administration over HTTP (node-admin:tokens)', () => {
+  let node: TestNode;
+  let clock: FixedClock;
+  let admin: string;
+  const adminId = () => admin.slice(4, 20);
+  before(async () => {
+    clock = new FixedClock(new Date());
+    node = await startNode({ clock });
+    admin = await node.issue(['node-admin:tokens', 'config:read']);
+  });
+  after(async () => node.dispose());
+
+  const post = (path: string, body: Record<string, unknown>, token = admin) =>
+    node.call(path, { token, body: { operationId: newId(), ...body } });
+
+  it('rotates: the new token works, the old one only during its grace period', async () => {
+    clock.set(new Date());
+    const reader = await node.store.issue({ client: 'reader', scopes: ['config:read'] });
+    const rotated = await post('/v1/tokens/rotate', { id: reader.record.id, graceMs: 60_000 });
+    expect(rotated.status, rotated.text).to.equal(200);
+    expect(rotated.body).to.include({ rotatedFrom: reader.record.id, client: 'reader' });
+    const fresh = rotated.body.token as string;
+    expect((await node.call('/v1/identity', { token: reader.token })).status).to.equal(200);
+    clock.advance(61_000);
+    const old = await node.call('/v1/identity', { token: reader.token });
+    expect([old.status, old.body.error.code]).to.deep.equal([401, 'AUTH_EXPIRED']);
+    expect((await node.call('/v1/identity', { token: fresh })).status).to.equal(200);
+    // rotating it again (no longer active) is a precondition that does not hold
+    const again = await post('/v1/tokens/rotate', { id: reader.record.id, graceMs: 0 });
+    expect([again.status, again.body.error.code]).to.deep.equal([412, 'PRECONDITION_FAILED']);
+  });
+
+  it('never gives a token a scope its caller lacks (issue or rotate), and changes nothing', async () => {
+    clock.set(new Date());
+    const before = (await node.store.list()).length;
+    const issue = await post('/v1/tokens/issue', {
+      client: 'escalate',
+      scopes: ['config:install'],
+      ttlMs: 60_000,
+    });
+    expect([issue.status, issue.body.error.code]).to.deep.equal([403, 'SCOPE_DENIED']);
+    const bootstrap = await node.store.issue({ client: 'boot', scopes: ['node-admin:bootstrap'] });
+    const rotate = await post('/v1/tokens/rotate', { id: bootstrap.record.id, graceMs: 0 });
+    expect([rotate.status, rotate.body.error.code]).to.deep.equal([403, 'SCOPE_DENIED']);
+    expect((await node.store.list()).length).to.equal(before + 1); // only the one issued locally
+    // revoking takes privilege away: allowed for any token
+    const revoke = await post('/v1/tokens/revoke', { id: bootstrap.record.id, self: false });
+    expect(revoke.status, revoke.text).to.equal(200);
+    expect(revoke.body).to.include({ id: bootstrap.record.id, self: false });
+  });
+
+  it('refuses to revoke the calling token unless the request says self, and then does', async () => {
+    clock.set(new Date());
+    const own = await node.issue(['node-admin:tokens']);
+    const id = own.slice(4, 20);
+    const refused = await post('/v1/tokens/revoke', { id, self: false }, own);
+    expect([refused.status, refused.body.error.code]).to.deep.equal([412, 'PRECONDITION_FAILED']);
+    expect(refused.body.error.message).to.match(/locks .* out of this node/);
+    expect((await node.call('/v1/tokens', { token: own })).status).to.equal(200);
+    const done = await post('/v1/tokens/revoke', { id, self: true }, own);
+    expect(done.status, done.text).to.equal(200);
+    expect(done.body.self).to.equal(true);
+    const after = await node.call('/v1/tokens', { token: own });
+    expect([after.status, after.body.error.code]).to.deep.equal([401, 'AUTH_REVOKED']);
+  });
+
+  it('lists tokens without a secret or a hash, naming the caller', async () => {
+    const list = await node.call('/v1/tokens', { token: admin });
+    expect(list.status, list.text).to.equal(200);
+    expect(list.body.self).to.equal(adminId());
+    const stored = await node.store.list();
+    expect(list.text).to.not.match(/flt_[0-9a-f]{16}_/);
+    for (const record of stored) expect(list.text).to.not.contain(record.sha256);
+  });
+
+  it('refuses a replayed operation id (also a fresh request with a used id), never minting twice', async () => {
+    clock.set(new Date());
+    const operationId = newId();
+    const body = { operationId, client: 'once', scopes: ['config:read'], ttlMs: 60_000 };
+    const first = await node.call('/v1/tokens/issue', { token: admin, body });
+    expect(first.status, first.text).to.equal(200);
+    const replay = await node.call('/v1/tokens/issue', { token: admin, body });
+    expect([replay.status, replay.body.error.code]).to.deep.equal([409, 'REPLAY_REJECTED']);
+    expect((await node.store.list()).filter((r) => r.client === 'once')).to.have.length(1);
+  });
+
+  it('keeps new tokens out of the audit log, which records every token operation', async () => {
+    const audit = await readFile(`${node.home}/.local/state/fleet/audit.jsonl`, 'utf8');
+    expect(audit).to.contain('"operation":"token-rotate"');
+    expect(audit).to.contain('"operation":"token-issue"');
+    expect(audit).to.not.match(/flt_[0-9a-f]{16}_/);
   });
 });

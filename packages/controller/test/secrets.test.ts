@@ -17,6 +17,8 @@ async function stateFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.name === 'backups') continue; // copies of live files: they hold what the files hold
+    // The values those files hold, remembered for redaction (docs/secrets.md): 0600 like them.
+    if (entry.name === 'secret-memory.json') continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...(await stateFiles(path)));
     else out.push(path);

@@ -7,8 +7,9 @@
  * HTTP with a temp PATH of fake executables (shell scripts): a dead `fleet` earlier on PATH, an
  * older one, a newer one later, fake `node` and `git`, and no `python3`.
  */
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findShadowing, versionsResponseSchema, type VersionsResponse } from '@fleet/core';
@@ -140,6 +141,8 @@ describe('versions: build identity', () => {
   });
 });
 
+const LEGACY = 'legacy-shared-token-0123456789abcdef';
+
 describe('versions: POST /v1/versions with a temp PATH', function () {
   this.timeout(30_000);
   let tmp: string;
@@ -162,8 +165,16 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
     await script(join(tools, 'git'), 'echo "git version 2.39.5 leak=${FLEET_VERSIONS_LEAK:-none}"');
     await script(join(tools, 'where'), 'echo "$PATH"');
     await script(join(tools, 'broken-tool'), 'echo "boom" >&2; exit 3');
+    // A program a read token must never make the node run: it leaves a marker when it runs.
+    await script(join(tools, 'marker'), `touch ${join(tmp, 'marker-ran')}; echo v1.0.0`);
     path = dirs.join(':');
-    node = await startNode();
+    node = await startNode({
+      legacyTokenSha256: createHash('sha256').update(LEGACY).digest('hex'),
+      policy: {
+        domains: { fixture: {}, coupled: {} },
+        versions: { tools: ['node', 'git', 'python3', 'broken-tool', 'where'] },
+      },
+    });
     savedPath = process.env['PATH'];
   });
   after(async () => {
@@ -222,6 +233,45 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
       [join(tmp, 'broken', 'fleet'), 'dead'],
       [join(tmp, 'old', 'fleet'), 'older'],
     ]);
+  });
+
+  it('never runs a tool the node policy does not list, for versions:read or the legacy token', async () => {
+    for (const token of [await node.issue(['versions:read']), LEGACY]) {
+      const answer = await ask(['marker', 'node'], token);
+      expect(answer.status, answer.text).to.equal(200);
+      const [marker, nodeTool] = (answer.body as VersionsResponse).tools;
+      expect(marker).to.deep.equal({
+        name: 'marker',
+        state: 'refused',
+        detail:
+          "not run: this node's policy does not list marker (versions.tools in ~/.config/fleet/node-policy.yaml)",
+      });
+      expect(nodeTool).to.include({ name: 'node', state: 'found' });
+    }
+    const ran = await access(join(tmp, 'marker-ran')).then(
+      () => true,
+      () => false,
+    );
+    expect(ran, 'the marker script ran').to.equal(false);
+  });
+
+  it("resolves the tools on the policy's login PATH when it names one", async () => {
+    await node.setPolicy({
+      domains: { fixture: {}, coupled: {} },
+      versions: { tools: ['where', 'node'], path: [join(tmp, 'tools')] },
+    });
+    try {
+      const answer = await ask(['where', 'node'], await node.issue(['versions:read']));
+      const body = answer.body as VersionsResponse;
+      // `where` prints the PATH it was given: the policy's, not the controller's.
+      expect(body.tools[0]).to.include({ state: 'found', version: join(tmp, 'tools') });
+      expect(body.fleet).to.deep.equal([]); // no fleet along that PATH
+    } finally {
+      await node.setPolicy({
+        domains: { fixture: {}, coupled: {} },
+        versions: { tools: ['node', 'git', 'python3', 'broken-tool', 'where'] },
+      });
+    }
   });
 
   it('refuses a tool name that is not a bare command name, running nothing', async () => {

@@ -38,9 +38,20 @@ describe('wire protocol', () => {
       }
     });
 
-    it('has no token administration over HTTP', () => {
-      expect(ROUTES.some((route) => route.scopes.includes('node-admin:tokens'))).to.equal(false);
-      expect(ROUTES.map((r) => r.path).some((p) => p.includes('token'))).to.equal(false);
+    it('opens token administration to node-admin:tokens only, never the legacy token, and nothing else to it', () => {
+      const admin = ROUTES.filter((route) => route.scopes.includes('node-admin:tokens'));
+      expect(admin.map((r) => r.operation).sort()).to.deep.equal([
+        'token-issue',
+        'token-list',
+        'token-revoke',
+        'token-rotate',
+      ]);
+      for (const route of admin) {
+        expect(route.scopes, route.operation).to.deep.equal(['node-admin:tokens']);
+        expect(route.legacy, route.operation).to.equal(false);
+        expect(route.path.startsWith('/v1/tokens'), route.operation).to.equal(true);
+      }
+      expect(ROUTES.filter((r) => r.path.includes('token'))).to.deep.equal(admin);
     });
 
     const tricks: [string, string][] = [

@@ -43,6 +43,11 @@ export const ERROR_CODES = {
   UNKNOWN_DOMAIN: { exit: ExitCode.usage, http: 404 },
   RENDER_FAILED: { exit: ExitCode.usage },
   CANONICAL_MISSING: { exit: ExitCode.usage },
+  /**
+   * A runtime artifact's provenance does not check (contract §1.8): fleet.yaml's `commit` differs
+   * from the commit the artifact records, or the artifact records none.
+   */
+  ARTIFACT_PROVENANCE: { exit: ExitCode.usage },
   INIT_TARGET_NOT_EMPTY: { exit: ExitCode.usage },
   CREDENTIALS_INVALID: { exit: ExitCode.usage },
   ENV_FILE_INVALID: { exit: ExitCode.usage },
@@ -58,6 +63,19 @@ export const ERROR_CODES = {
   SECRET_MISSING: { exit: ExitCode.usage, http: 422 },
   FILE_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
   OPERATION_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
+  /** The node has no policy file (`~/.config/fleet/node-policy.yaml`): it does not start. */
+  NODE_POLICY_MISSING: { exit: ExitCode.usage, http: 503 },
+  /** The node policy does not parse or validate (file, line, field); nothing is served by it. */
+  NODE_POLICY_INVALID: { exit: ExitCode.usage, http: 503 },
+  /** The node policy is readable by group or others, or not owned by the controller's user. */
+  NODE_POLICY_INSECURE: { exit: ExitCode.usage, http: 503 },
+  /**
+   * The node policy's `supervisor` and the adapter's record (`supervisor.json`) name different
+   * supervisors: the controller does not start, no coupled restart runs (contract §12).
+   */
+  SUPERVISOR_MISMATCH: { exit: ExitCode.usage, http: 503 },
+  /** No token with that id in the node's store (token administration, contract §5). */
+  TOKEN_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
   // plugin loading
   PLUGIN_REFUSED: { exit: ExitCode.usage },
   PLUGIN_API_MISMATCH: { exit: ExitCode.usage },
@@ -81,6 +99,8 @@ export const ERROR_CODES = {
   TLS_FINGERPRINT_MISMATCH: { exit: ExitCode.auth },
   // reachability (exit 5)
   HOST_UNREACHABLE: { exit: ExitCode.unreachable },
+  /** Client and node speak different wire protocol versions (the message names both). */
+  PROTOCOL_MISMATCH: { exit: ExitCode.unreachable, http: 400 },
   // A controller answered, but not in this client's protocol: the host cannot be used (exit 5).
   RESPONSE_INVALID: { exit: ExitCode.unreachable },
   OVERLOADED: { exit: ExitCode.unreachable, http: 503 },
@@ -101,6 +121,20 @@ export const ERROR_CODES = {
   /** The node's local bootstrap policy does not allow this bootstrap (contract §12). */
   BOOTSTRAP_REFUSED: { exit: ExitCode.policy, http: 403 },
   SECRET_FOUND: { exit: ExitCode.policy },
+  /**
+   * A secret a file uses has a value shorter than the redaction floor (8 characters, contract §4):
+   * refused at resolve time with the secret's name, nothing written.
+   */
+  SECRET_TOO_SHORT: { exit: ExitCode.policy, http: 422 },
+  /**
+   * The live file's owner or setuid/setgid bits would not survive the replace (another user's
+   * file, or a set-id file): refused before anything is written (catalogue 13).
+   */
+  FILE_ATTRIBUTES_REFUSED: { exit: ExitCode.policy, http: 409 },
+  /** The node does not serve the domain (not in its node policy, or no plugin provides it). */
+  DOMAIN_NOT_SERVED: { exit: ExitCode.policy, http: 403 },
+  /** An action, a path or an unattended install the node policy does not allow (contract §5.1). */
+  POLICY_REFUSED: { exit: ExitCode.policy, http: 403 },
   PATH_OUTSIDE_ROOT: { exit: ExitCode.policy, http: 403 },
   /** A node path that is not a managed file of the host (adopt, export). */
   PATH_NOT_MANAGED: { exit: ExitCode.policy, http: 403 },

@@ -74,8 +74,10 @@ export { discoverRepo, type DiscoverOptions } from './repo/discover.js';
 export {
   defaultCredentialsPath,
   loadCredentials,
+  prepareCredentialsUpdate,
   sshIdentityFor,
   tokenFor,
+  type CredentialsUpdate,
 } from './repo/credentials.js';
 export {
   exampleManifest,
@@ -112,13 +114,66 @@ export {
   parseEnvFile,
   redactSecrets,
   resolveSecrets,
+  shortSecretNames,
 } from './secrets/env-chain.js';
+export {
+  SECRET_MIN_LENGTH,
+  createRedactor,
+  type RememberedSecret,
+  type Redactor,
+} from './secrets/redact.js';
 export { entropy, scanForSecrets, type SecretFinding } from './secrets/scan.js';
 export { unifiedDiff, type DiffOptions } from './diff.js';
 
+// The node policy (contract §5.1, docs/node-policy.md)
+export {
+  DEFAULT_ACTION_OUTPUT_BYTES,
+  DEFAULT_ACTION_TIMEOUT_SECONDS,
+  MAX_ACTION_OUTPUT_BYTES,
+  MAX_ACTION_TIMEOUT_SECONDS,
+  NODE_POLICY_PATH,
+  NODE_POLICY_VERSION,
+  actionIdSchema,
+  isAbsoluteProgram,
+  nodePolicySchema,
+  policyActionSchema,
+  type DomainPolicy,
+  type NodePolicy,
+  type NodePolicyInput,
+  type NodeSupervisor,
+  type PolicyAction,
+} from './policy/schema.js';
+export {
+  MAX_NODE_POLICY_BYTES,
+  checkNodePolicy,
+  defaultNodePolicy,
+  formatNodePolicy,
+  nodePolicyFile,
+  nodePolicyFix,
+  parseNodePolicy,
+  readNodePolicyFile,
+  type LoadedNodePolicy,
+  type NodePolicyStamp,
+  type ReadNodePolicyOptions,
+} from './policy/load.js';
+export { actionOutput, policyActionRunner, type PolicyActionsOptions } from './policy/actions.js';
+export {
+  isHomePattern,
+  matchHomePattern,
+  parseHomePattern,
+  patternReachesFleetState,
+  type HomePattern,
+} from './policy/pattern.js';
+export {
+  FLEET_OWN_DIRS,
+  FLEET_OWN_FILES,
+  fleetOwnReason,
+  isFleetOwnPath,
+} from './policy/fleet-paths.js';
+
 // Paths and untrusted input
 export { isHomePath, parseHomePath, parseRepoPath } from './paths.js';
-export { parseStrictJson } from './json.js';
+export { MAX_JSON_DEPTH, parseStrictJson } from './json.js';
 export { parseYaml, type ParsedYaml } from './yaml.js';
 export { fieldPath, zodProblems } from './zod-problems.js';
 
@@ -180,6 +235,7 @@ export {
   buildHistoryIndexes,
   canonicalPaths,
   domainRuntime,
+  snapshotFilesOf,
   targetKey,
   targetsForHost,
   type DomainRuntime,
@@ -208,12 +264,12 @@ export {
   type ReadSnapshot,
 } from './config/drift.js';
 export {
-  RELOAD_PARAMETER,
+  RELOAD_ROLE,
   derivedPathParameter,
+  installActions,
   installParameters,
   probeParameters,
   probedPath,
-  reloadCommand,
 } from './config/parameters.js';
 export {
   buildDomainPlan,
@@ -260,6 +316,7 @@ export {
 // Wire protocol
 export {
   FLEET_PROTOCOL_VERSION,
+  PROTOCOL_HEADER,
   SCOPES,
   WIRE_PREFIX,
   errorBodySchema,
@@ -268,7 +325,9 @@ export {
   isScope,
   jsonObjectSchema,
   jsonValueSchema,
+  describeProtocol,
   operationIdSchema,
+  protocolOfHeader,
   scopeSchema,
   sha256Schema,
   timestampSchema,
@@ -278,8 +337,14 @@ export {
 export * from './wire/schemas.js';
 export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
+export * from './wire/audit-segments.js';
 export * from './wire/versions.js';
 export * from './wire/runtime.js';
+export * from './wire/tokens.js';
+export * from './wire/summary.js';
+export * from './status/status.js';
+export * from './status/latest-drift.js';
+export { closestName, editDistance } from './closest.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,
@@ -303,10 +368,14 @@ export {
 export {
   AUDIT_GENESIS,
   AUDIT_OUTCOMES,
+  auditActionSchema,
+  auditAggregateSchema,
   auditFileSchema,
   auditLineHash,
   auditRecordSchema,
+  auditSegmentSchema,
   verifyAuditChain,
+  type AuditAction,
   type AuditHead,
   type AuditOutcome,
   type AuditProblem,
@@ -322,7 +391,9 @@ export * from './runtime/layout.js';
 export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';
 export * from './runtime/supervisor-record.js';
+export * from './runtime/node-supervisor.js';
 export * from './runtime/plan.js';
+export * from './runtime/build-record.js';
 
 // Controller client
 export * from './client/index.js';

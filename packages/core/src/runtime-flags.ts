@@ -3,7 +3,7 @@
  * unit's ExecStart, a scheduled task's arguments) puts before `fleet controller serve`. The
  * controller is a long-lived agent that idles between a few small requests: a 1 MiB young
  * generation (instead of V8's 16 MiB semi-spaces) and V8's size-over-speed heuristics keep its
- * resident memory within contract §14's 80 MiB at the cost of more, shorter scavenges — nothing a
+ * resident memory within contract §14's idle-RSS goal at the cost of more, shorter scavenges — nothing a
  * config read notices (export p50 stays under 1 ms on loopback; `npm run bench`).
  */
 export const CONTROLLER_NODE_OPTIONS: readonly string[] = [

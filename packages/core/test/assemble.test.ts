@@ -147,6 +147,41 @@ describe('registry/assemble', () => {
         mutated((raw) => (firstFile(raw)['path'] = '~/../x')),
         /files\[0\]\.path: must be a ~\/-relative path/,
       ],
+      // fleet's own state can never be a domain's path (contract §5.1), whatever the case.
+      ...(
+        [
+          ['the node state', '~/.local/state/fleet/tokens.json'],
+          ['the runtime generations', '~/.local/share/fleet/runtime/current'],
+          ['the env file', '~/.config/fleet/env'],
+          ['an env.d file', '~/.config/fleet/env.d/10-router.env'],
+          ['the node policy', '~/.config/fleet/node-policy.yaml'],
+          ['the credentials', '~/.config/fleet/credentials.json'],
+          ['the env file in another case', '~/.Config/Fleet/ENV'],
+        ] as const
+      ).map(([what, path]): [string, unknown, RegExp] => [
+        `a path in fleet's own state: ${what}`,
+        mutated((raw) => (firstFile(raw)['path'] = path)),
+        /files\[0\]\.path: .* is fleet's own state .*can never be a domain's path/,
+      ]),
+      [
+        "a derived path in fleet's own state",
+        defineRegistration({
+          installers: [
+            domain('a', {
+              derivedPaths: [
+                {
+                  id: 'v',
+                  path: '~/.local/state/fleet/audit.jsonl',
+                  format: 'text',
+                  derivedFrom: 'a.yaml',
+                  description: 'd',
+                },
+              ],
+            }),
+          ],
+        }),
+        /derivedPaths\[0\]\.path: .* is fleet's own state/,
+      ],
       [
         'a canonical path escaping the domain',
         mutated((raw) => (firstFile(raw)['canonical'] = '../other/x.yaml')),

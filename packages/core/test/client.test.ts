@@ -12,6 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetError } from '../src/errors.js';
+import { FLEET_PROTOCOL_VERSION } from '../src/wire/protocol.js';
 import { createControllerClient, newOperationId } from '../src/client/client.js';
 import { ControllerError } from '../src/client/errors.js';
 import { forEachHost } from '../src/client/for-each-host.js';
@@ -26,6 +27,7 @@ interface Seen {
   method: string;
   url: string;
   authorization: string | undefined;
+  protocol: string | undefined;
   body: string;
 }
 
@@ -69,6 +71,7 @@ function handle(seen: Seen[], handler: Handler) {
         method: req.method ?? '',
         url: req.url ?? '',
         authorization: req.headers.authorization,
+        protocol: req.headers['fleet-protocol'] as string | undefined,
         body,
       });
       handler(req, body, res);
@@ -81,9 +84,20 @@ function serve(handler: Handler): Promise<TestServer> {
   return listen(http.createServer(handle(seen, handler)), 'http', seen);
 }
 
-function reply(res: ServerResponse, status: number, value: unknown): void {
+/** Answers as a controller of `protocol` would (`null`: protocol 1, which sent no header). */
+function reply(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  protocol: number | null = FLEET_PROTOCOL_VERSION,
+): void {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+  res
+    .writeHead(status, {
+      'content-type': 'application/json',
+      ...(protocol === null ? {} : { 'fleet-protocol': String(protocol) }),
+    })
+    .end(text);
 }
 
 const IDENTITY = {
@@ -132,6 +146,80 @@ describe('client/createControllerClient', () => {
       url: '/v1/identity',
       authorization: `Bearer ${TOKEN}`,
     });
+  });
+
+  it("sends its protocol version, and refuses a fleet answer in another one (an old node's), naming both", async () => {
+    const old = await track(
+      serve((req, _body, res) => {
+        if (req.url === '/v1/identity') reply(res, 200, { ...IDENTITY, protocol: 1 }, null);
+        else if (req.url === '/v1/install')
+          reply(
+            res,
+            400,
+            { error: { code: 'BAD_REQUEST', message: 'Unrecognized key: "actions"' } },
+            null,
+          );
+        else if (req.url === '/v1/inventory') reply(res, 502, '<html>bad gateway</html>', null);
+        else reply(res, 200, { nodeId: 'node-01', files: [], truncated: false }, null);
+      }),
+    );
+    const c = client(old.url);
+    // Identity answers any protocol: it is how an operator learns which one a node speaks.
+    expect((await c.identity()).protocol).to.equal(1);
+    const read = await rejected(
+      c.snapshot({ files: [{ domain: 'router', path: '~/a' }], backups: false }),
+    );
+    expect(read.code).to.equal('PROTOCOL_MISMATCH');
+    expect(read.exitCode).to.equal(5);
+    expect(read.message).to.equal(
+      `node-01: the node speaks protocol 1 (it sends no fleet-protocol header); this fleet CLI speaks protocol ${FLEET_PROTOCOL_VERSION}: upgrade the node (fleet upgrade node-01 --confirm), or use a fleet CLI of its protocol`,
+    );
+    const write = await rejected(
+      c.install({
+        domain: 'router',
+        files: [
+          {
+            fileId: 'router.yaml',
+            path: '~/.config/router/router.yaml',
+            expectedSha256: null,
+            content: 'x\n',
+          },
+        ],
+        parameters: {},
+        actions: { reload: 'router-reload' },
+      }),
+    );
+    expect(write.code).to.equal('PROTOCOL_MISMATCH'); // not the old node's BAD_REQUEST
+    // Something that is not a fleet answer at all is not read as a protocol.
+    expect((await rejected(c.inventory())).code).to.equal('HOST_UNREACHABLE');
+    for (const seen of old.seen) expect(seen.protocol).to.equal(String(FLEET_PROTOCOL_VERSION));
+
+    const newer = await track(
+      serve((_req, _body, res) => reply(res, 200, {}, FLEET_PROTOCOL_VERSION + 1)),
+    );
+    const ahead = await rejected(client(newer.url).inventory());
+    expect(ahead.message).to.contain(`the node speaks protocol ${FLEET_PROTOCOL_VERSION + 1}`);
+    expect(ahead.message).to.contain('upgrade this fleet CLI');
+
+    const refusing = await track(
+      serve((_req, _body, res) =>
+        reply(
+          res,
+          400,
+          {
+            error: {
+              code: 'PROTOCOL_MISMATCH',
+              message: 'this node speaks fleet protocol 3; the client speaks protocol 2',
+            },
+          },
+          3,
+        ),
+      ),
+    );
+    const told = await rejected(client(refusing.url).inventory());
+    expect(told.message).to.equal(
+      'node-01: this node speaks fleet protocol 3; the client speaks protocol 2',
+    );
   });
 
   it('maps a wire error to the fleet error of the same code, exit code from core', async () => {

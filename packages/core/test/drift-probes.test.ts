@@ -1,8 +1,8 @@
 /**
  * Drift's probers (contract §8.1, §14): each host's domain probers ride in the same request as its
  * files (one request per host), their items join the file items; a prober that fails is one
- * `error` item. Plus the install parameters the operator sends (derived paths, the reload command)
- * and fleet.yaml's `domains.<domain>.reload`.
+ * `error` item. Plus the install parameters and action ids the operator sends (derived paths, the
+ * reload's node policy action id) and fleet.yaml's `domains.<domain>.reload`.
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -10,12 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDrift, type ProberRuntime, type ReadSnapshot } from '../src/config/drift.js';
-import {
-  RELOAD_PARAMETER,
-  installParameters,
-  probeParameters,
-  reloadCommand,
-} from '../src/config/parameters.js';
+import { installActions, installParameters, probeParameters } from '../src/config/parameters.js';
 import { domainRuntime } from '../src/config/targets.js';
 import { createGit } from '../src/git.js';
 import { FleetError } from '../src/errors.js';
@@ -49,7 +44,7 @@ hosts:
   alpha: { controller: "http://127.0.0.1:7701", platform: linux, supervisor: lab, domains: [demo] }
   beta: { controller: "http://127.0.0.1:7702", platform: linux, supervisor: lab, domains: [demo] }
 domains:
-  demo: { reload: [/usr/bin/appctl, reload] }
+  demo: { reload: app-reload }
 `;
 
 /** A prober that reports the copy stale when the node says so. */
@@ -156,42 +151,46 @@ describe('drift with probers', () => {
     expect(report.hosts[1]?.items[1]?.detail).to.equal('demo.copy: SYMLINK_REFUSED: a link');
   });
 
-  it('install parameters: the host variables the domain declares, derived paths, the reload argv', async () => {
+  it('install parameters: the host variables the domain declares and derived paths; the reload is an action id, never an argv', async () => {
     const repo = await loadRepo(root);
-    expect(installParameters(repo, 'beta', declaration)).to.deep.equal({
+    const parameters = installParameters(repo, 'beta', declaration);
+    expect(parameters).to.deep.equal({
       node_id: 'beta',
       copy_path: '~/other/app.conf',
       'fleet.derived.copy': '~/other/app.conf',
-      [RELOAD_PARAMETER]: '["/usr/bin/appctl","reload"]',
     });
-    expect(reloadCommand({ [RELOAD_PARAMETER]: '["/usr/bin/appctl","reload"]' })).to.deep.equal([
-      '/usr/bin/appctl',
-      'reload',
-    ]);
-    expect(reloadCommand({})).to.equal(undefined);
-    for (const bad of ['"appctl reload"', '[]', '["app ctl"]', '["a",1]', '["a\\u0000"]', 'nope']) {
-      expect(() => reloadCommand({ [RELOAD_PARAMETER]: bad }), bad).to.throw(/argv array/);
-    }
+    expect(JSON.stringify(parameters)).to.not.contain('appctl');
+    expect(installActions(repo, declaration)).to.deep.equal({ reload: 'app-reload' });
+    expect(installActions(repo, { ...declaration, domain: 'other' })).to.deep.equal({});
     expect(probeParameters(declaration, { node_id: 'alpha' }, 'alpha')).to.deep.equal({
       paths: { 'app.conf': '~/.app.conf', copy: '~/.cache/app.conf' },
     });
   });
 
-  it('fleet.yaml refuses a reload that is a shell string, empty, or has a command with spaces', () => {
+  it('fleet.yaml takes a reload as a node policy action id; an argv is refused, saying where it lives now', () => {
     const base = MANIFEST.replace(/ {2}demo: .*\n$/, '');
     for (const reload of [
+      '[/usr/bin/systemctl, --user, reload, app]',
+      '["/bin/sh", "-c", "id > /tmp/x"]',
       '"systemctl reload router && rm -rf ~"',
-      '[]',
-      '["systemctl reload"]',
-      '["a", ""]',
     ]) {
-      expect(() => parseManifest(`${base}  demo: { reload: ${reload} }\n`), reload).to.throw(
-        FleetError,
+      let error: FleetError | undefined;
+      try {
+        parseManifest(`${base}  demo: { reload: ${reload} }\n`);
+      } catch (caught) {
+        error = caught as FleetError;
+      }
+      expect(error, reload).to.be.instanceOf(FleetError);
+      expect(error?.problems[0]?.path, reload).to.equal('domains.demo.reload');
+      expect(error?.problems[0]?.message, reload).to.match(
+        /argv no longer goes in fleet\.yaml.*node-policy\.yaml.*actions\.<id>\.argv/,
       );
     }
+    for (const bad of ['""', 'Reload', '"-x"']) {
+      expect(() => parseManifest(`${base}  demo: { reload: ${bad} }\n`), bad).to.throw(FleetError);
+    }
     expect(
-      parseManifest(`${base}  demo: { reload: [systemctl, --user, reload, app] }\n`).domains['demo']
-        ?.reload,
-    ).to.deep.equal(['systemctl', '--user', 'reload', 'app']);
+      parseManifest(`${base}  demo: { reload: router-reload }\n`).domains['demo']?.reload,
+    ).to.equal('router-reload');
   });
 });

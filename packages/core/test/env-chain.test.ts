@@ -171,19 +171,21 @@ describe('secrets/env-chain', () => {
 
   describe('resolveSecrets', () => {
     const secrets = new Map([
-      ['API_KEY', 'k-123'],
-      ['DB_PASS', 'p@ss'],
+      ['API_KEY', 'k-1234567'],
+      ['DB_PASS', 'p@ss-word'],
     ]);
 
     it('replaces every secret placeholder and leaves the rest alone', () => {
       const text = 'key={{ secret.API_KEY }}\nagain={{secret.API_KEY}}\nhost={{ host.x }}\r\n';
       expect(resolveSecrets(text, secrets, 'f')).to.equal(
-        'key=k-123\nagain=k-123\nhost={{ host.x }}\r\n',
+        'key=k-1234567\nagain=k-1234567\nhost={{ host.x }}\r\n',
       );
     });
 
     it('inserts values literally ($ patterns are not special)', () => {
-      expect(resolveSecrets('{{ secret.S }}', new Map([['S', '$&$1']]), 'f')).to.equal('$&$1');
+      expect(resolveSecrets('{{ secret.S }}', new Map([['S', '$&$1$`$$x']]), 'f')).to.equal(
+        '$&$1$`$$x',
+      );
     });
 
     it('lists every missing name once and never a value', () => {
@@ -193,7 +195,31 @@ describe('secrets/env-chain', () => {
       expect(error.code).to.equal('SECRET_MISSING');
       expect(error.message).to.contain('~/.config/app/app.env');
       expect(error.message).to.contain('secrets MISSING_B, MISSING_A');
-      expect(error.message).to.not.contain('k-123');
+      expect(error.message).to.not.contain('k-1234567');
+    });
+
+    it('refuses a value under 8 characters with its name, never the value (SECRET_TOO_SHORT)', () => {
+      const chain = new Map([
+        ['SHORTY', 'a'],
+        ['PORT', '8080'],
+        ['API_KEY', 'k-1234567'],
+        ['EXACTLY_8', '12345678'],
+      ]);
+      const error = thrown(() =>
+        resolveSecrets(
+          'm{{ secret.SHORTY }}tch {{ secret.PORT }} {{ secret.API_KEY }} {{ secret.SHORTY }}',
+          chain,
+          '~/.config/app/app.env',
+        ),
+      );
+      expect(error.code).to.equal('SECRET_TOO_SHORT');
+      expect(error.exitCode).to.equal(7);
+      expect(error.message).to.contain('~/.config/app/app.env');
+      expect(error.message).to.contain('secrets SHORTY, PORT');
+      expect(error.message).to.not.contain('8080');
+      expect(resolveSecrets('{{ secret.EXACTLY_8 }}', chain, 'f')).to.equal('12345678');
+      // A short value no file uses is no error: the chain may serve other tools.
+      expect(resolveSecrets('{{ secret.API_KEY }}', chain, 'f')).to.equal('k-1234567');
     });
 
     it('a text without secret placeholders needs no secrets', () => {
@@ -203,47 +229,62 @@ describe('secrets/env-chain', () => {
 
   describe('redactSecrets', () => {
     const cases: [title: string, text: string, secrets: [string, string][], expected: string][] = [
-      ['one secret', 'token=abc123', [['T', 'abc123']], 'token={{ secret.T }}'],
-      ['the same secret twice', 'a=abc b=abc', [['T', 'abc']], 'a={{ secret.T }} b={{ secret.T }}'],
+      ['one secret', 'token=abc12345', [['T', 'abc12345']], 'token={{ secret.T }}'],
+      [
+        'the same secret twice',
+        'a=abcdefgh b=abcdefgh',
+        [['T', 'abcdefgh']],
+        'a={{ secret.T }} b={{ secret.T }}',
+      ],
       [
         'a secret that is a substring of another: longest first',
-        'short=abc long=abcdef',
+        'short=abcdefgh long=abcdefghij',
         [
-          ['SHORT', 'abc'],
-          ['LONG', 'abcdef'],
+          ['SHORT', 'abcdefgh'],
+          ['LONG', 'abcdefghij'],
         ],
         'short={{ secret.SHORT }} long={{ secret.LONG }}',
       ],
       [
         'order of the chain does not matter',
-        'short=abc long=abcdef',
+        'short=abcdefgh long=abcdefghij',
         [
-          ['LONG', 'abcdef'],
-          ['SHORT', 'abc'],
+          ['LONG', 'abcdefghij'],
+          ['SHORT', 'abcdefgh'],
         ],
         'short={{ secret.SHORT }} long={{ secret.LONG }}',
       ],
       [
         'an empty value is skipped',
-        'abc',
+        'abcdefgh',
         [
           ['EMPTY', ''],
-          ['B', 'b'],
+          ['B', 'bcdefgh1'],
         ],
-        'a{{ secret.B }}c',
+        'abcdefgh',
       ],
       ['only empty values', 'abc', [['EMPTY', '']], 'abc'],
       ['no secrets', 'abc', [], 'abc'],
       [
+        'a value under 8 characters is never redacted (m{{ secret.SHORTY }}tch)',
+        'match 30 times, a 1-in-30 chance',
+        [
+          ['SHORTY', 'a'],
+          ['THIRTY', '30'],
+          ['SEVEN', 'chance!'],
+        ],
+        'match 30 times, a 1-in-30 chance',
+      ],
+      [
         'regex metacharacters are literal',
-        'p=a.c+(d) q=abc',
-        [['P', 'a.c+(d)']],
+        'p=a.c+(d)*x q=abc',
+        [['P', 'a.c+(d)*x']],
         'p={{ secret.P }} q=abc',
       ],
       [
         'a secret inside a URL',
-        'postgres://u:s3cr3t@h/db',
-        [['PG', 's3cr3t']],
+        'postgres://u:s3cr3t-pw@h/db',
+        [['PG', 's3cr3t-pw']],
         'postgres://u:{{ secret.PG }}@h/db',
       ],
     ];

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { FleetError } from '../src/errors.js';
-import { findBadKey, parseStrictJson } from '../src/json.js';
+import { MAX_JSON_DEPTH, findBadKey, parseStrictJson } from '../src/json.js';
 
 function thrown(fn: () => unknown): FleetError {
   try {
@@ -91,6 +91,20 @@ describe('json (hostile JSON, catalogue 39)', () => {
         parseStrictJson('{"__proto__":{"isAdmin":true}}', SOURCE, 'BAD_REQUEST'),
       ).to.throw();
     });
+  });
+
+  describe('nesting depth (catalogue 39: 200,000 levels used to overflow the stack after the parse)', () => {
+    const nest = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    it(`accepts ${MAX_JSON_DEPTH} levels`, () => {
+      expect(() => parseStrictJson(nest(MAX_JSON_DEPTH), SOURCE, 'BAD_REQUEST')).to.not.throw();
+    });
+    for (const depth of [MAX_JSON_DEPTH + 1, 200_000]) {
+      it(`refuses ${depth} levels with the stable code, naming the bound`, () => {
+        const error = thrown(() => parseStrictJson(`{"a":${nest(depth)}}`, SOURCE, 'BAD_REQUEST'));
+        expect(error.code).to.equal('BAD_REQUEST');
+        expect(error.message).to.equal(`${SOURCE} nests deeper than ${MAX_JSON_DEPTH} levels`);
+      });
+    }
   });
 
   describe('invalid JSON', () => {

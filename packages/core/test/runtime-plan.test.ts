@@ -1,3 +1,4 @@
+import { FLEET_PROTOCOL_VERSION } from '../src/wire/protocol.js';
 import { expect } from 'chai';
 import { isFleetError } from '../src/errors.js';
 import {
@@ -45,7 +46,7 @@ function body(overrides: Partial<BootstrapPlanBody> = {}): BootstrapPlanBody {
     artifact,
     prior: { build: PRIOR, observedThrough: 'controller' },
     repoCommit: 'c0ffee0',
-    protocol: 1,
+    protocol: FLEET_PROTOCOL_VERSION,
     target: targetExpectation({ nodeId: 'alpha', host, artifact }),
     ...overrides,
   };
@@ -68,7 +69,7 @@ describe('runtime plan (pure)', () => {
       package: '@fleet/cli',
       version: '1.2.0',
       build: { sha256: SHA, commit: '9c1e0aa' },
-      protocol: { min: 1, max: 1 },
+      protocol: { min: FLEET_PROTOCOL_VERSION, max: FLEET_PROTOCOL_VERSION },
       catalog: {
         domains: ['harness-policy', 'router'],
         probers: [],

@@ -1,13 +1,22 @@
-import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   ENV_DIR,
   ENV_FILE,
+  FleetError,
+  NODE_POLICY_PATH,
+  NODE_POLICY_VERSION,
+  formatNodePolicy,
   loadEnvChain,
+  nodePolicySchema,
   parseHomePath,
+  policyActionRunner,
+  type ActionRun,
   type ControllerSupervisor,
   type NodeContext,
+  type NodePolicy,
+  type NodePolicyInput,
   type Platform,
   type SafeFileReader,
   type SecretValues,
@@ -26,6 +35,13 @@ export interface FakeHostOptions {
   readonly now?: Date | string;
   /** Values for `~/.config/fleet/env` (the first file of the env-file chain). */
   readonly secrets?: Readonly<Record<string, string>>;
+  /**
+   * The host's node policy (`~/.config/fleet/node-policy.yaml`, written 0600): the domains it
+   * serves, their per-host path overrides, their coupled actions, `symlinkInto`… `version` may
+   * be left out. Without one, writers serve their own domain at its declared paths and no
+   * action can run. See README.md, "A node policy".
+   */
+  readonly policy?: Omit<NodePolicyInput, 'version'> & { readonly version?: 1 };
 }
 
 /**
@@ -40,6 +56,10 @@ export class FakeHost implements NodeContext {
   readonly clock: FixedClock;
   /** Records every command the domain runs; script answers with `on(…)`. */
   readonly processes = new RecordedProcessRunner();
+  /** Every node policy action run through {@link FakeHost.forDomain} contexts, in order. */
+  readonly actionRuns: ActionRun[] = [];
+  /** The node policy, as validated (`undefined`: none given). */
+  policy: NodePolicy | undefined;
 
   private constructor(
     /** The temporary directory standing for the node's `~`. */
@@ -56,7 +76,53 @@ export class FakeHost implements NodeContext {
     const home = await mkdtemp(join(tmpdir(), 'fleet-fakehost-'));
     const host = new FakeHost(home, options);
     if (options.secrets) await host.writeEnvFile(ENV_FILE, options.secrets);
+    if (options.policy) await host.setPolicy(options.policy);
     return host;
+  }
+
+  /**
+   * Writes (or replaces) the host's node policy file, mode 0600, as `fleet node-policy init` or
+   * the node's owner would; writers and {@link FakeHost.forDomain} contexts made afterwards use it.
+   */
+  async setPolicy(
+    policy: Omit<NodePolicyInput, 'version'> & { readonly version?: 1 },
+  ): Promise<void> {
+    const input: NodePolicyInput = { version: NODE_POLICY_VERSION, ...policy };
+    this.policy = nodePolicySchema.parse(input);
+    await this.writeFile(NODE_POLICY_PATH, formatNodePolicy(input), 0o600);
+    await chmod(this.resolve(NODE_POLICY_PATH), 0o600);
+  }
+
+  /**
+   * This host as a domain's install sees it: the same home, processes, clock and secrets, plus
+   * `actions` — the node policy's coupled actions of `domain`, run exactly as a controller runs
+   * them (core `policyActionRunner`: the policy's argv through {@link FakeHost.processes}, its
+   * timeout, its output rule), each recorded in {@link FakeHost.actionRuns}. An id the policy does
+   * not define for `domain` is `POLICY_REFUSED`; a domain it does not serve, `DOMAIN_NOT_SERVED`.
+   */
+  forDomain(domain: string): NodeContext {
+    const policy = this.policy;
+    if (policy === undefined || !Object.hasOwn(policy.domains, domain)) {
+      throw new FleetError(
+        'DOMAIN_NOT_SERVED',
+        `this fake host's node policy does not serve domain ${domain} (createFakeHost({ policy }))`,
+      );
+    }
+    const actions = policyActionRunner(this.processes, () => this.secrets(), {
+      domain,
+      actions: policy.domains[domain]?.actions ?? {},
+      runs: this.actionRuns,
+    });
+    return {
+      home: this.home,
+      platform: this.platform,
+      nodeId: this.nodeId,
+      clock: this.clock,
+      processes: this.processes,
+      secrets: () => this.secrets(),
+      actions,
+      ...(this.files ? { files: this.files } : {}),
+    };
   }
 
   /** Absolute path of a `~/`-relative node path (validated like the controller validates it). */
@@ -115,7 +181,11 @@ export class FakeHost implements NodeContext {
    */
   writer(declaration: WriterDomain, options: TempHomeWriterOptions | string = {}): TempHomeWriter {
     const given = typeof options === 'string' ? { operationId: options } : options;
-    return new TempHomeWriter(this.home, declaration, { clock: this.clock, ...given });
+    return new TempHomeWriter(this.home, declaration, {
+      clock: this.clock,
+      ...(this.policy ? { policy: this.policy } : {}),
+      ...given,
+    });
   }
 
   /**

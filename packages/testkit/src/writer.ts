@@ -8,7 +8,10 @@
  * same inode, no backup), a 0600 backup in the 0700 directory `~/.local/state/fleet/backups/
  * <domain>/`, an exclusive temp file beside the target, fsync, rename, directory fsync, the
  * operation's journal; `restore` puts the backed-up bytes back (or removes a file the replace
- * created). Symlinks anywhere on the path are refused (`SYMLINK_REFUSED`).
+ * created). Symlinks anywhere on the path are refused (`SYMLINK_REFUSED`) — unless the node policy
+ * lists the directory a managed file links into (`symlinkInto`). The node policy is the fake
+ * host's (`createFakeHost({ policy })`), else one serving the domain at its declared paths: a
+ * per-host path the policy does not list is `POLICY_REFUSED`, as on a node.
  *
  * What it leaves out is the HTTP handler's business, not the domain's: token re-checks, the audit
  * log, the operation record.
@@ -18,6 +21,7 @@ import {
   newOperationId,
   type Clock,
   type DomainDeclaration,
+  type NodePolicyInput,
   type ReplaceRequest,
   type ReplaceResult,
   type SafeFileWriter,
@@ -34,6 +38,8 @@ export interface TempHomeWriterOptions {
   readonly failReplaceOf?: string;
   /** The clock backups are named by (a fake host passes its `FixedClock`). */
   readonly clock?: Clock;
+  /** The node policy (a fake host passes its own; default: serving the domain at its paths). */
+  readonly policy?: NodePolicyInput;
 }
 
 /** The part of `@fleet/controller` this writer uses (imported lazily: see below). */
@@ -44,6 +50,7 @@ interface ControllerWriterModule {
     domain: string;
     operationId: string;
     clock?: Clock;
+    policy?: NodePolicyInput;
   }): Promise<SafeFileWriter>;
 }
 
@@ -92,6 +99,7 @@ export class TempHomeWriter implements SafeFileWriter {
         domain: declaration.domain,
         operationId: this.operationId,
         ...(this.options.clock ? { clock: this.options.clock } : {}),
+        ...(this.options.policy ? { policy: this.options.policy } : {}),
       });
     })();
     return this.inner;

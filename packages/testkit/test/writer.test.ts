@@ -106,14 +106,15 @@ describe('FakeHost.writer (TempHomeWriter)', () => {
     expect(writer.restored).to.deep.equal([created, replaced]);
   });
 
-  it('refuses paths the domain does not declare, and symlinks', async () => {
+  it('refuses paths the domain does not declare (nor its node policy lists), fleet state, and symlinks', async () => {
     const writer = host.writer(domain);
-    expect(await codeOf(() => writer.read('~/.bashrc'))).to.equal('PATH_OUTSIDE_ROOT');
+    expect(await codeOf(() => writer.read('~/.bashrc'))).to.equal('POLICY_REFUSED');
     expect(
       await codeOf(() =>
         writer.replace({ path: '~/.bashrc', expectedSha256: null, content: bytes('x') }),
       ),
-    ).to.equal('PATH_OUTSIDE_ROOT');
+    ).to.equal('POLICY_REFUSED');
+    expect(await codeOf(() => writer.read('~/.config/fleet/env'))).to.equal('PATH_OUTSIDE_ROOT');
     await host.writeFile('~/.target', 'secret\n');
     await symlink(host.resolve('~/.target'), host.resolve('~/.dotrc'));
     expect(await codeOf(() => writer.read('~/.dotrc'))).to.equal('SYMLINK_REFUSED');
@@ -127,5 +128,70 @@ describe('FakeHost.writer (TempHomeWriter)', () => {
       ),
     ).to.equal('IO_ERROR');
     expect(await host.exists('~/.dotrc')).to.equal(false);
+  });
+});
+
+describe('FakeHost with a node policy (createFakeHost({ policy }))', () => {
+  let host: FakeHost;
+  afterEach(() => host.dispose());
+
+  it('writes the policy file 0600 and hands writers its per-host paths and symlinkInto', async () => {
+    host = await createFakeHost({
+      policy: {
+        domains: { dotfile: { paths: { copy: ['~/.cache/moved/*'] } } },
+        symlinkInto: ['~/dotfiles'],
+      },
+    });
+    expect((await stat(host.resolve('~/.config/fleet/node-policy.yaml'))).mode & 0o777).to.equal(
+      0o600,
+    );
+    const writer = host.writer(domain);
+    await writer.replace({
+      path: '~/.cache/moved/rc',
+      expectedSha256: null,
+      content: bytes('m\n'),
+    });
+    expect(await host.readText('~/.cache/moved/rc')).to.equal('m\n');
+    expect(await codeOf(() => writer.read('~/.cache/elsewhere/rc'))).to.equal('POLICY_REFUSED');
+
+    await host.writeFile('~/dotfiles/rc', 'linked\n');
+    await symlink('dotfiles/rc', host.resolve('~/.dotrc'));
+    await writer.replace({
+      path: '~/.dotrc',
+      expectedSha256: sha256('linked\n'),
+      content: bytes('written through\n'),
+    });
+    expect(await host.readText('~/dotfiles/rc')).to.equal('written through\n');
+  });
+
+  it("runs a served domain's actions as a node does, and refuses what the policy does not define", async () => {
+    host = await createFakeHost({
+      policy: {
+        domains: {
+          dotfile: { actions: { 'reload-rc': { argv: ['/usr/bin/rcctl', 'reload'] } } },
+        },
+      },
+    });
+    host.processes.on('/usr/bin/rcctl reload', { exitCode: 0, stdout: 'kept on the node' });
+    const ctx = host.forDomain('dotfile');
+    const run = await ctx.actions?.run('reload-rc');
+    expect(run).to.deep.equal({
+      id: 'reload-rc',
+      argv: ['/usr/bin/rcctl', 'reload'],
+      exitCode: 0,
+      timedOut: false,
+    });
+    expect(host.processes.calls[0]).to.deep.include({
+      command: '/usr/bin/rcctl',
+      timeoutMs: 10_000,
+    });
+    expect(host.actionRuns).to.deep.equal([run]);
+    expect(await codeOf(async () => ctx.actions?.run('rm-rf'))).to.equal('POLICY_REFUSED');
+    expect(await codeOf(() => Promise.resolve().then(() => host.forDomain('router')))).to.equal(
+      'DOMAIN_NOT_SERVED',
+    );
+    expect(
+      await codeOf(async () => host.writer({ ...domain, domain: 'other' }).read('~/.x')),
+    ).to.equal('DOMAIN_NOT_SERVED');
   });
 });

@@ -14,3 +14,6 @@ export { harnessPolicyInstaller } from './installer.js';
 export { harnessPolicyAdopter } from './adopter.js';
 // The §10.3 unattended gate, for `fleet schedule install harness reconcile --unattended`.
 export { unattendedRefusal } from './reconcile/model.js';
+// The reconcile's memory, read-only, for `fleet status` (offline_pending hosts).
+export { peekState, reconcilePaths } from './reconcile/store.js';
+export type { ReconcileState } from './reconcile/state.js';

@@ -151,7 +151,7 @@ async function finalBytes(
 /**
  * The sha256 a file reads back as: through the writer's own checked read when it has one,
  * otherwise (an older controller: only whole files can reach this point) a read that does not
- * follow a final symlink, as core's whole-file installer does.
+ * follow a final symlink.
  */
 async function readBackSha(
   ctx: NodeContext,

@@ -47,7 +47,10 @@ export const routerDomain = {
         kind: 'write-volume',
         description: 'write the installed volume with the file, as one operation',
       },
-      { kind: 'reload', description: "run the host's configured reload command, when one is set" },
+      {
+        kind: 'reload',
+        description: "run the node policy's reload action the host names, when one is set",
+      },
     ],
   },
   examples: [{ path: 'router.yaml', content: EXAMPLE }],

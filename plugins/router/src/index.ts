@@ -1,6 +1,6 @@
 export { routerDomain } from './domain.js';
 export { registration } from './register.js';
-export { RELOAD_TIMEOUT_MS, routerInstaller } from './installer.js';
+export { routerInstaller } from './installer.js';
 export { routerAdopter } from './adopter.js';
 export {
   ROUTER_VOLUME_PROBER,

@@ -7,24 +7,24 @@
  *
  * Node half, one operation:
  * 1. refuse before anything is written: a request that is not exactly the config file, a volume
- *    path or reload command that is malformed or not on the allowlist, a missing secret, content
- *    that is not YAML once its secrets are resolved;
+ *    path the node does not accept, a reload action the node policy does not define, a missing
+ *    secret, content that is not YAML once its secrets are resolved;
  * 2. write the config file, then the installed volume (the same bytes), each through the
  *    controller's `SafeFileWriter` (compare and swap, backup, atomic durable replace); the volume's
  *    expected sha256 is the one read on the node just before, so a concurrent writer is caught;
  *    if the second write fails the first is restored: both or neither;
  * 3. read both back and compare their sha256;
- * 4. run the host's reload command (fleet.yaml `domains.router.reload`, an argv array) without a
- *    shell, with a minimal environment and a bounded timeout — only when something changed. A
- *    reload that fails or times out restores both files, reloads once more so the router reads
- *    the restored config, and fails the install (`ACTION_FAILED`: the receipt says rolled back,
- *    exit 6).
+ * 4. run the reload action — the request names its id (fleet.yaml `domains.router.reload`), the
+ *    node policy defines its argv, timeout and whether its output may travel back (contract §5.1):
+ *    no shell, a minimal environment — only when something changed. A reload that fails or times
+ *    out restores both files, reloads once more so the router reads the restored config, and
+ *    fails the install (`ACTION_FAILED`: the receipt says rolled back, exit 6). What the reload
+ *    printed stays on the node unless its policy entry says `output: return`.
  */
 import {
   FleetError,
+  RELOAD_ROLE,
   derivedPathParameter,
-  redactSecrets,
-  reloadCommand,
   resolveSecrets,
   type ActionOutcome,
   type Installer,
@@ -44,9 +44,6 @@ const DOMAIN = routerDomain.domain;
 const CONFIG = routerDomain.files[0];
 const VOLUME = routerDomain.derivedPaths[0];
 
-/** How long a reload command may run (the whole install request is bounded at 30 s). */
-export const RELOAD_TIMEOUT_MS = 10_000;
-
 const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 /** Operator half: the whole file is managed; YAML that does not parse is refused. */
@@ -54,31 +51,23 @@ function check(file: ManagedFile, content: string): readonly Problem[] {
   return yamlProblems(content, `domains/${DOMAIN}/${file.canonical}`);
 }
 
-/** The first line of a command's stderr, redacted and bounded, for an action's detail. */
-async function stderrLine(ctx: NodeContext, stderr: string): Promise<string> {
-  const line = stderr.split('\n').find((l) => l.trim() !== '') ?? '';
-  if (line === '') return '';
-  const redacted = redactSecrets(line.trim(), await ctx.secrets());
-  return `: ${redacted.length > 200 ? `${redacted.slice(0, 200)}…` : redacted}`;
-}
-
-async function runReload(
-  ctx: NodeContext,
-  argv: readonly [string, ...string[]],
-): Promise<{ ok: boolean; detail: string }> {
-  const [command, ...args] = argv;
-  // No `env`: the controller hands the child a minimal environment (no tokens, no secrets).
-  const run = await ctx.processes.run({ command, args, timeoutMs: RELOAD_TIMEOUT_MS });
-  if (run.timedOut) {
-    return { ok: false, detail: `${command} timed out after ${RELOAD_TIMEOUT_MS} ms` };
+/** Runs the node policy's reload action `id` (the controller runs it: argv, timeout, env). */
+async function runReload(ctx: NodeContext, id: string): Promise<{ ok: boolean; detail: string }> {
+  if (!ctx.actions) {
+    throw new FleetError('POLICY_REFUSED', `this host runs no node policy actions: ${id} not run`);
   }
+  const run = await ctx.actions.run(id);
+  const program = `action ${id} (${run.argv[0] ?? '?'})`;
+  // Only an action whose policy entry says `output: return` has output; it is redacted and cut.
+  const said = run.output ? `: ${run.output.split('\n')[0]}` : '';
+  if (run.timedOut) return { ok: false, detail: `${program} timed out${said}` };
   if (run.exitCode !== 0) {
     return {
       ok: false,
-      detail: `${command} exited ${run.exitCode}${await stderrLine(ctx, run.stderr)}`,
+      detail: `${program} ${run.exitCode === null ? 'did not run to an exit' : `exited ${run.exitCode}`}${said}`,
     };
   }
-  return { ok: true, detail: `${command} exited 0` };
+  return { ok: true, detail: `${program} exited 0${said}` };
 }
 
 /** Throws `error` with the actions that ran before it, for the receipt (`error.actions`). */
@@ -105,7 +94,13 @@ async function install(
     );
   }
   const volumePath = request.parameters[derivedPathParameter(VOLUME.id)] ?? VOLUME.path;
-  const reload = reloadCommand(request.parameters);
+  const reload = request.actions?.[RELOAD_ROLE];
+  if (reload !== undefined && ctx.actions?.has(reload) !== true) {
+    throw new FleetError(
+      'POLICY_REFUSED',
+      `${DOMAIN}: the node policy defines no action ${JSON.stringify(reload)} for the reload; nothing written`,
+    );
+  }
 
   // 1. Everything that can refuse, before the first write.
   const text = resolveSecrets(file.content, await ctx.secrets(), file.path);
@@ -166,7 +161,7 @@ async function install(
     actions.push({
       kind: 'reload',
       status: 'skipped',
-      detail: 'no reload command configured (fleet.yaml domains.router.reload)',
+      detail: 'no reload action configured (fleet.yaml domains.router.reload)',
     });
   } else if (config.unchanged && installed.unchanged) {
     actions.push({ kind: 'reload', status: 'skipped', detail: 'nothing changed: not reloaded' });
@@ -178,7 +173,7 @@ async function install(
       throw withActions(
         new FleetError(
           'ACTION_FAILED',
-          `the reload command failed (${first.detail}); the config file and the installed volume were restored${
+          `the reload failed (${first.detail}); the config file and the installed volume were restored${
             again.ok
               ? ' and the router reloaded them'
               : ` and reloading them failed too (${again.detail})`

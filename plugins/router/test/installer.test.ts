@@ -3,14 +3,15 @@
  * domain with a coupled action:
  * - the operator half is loaded through the registry, as the CLI loads it;
  * - the node half runs on `@fleet/testkit`'s fake host: a real temporary home, the controller's
- *   own writer (`host.writer(domain)`: compare-and-swap, backups, atomic replace, restore), and a
- *   `RecordedProcessRunner` that runs nothing and answers the reload command from a script.
+ *   own writer (`host.writer(domain)`: compare-and-swap, backups, atomic replace, restore), a node
+ *   policy defining the reload action (`createFakeHost({ policy })`, run through
+ *   `host.forDomain('router')` exactly as a controller runs it), and a `RecordedProcessRunner`
+ *   that runs nothing and answers the reload's argv from a script.
  */
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import {
-  RELOAD_PARAMETER,
   derivedPathParameter,
   isFleetError,
   type Installer,
@@ -25,6 +26,12 @@ const plugin = { name: '@fleet/plugin-router', version: '0.1.0', type: 'core' };
 const CONFIG = '~/.config/router/router.yaml';
 const VOLUME = '~/.local/share/router/volume/router.yaml';
 const RELOAD = ['/usr/bin/routerctl', 'reload', '--graceful'];
+/** The node's policy: it serves the router and defines its reload (the request names only the id). */
+const POLICY = {
+  domains: { router: { actions: { 'router-reload': { argv: RELOAD, timeoutSeconds: 5 } } } },
+};
+/** What fleet.yaml `domains.router.reload: router-reload` makes an install request carry. */
+const RELOAD_ACTION = { reload: 'router-reload' };
 const file = routerDomain.files[0] as ManagedFile;
 
 const sha256 = (bytes: Uint8Array | string): string =>
@@ -39,6 +46,7 @@ async function request(
   host: FakeHost,
   content: string,
   parameters: Record<string, string> = {},
+  actions: Record<string, string> = {},
 ): Promise<NodeInstallRequest> {
   const live = await host.readFile(CONFIG);
   return {
@@ -53,6 +61,7 @@ async function request(
       },
     ],
     parameters: { node_id: 'node-01', [derivedPathParameter('volume')]: VOLUME, ...parameters },
+    actions,
   };
 }
 
@@ -106,7 +115,11 @@ describe('router installer: node half', () => {
   let host: FakeHost;
   let installer: Installer;
   beforeEach(async () => {
-    host = await createFakeHost({ nodeId: 'node-01', secrets: { ROUTER_TOKEN: 'canary-7f3a' } });
+    host = await createFakeHost({
+      nodeId: 'node-01',
+      secrets: { ROUTER_TOKEN: 'canary-7f3a' },
+      policy: POLICY,
+    });
     installer = await loadInstaller();
   });
   afterEach(() => host.dispose());
@@ -127,7 +140,7 @@ describe('router installer: node half', () => {
     ]);
     expect(result.actions.map((a) => [a.kind, a.status])).to.deep.equal([
       ['write-volume', 'ok'],
-      ['reload', 'skipped'], // no reload command configured for this host
+      ['reload', 'skipped'], // no reload action configured for this host
     ]);
     expect(host.processes.calls).to.deep.equal([]);
   });
@@ -180,7 +193,7 @@ describe('router installer: node half', () => {
     expect(await host.exists(VOLUME)).to.equal(false);
   });
 
-  it('refuses a volume path that is not on the domain allowlist before writing anything', async () => {
+  it('refuses a volume path the node policy does not list before writing anything', async () => {
     const refused = await failure(
       installer.install(
         host,
@@ -190,8 +203,24 @@ describe('router installer: node half', () => {
         host.writer(routerDomain),
       ),
     );
-    expect(refused.code).to.equal('PATH_OUTSIDE_ROOT');
+    expect(refused.code).to.equal('POLICY_REFUSED');
+    expect(refused.message).to.contain('domains.router.paths');
     expect(await host.exists(CONFIG)).to.equal(false);
+  });
+
+  it('writes the volume at a per-host path the node policy lists for it', async () => {
+    await host.setPolicy({
+      domains: { router: { paths: { volume: ['~/srv/router/*/volume.yaml'] } } },
+    });
+    const moved = '~/srv/router/blue/volume.yaml';
+    const result = await installer.install(
+      host,
+      await request(host, CONFIG_V1, { [derivedPathParameter('volume')]: moved }),
+      host.writer(routerDomain),
+    );
+    expect(result.files.map((f) => f.path)).to.deep.equal([CONFIG, moved]);
+    expect(await host.readText(moved)).to.equal(CONFIG_V1);
+    expect(await host.exists(VOLUME)).to.equal(false);
   });
 
   it('restores the config file when the volume cannot be written: both or neither', async () => {
@@ -205,11 +234,11 @@ describe('router installer: node half', () => {
     expect(writer.restored.map((r) => r.path)).to.deep.equal([CONFIG]);
   });
 
-  it('runs the configured reload command as argv, without a shell or inherited environment, bounded', async () => {
+  it("runs the node policy's reload action by id: its argv, no shell, no added environment, its timeout", async () => {
     host.processes.on('/usr/bin/routerctl reload', { exitCode: 0 });
     const result = await installer.install(
-      host,
-      await request(host, CONFIG_V1, { [RELOAD_PARAMETER]: JSON.stringify(RELOAD) }),
+      host.forDomain('router'),
+      await request(host, CONFIG_V1, {}, RELOAD_ACTION),
       host.writer(routerDomain),
     );
     expect(result.actions.map((a) => [a.kind, a.status])).to.deep.equal([
@@ -218,21 +247,57 @@ describe('router installer: node half', () => {
     ]);
     const [call] = host.processes.calls;
     expect(call).to.deep.include({ command: '/usr/bin/routerctl', args: ['reload', '--graceful'] });
-    expect(call?.env).to.equal(undefined); // the controller hands the child a minimal environment
-    expect(call?.timeoutMs).to.be.a('number').and.be.at.most(10_000);
+    expect(call?.env).to.equal(undefined); // the runner hands the child its minimal environment
+    expect(call?.extraEnv).to.equal(undefined);
+    expect(call?.timeoutMs).to.equal(5_000); // the policy's timeoutSeconds
+    expect(host.actionRuns).to.deep.equal([
+      { id: 'router-reload', argv: RELOAD, exitCode: 0, timedOut: false },
+    ]);
+  });
+
+  it('keeps what the reload printed on the node unless its policy entry says output: return', async () => {
+    await installer.install(host, await request(host, CONFIG_V1), host.writer(routerDomain));
+    host.processes.on('/usr/bin/routerctl', { exitCode: 0 });
+    host.processes.on('/usr/bin/routerctl', { exitCode: 1, stderr: 'token canary-7f3a bad\n' }, 1);
+    const quiet = await failure(
+      installer.install(
+        host.forDomain('router'),
+        await request(host, CONFIG_V2, {}, RELOAD_ACTION),
+        host.writer(routerDomain),
+      ),
+    );
+    expect(quiet.message).to.contain('exited 1').and.not.contain('bad');
+    expect(JSON.stringify(quiet.actions)).to.not.contain('bad');
+
+    await host.setPolicy({
+      domains: {
+        router: {
+          actions: { 'router-reload': { argv: RELOAD, output: 'return', outputBytes: 12 } },
+        },
+      },
+    });
+    host.processes.on('/usr/bin/routerctl', { exitCode: 1, stderr: 'token canary-7f3a bad\n' }, 1);
+    const told = await failure(
+      installer.install(
+        host.forDomain('router'),
+        await request(host, CONFIG_V2, {}, RELOAD_ACTION),
+        host.writer(routerDomain),
+      ),
+    );
+    // Redacted back to the secret's name, then cut to the policy's 12 bytes.
+    expect(told.message).to.contain('exited 1: token {{ sec…').and.not.contain('canary-7f3a');
   });
 
   it('does not reload when nothing changed', async () => {
     host.processes.on('/usr/bin/routerctl', { exitCode: 0 });
-    const parameters = { [RELOAD_PARAMETER]: JSON.stringify(RELOAD) };
     await installer.install(
-      host,
-      await request(host, CONFIG_V1, parameters),
+      host.forDomain('router'),
+      await request(host, CONFIG_V1, {}, RELOAD_ACTION),
       host.writer(routerDomain),
     );
     const again = await installer.install(
-      host,
-      await request(host, CONFIG_V1, parameters),
+      host.forDomain('router'),
+      await request(host, CONFIG_V1, {}, RELOAD_ACTION),
       host.writer(routerDomain),
     );
     expect(again.actions.find((a) => a.kind === 'reload')).to.include({ status: 'skipped' });
@@ -247,8 +312,8 @@ describe('router installer: node half', () => {
 
     const refused = await failure(
       installer.install(
-        host,
-        await request(host, CONFIG_V2, { [RELOAD_PARAMETER]: JSON.stringify(RELOAD) }),
+        host.forDomain('router'),
+        await request(host, CONFIG_V2, {}, RELOAD_ACTION),
         host.writer(routerDomain),
       ),
     );
@@ -269,24 +334,27 @@ describe('router installer: node half', () => {
       {
         kind: 'reload',
         status: 'failed',
-        detail: '/usr/bin/routerctl exited 3: bad listen address',
+        detail: 'action router-reload (/usr/bin/routerctl) exited 3',
       },
-      { kind: 'reload', status: 'ok', detail: 'after the restore: /usr/bin/routerctl exited 0' },
+      {
+        kind: 'reload',
+        status: 'ok',
+        detail: 'after the restore: action router-reload (/usr/bin/routerctl) exited 0',
+      },
     ]);
   });
 
-  it('refuses a reload command that is not an argv array before writing anything', async () => {
+  it('refuses a reload action id the node policy does not define before writing anything', async () => {
     const refused = await failure(
       installer.install(
-        host,
-        await request(host, CONFIG_V1, {
-          [RELOAD_PARAMETER]: '"systemctl reload router && rm -rf ~"',
-        }),
+        host.forDomain('router'),
+        await request(host, CONFIG_V1, {}, { reload: 'rm-rf-home' }),
         host.writer(routerDomain),
       ),
     );
-    expect(refused.code).to.equal('BAD_REQUEST');
+    expect(refused.code).to.equal('POLICY_REFUSED');
     expect(await host.exists(CONFIG)).to.equal(false);
+    expect(host.processes.calls).to.deep.equal([]);
   });
 
   it('refuses a stale plan (compare and swap): nothing written', async () => {

@@ -4,7 +4,7 @@
  * its hash chain with core's pure `verifyAuditChain`, and printing records so that nothing in them
  * can drive the terminal or forge a line (catalogue E38). Loaded by the commands inside `run()`.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuditHead, ControllerClient, FleetErrorLike } from '@fleet/core';
 
@@ -23,11 +23,18 @@ export interface NodeLog {
   readonly torn: boolean;
   /** The head the controller holds (only through a controller; `null`: nothing appended yet). */
   readonly head?: AuditHead | null;
+  /** A node home's segment files, oldest first (read directly, `--home`). */
+  readonly segments?: readonly { readonly name: string; readonly text: string }[];
 }
 
-/** `<home>/.local/state/fleet/audit.jsonl`: where a controller on that home keeps its log. */
+/** `<home>/.local/state/fleet`: where a controller on that home keeps its state. */
+export function nodeStateDir(home: string): string {
+  return join(home, '.local', 'state', 'fleet');
+}
+
+/** `<home>/.local/state/fleet/audit.jsonl`: the active segment of a controller on that home. */
 export function nodeAuditPath(home: string): string {
-  return join(home, '.local', 'state', 'fleet', 'audit.jsonl');
+  return join(nodeStateDir(home), 'audit.jsonl');
 }
 
 /** Splits a JSON-lines text into complete lines and an incomplete tail. */
@@ -37,17 +44,54 @@ export function splitLog(text: string): { lines: string[]; tail: string } {
   return { lines, tail };
 }
 
-/** Reads a node home's log file directly (for an operator at that node). Absent: empty. */
+/**
+ * Reads a node home's log directly (for an operator at that node): every segment, oldest first,
+ * and the head the controller recorded when it last closed (`audit.head.json`), if any. Absent:
+ * empty.
+ */
 export async function readHomeLog(home: string): Promise<NodeLog & { path: string; tail: string }> {
-  const path = nodeAuditPath(home);
-  let text = '';
+  const { orderAuditSegments } = await import('@fleet/core');
+  const dir = nodeStateDir(home);
+  let names: string[] = [];
   try {
-    text = await readFile(path, 'utf8');
+    names = orderAuditSegments(await readdir(dir));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  const { lines, tail } = splitLog(text);
-  return { path, lines, firstLine: 1, torn: tail !== '', tail };
+  const segments: { name: string; text: string }[] = [];
+  for (const name of names) segments.push({ name, text: await readFile(join(dir, name), 'utf8') });
+  const lines: string[] = [];
+  let tail = '';
+  for (const segment of segments) {
+    const split = splitLog(segment.text);
+    lines.push(...split.lines);
+    tail = split.tail;
+  }
+  const head = await readRecordedHead(dir);
+  return {
+    path: nodeAuditPath(home),
+    lines,
+    firstLine: 1,
+    torn: tail !== '',
+    tail,
+    segments,
+    ...(head === undefined ? {} : { head }),
+  };
+}
+
+/** The head a controller wrote to `audit.head.json` when it last closed (or found its log changed). */
+async function readRecordedHead(dir: string): Promise<AuditHead | undefined> {
+  try {
+    const value = JSON.parse(await readFile(join(dir, 'audit.head.json'), 'utf8')) as {
+      seq?: unknown;
+      sha256?: unknown;
+    };
+    return typeof value.seq === 'number' && value.seq > 0 && typeof value.sha256 === 'string'
+      ? { seq: value.seq, sha256: value.sha256 }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -56,6 +100,17 @@ export async function readHomeLog(home: string): Promise<NodeLog & { path: strin
  * every record up to it is in what follows even if the node appends meanwhile).
  */
 export async function readHostLog(client: ControllerClient, fromLine = 1): Promise<NodeLog> {
+  // A rotation that prunes the oldest segment while we page shifts every line number: seen as a
+  // changed first line at the end, and read again (twice at most; a third change is reported).
+  for (let attempt = 0; ; attempt += 1) {
+    const log = await readPages(client, fromLine);
+    if (fromLine !== 1 || attempt === 2 || log.lines.length === 0) return log;
+    const again = await client.audit({ fromSeq: 1, limit: 1 });
+    if (again.lines[0] === log.lines[0]) return log;
+  }
+}
+
+async function readPages(client: ControllerClient, fromLine: number): Promise<NodeLog> {
   const lines: string[] = [];
   let fromSeq = fromLine;
   let head: AuditHead | null | undefined;
@@ -70,24 +125,31 @@ export async function readHostLog(client: ControllerClient, fromLine = 1): Promi
   return { lines, firstLine: fromLine, torn: false, head: head ?? null };
 }
 
-/** The newest `limit` lines of a host, without reading the rest: the head says where they start. */
+/**
+ * The newest `limit` lines of a host, without reading the rest: the head says where they end, the
+ * first kept record where the kept log starts (older segments may have been pruned).
+ */
 export async function readHostTail(client: ControllerClient, limit: number): Promise<NodeLog> {
   const probe = await client.audit({ fromSeq: 1, limit: 1 });
   const last = probe.head?.seq ?? 0;
-  const log = await readHostLog(client, Math.max(1, last - limit + 1));
+  const first = seqOf(probe.lines[0]) ?? 1;
+  const log = await readHostLog(client, Math.max(1, last - first + 1 - limit + 1));
   const skip = Math.max(0, log.lines.length - limit);
   return { ...log, lines: log.lines.slice(skip), firstLine: log.firstLine + skip };
 }
 
-export type ProblemKind = 'edited' | 'removed' | 'reordered' | 'torn' | 'malformed';
+export type ProblemKind = 'edited' | 'removed' | 'reordered' | 'torn' | 'malformed' | 'rewritten';
 
 export interface VerifyProblem {
   /** The record's own seq when its line parses, else `null` (see `line`). */
   readonly seq: number | null;
-  /** 1-based line in the log file. */
+  /** 1-based line in the log (every kept segment, oldest first). */
   readonly line: number;
   readonly kind: ProblemKind;
   readonly message: string;
+  /** The segment file and the line in it (a node home read directly). */
+  readonly segment?: string;
+  readonly segmentLine?: number;
 }
 
 export interface HostVerdict {
@@ -131,10 +193,21 @@ function missingSeq(lines: readonly string[], line: number): number | null {
   return (here ?? before) + 1;
 }
 
-/** Checks a whole log (read from line 1) with core's verifier; the trusted head when there is one. */
-export async function verifyLog(host: string, log: NodeLog): Promise<HostVerdict> {
-  const { verifyAuditChain } = await import('@fleet/core');
-  const result = verifyAuditChain(log.lines, log.head ? { head: log.head } : {});
+/**
+ * Checks a whole log (read from line 1) with core's verifier: its segments when read from a home
+ * (`verifyAuditSegments`), the trusted head when there is one, and the heads this operator saw
+ * earlier (`seen`: a log without one of them was rewritten).
+ */
+export async function verifyLog(
+  host: string,
+  log: NodeLog,
+  seen: readonly AuditHead[] = [],
+): Promise<HostVerdict> {
+  const { verifyAuditChain, verifyAuditSegments } = await import('@fleet/core');
+  const options = { ...(log.head ? { head: log.head } : {}), seen };
+  const result = log.segments
+    ? verifyAuditSegments(log.segments, options)
+    : verifyAuditChain(log.lines, options);
   const problems: VerifyProblem[] = result.problems.map((problem) => ({
     seq:
       problem.kind === 'removed'
@@ -143,8 +216,11 @@ export async function verifyLog(host: string, log: NodeLog): Promise<HostVerdict
     line: problem.line,
     kind: problem.kind,
     message: problem.message,
+    ...(problem.segment === undefined
+      ? {}
+      : { segment: problem.segment, segmentLine: problem.segmentLine ?? problem.line }),
   }));
-  if (log.torn) {
+  if (log.torn && !log.segments) {
     const line = log.lines.length + 1;
     problems.push({
       seq: null,

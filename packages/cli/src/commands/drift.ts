@@ -75,7 +75,13 @@ Exit 0 when every host is current, 1 when any host drifted or could not be reach
   }
 }
 
-/** The human summary: one line per host, one indented line per item that is not current. */
+/** States whose item says *why* on the line: without the reason an error is not actionable. */
+const WHY_STATES = new Set(['error', 'unsupported']);
+
+/**
+ * The human summary: one line per host, one indented line per item that is not current — an
+ * error or unsupported item with its reason (`DOMAIN_NOT_SERVED: …`, `POLICY_REFUSED: …`).
+ */
 function renderSummary(report: DriftReport, escape: (text: string) => string): string {
   const lines = report.hosts.map((host) => {
     const items = host.items
@@ -86,7 +92,7 @@ function renderSummary(report: DriftReport, escape: (text: string) => string): s
             item.localLines
               ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})`
               : ''
-          }`,
+          }${WHY_STATES.has(item.state) && item.detail ? `  ${escape(item.detail)}` : ''}`,
       );
     const detail = host.detail ? `  ${escape(host.detail)}` : '';
     return [`${host.host.padEnd(12)} ${host.status}${detail}`, ...items].join('\n');

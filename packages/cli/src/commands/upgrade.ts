@@ -5,7 +5,7 @@ import { acceptanceTimeoutFlag } from '../runtime/flags.js';
 export default class Upgrade extends FleetCommand {
   static override summary =
     'Install the canonical runtime on a host through its controller (with --confirm).';
-  static override description = `Uses the host's recorded strategy (fleet.yaml upgrade.strategy: tarball) and the generation machinery of the node: the artifact fleet.yaml lists for canonicalVersion is read and its sha256 checked against fleet.yaml, uploaded and checked again on the node, staged as an immutable generation, activated (current switched atomically, the supervisor definition updated), and the runtime restarted. The new runtime is accepted only if it reports the exact node id, package and build identity, a compatible protocol, the expected catalog and health within the acceptance timeout; otherwise the node rolls back to the prior generation and verifies it by the same checks.
+  static override description = `Uses the host's recorded strategy (fleet.yaml upgrade.strategy: tarball) and the generation machinery of the node: the artifact fleet.yaml lists for canonicalVersion is read, its sha256 checked against fleet.yaml and the commit its build record names (package/fleet-build.json, written when it was packed) against fleet.yaml's commit (exit 2 when they differ; a build from a tree with uncommitted changes is named <commit>-dirty and warned about), uploaded and checked again on the node, staged as an immutable generation, activated (current switched atomically, the supervisor definition updated), and the runtime restarted. The new runtime is accepted only if it reports the exact node id, package and build identity, a compatible protocol, the expected catalog and health within the acceptance timeout; otherwise the node rolls back to the prior generation and verifies it by the same checks.
 
 Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (or already current), 6 after a verified rollback or when manual recovery is required (the output says which), 5 when the controller is unreachable (see \`fleet bootstrap\`).`;
   static override examples = [
@@ -30,7 +30,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { loadHostRuntime } = await import('../runtime/host.js');
-    const { canonicalArtifact } = await import('../runtime/artifact.js');
+    const { canonicalArtifact, dirtyWarning } = await import('../runtime/artifact.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     if (host.entry.upgrade?.strategy !== 'tarball') {
       throw new core.FleetError(
@@ -39,6 +39,8 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (
       );
     }
     const artifact = await canonicalArtifact(root, host.repo.manifest);
+    const dirty = dirtyWarning(artifact);
+    if (dirty !== null) this.note(dirty);
     const target = core.targetExpectation({
       nodeId: host.nodeId,
       host: host.entry,
@@ -54,6 +56,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted (
       to: {
         version: artifact.identity.version,
         build: artifact.identity.sha256,
+        commit: artifact.identity.commit,
         file: artifact.identity.file,
       },
     };

@@ -1,4 +1,5 @@
-import type { Installer } from '@fleet/core';
+import { Flags } from '@oclif/core';
+import type { FleetRepo, Installer, NodePolicy, Problem } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export interface ValidateResult {
@@ -9,19 +10,35 @@ export interface ValidateResult {
   readonly rendered: number;
 }
 
+export interface ValidateNodePolicyResult {
+  readonly valid: true;
+  readonly nodePolicy: string;
+  readonly sha256: string;
+  readonly policy: NodePolicy;
+}
+
 export default class Validate extends FleetCommand {
   static override summary =
     'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
-  static override description =
-    'Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any.';
+  static override description = `Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any. Each runtime artifact fleet.yaml lists is read and checked too: its sha256, its version, and the commit its build record names (package/fleet-build.json, written when it was packed), which must be fleet.yaml's commit for it.
+
+With --node-policy FILE it checks a node policy file instead (docs/node-policy.md), as a controller reads it at start: mode 0600 and owner, YAML without duplicate keys, the strict schema, and the domains of this CLI's plugins.`;
   static override examples = [
     '<%= config.bin %> validate',
     '<%= config.bin %> validate --repo ~/fleet --json',
+    '<%= config.bin %> validate --node-policy ~/.config/fleet/node-policy.yaml',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
+  static override flags = {
+    'node-policy': Flags.file({
+      description: 'check this node policy file (not the repository)',
+      exists: true,
+    }),
+  };
 
-  async run(): Promise<ValidateResult> {
+  async run(): Promise<ValidateResult | ValidateNodePolicyResult> {
     const { flags } = await this.parse(Validate);
+    if (flags['node-policy'] !== undefined) return this.nodePolicy(flags['node-policy']);
     const root = await this.findRepo(flags.repo);
     const { FleetError, isFleetError, loadRepo, readRepoFile, validateRepo } =
       await import('@fleet/core');
@@ -45,10 +62,11 @@ export default class Validate extends FleetCommand {
       installers,
       readCanonical: (path) => readRepoFile(root, path),
     });
-    if (report.problems.length > 0) {
-      const count = report.problems.length;
+    const problems = [...report.problems, ...(await artifactProblems(root, repo))];
+    if (problems.length > 0) {
+      const count = problems.length;
       throw new FleetError('REPO_INVALID', `${count} problem${count === 1 ? '' : 's'} in ${root}`, {
-        problems: report.problems,
+        problems,
       });
     }
     this.log(
@@ -64,4 +82,42 @@ export default class Validate extends FleetCommand {
       rendered: report.rendered,
     };
   }
+
+  private async nodePolicy(file: string): Promise<ValidateNodePolicyResult> {
+    const path = await import('node:path');
+    const { checkedPolicy, summarise } = await import('../node-policy.js');
+    const absolute = path.resolve(file);
+    const loaded = await checkedPolicy(absolute, path.dirname(absolute), await this.loadRegistry());
+    this.log(`${absolute}: a valid node policy`);
+    for (const line of summarise(loaded.policy)) this.log(`  ${line}`);
+    return { valid: true, nodePolicy: absolute, sha256: loaded.sha256, policy: loaded.policy };
+  }
+}
+
+/**
+ * Every artifact fleet.yaml lists, checked as `bootstrap plan` and `upgrade` would check it
+ * (contract §1.8): readable, its sha256 and version, and its own commit against fleet.yaml's.
+ */
+async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
+  const { isFleetError } = await import('@fleet/core');
+  const { loadArtifact } = await import('../runtime/artifact.js');
+  const problems: Problem[] = [];
+  for (const [index, entry] of repo.manifest.artifacts.entries()) {
+    try {
+      await loadArtifact(root, entry.file, entry);
+    } catch (error) {
+      if (!isFleetError(error)) throw error;
+      const field =
+        error.code === 'ARTIFACT_PROVENANCE' ? 'commit' : error.code === 'USAGE' ? 'file' : null;
+      const path = field === null ? ['artifacts', index] : ['artifacts', index, field];
+      const line = repo.manifestLine(path);
+      problems.push({
+        file: 'fleet.yaml',
+        ...(line === undefined ? {} : { line }),
+        path: path.join('.'),
+        message: error.message,
+      });
+    }
+  }
+  return problems;
 }

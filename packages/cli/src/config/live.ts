@@ -16,8 +16,10 @@ import type { FleetContext } from './context.js';
 
 export function readLiveThroughController(context: FleetContext): ReadLive {
   return async (host: string, targets: readonly FileTarget[]) => {
-    const paths = [...new Set(targets.map((target) => target.path))];
-    const answer = await context.client(host).snapshot({ paths, backups: true });
+    const { snapshotFilesOf } = await import('@fleet/core');
+    const answer = await context
+      .client(host)
+      .snapshot({ files: snapshotFilesOf(targets), backups: true });
     return liveFiles(answer);
   };
 }
@@ -28,14 +30,15 @@ export function readLiveThroughController(context: FleetContext): ReadLive {
  */
 export function readSnapshotThroughController(context: FleetContext): ReadSnapshot {
   return async (host, targets, probes) => {
-    const paths = [...new Set(targets.map((target) => target.path))];
+    const { snapshotFilesOf } = await import('@fleet/core');
     const answer = await context.client(host).snapshot({
-      paths,
+      files: snapshotFilesOf(targets),
       backups: true,
       ...(probes.length > 0
         ? {
             probes: probes.map((p) => ({
               prober: p.prober,
+              ...(p.domain === undefined ? {} : { domain: p.domain }),
               parameters: p.parameters as SnapshotProbe['parameters'],
             })),
           }

@@ -1,47 +1,48 @@
 /**
- * A lab node's local bootstrap policy (contract §12): `<home>/.local/state/fleet/bootstrap-policy.json`
- * = `{ "version": 1, "bootstrap": "allow", "supervisors": ["lab"] }` (`["systemd-user"]` for a lab of
- * real units). A lab is a sandbox, so its nodes allow bootstrap through the supervisor that runs
- * them; a real node has no such file (deny) until its
- * owner writes one. `fleet lab up` writes it once, when the node has none: a lab brought up again
- * keeps whatever its policy says by then.
+ * A lab node's policy (contract §5.1, §13; docs/node-policy.md):
+ * `<home>/.config/fleet/node-policy.yaml` serving the three config domains at their declared
+ * paths, `fleet version` allowed to probe the tools the lab repo names (node, git), bootstrap
+ * allowed through the supervisor that runs the node (contract §12: a lab is a sandbox), and that
+ * supervisor: the lab supervisor's control socket, or the node's unit under `lab up --supervisor
+ * systemd-user`. No coupled action: a lab that wants a reload defines one in its nodes' policies,
+ * as an operator would on a real node. `fleet lab up` writes it once, when the node has none: a
+ * lab brought up again keeps whatever its policy says by then.
  */
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import type { NodePolicyInput, NodeSupervisor } from '@fleet/core';
 
-/** `~/`-relative, under the node's state dir (0700). */
-export const BOOTSTRAP_POLICY_PATH = '.local/state/fleet/bootstrap-policy.json';
+/** The domains every lab host serves (contract §13). */
+export const LAB_DOMAINS = ['router', 'transport-identity', 'harness-policy'] as const;
 
-export const LAB_BOOTSTRAP_POLICY = {
-  version: 1,
-  bootstrap: 'allow',
-  supervisors: ['lab'],
-} as const;
+/** The tools the lab repo's fleet.yaml asks `fleet version` to probe (`probes.tools`). */
+export const LAB_TOOLS = ['node', 'git'] as const;
+
+/** What runs a lab node: its lab supervisor (by socket) or its own systemd user unit. */
+export type LabNodeSupervisor = Extract<NodeSupervisor, { kind: 'lab' } | { kind: 'systemd-user' }>;
+
+/** The policy of a lab node run by `supervisor`. */
+export async function labNodePolicy(supervisor: LabNodeSupervisor): Promise<NodePolicyInput> {
+  const { defaultNodePolicy } = await import('@fleet/core');
+  return defaultNodePolicy(LAB_DOMAINS, {
+    tools: LAB_TOOLS,
+    bootstrap: { allow: true, supervisors: [supervisor.kind] },
+    supervisor,
+  });
+}
 
 /**
- * Writes the lab's policy into `home` (mode 0600, parents 0700) unless one is there, and returns
- * its path. Written whole to a temp file first and linked into place: never half a file, and an
- * existing policy is never replaced.
+ * Writes the lab's policy into `home` (mode 0600, parents 0700) unless one is there; returns its
+ * path. Written whole to a temp file and linked into place: never half a file, never replacing.
  */
-export async function writeLabBootstrapPolicy(
+export async function writeLabNodePolicy(
   home: string,
-  supervisor: 'lab' | 'systemd-user' = 'lab',
+  supervisor: LabNodeSupervisor,
 ): Promise<string> {
-  const path = join(home, ...BOOTSTRAP_POLICY_PATH.split('/'));
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = join(dirname(path), `.fleet-tmp-policy-${randomBytes(6).toString('hex')}`);
-  const policy = { ...LAB_BOOTSTRAP_POLICY, supervisors: [supervisor] };
-  await writeFile(temp, `${JSON.stringify(policy, null, 2)}\n`, {
-    mode: 0o600,
-    flag: 'wx',
-  });
+  const { isFleetError, nodePolicyFile } = await import('@fleet/core');
+  const { writeNodePolicy } = await import('@fleet/controller');
   try {
-    await link(temp, path);
+    return await writeNodePolicy(home, await labNodePolicy(supervisor));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    await unlink(temp).catch(() => undefined);
+    if (isFleetError(error) && error.code === 'INIT_TARGET_NOT_EMPTY') return nodePolicyFile(home);
+    throw error;
   }
-  return path;
 }

@@ -5,7 +5,10 @@
 import { open, realpath } from 'node:fs/promises';
 import type { Credentials, Scope } from '@fleet/core';
 
-/** Every scope an operator's verbs use against a node; `node-admin:tokens` stays node-local. */
+/**
+ * Every scope an operator's verbs use against a node, `node-admin:tokens` included: the lab's
+ * operator rotates its own tokens from the seat (`fleet token rotate --host H`).
+ */
 export const OPERATOR_SCOPES: readonly Scope[] = [
   'config:read',
   'config:install',
@@ -13,6 +16,7 @@ export const OPERATOR_SCOPES: readonly Scope[] = [
   'versions:read',
   'runtime:upgrade',
   'node-admin:bootstrap',
+  'node-admin:tokens',
 ];
 
 export const LAB_CLIENT = 'lab-operator';

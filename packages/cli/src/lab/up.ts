@@ -25,12 +25,17 @@ import {
   type LabLayout,
 } from './layout.js';
 import { LAB_CONTROLLER_DEFINITION_PATH } from './definition.js';
-import { writeLabBootstrapPolicy } from './policy.js';
+import { writeLabNodePolicy } from './policy.js';
 import { stopLabProcesses, type LabProcess } from './processes.js';
 import { recordedProcesses, runningProcesses } from './recorded.js';
 import { buildLabRepo } from './repo.js';
 import { readLabDocument, readSupervisorState, writeJsonAtomic } from './state.js';
-import { runningSystemdNodes, startSystemdNodes, removeSystemdNodes } from './systemd.js';
+import {
+  labUnitName,
+  runningSystemdNodes,
+  startSystemdNodes,
+  removeSystemdNodes,
+} from './systemd.js';
 import { issueLabTokens, writeCredentials } from './tokens.js';
 
 /** What runs a lab's controllers. */
@@ -221,8 +226,17 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     credentials = await issueLabTokens(homes);
     await writeCredentials(lab.credentials, credentials);
   }
-  // A lab is a sandbox: its nodes allow bootstrap through their supervisor (contract §12).
-  for (const home of homes.values()) await writeLabBootstrapPolicy(home, supervisor);
+  // Each node's own policy (contract §5.1): the three config domains, bootstrap through the
+  // supervisor that runs it (a lab is a sandbox, contract §12), that supervisor, no coupled action.
+  for (const host of hosts) {
+    const node = nodeLayout(lab, host);
+    await writeLabNodePolicy(
+      node.home,
+      supervisor === 'systemd-user'
+        ? { kind: 'systemd-user', unit: labUnitName(lab.dir, host) }
+        : { kind: 'lab', socket: node.socket },
+    );
+  }
 
   if (supervisor === 'systemd-user') {
     return labUpUnits(options, lab, hosts, homes, previous, credentials);

@@ -1,16 +1,25 @@
 /**
  * The runtime artifact on the operator's side (contract §3 `artifacts`, §11): read once, its sha256
  * checked against fleet.yaml before anything is sent (the node checks it again after transfer),
- * and its package name and version read from the tarball's `package/package.json`.
+ * its package name and version read from the tarball's `package/package.json`, and its commit from
+ * the build record it carries (`package/fleet-build.json`, contract §1.8) — fleet.yaml's `commit`
+ * must be that one (`ARTIFACT_PROVENANCE`, exit 2), and the acceptance target names it.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import type { ArtifactIdentity, FleetManifest } from '@fleet/core';
+import type { ArtifactIdentity, BuildRecord, FleetManifest } from '@fleet/core';
 
 export interface LoadedArtifact {
   readonly identity: ArtifactIdentity;
   readonly bytes: Buffer;
+}
+
+/** The line `bootstrap plan` and `upgrade` print for an artifact built from a dirty tree. */
+export function dirtyWarning(artifact: LoadedArtifact): string | null {
+  const commit = artifact.identity.commit;
+  if (commit === null || !commit.endsWith('-dirty')) return null;
+  return `warning: ${artifact.identity.file} was built from a tree with uncommitted changes (${commit}): it cannot be reconstructed from its commit (contract §1.8)`;
 }
 
 /** The artifact fleet.yaml lists for `version` (default: canonicalVersion). */
@@ -32,14 +41,23 @@ export async function canonicalArtifact(
 
 /**
  * Reads an artifact file; with `expected`, its sha256 and version must match it (fleet.yaml's
- * record), else `GENERATION_INVALID` and nothing is sent.
+ * record), else `GENERATION_INVALID`, and its build record's commit must be the one recorded, else
+ * `ARTIFACT_PROVENANCE`. An artifact without a build record is refused either way: nothing could
+ * tell what it was built from. Nothing is sent in any of these cases.
  */
 export async function loadArtifact(
   root: string,
   file: string,
   expected?: { readonly sha256: string; readonly commit: string; readonly version: string },
 ): Promise<LoadedArtifact> {
-  const { FleetError } = await import('@fleet/core');
+  const {
+    BUILD_RECORD_ENTRY,
+    FleetError,
+    commitLabel,
+    isFleetError,
+    parseBuildRecord,
+    provenanceProblem,
+  } = await import('@fleet/core');
   const { readTgz } = await import('@fleet/controller');
   const path = isAbsolute(file) ? file : join(root, file);
   let bytes: Buffer;
@@ -59,10 +77,17 @@ export async function loadArtifact(
     );
   }
   let pkg: { name?: unknown; version?: unknown } = {};
+  let record: BuildRecord | null = null;
   try {
-    const entry = readTgz(bytes).find((e) => e.path === 'package/package.json');
+    const entries = readTgz(bytes);
+    const entry = entries.find((e) => e.path === 'package/package.json');
     if (entry?.type === 'file') pkg = JSON.parse(entry.data.toString('utf8')) as typeof pkg;
+    const build = entries.find((e) => e.path === BUILD_RECORD_ENTRY);
+    if (build?.type === 'file') {
+      record = parseBuildRecord(build.data.toString('utf8'), `${file}: ${BUILD_RECORD_ENTRY}`);
+    }
   } catch (error) {
+    if (isFleetError(error)) throw error;
     throw new FleetError(
       'GENERATION_INVALID',
       `the artifact ${file} is not a readable npm tarball: ${(error as Error).message}`,
@@ -80,6 +105,17 @@ export async function loadArtifact(
       `the artifact ${file} is version ${pkg.version}, but fleet.yaml lists it as ${expected.version}`,
     );
   }
+  const carried = record === null ? null : commitLabel(record);
+  const problem = provenanceProblem(file, expected?.commit ?? null, carried);
+  if (problem !== null) {
+    throw new FleetError('ARTIFACT_PROVENANCE', problem, {
+      suggestions: [
+        carried === null
+          ? 'pack the runtime with `npm pack -w packages/cli` from a fleet checkout: its prepack writes the build record'
+          : `record commit ${carried} for it in fleet.yaml, or list the artifact built from ${expected?.commit ?? 'that commit'}`,
+      ],
+    });
+  }
   return {
     bytes,
     identity: {
@@ -88,7 +124,7 @@ export async function loadArtifact(
       bytes: bytes.length,
       package: pkg.name,
       version: pkg.version,
-      commit: expected?.commit ?? null,
+      commit: carried,
     },
   };
 }

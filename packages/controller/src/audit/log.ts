@@ -1,93 +1,117 @@
 /**
- * The node's audit log, `~/.local/state/fleet/audit.jsonl` (0600): hash-chained JSON lines (the
- * record shape and verifier are core's `auditRecordSchema` / `verifyAuditChain`). Appends are
- * serialised, written and fsync'd before the caller answers; an append that fails is undone
- * (truncated back) and reported as `AUDIT_UNAVAILABLE`, so the caller does not do the operation.
+ * The node's audit log (contract §5, §15; docs/audit-log.md): hash-chained JSON lines in
+ * `~/.local/state/fleet/`, 0600, the record shape and verifier core's (`auditRecordSchema`,
+ * `verifyAuditSegments`). Segment files and start-up checks are in segments.ts.
  *
- * At open, a torn last line (a crash mid-append: no newline, or not JSON) is moved aside to
- * `audit.jsonl.torn-<ts>` — never silently dropped — and a `recovered` record is appended.
+ * - **Fails closed.** A write's record is written and fsync'd before the caller answers. Every
+ *   write's byte count is checked; on a short write or a write/fsync error the file is cut back to
+ *   the end of the last whole record — verified on disk, never truncated *up* — and the caller
+ *   gets `AUDIT_UNAVAILABLE` and undoes its operation. Health stays degraded until a restart.
+ *   When the cut cannot be verified, or an fsync failed (the volume is suspect, catalogue 26),
+ *   or the file was replaced or changed under the controller, every later write is refused too.
+ * - **Verified whole at start.** A broken chain (edited, removed, reordered, cut, a NUL hole, a
+ *   missing segment) refuses writes — reads still work — and health says where. A torn last line
+ *   (catalogue 27) is moved aside to `audit.jsonl.torn-<ts>` and a `recovered` record appended.
+ * - **Rotates** at a size bound into chained segments and keeps a bounded number of them.
+ * - **Reads and refusals are cheaper.** Successful reads are written in groups, one fsync per
+ *   group (a crash may lose the last reads, never a write's record); refusals without an operation
+ *   id are counted per interval (refusals.ts).
+ *
+ * One class, because one object owns the file, its head and what waits to be written; what can be
+ * apart is: start-up in segments.ts, the rotation plan (pure) in rotation.ts, counting in
+ * refusals.ts.
  */
 import { constants } from 'node:fs';
-import { open, readFile, type FileHandle } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { lstat, readFile, readdir, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
+  AUDIT_ACTIVE_SEGMENT,
   AUDIT_GENESIS,
   FleetError,
   auditLineHash,
+  orderAuditSegments,
   type AuditHead,
   type AuditRecord,
   type Clock,
 } from '@fleet/core';
-import { utcStamp } from '../backups.js';
-import { createExclusive, fsyncDir, syncHandle } from '../fs/durable.js';
+import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
+import { open, rename, unlink } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
+import { RefusalCounter, type Refusal } from './refusals.js';
+import { planRotation, type ClosedSegment } from './rotation.js';
+import { NEXT_SEGMENT, inspectLog, prunable, writeHeadFile } from './segments.js';
 
 /** What a caller supplies; `seq`, `ts` and `prev` are the log's. */
 export type AuditEntry = Omit<AuditRecord, 'seq' | 'ts' | 'prev'>;
 
+export interface AuditLogOptions {
+  readonly clock: Clock;
+  /** The active segment rotates once it holds this many bytes. */
+  readonly segmentBytes: number;
+  /** Closed segments kept; older ones are pruned at a rotation (the rotation record says so). */
+  readonly keepSegments: number;
+  /** How long read records wait to be written together. */
+  readonly readFlushMs: number;
+  /** How long refusals are counted before their records are written. */
+  readonly refusalIntervalMs: number;
+}
+
+/** Read records written in one group at most (one write, one fsync). */
+const MAX_READ_GROUP = 512;
+/** What an operator does about a refused log (docs/audit-log.md). */
+const REPAIR_HINT = 'see `fleet audit verify --home DIR`; `--repair` seals the log aside';
+
+interface Tail {
+  readonly seq: number;
+  readonly hash: string;
+  /** The last record's line and its newline, as on disk: what a cut back is verified against. */
+  readonly line: Buffer;
+}
+
 export class AuditLog {
   private queue: Promise<unknown> = Promise.resolve();
-  private broken: string | undefined;
+  private handle: FileHandle | undefined;
+  private size = 0;
+  private last: Tail = { seq: 0, hash: AUDIT_GENESIS, line: Buffer.alloc(0) };
+  private active: { firstSeq: number; firstPrev: string } | null = null;
+  private closed: ClosedSegment[] = [];
+  private refusedBecause: string | undefined;
+  private readonly alarms: string[] = [];
+  private pendingReads: AuditEntry[] = [];
+  private readonly refusals = new RefusalCounter();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly refusalTimer: NodeJS.Timeout;
+  /** Read and refusal records that could not be written (the log refused, or a group failed). */
+  private unaudited = 0;
+  /** Rotations since start: a reader of several segments retries when this moves under it. */
+  rotations = 0;
+  /** The file the torn tail was moved to at open, if there was one. */
+  tornMovedTo: string | undefined;
 
   private constructor(
-    private readonly path: string,
-    private readonly handle: FileHandle,
-    private readonly clock: Clock,
-    private size: number,
-    private last: { seq: number; hash: string },
-    /** The file the torn tail was moved to at open, if there was one. */
-    readonly tornMovedTo: string | undefined,
-  ) {}
+    private readonly dir: string,
+    private readonly options: AuditLogOptions,
+  ) {
+    this.refusalTimer = setInterval(() => this.drainRefusals(), options.refusalIntervalMs);
+    this.refusalTimer.unref();
+  }
 
-  static async open(path: string, clock: Clock): Promise<AuditLog> {
-    let text = '';
+  private get activePath(): string {
+    return join(this.dir, AUDIT_ACTIVE_SEGMENT);
+  }
+
+  /** Opens the log of the state directory `dir`: finishes a rotation, verifies the whole chain. */
+  static async open(dir: string, options: AuditLogOptions): Promise<AuditLog> {
+    const log = new AuditLog(dir, options);
     try {
-      text = await readFile(path, 'utf8');
+      await log.load();
     } catch (error) {
-      if (errnoOf(error) !== 'ENOENT') throw error;
+      clearInterval(log.refusalTimer);
+      await log.handle?.close().catch(() => undefined);
+      throw error;
     }
-    let tornMovedTo: string | undefined;
-    let keep = text.length;
-    const lastNewline = text.lastIndexOf('\n', text.endsWith('\n') ? text.length - 2 : undefined);
-    const lastLine = text.slice(lastNewline + 1).replace(/\n$/, '');
-    if (text.length > 0 && (!text.endsWith('\n') || !isJson(lastLine))) {
-      keep = lastNewline + 1;
-      tornMovedTo = `${path}.torn-${utcStamp(clock.now())}`;
-      for (let n = 1; ; n += 1) {
-        try {
-          await createExclusive(tornMovedTo, text.slice(keep));
-          break;
-        } catch (error) {
-          if (errnoOf(error) !== 'EEXIST') throw error;
-          tornMovedTo = `${path}.torn-${utcStamp(clock.now())}-${n}`;
-        }
-      }
-    }
-    const handle = await open(
-      path,
-      constants.O_RDWR | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
-      0o600,
-    );
-    const mode = (await handle.stat()).mode & 0o777;
-    if ((mode & 0o077) !== 0 && process.platform !== 'win32') await handle.chmod(0o600);
-    const bytes = Buffer.byteLength(text.slice(0, keep));
-    if (tornMovedTo !== undefined) {
-      await handle.truncate(bytes);
-      await syncHandle(handle, 'audit log');
-    }
-    await fsyncDir(dirname(path), 'state directory');
-    const kept = text
-      .slice(0, keep)
-      .split('\n')
-      .filter((line) => line !== '');
-    const head = kept[kept.length - 1];
-    const last =
-      head === undefined
-        ? { seq: 0, hash: AUDIT_GENESIS }
-        : { seq: seqOf(head, kept.length), hash: auditLineHash(head) };
-    const log = new AuditLog(path, handle, clock, bytes, last, tornMovedTo);
-    if (tornMovedTo !== undefined) {
+    if (log.tornMovedTo !== undefined && log.writable()) {
       await log.append({
         operationId: null,
         client: null,
@@ -96,61 +120,319 @@ export class AuditLog {
         files: [],
         outcome: 'recovered',
         code: null,
-        detail: `a torn last line was moved aside to ${basename(tornMovedTo)}`,
+        detail: `a torn last line was moved aside to ${log.tornMovedTo}`,
       });
     }
     return log;
   }
 
-  /** The last record's sequence number and line hash. */
+  private async load(): Promise<void> {
+    const found = await inspectLog(this.dir, this.options.clock.now());
+    this.tornMovedTo = found.tornMovedTo;
+    this.closed = [...found.closed];
+    if (found.head) this.last = found.head;
+    if (found.broken !== undefined) {
+      this.refuse(`${found.broken}; writes are refused, reads still work; ${REPAIR_HINT}`);
+      return;
+    }
+    this.handle = await open(
+      this.activePath,
+      constants.O_RDWR | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
+      0o600,
+    );
+    const stats = await this.handle.stat();
+    if ((stats.mode & 0o077) !== 0 && process.platform !== 'win32') await this.handle.chmod(0o600);
+    await fsyncDir(this.dir, 'state directory');
+    this.active = found.active;
+    this.size = found.activeBytes;
+    // Segments a crash left behind a rotation that had already said they were pruned.
+    const stale = prunable(found.segments);
+    for (const name of stale) await unlink(join(this.dir, name)).catch(() => undefined);
+    if (stale.length > 0) {
+      this.closed = this.closed.filter((c) => !stale.includes(c.name));
+      await fsyncDir(this.dir, 'state directory');
+    }
+  }
+
+  /** The last durable record's sequence number and line hash. */
   head(): AuditHead {
     return { seq: this.last.seq, sha256: this.last.hash };
   }
 
-  /** `undefined` when appends work; else why they do not. */
-  problem(): string | undefined {
-    return this.broken;
+  /** Whether appends are attempted at all (false: the chain is broken or the log suspect). */
+  writable(): boolean {
+    return this.refusedBecause === undefined && this.handle !== undefined;
   }
 
-  /** Appends one record durably; `AUDIT_UNAVAILABLE` when it cannot. */
+  /** `undefined` while the log is healthy; else why health is degraded. */
+  problem(): string | undefined {
+    const parts: string[] = [];
+    if (this.refusedBecause !== undefined) parts.push(`writes refused: ${this.refusedBecause}`);
+    const alarm = this.alarms[this.alarms.length - 1];
+    if (alarm !== undefined) {
+      const more = this.alarms.length > 1 ? ` (${this.alarms.length} failures since start)` : '';
+      parts.push(`${alarm}${more}; health stays degraded until the controller is restarted`);
+    }
+    if (this.unaudited > 0) parts.push(`${this.unaudited} read or refusal record(s) not written`);
+    return parts.length === 0 ? undefined : parts.join('; ');
+  }
+
+  /** The segment files on disk, oldest first (what `POST /v1/audit` reads). */
+  async segmentNames(): Promise<string[]> {
+    return orderAuditSegments(await readdir(this.dir));
+  }
+
+  /** Appends one record durably (after any reads waiting); `AUDIT_UNAVAILABLE` when it cannot. */
   append(entry: AuditEntry): Promise<AuditHead> {
-    const run = this.queue.then(() => this.write(entry));
+    return this.enqueue(() => this.writeGroup([entry]));
+  }
+
+  /**
+   * A successful read's record: written with others in one group, soon, without the caller
+   * waiting for it. Never an error: a read is answered whether or not its record can be written.
+   */
+  appendRead(entry: AuditEntry): void {
+    if (!this.writable()) {
+      this.unaudited += 1;
+      return;
+    }
+    this.pendingReads.push(entry);
+    this.scheduleFlush(this.pendingReads.length >= MAX_READ_GROUP ? 0 : this.options.readFlushMs);
+  }
+
+  /** Counts a refusal that carried no operation id (written per interval, refusals.ts). */
+  countRefusal(refusal: Refusal): void {
+    this.refusals.count(refusal, this.options.clock.now());
+  }
+
+  /** Writes the reads and refusals waiting, now. */
+  async flush(): Promise<void> {
+    this.drainRefusals(false);
+    if (this.pendingReads.length === 0) return;
+    await this.enqueue(() => this.writeGroup([])).catch(() => undefined);
+  }
+
+  private drainRefusals(write = true): void {
+    if (this.refusals.size === 0) return;
+    const entries = this.refusals.drain();
+    if (!this.writable()) {
+      this.unaudited += entries.length;
+      return;
+    }
+    this.pendingReads.push(...entries);
+    if (write) this.scheduleFlush(0);
+  }
+
+  private scheduleFlush(ms: number): void {
+    if (this.flushTimer !== undefined) {
+      if (ms > 0) return;
+      clearTimeout(this.flushTimer);
+    }
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      if (this.pendingReads.length > 0)
+        void this.enqueue(() => this.writeGroup([])).catch(() => undefined);
+    }, ms);
+    this.flushTimer.unref();
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async write(entry: AuditEntry): Promise<AuditHead> {
-    if (this.broken !== undefined) {
-      throw new FleetError('AUDIT_UNAVAILABLE', `the audit log is unavailable (${this.broken})`);
+  private unavailable(why: string): FleetError {
+    return new FleetError(
+      'AUDIT_UNAVAILABLE',
+      `the audit log is unavailable (${why}); nothing was done`,
+    );
+  }
+
+  private refuse(why: string): void {
+    this.refusedBecause ??= why;
+  }
+
+  private alarm(why: string): void {
+    this.alarms.push(why);
+    if (this.alarms.length > 20) this.alarms.splice(0, this.alarms.length - 20);
+  }
+
+  /**
+   * Writes the reads waiting and `own` as one group: one write, checked byte for byte, one fsync.
+   * Returns the head after the last record.
+   */
+  private async writeGroup(own: readonly AuditEntry[]): Promise<AuditHead> {
+    const reads = this.pendingReads.splice(0);
+    try {
+      if (this.refusedBecause !== undefined) throw this.unavailable(this.refusedBecause);
+      if (this.handle === undefined) throw this.unavailable('the log is not open');
+      await this.checkUnchanged(this.handle);
+      if (this.size >= this.options.segmentBytes && this.active !== null) await this.rotate();
+      return await this.writeRecords([...reads, ...own]);
+    } catch (error) {
+      this.unaudited += reads.length;
+      throw error;
     }
-    const record: AuditRecord = {
-      seq: this.last.seq + 1,
-      ts: this.clock.now().toISOString(),
-      prev: this.last.hash,
-      ...entry,
-    };
-    const line = JSON.stringify(record);
-    const bytes = Buffer.from(`${line}\n`, 'utf8');
+  }
+
+  private async writeRecords(entries: readonly AuditEntry[]): Promise<AuditHead> {
+    const handle = this.handle as FileHandle;
+    const at = this.options.clock.now().toISOString();
+    let tail = this.last;
+    const lines: Buffer[] = [];
+    for (const entry of entries) {
+      const line = JSON.stringify({ seq: tail.seq + 1, ts: at, prev: tail.hash, ...entry });
+      const bytes = Buffer.from(`${line}\n`, 'utf8');
+      tail = { seq: tail.seq + 1, hash: auditLineHash(line), line: bytes };
+      lines.push(bytes);
+    }
+    const first = entries.length > 0 && this.active === null;
+    const bytes = Buffer.concat(lines);
     try {
       await failpoint('audit.before_append');
-      await this.handle.write(bytes, 0, bytes.length, this.size);
-      await this.handle.sync();
-    } catch (error) {
-      try {
-        await this.handle.truncate(this.size);
-        await this.handle.sync();
-      } catch {
-        this.broken = 'a failed append could not be undone';
+      const { bytesWritten } = await handle.write(bytes, 0, bytes.length, this.size);
+      if (bytesWritten !== bytes.length) {
+        throw Object.assign(new Error(`short write: ${bytesWritten} of ${bytes.length} bytes`), {
+          code: 'SHORT_WRITE',
+        });
       }
-      throw new FleetError(
-        'AUDIT_UNAVAILABLE',
-        `the audit record could not be written (${errnoOf(error) ?? (error as Error).message}); nothing was done`,
-        { cause: error },
-      );
+    } catch (error) {
+      const why = reasonOf(error);
+      const cut = await this.cutBack(handle);
+      if (cut === undefined) {
+        this.alarm(
+          `an audit append failed at ${at} (${why}); the partial record was cut back and the operation not done`,
+        );
+      } else {
+        this.refuse(
+          `an audit append failed at ${at} (${why}) and could not be undone: ${cut}; ${REPAIR_HINT}`,
+        );
+      }
+      throw this.unavailable(why);
     }
+    try {
+      await handle.sync();
+    } catch (error) {
+      const why = reasonOf(error);
+      const cut = await this.cutBack(handle);
+      // fsyncgate: after a failed fsync nothing written before it can be trusted to be on disk.
+      this.refuse(
+        `fsync of the audit log failed at ${at} (${why}): the volume is suspect (catalogue 26); ${cut === undefined ? 'the record was cut back' : cut}; restart once the volume is checked`,
+      );
+      throw this.unavailable(why);
+    }
+    if (first) this.active = { firstSeq: this.last.seq + 1, firstPrev: this.last.hash };
     this.size += bytes.length;
-    this.last = { seq: record.seq, hash: auditLineHash(line) };
+    this.last = tail;
     return this.head();
+  }
+
+  /**
+   * Cuts the file back to the end of the last whole record, verified on disk: the file must be at
+   * least that long and end there with that record's line. Returns why not, when it cannot.
+   */
+  private async cutBack(handle: FileHandle): Promise<string | undefined> {
+    try {
+      const { size } = await handle.stat();
+      if (size < this.size) {
+        return `the file is ${size} bytes, shorter than the end of the last whole record (${this.size}); not cut, which would leave a hole`;
+      }
+      const expected = this.last.line;
+      if (expected.length > 0 && this.size >= expected.length) {
+        const found = Buffer.alloc(expected.length);
+        const { bytesRead } = await handle.read(found, 0, found.length, this.size - found.length);
+        if (bytesRead !== found.length || !found.equals(expected)) {
+          return 'the last whole record is not where the controller left it';
+        }
+      }
+      if (size > this.size) await handle.truncate(this.size);
+      await handle.sync();
+      const after = (await handle.stat()).size;
+      return after === this.size
+        ? undefined
+        : `the file is ${after} bytes after the cut, not ${this.size}`;
+    } catch (error) {
+      return `the cut failed (${reasonOf(error)})`;
+    }
+  }
+
+  /**
+   * Before each group: the file under the name must still be the one this controller appends to,
+   * at the size it left it. Anything else — replaced, removed, truncated, appended by another
+   * writer — refuses writes, and the head file keeps what the controller knew for the next start.
+   */
+  private async checkUnchanged(handle: FileHandle): Promise<void> {
+    let why: string | undefined;
+    const held = await handle.stat();
+    try {
+      const named = await lstat(this.activePath);
+      if (!named.isFile() || named.ino !== held.ino || named.dev !== held.dev) {
+        why = `${AUDIT_ACTIVE_SEGMENT} was replaced under the controller (inode ${held.ino} → ${named.ino})`;
+      }
+    } catch (error) {
+      why = `${AUDIT_ACTIVE_SEGMENT} was removed under the controller (${errnoOf(error) ?? 'gone'})`;
+    }
+    if (why === undefined && held.size !== this.size) {
+      why = `${AUDIT_ACTIVE_SEGMENT} changed under the controller (${this.size} → ${held.size} bytes)`;
+    }
+    if (why === undefined) return;
+    this.refuse(`${why}; writes are refused until a restart verifies the whole chain`);
+    this.alarm(why);
+    await writeHeadFile(this.dir, {
+      seq: this.last.seq,
+      sha256: this.last.hash,
+      ts: this.options.clock.now().toISOString(),
+      reason: why,
+    }).catch(() => undefined);
+    throw this.unavailable(why);
+  }
+
+  /**
+   * Closes the active segment (docs/audit-log.md, "Segments"): the new segment is written first as
+   * `audit.jsonl.next` holding the rotation record, then the active one is renamed to its closed
+   * name and `.next` into place, then segments past retention are pruned. A crash anywhere leaves
+   * a state the next start finishes (segments.ts `finishRotation`).
+   */
+  private async rotate(): Promise<void> {
+    const plan = planRotation({
+      active: this.active as { firstSeq: number; firstPrev: string },
+      closed: this.closed,
+      last: this.last,
+      keepSegments: this.options.keepSegments,
+      now: this.options.clock.now(),
+    });
+    const { closing, kept, pruned, record, bytes } = plan;
+    const next = join(this.dir, NEXT_SEGMENT);
+    await unlink(next).catch(() => undefined);
+    try {
+      await createExclusive(next, bytes);
+      await rename(this.activePath, join(this.dir, closing.name));
+    } catch (error) {
+      await unlink(next).catch(() => undefined);
+      this.alarm(`an audit rotation failed (${reasonOf(error)}); nothing was done`);
+      throw this.unavailable(reasonOf(error));
+    }
+    const old = this.handle as FileHandle;
+    try {
+      await fsyncDir(this.dir, 'state directory');
+      await rename(next, this.activePath);
+      await fsyncDir(this.dir, 'state directory');
+      this.handle = await open(this.activePath, constants.O_RDWR | constants.O_NOFOLLOW);
+    } catch (error) {
+      this.handle = undefined;
+      this.refuse(`an audit rotation was interrupted (${reasonOf(error)}); a restart finishes it`);
+      throw this.unavailable(reasonOf(error));
+    } finally {
+      await old.close().catch(() => undefined);
+    }
+    this.closed = [...kept];
+    this.active = { firstSeq: record.seq, firstPrev: record.prev };
+    this.size = bytes.length;
+    this.last = { seq: record.seq, hash: plan.hash, line: bytes };
+    this.rotations += 1;
+    for (const segment of pruned) await unlink(join(this.dir, segment.name)).catch(() => undefined);
+    if (pruned.length > 0) await fsyncDir(this.dir, 'state directory').catch(() => undefined);
   }
 
   /**
@@ -159,41 +441,44 @@ export class AuditLog {
    */
   async finalRecords(): Promise<Map<string, AuditHead>> {
     const found = new Map<string, AuditHead>();
-    const text = await readFile(this.path, 'utf8');
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        const record = JSON.parse(line) as Partial<AuditRecord>;
-        if (typeof record.operationId === 'string' && record.outcome !== 'replayed') {
-          found.set(record.operationId, { seq: Number(record.seq), sha256: auditLineHash(line) });
+    for (const name of await this.segmentNames()) {
+      const text = await readFile(join(this.dir, name), 'utf8');
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        try {
+          const record = JSON.parse(line) as Partial<AuditRecord>;
+          if (typeof record.operationId === 'string' && record.outcome !== 'replayed') {
+            found.set(record.operationId, { seq: Number(record.seq), sha256: auditLineHash(line) });
+          }
+        } catch {
+          // a malformed line is the verifier's business, not recovery's
         }
-      } catch {
-        // a malformed line is the verifier's business, not recovery's
       }
     }
     return found;
   }
 
+  /** Writes what waits, records the head for the next start, and closes the file. */
   async close(): Promise<void> {
+    clearInterval(this.refusalTimer);
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flush();
     await this.queue;
-    await this.handle.close();
+    if (this.writable()) {
+      await writeHeadFile(this.dir, {
+        ...{ seq: this.last.seq, sha256: this.last.hash },
+        ts: this.options.clock.now().toISOString(),
+        reason: 'closed',
+      }).catch(() => undefined);
+    }
+    await this.handle?.close();
+    this.handle = undefined;
   }
 }
 
-function isJson(line: string): boolean {
-  try {
-    JSON.parse(line);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function seqOf(line: string, fallback: number): number {
-  try {
-    const seq = (JSON.parse(line) as { seq?: unknown }).seq;
-    return typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : fallback;
-  } catch {
-    return fallback;
-  }
+function reasonOf(error: unknown): string {
+  const errno = errnoOf(error);
+  if (errno === 'SHORT_WRITE') return (error as Error).message;
+  return errno ?? (error instanceof Error ? error.message : String(error));
 }

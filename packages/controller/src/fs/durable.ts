@@ -6,11 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FleetError } from '@fleet/core';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { fsFailure } from './errors.js';
+import { ensureDirUnder } from './safe-path.js';
+import { open, rename, unlink } from './seam.js';
 
 const CREATE_EXCLUSIVE =
   constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
@@ -45,31 +47,34 @@ export async function fsyncDir(path: string, what = 'directory'): Promise<void> 
 }
 
 /**
- * Creates `path` and its missing parents with mode 0700 and makes sure it is a real directory
- * (not a symlink) no wider than 0700.
+ * Creates one of the node's own directories under `home` (and its missing parents) with mode 0700,
+ * walking every component from the home without following a symbolic link (`ensureDirUnder`,
+ * contract §15): a planted link is `PATH_OUTSIDE_ROOT` (or `SYMLINK_REFUSED` inside the home).
  */
-export async function ensurePrivateDir(path: string): Promise<void> {
+export async function ensurePrivateDir(home: string, path: string): Promise<void> {
   try {
-    await mkdir(path, { recursive: true, mode: 0o700 });
-    const stats = await lstat(path);
-    if (!stats.isDirectory() || stats.isSymbolicLink()) {
-      throw new FleetError('NOT_REGULAR_FILE', `${path} is not a directory`);
-    }
-    if ((stats.mode & 0o077) !== 0) await chmod(path, 0o700);
+    await ensureDirUnder(home, path);
   } catch (error) {
     throw fsFailure(error, `state directory ${basename(path)}`);
   }
 }
 
-/** Writes `data` to a new file that must not exist yet (mode 0600), durably. */
+/**
+ * Writes `data` to a new file that must not exist yet (mode 0600), durably. A file that could not
+ * be written whole (disk full: catalogue 25) is removed again: it was ours, and half of it would
+ * claim what did not happen (an operation id, a pid).
+ */
 export async function createExclusive(path: string, data: string | Uint8Array): Promise<void> {
   const handle = await open(path, CREATE_EXCLUSIVE, 0o600);
   try {
     await handle.writeFile(data);
     await syncHandle(handle, basename(path));
-  } finally {
-    await handle.close();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(path).catch(() => undefined);
+    throw error;
   }
+  await handle.close();
   await fsyncDir(dirname(path));
 }
 
@@ -89,11 +94,23 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   await fsyncDir(dirname(path));
 }
 
-/** Appends one line to a file (created 0600) and fsyncs it. */
+/**
+ * Appends one line to a file (created 0600, never through a symbolic link) and fsyncs it. A short
+ * append (disk full) is cut back to the last whole line: a torn line inside a journal would hide
+ * every line after it (catalogue 25).
+ */
 export async function appendLine(path: string, line: string): Promise<void> {
-  const handle = await open(path, 'a', 0o600);
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
+    0o600,
+  );
   try {
-    await handle.appendFile(`${line}\n`);
+    const { size } = await handle.stat();
+    await handle.appendFile(`${line}\n`).catch(async (error: unknown) => {
+      await handle.truncate(size).catch(() => undefined);
+      throw error;
+    });
     await syncHandle(handle, basename(path));
   } finally {
     await handle.close();

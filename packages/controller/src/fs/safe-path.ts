@@ -14,11 +14,11 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   constants,
   fstatSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readSync,
   readlinkSync,
@@ -29,6 +29,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { FleetError, parseHomePath } from '@fleet/core';
 import { errnoOf, fsFailure } from './errors.js';
+import { fsyncDirectorySync, mkdirSync } from './seam.js';
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -106,6 +107,23 @@ function lstatOrUndefined(path: string): Stats | undefined {
 }
 
 /**
+ * fsync of a directory the walk has just made an entry in: a new directory is durable only once
+ * its parent is, or a power loss could take it — and the file installed in it — away after the
+ * receipt (catalogue 24). A failure is `DURABILITY_FAILED`, never retried.
+ */
+function syncNewEntry(home: string, parent: string): void {
+  try {
+    fsyncDirectorySync(parent);
+  } catch (error) {
+    throw new FleetError(
+      'DURABILITY_FAILED',
+      `${parent === home ? '~' : shown(home, parent)}: fsync failed (${errnoOf(error) ?? String(error)}); not retried`,
+      { cause: error },
+    );
+  }
+}
+
+/**
  * Walks the target's parents from `home`. With `create`, missing directories are made (0700);
  * without, a missing one ends the walk (`complete: false`).
  */
@@ -115,19 +133,25 @@ export async function walkParents(
   options: { readonly create: boolean },
 ): Promise<ParentChain> {
   await Promise.resolve(); // callers await a walk; its system calls are synchronous (see above)
+  return walkDirs(home, target.components.slice(0, -1), options.create);
+}
+
+/** lstat of every component from `home` down, each a real directory (made 0700 with `create`). */
+function walkDirs(home: string, components: readonly string[], create: boolean): ParentChain {
   const root = lstatSync(home);
   const dirs: DirLink[] = [{ path: home, dev: root.dev, ino: root.ino }];
   let current = home;
-  for (const component of target.components.slice(0, -1)) {
+  for (const component of components) {
     const next = join(current, component);
     let stats = lstatOrUndefined(next);
     if (stats === undefined) {
-      if (!options.create) return { dirs, complete: false };
+      if (!create) return { dirs, complete: false };
       try {
         mkdirSync(next, { mode: 0o700 });
       } catch (error) {
         if (errnoOf(error) !== 'EEXIST') throw fsFailure(error, shown(home, next));
       }
+      syncNewEntry(home, current);
       stats = lstatSync(next);
     }
     if (stats.isSymbolicLink()) throw symlinkError(home, next);
@@ -138,6 +162,38 @@ export async function walkParents(
     current = next;
   }
   return { dirs, complete: true };
+}
+
+/**
+ * Opens one of the node's own directories (contract §5, §15: `~/.local/state/fleet/…`,
+ * `~/.local/share/fleet/runtime/…`) the way managed files are opened: every component from the
+ * home down `lstat`ed and made (0700) when missing, never followed when it is a symbolic link
+ * (`PATH_OUTSIDE_ROOT` when it leads out of the home, `SYMLINK_REFUSED` otherwise) — so a planted
+ * `backups -> /tmp/x` is refused before anything is written through it. The directory itself is
+ * narrowed to 0700 when it is wider. Returns the chain, for a re-check before a write.
+ */
+export async function ensureDirUnder(home: string, absolute: string): Promise<ParentChain> {
+  const chain = await walkDirUnder(home, absolute, { create: true });
+  const last = chain.dirs[chain.dirs.length - 1] as DirLink;
+  const stats = lstatSync(last.path);
+  if ((stats.mode & 0o077) !== 0 && process.platform !== 'win32') chmodSync(last.path, 0o700);
+  return chain;
+}
+
+/**
+ * The same walk, for reading one of the node's own directories: `complete: false` when a component
+ * does not exist; a symbolic link anywhere is refused as {@link ensureDirUnder} refuses it.
+ */
+export async function walkDirUnder(
+  home: string,
+  absolute: string,
+  options: { readonly create: boolean },
+): Promise<ParentChain> {
+  await Promise.resolve();
+  if (!isInside(home, absolute) || absolute === home) {
+    throw new FleetError('PATH_OUTSIDE_ROOT', `${absolute} is not under the node home; refused`);
+  }
+  return walkDirs(home, absolute.slice(home.length + 1).split(sep), options.create);
 }
 
 /** Re-checks that every directory of a chain is still the same real directory. */
@@ -184,6 +240,10 @@ export interface LiveFile {
   /** Permission bits (`mode & 0o7777`). */
   readonly mode: number;
   readonly ino: number;
+  /** Hard links to the inode: more than one, and a replace-by-rename breaks the others (catalogue 16). */
+  readonly nlink: number;
+  readonly uid: number;
+  readonly gid: number;
   readonly chain: ParentChain;
 }
 
@@ -258,6 +318,9 @@ export async function readLive(
         mtime: fstats.mtime,
         mode: fstats.mode & 0o7777,
         ino: fstats.ino,
+        nlink: fstats.nlink,
+        uid: fstats.uid,
+        gid: fstats.gid,
         chain,
       };
     } finally {

@@ -22,16 +22,19 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import {
   BUILD_ID_PATTERN,
+  BUILD_RECORD_ENTRY,
+  commitLabel,
   FleetError,
   GENERATION_ARTIFACT,
   GENERATION_MANIFEST,
+  parseBuildRecord,
   parseStrictJson,
   runtimeLayout,
   type Platform,
   type RuntimeLayout,
 } from '@fleet/core';
 import { failpoint } from '../failpoints.js';
-import { fsyncDir, syncHandle } from '../fs/durable.js';
+import { ensurePrivateDir, fsyncDir, syncHandle } from '../fs/durable.js';
 import { fsFailure } from '../fs/errors.js';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { DEFAULT_TAR_LIMITS, readTgz, type TarLimits } from './tar.js';
@@ -47,7 +50,11 @@ export const generationManifestSchema = z.strictObject({
   bytes: z.number().int().nonnegative(),
   /** From the tarball's `package/package.json`, when it has one. */
   package: z.strictObject({ name: z.string(), version: z.string() }).nullable(),
-  /** The source commit the artifact was built from (fleet.yaml `artifacts[].commit`). */
+  /**
+   * The commit label the artifact's own build record names (`package/fleet-build.json`, contract
+   * §1.8), `null` for an artifact without one. Read from the artifact at staging, never taken
+   * from a request.
+   */
   commit: z.string().nullable(),
   stagedAt: z.string(),
 });
@@ -60,6 +67,11 @@ export interface StageInput {
   readonly artifact: string;
   /** The expected sha256 of the artifact: the build id. */
   readonly sha256: string;
+  /**
+   * The commit label the caller expects the artifact to carry (the operator's acceptance target):
+   * checked against the artifact's build record before anything is written, and against an
+   * existing generation's manifest when one is reused. `undefined`: not checked.
+   */
   readonly commit?: string | null;
   readonly now?: () => Date;
   readonly limits?: TarLimits;
@@ -257,9 +269,11 @@ export async function stageGeneration(input: StageInput): Promise<StagedGenerati
   }
 
   const existing = await lstat(directory).catch(() => undefined);
-  if (existing) return reuse(layout, buildId, directory);
+  if (existing) return reuse(layout, buildId, directory, input.commit);
 
   const entries = readTgz(artifact, input.limits ?? DEFAULT_TAR_LIMITS);
+  const commit = carriedCommit(entries);
+  checkCommit(input.commit, commit, 'the artifact was built from');
   const expectedTree = tarTreeHash(entries);
   const manifest: GenerationManifest = {
     schema: GENERATION_SCHEMA,
@@ -268,11 +282,11 @@ export async function stageGeneration(input: StageInput): Promise<StagedGenerati
     files: expectedTree.files,
     bytes: expectedTree.bytes,
     package: packageOf(entries),
-    commit: input.commit ?? null,
+    commit,
     stagedAt: (input.now ?? (() => new Date()))().toISOString(),
   };
 
-  await mkdir(layout.generations, { recursive: true, mode: 0o700 });
+  await ensurePrivateDir(input.home, layout.generations);
   await sweepStaging(layout);
   const temp = join(
     layout.generations,
@@ -302,7 +316,7 @@ export async function stageGeneration(input: StageInput): Promise<StagedGenerati
     if (await lstat(directory).catch(() => undefined)) {
       // Appeared while we unpacked: never replace it.
       await removeTree(temp);
-      return reuse(layout, buildId, directory);
+      return reuse(layout, buildId, directory, input.commit);
     }
     await rename(temp, directory);
   } catch (error) {
@@ -317,6 +331,7 @@ async function reuse(
   layout: RuntimeLayout,
   buildId: string,
   directory: string,
+  expectedCommit: string | null | undefined,
 ): Promise<StagedGeneration> {
   const check = await verifyGeneration(layout, buildId);
   if (!check.ok) {
@@ -325,7 +340,28 @@ async function reuse(
       check.problems,
     );
   }
+  // A generation staged before its commit was read from the artifact may record another one; the
+  // runtime started from it would report that, so it is refused here rather than at acceptance.
+  checkCommit(expectedCommit, check.manifest.commit, `generations/${buildId} records`);
   return { buildId, directory, manifest: check.manifest, reused: true };
+}
+
+/** The commit label of the tarball's build record; `null` when it has none. */
+function carriedCommit(entries: ReturnType<typeof readTgz>): string | null {
+  const entry = entries.find((e) => e.path === BUILD_RECORD_ENTRY && e.type === 'file');
+  if (!entry) return null;
+  return commitLabel(parseBuildRecord(entry.data.toString('utf8'), BUILD_RECORD_ENTRY));
+}
+
+function checkCommit(
+  expected: string | null | undefined,
+  actual: string | null,
+  what: string,
+): void {
+  if (expected === undefined || expected === actual) return;
+  throw invalid(
+    `the request expects commit ${expected ?? '(none)'}, but ${what} ${actual ?? 'no commit'}; nothing staged`,
+  );
 }
 
 /** The manifest of a staged generation, verified (for rollback targets: catalogue 52). */

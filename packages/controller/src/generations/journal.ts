@@ -329,7 +329,7 @@ export class RuntimeJournal {
   readonly path: string;
 
   constructor(
-    home: string,
+    private readonly home: string,
     private readonly now: () => Date = () => new Date(),
   ) {
     this.path = runtimeJournalPath(home);
@@ -371,7 +371,7 @@ export class RuntimeJournal {
     const transaction = lastTransaction(journal);
     const problem = transitionProblem(transaction, { txn, step, data });
     if (problem) throw new FleetError('INTERNAL', `runtime journal: ${problem}`);
-    await ensurePrivateDir(dirname(this.path));
+    await ensurePrivateDir(this.home, dirname(this.path));
     if (journal.torn) await this.truncate(journal.validBytes);
     const seq = (journal.records[journal.records.length - 1]?.seq ?? 0) + 1;
     const record = {

@@ -2,8 +2,10 @@
  * `POST /v1/audit` (core `wire/audit-read.ts`): one page of the node's audit log, its lines
  * verbatim, so the operator recomputes the hash chain itself (`fleet audit verify --host`).
  *
- * Only `~/.local/state/fleet/audit.jsonl` is ever read — never the `audit.jsonl.torn-*` sidecar a
- * recovery moved aside, never another file: the path is fixed here, not taken from the request.
+ * Only the log's segments are ever read — `~/.local/state/fleet/audit.jsonl` and the closed
+ * `audit.<seq>.jsonl` it rotated into, as one sequence of lines, oldest first — never the
+ * `audit.jsonl.torn-*` sidecar a recovery moved aside, never another file: the names are fixed
+ * here, not taken from the request.
  * It is opened like any node file (core's path checks, every parent `lstat`ed, `O_NOFOLLOW`, the
  * fd's real path checked on Linux, the parents re-checked after the read) and streamed in chunks,
  * so a long log costs a bounded amount of memory per request. Lines are not redacted: the log
@@ -11,6 +13,7 @@
  */
 import { lstatSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   DEFAULT_AUDIT_READ_LINES,
   FleetError,
@@ -23,8 +26,10 @@ import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
 import type { Handler } from './types.js';
 
-/** The one file this route reads. */
+/** The active segment; closed ones are `audit.<first seq>.jsonl` beside it. */
 export const AUDIT_LOG_PATH = `~/${STATE_DIR}/audit.jsonl`;
+/** The only names this route reads: the segments (never a torn sidecar, a sealed log, anything else). */
+const AUDIT_FILES = /^audit(\.\d{12})?\.jsonl$/;
 /** Bytes of line text one answer carries at most (JSON escaping at most doubles it). */
 const PAGE_BYTES = 4 * 1024 * 1024;
 /** A longer line is answered cut (and so fails the operator's check): no record is this long. */
@@ -42,51 +47,108 @@ interface Page {
 
 const UTF8 = new TextDecoder('utf-8');
 
-async function readPage(handle: FileHandle, fromLine: number, limit: number): Promise<Page> {
-  const lines: string[] = [];
-  let bytes = 0;
-  let line = 1; // the number of the line being read
-  let tail = 0; // bytes of that line read so far
-  let current: Buffer[] = [];
-  let currentBytes = 0;
-  let cut = false;
-  const buffer = Buffer.allocUnsafe(CHUNK);
-  for (;;) {
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK, null);
-    if (bytesRead === 0) break;
-    const chunk = buffer.subarray(0, bytesRead);
-    let start = 0;
-    for (;;) {
-      const newline = chunk.indexOf(0x0a, start);
-      const end = newline === -1 ? bytesRead : newline;
-      tail += end - start;
-      if (line >= fromLine && end > start) {
-        const take = Math.min(end - start, LINE_BYTES - currentBytes);
-        if (take < end - start) cut = true;
-        if (take > 0) {
-          current.push(Buffer.from(chunk.subarray(start, start + take)));
-          currentBytes += take;
-        }
-      }
-      if (newline === -1) break;
-      if (line >= fromLine) {
-        if (lines.length >= limit || (lines.length > 0 && bytes + currentBytes > PAGE_BYTES)) {
-          return { lines, more: true, torn: false };
+/** Reading lines across segment files: the numbering goes on from one file to the next. */
+class Pager {
+  readonly lines: string[] = [];
+  private bytes = 0;
+  /** The number of the line being read, counted over every segment. */
+  line = 1;
+  full = false;
+
+  constructor(
+    private readonly fromLine: number,
+    private readonly limit: number,
+  ) {}
+
+  /** Reads one file; returns the bytes of an incomplete last line (`0`: it ends cleanly). */
+  async read(handle: FileHandle, last: boolean): Promise<number> {
+    let tail = 0; // bytes of the current line read so far
+    let current: Buffer[] = [];
+    let currentBytes = 0;
+    let cut = false;
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    const take = (): boolean => {
+      if (this.line >= this.fromLine) {
+        if (
+          this.lines.length >= this.limit ||
+          (this.lines.length > 0 && this.bytes + currentBytes > PAGE_BYTES)
+        ) {
+          this.full = true;
+          return false;
         }
         const text = UTF8.decode(Buffer.concat(current, currentBytes));
-        lines.push(cut ? `${text}…` : text);
-        bytes += currentBytes;
+        this.lines.push(cut ? `${text}…` : text);
+        this.bytes += currentBytes;
       }
       current = [];
       currentBytes = 0;
       cut = false;
       tail = 0;
-      line += 1;
-      start = end + 1;
+      this.line += 1;
+      return true;
+    };
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null);
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      let start = 0;
+      for (;;) {
+        const newline = chunk.indexOf(0x0a, start);
+        const end = newline === -1 ? bytesRead : newline;
+        tail += end - start;
+        if (this.line >= this.fromLine && end > start) {
+          const room = Math.min(end - start, LINE_BYTES - currentBytes);
+          if (room < end - start) cut = true;
+          if (room > 0) {
+            current.push(Buffer.from(chunk.subarray(start, start + room)));
+            currentBytes += room;
+          }
+        }
+        if (newline === -1) break;
+        if (!take()) return 0;
+        start = end + 1;
+      }
     }
+    // Bytes after the last newline: in the active segment an incomplete line (never answered as
+    // a line); in a closed one — which never ends so — a line of its own, for the verifier to see.
+    if (tail > 0 && !last) {
+      take();
+      return 0;
+    }
+    return tail;
   }
-  // Bytes after the last newline: an incomplete line, never answered as a line.
-  return { lines, more: false, torn: tail > 0 };
+}
+
+async function openSegment(runtime: ControllerRuntime, name: string) {
+  const path = `~/${STATE_DIR}/${name}`;
+  const target = targetOf(runtime.home, path);
+  if (target.absolute !== join(runtime.state.root, name)) {
+    throw new FleetError('INTERNAL', 'the audit log is not where the controller writes it');
+  }
+  const chain = await walkParents(runtime.home, target, { create: false });
+  if (!chain.complete) return undefined;
+  let stats;
+  try {
+    stats = lstatSync(target.absolute);
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  if (stats.isSymbolicLink()) {
+    throw new FleetError('SYMLINK_REFUSED', `${path} is a symbolic link; refused`);
+  }
+  if (!stats.isFile()) throw new FleetError('NOT_REGULAR_FILE', `${path} is not a regular file`);
+  const handle = await open(target.absolute, OPEN_READ);
+  try {
+    if (!(await handle.stat()).isFile()) {
+      throw new FleetError('NOT_REGULAR_FILE', `${path} is not a regular file`);
+    }
+    await checkFdPath(runtime.home, handle, target.absolute);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return { handle, chain };
 }
 
 async function readAuditPage(
@@ -94,54 +156,46 @@ async function readAuditPage(
   fromLine: number,
   limit: number,
 ): Promise<Page> {
-  const target = targetOf(runtime.home, AUDIT_LOG_PATH);
-  if (target.absolute !== runtime.state.audit) {
-    throw new FleetError('INTERNAL', 'the audit log is not where the controller writes it');
-  }
-  try {
-    const chain = await walkParents(runtime.home, target, { create: false });
-    if (!chain.complete) return { lines: [], more: false, torn: false };
-    let stats;
+  const names = await runtime.audit.segmentNames();
+  const pager = new Pager(fromLine, limit);
+  let torn = false;
+  for (const [index, name] of names.entries()) {
+    if (!AUDIT_FILES.test(name)) continue;
     try {
-      stats = lstatSync(target.absolute);
-    } catch (error) {
-      if (errnoOf(error) === 'ENOENT') return { lines: [], more: false, torn: false };
-      throw error;
-    }
-    if (stats.isSymbolicLink()) {
-      throw new FleetError('SYMLINK_REFUSED', `${AUDIT_LOG_PATH} is a symbolic link; refused`);
-    }
-    if (!stats.isFile()) {
-      throw new FleetError('NOT_REGULAR_FILE', `${AUDIT_LOG_PATH} is not a regular file`);
-    }
-    const handle = await open(target.absolute, OPEN_READ);
-    try {
-      if (!(await handle.stat()).isFile()) {
-        throw new FleetError('NOT_REGULAR_FILE', `${AUDIT_LOG_PATH} is not a regular file`);
+      const opened = await openSegment(runtime, name);
+      if (opened === undefined) continue;
+      try {
+        torn = (await pager.read(opened.handle, index === names.length - 1)) > 0;
+        await recheckParents(runtime.home, opened.chain);
+      } finally {
+        await opened.handle.close();
       }
-      await checkFdPath(runtime.home, handle, target.absolute);
-      const page = await readPage(handle, fromLine, limit);
-      await recheckParents(runtime.home, chain);
-      return page;
-    } finally {
-      await handle.close();
+    } catch (error) {
+      throw fsFailure(error, `~/${STATE_DIR}/${name}`);
     }
-  } catch (error) {
-    throw fsFailure(error, AUDIT_LOG_PATH);
+    if (pager.full) return { lines: pager.lines, more: true, torn: false };
   }
+  return { lines: pager.lines, more: false, torn };
 }
 
 export const audit: Handler = async ({ runtime, body }) => {
   const request = body as AuditReadRequest;
   const fromSeq = request.fromSeq ?? 1;
   const limit = request.limit ?? DEFAULT_AUDIT_READ_LINES;
-  // The head first: every line up to it is in the file by the time the file is read.
+  // The head first: every line up to it is in the files by the time they are read.
   const last = runtime.audit.head();
+  let rotations = runtime.audit.rotations;
   let page = await readAuditPage(runtime, fromSeq, limit);
   // A line without its newline is usually an append in flight (appends are serialised, written
-  // and fsync'd while reads go on); only one that stays is reported torn.
-  for (let retry = 0; page.torn && retry < TORN_RETRIES; retry += 1) {
-    await new Promise((resolve) => setTimeout(resolve, TORN_RETRY_MS));
+  // and fsync'd while reads go on); only one that stays is reported torn. A rotation during the
+  // read moved records between files: read again.
+  for (
+    let retry = 0;
+    (page.torn || rotations !== runtime.audit.rotations) && retry < TORN_RETRIES;
+    retry += 1
+  ) {
+    if (page.torn) await new Promise((resolve) => setTimeout(resolve, TORN_RETRY_MS));
+    rotations = runtime.audit.rotations;
     page = await readAuditPage(runtime, fromSeq, limit);
   }
   const response: AuditReadResponse = {

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import {
   FleetError,
   isFleetError,
-  redactSecrets,
   type CaptureRequest,
   type CaptureResponse,
   type ExportRequest,
@@ -17,10 +16,12 @@ import {
   type InventoryResponse,
 } from '@fleet/core';
 import { backupFileId, listBackups } from '../backups.js';
+import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
-import { buildLabel, type ControllerRuntime } from '../runtime.js';
-import { checkFreshOperationId } from './replay.js';
+import { buildLabel, redactorOf, type ControllerRuntime } from '../runtime.js';
+import { keptLinks } from '../writer.js';
+import { checkFreshOperationId, claimRefused } from './replay.js';
 import type { Handler } from './types.js';
 
 function describe(error: unknown): { code: string; message: string } {
@@ -41,7 +42,7 @@ async function inventoryFiles(runtime: ControllerRuntime): Promise<InventoryFile
     try {
       const live = await readLive(
         runtime.home,
-        targetOf(runtime.home, entry.path),
+        await managedTarget(runtime.home, entry.path, runtime.allowlist.symlinkDirs),
         runtime.limits.maxFileBytes,
       );
       if (live === null) {
@@ -74,7 +75,10 @@ async function inventoryBackups(
   const backups: InventoryBackup[] = [];
   const entries = runtime.allowlist.all();
   for (const domain of [...new Set(entries.map((entry) => entry.domain))]) {
-    for (const { name, parsed } of await listBackups(join(runtime.state.backups, domain))) {
+    for (const { name, parsed } of await listBackups(
+      runtime.home,
+      join(runtime.state.backups, domain),
+    )) {
       const of = entries.find(
         (entry) => entry.domain === domain && backupFileId(entry.fileId) === parsed.fileId,
       );
@@ -117,17 +121,37 @@ export const inventory: Handler = async ({ runtime }) => {
   return { status: 200, body };
 };
 
+/**
+ * A file with more than one hard link is refused for reading out (catalogue 16): its inode is
+ * also reachable under a name the allowlist never approved (`ln ~/.ssh/id_ed25519 <managed>`),
+ * so its content is not the managed file's to give. An install's own kept link beside it (the
+ * swap of catalogue 31, for the moment of a rename) is not another file.
+ */
+export function refuseHardLinked(
+  path: string,
+  live: { readonly nlink: number; readonly ino: number },
+  dir: string,
+): void {
+  if (live.nlink > 1 && live.nlink - keptLinks(dir, live.ino) > 1) {
+    throw new FleetError(
+      'NOT_REGULAR_FILE',
+      `${path} has ${live.nlink} hard links: its content is also another file's; not read out (an install replaces it and breaks the link)`,
+    );
+  }
+}
+
 /** One readable file, redacted: what export and capture share. */
 async function readRedacted(runtime: ControllerRuntime, path: string, capture: boolean) {
   const entry = capture ? runtime.allowlist.require(path) : runtime.allowlist.requireReadable(path);
-  const live = await readLive(
-    runtime.home,
-    targetOf(runtime.home, path),
-    runtime.limits.maxFileBytes,
-  );
+  const target =
+    entry.kind === 'backup'
+      ? targetOf(runtime.home, path)
+      : await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs);
+  const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes);
   if (live === null) return { entry, live: null, content: '', redacted: false };
+  refuseHardLinked(path, live, target.parent);
   const text = decodeText(live.bytes, path);
-  const content = redactSecrets(text, await runtime.secrets());
+  const content = (await redactorOf(runtime)).content(text);
   return { entry, live, content, redacted: content !== text };
 }
 
@@ -158,11 +182,25 @@ export const exportFile: Handler = async ({ runtime, body }) => {
 
 export const capture: Handler = async ({ runtime, principal, body }) => {
   const request = body as CaptureRequest;
-  await checkFreshOperationId(runtime, request.operationId);
-  const { entry, live, content, redacted } = await readRedacted(runtime, request.path, true);
-  if (live === null)
-    throw new FleetError('FILE_NOT_FOUND', `${request.path} does not exist on this node`);
+  const requestSha256 = sha256Hex(Buffer.from(JSON.stringify(request)));
   const startedAt = runtime.clock.now().toISOString();
+  let read: Awaited<ReturnType<typeof readRedacted>>;
+  try {
+    await checkFreshOperationId(runtime, request.operationId);
+    read = await readRedacted(runtime, request.path, true);
+    if (read.live === null)
+      throw new FleetError('FILE_NOT_FOUND', `${request.path} does not exist on this node`);
+  } catch (error) {
+    const claim = { operationId: request.operationId, operation: 'capture' as const };
+    await claimRefused(
+      runtime,
+      { ...claim, requestSha256, client: principal.id, startedAt },
+      error,
+    );
+    throw error;
+  }
+  const { entry, content, redacted } = read;
+  const live = read.live;
   await runtime.operations.begin({
     event: 'begin',
     operationId: request.operationId,
@@ -196,7 +234,7 @@ export const capture: Handler = async ({ runtime, principal, body }) => {
     state: 'completed',
     startedAt,
     finishedAt,
-    requestSha256: sha256Hex(Buffer.from(JSON.stringify(request))),
+    requestSha256,
     client: principal.id,
     httpStatus: 200,
   });

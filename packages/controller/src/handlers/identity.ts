@@ -45,12 +45,16 @@ export async function healthOf(runtime: ControllerRuntime): Promise<Health> {
   } catch (error) {
     checks.push({ name: 'token-store', status: 'failing', detail: (error as Error).message });
   }
+  // Fails closed (docs/audit-log.md): a refused or failed log degrades health until restarted.
   const audit = runtime.audit.problem();
   checks.push(
     audit === undefined
       ? { name: 'audit-log', status: 'ok', detail: `head seq ${runtime.audit.head().seq}` }
       : { name: 'audit-log', status: 'failing', detail: audit },
   );
+  for (const alarm of runtime.alarms.list()) {
+    checks.push({ name: alarm.name, status: 'failing', detail: alarm.detail });
+  }
   const problems = runtime.registry.problems;
   checks.push(
     problems.length === 0
@@ -61,6 +65,21 @@ export async function healthOf(runtime: ControllerRuntime): Promise<Health> {
           detail: problems.map((problem) => problem.message).join('; '),
         },
   );
+  const { view } = runtime;
+  if (view.problem === null) {
+    const served = view.allowlist.served();
+    const actions = served.reduce(
+      (n, domain) => n + Object.keys(view.allowlist.actionsOf(domain)).length,
+      0,
+    );
+    checks.push({
+      name: 'node-policy',
+      status: 'ok',
+      detail: `serving ${served.join(', ') || 'no domain'}; ${actions} action(s)`,
+    });
+  } else {
+    checks.push({ name: 'node-policy', status: 'failing', detail: view.problem.message });
+  }
   checks.push({ name: 'recovery', status: 'ok', detail: runtime.recovery.detail });
   return {
     status: checks.every((check) => check.status === 'ok') ? 'ok' : 'degraded',

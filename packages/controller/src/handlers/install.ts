@@ -1,6 +1,9 @@
 /**
  * `POST /v1/install` (contract §8.4): the node half of an install. The controller validates the
- * request against the allowlist, takes the per-path locks, claims the operation id (journal),
+ * request against the node policy (contract §5.1: the domain is served, every path is declared or
+ * listed, every action id is defined, no unattended install the policy does not allow — a
+ * process-coupled domain never) before anything is written, takes the per-path locks, claims the
+ * operation id (journal),
  * checks every file's live sha256 and every secret before anything is written, then hands the
  * domain's installer a `SafeFileWriter`. A failure after a write restores what was written and
  * answers a `rolled-back` receipt. The audit record is appended (fsync'd) before the answer; if it
@@ -14,22 +17,33 @@ import {
   isFleetError,
   resolveSecrets,
   type ActionOutcome,
+  type ActionRun,
   type AuditRecord,
   type InstallRequest,
   type NodeInstallResult,
+  type SecretValues,
 } from '@fleet/core';
 import { pruneBackups } from '../backups.js';
 import { createNodeContext } from '../context.js';
 import { failpoint } from '../failpoints.js';
-import { readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
+import { managedTarget } from '../fs/managed-target.js';
+import { readLive, sha256Hex } from '../fs/safe-path.js';
 import { errorBody, toWireError, type WireError } from '../http/respond.js';
 import type { OperationRecord } from '../operations.js';
-import type { ControllerRuntime } from '../runtime.js';
+import { redactorFor, type ControllerRuntime } from '../runtime.js';
+import { STATE_DIR } from '../state-paths.js';
 import { tokenState } from '../tokens/store.js';
 import type { Principal } from '../tokens/auth.js';
 import { OperationWriter, preconditionFailed } from '../writer.js';
-import { buildReceipt, receiptFiles, withAudit, type UnauditedReceipt } from './receipt.js';
-import { checkFresh } from './replay.js';
+import {
+  buildReceipt,
+  receiptFiles,
+  redactedActions,
+  withAudit,
+  type UnauditedReceipt,
+} from './receipt.js';
+import { auditedActions, validate } from './install-checks.js';
+import { checkFresh, claimRefused } from './replay.js';
 import type { Handler, HandlerResult } from './types.js';
 
 export const install: Handler = async ({ runtime, principal, body }) => {
@@ -48,11 +62,20 @@ export const install: Handler = async ({ runtime, principal, body }) => {
     if (await runtime.operations.journalExists(id)) {
       throw new FleetError('REPLAY_REJECTED', `operation ${id} was interrupted; see its status`);
     }
-    checkFresh(runtime, id);
-    const paths = validate(runtime, request);
-    runtime.locks.acquire(paths, id);
+    let paths: string[];
+    try {
+      checkFresh(runtime, id);
+      paths = validate(runtime, request);
+      runtime.locks.acquire(paths, id);
+    } catch (error) {
+      const claim = { operationId: id, operation: 'install' as const, requestSha256, startedAt };
+      await claimRefused(runtime, { ...claim, client: principal.id }, error);
+      throw error;
+    }
     // A restart pending after the answer keeps the paths locked: the next controller settles them.
     let keepLocked = false;
+    /** Files this operation wrote, restored, backed up or pruned: their secret holders re-checked. */
+    const touched = new Set<string>();
     try {
       await runtime.operations.begin({
         event: 'begin',
@@ -64,41 +87,17 @@ export const install: Handler = async ({ runtime, principal, body }) => {
         startedAt,
         requestSha256,
       });
-      const answer = await execute(runtime, principal, request, requestSha256, startedAt);
+      const answer = await execute(runtime, principal, request, requestSha256, startedAt, touched);
       keepLocked = answer.afterResponse !== undefined;
       return answer;
     } finally {
+      if (touched.size > 0) await forgetReleased(runtime, touched);
       if (!keepLocked) runtime.locks.release(id);
     }
   } finally {
     inflight.delete(id);
   }
 };
-
-/** Checks the request against this node (domain, allowlist, ids, sizes); returns its paths. */
-function validate(runtime: ControllerRuntime, request: InstallRequest): string[] {
-  runtime.registry.domain(request.domain);
-  const paths: string[] = [];
-  for (const file of request.files) {
-    const entry = runtime.allowlist.require(file.path, request.domain);
-    if (entry.fileId !== file.fileId) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${file.path} is file ${entry.fileId} of ${entry.domain}, not ${file.fileId}`,
-      );
-    }
-    if (paths.includes(file.path))
-      throw new FleetError('BAD_REQUEST', `${file.path} is listed twice`);
-    if (Buffer.byteLength(file.content) > runtime.limits.maxFileBytes) {
-      throw new FleetError(
-        'FILE_TOO_LARGE',
-        `${file.path}: content over the ${runtime.limits.maxFileBytes}-byte bound`,
-      );
-    }
-    paths.push(file.path);
-  }
-  return paths;
-}
 
 async function recheckToken(runtime: ControllerRuntime, principal: Principal): Promise<void> {
   const record = (await runtime.tokens.current()).get(principal.id);
@@ -112,14 +111,29 @@ async function recheckToken(runtime: ControllerRuntime, principal: Principal): P
     throw new FleetError('AUTH_EXPIRED', `token ${principal.id} expired during the install`);
 }
 
+/**
+ * After an operation, the secret memory re-reads what it touched (docs/secrets.md): a value no
+ * file holds any more is forgotten. Best effort — a failure keeps values remembered (safe side).
+ */
+async function forgetReleased(runtime: ControllerRuntime, touched: Set<string>): Promise<void> {
+  const chain = await runtime.secrets().catch(() => new Map<string, string>());
+  await runtime.secretMemory.reconcile(touched, chain).catch((error: unknown) => {
+    process.stderr.write(
+      `controller: the secret memory was not reconciled: ${(error as Error)?.message ?? String(error)}\n`,
+    );
+  });
+}
+
 async function execute(
   runtime: ControllerRuntime,
   principal: Principal,
   request: InstallRequest,
   requestSha256: string,
   startedAt: string,
+  touched: Set<string>,
 ): Promise<HandlerResult> {
   const id = request.operationId;
+  let secrets: SecretValues | undefined;
   const writer = new OperationWriter({
     home: runtime.home,
     state: runtime.state,
@@ -131,19 +145,27 @@ async function execute(
     clock: runtime.clock,
     fileLimit: runtime.limits.maxFileBytes,
     beforeCommit: () => recheckToken(runtime, principal),
+    retain: (holders) => {
+      for (const holder of holders) touched.add(holder.path);
+      return runtime.secretMemory.retain(holders, secrets ?? new Map());
+    },
   });
-  const secrets = await runtime.secrets();
+  /** Every node policy action the installer ran, in order (the audit record names them). */
+  const runs: ActionRun[] = [];
   let result: NodeInstallResult | undefined;
   let failure: WireError | undefined;
   /** The actions a failing installer reported with its error (what ran before it failed). */
   let failedActions: readonly ActionOutcome[] = [];
   try {
+    // Inside the try: a malformed env file fails this operation cleanly (its record answers a
+    // retry of the same id; a new id is free to go), never leaves its journal open.
+    secrets = await runtime.secrets();
     const installer = await runtime.registry.installer(request.domain);
     for (const file of request.files) {
       resolveSecrets(file.content, secrets, file.path);
       const live = await readLive(
         runtime.home,
-        targetOf(runtime.home, file.path),
+        await managedTarget(runtime.home, file.path, runtime.allowlist.symlinkDirs),
         runtime.limits.maxFileBytes,
       );
       if ((live?.sha256 ?? null) !== file.expectedSha256)
@@ -154,10 +176,22 @@ async function execute(
       nodeId: runtime.nodeId,
       clock: runtime.clock,
       beforeProcess: () => failpoint('install.during_action'),
+      actions: {
+        domain: request.domain,
+        actions: runtime.allowlist.actionsOf(request.domain),
+        runs,
+      },
       // The node's recorded supervisor, for a domain that restarts the controller (§10.2).
       registry: runtime.registry,
+      ...(runtime.view.policy.supervisor
+        ? { policySupervisor: runtime.view.policy.supervisor }
+        : {}),
     });
-    result = await installer.install(ctx, { ...request, files: [...request.files] }, writer);
+    result = await installer.install(
+      ctx,
+      { ...request, files: [...request.files], actions: { ...request.actions } },
+      writer,
+    );
     if (!result.verified && result.pending === undefined)
       throw new FleetError(
         'VERIFICATION_FAILED',
@@ -180,8 +214,10 @@ async function execute(
     else rolledBack = writer.written.some((w) => w.restored);
   }
   const finishedAt = runtime.clock.now().toISOString();
-  const files = receiptFiles(writer.written, secrets);
-  const redactedError = failure ? errorBody(failure, secrets).error : undefined;
+  for (const written of writer.written) touched.add(written.result.path);
+  const redactor = redactorFor(runtime, secrets);
+  const files = receiptFiles(writer.written, redactor);
+  const redactedError = failure ? errorBody(failure, redactor).error : undefined;
   let receipt: UnauditedReceipt | undefined;
   if (failure === undefined || rolledBack) {
     receipt = buildReceipt({
@@ -190,7 +226,7 @@ async function execute(
       domain: request.domain,
       files,
       actions: [
-        ...(result?.actions ?? failedActions),
+        ...redactedActions(result?.actions ?? failedActions, redactor),
         ...(rolledBack
           ? [
               {
@@ -212,21 +248,25 @@ async function execute(
   // Answered before a coupled restart: journaled so the next controller settles it (recovery.ts).
   const pending = failure === undefined ? result?.pending : undefined;
   if (pending !== undefined) {
-    await runtime.operations.note(id, {
-      event: 'pending',
-      expect: { nodeId: pending.expect.nodeId },
-      previousNodeId: runtime.nodeId,
-      detail: pending.detail,
-    });
+    await runtime.operations
+      .note(id, {
+        event: 'pending',
+        expect: { nodeId: pending.expect.nodeId },
+        previousNodeId: runtime.nodeId,
+        detail: pending.detail,
+      })
+      .catch((error: unknown) => undoFor(writer, error));
   }
-  await runtime.operations.note(id, {
-    event: 'outcome',
-    state: receipt && !rolledBack ? 'completed' : 'failed',
-    httpStatus,
-    finishedAt,
-    ...(receipt ? { receipt } : {}),
-    ...(redactedError && !receipt ? { error: redactedError } : {}),
-  });
+  await runtime.operations
+    .note(id, {
+      event: 'outcome',
+      state: receipt && !rolledBack ? 'completed' : 'failed',
+      httpStatus,
+      finishedAt,
+      ...(receipt ? { receipt } : {}),
+      ...(redactedError && !receipt ? { error: redactedError } : {}),
+    })
+    .catch((error: unknown) => undoFor(writer, error));
 
   const auditFiles: AuditRecord['files'] = files.map((file) => ({
     path: file.path,
@@ -255,9 +295,19 @@ async function execute(
         (receipt
           ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
           : (redactedError?.message ?? '')),
+      ...(runs.length > 0 ? { actions: auditedActions(runs, redactor) } : {}),
     });
   } catch (error) {
-    return auditFailed(runtime, principal, writer, request, requestSha256, startedAt, error);
+    return auditFailed(
+      runtime,
+      principal,
+      writer,
+      request,
+      requestSha256,
+      startedAt,
+      error,
+      secrets,
+    );
   }
 
   const record: OperationRecord = {
@@ -272,9 +322,17 @@ async function execute(
     client: principal.id,
     httpStatus,
   };
-  // A pending operation keeps its journal (and its backups unpruned) until it is settled.
-  await runtime.operations.finish(record, { keepJournal: pending !== undefined });
-  if (receipt && !rolledBack && !pending) await prune(runtime, request.domain, writer);
+  // A pending operation keeps its journal (and its backups unpruned) until it is settled. The
+  // audit record is written, so the operation is done: a record that cannot be stored (disk full,
+  // catalogue 25) does not change the answer or add a second audit record. The journal, which
+  // holds the outcome, stays: the next start completes the record from it (recovery.ts), and
+  // until then the id is refused as interrupted, never run twice.
+  await runtime.operations
+    .finish(record, { keepJournal: pending !== undefined })
+    .catch(() => undefined);
+  if (receipt && !rolledBack && !pending) {
+    for (const pruned of await prune(runtime, request.domain, writer)) touched.add(pruned);
+  }
   return {
     status: httpStatus,
     body: record.receipt ?? { error: redactedError },
@@ -296,6 +354,16 @@ function actionsOf(error: unknown): readonly ActionOutcome[] {
       typeof (a as ActionOutcome).detail === 'string' &&
       statuses.has((a as ActionOutcome).status),
   );
+}
+
+/**
+ * The answer could not be journaled (disk full: catalogue 25), so a crash could not complete it:
+ * the operation is not done. Its writes are undone and the journal's failure is what is answered
+ * (or `RECOVERY_REQUIRED` when a write cannot be undone).
+ */
+async function undoFor(writer: OperationWriter, error: unknown): Promise<never> {
+  const undone = await restoreAll(writer);
+  throw undone === undefined ? error : new FleetError(undone.code, undone.message);
 }
 
 /** Restores every written file; `undefined` when all went back, else the error to answer. */
@@ -326,9 +394,10 @@ async function auditFailed(
   requestSha256: string,
   startedAt: string,
   error: unknown,
+  secrets: SecretValues | undefined,
 ): Promise<HandlerResult> {
   const failure = (await restoreAll(writer)) ?? toWireError(error);
-  const body = errorBody(failure, await runtime.secrets());
+  const body = errorBody(failure, redactorFor(runtime, secrets));
   await runtime.operations.finish({
     operationId: request.operationId,
     operation: 'install',
@@ -343,21 +412,26 @@ async function auditFailed(
   return { status: failure.status, body, audited: true };
 }
 
+/** Prunes each written file's backups to its domain's count; returns the `~/` paths removed. */
 async function prune(
   runtime: ControllerRuntime,
   domain: string,
   writer: OperationWriter,
-): Promise<void> {
+): Promise<string[]> {
+  const removed: string[] = [];
   for (const written of writer.written) {
     if (written.result.backupPath === null) continue;
     const entry = runtime.allowlist.require(written.result.path);
-    await pruneBackups(
+    const names = await pruneBackups(
+      runtime.home,
       join(runtime.state.backups, domain),
       written.fileId,
       entry.backups,
       basename(written.result.backupPath),
-    ).catch(() => undefined);
+    ).catch(() => [] as string[]);
+    removed.push(...names.map((name) => `~/${STATE_DIR}/backups/${domain}/${name}`));
   }
+  return removed;
 }
 
 /** A replayed id: the original answer, never a second execution. */

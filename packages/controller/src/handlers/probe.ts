@@ -13,7 +13,7 @@ import {
 } from '@fleet/core';
 import { createNodeContext } from '../context.js';
 import { domainReader } from '../domain-reader.js';
-import { redactJson } from '../runtime.js';
+import { redactorOf } from '../runtime.js';
 import { authorize } from '../tokens/auth.js';
 import type { Handler } from './types.js';
 
@@ -24,6 +24,8 @@ export const probe: Handler = async ({ runtime, principal, route, body }) => {
     throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(request.prober)}`);
   }
   authorize(principal, route, proberScope(entry.descriptor));
+  if (entry.descriptor.domain !== undefined)
+    runtime.allowlist.requireServed(entry.descriptor.domain);
   const prober = await runtime.registry.prober(request.prober);
   const ctx = createNodeContext({
     home: runtime.home,
@@ -41,7 +43,7 @@ export const probe: Handler = async ({ runtime, principal, route, body }) => {
   const response: ProbeResponse = {
     prober: entry.descriptor.id,
     layer: entry.descriptor.layer,
-    facts: redactJson(checked.data, await runtime.secrets()) as ProbeResponse['facts'],
+    facts: (await redactorOf(runtime)).json(checked.data) as ProbeResponse['facts'],
     collectedAt: runtime.clock.now().toISOString(),
   };
   return { status: 200, body: response };

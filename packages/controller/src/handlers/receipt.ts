@@ -1,13 +1,12 @@
 /** Building `fleet.receipt/v1` (contract §8.4) from what the writer did: diffs redacted on the node. */
 import {
   RECEIPT_SCHEMA,
-  redactSecrets,
   unifiedDiff,
   type ActionOutcome,
   type AuditHead,
   type Receipt,
   type ReceiptFile,
-  type SecretValues,
+  type Redactor,
 } from '@fleet/core';
 import type { WrittenFile } from '../writer.js';
 
@@ -24,22 +23,19 @@ function asText(bytes: Uint8Array | null): string | undefined {
 }
 
 /** The redacted unified diff of one written file. */
-export function redactedDiff(written: WrittenFile, secrets: SecretValues): string {
+export function redactedDiff(written: WrittenFile, redactor: Redactor): string {
   if (written.result.unchanged) return '';
   const before = asText(written.before);
   const after = asText(written.after);
   if (before === undefined || after === undefined) return '(not UTF-8 text: diff omitted)';
-  return unifiedDiff(redactSecrets(before, secrets), redactSecrets(after, secrets), {
+  return unifiedDiff(redactor.content(before), redactor.content(after), {
     from: `a/${written.result.path}`,
     to: `b/${written.result.path}`,
   });
 }
 
 /** One entry per path: the last thing the writer did to it. */
-export function receiptFiles(
-  written: readonly WrittenFile[],
-  secrets: SecretValues,
-): ReceiptFile[] {
+export function receiptFiles(written: readonly WrittenFile[], redactor: Redactor): ReceiptFile[] {
   const byPath = new Map<string, WrittenFile>();
   for (const w of written) byPath.set(w.result.path, w);
   return [...byPath.values()].map((w) => ({
@@ -48,9 +44,18 @@ export function receiptFiles(
     beforeSha256: w.result.beforeSha256,
     afterSha256: w.result.afterSha256,
     backupPath: w.result.backupPath,
-    diff: redactedDiff(w, secrets),
+    diff: redactedDiff(w, redactor),
     state: w.result.unchanged ? 'unchanged' : w.restored ? 'restored' : 'written',
+    ...(w.hardlinkBroken && !w.restored ? { hardlinkBroken: true } : {}),
   }));
+}
+
+/** The actions' details redacted: a domain's action may quote a command's output (annotations). */
+export function redactedActions(
+  actions: readonly ActionOutcome[],
+  redactor: Redactor,
+): ActionOutcome[] {
+  return actions.map((action) => ({ ...action, detail: redactor.annotation(action.detail) }));
 }
 
 export type UnauditedReceipt = Omit<Receipt, 'audit'>;

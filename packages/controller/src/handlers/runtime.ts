@@ -19,7 +19,7 @@ import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder, withRuntimeLock } from '../generations/lock.js';
 import { expectationOf } from '../lifecycle/expectation.js';
 import { rollbackTarget } from '../lifecycle/journal-history.js';
-import { stageTransaction } from '../lifecycle/stage.js';
+import { abandonStaged, stageTransaction } from '../lifecycle/stage.js';
 import { spawnRunner, type RunnerStart } from '../lifecycle/spawn.js';
 import { runtimeStatusOf } from '../lifecycle/status.js';
 import { authorize } from '../tokens/auth.js';
@@ -59,7 +59,12 @@ export const runtimeStage: Handler = async (ctx) => {
     artifact: { sha256: request.artifact.sha256, bytes },
     prior: expectationOf(await identityOf(runtime)),
   });
-  return { status: 200, body: staged };
+  return {
+    status: 200,
+    body: staged,
+    undo: () =>
+      abandonStaged(runtime.home, staged.transaction, 'the audit record could not be written'),
+  };
 };
 
 async function started(
@@ -90,7 +95,12 @@ async function started(
     throw error;
   }
   const body: RuntimeStartedResponse = { transaction, runner: runner.pid, log: runner.log };
-  return { status: 200, body, afterResponse: () => runner.go() };
+  return {
+    status: 200,
+    body,
+    afterResponse: () => runner.go(),
+    undo: () => Promise.resolve(runner.cancel()),
+  };
 }
 
 /** Journals `failed` + `end` for a transaction whose runner could not be started. */

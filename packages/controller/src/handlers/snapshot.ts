@@ -11,9 +11,9 @@ import {
   isFleetError,
   jsonValueSchema,
   proberScope,
-  redactSecrets,
-  type SecretValues,
+  type Redactor,
   type SnapshotFile,
+  type SnapshotFileRequest,
   type SnapshotProbe,
   type SnapshotProbeResult,
   type SnapshotRequest,
@@ -21,10 +21,12 @@ import {
 } from '@fleet/core';
 import { createNodeContext } from '../context.js';
 import { domainReader } from '../domain-reader.js';
-import { redactJson } from '../runtime.js';
+import { redactorOf } from '../runtime.js';
+import { refuseHardLinked } from './files.js';
 import { authorize } from '../tokens/auth.js';
 import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
+import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
@@ -43,11 +45,11 @@ interface Budget {
 async function backupsOf(
   runtime: ControllerRuntime,
   entry: AllowedPath,
-  secrets: SecretValues,
+  redactor: Redactor,
   budget: Budget,
 ): Promise<{ path: string; sha256: string; content: string }[]> {
   const out: { path: string; sha256: string; content: string }[] = [];
-  const names = (await listBackups(join(runtime.state.backups, entry.domain)))
+  const names = (await listBackups(runtime.home, join(runtime.state.backups, entry.domain)))
     .filter((backup) => backup.parsed.fileId === backupFileId(entry.fileId))
     .reverse();
   for (const { name } of names) {
@@ -67,7 +69,7 @@ async function backupsOf(
       out.push({
         path,
         sha256: live.sha256,
-        content: redactSecrets(decodeText(live.bytes, path), secrets),
+        content: redactor.content(decodeText(live.bytes, path)),
       });
     } catch {
       // a backup that is not safe text is left out (inventory still lists it)
@@ -78,22 +80,22 @@ async function backupsOf(
 
 async function snapshotFile(
   runtime: ControllerRuntime,
-  path: string,
+  { domain, path }: SnapshotFileRequest,
   withBackups: boolean,
-  secrets: SecretValues,
+  redactor: Redactor,
   budget: Budget,
 ): Promise<SnapshotFile> {
   try {
-    const entry = runtime.allowlist.require(path);
-    const live = await readLive(
-      runtime.home,
-      targetOf(runtime.home, path),
-      runtime.limits.maxFileBytes,
-    );
-    const backups = withBackups ? await backupsOf(runtime, entry, secrets, budget) : [];
+    // The domain is the request's: a domain not served, or a path its policy does not accept,
+    // is answered as such (DOMAIN_NOT_SERVED, POLICY_REFUSED), not as an unknown path.
+    const entry = runtime.allowlist.require(path, domain);
+    const target = await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs);
+    const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes);
+    const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
     if (live === null) return { path, state: 'absent', backups };
+    refuseHardLinked(path, live, target.parent);
     const text = decodeText(live.bytes, path);
-    const content = redactSecrets(text, secrets);
+    const content = redactor.content(text);
     return {
       path,
       state: 'present',
@@ -107,7 +109,7 @@ async function snapshotFile(
   } catch (error) {
     const code = isFleetError(error) ? error.code : 'IO_ERROR';
     const message = isFleetError(error) ? error.message : 'the file could not be read';
-    return { path, state: 'refused', code, message: redactSecrets(message, secrets) };
+    return { path, state: 'refused', code, message: redactor.annotation(message) };
   }
 }
 
@@ -119,15 +121,19 @@ async function snapshotProbe(
   context: Pick<RequestContext, 'runtime' | 'principal' | 'route'>,
   probe: SnapshotProbe,
   registered: ReturnType<ControllerRuntime['registry']['probers']>,
-  secrets: SecretValues,
+  redactor: Redactor,
 ): Promise<SnapshotProbeResult> {
   const { runtime } = context;
   try {
     const entry = registered.find((p) => p.descriptor.id === probe.prober);
     if (!entry) {
+      // A prober of a domain this node lacks: say so (DOMAIN_NOT_SERVED), not "unknown".
+      if (probe.domain !== undefined) runtime.allowlist.requireServed(probe.domain);
       throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(probe.prober)}`);
     }
     authorize(context.principal, context.route, proberScope(entry.descriptor));
+    if (entry.descriptor.domain !== undefined)
+      runtime.allowlist.requireServed(entry.descriptor.domain);
     const prober = await runtime.registry.prober(probe.prober);
     const ctx = createNodeContext({
       home: runtime.home,
@@ -145,30 +151,30 @@ async function snapshotProbe(
       prober: entry.descriptor.id,
       state: 'ok',
       layer: entry.descriptor.layer,
-      facts: redactJson(checked.data, secrets) as ProbeFacts,
+      facts: redactor.json(checked.data) as ProbeFacts,
       collectedAt: runtime.clock.now().toISOString(),
     };
   } catch (error) {
     const code = isFleetError(error) ? error.code : 'INTERNAL';
     const message = isFleetError(error) ? error.message : 'the prober failed';
-    return { prober: probe.prober, state: 'error', code, message: redactSecrets(message, secrets) };
+    return { prober: probe.prober, state: 'error', code, message: redactor.annotation(message) };
   }
 }
 
 export const snapshot: Handler = async ({ runtime, principal, route, body }) => {
   const request = body as SnapshotRequest;
-  const secrets = await runtime.secrets();
+  const redactor = await redactorOf(runtime);
   const budget: Budget = { left: BACKUP_BUDGET, truncated: false };
   const files: SnapshotFile[] = [];
-  for (const path of request.paths) {
-    files.push(await snapshotFile(runtime, path, request.backups, secrets, budget));
+  for (const file of request.files) {
+    files.push(await snapshotFile(runtime, file, request.backups, redactor, budget));
   }
   const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
   if (request.probes !== undefined) {
     const probes: SnapshotProbeResult[] = [];
     const registered = runtime.registry.probers();
     for (const probe of request.probes) {
-      probes.push(await snapshotProbe({ runtime, principal, route }, probe, registered, secrets));
+      probes.push(await snapshotProbe({ runtime, principal, route }, probe, registered, redactor));
     }
     return { status: 200, body: { ...response, probes } satisfies SnapshotResponse };
   }

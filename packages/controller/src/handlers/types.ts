@@ -21,6 +21,11 @@ export interface HandlerResult {
    * action that replaces this controller (a restart) starts here, never before the answer.
    */
   readonly afterResponse?: () => void | Promise<void>;
+  /**
+   * Undoes what the handler did when its audit record (route `audit: 'always'`) cannot be
+   * written: an operation that is not audited is not done (contract §15).
+   */
+  readonly undo?: () => Promise<void>;
 }
 
 export type Handler = (ctx: RequestContext) => Promise<HandlerResult>;

@@ -1,12 +1,19 @@
 /**
  * `POST /v1/versions` (contract §11): `fleet version`'s one read per host. The runtime's package and
  * build identity (the generation its script sits in, else a development build), each named tool
- * on the controller's PATH with its `--version`, every `fleet` along PATH, and on darwin fleet's
+ * the node policy lists (`versions.tools`; any other is answered `refused` and never run — a read
+ * token is not a way to run programs) on the policy's login PATH (`versions.path`, default the
+ * controller's) with its `--version`, every `fleet` along that PATH, and on darwin fleet's
  * launchd agents. Read-only; the answer is redacted like anything else leaving the node.
  */
-import type { VersionsRequest, VersionsResponse } from '@fleet/core';
+import {
+  NODE_POLICY_PATH,
+  type VersionsRequest,
+  type VersionsResponse,
+  type VersionsTool,
+} from '@fleet/core';
 import { createNodeContext } from '../context.js';
-import { redactJson } from '../runtime.js';
+import { redactorOf } from '../runtime.js';
 import {
   VERSION_TIMEOUT_MS,
   collectFleetOnPath,
@@ -23,15 +30,27 @@ export const versions: Handler = async ({ runtime, body }) => {
     nodeId: runtime.nodeId,
     clock: runtime.clock,
   });
+  const { versions: allowed } = runtime.view.policy;
   const input: CollectInput = {
     home: runtime.home,
     platform: ctx.platform,
-    path: process.env['PATH'] ?? '',
+    path: allowed.path?.join(ctx.platform === 'win32' ? ';' : ':') ?? process.env['PATH'] ?? '',
     processes: ctx.processes,
     timeoutMs: VERSION_TIMEOUT_MS,
   };
-  const [tools, fleet, launchd] = await Promise.all([
-    collectTools(request.tools, input),
+  const requested = [...new Set(request.tools)];
+  const refused: VersionsTool[] = requested
+    .filter((name) => !allowed.tools.includes(name))
+    .map((name) => ({
+      name,
+      state: 'refused',
+      detail: `not run: this node's policy does not list ${name} (versions.tools in ${NODE_POLICY_PATH})`,
+    }));
+  const [probed, fleet, launchd] = await Promise.all([
+    collectTools(
+      requested.filter((name) => allowed.tools.includes(name)),
+      input,
+    ),
     collectFleetOnPath(input),
     ctx.platform === 'darwin' && typeof process.getuid === 'function'
       ? collectLaunchd(input, process.getuid())
@@ -43,13 +62,16 @@ export const versions: Handler = async ({ runtime, body }) => {
     version: runtime.package.version,
     build: { sha256: runtime.build.sha256, commit: runtime.build.commit },
     platform: ctx.platform,
-    tools,
+    // In the order asked: each tool probed, or refused.
+    tools: [...probed, ...refused].sort(
+      (a, b) => requested.indexOf(a.name) - requested.indexOf(b.name),
+    ),
     fleet,
     ...(launchd === undefined ? {} : { launchd }),
     collectedAt: runtime.clock.now().toISOString(),
   };
   return {
     status: 200,
-    body: redactJson(answer, await runtime.secrets()),
+    body: (await redactorOf(runtime)).json(answer),
   };
 };

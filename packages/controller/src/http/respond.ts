@@ -1,11 +1,12 @@
 /** Writing answers: JSON bodies, and every error as `{ error: { code, message } }`. */
 import type { ServerResponse } from 'node:http';
 import {
+  FLEET_PROTOCOL_VERSION,
+  PROTOCOL_HEADER,
   describeCode,
   isFleetError,
-  redactSecrets,
   type ErrorCode,
-  type SecretValues,
+  type Redactor,
   type WireErrorBody,
 } from '@fleet/core';
 
@@ -41,9 +42,12 @@ export function toWireError(error: unknown): WireError {
   return { code: 'INTERNAL', status: 500, message: 'internal error in the controller' };
 }
 
-/** The body of an error, its message passed through redaction (error text leaves the node too). */
-export function errorBody(error: WireError, secrets: SecretValues | undefined): WireErrorBody {
-  const message = secrets ? redactSecrets(error.message, secrets) : error.message;
+/**
+ * The body of an error, its message passed through redaction (error text leaves the node too) as
+ * an annotation: the digests a message quotes stay whole (core `createRedactor`).
+ */
+export function errorBody(error: WireError, redactor: Redactor | undefined): WireErrorBody {
+  const message = redactor ? redactor.annotation(error.message) : error.message;
   return {
     error: {
       code: error.code,
@@ -67,6 +71,8 @@ export function sendJson(
   res.setHeader('content-length', Buffer.byteLength(text));
   res.setHeader('cache-control', 'no-store');
   res.setHeader('x-content-type-options', 'nosniff');
+  // Every answer says which protocol it speaks (a protocol 1 node sent none).
+  res.setHeader(PROTOCOL_HEADER, String(FLEET_PROTOCOL_VERSION));
   if (options.close) res.setHeader('connection', 'close');
   res.end(text);
 }

@@ -50,6 +50,7 @@ import { withRuntimeLock } from '../generations/lock.js';
 import { currentPointer } from '../generations/pointer.js';
 import { rollbackTarget } from './journal-history.js';
 import { LocalIdentityProbe } from './live.js';
+import { policySupervisorName, policySupervisorOf } from './supervisor.js';
 
 export interface RunnerOptions {
   readonly home: string;
@@ -81,7 +82,7 @@ const IMMUTABLE = new Set<AcceptanceCriterion>([
   'protocol',
   'catalog',
 ]);
-const FLAGS_CARRIED = ['--port', '--bind', '--tls-cert', '--tls-key'] as const;
+const FLAGS_CARRIED = ['--port', '--bind', '--tls-cert', '--tls-key', '--allowed-host'] as const;
 
 class Runner {
   private readonly journal: RuntimeJournal;
@@ -109,10 +110,14 @@ class Runner {
     return this.options.registry.bootstrapAdapter(supervisor as SupervisorKind);
   }
 
-  /** The supervisor's name for the controller the node recorded (its unit, its task), if any. */
+  /**
+   * The supervisor's name for the controller (its unit, its task): the one the node recorded,
+   * else the one its policy names (a first install), else the adapter's default.
+   */
   private async recordedName(adapter: BootstrapAdapter): Promise<string | undefined> {
     const record = await readSupervisorRecord(this.options.home);
-    return record?.supervisor === adapter.supervisor ? record.name : undefined;
+    if (record?.supervisor === adapter.supervisor) return record.name;
+    return policySupervisorName(await policySupervisorOf(this.options.home), adapter.supervisor);
   }
 
   /** The controller flags a new definition keeps: port, bind, TLS, the runtime's environment. */
@@ -156,7 +161,7 @@ class Runner {
       ...(port === undefined ? {} : { port: Number(port) }),
       ...(shape.flags.has('--bind') ? { bind: shape.flags.get('--bind') } : {}),
     });
-    for (const flag of ['--tls-cert', '--tls-key'] as const) {
+    for (const flag of ['--tls-cert', '--tls-key', '--allowed-host'] as const) {
       const value = shape.flags.get(flag);
       if (value !== undefined) command.push(flag, value);
     }

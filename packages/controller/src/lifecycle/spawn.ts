@@ -26,6 +26,8 @@ export interface RunnerStart {
   readonly via: string;
   /** Lets the runner begin (after the answer went out). */
   go(): Promise<void>;
+  /** Ends the runner before its go, when the request it was started for is not done after all. */
+  cancel(): void;
 }
 
 export interface RunnerArgs {
@@ -73,7 +75,7 @@ export async function spawnRunner(args: RunnerArgs): Promise<RunnerStart> {
     throw new FleetError('BAD_REQUEST', `${JSON.stringify(args.transaction)} cannot name a runner`);
   }
   const files = runnerFiles(args.home, args.transaction);
-  await ensurePrivateDir(files.dir);
+  await ensurePrivateDir(args.home, files.dir);
   await rm(files.go, { force: true });
   await rm(files.pid, { force: true });
   const adapter = await launchingAdapter(args.registry, args.home, args.supervisor);
@@ -110,5 +112,14 @@ export async function spawnRunner(args: RunnerArgs): Promise<RunnerStart> {
     log: files.log,
     via: started.via,
     go: () => writeFile(files.go, '', { mode: 0o600 }),
+    // SIGKILL before the go: the runner has changed nothing yet (it waits for its go first).
+    // Its unit or task ends with it, and the transaction stays at staged.
+    cancel: () => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    },
   };
 }

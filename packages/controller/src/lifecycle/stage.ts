@@ -26,6 +26,7 @@ import { generationManifestSchema, stageGeneration } from '../generations/genera
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { withRuntimeLock } from '../generations/lock.js';
 import { TEMP_PREFIX } from '../state-paths.js';
+import { requireSupervisorOfPolicy } from './supervisor.js';
 import { requireBootstrapAllowed } from './policy.js';
 
 export interface StageTransactionInput {
@@ -54,7 +55,9 @@ const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).dig
 
 /** Checks everything that needs no lock: policy, target, the bytes as they arrived. */
 async function precheck(input: StageTransactionInput): Promise<void> {
-  if (input.kind === 'bootstrap') await requireBootstrapAllowed(input.home, input.supervisor);
+  if (input.kind === 'bootstrap')
+    await requireBootstrapAllowed(input.home, input.supervisor, input.registry);
+  await requireSupervisorOfPolicy(input.home, input.supervisor);
   if (input.target.nodeId !== input.nodeId) {
     throw new FleetError(
       'NODE_ID_MISMATCH',
@@ -112,7 +115,7 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
     });
     const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
     try {
-      await ensurePrivateDir(layout.root);
+      await ensurePrivateDir(input.home, layout.root);
       await writeExclusive(upload, input.artifact.bytes);
       const staged = await stageGeneration({
         home: input.home,
@@ -148,6 +151,26 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
     } finally {
       await rm(upload, { force: true });
     }
+  });
+}
+
+/**
+ * Closes a transaction that was staged but whose audit record could not be written: not audited,
+ * so not done (contract §15) — journaled `failed` then `end`, so it neither stays open nor blocks
+ * the next stage. The generation stays staged (immutable, reusable by a later stage).
+ */
+export async function abandonStaged(home: string, txn: string, reason: string): Promise<void> {
+  await withRuntimeLock(home, async () => {
+    const journal = new RuntimeJournal(home);
+    const open = lastTransaction(await journal.readTrusted());
+    if (!open || open.id !== txn || open.ended || open.last.step !== 'staged') return;
+    await journal.append(txn, 'failed', {
+      during: 'stage',
+      code: 'AUDIT_UNAVAILABLE',
+      message: reason.slice(0, 500),
+      criteria: [],
+    });
+    await journal.append(txn, 'end', { outcome: 'failed' });
   });
 }
 

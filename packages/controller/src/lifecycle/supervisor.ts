@@ -14,8 +14,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
+  FleetError,
+  NODE_POLICY_PATH,
+  SUPERVISOR_RECORD_PATH,
+  nodePolicyFile,
+  readNodePolicyFile,
   adapterControllerSupervisor,
   readSupervisorRecord,
+  resolveNodeSupervisor,
+  type NodeSupervisor as NodePolicySupervisor,
+  type ResolvedNodeSupervisor,
   type BootstrapAdapter,
   type ControllerSupervisor,
   type NodeContext,
@@ -71,6 +79,55 @@ export async function nodeSupervisor(
   return null;
 }
 
+/**
+ * The node's recorded supervisor checked against its policy's `supervisor` (core
+ * `resolveNodeSupervisor`): `SUPERVISOR_MISMATCH` when they disagree. The controller calls it at
+ * start (it does not start on a disagreement) and before every coupled restart.
+ */
+export async function drivenSupervisor(
+  home: string,
+  policy: NodePolicySupervisor | undefined,
+): Promise<ResolvedNodeSupervisor> {
+  return resolveNodeSupervisor(policy, await readSupervisorRecord(home), {
+    policyFile: NODE_POLICY_PATH,
+    recordFile: SUPERVISOR_RECORD_PATH,
+  });
+}
+
+/** The node policy's `supervisor`, read afresh (`undefined`: none named, or no readable policy). */
+export async function policySupervisorOf(home: string): Promise<NodePolicySupervisor | undefined> {
+  try {
+    return (await readNodePolicyFile(nodePolicyFile(home), home)).policy.supervisor;
+  } catch {
+    // An unusable policy is refused where it matters (the controller's start, bootstrap policy).
+    return undefined;
+  }
+}
+
+/**
+ * Refuses a transaction that would install `supervisor` on a node whose policy names another
+ * (`SUPERVISOR_MISMATCH`, nothing staged): the node's owner decides what runs it.
+ */
+export async function requireSupervisorOfPolicy(home: string, supervisor: string): Promise<void> {
+  const policy = await policySupervisorOf(home);
+  if (policy === undefined || policy.kind === supervisor) return;
+  throw new FleetError(
+    'SUPERVISOR_MISMATCH',
+    `${NODE_POLICY_PATH} says ${policy.kind} runs this controller, but the request installs it under ${supervisor}; nothing was staged`,
+  );
+}
+
+/** The policy's name for the controller under `kind` (its unit or task), if it names one. */
+export function policySupervisorName(
+  policy: NodePolicySupervisor | undefined,
+  kind: string,
+): string | undefined {
+  if (policy?.kind !== kind) return undefined;
+  if (policy.kind === 'systemd-user') return policy.unit;
+  if (policy.kind === 'windows-task') return policy.task.replace(/^\\/, '');
+  return undefined;
+}
+
 /** Where the switch's process logs, one line per step (kept as evidence). */
 export const SWITCH_LOG = '.local/state/fleet/logs/transport-identity.log';
 
@@ -84,9 +141,11 @@ export const SWITCH_RESTART_TIMEOUT_MS = 200_000;
 export async function recordedControllerSupervisor(
   registry: Registry,
   ctx: NodeContext,
+  policy: NodePolicySupervisor | undefined,
 ): Promise<ControllerSupervisor | null> {
-  const record = await readSupervisorRecord(ctx.home);
-  if (record === null) return null;
+  const resolved = await drivenSupervisor(ctx.home, policy);
+  if (!resolved.drives) return null;
+  const { record } = resolved;
   const adapter = await registry.bootstrapAdapter(record.supervisor);
   return {
     ...adapterControllerSupervisor(adapter, ctx, {

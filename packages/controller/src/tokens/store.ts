@@ -231,7 +231,7 @@ export class TokenStore {
   }
 
   private async mutate<T>(change: (tokens: TokenRecord[]) => T): Promise<T> {
-    await ensurePrivateDir(this.paths.root);
+    await ensurePrivateDir(this.paths.home, this.paths.root);
     const release = await this.lock();
     try {
       const tokens = await this.read();

@@ -3,7 +3,8 @@
  * (core `defineRegistration`, through testkit's `registryFromHooks`):
  * - `fixture`: two whole files, no coupling, installed by core's real `wholeFileInstaller`;
  * - `coupled`: one file and a coupled action that runs a real process, which fails when the
- *   request's `action` parameter says `fail` (the controller must then restore the file);
+ *   request's `action` parameter says `fail` (the controller must then restore the file) — or,
+ *   when the request names a `restart` action id, the node policy's action of that id;
  * - probers: one per scope rule, and one declared without an implementation.
  */
 import {
@@ -36,6 +37,27 @@ const coupledInstaller: Installer = {
           content: new TextEncoder().encode(resolveSecrets(file.content, secrets, file.path)),
         }),
       );
+    }
+    const id = request.actions?.['restart'];
+    if (id !== undefined) {
+      if (!ctx.actions) throw new FleetError('POLICY_REFUSED', 'no node policy actions here');
+      const ran = await ctx.actions.run(id);
+      const said = ran.output === undefined ? '' : `: ${ran.output}`;
+      if (ran.exitCode !== 0) {
+        throw Object.assign(
+          new FleetError('ACTION_FAILED', `action ${id} exited ${ran.exitCode}${said}`),
+          {
+            actions: [
+              { kind: 'restart', status: 'failed', detail: `exited ${ran.exitCode}${said}` },
+            ],
+          },
+        );
+      }
+      return {
+        files: results,
+        actions: [{ kind: 'restart', status: 'ok', detail: `action ${id} exited 0${said}` }],
+        verified: true,
+      };
     }
     const exit = request.parameters['action'] === 'fail' ? 3 : 0;
     const run = await ctx.processes.run({
@@ -122,6 +144,23 @@ export const fixtureRegistration = defineRegistration({
             nested: [{ v: s.get('CANARY') ?? null }],
           })),
         ),
+    },
+    {
+      id: 'fixture.digest',
+      layer: 'file',
+      domain: 'fixture',
+      description:
+        "the sha256 of app.conf (a hash-valued fact), read through the controller's reads",
+      load: () =>
+        Promise.resolve({
+          id: 'fixture.digest',
+          layer: 'file',
+          async collect(ctx) {
+            const live = await ctx.files?.read(APP);
+            return { path: APP, sha256: live?.sha256 ?? null, note: `digest ${live?.sha256}` };
+          },
+          evaluate: () => [],
+        } satisfies Prober),
     },
     { id: 'fixture.absent', layer: 'file', domain: 'fixture', description: 'declared only' },
     {

@@ -15,11 +15,19 @@ export interface FileSpec {
 }
 
 /** The body of an install request, expected shas taken from disk unless given. */
+export interface InstallOptions {
+  readonly operationId?: string;
+  readonly parameters?: Record<string, string>;
+  /** Node policy action ids by role (`{ reload: 'router-reload' }`). */
+  readonly actions?: Record<string, string>;
+  readonly unattended?: boolean;
+}
+
 export async function installBody(
   node: TestNode,
   domain: string,
   files: readonly FileSpec[],
-  options: { operationId?: string; parameters?: Record<string, string> } = {},
+  options: InstallOptions = {},
 ) {
   const out = [];
   for (const file of files) {
@@ -37,6 +45,8 @@ export async function installBody(
     domain,
     files: out,
     parameters: options.parameters ?? {},
+    ...(options.actions ? { actions: options.actions } : {}),
+    ...(options.unattended === undefined ? {} : { unattended: options.unattended }),
   };
 }
 
@@ -45,7 +55,7 @@ export async function install(
   token: string,
   domain: string,
   files: readonly FileSpec[],
-  options: { operationId?: string; parameters?: Record<string, string> } = {},
+  options: InstallOptions = {},
 ): Promise<Answer> {
   return node.call('/v1/install', { token, body: await installBody(node, domain, files, options) });
 }

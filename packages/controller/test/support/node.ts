@@ -1,6 +1,8 @@
 /**
  * A real controller on 127.0.0.1 (ephemeral port) over a temp home, with a canary secret in its
- * env chain, and a small raw-HTTP client that checks every answer against the wire schemas.
+ * env chain and a node policy (by default serving every domain of its registry at the declared
+ * paths; `policy` replaces it, `policy: null` starts without one), and a small raw-HTTP client
+ * that checks every answer against the wire schemas and speaks the current protocol.
  */
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
@@ -9,8 +11,24 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { ulid } from 'ulid';
-import { errorBodySchema, matchRoute, parseHomePath, type Registry, type Scope } from '@fleet/core';
-import { createController, type Controller, type ControllerOptions } from '../../src/index.js';
+import {
+  FLEET_PROTOCOL_VERSION,
+  NODE_POLICY_VERSION,
+  PROTOCOL_HEADER,
+  defaultNodePolicy,
+  errorBodySchema,
+  matchRoute,
+  parseHomePath,
+  type NodePolicyInput,
+  type Registry,
+  type Scope,
+} from '@fleet/core';
+import {
+  createController,
+  writeNodePolicy,
+  type Controller,
+  type ControllerOptions,
+} from '../../src/index.js';
 import { TokenStore } from '../../src/tokens/store.js';
 import { statePaths } from '../../src/state-paths.js';
 import { systemClock } from '../../src/context.js';
@@ -31,6 +49,8 @@ export interface CallOptions {
   /** Raw body bytes (sent as they are). */
   readonly raw?: string | Buffer;
   readonly headers?: Record<string, string>;
+  /** The protocol header to send (default the current version; `null`: none, as protocol 1). */
+  readonly protocol?: number | null;
 }
 
 /** One HTTP exchange with exact control of the request line and headers. */
@@ -44,6 +64,9 @@ export function call(url: string, path: string, options: CallOptions = {}): Prom
         : Buffer.from(JSON.stringify(options.body));
   const method = options.method ?? (payload === undefined ? 'GET' : 'POST');
   const headers: Record<string, string> = {
+    ...(options.protocol === null
+      ? {}
+      : { [PROTOCOL_HEADER]: String(options.protocol ?? FLEET_PROTOCOL_VERSION) }),
     ...(payload === undefined
       ? {}
       : { 'content-type': 'application/json', 'content-length': String(payload.length) }),
@@ -103,13 +126,27 @@ export interface TestNode {
   write(path: string, content: string | Buffer, mode?: number): Promise<void>;
   read(path: string): Promise<Buffer | undefined>;
   restart(options?: Partial<ControllerOptions>): Promise<void>;
+  /** Replaces the node policy file (the controller reads it again at its next request). */
+  setPolicy(policy: PolicyInput): Promise<void>;
   dispose(): Promise<void>;
+}
+
+/** A node policy as tests write it: `version` may be left out. */
+export type PolicyInput = Omit<NodePolicyInput, 'version'> & { readonly version?: 1 };
+
+/** Writes `home`'s node policy as its owner would (0600, replacing any). */
+export async function writePolicy(home: string, policy: PolicyInput): Promise<void> {
+  await writeNodePolicy(home, { version: NODE_POLICY_VERSION, ...policy }, { force: true });
 }
 
 export const CANARY_NAME = 'CANARY';
 
 export async function startNode(
-  options: Partial<ControllerOptions> & { registry?: Registry } = {},
+  options: Partial<ControllerOptions> & {
+    registry?: Registry;
+    /** The node policy (default: every registry domain at its paths); `null`: none written. */
+    policy?: PolicyInput | null;
+  } = {},
 ): Promise<TestNode> {
   const home = await mkdtemp(join(tmpdir(), 'fleet-controller-'));
   const canary = randomBytes(32).toString('hex');
@@ -119,14 +156,21 @@ export async function startNode(
     `${CANARY_NAME}=${canary}\nDB_PASSWORD="p@ss word"\n`,
     { mode: 0o600 },
   );
+  const { policy, ...controllerOptions } = options;
   const registry = options.registry ?? (await fixtureRegistry());
+  if (policy !== null) {
+    await writePolicy(
+      home,
+      policy ?? defaultNodePolicy(registry.domains().map((entry) => entry.descriptor.domain)),
+    );
+  }
   const start = (extra: Partial<ControllerOptions> = {}) =>
     createController({
       home,
       nodeId: 'node-01',
       registry,
       validateResponses: true,
-      ...options,
+      ...controllerOptions,
       ...extra,
     });
   const node: TestNode = {
@@ -160,6 +204,7 @@ export async function startNode(
       await node.controller.close();
       node.controller = await start(extra);
     },
+    setPolicy: (next) => writePolicy(home, next),
     async dispose() {
       await node.controller.close();
       await rm(home, { recursive: true, force: true });

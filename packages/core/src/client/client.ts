@@ -36,6 +36,15 @@ import type {
   RuntimeStatusRequest,
   RuntimeStatusResponse,
 } from '../wire/runtime.js';
+import type {
+  IssuedTokenResponse,
+  RevokedTokenResponse,
+  TokenIssueRequest,
+  TokenListResponse,
+  TokenRevokeRequest,
+  TokenRotateRequest,
+} from '../wire/tokens.js';
+import type { NodeSummaryResponse } from '../wire/summary.js';
 import { invalidResponse, type RequestTarget } from './errors.js';
 
 /** Per-request deadline when the caller sets none: connect, TLS, request and answer together. */
@@ -92,6 +101,16 @@ export interface ControllerClient {
   runtimeRollback(
     request: WithOperationId<RuntimeRollbackRequest>,
   ): Promise<RuntimeStartedResponse>;
+  /** `GET /v1/summary`: `fleet status`'s one read per host. */
+  summary(): Promise<NodeSummaryResponse>;
+  /** `GET /v1/tokens`: the node's tokens, never a token itself (`node-admin:tokens`). */
+  tokenList(): Promise<TokenListResponse>;
+  /** `POST /v1/tokens/issue`: a new token, shown once, with at most the caller's scopes. */
+  tokenIssue(request: WithOperationId<TokenIssueRequest>): Promise<IssuedTokenResponse>;
+  /** `POST /v1/tokens/rotate`: a new token for the same client and scopes; the old one in grace. */
+  tokenRotate(request: WithOperationId<TokenRotateRequest>): Promise<IssuedTokenResponse>;
+  /** `POST /v1/tokens/revoke`: refused for the caller's own token unless `self` says so. */
+  tokenRevoke(request: WithOperationId<TokenRevokeRequest>): Promise<RevokedTokenResponse>;
 }
 
 /**
@@ -142,6 +161,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       tlsFingerprint: options.tlsFingerprint,
       timeoutMs,
       maxResponseBytes,
+      checkProtocol: route.anyProtocol !== true,
     });
     const result = route.response.safeParse(answer.body);
     if (!result.success) {
@@ -188,6 +208,23 @@ export function createControllerClient(options: ControllerClientOptions): Contro
     runtimeStatus: (request) => call<RuntimeStatusResponse>('runtime-status', request),
     runtimeRollback: (request) =>
       call<RuntimeStartedResponse>('runtime-rollback', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
+    summary: () => call<NodeSummaryResponse>('summary'),
+    tokenList: () => call<TokenListResponse>('token-list'),
+    tokenIssue: (request) =>
+      call<IssuedTokenResponse>('token-issue', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
+    tokenRotate: (request) =>
+      call<IssuedTokenResponse>('token-rotate', {
+        ...request,
+        operationId: request.operationId ?? newOperationId(),
+      }),
+    tokenRevoke: (request) =>
+      call<RevokedTokenResponse>('token-revoke', {
         ...request,
         operationId: request.operationId ?? newOperationId(),
       }),

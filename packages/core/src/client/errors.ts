@@ -5,7 +5,13 @@
  * so a fleet-wide verb can report the host unreachable and go on.
  */
 import { ERROR_CODES, FleetError, type ErrorCode, type FleetErrorOptions } from '../errors.js';
-import { errorBodySchema, type WireErrorBody } from '../wire/protocol.js';
+import {
+  FLEET_PROTOCOL_VERSION,
+  describeProtocol,
+  errorBodySchema,
+  protocolOfHeader,
+  type WireErrorBody,
+} from '../wire/protocol.js';
 
 /** Where a request was going: enough to name the host in every message. */
 export interface RequestTarget {
@@ -144,6 +150,26 @@ export function wireError(target: RequestTarget, status: number, body: unknown):
     target.host,
     `${target.host}: ${target.operation} failed with HTTP ${status} and no fleet error body (is ${target.url} a fleet controller?)`,
     { status },
+  );
+}
+
+/**
+ * A fleet answer in another wire protocol than this client's: nothing of it is used. The message
+ * names both versions and which side to upgrade.
+ */
+export function protocolMismatch(
+  target: RequestTarget,
+  header: string | readonly string[] | undefined,
+): ControllerError {
+  const peer = protocolOfHeader(header);
+  const fix =
+    peer !== null && peer > FLEET_PROTOCOL_VERSION
+      ? 'upgrade this fleet CLI to one that speaks it'
+      : `upgrade the node (fleet upgrade ${target.host} --confirm), or use a fleet CLI of its protocol`;
+  return new ControllerError(
+    'PROTOCOL_MISMATCH',
+    target.host,
+    `${target.host}: the node speaks ${describeProtocol(header)}; this fleet CLI speaks protocol ${FLEET_PROTOCOL_VERSION}: ${fix}`,
   );
 }
 

@@ -28,6 +28,25 @@ export {
   type OperatorLogRecord,
   type OperatorVerb,
 } from './operator-log.js';
+export {
+  AUDIT_HEADS_FILE,
+  AUDIT_HEAD_HEADER,
+  MAX_HEADS_PER_HOST,
+  addSeenHead,
+  auditHeadsFileSchema,
+  auditHeadsPath,
+  observeAuditHead,
+  parseAuditHeadHeader,
+  readAuditHeads,
+  seenHeadsOf,
+  recordSeenHeads,
+  settleSeenHeads,
+  takeObservedHeads,
+  updateAuditHeads,
+  type AuditHeadsFile,
+  type AuditHeadsOptions,
+  type SeenHead,
+} from './audit-heads.js';
 export { certificateFingerprint, normaliseFingerprint } from './fingerprint.js';
 export { clientForHost, type ClientForHostOptions } from './for-host.js';
 export {

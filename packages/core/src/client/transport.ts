@@ -9,8 +9,22 @@ import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
-import { invalidResponse, timedOut, unreachable, wireError, type RequestTarget } from './errors.js';
+import {
+  FLEET_PROTOCOL_VERSION,
+  PROTOCOL_HEADER,
+  errorBodySchema,
+  protocolOfHeader,
+} from '../wire/protocol.js';
+import {
+  invalidResponse,
+  protocolMismatch,
+  timedOut,
+  unreachable,
+  wireError,
+  type RequestTarget,
+} from './errors.js';
 import { connectPinned } from './tls.js';
+import { AUDIT_HEAD_HEADER, observeAuditHead, parseAuditHeadHeader } from './audit-heads.js';
 
 export interface ExchangeOptions {
   readonly target: RequestTarget;
@@ -23,6 +37,11 @@ export interface ExchangeOptions {
   readonly tlsFingerprint?: string | undefined;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
+  /**
+   * Refuse a fleet answer in another protocol than this client's (`PROTOCOL_MISMATCH`, naming
+   * both). False only for the routes any protocol may call (identity, health, runtime).
+   */
+  readonly checkProtocol?: boolean;
 }
 
 export interface Exchange {
@@ -92,6 +111,7 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
       const headers: Record<string, string | number> = {
         accept: 'application/json',
         authorization: `Bearer ${options.token}`,
+        [PROTOCOL_HEADER]: String(FLEET_PROTOCOL_VERSION),
         // One request per connection: nothing is left open between verbs or after a timeout.
         connection: 'close',
       };
@@ -132,6 +152,8 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
       );
       response.on('end', () => {
         const status = response.statusCode ?? 0;
+        const head = parseAuditHeadHeader(response.headers[AUDIT_HEAD_HEADER]);
+        if (head !== undefined) observeAuditHead(target.host, head);
         const text = Buffer.concat(chunks).toString('utf8');
         let body: unknown;
         let parseError: Error | undefined;
@@ -142,6 +164,21 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
               : parseStrictJson(text, `${target.host}'s answer`, 'RESPONSE_INVALID');
         } catch (error) {
           parseError = error as Error;
+        }
+        const fleetAnswer =
+          !parseError &&
+          body !== undefined &&
+          (status < 200 || status > 299 ? errorBodySchema.safeParse(body).success : true);
+        const peer = response.headers[PROTOCOL_HEADER];
+        if (
+          options.checkProtocol === true &&
+          fleetAnswer &&
+          protocolOfHeader(peer) !== FLEET_PROTOCOL_VERSION &&
+          // The node refused this client's version itself: its message names both already.
+          (body as { error?: { code?: unknown } }).error?.code !== 'PROTOCOL_MISMATCH'
+        ) {
+          finish(protocolMismatch(target, peer));
+          return;
         }
         if (status < 200 || status > 299) {
           finish(wireError(target, status, parseError ? undefined : body));

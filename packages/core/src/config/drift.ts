@@ -58,6 +58,8 @@ export interface ProberRuntime {
 /** One prober the node is asked to run, with its parameters for that host. */
 export interface ProbeCall {
   readonly prober: string;
+  /** The domain the prober belongs to: a node lacking it answers `DOMAIN_NOT_SERVED`. */
+  readonly domain?: string;
   readonly parameters: JsonObject;
 }
 
@@ -282,6 +284,7 @@ export async function assessHostWithProbes(
         runtime,
         call: {
           prober: runtime.id,
+          domain: domain.declaration.domain,
           parameters: probeParameters(domain.declaration, variables, host),
         },
       });

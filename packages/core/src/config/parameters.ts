@@ -1,13 +1,14 @@
 /**
  * What the operator sends a node besides the files, operator side and pure:
- * - an install's `parameters`: the host variables the domain declares, each derived path's node
- *   path for this host (the router's installed volume), and the domain's reload command from
- *   fleet.yaml (`domains.<domain>.reload`, an argv array);
+ * - an install's `parameters`: the host variables the domain declares and each derived path's
+ *   node path for this host (the router's installed volume);
+ * - an install's `actions`: the node policy action ids the install asks for — fleet.yaml
+ *   `domains.<domain>.reload` as `{ reload: <id> }`. Never an argv: what an id runs is each
+ *   node's own policy (contract §5.1);
  * - a prober's parameters: the node paths of the domain's files and derived paths for this host.
  *
  * Fleet's own keys carry a `fleet.` prefix, which no host variable name can have.
  */
-import { FleetError } from '../errors.js';
 import type { DomainDeclaration } from '../interfaces/domain.js';
 import type { JsonObject } from '../interfaces/drift.js';
 import { nodePathFor } from '../render/views.js';
@@ -18,8 +19,8 @@ export function derivedPathParameter(id: string): string {
   return `fleet.derived.${id}`;
 }
 
-/** The install parameter holding the domain's reload command: a JSON-encoded argv array. */
-export const RELOAD_PARAMETER = 'fleet.reload';
+/** The role of the action a domain runs after writing (fleet.yaml `domains.<domain>.reload`). */
+export const RELOAD_ROLE = 'reload';
 
 /** An install's `parameters` for one host and domain. */
 export function installParameters(
@@ -36,45 +37,16 @@ export function installParameters(
   for (const derived of declaration.derivedPaths ?? []) {
     parameters[derivedPathParameter(derived.id)] = nodePathFor(derived, variables, hostFile);
   }
-  const reload = repo.manifest.domains[declaration.domain]?.reload;
-  if (reload !== undefined) parameters[RELOAD_PARAMETER] = JSON.stringify(reload);
   return parameters;
 }
 
-/**
- * The reload command an install request carries, validated again on the node (the request
- * crossed the wire): `undefined` when none is configured.
- */
-export function reloadCommand(
-  parameters: Readonly<Record<string, string>>,
-): readonly [string, ...string[]] | undefined {
-  const text = parameters[RELOAD_PARAMETER];
-  if (text === undefined) return undefined;
-  let argv: unknown;
-  try {
-    argv = JSON.parse(text);
-  } catch {
-    argv = undefined;
-  }
-  if (
-    !Array.isArray(argv) ||
-    argv.length === 0 ||
-    argv.length > 64 ||
-    !argv.every(
-      (arg) =>
-        typeof arg === 'string' &&
-        arg.length > 0 &&
-        arg.length <= 4096 &&
-        ![...arg].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f),
-    ) ||
-    /\s/.test(argv[0] as string)
-  ) {
-    throw new FleetError(
-      'BAD_REQUEST',
-      `${RELOAD_PARAMETER} must be a JSON argv array of non-empty strings (never a shell line)`,
-    );
-  }
-  return argv as [string, ...string[]];
+/** An install's `actions` for one domain: its reload's node policy action id, when set. */
+export function installActions(
+  repo: FleetRepo,
+  declaration: DomainDeclaration,
+): Record<string, string> {
+  const reload = repo.manifest.domains[declaration.domain]?.reload;
+  return reload === undefined ? {} : { [RELOAD_ROLE]: reload };
 }
 
 /** A prober's parameters for one host: `{ paths: { <file or derived id>: <node path> } }`. */

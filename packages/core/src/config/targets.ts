@@ -71,6 +71,20 @@ export interface FileTarget {
     | { readonly ok: false; readonly problem: Problem };
 }
 
+/**
+ * The files one snapshot request asks a node for: each target's path with its domain (the node
+ * refuses a domain it does not serve, or a path its policy does not accept, by name), once each.
+ */
+export function snapshotFilesOf(
+  targets: readonly Pick<FileTarget, 'domain' | 'path'>[],
+): { domain: string; path: string }[] {
+  const seen = new Map<string, { domain: string; path: string }>();
+  for (const { domain, path } of targets) {
+    if (!seen.has(path)) seen.set(path, { domain, path });
+  }
+  return [...seen.values()];
+}
+
 /** Key of a (domain, file) pair in the history indexes. */
 export const targetKey = (domain: string, fileId: string): string => `${domain}\u0000${fileId}`;
 

@@ -94,7 +94,10 @@ export function findShadowing(entries: readonly FleetOnPath[]): Shadowing[] {
 // ---- evaluation -------------------------------------------------------------------------------
 
 /** The runtime against `canonicalVersion` (and the canonical artifact's build, when named). */
-export function runtimeItem(answer: VersionsResponse, desired: VersionDesired): VersionItem {
+export function runtimeItem(
+  answer: Pick<VersionsResponse, 'package' | 'version' | 'build'>,
+  desired: Pick<VersionDesired, 'canonicalVersion' | 'artifact'>,
+): VersionItem {
   const base = {
     layer: 'version' as const,
     kind: 'runtime' as const,
@@ -148,6 +151,10 @@ function toolItems(answer: VersionsResponse, desired: VersionDesired): VersionIt
     }
     if (tool.state === 'failed') {
       return { ...base, path: tool.path, state: 'error', detail: tool.detail };
+    }
+    if (tool.state === 'refused') {
+      // Not probed: the node decides what runs on it (contract §5.1).
+      return { ...base, state: 'error', detail: tool.detail };
     }
     return { ...base, path: tool.path, state: 'current', version: tool.version };
   });

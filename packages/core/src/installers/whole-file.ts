@@ -9,10 +9,6 @@
  * `block` files or a process coupling needs its own installer (it may still delegate the writes
  * here and add its actions after).
  */
-import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
 import { FleetError } from '../errors.js';
 import type {
   Installer,
@@ -22,27 +18,7 @@ import type {
   SafeFileWriter,
 } from '../interfaces/installer.js';
 import type { NodeContext } from '../interfaces/node-context.js';
-import { parseHomePath } from '../paths.js';
 import { resolveSecrets } from '../secrets/env-chain.js';
-
-/** sha256 of a node file read without following a final symlink; `null` when it does not exist. */
-async function liveSha256(home: string, path: string): Promise<string | null> {
-  const absolute = join(home, ...parseHomePath(path));
-  let handle;
-  try {
-    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  try {
-    return createHash('sha256')
-      .update(await handle.readFile())
-      .digest('hex');
-  } finally {
-    await handle.close();
-  }
-}
 
 async function restoreAll(
   writer: SafeFileWriter,
@@ -86,7 +62,9 @@ export function wholeFileInstaller(domain: string): Installer {
           );
         }
         for (const result of results) {
-          const live = await liveSha256(ctx.home, result.path);
+          // Read back through the writer: the same path checks as the write (a managed file
+          // linked into a `symlinkInto` directory is read at its target).
+          const live = (await writer.read(result.path))?.sha256 ?? null;
           if (live !== result.afterSha256) {
             throw new FleetError(
               'VERIFICATION_FAILED',

@@ -47,7 +47,7 @@ export interface ReplaceResult {
 export interface InstallFileRequest {
   /** The managed file's `id` in the domain's declaration. */
   readonly fileId: string;
-  /** Its `~/` path on this node (the declared one: the node accepts nothing else). */
+  /** Its `~/` path on this node (the declared one, or an override the node policy lists). */
   readonly path: string;
   /** sha256 of the live file the operator planned against; `null`: it must not exist. */
   readonly expectedSha256: string | null;
@@ -63,8 +63,14 @@ export interface NodeInstallRequest {
   readonly domain: string;
   /** The files to install, in template space. */
   readonly files: readonly InstallFileRequest[];
-  /** Host variables the coupled actions need (a reload command, the node id). */
+  /** Host variables the coupled actions need (the node id, a derived path for this host). */
   readonly parameters: Readonly<Record<string, string>>;
+  /**
+   * The node policy actions the install asks for, by the role the domain gives them (the router's
+   * `reload`): ids, never an argv. The controller has already refused (`POLICY_REFUSED`) any id
+   * the domain's policy does not define; run them through `ctx.actions`.
+   */
+  readonly actions?: Readonly<Record<string, string>>;
 }
 
 /** The outcome of one coupled action, for the receipt. */

@@ -24,11 +24,15 @@ export interface ProcessRequest {
   readonly args: readonly string[];
   /** Working directory (default: the node's home). */
   readonly cwd?: string;
-  /** The child's whole environment: nothing is inherited implicitly (no tokens, no secrets). */
+  /**
+   * The child's whole environment: nothing is inherited implicitly. On a node, fleet's own
+   * variables (`FLEET_*`) and any value of the env-file chain are dropped from it.
+   */
   readonly env?: Readonly<Record<string, string>>;
   /**
    * Variables added to the runner's default minimal environment when `env` is not given (e.g.
-   * `XDG_RUNTIME_DIR` for `systemctl --user`). Never secrets.
+   * `XDG_RUNTIME_DIR` for `systemctl --user`). On a node, the same variables are dropped as from
+   * `env`: never a token, never a secret.
    */
   readonly extraEnv?: Readonly<Record<string, string>>;
   /** Written to the child's stdin. */
@@ -51,6 +55,36 @@ export interface ProcessResult {
 export interface ProcessRunner {
   /** Runs one command to its end. */
   run(request: ProcessRequest): Promise<ProcessResult>;
+}
+
+/** One coupled action of the node policy, as it ran: what the audit record names (contract §5.1). */
+export interface ActionRun {
+  /** The node policy's id of the action. */
+  readonly id: string;
+  /** The argv that ran, exactly as the node policy spells it. */
+  readonly argv: readonly string[];
+  /** Its exit code; `null` when it did not exit normally (killed, not found). */
+  readonly exitCode: number | null;
+  /** True when it was killed for exceeding its policy timeout. */
+  readonly timedOut: boolean;
+  /**
+   * What it printed (stdout, then stderr), redacted and cut to the policy's bound — present only
+   * when its policy entry says `output: return`. Otherwise nothing it printed leaves the node.
+   */
+  readonly output?: string;
+}
+
+/**
+ * The node policy's coupled actions for one domain, by id: the only way a request makes a node run
+ * something (contract §5.1). A request names an id; the argv, timeout and output rule come from
+ * the node's own policy. The child gets a minimal environment (PATH, HOME, LANG/LC_*, and
+ * `XDG_RUNTIME_DIR` / `DBUS_SESSION_BUS_ADDRESS` when the controller has them), no shell.
+ */
+export interface ActionRunner {
+  /** Whether the node policy defines `id` for this domain. */
+  has(id: string): boolean;
+  /** Runs action `id` to its end (`POLICY_REFUSED` when the policy defines no such action). */
+  run(id: string): Promise<ActionRun>;
 }
 
 /** Values of the node's env-file chain, by name. Never leaves the node. */
@@ -78,6 +112,12 @@ export interface NodeContext {
   readonly clock: Clock;
   /** The only way a domain runs external commands. */
   readonly processes: ProcessRunner;
+  /**
+   * The node policy's coupled actions for the domain being installed (the controller and
+   * `@fleet/testkit`'s fake host provide it to an install). A domain that runs an action a request
+   * names runs it through this, never through `processes`.
+   */
+  readonly actions?: ActionRunner;
   /** Loads the env-file chain (contract §4) afresh: values may change between operations. */
   secrets(): Promise<SecretValues>;
   /**

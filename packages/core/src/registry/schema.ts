@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { isHomePath } from '../paths.js';
+import { fleetOwnReason, isFleetOwnPath } from '../policy/fleet-paths.js';
 
 const identifier = z
   .string()
@@ -15,7 +16,13 @@ const dottedIdentifier = z
 const hostVariableName = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a variable name (letters, digits, _)');
-const homePath = z.string().refine(isHomePath, 'must be a ~/-relative path inside the node home');
+// fleet's own state can never be a domain's path (contract §5.1): refused at registration.
+const homePath = z
+  .string()
+  .refine(isHomePath, 'must be a ~/-relative path inside the node home')
+  .refine((path) => !isHomePath(path) || !isFleetOwnPath(path), {
+    error: (issue) => fleetOwnReason(String(issue.input)),
+  });
 const relativePath = z
   .string()
   .refine((p) => isHomePath(`~/${p}`), 'must be a plain relative path (no .., no leading /)');

@@ -3,9 +3,10 @@
  * The mode is checked on the open descriptor (`fstat`), not the path, so a file swapped after the
  * check is never read.
  */
-import { open } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { FleetError } from '../errors.js';
 import { zodProblems } from '../zod-problems.js';
 import { credentialsSchema, type Credentials } from './schema.js';
@@ -80,4 +81,79 @@ export function sshIdentityFor(credentials: Credentials, host: string, path: str
     );
   }
   return entry.ssh.identityFile;
+}
+
+/** An update of the credentials file prepared before the node is asked (see below). */
+export interface CredentialsUpdate {
+  /** The file as it was read (mode checked). */
+  readonly credentials: Credentials;
+  /**
+   * Applies `change` to the file as it is *now* (read again, so an edit made meanwhile by another
+   * process is kept) and replaces it atomically: the prepared temp file gets the new text, fsync,
+   * rename over the file, fsync of the directory. Nothing is changed when it fails.
+   */
+  commit(change: (current: Credentials) => Credentials): Promise<void>;
+  /** Removes the prepared temp file; the credentials file is untouched. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Prepares a replacement of the operator's credentials file (contract §3, §5 `fleet token rotate
+ * --host`): the file is read (0600, refused if wider: `CREDENTIALS_INSECURE`) and a temp file is
+ * created exclusively beside it, mode 0600, *before* anything irreversible happens — a new token
+ * the node mints is shown once, so the place it is written to must be known to work first.
+ */
+export async function prepareCredentialsUpdate(
+  path: string,
+  platform: NodeJS.Platform = process.platform,
+): Promise<CredentialsUpdate> {
+  const credentials = await loadCredentials(path, platform);
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
+  let handle;
+  try {
+    handle = await open(temp, 'wx', 0o600);
+  } catch (error) {
+    throw new FleetError(
+      'CREDENTIALS_INVALID',
+      `cannot write beside the credentials file ${path}: ${String((error as NodeJS.ErrnoException).code ?? error)}; nothing was changed`,
+    );
+  }
+  const file = handle;
+  let done = false;
+  const abort = async (): Promise<void> => {
+    if (done) return;
+    done = true;
+    await file.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+  };
+  return {
+    credentials,
+    abort,
+    async commit(change) {
+      try {
+        const next = credentialsSchema.parse(change(await loadCredentials(path, platform)));
+        if (platform !== 'win32') await file.chmod(0o600);
+        await file.writeFile(`${JSON.stringify(next, null, 2)}\n`);
+        await file.sync();
+        await file.close();
+        done = true;
+        await rename(temp, path);
+      } catch (error) {
+        await abort();
+        await unlink(temp).catch(() => undefined);
+        throw error;
+      }
+      if (platform !== 'win32') {
+        const directory = await open(dirname(path), 'r');
+        try {
+          await directory.sync();
+        } finally {
+          await directory.close();
+        }
+      }
+    },
+  };
 }

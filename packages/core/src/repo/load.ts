@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { closestName } from '../closest.js';
 import { FleetError, type Problem } from '../errors.js';
 import { parseRepoPath } from '../paths.js';
 import { parseYaml, type ParsedYaml } from '../yaml.js';
@@ -147,9 +148,11 @@ export async function loadRepo(root: string): Promise<FleetRepo> {
 export function hostEntry(repo: FleetRepo, host: string): HostEntry {
   if (!Object.hasOwn(repo.manifest.hosts, host)) {
     const known = Object.keys(repo.manifest.hosts).sort();
+    const guess = closestName(host, known);
     throw new FleetError(
       'UNKNOWN_HOST',
-      `unknown host ${JSON.stringify(host)} (fleet.yaml declares: ${known.join(', ') || 'none'})`,
+      `unknown host ${JSON.stringify(host)}${guess === undefined ? '' : ` — did you mean ${guess}?`} (fleet.yaml declares: ${known.join(', ') || 'none'})`,
+      guess === undefined ? {} : { suggestions: [`did you mean ${guess}?`] },
     );
   }
   return repo.manifest.hosts[host] as HostEntry;

@@ -1,6 +1,7 @@
 /** zod schemas of the fleet repository's files (contract §3). Unknown fields are errors. */
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { commitLabelSchema } from '../runtime/build-record.js';
 
 export const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
 export const SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab', 'none'] as const;
@@ -94,21 +95,22 @@ function hasControl(text: string): boolean {
   return false;
 }
 
-/** An argv array (`["systemctl", "--user", "reload", "router"]`), never a shell string. */
-const reloadArgv = z
-  .array(
-    z
-      .string({ message: 'must be a string (one argument)' })
-      .min(1, 'must not be empty')
-      .max(4096, 'must be at most 4096 characters')
-      .refine((arg) => !hasControl(arg), 'must not contain control characters'),
-    { message: 'must be an argv array (["command", "arg", …]), never a shell string' },
-  )
-  .min(1, 'must name a command')
-  .max(64, 'must have at most 64 arguments')
-  .refine((argv) => !/\s/.test(argv[0] ?? ''), {
-    message: 'the command (first element) must not contain whitespace: argv, not a shell line',
-    path: [0],
+/**
+ * The reload of a domain: the id of an action each node's own policy defines (contract §5.1). An
+ * argv never goes in the repo or on the wire: a write credential is never a shell.
+ */
+const ARGV_MOVED =
+  'an argv no longer goes in fleet.yaml: a node runs only the actions its own policy defines (~/.config/fleet/node-policy.yaml on the node: domains.<domain>.actions.<id>.argv, see docs/node-policy.md); name the action id here, e.g. reload: router-reload';
+const reloadActionId = z
+  .string({
+    error: (issue) =>
+      Array.isArray(issue.input) ? ARGV_MOVED : 'must be an action id of the node policy',
+  })
+  .regex(/^[a-z][a-z0-9._-]{0,63}$/, {
+    error: (issue) =>
+      /\s/.test(String(issue.input))
+        ? ARGV_MOVED
+        : 'must be an action id (lower-case letters, digits, ., _, -; at most 64)',
   });
 
 export const fleetManifestSchema = z.strictObject({
@@ -120,7 +122,8 @@ export const fleetManifestSchema = z.strictObject({
         version: semver,
         file: z.string().min(1),
         sha256: sha256Hex,
-        commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'must be a git commit hash'),
+        /** The artifact's own commit label (its build record, contract §1.8): checked, not trusted. */
+        commit: commitLabelSchema,
       }),
     )
     .default([]),
@@ -132,10 +135,10 @@ export const fleetManifestSchema = z.strictObject({
         unattended: z.enum(['allow', 'deny']).default('deny'),
         backups: z.number().int().min(1).max(1000).optional(),
         /**
-         * A command the domain's installer runs on the node after writing (the router's reload):
-         * an argv array, run without a shell, with a minimal environment and a bounded timeout.
+         * The node policy action the domain's installer runs after writing (the router's reload):
+         * an id; the argv, its timeout and environment are each node's own (contract §5.1).
          */
-        reload: reloadArgv.optional(),
+        reload: reloadActionId.optional(),
       }),
     )
     .default({}),

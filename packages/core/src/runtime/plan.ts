@@ -23,7 +23,11 @@ export interface ArtifactIdentity {
   /** `package/package.json` of the tarball. */
   readonly package: string;
   readonly version: string;
-  /** fleet.yaml `artifacts[].commit`, or `null` for an artifact fleet.yaml does not list. */
+  /**
+   * The commit label the artifact's build record names (`package/fleet-build.json`, contract
+   * §1.8), which fleet.yaml's `artifacts[].commit` must equal; `null` only for an artifact
+   * without one (refused before any plan or upgrade is made).
+   */
   readonly commit: string | null;
 }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { FleetError } from '../errors.js';
 import type { SecretValues } from '../interfaces/node-context.js';
 import { scanPlaceholders } from '../render/template.js';
-import { valueReplacer } from '../render/substitute.js';
+import { createRedactor, SECRET_MIN_LENGTH } from './redact.js';
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -78,7 +78,9 @@ export async function loadEnvChain(home: string): Promise<SecretValues> {
 
 /**
  * Node-side resolution at install: every `{{ secret.NAME }}` replaced by its value. A name the
- * chain does not hold fails the install with `SECRET_MISSING` (names only); nothing is written.
+ * chain does not hold fails the install with `SECRET_MISSING`, a value shorter than
+ * {@link SECRET_MIN_LENGTH} with `SECRET_TOO_SHORT` (names only, never values or lengths): such a
+ * value could not be redacted back (docs/secrets.md), so fleet never writes one. Nothing is written.
  */
 export function resolveSecrets(text: string, secrets: SecretValues, file: string): string {
   const { placeholders } = scanPlaceholders(text);
@@ -95,6 +97,20 @@ export function resolveSecrets(text: string, secrets: SecretValues, file: string
       `${file} needs secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, not in the node's env-file chain`,
     );
   }
+  const short = [
+    ...new Set(
+      placeholders
+        .filter((ph) => ph.namespace === 'secret')
+        .map((ph) => ph.name)
+        .filter((name) => (secrets.get(name) as string).length < SECRET_MIN_LENGTH),
+    ),
+  ];
+  if (short.length > 0) {
+    throw new FleetError(
+      'SECRET_TOO_SHORT',
+      `${file} uses secret${short.length > 1 ? 's' : ''} ${short.join(', ')}, shorter than ${SECRET_MIN_LENGTH} characters in the node's env-file chain (a value that short cannot be redacted back); lengthen ${short.length > 1 ? 'them' : 'it'}; nothing written`,
+    );
+  }
   let out = '';
   let last = 0;
   for (const ph of placeholders) {
@@ -106,10 +122,19 @@ export function resolveSecrets(text: string, secrets: SecretValues, file: string
 }
 
 /**
- * Redaction of anything leaving the node: every secret value replaced by its
+ * Redaction of content by the current chain alone: every secret value replaced by its
  * `{{ secret.NAME }}` placeholder, longest value first so a secret containing another is redacted
- * whole. Empty values are skipped (they would match everywhere).
+ * whole. Values shorter than {@link SECRET_MIN_LENGTH} (and empty ones) are never replaced. The
+ * controller redacts with {@link createRedactor}, which also knows the values it resolved earlier.
  */
 export function redactSecrets(text: string, secrets: SecretValues): string {
-  return valueReplacer(secrets.entries(), 'secret')?.(text) ?? text;
+  return createRedactor(secrets).content(text);
+}
+
+/** The names in the chain whose value is shorter than {@link SECRET_MIN_LENGTH} (sorted). */
+export function shortSecretNames(secrets: SecretValues): string[] {
+  return [...secrets]
+    .filter(([, value]) => value.length < SECRET_MIN_LENGTH)
+    .map(([name]) => name)
+    .sort();
 }

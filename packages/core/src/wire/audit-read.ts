@@ -1,14 +1,16 @@
 /**
- * `POST /v1/audit`: the node's audit log (`~/.local/state/fleet/audit.jsonl`) read back, so the
- * operator can check the hash chain itself (`fleet audit verify --host`). The lines are answered
- * verbatim — the raw JSON text the node hashed, not re-serialised records — with the chain head
- * the controller holds in memory (a trusted head: it catches an edit of the very last line or a cut
- * tail, which the lines alone cannot show).
+ * `POST /v1/audit`: the node's audit log read back — every kept segment (`audit.<seq>.jsonl`, then
+ * the active `audit.jsonl`, under `~/.local/state/fleet/`) as one sequence of lines, oldest first —
+ * so the operator can check the hash chain itself (`fleet audit verify --host`). The lines are
+ * answered verbatim — the raw JSON text the node hashed, not re-serialised records — with the
+ * chain head the controller holds in memory (a trusted head: it catches an edit of the very last
+ * line or a cut tail, which the lines alone cannot show).
  *
- * Paging is by line: `fromSeq` is the 1-based line to start at. In an intact log a line's number
- * is its record's `seq`, so "from seq N" and "from line N" are the same; in a tampered log they
- * differ, and paging by line is what lets the verifier see the file exactly as it is. A client
- * pages with `fromSeq + lines.length` while `more` is true.
+ * Paging is by line: `fromSeq` is the 1-based line to start at. In an intact log that was never
+ * pruned a line's number is its record's `seq`; once retention pruned older segments, line 1 is
+ * the first kept record (read it to know the offset). In a tampered log they differ anyway, and
+ * paging by line is what lets the verifier see the files exactly as they are. A client pages with
+ * `fromSeq + lines.length` while `more` is true (docs/audit-log.md).
  */
 import { z } from 'zod';
 import { sha256Schema } from './protocol.js';

@@ -7,10 +7,39 @@ import { z } from 'zod';
 import { isHomePath } from '../paths.js';
 
 /**
- * The wire protocol version, served by `GET /v1/identity` as `protocol`. It changes when a
- * request or response shape changes incompatibly; the URL prefix (`/v1/`) changes with it.
+ * The wire protocol version, served by `GET /v1/identity` as `protocol` and carried by every
+ * request and answer in the {@link PROTOCOL_HEADER} header. It changes when a request or response
+ * shape changes incompatibly. Version 2 (contract §5.1): requests carry action ids, never an argv
+ * (`install.actions`; the `fleet.reload` parameter is gone), a snapshot names each file's domain,
+ * and `versions` answers `refused` for a tool the node policy does not list.
+ *
+ * The URL prefix stays `/v1/`: the identity, health and runtime routes keep their paths and shapes
+ * across versions (any client can read any node's identity and move its runtime), and every other
+ * route refuses a client of another version by the header (`PROTOCOL_MISMATCH`, naming both).
  */
-export const FLEET_PROTOCOL_VERSION = 1;
+export const FLEET_PROTOCOL_VERSION = 2;
+
+/**
+ * The header naming the sender's protocol version, on every request and every answer. Protocol 1
+ * had none: a request or answer without it is protocol 1.
+ */
+export const PROTOCOL_HEADER = 'fleet-protocol';
+
+/** The protocol a request or answer speaks, from its header value: no header is protocol 1. */
+export function protocolOfHeader(value: string | readonly string[] | undefined): number | null {
+  if (value === undefined) return 1;
+  const text = Array.isArray(value) ? value.join(',') : (value as string);
+  return /^[1-9][0-9]{0,5}$/.test(text.trim()) ? Number(text.trim()) : null;
+}
+
+/** `protocol 1 (it sends no fleet-protocol header)`, for a message naming a peer's version. */
+export function describeProtocol(value: string | readonly string[] | undefined): string {
+  if (value === undefined) return `protocol 1 (it sends no ${PROTOCOL_HEADER} header)`;
+  const version = protocolOfHeader(value);
+  return version === null
+    ? `an unreadable protocol (${PROTOCOL_HEADER}: ${JSON.stringify(value).slice(0, 40)})`
+    : `protocol ${version}`;
+}
 
 /** The URL prefix of every route of this protocol version. */
 export const WIRE_PREFIX = '/v1';

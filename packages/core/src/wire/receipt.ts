@@ -19,6 +19,11 @@ export const receiptFileSchema = z.strictObject({
   diff: z.string(),
   /** `written`; `unchanged` (nothing written); `restored` (written, then put back). */
   state: z.enum(['written', 'unchanged', 'restored']),
+  /**
+   * `true` when the replaced file had other hard links (catalogue 16): the rename put a new inode
+   * in place, so the other names kept the old content. Absent otherwise.
+   */
+  hardlinkBroken: z.literal(true).optional(),
 });
 
 export const receiptActionSchema = z.strictObject({

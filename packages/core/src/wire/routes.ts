@@ -2,8 +2,9 @@
  * The controller's route table, as data (reliability catalogue, "Default-deny route table"):
  * every operation the node answers, its method and path, the scopes that open it, whether the
  * legacy shared token may call it, whether it changes the node, and its body schemas. Anything
- * not in this table is `OP_UNKNOWN` — never routed to a handler. Token administration is not on
- * the wire: it is the node-local `fleet token` command.
+ * not in this table is `OP_UNKNOWN` — never routed to a handler. Token administration is on the
+ * wire for `node-admin:tokens` only (wire/tokens.ts); the node-local `fleet token --home` works on
+ * the store directly.
  */
 import type { z } from 'zod';
 import { operationIdSchema, type Scope } from './protocol.js';
@@ -24,6 +25,15 @@ import {
 import { snapshotRequestSchema, snapshotResponseSchema } from './snapshot.js';
 import { auditReadRequestSchema, auditReadResponseSchema } from './audit-read.js';
 import { versionsRequestSchema, versionsResponseSchema } from './versions.js';
+import { nodeSummaryResponseSchema } from './summary.js';
+import {
+  issuedTokenResponseSchema,
+  revokedTokenResponseSchema,
+  tokenIssueRequestSchema,
+  tokenListResponseSchema,
+  tokenRevokeRequestSchema,
+  tokenRotateRequestSchema,
+} from './tokens.js';
 import {
   MAX_STAGE_BODY_BYTES,
   runtimeActivateRequestSchema,
@@ -51,6 +61,11 @@ export const OPERATIONS = [
   'runtime-activate',
   'runtime-status',
   'runtime-rollback',
+  'summary',
+  'token-list',
+  'token-issue',
+  'token-rotate',
+  'token-revoke',
 ] as const;
 export type OperationName = (typeof OPERATIONS)[number];
 
@@ -66,15 +81,25 @@ export interface RouteSpec {
   /** Whether it changes the node (then it carries an operation id, single-use). */
   readonly mutates: boolean;
   /**
-   * Whether a success is written to the audit log (`always`) or only a refusal or failure
-   * (`failures`). Every refusal and failure is audited, whatever the operation.
+   * How a success is written to the audit log: `always` — its own record, fsync'd before the
+   * answer (writes); `read` — one record per request, written in groups after the answer (a crash
+   * may lose the last reads, never a write's record); `failures` — not at all (identity and
+   * health, which reveal nothing of the node's files and are polled). Every failure is audited
+   * whatever the operation; refusals before an operation id was read are counted per interval
+   * (docs/audit-log.md).
    */
-  readonly audit: 'always' | 'failures';
+  readonly audit: 'always' | 'read' | 'failures';
   /** The request body's schema; `null` for a route without a body. */
   readonly request: z.ZodType | null;
   readonly response: z.ZodType;
   /** A larger body bound than the controller's default (the runtime artifact upload). */
   readonly maxBodyBytes?: number;
+  /**
+   * True for the routes any protocol version may call (identity, health, the runtime routes):
+   * their paths and shapes never change, so any CLI can read any node's identity and upgrade or
+   * roll back its runtime. Every other route needs the client's protocol to equal the node's.
+   */
+  readonly anyProtocol?: true;
 }
 
 /** Runtime upgrades and bootstrap (wire/runtime.ts); a bootstrap transaction needs the latter. */
@@ -93,6 +118,7 @@ const ANY_CLIENT: readonly Scope[] = [
 export const ROUTES: readonly RouteSpec[] = [
   {
     operation: 'identity',
+    anyProtocol: true,
     method: 'GET',
     path: '/v1/identity',
     scopes: ANY_CLIENT,
@@ -104,6 +130,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     operation: 'health',
+    anyProtocol: true,
     method: 'GET',
     path: '/v1/health',
     scopes: ANY_CLIENT,
@@ -120,7 +147,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: null,
     response: inventoryResponseSchema,
   },
@@ -131,7 +158,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: exportRequestSchema,
     response: exportResponseSchema,
   },
@@ -166,7 +193,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read', 'versions:read', 'node-admin:bootstrap'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: probeRequestSchema,
     response: probeResponseSchema,
   },
@@ -178,7 +205,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: snapshotRequestSchema,
     response: snapshotResponseSchema,
   },
@@ -191,7 +218,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read'],
     legacy: false,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: auditReadRequestSchema,
     response: auditReadResponseSchema,
   },
@@ -204,7 +231,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['versions:read'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: versionsRequestSchema,
     response: versionsResponseSchema,
   },
@@ -215,7 +242,7 @@ export const ROUTES: readonly RouteSpec[] = [
     scopes: ['config:read', 'config:install', 'config:adopt'],
     legacy: true,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: null,
     response: operationStatusResponseSchema,
   },
@@ -223,6 +250,7 @@ export const ROUTES: readonly RouteSpec[] = [
     // The artifact upload: begin + staged. Its scope is checked again per kind (a bootstrap
     // transaction needs node-admin:bootstrap, an upgrade runtime:upgrade).
     operation: 'runtime-stage',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/stage',
     scopes: RUNTIME_WRITERS,
@@ -235,6 +263,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     operation: 'runtime-activate',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/activate',
     scopes: RUNTIME_WRITERS,
@@ -248,17 +277,19 @@ export const ROUTES: readonly RouteSpec[] = [
     // Bootstrap reads need node-admin:bootstrap (contract §5); an upgrade's operator may follow its
     // own transaction. Never the legacy token.
     operation: 'runtime-status',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/status',
     scopes: RUNTIME_WRITERS,
     legacy: false,
     mutates: false,
-    audit: 'failures',
+    audit: 'read',
     request: runtimeStatusRequestSchema,
     response: runtimeStatusResponseSchema,
   },
   {
     operation: 'runtime-rollback',
+    anyProtocol: true,
     method: 'POST',
     path: '/v1/runtime/rollback',
     scopes: ['node-admin:bootstrap'],
@@ -267,6 +298,66 @@ export const ROUTES: readonly RouteSpec[] = [
     audit: 'always',
     request: runtimeRollbackRequestSchema,
     response: runtimeStartedResponseSchema,
+  },
+  {
+    // `fleet status`'s one read per host (wire/summary.ts): identity without the catalog, health,
+    // and whether a runtime transaction is in progress or needs recovery — no journal detail, so
+    // the everyday reading scopes open it (contract §5, §7).
+    operation: 'summary',
+    method: 'GET',
+    path: '/v1/summary',
+    scopes: ['config:read', 'versions:read', 'runtime:upgrade', 'node-admin:bootstrap'],
+    legacy: true,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: nodeSummaryResponseSchema,
+  },
+  {
+    // Token administration (wire/tokens.ts, contract §5): node-admin:tokens and nothing else,
+    // never the legacy token. The list names clients and scopes, never a token or its hash.
+    operation: 'token-list',
+    method: 'GET',
+    path: '/v1/tokens',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: tokenListResponseSchema,
+  },
+  {
+    operation: 'token-issue',
+    method: 'POST',
+    path: '/v1/tokens/issue',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: tokenIssueRequestSchema,
+    response: issuedTokenResponseSchema,
+  },
+  {
+    operation: 'token-rotate',
+    method: 'POST',
+    path: '/v1/tokens/rotate',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: tokenRotateRequestSchema,
+    response: issuedTokenResponseSchema,
+  },
+  {
+    operation: 'token-revoke',
+    method: 'POST',
+    path: '/v1/tokens/revoke',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: true,
+    audit: 'always',
+    request: tokenRevokeRequestSchema,
+    response: revokedTokenResponseSchema,
   },
 ];
 

@@ -14,6 +14,7 @@ import {
   timestampSchema,
 } from './protocol.js';
 import { receiptSchema } from './receipt.js';
+import { actionIdSchema } from '../policy/schema.js';
 
 const name = z.string().min(1).max(200);
 
@@ -146,12 +147,22 @@ export const installFileRequestSchema = z.strictObject({
   content: z.string(),
 });
 
-/** `POST /v1/install`: the wire form of core's `NodeInstallRequest`. */
+/** A role a domain gives an action (the router's `reload`), or a file id of a repo-defined domain. */
+export const actionRoleSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be an action role (letters, digits, . _ -)');
+
+/**
+ * `POST /v1/install`: the wire form of core's `NodeInstallRequest`. Coupled actions are named by
+ * the ids of the node policy's actions (`actions: { reload: "router-reload" }`), never by an argv:
+ * what runs is the node's decision (contract §5.1).
+ */
 export const installRequestSchema = z.strictObject({
   operationId: operationIdSchema,
   domain: name,
   files: z.array(installFileRequestSchema).min(1).max(64),
   parameters: z.record(z.string(), z.string()),
+  actions: z.record(actionRoleSchema, actionIdSchema).optional(),
   /** Sent by a scheduled `fleet harness reconcile --unattended` (contract §10.3): marked in the audit. */
   unattended: z.boolean().optional(),
 });

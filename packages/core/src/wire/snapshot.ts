@@ -21,11 +21,22 @@ export const MAX_SNAPSHOT_PROBES = 32;
 /** A prober to run in the same request (drift stays one request per host, contract §14). */
 export const snapshotProbeSchema = z.strictObject({
   prober: z.string().min(1).max(200),
+  /** The domain of a domain's prober: a node that lacks it answers `DOMAIN_NOT_SERVED`. */
+  domain: z.string().min(1).max(200).optional(),
   parameters: jsonObjectSchema,
 });
 
+/**
+ * One file to read, with the domain it is a file of: the node answers `DOMAIN_NOT_SERVED` for a
+ * domain it does not serve and `POLICY_REFUSED` for a path its policy does not accept for it.
+ */
+export const snapshotFileRequestSchema = z.strictObject({
+  domain: z.string().min(1).max(200),
+  path: homePathSchema,
+});
+
 export const snapshotRequestSchema = z.strictObject({
-  paths: z.array(homePathSchema).min(1).max(MAX_SNAPSHOT_PATHS),
+  files: z.array(snapshotFileRequestSchema).min(1).max(MAX_SNAPSHOT_PATHS),
   /** Include each file's backups (newest first). */
   backups: z.boolean(),
   /** Probers to run, answered in `probes` (each collects read-only facts, redacted). */
@@ -89,6 +100,7 @@ export const snapshotResponseSchema = z.strictObject({
 });
 
 export type SnapshotRequest = z.infer<typeof snapshotRequestSchema>;
+export type SnapshotFileRequest = z.infer<typeof snapshotFileRequestSchema>;
 export type SnapshotProbe = z.infer<typeof snapshotProbeSchema>;
 export type SnapshotProbeResult = z.infer<typeof snapshotProbeResultSchema>;
 export type SnapshotResponse = z.infer<typeof snapshotResponseSchema>;

@@ -1,6 +1,7 @@
 /**
  * `POST /v1/versions` (contract §11, `fleet version`): the node's runtime identity, the versions of
- * the tools the operator names (fleet.yaml `probes.tools`), every `fleet` executable along the
+ * the tools the operator names (fleet.yaml `probes.tools`) that the node policy lists
+ * (`versions.tools`; any other is answered `refused`, never run), every `fleet` executable along the
  * controller's PATH in order (for PATH shadowing), and on macOS the launchd agents of fleet.
  * Read-only; one request per host. The node only observes: deciding what is stale, missing or
  * shadowing is the operator's (`config/version.ts`).
@@ -53,6 +54,8 @@ export const versionsToolSchema = z.discriminatedUnion('state', [
   }),
   /** No executable of that name on the controller's PATH. */
   z.strictObject({ name: toolNameSchema, state: z.literal('missing') }),
+  /** Not run: the node policy does not list it in `versions.tools` (contract §5.1). */
+  z.strictObject({ name: toolNameSchema, state: z.literal('refused'), detail: versionText }),
 ]);
 
 /** One `fleet` along PATH, in PATH order: runnable (with the version it reports) or dead. */

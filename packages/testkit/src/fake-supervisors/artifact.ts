@@ -3,10 +3,13 @@
  * wrong version, exits 1, or sleeps forever"): `npm pack`-shaped tarballs whose
  * `package/bin/run.js` accepts `controller serve --home H --node-id N --port P [--bind A]` and
  * answers `GET /v1/identity` like a controller — from its own generation (`generation.json`:
- * build id and commit), its `package.json` and its `--node-id` — unless told to lie. It prints
+ * build id and commit), its `package.json` and its `--node-id` — unless told to lie. Like a real
+ * artifact it carries a build record (`package/fleet-build.json`, contract §1.8), so fleet.yaml can
+ * name its commit and staging records it. It prints
  * the `{"url": …}` line `controller serve --json` prints, so supervisors see it ready. It checks
  * no token: it is a stand-in for acceptance tests, never a controller.
  */
+import { FLEET_PROTOCOL_VERSION, PROTOCOL_HEADER } from '@fleet/core';
 import { makeTgz } from '../tarball.js';
 
 export type FakeArtifactBehaviour = 'serve' | 'crash' | 'hang';
@@ -19,6 +22,8 @@ export interface FakeArtifactOptions {
   readonly lie?: {
     readonly nodeId?: string;
     readonly buildSha256?: string;
+    /** The `build.commit` it reports instead of its generation's (the one its build record names). */
+    readonly commit?: string;
     readonly protocol?: number;
     readonly health?: 'ok' | 'degraded';
     readonly domains?: readonly string[];
@@ -30,6 +35,21 @@ export interface FakeArtifactOptions {
   };
   /** Makes otherwise identical artifacts differ (a different build id). */
   readonly salt?: string;
+  /**
+   * The build record's commit and dirtiness (default {@link FAKE_ARTIFACT_COMMIT}, clean); `null`
+   * packs no build record at all, as an artifact made by something else than fleet's prepack.
+   */
+  readonly build?: { readonly commit: string; readonly dirty?: boolean } | null;
+}
+
+/** The commit a fake artifact's build record names unless told otherwise. */
+export const FAKE_ARTIFACT_COMMIT = '0123456789abcdef0123456789abcdef01234567';
+
+/** The commit label fleet.yaml must record for a fake artifact made with `options`. */
+export function fakeArtifactCommit(options: FakeArtifactOptions = {}): string | null {
+  if (options.build === null) return null;
+  const build = options.build ?? { commit: FAKE_ARTIFACT_COMMIT };
+  return build.dirty === true ? `${build.commit}-dirty` : build.commit;
 }
 
 function script(options: FakeArtifactOptions): string {
@@ -39,6 +59,9 @@ function script(options: FakeArtifactOptions): string {
     domains: options.catalog?.domains ?? [],
     adapters: options.catalog?.bootstrapAdapters ?? ['systemd-user', 'windows-task', 'lab'],
     salt: options.salt ?? '',
+    // It speaks the protocol of the fleet it stands in for (the lie aside).
+    protocol: FLEET_PROTOCOL_VERSION,
+    header: PROTOCOL_HEADER,
   };
   return `'use strict';
 // fleet test runtime (@fleet/testkit fakeRuntimeArtifact): answers /v1/identity; checks no token.
@@ -61,8 +84,11 @@ const identity = () => ({
   nodeIdFlag: config.lie.nodeId || nodeId,
   package: pkg.name,
   version: pkg.version,
-  build: { sha256: config.lie.buildSha256 || manifest.buildId, commit: manifest.commit },
-  protocol: config.lie.protocol || 1,
+  build: {
+    sha256: config.lie.buildSha256 || manifest.buildId,
+    commit: config.lie.commit || manifest.commit,
+  },
+  protocol: config.lie.protocol || config.protocol,
   catalog: {
     domains: (config.lie.domains || config.domains).map((domain) => ({ domain, plugin: 'fake', version: '0.0.0', coupling: 'none', implemented: true })),
     probers: [],
@@ -74,10 +100,10 @@ const identity = () => ({
 });
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/v1/identity') {
-    res.writeHead(200, { 'content-type': 'application/json' });
+    res.writeHead(200, { 'content-type': 'application/json', [config.header]: String(config.lie.protocol || config.protocol) });
     res.end(JSON.stringify(identity()));
   } else {
-    res.writeHead(404, { 'content-type': 'application/json' });
+    res.writeHead(404, { 'content-type': 'application/json', [config.header]: String(config.lie.protocol || config.protocol) });
     res.end(JSON.stringify({ error: { code: 'OP_UNKNOWN', message: 'fake runtime' } }));
   }
 });
@@ -91,11 +117,20 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 
 /** A gzip'd `npm pack`-shaped tarball of a fake runtime. */
 export function fakeRuntimeArtifact(options: FakeArtifactOptions = {}): Buffer {
+  const build = options.build === null ? null : (options.build ?? { commit: FAKE_ARTIFACT_COMMIT });
   return makeTgz([
     {
       path: 'package/package.json',
       data: `${JSON.stringify({ name: options.name ?? '@fleet/cli', version: options.version ?? '0.0.0-fake', bin: { fleet: './bin/run.js' } })}\n`,
     },
     { path: 'package/bin/run.js', data: script(options), mode: 0o755 },
+    ...(build === null
+      ? []
+      : [
+          {
+            path: 'package/fleet-build.json',
+            data: `${JSON.stringify({ schema: 'fleet.build/v1', commit: build.commit, dirty: build.dirty ?? false })}\n`,
+          },
+        ]),
   ]);
 }

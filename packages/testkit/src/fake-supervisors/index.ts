@@ -51,6 +51,8 @@ export {
   type FakeRuntimeStart,
 } from './runtime.js';
 export {
+  FAKE_ARTIFACT_COMMIT,
+  fakeArtifactCommit,
   fakeRuntimeArtifact,
   type FakeArtifactBehaviour,
   type FakeArtifactOptions,

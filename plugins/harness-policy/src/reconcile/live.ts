@@ -4,12 +4,11 @@
  * holds of it (published versions too, contract §8.2). The CLI has the same adapter; a plugin cannot
  * import the CLI, and this one is a dozen lines over core's client.
  */
-import type { ControllerClient, LiveFile, ReadLive } from '@fleet/core';
+import { snapshotFilesOf, type ControllerClient, type LiveFile, type ReadLive } from '@fleet/core';
 
 export function readLiveThrough(client: (host: string) => ControllerClient): ReadLive {
   return async (host, targets) => {
-    const paths = [...new Set(targets.map((target) => target.path))];
-    const answer = await client(host).snapshot({ paths, backups: true });
+    const answer = await client(host).snapshot({ files: snapshotFilesOf(targets), backups: true });
     const live = new Map<string, LiveFile>();
     for (const file of answer.files) {
       if (file.state === 'refused') {

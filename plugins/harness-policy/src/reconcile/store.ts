@@ -111,6 +111,22 @@ export async function loadState(paths: ReconcilePaths, now: Date): Promise<Loade
   return { state: null, problem, movedTo };
 }
 
+/**
+ * The state for a reader that changes nothing (`fleet status`): like {@link loadState}, but a
+ * damaged file is only reported, never moved aside.
+ */
+export async function peekState(paths: ReconcilePaths): Promise<LoadedState> {
+  const text = await readText(paths.state);
+  if (text === null) return { state: null };
+  try {
+    const value = parseStrictJson(text, paths.state, 'USAGE');
+    const problem = stateProblem(value);
+    return problem === null ? { state: value as ReconcileState } : { state: null, problem };
+  } catch (error) {
+    return { state: null, problem: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 export async function saveState(paths: ReconcilePaths, state: ReconcileState): Promise<void> {
   await writeAtomic(paths.state, `${JSON.stringify(state, null, 2)}\n`);
 }

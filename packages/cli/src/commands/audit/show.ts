@@ -19,7 +19,7 @@ export default class AuditShow extends FleetCommand {
     'Print an audit log: your own (operator) log, a host’s, or a node home’s.';
   static override description = `Without flags: the operator's own log of the verbs it ran ($XDG_STATE_HOME/fleet/operator.jsonl, default ~/.local/state/fleet/operator.jsonl), one line per host operation, keyed by the same operation id as the node's record.
 
---host H (repeatable): the node's audit log through its controller (needs config:read). --home DIR: the log of a controller running on this machine with that home (<DIR>/.local/state/fleet/audit.jsonl), read directly.
+--host H (repeatable): the node's audit log through its controller (needs config:read). --home DIR: the log of a controller running on this machine with that home (<DIR>/.local/state/fleet/audit.jsonl and the closed segments audit.<seq>.jsonl it rotated into, oldest first), read directly.
 
 Control characters in records are printed escaped (\\x1b…), never raw. --json prints { schema: "fleet.audit/v1", source, records }. To check a log's hash chain, use \`fleet audit verify\`.`;
   static override examples = [

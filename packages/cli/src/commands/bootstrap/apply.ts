@@ -4,7 +4,7 @@ import { acceptanceTimeoutFlag } from '../../runtime/flags.js';
 
 export default class BootstrapApply extends FleetCommand {
   static override summary = 'Apply a bootstrap plan (with --confirm).';
-  static override description = `The plan is derived again and must be unchanged (else exit 3: review a new plan); a plan file edited after it was written is refused the same way. The node must allow bootstrap in its local policy (~/.local/state/fleet/bootstrap-policy.json) and the operator's token for the host needs node-admin:bootstrap.
+  static override description = `The plan is derived again and must be unchanged (else exit 3: review a new plan); a plan file edited after it was written is refused the same way. The node must allow bootstrap in its own node policy (bootstrap.allow in ~/.config/fleet/node-policy.yaml, written on the node: docs/node-policy.md) and the operator's token for the host needs node-admin:bootstrap.
 
 A reachable node goes through its controller: the artifact is uploaded, staged, activated, the runtime restarted under its supervisor and accepted — or rolled back to the prior generation and verified. Only with --recover, for a plan whose route is ssh (the controller does not answer), is the bundle (plan and artifact: no credentials, no policy) sent over SSH to the node's fixed receiver command, after the host key was checked against the pinned hostKey.
 

@@ -6,6 +6,8 @@ export default class ConfigInstall extends FleetCommand {
   static override summary = "Make a host's domain look like the repository (with --confirm).";
   static override description = `Plans first, then asks the node to install exactly what was planned: each file is written only if its live sha256 still equals the one planned against (else exit 3, nothing written), after a dated backup, by an atomic durable replace, followed by the domain's coupled actions and a verification. Prints the receipt.
 
+What the node runs is its own decision: the install names the node policy action ids fleet.yaml gives (domains.<domain>.reload), never an argv; a node that does not serve the domain (DOMAIN_NOT_SERVED), or whose policy does not define the action or accept a path (POLICY_REFUSED), refuses with exit 7 before writing (docs/node-policy.md).
+
 Without --confirm it prints the plan and exits 2. A diverged file (local lines found in no published version) is refused with exit 7 unless --force; adopt it first with \`fleet config adopt\` if the local lines are worth keeping.`;
   static override examples = [
     '<%= config.bin %> config install node-01 harness-policy',
@@ -97,8 +99,10 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
       );
     }
     const operationId = core.newOperationId();
-    // The domain's host variables, its derived paths for this host, its reload command (fleet.yaml).
+    // The domain's host variables and derived paths for this host; its reload is an action id of
+    // the node's policy (fleet.yaml domains.<d>.reload): the node decides what that runs.
     const parameters = core.installParameters(context.repo, args.host, runtime.declaration);
+    const actions = core.installActions(context.repo, runtime.declaration);
     const paths = planned.files.map((file) => file.path);
     let receipt: Receipt;
     try {
@@ -107,6 +111,7 @@ Without --confirm it prints the plan and exits 2. A diverged file (local lines f
         domain: args.domain,
         files: planned.files.map((file) => ({ ...file })),
         parameters,
+        ...(Object.keys(actions).length > 0 ? { actions } : {}),
       });
       // A coupled restart of the controller itself (transport-identity) answers before it
       // happens: poll the node until the restarted controller settles the operation, then

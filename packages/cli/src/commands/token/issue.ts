@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
-import { homeFlag, openStore } from '../../node-home.js';
+import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
 
 export interface IssuedTokenJson {
   readonly id: string;
@@ -12,11 +12,15 @@ export interface IssuedTokenJson {
 
 export default class TokenIssue extends FleetCommand {
   static override summary = "Issue a per-client token on this node's token store.";
-  static override description = `Scopes: config:read, config:install, config:adopt, versions:read, runtime:upgrade, node-admin:bootstrap, node-admin:tokens (exact spelling). The token is printed once; the store keeps only its sha256. Put it in the operator's credentials file for this host.`;
+  static override description = `Scopes: config:read, config:install, config:adopt, versions:read, runtime:upgrade, node-admin:bootstrap, node-admin:tokens (exact spelling). The token is printed once; the store keeps only its sha256. Put it in the operator's credentials file for this host.
+
+With --host H it is issued through H's controller (needs node-admin:tokens) and may only carry scopes your own token for H holds (else exit 4, nothing issued): a token administered from the operator seat never gains a privilege. It is for another client: your credentials file is not changed.`;
   static override examples = [
     '<%= config.bin %> token issue --client laptop --scope config:read --scope config:install',
     '<%= config.bin %> token issue --client ci --scope config:read --ttl 30d --home /srv/node --json',
+    '<%= config.bin %> token issue --client ci --scope config:read --host node-01',
   ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
   static override flags = {
     client: Flags.string({
       description: 'who the token is for (letters, digits, . _ @ -)',
@@ -29,6 +33,8 @@ export default class TokenIssue extends FleetCommand {
     }),
     ttl: Flags.string({ description: 'lifetime (90d, 12h, 30m, …)', default: '90d' }),
     home: homeFlag,
+    host: hostFlag,
+    timeout: timeoutFlag,
   };
 
   async run(): Promise<IssuedTokenJson> {
@@ -48,6 +54,37 @@ export default class TokenIssue extends FleetCommand {
       );
     }
     const ttlMs = parseDuration(flags.ttl);
+    if (flags.host !== undefined) {
+      const { recordTokenVerb, remoteTokens } = await import('../../tokens/remote.js');
+      const { newOperationId } = await import('@fleet/core');
+      const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
+      const operationId = newOperationId();
+      const issued = await remote.client.tokenIssue({
+        operationId,
+        client: flags.client,
+        scopes: flags.scope as never,
+        ttlMs,
+      });
+      await recordTokenVerb(
+        'token issue',
+        flags.host,
+        operationId,
+        `issued ${issued.id} for ${issued.client}`,
+        [issued.token],
+      );
+      this.log(
+        `Issued token ${issued.id} for ${issued.client} on ${flags.host} (${issued.scopes.join(', ')}), expires ${issued.expiresAt}.`,
+      );
+      this.log('The token is shown once and stored on the node only as a hash:');
+      this.log(issued.token);
+      return {
+        id: issued.id,
+        token: issued.token,
+        client: issued.client,
+        scopes: issued.scopes,
+        expiresAt: issued.expiresAt,
+      };
+    }
     const store = await openStore(flags.home);
     const { record, token } = await store.issue({
       client: flags.client,

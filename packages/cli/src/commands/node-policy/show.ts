@@ -1,0 +1,40 @@
+import { FleetCommand } from '../../base-command.js';
+import { checkedPolicy, nodeHome, policyHomeFlag, summarise } from '../../node-policy.js';
+
+export interface NodePolicyShowJson {
+  readonly file: string;
+  readonly sha256: string;
+  readonly policy: import('@fleet/core').NodePolicy;
+}
+
+export default class NodePolicyShow extends FleetCommand {
+  static override summary = "Show this node's policy: what it serves, runs and writes.";
+  static override description = `Reads <home>/.config/fleet/node-policy.yaml exactly as the controller does at start (mode 0600 and owner, YAML, the strict schema, the domains of the loaded plugins) and prints what it allows; a problem is reported with its file, line and field (exit 2). Writes nothing.`;
+  static override examples = [
+    '<%= config.bin %> node-policy show',
+    '<%= config.bin %> node-policy show --home /srv/node --json',
+  ];
+  static override flags = { home: policyHomeFlag };
+
+  async run(): Promise<NodePolicyShowJson> {
+    const { flags } = await this.parse(NodePolicyShow);
+    const { nodePolicyFile } = await import('@fleet/core');
+    const home = await nodeHome(flags.home);
+    const loaded = await checkedPolicy(nodePolicyFile(home), home, await this.loadRegistry());
+    this.log(`${loaded.file} (sha256 ${loaded.sha256.slice(0, 12)})`);
+    for (const line of summarise(loaded.policy)) this.log(line);
+    const { access } = await import('node:fs/promises');
+    const { oldBootstrapPolicyPath } = await import('@fleet/controller');
+    if (
+      await access(oldBootstrapPolicyPath(home)).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      this.note(
+        `note: ${oldBootstrapPolicyPath(home)} is ignored (this policy governs); remove it`,
+      );
+    }
+    return { file: loaded.file, sha256: loaded.sha256, policy: loaded.policy };
+  }
+}

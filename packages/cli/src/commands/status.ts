@@ -1,0 +1,141 @@
+import { Flags } from '@oclif/core';
+import type { StatusReport } from '@fleet/core';
+import { FleetCommand } from '../base-command.js';
+
+export default class Status extends FleetCommand {
+  static override summary =
+    'One screen for the whole fleet: reachability, runtime, last drift, offline_pending, runtime transactions.';
+  static override description = `Every host is asked once, concurrently (with a bound and a per-host timeout), through GET /v1/summary — which config:read or versions:read opens: who it is, the runtime it runs and its health, and whether a runtime transaction is in progress or needs recovery. With that: the runtime against canonicalVersion (as fleet version judges it), the host's state in the repository's newest drift report (reports/drift/, and its age), and offline_pending from the harness reconcile's state in your state directory. Progress on stderr names the hosts still being waited for. Read-only: writes nothing.
+
+Exit codes, the most urgent across hosts: 4 when a host refused the credentials, 5 when one was unreachable, 1 when one needs attention (each reason is listed), 0 when all are ok.`;
+  static override examples = [
+    '<%= config.bin %> status',
+    '<%= config.bin %> status --json',
+    '<%= config.bin %> status --timeout 2000',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override flags = {
+    concurrency: Flags.integer({ description: 'hosts asked at once', default: 32, min: 1 }),
+    timeout: Flags.integer({
+      description: 'per-host timeout in milliseconds',
+      default: 5_000,
+      min: 1,
+    }),
+  };
+
+  async run(): Promise<StatusReport> {
+    const { flags } = await this.parse(Status);
+    const root = await this.findRepo(flags.repo);
+    const core = await import('@fleet/core');
+    const repo = await core.loadRepo(root);
+    const hosts = Object.keys(repo.manifest.hosts).sort();
+    const credentialsPath = core.defaultCredentialsPath(process.env);
+    const credentials = await core.loadCredentials(credentialsPath);
+    const { WaitingProgress } = await import('../progress.js');
+    const progress = new WaitingProgress('status', hosts);
+    const [outcomes, drift, reconcile, head] = await Promise.all([
+      core.forEachHost(
+        hosts,
+        (host) =>
+          core
+            .clientForHost({ repo, host, credentials, credentialsPath, timeoutMs: flags.timeout })
+            .summary(),
+        { concurrency: flags.concurrency, onSettled: (outcome) => progress.settled(outcome.host) },
+      ),
+      core.latestDriftReport(root),
+      readReconcile(),
+      core
+        .createGit(root)
+        .run(['rev-parse', 'HEAD'])
+        .then((out) => out.stdout.trim())
+        .catch(() => null),
+    ]);
+    progress.finish();
+    const report = core.assembleStatus({
+      manifest: repo.manifest,
+      repoCommit: head,
+      now: new Date(),
+      hosts: outcomes.map((outcome) => ({
+        host: outcome.host,
+        outcome: outcome.ok
+          ? { ok: true, value: outcome.value }
+          : { ok: false, error: outcome.error },
+      })),
+      drift,
+      reconcile,
+    });
+    if (!this.jsonEnabled()) this.log(renderStatus(report, core.escapeControl, core.formatAge));
+    process.exitCode = core.statusExitCode(report.hosts.map((host) => host.state));
+    return report;
+  }
+}
+
+/** offline_pending from the harness reconcile's state (read-only: a damaged file is only named). */
+async function readReconcile() {
+  const { peekState, reconcilePaths } = await import('@fleet/plugin-harness-policy');
+  const loaded = await peekState(reconcilePaths(process.env));
+  if (loaded.problem !== undefined)
+    return { problem: `harness reconcile state: ${loaded.problem}` };
+  if (loaded.state === null) return null;
+  return {
+    lastRun: loaded.state.last_run,
+    pending: new Map(loaded.state.offline_pending.map((entry) => [entry.host, entry])),
+  };
+}
+
+function renderStatus(
+  report: StatusReport,
+  escape: (text: string) => string,
+  formatAge: (seconds: number) => string,
+): string {
+  const drift = report.drift.report
+    ? `${report.drift.report}${report.hosts[0]?.drift.ageSeconds != null ? ` (${formatAge(report.hosts[0].drift.ageSeconds)} ago)` : ''}`
+    : 'none';
+  const lines = [
+    `canonical ${report.canonicalVersion}, repo ${report.repoCommit?.slice(0, 12) ?? '(no commit)'}, last drift report: ${drift}`,
+  ];
+  if (report.drift.problem) lines.push(`warning: ${escape(report.drift.problem)}`);
+  if (report.reconcile.problem) lines.push(`warning: ${escape(report.reconcile.problem)}`);
+  const rows = [['HOST', 'STATE', 'RUNTIME', 'DRIFT', 'PENDING', 'TRANSACTION']];
+  for (const host of report.hosts) {
+    const runtime = host.runtime
+      ? `${host.runtime.version}+${host.runtime.build.sha256?.slice(0, 12) ?? 'dev'} ${host.runtime.state}`
+      : (host.error?.code ?? '-');
+    const driftCell =
+      host.drift.state === null
+        ? '-'
+        : `${host.drift.state}${host.drift.ageSeconds === null ? '' : ` ${formatAge(host.drift.ageSeconds)}`}`;
+    const txn = host.transaction
+      ? host.transaction.attention === 'none'
+        ? `${host.transaction.kind} ${host.transaction.outcome ?? host.transaction.lastStep}`
+        : `${host.transaction.kind} ${host.transaction.attention}`
+      : '-';
+    rows.push([
+      host.host,
+      host.state,
+      runtime,
+      driftCell,
+      host.offlinePending ? `since ${host.offlinePending.since.slice(0, 16)}` : '-',
+      txn,
+    ]);
+  }
+  const widths =
+    rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length))) ?? [];
+  for (const row of rows) {
+    lines.push(
+      row
+        .map((cell, i) => escape(cell).padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
+  }
+  for (const host of report.hosts) {
+    if (host.error) lines.push(`  ${host.host}: ${escape(host.error.message)}`);
+    for (const reason of host.attention) lines.push(`  ${host.host}: ${escape(reason)}`);
+  }
+  const { summary } = report;
+  lines.push(
+    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.ok} ok, ${summary.attention} attention, ${summary.unreachable} unreachable, ${summary.denied} denied, ${summary.error} error`,
+  );
+  return lines.join('\n');
+}

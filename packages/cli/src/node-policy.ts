@@ -1,0 +1,78 @@
+/**
+ * What `fleet node-policy init|show` and `fleet validate --node-policy` share (docs/node-policy.md):
+ * the node's home flag, reading and checking a policy file against this CLI's plugins (the same
+ * reader and check the controller runs at start), and its one-screen summary.
+ */
+import { Flags } from '@oclif/core';
+import type { LoadedNodePolicy, NodePolicy, Problem, Registry } from '@fleet/core';
+
+export const policyHomeFlag = Flags.directory({
+  description: "the node's home whose policy to use (default: your home directory)",
+  exists: true,
+});
+
+/** The home a node-local command works on: `--home`, else the user's home, as a real path. */
+export async function nodeHome(flag: string | undefined): Promise<string> {
+  const { homedir } = await import('node:os');
+  const { realpath } = await import('node:fs/promises');
+  return realpath(flag ?? homedir());
+}
+
+/**
+ * Reads `file` as the controller would (mode, owner, YAML, schema) and checks it against the
+ * registry's domains; throws `NODE_POLICY_INVALID` with every problem. Never writes (no migration).
+ */
+export async function checkedPolicy(
+  file: string,
+  home: string,
+  registry: Registry,
+): Promise<LoadedNodePolicy> {
+  const { FleetError, checkNodePolicy, readNodePolicyFile } = await import('@fleet/core');
+  const loaded = await readNodePolicyFile(file, home);
+  const problems: Problem[] = checkNodePolicy(
+    loaded.policy,
+    registry.domains().map((entry) => entry.descriptor),
+    loaded.file,
+    loaded.lineOf,
+  );
+  if (problems.length > 0) {
+    throw new FleetError('NODE_POLICY_INVALID', `${file} does not fit this fleet's plugins`, {
+      problems,
+    });
+  }
+  return loaded;
+}
+
+/** The policy in a few lines: what the node serves, runs and writes. */
+export function summarise(policy: NodePolicy): string[] {
+  const lines: string[] = [];
+  const domains = Object.entries(policy.domains).sort(([a], [b]) => a.localeCompare(b));
+  lines.push(`serves: ${domains.map(([d]) => d).join(', ') || 'no domain'}`);
+  for (const [domain, section] of domains) {
+    for (const [id, patterns] of Object.entries(section.paths ?? {})) {
+      lines.push(`  ${domain} ${id} may also be at: ${patterns.join(', ')}`);
+    }
+    if (section.patterns) lines.push(`  ${domain} paths: ${section.patterns.join(', ')}`);
+    for (const [id, action] of Object.entries(section.actions ?? {})) {
+      lines.push(
+        `  ${domain} action ${id}: ${action.argv.join(' ')} (${action.timeoutSeconds} s, output ${action.output === 'return' ? `returned, at most ${action.outputBytes ?? 1024} bytes` : 'discarded'})`,
+      );
+    }
+    if (section.unattended === 'allow') lines.push(`  ${domain} unattended installs: allowed`);
+  }
+  lines.push(`versions may run: ${policy.versions.tools.join(', ') || 'no tool'}`);
+  if (policy.versions.path) lines.push(`  on PATH ${policy.versions.path.join(':')}`);
+  if (policy.symlinkInto.length > 0) {
+    lines.push(`managed files may link into: ${policy.symlinkInto.join(', ')}`);
+  }
+  lines.push(
+    `bootstrap: ${policy.bootstrap.allow ? `allowed${policy.bootstrap.supervisors ? ` (${policy.bootstrap.supervisors.join(', ') || 'no supervisor'})` : ''}` : 'denied'}`,
+  );
+  if (policy.supervisor) {
+    const { kind, ...rest } = policy.supervisor;
+    lines.push(
+      `supervisor: ${kind}${Object.keys(rest).length > 0 ? ` ${Object.values(rest).join(' ')}` : ''}`,
+    );
+  }
+  return lines;
+}

@@ -1,0 +1,206 @@
+/**
+ * The audit heads the operator has seen (contract §15, docs/audit-log.md): every authenticated
+ * answer of a controller carries the node's durable audit head (`fleet-audit-head: <seq>:<sha256>`);
+ * after each verb the heads it saw are kept per repository and host in `audit-heads.json` beside
+ * the operator log (`$XDG_STATE_HOME/fleet/`, 0600). `fleet audit verify --host H` holds the node's chain against
+ * every head kept for H: a log rewritten behind the operator's back — consistent, restarted, but
+ * without a record the operator saw — no longer contains one of them.
+ *
+ * Only the heads seen since the last successful verify are kept (a verify collapses them to the
+ * head it verified), at most {@link MAX_HEADS_PER_HOST} per host (see {@link addSeenHead}).
+ */
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { FleetError } from '../errors.js';
+import { parseStrictJson } from '../json.js';
+import { sha256Schema, timestampSchema } from '../wire/protocol.js';
+import type { AuditHead } from '../wire/audit.js';
+import { operatorStateDir } from './operator-log.js';
+
+export const AUDIT_HEADS_FILE = 'audit-heads.json';
+/** The response header a controller carries its durable audit head in. */
+export const AUDIT_HEAD_HEADER = 'fleet-audit-head';
+export const MAX_HEADS_PER_HOST = 64;
+
+const seenHeadSchema = z.strictObject({
+  seq: z.number().int().positive(),
+  sha256: sha256Schema,
+  seenAt: timestampSchema,
+  /** The verb that saw it (`drift`, `config install`, `audit verify`). */
+  verb: z.string().max(100),
+});
+export type SeenHead = z.infer<typeof seenHeadSchema>;
+
+export const auditHeadsFileSchema = z.strictObject({
+  schema: z.literal('fleet.audit-heads/v1'),
+  /**
+   * By fleet repository (its real path), then by host: a host name means one node only within
+   * one repository (two labs both have a `node-01`).
+   */
+  repos: z.record(
+    z.string(),
+    z.record(z.string(), z.array(seenHeadSchema).max(MAX_HEADS_PER_HOST)),
+  ),
+});
+export type AuditHeadsFile = z.infer<typeof auditHeadsFileSchema>;
+
+/** The heads kept for one host of one repository (oldest first). */
+export function seenHeadsOf(file: AuditHeadsFile, repo: string, host: string): SeenHead[] {
+  return [...(file.repos[repo]?.[host] ?? [])];
+}
+
+/** `<seq>:<sha256>` as a controller sends it; `undefined` for anything else. */
+export function parseAuditHeadHeader(value: string | string[] | undefined): AuditHead | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  const match = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text ?? '');
+  if (!match) return undefined;
+  const seq = Number(match[1]);
+  return seq > 0 ? { seq, sha256: match[2] as string } : undefined;
+}
+
+/**
+ * Adds one seen head to a host's list (pure): nothing when it is already the newest kept; past
+ * the bound, every other head is dropped (the first and the newest always stay), so what is kept
+ * stays spread over the whole stretch since the last verify.
+ */
+export function addSeenHead(list: readonly SeenHead[], head: SeenHead): SeenHead[] {
+  const last = list[list.length - 1];
+  if (last && last.seq === head.seq && last.sha256 === head.sha256) return [...list];
+  let out = [...list, head];
+  while (out.length > MAX_HEADS_PER_HOST) {
+    out = out.filter((_, index) => index === 0 || index === out.length - 1 || index % 2 === 0);
+  }
+  return out;
+}
+
+/** Heads observed by clients of this process, by host, not yet recorded (see takeObservedHeads). */
+const observed = new Map<string, AuditHead>();
+
+/** Called by the client on every answer carrying a head. */
+export function observeAuditHead(host: string, head: AuditHead): void {
+  const known = observed.get(host);
+  if (known === undefined || head.seq >= known.seq) observed.set(host, head);
+}
+
+/** The heads observed since the last call, by host; the process forgets them. */
+export function takeObservedHeads(): Map<string, AuditHead> {
+  const out = new Map(observed);
+  observed.clear();
+  return out;
+}
+
+export interface AuditHeadsOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly home?: string;
+  readonly now?: () => Date;
+}
+
+export function auditHeadsPath(options: AuditHeadsOptions = {}): string {
+  return join(
+    operatorStateDir(options.env ?? process.env, options.home ?? homedir()),
+    AUDIT_HEADS_FILE,
+  );
+}
+
+/** The kept heads (an absent file: none). A malformed file is an error naming it, never guessed. */
+export async function readAuditHeads(options: AuditHeadsOptions = {}): Promise<AuditHeadsFile> {
+  const path = auditHeadsPath(options);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return { schema: 'fleet.audit-heads/v1', repos: {} };
+    }
+    throw error;
+  }
+  const parsed = auditHeadsFileSchema.safeParse(parseStrictJson(text, path, 'USAGE'));
+  if (!parsed.success) {
+    throw new FleetError('USAGE', `${path} is not a file of audit heads fleet wrote`, {
+      suggestions: [`move it aside to start keeping heads afresh: mv ${path} ${path}.bad`],
+    });
+  }
+  return parsed.data;
+}
+
+/**
+ * Reads, changes and atomically replaces the heads file (0600 in a 0700 directory); repositories
+ * that no longer exist are forgotten on the way. Two verbs racing may lose one's update: that only
+ * drops heads, it never invents one.
+ */
+export async function updateAuditHeads(
+  change: (file: AuditHeadsFile) => AuditHeadsFile,
+  options: AuditHeadsOptions = {},
+): Promise<string> {
+  const path = auditHeadsPath(options);
+  const dir = operatorStateDir(options.env ?? process.env, options.home ?? homedir());
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const changed = change(await readAuditHeads(options));
+  const repos: AuditHeadsFile['repos'] = {};
+  for (const [repo, hosts] of Object.entries(changed.repos)) {
+    if (await exists(repo)) repos[repo] = hosts;
+  }
+  const next = auditHeadsFileSchema.parse({ ...changed, repos });
+  const temp = join(dir, `.${AUDIT_HEADS_FILE}.${randomBytes(6).toString('hex')}`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(`${JSON.stringify(next, null, 1)}\n`);
+    await handle.sync();
+    await handle.close();
+    await rename(temp, path);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  return path;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps the heads one verb saw, for the hosts of `repo`. */
+export async function recordSeenHeads(
+  repo: string,
+  heads: ReadonlyMap<string, AuditHead>,
+  verb: string,
+  options: AuditHeadsOptions = {},
+): Promise<void> {
+  if (heads.size === 0) return;
+  const seenAt = (options.now?.() ?? new Date()).toISOString();
+  await updateAuditHeads((file) => {
+    const hosts = { ...(file.repos[repo] ?? {}) };
+    for (const [host, head] of heads) {
+      hosts[host] = addSeenHead(hosts[host] ?? [], { ...head, seenAt, verb: verb.slice(0, 100) });
+    }
+    return { ...file, repos: { ...file.repos, [repo]: hosts } };
+  }, options);
+}
+
+/** After a successful verify (or an accepted rewrite): each host's heads collapse to the one verified. */
+export async function settleSeenHeads(
+  repo: string,
+  verified: ReadonlyMap<string, AuditHead | null>,
+  verb: string,
+  options: AuditHeadsOptions = {},
+): Promise<void> {
+  if (verified.size === 0) return;
+  const seenAt = (options.now?.() ?? new Date()).toISOString();
+  await updateAuditHeads((file) => {
+    const hosts = { ...(file.repos[repo] ?? {}) };
+    for (const [host, head] of verified) {
+      if (head === null) delete hosts[host];
+      else hosts[host] = [{ ...head, seenAt, verb: verb.slice(0, 100) }];
+    }
+    return { ...file, repos: { ...file.repos, [repo]: hosts } };
+  }, options);
+}

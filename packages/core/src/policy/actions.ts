@@ -1,0 +1,88 @@
+/**
+ * Running the node policy's coupled actions (contract §5.1): the core `ActionRunner` the
+ * controller hands an install, and `@fleet/testkit`'s fake hosts hand a plugin test — the same
+ * code, so a fake is exactly as strict as a node. An action runs as the policy spells it: its
+ * argv (an absolute program, no shell, no PATH lookup), its timeout, the runner's minimal
+ * environment with nothing added; what it prints stays on the node unless the policy entry says
+ * `output: return`, and then it is redacted and cut to the entry's bound.
+ */
+import { FleetError } from '../errors.js';
+import type {
+  ActionRun,
+  ActionRunner,
+  ProcessRunner,
+  SecretValues,
+} from '../interfaces/node-context.js';
+import { escapeControl } from '../report/render-report.js';
+import { redactSecrets } from '../secrets/env-chain.js';
+import { DEFAULT_ACTION_OUTPUT_BYTES, type PolicyAction } from './schema.js';
+
+/** An action's output as it may travel back: redacted, control characters escaped, cut. */
+export function actionOutput(
+  stdout: string,
+  stderr: string,
+  secrets: SecretValues,
+  limit: number,
+): string {
+  const text = escapeControl(redactSecrets(`${stdout}${stderr}`.trim(), secrets));
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return text;
+  // Cut on a character boundary: the decoder drops a trailing partial character.
+  return `${new TextDecoder('utf-8').decode(bytes.subarray(0, limit)).replace(/\uFFFD$/, '')}…`;
+}
+
+export interface PolicyActionsOptions {
+  /** The domain's actions in the node policy, by id. */
+  readonly actions: Readonly<Record<string, PolicyAction>>;
+  readonly domain: string;
+  /** Every run is appended here, in order: the install's audit record names them. */
+  readonly runs: ActionRun[];
+}
+
+/**
+ * The node policy's actions of one domain (core `ActionRunner`): the argv exactly as the policy
+ * spells it, no shell, the minimal environment (nothing added), the policy's timeout, and the
+ * output kept on the node unless the policy says `output: return`.
+ */
+export function policyActionRunner(
+  processes: ProcessRunner,
+  secrets: () => Promise<SecretValues>,
+  options: PolicyActionsOptions,
+): ActionRunner {
+  return {
+    has: (id) => Object.hasOwn(options.actions, id),
+    async run(id) {
+      if (!Object.hasOwn(options.actions, id)) {
+        throw new FleetError(
+          'POLICY_REFUSED',
+          `the node policy defines no action ${JSON.stringify(id)} for domain ${options.domain}`,
+        );
+      }
+      const action = options.actions[id] as PolicyAction;
+      const [command, ...args] = action.argv as [string, ...string[]];
+      const result = await processes.run({
+        command,
+        args,
+        timeoutMs: action.timeoutSeconds * 1000,
+      });
+      const run: ActionRun = {
+        id,
+        argv: [...action.argv],
+        exitCode: result.exitCode === -1 || result.timedOut ? null : result.exitCode,
+        timedOut: result.timedOut,
+        ...(action.output === 'return'
+          ? {
+              output: actionOutput(
+                result.stdout,
+                result.stderr,
+                await secrets(),
+                action.outputBytes ?? DEFAULT_ACTION_OUTPUT_BYTES,
+              ),
+            }
+          : {}),
+      };
+      options.runs.push(run);
+      return run;
+    },
+  };
+}
