@@ -5,14 +5,26 @@
  * transport-identity `--node-id` change rewrites the unit's ExecStart, reloads, restarts and the
  * running controller carries the new id — the switch runs in a transient unit of its own, which
  * the restart of the controller's unit cannot end; a change whose controller cannot start is
- * rolled back (exit 6) with the old ExecStart; `lab down` stops and removes the units.
+ * rolled back (exit 6) with the old ExecStart; `fleet drift` reports each controller's unit as a
+ * `runtime` item (stale once its file changed without a daemon-reload); a router install runs the
+ * node policy's reload action, a real `systemctl --user reload` of a real unit; `lab down` stops
+ * and removes the units.
  *
  * Everything runs as the harness's unprivileged user, with its own copy of the packed CLI.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { createControllerClient, receiptSchema, type LabDocument, type Receipt } from '@fleet/core';
+import {
+  createControllerClient,
+  formatNodePolicy,
+  nodePolicyFile,
+  readNodePolicyFile,
+  receiptSchema,
+  type DriftReport,
+  type LabDocument,
+  type Receipt,
+} from '@fleet/core';
 import { pidAlive, waitFor, type FleetRun } from '../src/fleet.js';
 import { requireSystemdUser, type SystemdUser } from '../src/systemd-user.js';
 
@@ -70,15 +82,48 @@ describe('a lab of real systemd --user units (lab up --supervisor systemd-user)'
       ]);
     expect((await git('commit', '-qam', `${host}: new node id`)).exitCode).to.equal(0);
   }
-  async function install(host: string): Promise<{ run: FleetRun; receipt?: Receipt }> {
-    const done = await run([
-      'config',
-      'install',
-      host,
-      'transport-identity',
-      '--confirm',
-      '--json',
+  /** Writes `text` to `file` as the user (its files stay its own, 0600). */
+  async function writeAsUser(file: string, text: string): Promise<void> {
+    const wrote = await manager.run('sh', [
+      '-c',
+      'umask 077; printf %s "$1" > "$2"',
+      'sh',
+      text,
+      file,
     ]);
+    expect(wrote.exitCode, wrote.stderr).to.equal(0);
+  }
+  async function commitAll(message: string): Promise<void> {
+    const git = (...args: string[]) =>
+      manager.run('git', [
+        '-C',
+        lab.repo,
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@e.invalid',
+        ...args,
+      ]);
+    expect((await git('commit', '-qam', message)).exitCode).to.equal(0);
+  }
+  async function runtimeItems(): Promise<
+    Map<string, { state: string; detail?: string; path?: string }>
+  > {
+    const drift = await run(['drift', '--json']);
+    const report = JSON.parse(drift.stdout) as DriftReport;
+    return new Map(
+      report.hosts.flatMap((h) =>
+        h.items
+          .filter((i) => i.layer === 'runtime' && i.domain === undefined)
+          .map((i) => [h.host, i] as const),
+      ),
+    );
+  }
+  async function install(
+    host: string,
+    domain = 'transport-identity',
+  ): Promise<{ run: FleetRun; receipt?: Receipt }> {
+    const done = await run(['config', 'install', host, domain, '--confirm', '--json']);
     const body = JSON.parse(done.stdout || '{}') as { receipt?: unknown };
     return { run: done, ...(body.receipt ? { receipt: receiptSchema.parse(body.receipt) } : {}) };
   }
@@ -119,6 +164,85 @@ describe('a lab of real systemd --user units (lab up --supervisor systemd-user)'
       );
       const identity = await client(host.name).identity();
       expect(identity).to.include({ nodeId: host.name, pid: host.pid });
+    }
+  });
+
+  it("drift reports each controller's unit as a runtime item, stale once its file changed without a daemon-reload", async () => {
+    const before = await runtimeItems();
+    for (const host of lab.hosts) {
+      const unit = (await record(host.name)).name;
+      expect(before.get(host.name), host.name).to.include({ state: 'current' });
+      expect(before.get(host.name)?.path).to.contain(unit);
+    }
+    const file = join(home('node-02'), '.config/systemd/user', (await record('node-02')).name);
+    const original = await readFile(file, 'utf8');
+    await writeAsUser(file, `${original}# edited by hand\n`);
+    try {
+      const after = await runtimeItems();
+      expect(after.get('node-02')).to.include({ state: 'stale' });
+      expect(after.get('node-02')?.detail).to.contain('NeedDaemonReload=yes');
+      expect(after.get('node-01')).to.include({ state: 'current' });
+    } finally {
+      await writeAsUser(file, original);
+      await manager.systemctl('daemon-reload');
+    }
+  });
+
+  it("runs the node policy's router reload: a real systemctl --user reload of a real unit, after the write", async () => {
+    const node = home('node-01');
+    const routerUnit = `fleet-test-router-${lab.hosts[0]?.pid ?? 0}.service`;
+    const loaded = join(node, 'router-loaded.yaml');
+    // A router that re-reads its config on reload: it copies the file it would load.
+    const started = await manager.run('systemd-run', [
+      '--user',
+      `--unit=${routerUnit}`,
+      '--collect',
+      '--quiet',
+      `--property=ExecReload=/bin/cp ${node}/.config/router/router.yaml ${loaded}`,
+      '--',
+      '/bin/sleep',
+      'infinity',
+    ]);
+    expect(started.exitCode, started.stderr).to.equal(0);
+    try {
+      const systemctl = (await manager.run('sh', ['-c', 'command -v systemctl'])).stdout.trim();
+      const policyFile = nodePolicyFile(node);
+      const { policy } = await readNodePolicyFile(policyFile, node, { uid: manager.uid });
+      await writeAsUser(
+        policyFile,
+        formatNodePolicy({
+          ...policy,
+          domains: {
+            ...policy.domains,
+            router: {
+              ...policy.domains['router'],
+              actions: { 'router-reload': { argv: [systemctl, '--user', 'reload', routerUnit] } },
+            },
+          },
+        }),
+      );
+      const manifest = join(lab.repo, 'fleet.yaml');
+      await writeAsUser(
+        manifest,
+        (await readFile(manifest, 'utf8')).replace(
+          '  router: { unattended: deny }',
+          '  router: { unattended: deny, reload: router-reload }',
+        ),
+      );
+      const routerFile = join(lab.repo, 'domains/router/router.yaml');
+      const desired = `${await readFile(routerFile, 'utf8')}# reloaded by systemd\n`;
+      await writeAsUser(routerFile, desired);
+      await commitAll('router: reload through the node policy');
+
+      const { run: done, receipt } = await install('node-01', 'router');
+      expect(done.exitCode, done.stdout + done.stderr).to.equal(0);
+      expect(receipt?.actions.find((a) => a.kind === 'reload')).to.include({ status: 'ok' });
+      const live = await readFile(join(node, '.config/router/router.yaml'), 'utf8');
+      expect(live).to.contain('# reloaded by systemd');
+      // systemd ran the unit's ExecReload after the write: it loaded the new file.
+      expect(await readFile(loaded, 'utf8')).to.equal(live);
+    } finally {
+      await manager.systemctl('stop', routerUnit);
     }
   });
 

@@ -252,6 +252,7 @@ export {
   assessHost,
   assessHostWithProbes,
   loadDomainProbers,
+  loadSupervisorProbers,
   prepareAssessment,
   runDrift,
   type AssessedFile,

@@ -109,7 +109,10 @@ export function createUnitProber(adapter = createSystemdUserAdapter()): Prober<U
         problems.push(
           'the unit file changed but systemd has not reloaded it (NeedDaemonReload=yes)',
         );
-      if (facts.currentState !== 'set')
+      // No `current` and a controller run from no generation: a development build (a lab's
+      // checkout), nothing to compare. Either one alone is drift.
+      const development = facts.currentState === 'absent' && facts.generation === null;
+      if (facts.currentState !== 'set' && !development)
         problems.push(`the current generation pointer is ${facts.currentState}`);
       else if (facts.generation !== facts.current) {
         problems.push(
@@ -126,7 +129,7 @@ export function createUnitProber(adapter = createSystemdUserAdapter()): Prober<U
       if (problems.length > 0) return item('stale', problems.join('; '));
       return item(
         'current',
-        `running generation ${short(facts.generation)} (pid ${facts.pid ?? '?'}) with --node-id ${expectedNode}`,
+        `running ${facts.generation === null ? 'a development build' : `generation ${short(facts.generation)}`} (pid ${facts.pid ?? '?'}) with --node-id ${expectedNode}`,
       );
     },
   };

@@ -82,7 +82,10 @@ export function createTaskProber(adapter = createWindowsTaskAdapter()): Prober<T
       const problems: string[] = [];
       if (!facts.enabled) problems.push('the task is disabled');
       if (!facts.running) problems.push(`the task is not running (${facts.state})`);
-      if (facts.currentState !== 'set')
+      // No `current` and a controller run from no generation: a development build (a lab's
+      // checkout), nothing to compare. Either one alone is drift.
+      const development = facts.currentState === 'absent' && facts.generation === null;
+      if (facts.currentState !== 'set' && !development)
         problems.push(`the current generation pointer is ${facts.currentState}`);
       else if (facts.generation !== facts.current) {
         problems.push(
