@@ -14,6 +14,13 @@ export type FleetFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof FleetCommand)['baseFlags'] & T['flags']
 >;
 
+/**
+ * The last failure a command of this process reported through {@link FleetCommand.catch}: a
+ * command run in process (`report-run` runs its report verb so) fails by setting the exit code,
+ * not by throwing, and its caller logs what it was (docs/scheduled-reports.md).
+ */
+export const reportedFailure: { last: FleetErrorLike | null } = { last: null };
+
 export abstract class FleetCommand extends Command {
   static override enableJsonFlag = true;
 
@@ -115,6 +122,7 @@ export abstract class FleetCommand extends Command {
     error: Error & { exitCode?: number; oclif?: { exit?: number } },
   ): Promise<void> {
     const failure = await toFleetFailure(error);
+    reportedFailure.last = failure;
     process.exitCode = failure.exitCode;
     if (this.jsonEnabled()) {
       const { errorEnvelope } = await import('@fleet/core');

@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
-import { FleetCommand } from '../base-command.js';
+import type { FleetErrorLike } from '@fleet/core';
+import { FleetCommand, reportedFailure } from '../base-command.js';
 
 /**
  * What a scheduled report runs (`fleet schedule install`): the report verb with `--report-dir`
@@ -36,8 +37,14 @@ export default class ReportRun extends FleetCommand {
     // a scheduled run failed, and why (`fleet schedule list` shows the last one).
     let outcome: string;
     try {
+      reportedFailure.last = null;
       await this.config.runCommand(verb, ['--repo', root, '--report-dir', dir]);
-      outcome = `exit ${Number(process.exitCode ?? 0)} ${dir}`;
+      // The verb reports its own failure (exit code set, error printed): log what it was.
+      const failed = reportedFailure.last as FleetErrorLike | null;
+      outcome =
+        failed === null
+          ? `exit ${Number(process.exitCode ?? 0)} ${dir}`
+          : `exit ${failed.exitCode} ${failed.code}: ${failed.message}`;
     } catch (error) {
       const failure = core.isFleetError(error)
         ? `exit ${error.exitCode} ${error.code}: ${error.message}`
