@@ -33,7 +33,7 @@ import {
   type FleetErrorLike,
   writeSupervisorRecord,
 } from '@fleet/core';
-import { createController } from '../src/index.js';
+import { createController, createNodeContext, recordedControllerSupervisor } from '../src/index.js';
 import { APP, SVC } from './support/fixture-registry.js';
 import { fixtureRegistry } from './support/fixture-registry.js';
 import { install, sha256 } from './support/install.js';
@@ -439,6 +439,27 @@ describe('node policy: the file', () => {
       registry: await fixtureRegistry(),
     });
     await controller.close();
+  });
+
+  it("drives no coupled restart whose supervisor disagrees with the policy's, nor one no adapter recorded", async () => {
+    const home = await homeWith(null);
+    const ctx = createNodeContext({ home, nodeId: 'node-01' });
+    const registry = await fixtureRegistry();
+    const unit = { kind: 'systemd-user', unit: 'other.service' } as const;
+    // The policy names a unit, but no adapter recorded installing the controller: none to drive.
+    expect(await recordedControllerSupervisor(registry, ctx, unit)).to.equal(null);
+    await writeSupervisorRecord(home, {
+      supervisor: 'systemd-user',
+      name: 'fleet-controller.service',
+      definition: '~/.config/systemd/user/fleet-controller.service',
+    });
+    let error: unknown;
+    try {
+      await recordedControllerSupervisor(registry, ctx, unit);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isFleetError(error) && error.code).to.equal('SUPERVISOR_MISMATCH');
   });
 
   it('is read again when it changes: a broken version closes the node until it is fixed', async () => {
