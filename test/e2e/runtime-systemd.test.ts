@@ -3,7 +3,7 @@
  * manager (contract §11, §12; catalogue 51, 54; test/src/systemd-user.ts): a node from nothing —
  * no controller, no unit, only its owner's bootstrap policy and a token — is bootstrapped over SSH
  * (the receiver, in a session without XDG_RUNTIME_DIR), its controller installed as the user unit
- * `fleet-controller.service` and accepted; upgraded to a second build (accepted); upgraded to a
+ * `fleet-node-01.service` (the unit its node policy names) and accepted; upgraded to a second build (accepted); upgraded to a
  * build that lies about its identity (rolled back, verified); rolled back on request. Each restart
  * ends the controller unit's whole control group: the runner lives in a transient unit of its own.
  */
@@ -22,7 +22,8 @@ import { requireSystemdUser, type SystemdUser } from '../src/systemd-user.js';
 
 /** A first bootstrap knows no port but the controller's default. */
 const PORT = 7701;
-const UNIT = 'fleet-controller.service';
+/** The unit the node's policy names: a first bootstrap installs the controller under it. */
+const UNIT = 'fleet-node-01.service';
 
 function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -96,7 +97,7 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
     second = await repackedArtifact(artifact, `${artifact.version}-sd.2`, scratch.path);
     // The node from nothing: a home, its owner's bootstrap policy and an operator token.
     home = manager.makeDir('fresh-node');
-    await writeRuntimeNodePolicy(home);
+    await writeRuntimeNodePolicy(home, { unit: UNIT });
     manager.chown(home);
     const issued = await manager.fleet([
       'token',
