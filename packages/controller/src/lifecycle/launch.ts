@@ -25,6 +25,7 @@ import {
   type Registry,
   type SupervisorKind,
 } from '@fleet/core';
+import { ExecaProcessRunner } from '../context.js';
 
 export interface NodeJob {
   /** Unique on the node: `fleet-runtime-<txn>`, `fleet-node-id-<operation>`. */
@@ -90,7 +91,12 @@ export async function launchNodeJob(
   const argv = [process.execPath, runtimeScript(), ...job.args];
   const env = jobEnvironment();
   if (adapter?.launchDetached) {
-    const launched = await adapter.launchDetached(ctx, {
+    // The job is fleet's own process, not a domain's child: it gets this controller's environment
+    // (FLEET_* included), as the detached child below does. A node context's runner drops FLEET_*
+    // and secret values from what it passes on (context.ts `withoutSecrets`), which would start
+    // the job without them; the adapter gets a runner that passes the job's environment as is.
+    const launchCtx: NodeContext = { ...ctx, processes: new ExecaProcessRunner(ctx.home) };
+    const launched = await adapter.launchDetached(launchCtx, {
       name: job.name,
       slot: job.slot,
       argv,
