@@ -1,6 +1,7 @@
 /**
- * `fleet bootstrap plan|apply --recover` over SSH (contract §12; catalogue 47, 48): a node whose
- * controller is down, a real OpenSSH server on 127.0.0.1 whose only command for the operator's
+ * `fleet bootstrap plan|apply --recover` over SSH (contract §12; catalogue 47, 48, 54): a node whose
+ * controller — a unit of a real `systemd --user` manager — is down, the node's user reached
+ * through a real OpenSSH server on 127.0.0.1 whose only command for the operator's
  * key is the fixed receiver (`authorized_keys` forced command), and the host key pinned in
  * fleet.yaml. The bundle carries the plan and the artifact — no credentials, no policy.
  */
@@ -8,9 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { access, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { statePaths, systemClock, TokenStore } from '@fleet/controller';
+import { statePaths } from '@fleet/controller';
 import { packedRuntimeArtifact, repackedArtifact } from '../src/artifact.js';
-import { FLEET_BIN, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
+import { fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
 import { generateKey, requireSshd, startSshd, type Sshd } from '../src/sshd.js';
 import { NODE_ID, startRuntimeNode, type RuntimeNode } from '../src/runtime-node.js';
 
@@ -78,25 +79,26 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
     requireSshd(this);
     scratch = await tempDir('fleet-recover-');
     second = await repackedArtifact(await packedRuntimeArtifact(), '0.1.0-recover.2', scratch.path);
-    node = await startRuntimeNode();
+    node = await startRuntimeNode(this);
+    const { manager } = node;
     sshd = await startSshd({
-      // The receiver runs with the fake systemctl on PATH (a real node has systemd).
+      // The node's user logs in; its session has no XDG_RUNTIME_DIR (catalogue 54): the
+      // receiver and the adapter find the user manager themselves.
+      user: { name: manager.user, uid: manager.uid, gid: manager.gid },
       forcedCommand: [
-        '/usr/bin/env',
-        `PATH=${node.host.env['PATH'] ?? ''}`,
-        `FLEET_FAKE_SUPERVISOR_DIR=${node.host.stateDir}`,
-        process.execPath,
-        FLEET_BIN,
+        manager.node,
+        await manager.cli(),
         'bootstrap',
         'receive',
         '--home',
         node.home,
       ],
     });
-    const { token } = await new TokenStore(statePaths(node.home), systemClock).issue({
-      client: 'operator',
-      scopes: ['node-admin:bootstrap', 'runtime:upgrade', 'versions:read'],
-    });
+    const token = await node.issueToken('operator', [
+      'node-admin:bootstrap',
+      'runtime:upgrade',
+      'versions:read',
+    ]);
     const credentials = join(scratch.path, 'credentials.json');
     await writeFile(
       credentials,
@@ -106,7 +108,7 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
     env = { FLEET_CREDENTIALS: credentials, XDG_STATE_HOME: join(scratch.path, 'state') };
     await writeRepo(repo(), sshd.hostKey);
     // The controller becomes unavailable.
-    await node.adapter.stop(node.host);
+    expect((await node.systemctl('stop')).exitCode).to.equal(0);
   });
 
   after(async () => {
@@ -133,7 +135,7 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
   it('plans through the receiver, needs --recover, and applies: accepted, controller back', async () => {
     const planFile = join(scratch.path, 'recover.plan.json');
     const planned = await run(['bootstrap', 'plan', NODE_ID, '--out', planFile, '--json']);
-    expect(planned.exitCode, planned.stderr).to.equal(0);
+    expect(planned.exitCode, planned.stderr + planned.stdout).to.equal(0);
     const plan = json<{ id: string; route: string; prior: { build: string | null } }>(planned);
     expect(plan.route).to.equal('ssh');
     expect(plan.prior.build).to.equal(node.artifact.sha256);
@@ -161,7 +163,7 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
       json<{ status: { transaction: { target: string } } }>(applied).status.transaction.target,
     );
     const status = await run(['bootstrap', 'status', NODE_ID, '--json']);
-    expect(status.exitCode, status.stderr).to.equal(0);
+    expect(status.exitCode, status.stderr + status.stdout).to.equal(0);
     const observed = json<{
       through: string;
       status: { state: string; transaction: { planId: string } };

@@ -1,7 +1,7 @@
 /**
  * Runtime upgrades on a node (contract §11, §12; catalogue 49–52): a real controller running from a
- * staged generation of the packed runtime, under the systemd-user adapter over the testkit's fake
- * `systemctl`. Every acceptance failure ends in a verified rollback to the prior generation; a
+ * staged generation of the packed runtime, as a unit of a real `systemd --user` manager
+ * (test/src/runtime-node.ts). Every acceptance failure ends in a verified rollback to the prior generation; a
  * prior that does not verify ends in manual-recovery-required with the evidence kept.
  */
 import { createHash } from 'node:crypto';
@@ -31,8 +31,8 @@ describe('runtime upgrade on a node: acceptance and verified rollback', function
   this.timeout(600_000);
   let node: RuntimeNode;
 
-  beforeEach(async () => {
-    node = await startRuntimeNode();
+  beforeEach(async function () {
+    node = await startRuntimeNode(this);
   });
   afterEach(async () => {
     await node?.dispose();
@@ -163,8 +163,8 @@ describe('runtime upgrade on a node: acceptance and verified rollback', function
     expect(journal).to.match(/"during":"acceptance"/);
     await access(runnerLog); // the runner's log is kept
     // Stopped, not left restarting the failed runtime.
-    const run = node.host.run('systemd', 'fleet-controller.service');
-    expect(run?.state, JSON.stringify(run)).to.not.equal('active');
+    const unit = await node.unitState(['ActiveState', 'SubState']);
+    expect(unit['ActiveState'], JSON.stringify(unit)).to.equal('inactive');
     // The failed generation is still there; current was never pointed at anything unverified.
     await access(layout.generation(sha(bytes)));
   });
@@ -229,8 +229,8 @@ describe('runtime stage refusals: nothing staged, nothing journaled', function (
   this.timeout(300_000);
   let node: RuntimeNode;
 
-  before(async () => {
-    node = await startRuntimeNode({ allowBootstrap: false });
+  before(async function () {
+    node = await startRuntimeNode(this, { allowBootstrap: false });
   });
   after(async () => {
     await node?.dispose();
@@ -295,11 +295,7 @@ describe('runtime stage refusals: nothing staged, nothing journaled', function (
 
   it('an upgrade token cannot bootstrap, and nothing can roll back what was never accepted', async () => {
     const { createControllerClient } = await import('@fleet/core');
-    const { statePaths, systemClock, TokenStore } = await import('@fleet/controller');
-    const { token } = await new TokenStore(statePaths(node.home), systemClock).issue({
-      client: 'upgrader',
-      scopes: ['runtime:upgrade'],
-    });
+    const token = await node.issueToken('upgrader', ['runtime:upgrade']);
     const upgrader = createControllerClient({
       host: NODE_ID,
       url: `http://127.0.0.1:${node.port}`,

@@ -1,12 +1,17 @@
 /**
- * A node for runtime lifecycle tests: a real home, the fake `systemctl` (testkit) on PATH, and a
- * real controller running from a staged generation of the packed runtime artifact under the
- * systemd-user adapter — so upgrades, rollbacks and kills go through the real controller, the
- * real runner and the real adapter; only systemd itself is the testkit's stand-in.
+ * A node for runtime lifecycle tests, on a real `systemd --user` manager (test/src/systemd-user.ts):
+ * a home of the harness's unprivileged user, a staged generation of the packed runtime artifact,
+ * and a real controller running from it as a real unit of the user's manager — installed by the
+ * bootstrap-systemd adapter as the user (test/fixtures/runtime-node-setup.mjs), which records it
+ * as the node's supervisor. Upgrades, rollbacks and kills go through the real controller, the
+ * real runner (a transient unit of its own: the restart of the controller's unit ends the unit's
+ * whole control group) and the real manager.
+ *
+ * Everything on the node runs as its user; the tests read the node's files as root.
  */
-import { createHash } from 'node:crypto';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   BUILD_RECORD_ENTRY,
@@ -27,27 +32,31 @@ import {
   readTgz,
   runtimeLockHolder,
   stageGeneration,
-  statePaths,
-  systemClock,
-  TokenStore,
   writeNodePolicy,
 } from '@fleet/controller';
-import { createSystemdUserAdapter } from '@fleet/plugin-bootstrap-systemd';
-import { createFakeSupervisorHost, type FakeSupervisorHost } from '@fleet/testkit';
+import type { SkippableContext } from '@fleet/testkit';
 import { packedRuntimeArtifact, type RuntimeArtifact } from './artifact.js';
-import { waitFor } from './fleet.js';
+import { FIXTURES, waitFor } from './fleet.js';
 import { freePort } from './sshd.js';
+import { requireSystemdUser, type SystemdUser, type UserRun } from './systemd-user.js';
 
 export const NODE_ID = 'node-01';
 
 export interface RuntimeNode {
-  readonly host: FakeSupervisorHost;
+  readonly manager: SystemdUser;
   readonly home: string;
   readonly port: number;
+  /** The node's unit (`fleet-controller-<hex>.service`), as it recorded it. */
+  readonly unit: string;
   readonly client: ControllerClient;
   /** The real runtime the node starts from (generation A). */
   readonly artifact: RuntimeArtifact;
-  readonly adapter: ReturnType<typeof createSystemdUserAdapter>;
+  /** `systemctl --user show` of the node's unit. */
+  unitState(properties?: readonly string[]): Promise<Record<string, string>>;
+  /** `systemctl --user ARGS UNIT` as the node's user. */
+  systemctl(verb: string): Promise<UserRun>;
+  /** A token issued on the node itself (`fleet token issue`, as its user). */
+  issueToken(client: string, scopes: readonly string[]): Promise<string>;
   dispose(): Promise<void>;
 }
 
@@ -65,7 +74,7 @@ let template: Promise<string> | undefined;
 /**
  * Staging the 5,800-file runtime fsyncs every file (seconds): it is staged once per process into
  * a template home, and each node gets a copy (`cp -a` keeps the 0444/0555 modes the generation's
- * verification checks).
+ * verification checks), handed to the node's user.
  */
 async function copyStagedGeneration(artifact: RuntimeArtifact, home: string): Promise<void> {
   template ??= (async () => {
@@ -95,48 +104,85 @@ async function copyStagedGeneration(artifact: RuntimeArtifact, home: string): Pr
   execFileSync('cp', ['-a', source, generations]);
 }
 
-/** Starts a node running generation A (the packed runtime) under the fake systemd. */
-export async function startRuntimeNode(options: RuntimeNodeOptions = {}): Promise<RuntimeNode> {
-  const artifact = await packedRuntimeArtifact();
-  const host = await createFakeSupervisorHost({ nodeId: NODE_ID });
-  const home = host.home;
-  const port = await freePort();
-  const layout = runtimeLayout(home, 'linux');
-  await copyStagedGeneration(artifact, home);
-  await currentPointer(layout, 'symlink').flip(artifact.sha256);
-  const adapter = createSystemdUserAdapter();
-  const command = runtimeCommand({
-    nodePath: process.execPath,
-    generationDir: layout.generation(artifact.sha256),
-    home,
-    nodeId: NODE_ID,
-    port,
-  });
-  await adapter.installDefinition(
-    host,
-    adapter.definition({
-      home,
-      nodeId: NODE_ID,
-      command,
-      ...(options.environment ? { environment: options.environment } : {}),
-    }),
-  );
-  // The node's own policy (contract §5.1): no config domain is served here; bootstrap is
-  // allowed through systemd-user unless the test says otherwise.
+/**
+ * The node's own policy (contract §5.1), as its owner writes it: no config domain served,
+ * bootstrap allowed through systemd-user (unless `allow` is false), and — when given — the unit
+ * that runs the controller (else the adapter's record alone names it, docs/runtime-lifecycle.md).
+ */
+export async function writeRuntimeNodePolicy(
+  home: string,
+  options: { readonly allow?: boolean; readonly unit?: string } = {},
+): Promise<void> {
   await writeNodePolicy(
     home,
     defaultNodePolicy([], {
       bootstrap:
-        options.allowBootstrap === false
-          ? { allow: false }
-          : { allow: true, supervisors: ['systemd-user'] },
+        options.allow === false ? { allow: false } : { allow: true, supervisors: ['systemd-user'] },
+      ...(options.unit ? { supervisor: { kind: 'systemd-user', unit: options.unit } } : {}),
     }),
   );
-  await adapter.start(host);
-  const { token } = await new TokenStore(statePaths(home), systemClock).issue({
-    client: 'test-operator',
-    scopes: ['runtime:upgrade', 'node-admin:bootstrap', 'versions:read'],
-  });
+}
+
+/**
+ * In a hook or a test: a node running generation A (the packed runtime) as a unit of the real
+ * user manager — or the suite is pending with the reason the machine cannot run one.
+ */
+export async function startRuntimeNode(
+  context: SkippableContext,
+  options: RuntimeNodeOptions = {},
+): Promise<RuntimeNode> {
+  const manager = await requireSystemdUser(context);
+  const artifact = await packedRuntimeArtifact();
+  const home = manager.makeDir('node');
+  const port = await freePort();
+  const unit = `fleet-controller-${randomBytes(3).toString('hex')}.service`;
+  const layout = runtimeLayout(home, 'linux');
+  await copyStagedGeneration(artifact, home);
+  await currentPointer(layout, 'symlink').flip(artifact.sha256);
+  await writeRuntimeNodePolicy(home, { allow: options.allowBootstrap !== false, unit });
+  const setup = join(home, '.runtime-node-setup.mjs');
+  await copyFile(join(FIXTURES, 'runtime-node-setup.mjs'), setup);
+  manager.chown(home);
+  const cli = await manager.cli();
+  const installed = await manager.run(manager.node, [
+    setup,
+    join(cli, '..', '..'),
+    JSON.stringify({
+      home,
+      nodeId: NODE_ID,
+      unit,
+      command: runtimeCommand({
+        nodePath: manager.node,
+        generationDir: layout.generation(artifact.sha256),
+        home,
+        nodeId: NODE_ID,
+        port,
+      }),
+      environment: options.environment ?? {},
+    }),
+  ]);
+  if (installed.exitCode !== 0) {
+    throw new Error(`installing the node's unit failed: ${installed.stderr}${installed.stdout}`);
+  }
+  const issueToken = async (client: string, scopes: readonly string[]): Promise<string> => {
+    const issued = await manager.fleet([
+      'token',
+      'issue',
+      '--home',
+      home,
+      '--client',
+      client,
+      ...scopes.flatMap((scope) => ['--scope', scope]),
+      '--json',
+    ]);
+    if (issued.exitCode !== 0) throw new Error(`fleet token issue: ${issued.stderr}`);
+    return (JSON.parse(issued.stdout) as { token: string }).token;
+  };
+  const token = await issueToken('test-operator', [
+    'runtime:upgrade',
+    'node-admin:bootstrap',
+    'versions:read',
+  ]);
   const client = createControllerClient({
     host: NODE_ID,
     url: `http://127.0.0.1:${port}`,
@@ -147,14 +193,21 @@ export async function startRuntimeNode(options: RuntimeNodeOptions = {}): Promis
     async () => (await client.identity().catch(() => null)) !== null,
     90_000,
     'the controller of generation A',
-  );
+  ).catch(async (error: Error) => {
+    const status = await manager.systemctl('status', '--no-pager', '--lines=20', unit);
+    throw new Error(`${error.message}; ${unit}:\n${status.stdout}${status.stderr}`);
+  });
   return {
-    host,
+    manager,
     home,
     port,
+    unit,
     client,
     artifact,
-    adapter,
+    unitState: (properties = ['ActiveState', 'SubState', 'MainPID', 'ExecMainStatus']) =>
+      manager.show(unit, properties),
+    systemctl: (verb: string) => manager.systemctl(verb, unit),
+    issueToken,
     dispose: async () => {
       // A runner still finishing a transaction writes under the home: let it end first.
       await waitFor(
@@ -162,7 +215,11 @@ export async function startRuntimeNode(options: RuntimeNodeOptions = {}): Promis
         60_000,
         'the runtime runner to finish',
       ).catch(() => undefined);
-      await host.dispose();
+      await manager.systemctl('stop', unit);
+      await manager.systemctl('disable', unit);
+      await manager.systemctl('daemon-reload');
+      execFileSync('chmod', ['-R', 'u+w', home]);
+      execFileSync('rm', ['-rf', home]);
     },
   };
 }
@@ -240,7 +297,7 @@ export async function waitForEnd(
   return last as unknown as RuntimeStatusResponse;
 }
 
-/** Runs the node-local runner directly (as an operator on the node would), with a clean env. */
+/** Runs the node-local runner directly, as the node's user would (no go to wait for). */
 export async function runRunner(
   node: RuntimeNode,
   mode: 'activate' | 'rollback',
@@ -253,8 +310,8 @@ export async function runRunner(
     'bin',
     'run.js',
   );
-  const child = spawn(
-    process.execPath,
+  const ran = await node.manager.run(
+    node.manager.node,
     [
       script,
       'controller',
@@ -269,30 +326,83 @@ export async function runRunner(
       '30000',
       ...extra,
     ],
-    { env: { ...node.host.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: node.home, timeoutMs: 300_000 },
   );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, output };
+  return { code: ran.exitCode, output: `${ran.stdout}${ran.stderr}` };
 }
 
 /**
  * The node-local status, as the recovery receiver answers it (`fleet bootstrap receive` with
- * `SSH_ORIGINAL_COMMAND=status`): it works whichever runtime is live, or none.
+ * `SSH_ORIGINAL_COMMAND=status`, run as the node's user): it works whichever runtime is live, or
+ * none.
  */
 export async function receiverStatus(node: RuntimeNode): Promise<RuntimeStatusResponse> {
-  const { FLEET_BIN } = await import('./fleet.js');
-  const child = spawn(process.execPath, [FLEET_BIN, 'bootstrap', 'receive', '--home', node.home], {
-    env: { ...node.host.env, SSH_ORIGINAL_COMMAND: 'status' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const ran = await node.manager.fleet(['bootstrap', 'receive', '--home', node.home], {
+    env: { SSH_ORIGINAL_COMMAND: 'status' },
+    cwd: node.home,
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`receiver status exited ${code}: ${stderr}`);
-  return JSON.parse(stdout.trim().split('\n').at(-1) as string) as RuntimeStatusResponse;
+  if (ran.exitCode !== 0) throw new Error(`receiver status exited ${ran.exitCode}: ${ran.stderr}`);
+  return JSON.parse(ran.stdout.trim().split('\n').at(-1) as string) as RuntimeStatusResponse;
+}
+
+/**
+ * The operator's side of `node`: a fleet repository declaring it (its controller, systemd-user, no
+ * domains) and a credentials file with its token, in `dir`; returns a runner of the operator's
+ * `fleet` against them.
+ */
+export async function operatorOf(
+  node: RuntimeNode,
+  dir: string,
+): Promise<(args: readonly string[]) => Promise<import('./fleet.js').FleetRun>> {
+  const { fleet } = await import('./fleet.js');
+  const repo = join(dir, 'repo');
+  await mkdir(join(repo, 'hosts'), { recursive: true });
+  await writeFile(join(repo, 'hosts', `${NODE_ID}.yaml`), `node_id: ${NODE_ID}\n`);
+  await writeFile(
+    join(repo, 'fleet.yaml'),
+    [
+      'apiVersion: fleet/v1',
+      `canonicalVersion: ${node.artifact.version}`,
+      'hosts:',
+      `  ${NODE_ID}:`,
+      `    controller: http://127.0.0.1:${node.port}`,
+      '    platform: linux',
+      '    supervisor: systemd-user',
+      '    upgrade: { strategy: tarball }',
+      '    domains: []',
+      '',
+    ].join('\n'),
+  );
+  execFileSync('git', ['init', '-q', repo]);
+  execFileSync('git', ['-C', repo, 'add', '-A']);
+  execFileSync('git', [
+    '-C',
+    repo,
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.invalid',
+    'commit',
+    '-q',
+    '-m',
+    'init',
+  ]);
+  const token = await node.issueToken('operator', [
+    'node-admin:bootstrap',
+    'runtime:upgrade',
+    'versions:read',
+  ]);
+  const credentials = join(dir, 'credentials.json');
+  await writeFile(
+    credentials,
+    `${JSON.stringify({ version: 1, hosts: { [NODE_ID]: { token } } })}\n`,
+    {
+      mode: 0o600,
+    },
+  );
+  return (args) =>
+    fleet(args, {
+      cwd: dir,
+      env: { FLEET_REPO: repo, FLEET_CREDENTIALS: credentials, XDG_STATE_HOME: join(dir, 'state') },
+    });
 }

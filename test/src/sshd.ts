@@ -6,7 +6,7 @@
  * second one is the "changed host key" scenario. Always `stop()` it (an `after` hook).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -38,12 +38,17 @@ export interface SshdOptions {
   readonly forcedCommand: readonly string[];
   /** Extra sshd_config lines, appended. */
   readonly extraConfig?: readonly string[];
+  /**
+   * The user the tests log in as (default: the current one). sshd reads `authorized_keys` as that
+   * user, so it is handed to them (the server's directory traversable, its host key not).
+   */
+  readonly user?: { readonly name: string; readonly uid: number; readonly gid: number };
 }
 
 export interface Sshd {
   readonly host: '127.0.0.1';
   readonly port: number;
-  /** The user the tests log in as (the current one). */
+  /** The user the tests log in as. */
   readonly user: string;
   /** The server's public host key, `ssh-ed25519 AAAA…` (what fleet.yaml pins). */
   readonly hostKey: string;
@@ -148,7 +153,11 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
     });
     const authorizedKeysFile = join(dir, 'authorized_keys');
     await writeFile(authorizedKeysFile, `${authorizedKeys}\n`, { mode: 0o600 });
-    const user = userInfo().username;
+    const user = options.user?.name ?? userInfo().username;
+    if (options.user) {
+      await chown(authorizedKeysFile, options.user.uid, options.user.gid);
+      await chmod(dir, 0o711);
+    }
     const logFile = join(dir, 'sshd.log');
     const config = join(dir, 'sshd_config');
 

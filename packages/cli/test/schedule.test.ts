@@ -22,6 +22,7 @@ import {
   splitWindowsArguments,
   SYSTEM_TOOLS,
   unitValue,
+  unitValues,
   xmlChild,
   xmlText,
   type XmlElement,
@@ -53,6 +54,9 @@ const input = (overrides: Partial<ScheduleInput> = {}): ScheduleInput => ({
   argv: [process.execPath, '/opt/fleet cli/bin/run.js', ...jobArguments(driftJob, REPO)],
   repo: REPO,
   everySeconds: 3600,
+  readOnly: true,
+  environment: { FLEET_CREDENTIALS: '/home/al ice/.config/fleet/credentials.json' },
+  logDir: '/home/al ice/Library/Logs/fleet',
   ...overrides,
 });
 const driftJob = classifyJob(['drift'], false);
@@ -165,6 +169,38 @@ describe('fleet schedule: systemd user timer generation', () => {
     expect(parseExecStart(execStart ?? '', {}, {})).to.deep.equal(argv);
   });
 
+  it('carries the credentials path the run needs (never a token) and a header that tells the truth', () => {
+    const [service, timer] = systemdTimerFiles(input());
+    const parsed = parseUnitFile(service?.content ?? '');
+    expect(unitValues(parsed, 'Service', 'Environment')).to.deep.equal([
+      'NODE_ENV=production',
+      '"FLEET_CREDENTIALS=/home/al ice/.config/fleet/credentials.json"',
+    ]);
+    expect(service?.content).to.match(/^# Read-only on every host/m);
+    expect(unitValue(parseUnitFile(timer?.content ?? ''), 'Timer', 'OnBootSec')).to.equal('5min');
+    const [reconcile] = systemdTimerFiles(
+      input({ readOnly: false, title: 'harness reconcile --unattended' }),
+    );
+    expect(reconcile?.content).to.match(/^# It WRITES to hosts/m);
+    expect(reconcile?.content).not.to.contain('Read-only');
+    // A value that is not an absolute path (a token pasted into the variable) is refused.
+    expect(
+      refusedCode(() =>
+        systemdTimerFiles(input({ environment: { FLEET_CREDENTIALS: 'fleet_tok_abc' } })),
+      ),
+    ).to.equal('USAGE/2');
+    expect(
+      refusedCode(() => systemdTimerFiles(input({ environment: { FLEET_TOKEN: '/x' } }))),
+    ).to.equal('USAGE/2');
+  });
+
+  it('runs every N seconds under the tests-only period override', () => {
+    const [, timer] = systemdTimerFiles(input({ testPeriodSeconds: 3 }));
+    const parsed = parseUnitFile(timer?.content ?? '');
+    expect(unitValue(parsed, 'Timer', 'OnBootSec')).to.equal('3s');
+    expect(unitValue(parsed, 'Timer', 'OnUnitActiveSec')).to.equal('3s');
+  });
+
   it('refuses a relative node binary and line breaks', () => {
     expect(refusedCode(() => systemdTimerFiles(input({ argv: ['node', 'x'] })))).to.equal(
       'USAGE/2',
@@ -225,7 +261,7 @@ describe('fleet schedule: launchd agent plist', () => {
       REPO,
     ];
     const plist = launchdPlist(input({ argv, everySeconds: 21_600 }));
-    expect(plist.path).to.equal('~/Library/LaunchAgents/org.fleet.report-drift.plist');
+    expect(plist.path).to.equal('~/Library/LaunchAgents/dev.fleet.report-drift.plist');
     const lines = plist.content.split('\n');
     expect(lines[0]).to.equal('<?xml version="1.0" encoding="UTF-8"?>');
     expect(lines[1]).to.equal(PLIST_DOCTYPE);
@@ -241,12 +277,21 @@ describe('fleet schedule: launchd agent plist', () => {
       expect(key.name).to.equal('key');
       entries.set(key.text, dict.children[i + 1] as XmlElement);
     }
-    expect(entries.get('Label')?.text).to.equal('org.fleet.report-drift');
+    expect(entries.get('Label')?.text).to.equal('dev.fleet.report-drift');
     expect(entries.get('ProgramArguments')?.children.map((c) => c.text)).to.deep.equal(argv);
     expect(entries.get('StartInterval')?.name).to.equal('integer');
     expect(entries.get('StartInterval')?.text).to.equal('21600');
     expect(entries.get('WorkingDirectory')?.text).to.equal(REPO);
-    expect(entries.get('RunAtLoad')?.name).to.equal('false');
+    expect(entries.get('RunAtLoad')?.name).to.equal('true');
+    const log = '/home/al ice/Library/Logs/fleet/dev.fleet.report-drift.log';
+    expect(entries.get('StandardOutPath')?.text).to.equal(log);
+    expect(entries.get('StandardErrorPath')?.text).to.equal(log);
+    expect(entries.get('EnvironmentVariables')?.children.map((c) => c.text)).to.deep.equal([
+      'NODE_ENV',
+      'production',
+      'FLEET_CREDENTIALS',
+      '/home/al ice/.config/fleet/credentials.json',
+    ]);
   });
 });
 
@@ -489,10 +534,14 @@ describe('fleet schedule: install, list, remove with the fake systemctl', functi
     expect(
       unitValue(parseUnitFile(await readFile(timer, 'utf8')), 'Timer', 'OnUnitActiveSec'),
     ).to.equal('1h');
-    expect(await calls(seat)).to.deep.equal([
+    const changes = async () => (await calls(seat)).filter((call) => call[2] !== 'show');
+    expect(await changes()).to.deep.equal([
       ['systemctl', '--user', 'daemon-reload'],
       ['systemctl', '--user', 'enable', '--now', 'fleet-report-drift.timer'],
     ]);
+    expect(
+      unitValue(parseUnitFile(await readFile(service, 'utf8')), 'Service', 'Environment'),
+    ).to.equal(`FLEET_CREDENTIALS=${join(seat.home, '.config/fleet/credentials.json')}`);
     const active = spawnSync('systemctl', ['--user', 'is-active', 'fleet-report-drift.timer'], {
       encoding: 'utf8',
       env: seat.env,
@@ -513,13 +562,33 @@ describe('fleet schedule: install, list, remove with the fake systemctl', functi
       ['fleet-report-drift', '1h'],
     ]);
     expect(list.schedules[0]?.command).to.deep.equal(doc.command);
-    expect(fleet(seat, ['schedule', 'list']).stdout).to.contain('fleet-report-drift');
+    expect(list.schedules[0]).to.include({ state: 'installed', detail: null });
+    expect(fleet(seat, ['schedule', 'list']).stdout).to.match(/fleet-report-drift +installed/);
+
+    // A timer the manager no longer runs is half-installed, and says what to do.
+    expect(
+      spawnSync('systemctl', ['--user', 'disable', '--now', 'fleet-report-drift.timer'], {
+        env: seat.env,
+      }).status,
+    ).to.equal(0);
+    const half = JSON.parse(fleet(seat, ['schedule', 'list', '--json']).stdout) as {
+      schedules: { state: string; detail: string }[];
+    };
+    expect(half.schedules[0]?.state).to.equal('half-installed');
+    expect(half.schedules[0]?.detail).to.match(/never fires: reinstall it/);
+    expect(
+      spawnSync('systemctl', ['--user', 'enable', '--now', 'fleet-report-drift.timer'], {
+        env: seat.env,
+      }).status,
+    ).to.equal(0);
 
     const removed = fleet(seat, ['schedule', 'remove', 'fleet-report-drift']);
     expect(removed.status, removed.stderr).to.equal(0);
     expect(existsSync(service)).to.equal(false);
     expect(existsSync(timer)).to.equal(false);
-    expect((await calls(seat)).slice(2)).to.deep.equal([
+    expect((await changes()).slice(2)).to.deep.equal([
+      ['systemctl', '--user', 'disable', '--now', 'fleet-report-drift.timer'],
+      ['systemctl', '--user', 'enable', '--now', 'fleet-report-drift.timer'],
       ['systemctl', '--user', 'disable', '--now', 'fleet-report-drift.timer'],
       ['systemctl', '--user', 'daemon-reload'],
     ]);
@@ -533,6 +602,34 @@ describe('fleet schedule: install, list, remove with the fake systemctl', functi
     };
     expect(empty.schedules).to.deep.equal([]);
     expect(fleet(seat, ['schedule', 'remove', 'drift']).status).to.equal(2);
+  });
+
+  it('leaves nothing behind when the user manager cannot be reached (no user bus)', () => {
+    const result = spawnSync(
+      process.execPath,
+      [BIN, 'schedule', 'install', 'version', '--repo', seat.repo, '--json'],
+      {
+        encoding: 'utf8',
+        env: { ...seat.env, FLEET_FAKE_SUPERVISOR_FAULTS: 'no-bus' },
+        cwd: seat.dir,
+      },
+    );
+    expect(result.status, result.stderr).to.equal(6);
+    const error = (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error;
+    expect(error.code).to.equal('ACTION_FAILED');
+    expect(error.message).to.match(/nothing was left installed \(2 files removed again\)$/);
+    expect(existsSync(join(unitDir(seat), 'fleet-report-version.service'))).to.equal(false);
+    expect(existsSync(join(unitDir(seat), 'fleet-report-version.timer'))).to.equal(false);
+  });
+
+  it('report-run leaves one line per run in reports/runs.log, a failing run too', async () => {
+    const result = fleet(seat, ['report-run', 'version', '--repo', seat.repo]);
+    const log = await readFile(join(seat.repo, 'reports', 'runs.log'), 'utf8');
+    const lines = log.trim().split('\n');
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.match(
+      new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+Z version exit ${result.status ?? '?'} `),
+    );
   });
 
   it('report-run refuses anything but drift and version (exit 7)', () => {

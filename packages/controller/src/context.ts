@@ -16,12 +16,15 @@ import {
   loadEnvChain,
   policyActionRunner,
   type Clock,
+  type ControllerSupervisor,
   type NodeContext,
+  type NodeSupervisor,
   type Platform,
   type PolicyActionsOptions,
   type ProcessRequest,
   type ProcessResult,
   type ProcessRunner,
+  type Registry,
   type SafeFileReader,
   type SecretValues,
 } from '@fleet/core';
@@ -147,16 +150,23 @@ export interface NodeContextOptions {
   readonly files?: SafeFileReader;
   /** The node policy's actions of the domain being installed (`ctx.actions`). */
   readonly actions?: PolicyActionsOptions;
+  /**
+   * The registry whose bootstrap adapters drive this node's recorded supervisor: given, the
+   * context offers `controllerSupervisor` (a domain's coupled restart of the controller).
+   */
+  readonly registry?: Registry;
+  /** The node policy's `supervisor` (checked against the adapter's record before it is driven). */
+  readonly policySupervisor?: NodeSupervisor;
 }
 
 export function createNodeContext(options: NodeContextOptions): NodeContext {
-  const { home } = options;
+  const { home, registry } = options;
   const secrets = (): Promise<SecretValues> => loadEnvChain(home);
   const processes = new ExecaProcessRunner(home, {
     ...(options.beforeProcess ? { beforeRun: options.beforeProcess } : {}),
     secrets,
   });
-  return {
+  const ctx: NodeContext = {
     home,
     nodeId: options.nodeId,
     platform: options.platform ?? currentPlatform(),
@@ -167,5 +177,14 @@ export function createNodeContext(options: NodeContextOptions): NodeContext {
     ...(options.actions
       ? { actions: policyActionRunner(processes, secrets, options.actions) }
       : {}),
+    ...(registry
+      ? {
+          controllerSupervisor: async (): Promise<ControllerSupervisor | null> => {
+            const { recordedControllerSupervisor } = await import('./lifecycle/supervisor.js');
+            return recordedControllerSupervisor(registry, ctx, options.policySupervisor);
+          },
+        }
+      : {}),
   };
+  return ctx;
 }

@@ -44,6 +44,7 @@ import {
 import { SecretMemory } from './secret-memory.js';
 import { statePaths, type StatePaths } from './state-paths.js';
 import { NodePolicyStore } from './policy/store.js';
+import { drivenSupervisor } from './lifecycle/supervisor.js';
 import { TokenStore } from './tokens/store.js';
 
 export interface ControllerOptions {
@@ -253,6 +254,8 @@ export async function createController(options: ControllerOptions): Promise<Cont
       },
     });
     const view = policy.latest();
+    // The policy's supervisor and the adapter's record agree, or no controller (contract §12).
+    await drivenSupervisor(home, view.policy.supervisor);
     const { allowlist } = view;
     const recoveryInput = {
       home,

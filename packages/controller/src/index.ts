@@ -40,6 +40,7 @@ export * from './generations/index.js';
 export {
   runRuntimeTransaction,
   waitForGo,
+  type GoSignal,
   type RunnerOptions,
   type RunnerOutcome,
 } from './lifecycle/runner.js';
@@ -50,7 +51,15 @@ export {
   type StageTransactionInput,
 } from './lifecycle/stage.js';
 export { runtimeStatusOf, type StatusInput } from './lifecycle/status.js';
-export { spawnRunner, type RunnerStart, type RunnerArgs } from './lifecycle/spawn.js';
+export { spawnRunner, runnerFiles, type RunnerStart, type RunnerArgs } from './lifecycle/spawn.js';
+export {
+  jobEnvironment,
+  launchingAdapter,
+  launchNodeJob,
+  type NodeJob,
+  type StartedJob,
+} from './lifecycle/launch.js';
+export { runNodeIdSwitch, type NodeIdSwitchOptions } from './lifecycle/switch.js';
 export { expectationOf } from './lifecycle/expectation.js';
 export { requireBootstrapAllowed } from './lifecycle/policy.js';
 export { writeNodePolicy, type WriteNodePolicyOptions } from './policy/file.js';
@@ -65,5 +74,10 @@ export {
   type LoadNodePolicyInput,
   type PolicyView,
 } from './policy/store.js';
-export { nodeSupervisor, type NodeSupervisor } from './lifecycle/supervisor.js';
+export {
+  nodeSupervisor,
+  recordedControllerSupervisor,
+  SWITCH_LOG,
+  type NodeSupervisor,
+} from './lifecycle/supervisor.js';
 export { LocalIdentityProbe } from './lifecycle/live.js';

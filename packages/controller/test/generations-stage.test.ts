@@ -132,6 +132,19 @@ describe('runtime generations: staging', () => {
     expect(await generations()).to.deep.equal([sha256]); // no temp directory left
   });
 
+  it('stages files 0444 under a restrictive umask too (the controller unit runs with UMask=0077)', async () => {
+    const previous = process.umask(0o077);
+    try {
+      const a = await artifact(runtimePackage());
+      const staged = await stage(a);
+      const dir = layout.generation(staged.buildId);
+      expect((await stat(join(dir, 'package', 'package.json'))).mode & 0o777).to.equal(0o444);
+      expect((await verifyGeneration(layout, staged.buildId)).ok).to.equal(true);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
   it("records the commit the artifact's build record names, never the one a caller claims", async () => {
     const recorded = await artifact(
       [...runtimePackage(), { path: 'package/fleet-build.json', data: buildRecord(COMMIT, true) }],

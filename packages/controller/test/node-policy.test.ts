@@ -31,8 +31,9 @@ import {
   isFleetError,
   type AuditRecord,
   type FleetErrorLike,
+  writeSupervisorRecord,
 } from '@fleet/core';
-import { createController } from '../src/index.js';
+import { createController, createNodeContext, recordedControllerSupervisor } from '../src/index.js';
 import { APP, SVC } from './support/fixture-registry.js';
 import { fixtureRegistry } from './support/fixture-registry.js';
 import { install, sha256 } from './support/install.js';
@@ -411,6 +412,54 @@ describe('node policy: the file', () => {
     const unknown = await startFails(await homeWith('version: 1\ndomains:\n  nosuch: {}\n'));
     expect(unknown.problems?.[0]).to.include({ line: 3, path: 'domains.nosuch' });
     expect(unknown.problems?.[0]?.message).to.contain('no loaded plugin provides domain nosuch');
+  });
+
+  it('does not start when its supervisor is not the one the adapter recorded installing, naming both', async () => {
+    const home = await homeWith(
+      'version: 1\nsupervisor:\n  kind: systemd-user\n  unit: other.service\n',
+    );
+    await writeSupervisorRecord(home, {
+      supervisor: 'systemd-user',
+      name: 'fleet-controller.service',
+      definition: '~/.config/systemd/user/fleet-controller.service',
+    });
+    const error = await startFails(home);
+    expect(error.code).to.equal('SUPERVISOR_MISMATCH');
+    expect(error.message).to.contain('systemd-user other.service');
+    expect(error.message).to.contain('records systemd-user fleet-controller.service');
+    // The same unit in both: it starts.
+    await writeFile(
+      join(home, '.config/fleet/node-policy.yaml'),
+      'version: 1\nsupervisor:\n  kind: systemd-user\n  unit: fleet-controller.service\n',
+      { mode: 0o600 },
+    );
+    const controller = await createController({
+      home,
+      nodeId: 'node-01',
+      registry: await fixtureRegistry(),
+    });
+    await controller.close();
+  });
+
+  it("drives no coupled restart whose supervisor disagrees with the policy's, nor one no adapter recorded", async () => {
+    const home = await homeWith(null);
+    const ctx = createNodeContext({ home, nodeId: 'node-01' });
+    const registry = await fixtureRegistry();
+    const unit = { kind: 'systemd-user', unit: 'other.service' } as const;
+    // The policy names a unit, but no adapter recorded installing the controller: none to drive.
+    expect(await recordedControllerSupervisor(registry, ctx, unit)).to.equal(null);
+    await writeSupervisorRecord(home, {
+      supervisor: 'systemd-user',
+      name: 'fleet-controller.service',
+      definition: '~/.config/systemd/user/fleet-controller.service',
+    });
+    let error: unknown;
+    try {
+      await recordedControllerSupervisor(registry, ctx, unit);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isFleetError(error) && error.code).to.equal('SUPERVISOR_MISMATCH');
   });
 
   it('is read again when it changes: a broken version closes the node until it is fixed', async () => {

@@ -267,20 +267,24 @@ describe('controller: probers in the snapshot request', () => {
           { prober: 'no.such', parameters: {} },
           { prober: 'fixture.absent', parameters: {} },
           { prober: 'supervisor.unit', parameters: {} },
+          { prober: 'tools.versions', parameters: {} },
         ],
       },
     });
     expect(answer.status, answer.text).to.equal(200);
     expect(answer.text).not.to.contain(node.canary);
     const body = answer.body as SnapshotResponse;
-    const [facts, unknown, absent, scoped] = body.probes ?? [];
+    const [facts, unknown, absent, supervision, versions] = body.probes ?? [];
     expect(facts).to.deep.include({ prober: 'fixture.facts', state: 'ok', layer: 'file' });
     expect(facts?.state === 'ok' ? facts.facts : null).to.deep.include({
       canary: '{{ secret.CANARY }}',
     });
     expect(unknown).to.include({ state: 'error', code: 'UNKNOWN_DOMAIN' });
     expect(absent).to.include({ state: 'error', code: 'DOMAIN_BEHAVIOUR_ABSENT' });
-    expect(scoped).to.include({ state: 'error', code: 'SCOPE_DENIED' }); // a bootstrap read
+    // A supervisor's runtime facts are the controller's own supervision: a read token sees them
+    // (contract §5); a version prober still needs versions:read.
+    expect(supervision).to.include({ prober: 'supervisor.unit', state: 'ok', layer: 'runtime' });
+    expect(versions).to.include({ state: 'error', code: 'SCOPE_DENIED' });
     expect(body.files[0]).to.include({ path: '~/.config/fixture/app.conf' });
   });
 

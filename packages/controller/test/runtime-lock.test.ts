@@ -207,6 +207,18 @@ describe('the runtime lock (catalogue 33)', function () {
     expect(await runtimeLockHolder(node.home)).to.equal(holder.pid);
   });
 
+  it('a stage under another supervisor than the node policy names: SUPERVISOR_MISMATCH, nothing staged', async () => {
+    await node.setPolicy({ supervisor: { kind: 'windows-task', task: '\\fleet-controller' } });
+    const answer = await node.call('/v1/runtime/stage', { token, body: stageBody('2.0.0') });
+    expect([answer.status, answer.body.error?.code], answer.text).to.deep.equal([
+      503,
+      'SUPERVISOR_MISMATCH',
+    ]);
+    expect(answer.body.error.message).to.contain('says windows-task runs this controller');
+    const runtimeDir = join(node.home, '.local/share/fleet/runtime/generations');
+    expect(await readdir(runtimeDir).catch(() => [])).to.deep.equal([]);
+  });
+
   it('kill -9 of the holder: the lock stays behind, is found stale, and the next stage request stages', async () => {
     const holder = await startHolder(node.home);
     holder.child.kill('SIGKILL');

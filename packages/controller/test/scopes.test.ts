@@ -25,7 +25,7 @@ type Call =
   | 'capture'
   | 'probe:file'
   | 'probe:version'
-  | 'probe:bootstrap'
+  | 'probe:supervisor'
   | 'versions'
   | 'operation-status'
   | 'runtime-stage:upgrade'
@@ -54,7 +54,8 @@ const MATRIX: Record<Call, Record<Principal, boolean>> = {
   'capture':          { 'config:read': N, 'config:install': N, 'config:adopt': Y, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: N },
   'probe:file':       { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'probe:version':    { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
-  'probe:bootstrap':  { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
+  // A supervisor's runtime prober: the controller's own supervision, any read scope (contract §5).
+  'probe:supervisor': { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': N, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: Y },
   'versions':         { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'operation-status': { 'config:read': Y, 'config:install': Y, 'config:adopt': Y, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: Y },
   'runtime-stage:upgrade':   { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': Y, 'node-admin:bootstrap': N, 'node-admin:tokens': N, legacy: N },
@@ -114,7 +115,7 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
       return node.call('/v1/probe', { token, body: { prober: 'fixture.facts', parameters: {} } });
     case 'probe:version':
       return node.call('/v1/probe', { token, body: { prober: 'tools.versions', parameters: {} } });
-    case 'probe:bootstrap':
+    case 'probe:supervisor':
       return node.call('/v1/probe', { token, body: { prober: 'supervisor.unit', parameters: {} } });
     case 'versions':
       return node.call('/v1/versions', { token, body: { tools: [] } });

@@ -92,7 +92,9 @@ describe('wire protocol', () => {
 
     it('decides a prober scope from its layer and domain', () => {
       expect(proberScope({ layer: 'version' })).to.equal('versions:read');
-      expect(proberScope({ layer: 'runtime' })).to.equal('node-admin:bootstrap');
+      // A supervisor's runtime prober: the route's read scope is enough (contract §5).
+      expect(proberScope({ layer: 'runtime' })).to.equal(undefined);
+      expect(proberScope({ layer: 'derived' })).to.equal('node-admin:bootstrap');
       expect(proberScope({ layer: 'derived', domain: 'router' })).to.equal('config:read');
     });
   });

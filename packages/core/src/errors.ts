@@ -105,6 +105,11 @@ export const ERROR_CODES = {
   NODE_POLICY_INVALID: { exit: ExitCode.usage, http: 503 },
   /** The node policy is readable by group or others, or not owned by the controller's user. */
   NODE_POLICY_INSECURE: { exit: ExitCode.usage, http: 503 },
+  /**
+   * The node policy's `supervisor` and the adapter's record (`supervisor.json`) name different
+   * supervisors: the controller does not start, no coupled restart runs (contract §12).
+   */
+  SUPERVISOR_MISMATCH: { exit: ExitCode.usage, http: 503 },
   /** No token with that id in the node's store (token administration, contract §5). */
   TOKEN_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
   // plugin loading

@@ -282,6 +282,7 @@ export {
   assessHost,
   assessHostWithProbes,
   loadDomainProbers,
+  loadSupervisorProbers,
   prepareAssessment,
   runDrift,
   type AssessedFile,
@@ -451,6 +452,8 @@ export {
 export * from './runtime/layout.js';
 export * from './runtime/definition-file.js';
 export * from './runtime/controller-supervisor.js';
+export * from './runtime/supervisor-record.js';
+export * from './runtime/node-supervisor.js';
 export * from './runtime/plan.js';
 export * from './runtime/build-record.js';
 export {

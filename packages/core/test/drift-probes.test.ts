@@ -9,7 +9,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runDrift, type ProberRuntime, type ReadSnapshot } from '../src/config/drift.js';
+import {
+  runDrift,
+  type ProbeAnswer,
+  type ProberRuntime,
+  type ReadSnapshot,
+} from '../src/config/drift.js';
 import { installActions, installParameters, probeParameters } from '../src/config/parameters.js';
 import { domainRuntime } from '../src/config/targets.js';
 import { createGit } from '../src/git.js';
@@ -149,6 +154,76 @@ describe('drift with probers', () => {
     ]);
     expect(report.hosts[0]?.items[1]).to.include({ domain: 'demo', path: '~/.cache/app.conf' });
     expect(report.hosts[1]?.items[1]?.detail).to.equal('demo.copy: SYMLINK_REFUSED: a link');
+  });
+
+  it("asks each host for its own supervisor's prober in the same request: a runtime item of no domain", async () => {
+    const manifest = MANIFEST.replace(
+      'supervisor: lab, domains: [demo] }\n  beta',
+      'supervisor: systemd-user, domains: [demo] }\n  beta',
+    );
+    await writeFile(join(root, 'fleet.yaml'), manifest);
+    git('commit', '-qam', 'alpha runs under systemd-user');
+    const unitProber: ProberRuntime = {
+      id: 'systemd-user.unit',
+      layer: 'runtime',
+      supervisor: 'systemd-user',
+      prober: {
+        evaluate: (facts: JsonValue) => [
+          {
+            layer: 'runtime',
+            path: '~/.config/systemd/user/fleet-controller.service',
+            state: (facts as { enabled?: boolean }).enabled ? 'current' : 'stale',
+            detail: 'the unit is not enabled',
+          },
+        ],
+      },
+    };
+    const asked: string[] = [];
+    const readSnapshot: ReadSnapshot = (host, _targets, probes) => {
+      asked.push(
+        `${host}: ${probes.map((p) => `${p.prober}${p.domain ? `@${p.domain}` : ''}`).join()}`,
+      );
+      return Promise.resolve({
+        files: new Map([
+          [
+            '~/.app.conf',
+            {
+              kind: 'present' as const,
+              content: `id = ${host}\n`,
+              sha256: 'a'.repeat(64),
+              backups: [],
+            },
+          ],
+        ]),
+        probes: probes.map((p): ProbeAnswer => {
+          const facts: JsonValue =
+            p.prober === 'systemd-user.unit' ? { enabled: false } : { same: true };
+          return { prober: p.prober, state: 'ok', facts };
+        }),
+      });
+    };
+    const report = await runDrift({
+      repo: await loadRepo(root),
+      git: createGit(root),
+      domains: new Map([['demo', domainRuntime(declaration, undefined)]]),
+      readLive: () => Promise.reject(new FleetError('INTERNAL', 'readLive must not be used')),
+      probers: [copyProber, unitProber],
+      readSnapshot,
+      now: () => new Date('2026-06-01T00:00:00Z'),
+    });
+    expect(asked.sort()).to.deep.equal([
+      'alpha: demo.copy@demo,systemd-user.unit',
+      'beta: demo.copy@demo',
+    ]);
+    const alpha = report.hosts.find((h) => h.host === 'alpha');
+    expect(alpha?.status).to.equal('drifted');
+    const runtime = alpha?.items.find((i) => i.layer === 'runtime');
+    expect(runtime).to.deep.equal({
+      layer: 'runtime',
+      path: '~/.config/systemd/user/fleet-controller.service',
+      state: 'stale',
+      detail: 'the unit is not enabled',
+    });
   });
 
   it('install parameters: the host variables the domain declares and derived paths; the reload is an action id, never an argv', async () => {

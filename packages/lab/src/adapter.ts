@@ -20,6 +20,7 @@ import {
   readDefinitionFile,
   withNodeId,
   writeDefinitionFile,
+  writeSupervisorRecord,
   type BootstrapAdapter,
   type DefinitionFacts,
   type LabSupervisorClient,
@@ -179,6 +180,12 @@ export function createLabAdapter(options: LabAdapterOptions = {}): BootstrapAdap
       }
       await write(ctx, definition);
       pendingNodeId = undefined;
+      // The node records what runs its controller (contract §12).
+      await writeSupervisorRecord(ctx.home, {
+        supervisor: 'lab',
+        name: state.host,
+        definition: LAB_CONTROLLER_DEFINITION_PATH,
+      });
     },
 
     async start(ctx: NodeContext): Promise<void> {

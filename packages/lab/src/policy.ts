@@ -2,12 +2,14 @@
  * A lab node's policy (contract §5.1, §13; docs/node-policy.md):
  * `<home>/.config/fleet/node-policy.yaml` serving the three config domains at their declared
  * paths and the files domain where {@link LAB_FILES_PATTERNS} match, `fleet version` allowed to
- * probe the tools the lab repo names (node, git), bootstrap allowed through the lab supervisor (contract §12: a lab is a sandbox), and the supervisor that
- * runs the node (its control socket). No coupled action: a lab that wants a reload defines one
- * in its nodes' policies, as an operator would on a real node. `fleet lab up` writes it once,
- * when the node has none: a lab brought up again keeps whatever its policy says by then.
+ * probe the tools the lab repo names (node, git), bootstrap allowed through the supervisor that
+ * runs the node (contract §12: a lab is a sandbox), and that supervisor: the lab supervisor's
+ * control socket, or the node's unit under `lab up --supervisor systemd-user`. No coupled action:
+ * a lab that wants a reload defines one in its nodes' policies, as an operator would on a real
+ * node. `fleet lab up` writes it once, when the node has none: a lab brought up again keeps
+ * whatever its policy says by then.
  */
-import type { NodePolicyInput } from '@fleet/core';
+import type { NodePolicyInput, NodeSupervisor } from '@fleet/core';
 
 /** The domains every lab host serves (contract §13). */
 export const LAB_DOMAINS = ['router', 'transport-identity', 'harness-policy', 'files'] as const;
@@ -21,13 +23,16 @@ export const LAB_FILES_PATTERNS = ['~/.config/fleet-demo/**', '~/.gitconfig'] as
 /** The tools the lab repo's fleet.yaml asks `fleet version` to probe (`probes.tools`). */
 export const LAB_TOOLS = ['node', 'git'] as const;
 
-/** The policy of a lab node whose supervisor listens on `socket`. */
-export async function labNodePolicy(socket: string): Promise<NodePolicyInput> {
+/** What runs a lab node: its lab supervisor (by socket) or its own systemd user unit. */
+export type LabNodeSupervisor = Extract<NodeSupervisor, { kind: 'lab' } | { kind: 'systemd-user' }>;
+
+/** The policy of a lab node run by `supervisor`. */
+export async function labNodePolicy(supervisor: LabNodeSupervisor): Promise<NodePolicyInput> {
   const { defaultNodePolicy } = await import('@fleet/core');
   const policy = defaultNodePolicy(LAB_DOMAINS, {
     tools: LAB_TOOLS,
-    bootstrap: { allow: true, supervisors: ['lab'] },
-    supervisor: { kind: 'lab', socket },
+    bootstrap: { allow: true, supervisors: [supervisor.kind] },
+    supervisor,
   });
   return {
     ...policy,
@@ -39,11 +44,14 @@ export async function labNodePolicy(socket: string): Promise<NodePolicyInput> {
  * Writes the lab's policy into `home` (mode 0600, parents 0700) unless one is there; returns its
  * path. Written whole to a temp file and linked into place: never half a file, never replacing.
  */
-export async function writeLabNodePolicy(home: string, socket: string): Promise<string> {
+export async function writeLabNodePolicy(
+  home: string,
+  supervisor: LabNodeSupervisor,
+): Promise<string> {
   const { isFleetError, nodePolicyFile } = await import('@fleet/core');
   const { writeNodePolicy } = await import('@fleet/controller');
   try {
-    return await writeNodePolicy(home, await labNodePolicy(socket));
+    return await writeNodePolicy(home, await labNodePolicy(supervisor));
   } catch (error) {
     if (isFleetError(error) && error.code === 'INIT_TARGET_NOT_EMPTY') return nodePolicyFile(home);
     throw error;

@@ -85,12 +85,15 @@ function manifestText(
   hosts: readonly LabRepoHost[],
   domains: readonly string[],
   canonicalVersion: string,
+  supervisor: 'lab' | 'systemd-user',
 ): string {
   const platform =
     process.platform === 'darwin' || process.platform === 'win32' ? process.platform : 'linux';
   const lines = [
     '# fleet manifest of a lab fleet (`fleet lab up`): every host is a controller on 127.0.0.1',
-    '# under a lab supervisor, with its own home in the lab directory.',
+    supervisor === 'lab'
+      ? '# under a lab supervisor, with its own home in the lab directory.'
+      : "# run as a unit of the user's systemd --user manager, with its own home in the lab directory.",
     'apiVersion: fleet/v1',
     `canonicalVersion: ${canonicalVersion}`,
     'hosts:',
@@ -100,7 +103,7 @@ function manifestText(
       `  ${host.name}:`,
       `    controller: ${quote(host.controller)}`,
       `    platform: ${platform}`,
-      '    supervisor: lab',
+      `    supervisor: ${supervisor}`,
       '    upgrade: { strategy: tarball }',
       `    domains: [${domains.join(', ')}]`,
       '    probes: { tools: [node, git] }',
@@ -115,6 +118,8 @@ export async function buildLabRepo(options: {
   readonly root: string;
   readonly hosts: readonly LabRepoHost[];
   readonly domains: readonly DomainDeclaration[];
+  /** What runs the hosts' controllers (fleet.yaml `supervisor:`; default the lab supervisor). */
+  readonly supervisor?: 'lab' | 'systemd-user';
 }): Promise<LabRepoResult> {
   const core = await import('@fleet/core');
   const { root, hosts } = options;
@@ -139,7 +144,7 @@ export async function buildLabRepo(options: {
   const domainNames = withExamples.map((d) => d.domain);
   await writeFile(
     join(root, core.MANIFEST_FILE),
-    manifestText(hosts, domainNames, canonicalVersion),
+    manifestText(hosts, domainNames, canonicalVersion, options.supervisor ?? 'lab'),
   );
   for (const host of hosts) {
     const variables = labVariables(host, withExamples);

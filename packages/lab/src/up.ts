@@ -6,6 +6,10 @@
  * every process started is stopped again: a failed `lab up` leaves nothing running.
  *
  * A DIR holding a stopped lab is brought up again as it was: same hosts, ports, tokens and repo.
+ *
+ * `--supervisor systemd-user` runs each controller as a real unit of the calling user's
+ * `systemd --user` manager instead (systemd.ts); every node records which supervisor runs it
+ * (`supervisor.json`), so its coupled restarts and `lab down` drive the right one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, open, readdir, readFile, realpath } from 'node:fs/promises';
@@ -20,18 +24,30 @@ import {
   nodeLayout,
   type LabLayout,
 } from './layout.js';
+import { LAB_CONTROLLER_DEFINITION_PATH } from './definition.js';
 import { writeLabNodePolicy } from './policy.js';
 import { stopLabProcesses, type LabProcess } from './processes.js';
 import { recordedProcesses, runningProcesses } from './recorded.js';
 import { buildLabRepo } from './repo.js';
 import { readLabDocument, readSupervisorState, writeJsonAtomic } from './state.js';
+import {
+  labUnitName,
+  runningSystemdNodes,
+  startSystemdNodes,
+  removeSystemdNodes,
+} from './systemd.js';
 import { issueLabTokens, writeCredentials } from './tokens.js';
+
+/** What runs a lab's controllers. */
+export type LabSupervisorKind = 'lab' | 'systemd-user';
 
 export interface LabUpOptions {
   readonly dir: string;
   /** Undefined: the default for a new lab, the recorded count for a stopped one. */
   readonly hosts?: number | undefined;
   readonly virtual: boolean;
+  /** Undefined: the lab supervisor for a new lab, what a stopped lab's nodes record for it. */
+  readonly supervisor?: LabSupervisorKind | undefined;
   /** The `fleet` entry point supervisors and controllers run (this CLI's own). */
   readonly fleetBin: string;
   readonly registry: Registry;
@@ -132,6 +148,19 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
   const lab = labLayout(await realpath(options.dir));
 
   const running = await runningProcesses(lab);
+  const recordedNodes = (await readdir(lab.nodes, { withFileTypes: true }).catch(() => []))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => ({ host: entry.name, home: nodeLayout(lab, entry.name).home }));
+  const runningUnits = await runningSystemdNodes(recordedNodes, () =>
+    options.registry.bootstrapAdapter('systemd-user'),
+  );
+  if (runningUnits.length > 0) {
+    throw new FleetError(
+      'LOCKED',
+      `${lab.dir} holds a running lab (units ${runningUnits.map((u) => u.unit).join(', ')})`,
+      { suggestions: [`stop it first: fleet lab down --dir ${lab.dir}`] },
+    );
+  }
   if (running.length > 0) {
     throw new FleetError(
       'LOCKED',
@@ -171,6 +200,23 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     );
   }
   const hosts = previous ? previous.hosts.map((host) => host.name) : hostNames(count);
+  const recordedKind = await recordedSupervisorKind(
+    hosts.map((host) => nodeLayout(lab, host).home),
+  );
+  const supervisor: LabSupervisorKind = options.supervisor ?? recordedKind ?? 'lab';
+  if (previous && recordedKind !== undefined && supervisor !== recordedKind) {
+    throw new FleetError(
+      'USAGE',
+      `${lab.dir} holds a stopped lab whose controllers run under ${recordedKind}, not ${supervisor}`,
+      { suggestions: ['bring it up as it is (omit --supervisor), or use another --dir'] },
+    );
+  }
+  if (supervisor === 'systemd-user' && options.virtual) {
+    throw new FleetError(
+      'USAGE',
+      '--virtual runs every controller in one process: it cannot be a unit per host (--supervisor systemd-user)',
+    );
+  }
 
   const homes = new Map(hosts.map((host) => [host, nodeLayout(lab, host).home]));
   let credentials;
@@ -182,11 +228,29 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     credentials = await issueLabTokens(homes);
     await writeCredentials(lab.credentials, credentials);
   }
-  // Each node's own policy (contract §5.1): the three config domains and files, bootstrap through the lab
-  // supervisor (a lab is a sandbox, contract §12), no coupled action.
+  // Each node's own policy (contract §5.1): the three config domains and files, bootstrap through
+  // the supervisor that runs it (a lab is a sandbox, contract §12), that supervisor, no coupled
+  // action.
   for (const host of hosts) {
     const node = nodeLayout(lab, host);
-    await writeLabNodePolicy(node.home, node.socket);
+    await writeLabNodePolicy(
+      node.home,
+      supervisor === 'systemd-user'
+        ? { kind: 'systemd-user', unit: labUnitName(lab.dir, host) }
+        : { kind: 'lab', socket: node.socket },
+    );
+  }
+
+  if (supervisor === 'systemd-user') {
+    return labUpUnits(options, lab, hosts, homes, previous, credentials);
+  }
+  // The node records what runs its controller (contract §12): the lab supervisor.
+  for (const [host, home] of homes) {
+    await core.writeSupervisorRecord(home, {
+      supervisor: 'lab',
+      name: host,
+      definition: LAB_CONTROLLER_DEFINITION_PATH,
+    });
   }
 
   const children: Started[] = [];
@@ -256,7 +320,13 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     }
 
     progress('checking every controller answers /v1/identity with its node id');
-    await verifyIdentities(hosts, states, controllerOf, credentials, deadline);
+    await verifyIdentities(
+      hosts,
+      (host) => (states.get(host) as LabSupervisorState).flags.nodeId,
+      controllerOf,
+      credentials,
+      deadline,
+    );
 
     const document: LabDocument = {
       repo: lab.repo,
@@ -277,10 +347,104 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
   }
 }
 
-/** Every controller answers `/v1/identity` with the node id its supervisor started it with. */
+/**
+ * The lab of real units (systemd.ts): each controller installed through the bootstrap-systemd
+ * adapter and started; the repository written with their ports; lab.json once each answered its
+ * identity. A failure removes every unit this run installed.
+ */
+async function labUpUnits(
+  options: LabUpOptions,
+  lab: LabLayout,
+  hosts: readonly string[],
+  homes: ReadonlyMap<string, string>,
+  previous: LabDocument | undefined,
+  credentials: import('@fleet/core').Credentials,
+): Promise<LabDocument> {
+  const progress = options.progress ?? (() => undefined);
+  const readyTimeout = options.readyTimeoutMs ?? 60_000;
+  const deadline = Date.now() + readyTimeout;
+  const recordedPort = (host: string): number => {
+    const url = previous?.hosts.find((entry) => entry.name === host)?.controller;
+    return url === undefined ? 0 : Number(new URL(url).port);
+  };
+  const homeOf = (host: string) => homes.get(host) as string;
+  const systemdAdapter = () => options.registry.bootstrapAdapter('systemd-user');
+  progress(
+    `starting ${hosts.length} controller${hosts.length === 1 ? '' : 's'}, each a unit of the user's systemd --user manager`,
+  );
+  const nodes = await startSystemdNodes({
+    labDir: lab.dir,
+    fleetBin: options.fleetBin,
+    hosts: hosts.map((host) => ({
+      host,
+      home: homeOf(host),
+      nodeId: host,
+      port: recordedPort(host),
+    })),
+    readyTimeoutMs: readyTimeout,
+    progress,
+    adapter: systemdAdapter,
+  });
+  const byHost = new Map(nodes.map((node) => [node.host, node]));
+  const controllerOf = (host: string) =>
+    `http://127.0.0.1:${(byHost.get(host) as (typeof nodes)[number]).port}`;
+  try {
+    if (!previous) {
+      progress('writing the fleet repository');
+      await buildLabRepo({
+        root: lab.repo,
+        hosts: hosts.map((host) => ({ name: host, controller: controllerOf(host), nodeId: host })),
+        domains: options.registry.domains().map((entry) => entry.descriptor),
+        supervisor: 'systemd-user',
+      });
+    }
+    progress('checking every controller answers /v1/identity with its node id');
+    await verifyIdentities(
+      hosts,
+      (host) => (byHost.get(host) as (typeof nodes)[number]).nodeId,
+      controllerOf,
+      credentials,
+      deadline,
+    );
+    const document: LabDocument = {
+      repo: lab.repo,
+      credentials: lab.credentials,
+      hosts: hosts.map((host) => ({
+        name: host,
+        home: homeOf(host),
+        controller: controllerOf(host),
+        pid: (byHost.get(host) as (typeof nodes)[number]).pid,
+      })),
+    };
+    await writeJsonAtomic(lab.labFile, document);
+    return document;
+  } catch (error) {
+    progress('lab up failed: removing the units it installed');
+    await removeSystemdNodes(
+      hosts.map((host) => ({ host, home: homeOf(host) })),
+      systemdAdapter,
+    ).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The supervisor a stopped lab's nodes record (the first one that records one). */
+async function recordedSupervisorKind(
+  homes: readonly string[],
+): Promise<LabSupervisorKind | undefined> {
+  const { readSupervisorRecord } = await import('@fleet/core');
+  for (const home of homes) {
+    const record = await readSupervisorRecord(home).catch(() => null);
+    if (record?.supervisor === 'lab' || record?.supervisor === 'systemd-user')
+      return record.supervisor;
+  }
+  return undefined;
+}
+
+/** Every controller answers `/v1/identity` with the node id it was started with. */
 async function verifyIdentities(
   hosts: readonly string[],
-  states: ReadonlyMap<string, LabSupervisorState>,
+  nodeIdOf: (host: string) => string,
   controllerOf: (host: string) => string,
   credentials: import('@fleet/core').Credentials,
   deadline: number,
@@ -289,7 +453,7 @@ async function verifyIdentities(
   const outcomes = await forEachHost(
     hosts,
     async (host) => {
-      const expected = (states.get(host) as LabSupervisorState).flags.nodeId;
+      const expected = nodeIdOf(host);
       const client = createControllerClient({
         host,
         url: controllerOf(host),

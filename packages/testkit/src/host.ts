@@ -13,6 +13,7 @@ import {
   parseHomePath,
   policyActionRunner,
   type ActionRun,
+  type ControllerSupervisor,
   type NodeContext,
   type NodePolicy,
   type NodePolicyInput,
@@ -192,6 +193,14 @@ export class FakeHost implements NodeContext {
    * prober's domain (`host.files = host.writer(declaration)`) before calling `collect(host, …)`.
    */
   files?: SafeFileReader;
+
+  /**
+   * The supervisor the node records for its controller (`NodeContext.controllerSupervisor`), as
+   * the controller hands it to a domain that restarts the controller: set it, for example to a
+   * {@link RecordedSupervisor} (`host.controllerSupervisor = () => Promise.resolve(supervisor)`).
+   * Unset: the node records none.
+   */
+  controllerSupervisor?: () => Promise<ControllerSupervisor | null>;
 
   /** The env-file chain, read by the controller's own loader. */
   secrets(): Promise<SecretValues> {

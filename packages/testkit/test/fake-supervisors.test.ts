@@ -3,7 +3,7 @@
  * support, the ones they refuse, and the catalogue-54 faults they model.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { expect } from 'chai';
@@ -75,6 +75,50 @@ describe('fake supervisors (executables on PATH)', function () {
         code: 3,
         stdout: 'inactive\n',
       });
+    });
+
+    it('ends the whole group on restart (a setsid child too), but not a transient unit of its own', async () => {
+      const pids = join(home, 'pids');
+      // The main process starts a detached child (its own session) and a transient unit.
+      const script = [
+        "const { spawn, execFileSync } = require('node:child_process');",
+        "const fs = require('node:fs');",
+        `const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' });`,
+        'child.unref();',
+        `execFileSync('systemd-run', ['--user', '--unit=demo-escape.service', '--collect', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)']);`,
+        `fs.writeFileSync(${JSON.stringify(pids)}, String(child.pid));`,
+        'setInterval(() => {}, 1000);',
+      ].join(' ');
+      await writeFile(
+        join(unitDir(), 'demo.service'),
+        `[Service]\nType=exec\nExecStart=${process.execPath} -e ${JSON.stringify(script).replace(/\$/g, '$$$$')}\n`,
+      );
+      expect((await run('systemctl', ['--user', 'daemon-reload'])).code).to.equal(0);
+      expect((await run('systemctl', ['--user', 'start', 'demo.service'])).code).to.equal(0);
+      const deadline = Date.now() + 10_000;
+      let detached = 0;
+      while (Date.now() < deadline && detached === 0) {
+        detached = Number(await readFile(pids, 'utf8').catch(() => '0'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const escaped = Number(
+        /MainPID=(\d+)/.exec(
+          (await run('systemctl', ['--user', 'show', '-p', 'MainPID', 'demo-escape.service']))
+            .stdout,
+        )?.[1],
+      );
+      expect(processAlive(detached)).to.equal(true);
+      expect(processAlive(escaped)).to.equal(true);
+      expect((await run('systemctl', ['--user', 'restart', 'demo.service'])).code).to.equal(0);
+      expect(processAlive(detached), 'the setsid child of the unit').to.equal(false);
+      expect(processAlive(escaped), 'the transient unit of its own').to.equal(true);
+      expect((await run('systemctl', ['--user', 'stop', 'demo-escape.service'])).code).to.equal(0);
+      expect(processAlive(escaped)).to.equal(false);
+      // --collect: an ended transient unit is forgotten.
+      expect(
+        (await run('systemctl', ['--user', 'show', '-p', 'LoadState', 'demo-escape.service']))
+          .stdout,
+      ).to.equal('LoadState=not-found\n');
     });
 
     it('keeps the loaded definition until daemon-reload, and says NeedDaemonReload=yes', async () => {
@@ -222,6 +266,24 @@ describe('fake supervisors (executables on PATH)', function () {
       expect(
         (await run('schtasks', ['/Query', '/TN', 'demo', '/FO', 'LIST', '/V'])).stdout,
       ).to.match(/Status:\s+Ready/);
+    });
+
+    it('/End ends the whole process tree of the task, as a job object does (a detached child too)', async () => {
+      const pids = join(home, 'pids');
+      const script = `const c = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' }); c.unref(); require('node:fs').writeFileSync('${pids}', String(c.pid)); setInterval(() => {}, 1000);`;
+      const file = join(home, 'task.xml');
+      await writeFile(file, xml(script.replace(/"/g, '&quot;')));
+      expect((await run('schtasks', ['/Create', '/XML', file, '/TN', 'demo'])).code).to.equal(0);
+      expect((await run('schtasks', ['/Run', '/TN', 'demo'])).code).to.equal(0);
+      const deadline = Date.now() + 10_000;
+      let detached = 0;
+      while (Date.now() < deadline && detached === 0) {
+        detached = Number(await readFile(pids, 'utf8').catch(() => '0'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(processAlive(detached)).to.equal(true);
+      expect((await run('schtasks', ['/End', '/TN', 'demo'])).code).to.equal(0);
+      expect(processAlive(detached)).to.equal(false);
     });
 
     it('refuses malformed XML, a missing required element, an unknown task and other switches', async () => {

@@ -1,35 +1,60 @@
 /**
  * The systemd-user bootstrap adapter's node half (contract §12, catalogue 54): writes the unit into
- * `~/.config/systemd/user/`, and drives the user manager with `systemctl --user
- * daemon-reload|enable|start|stop|restart|show` — always through `ctx.processes`, never a shell.
- * Lingering is checked with `loginctl show-user <uid> -p Linger --value` before anything changes.
+ * `~/.config/systemd/user/` of the node's home, and drives the user manager with `systemctl --user
+ * daemon-reload|link|enable|start|stop|restart|show` — always through `ctx.processes`, never a
+ * shell. Lingering is checked before anything changes.
  *
  * `systemctl --user` needs the user manager's bus: the adapter passes `XDG_RUNTIME_DIR`
  * (`/run/user/<uid>`) and `DBUS_SESSION_BUS_ADDRESS` as extra environment, so it also works from a
- * controller started without a login session.
+ * controller started without a login session (an SSH forced command).
+ *
+ * Which unit: the one the node recorded when it was installed (`supervisor.json`, written here by
+ * `installDefinition`), else `fleet-controller.service`. A node whose home is not the manager's
+ * `$HOME` (a lab host, a controller with `--home /srv/node`) keeps its unit file in its own home and
+ * links it into the manager's search path (`systemctl --user link`); the manager must then load
+ * exactly that file (`FragmentPath`), never another node's unit of the same name.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath, rm } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import {
   FleetError,
   describeRuntimeCommand,
+  homePath,
   readDefinitionFile,
+  readSupervisorRecord,
+  SUPERVISOR_RECORD_PATH,
   withNodeId,
   writeDefinitionFile,
+  writeSupervisorRecord,
   type BootstrapAdapter,
   type DefinitionFacts,
+  type DetachedJob,
+  type DetachedLaunch,
   type NodeContext,
   type ObservedSupervisor,
   type ProcessResult,
   type SupervisorDefinition,
   type SupervisorProblem,
 } from '@fleet/core';
-import { readUnit, systemdUnit, UNIT_NAME, UNIT_PATH } from './unit.js';
+import {
+  excerpt,
+  launchTransientUnit,
+  linger,
+  parseShow,
+  processCgroupUnit,
+  type SystemctlRunner,
+} from './manager.js';
+
+export { parseShow } from './manager.js';
+import { readUnit, systemdUnit, UNIT_DIR, UNIT_NAME, unitPath } from './unit.js';
 
 export interface SystemdUserAdapterOptions {
   /** The uid whose user manager is driven (default: this process's). */
   readonly uid?: number;
   /** How long one `systemctl` may take (default 60 s: a stop waits up to TimeoutStopSec). */
   readonly timeoutMs?: number;
+  /** The unit when the node records none (default `fleet-controller.service`). */
+  readonly unit?: string;
 }
 
 const SHOW_PROPERTIES = [
@@ -41,37 +66,42 @@ const SHOW_PROPERTIES = [
   'NeedDaemonReload',
 ];
 
-/** `Key=Value` lines of `systemctl show`. */
-export function parseShow(stdout: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of stdout.split('\n')) {
-    const equals = line.indexOf('=');
-    if (equals > 0) out[line.slice(0, equals)] = line.slice(equals + 1).trim();
-  }
-  return out;
-}
-
-const excerpt = (result: ProcessResult): string =>
-  (result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`)
-    .split('\n')
-    .slice(0, 4)
-    .join(' / ')
-    .slice(0, 500);
-
 /** Everything observed about the unit, richer than {@link ObservedSupervisor} (for the prober). */
 export interface UnitObservation extends ObservedSupervisor {
+  /** The unit (`fleet-controller.service`, or the one the node recorded). */
+  readonly unit: string;
   /** What the unit file on disk says, or `null` when there is none. */
   readonly file: DefinitionFacts | null;
   readonly loadState: string;
   readonly unitFileState: string;
 }
 
-export function createSystemdUserAdapter(
-  options: SystemdUserAdapterOptions = {},
-): BootstrapAdapter & {
+export type SystemdUserAdapter = BootstrapAdapter & {
+  launchDetached(ctx: NodeContext, job: DetachedJob): Promise<DetachedLaunch>;
+  uninstall(ctx: NodeContext): Promise<void>;
   observeUnit(ctx: NodeContext): Promise<UnitObservation>;
   linger(ctx: NodeContext): Promise<'yes' | 'no' | 'unknown'>;
-} {
+  /** The unit this node's controller runs as. */
+  unitName(ctx: NodeContext): Promise<string>;
+};
+
+/** The argv of a running process, from /proc (Linux); `null` when it cannot be read. */
+async function processArgv(pid: number): Promise<string[] | null> {
+  try {
+    const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    const argv = raw.split('\0');
+    if (argv[argv.length - 1] === '') argv.pop();
+    return argv.length > 0 ? argv : null;
+  } catch {
+    return null;
+  }
+}
+
+const realOrSelf = (path: string): Promise<string> => realpath(path).catch(() => path);
+
+export function createSystemdUserAdapter(
+  options: SystemdUserAdapterOptions = {},
+): SystemdUserAdapter {
   const uid = options.uid ?? process.getuid?.() ?? 0;
   const runtimeDir = `/run/user/${uid}`;
   const extraEnv = {
@@ -79,9 +109,43 @@ export function createSystemdUserAdapter(
     DBUS_SESSION_BUS_ADDRESS: `unix:path=${runtimeDir}/bus`,
   };
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const defaultUnit = options.unit ?? UNIT_NAME;
 
-  const systemctl = (ctx: NodeContext, ...args: string[]): Promise<ProcessResult> =>
-    ctx.processes.run({ command: 'systemctl', args: ['--user', ...args], extraEnv, timeoutMs });
+  /**
+   * `systemctl --user` computes the unit search path (where `link` and `enable` write) from its own
+   * `$HOME`: it must be the manager's, not the node's home. The manager says which
+   * (`show-environment`); asked once per context.
+   */
+  const managerHome = new WeakMap<NodeContext, Promise<Record<string, string>>>();
+  const askManagerHome = async (ctx: NodeContext): Promise<Record<string, string>> => {
+    const result = await ctx.processes.run({
+      command: 'systemctl',
+      args: ['--user', 'show-environment'],
+      extraEnv,
+      timeoutMs,
+    });
+    const home = /^HOME=(.+)$/m.exec(result.stdout)?.[1];
+    if (result.exitCode !== 0 || home === undefined) {
+      managerHome.delete(ctx); // not reachable now: ask again next time
+      return {};
+    }
+    return { HOME: home };
+  };
+  const managerEnv = (ctx: NodeContext): Promise<Record<string, string>> => {
+    let asked = managerHome.get(ctx);
+    if (asked === undefined) {
+      asked = askManagerHome(ctx);
+      managerHome.set(ctx, asked);
+    }
+    return asked;
+  };
+  const systemctl: SystemctlRunner = async (ctx, ...args) =>
+    ctx.processes.run({
+      command: 'systemctl',
+      args: ['--user', ...args],
+      extraEnv: { ...extraEnv, ...(await managerEnv(ctx)) },
+      timeoutMs,
+    });
 
   const must = async (
     ctx: NodeContext,
@@ -98,59 +162,56 @@ export function createSystemdUserAdapter(
     return result;
   };
 
-  const show = async (ctx: NodeContext): Promise<Record<string, string>> =>
+  const show = async (
+    ctx: NodeContext,
+    unit: string,
+    properties = SHOW_PROPERTIES,
+  ): Promise<Record<string, string>> =>
     parseShow(
-      (
-        await must(
-          ctx,
-          'observing the unit',
-          'show',
-          `--property=${SHOW_PROPERTIES.join(',')}`,
-          UNIT_NAME,
-        )
-      ).stdout,
+      (await must(ctx, 'observing the unit', 'show', `--property=${properties.join(',')}`, unit))
+        .stdout,
     );
 
-  /** The argv of a running process, from /proc (Linux); `null` when it cannot be read. */
-  const processArgv = async (pid: number): Promise<string[] | null> => {
-    try {
-      const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-      const argv = raw.split('\0');
-      if (argv[argv.length - 1] === '') argv.pop();
-      return argv.length > 0 ? argv : null;
-    } catch {
-      return null;
-    }
+  /** The unit the node recorded for its controller, else the default. */
+  const unitName = async (ctx: NodeContext): Promise<string> => {
+    const record = await readSupervisorRecord(ctx.home);
+    return record?.supervisor === 'systemd-user' ? record.name : defaultUnit;
   };
 
-  const adapter = {
+  /**
+   * Makes the manager find the unit file: a file outside its search path (`UnitPath`) is linked
+   * into it. Idempotent; refuses (systemd does) when another file of that name is there.
+   */
+  const reachable = async (ctx: NodeContext, file: string): Promise<void> => {
+    const { UnitPath: unitPaths = '' } = parseShow(
+      (await must(ctx, 'reading the unit search path', 'show', '--property=UnitPath')).stdout,
+    );
+    const dir = await realOrSelf(dirname(file));
+    const searched = await Promise.all(unitPaths.split(/\s+/).filter(Boolean).map(realOrSelf));
+    if (!searched.includes(dir)) await must(ctx, 'linking the unit', 'link', file);
+  };
+
+  const adapter: SystemdUserAdapter = {
     supervisor: 'systemd-user' as const,
     platforms: ['linux'] as const,
     pointer: 'symlink' as const,
 
-    definition: (input: Parameters<BootstrapAdapter['definition']>[0]) => systemdUnit(input),
+    definition: (input) => systemdUnit(input, input.name ?? defaultUnit),
     readDefinition: (content: string) => readUnit(content),
+    unitName,
 
-    async linger(ctx: NodeContext): Promise<'yes' | 'no' | 'unknown'> {
-      const result = await ctx.processes.run({
-        command: 'loginctl',
-        args: ['show-user', String(uid), '--property=Linger', '--value'],
-        timeoutMs,
-      });
-      const value = result.stdout.trim();
-      return result.exitCode === 0 && (value === 'yes' || value === 'no') ? value : 'unknown';
-    },
+    linger: (ctx) => linger(ctx, uid, timeoutMs),
 
     async preflight(ctx: NodeContext): Promise<readonly SupervisorProblem[]> {
       const problems: SupervisorProblem[] = [];
-      const linger = await adapter.linger(ctx);
-      if (linger !== 'yes') {
+      const lingering = await adapter.linger(ctx);
+      if (lingering !== 'yes') {
         problems.push({
           code: 'NO_LINGER',
           message:
-            linger === 'no'
+            lingering === 'no'
               ? `user ${uid} has no lingering: the controller unit would stop at logout (an administrator runs \`loginctl enable-linger <user>\`)`
-              : `could not read the lingering of user ${uid} (loginctl show-user)`,
+              : `could not read the lingering of user ${uid} (loginctl show-user, /var/lib/systemd/linger)`,
         });
       }
       const bus = await systemctl(ctx, 'show', '--property=Version');
@@ -160,36 +221,79 @@ export function createSystemdUserAdapter(
           message: `the user manager is not reachable (${excerpt(bus)}); is a user session or lingering set up, and ${runtimeDir} present?`,
         });
       }
+      // A restart of the unit ends its whole control group: from inside it, the runner must be
+      // able to leave it (docs/runtime-lifecycle.md, "The runner leaves the cgroup").
+      const unit = await unitName(ctx);
+      if ((await processCgroupUnit()) === unit) {
+        const run = await ctx.processes.run({
+          command: 'systemd-run',
+          args: ['--version'],
+          timeoutMs,
+        });
+        if (run.exitCode !== 0) {
+          problems.push({
+            code: 'RUNNER_CANNOT_LEAVE_UNIT',
+            message: `this controller runs inside ${unit}, whose restart ends every process of it, and systemd-run is not usable (${excerpt(run)}): the runner could not outlive the restart`,
+          });
+        }
+      }
       return problems;
     },
 
     async installDefinition(ctx: NodeContext, definition: SupervisorDefinition): Promise<void> {
-      await writeDefinitionFile(ctx.home, definition);
+      const unit = basename(definition.path);
+      if (definition.path !== unitPath(unit) || !/\.service$/.test(unit)) {
+        throw new FleetError(
+          'USAGE',
+          `a systemd user unit lives in ${UNIT_DIR}/<name>.service, not ${definition.path}`,
+        );
+      }
+      const file = await writeDefinitionFile(ctx.home, definition);
+      await reachable(ctx, file);
       await must(ctx, 'reloading units', 'daemon-reload');
-      await must(ctx, 'enabling the unit', 'enable', UNIT_NAME);
-      const state = await show(ctx);
+      await must(ctx, 'enabling the unit', 'enable', unit);
+      const state = await show(ctx, unit, ['LoadState', 'NeedDaemonReload', 'FragmentPath']);
       if (state['LoadState'] !== 'loaded' || state['NeedDaemonReload'] !== 'no') {
         throw new FleetError(
           'ACTION_FAILED',
           `systemd did not take the new unit (LoadState=${state['LoadState'] ?? '?'}, NeedDaemonReload=${state['NeedDaemonReload'] ?? '?'} after daemon-reload)`,
         );
       }
+      const loaded = await realOrSelf(state['FragmentPath'] ?? '');
+      if (loaded !== (await realOrSelf(file))) {
+        throw new FleetError(
+          'ACTION_FAILED',
+          `the user manager loads ${unit} from ${state['FragmentPath'] || '(nowhere)'}, not from ${file}: another unit of that name is in its search path`,
+        );
+      }
+      await writeSupervisorRecord(ctx.home, {
+        supervisor: 'systemd-user',
+        name: unit,
+        definition: definition.path,
+      });
     },
 
+    // A unit that hit its start limit (a crash loop) refuses every start until it is reset: a
+    // start or restart fleet asks for (a rollback after a failed switch) resets it first.
     async start(ctx: NodeContext): Promise<void> {
-      await must(ctx, 'starting the controller', 'start', UNIT_NAME);
+      const unit = await unitName(ctx);
+      await systemctl(ctx, 'reset-failed', unit);
+      await must(ctx, 'starting the controller', 'start', unit);
     },
     async stop(ctx: NodeContext): Promise<void> {
-      await must(ctx, 'stopping the controller', 'stop', UNIT_NAME);
+      await must(ctx, 'stopping the controller', 'stop', await unitName(ctx));
     },
     async restart(ctx: NodeContext): Promise<void> {
-      await must(ctx, 'restarting the controller', 'restart', UNIT_NAME);
+      const unit = await unitName(ctx);
+      await systemctl(ctx, 'reset-failed', unit);
+      await must(ctx, 'restarting the controller', 'restart', unit);
     },
 
     async observeUnit(ctx: NodeContext): Promise<UnitObservation> {
-      const content = await readDefinitionFile(ctx.home, UNIT_PATH);
+      const unit = await unitName(ctx);
+      const content = await readDefinitionFile(ctx.home, unitPath(unit));
       const file = content === null ? null : readUnit(content);
-      const state = await show(ctx);
+      const state = await show(ctx, unit);
       const pid = Number.parseInt(state['MainPID'] ?? '0', 10) || 0;
       const running = state['ActiveState'] === 'active' && pid > 0;
       const argv = running ? await processArgv(pid) : null;
@@ -199,6 +303,7 @@ export function createSystemdUserAdapter(
           ? { generation: fromProcess.buildId, nodeIdFlag: fromProcess.nodeId, command: argv }
           : file;
       return {
+        unit,
         present: state['LoadState'] === 'loaded',
         enabled: state['UnitFileState'] === 'enabled',
         running,
@@ -217,6 +322,7 @@ export function createSystemdUserAdapter(
 
     async observe(ctx: NodeContext): Promise<ObservedSupervisor> {
       const {
+        unit: _unit,
         file: _file,
         loadState: _load,
         unitFileState: _state,
@@ -229,28 +335,56 @@ export function createSystemdUserAdapter(
       ctx: NodeContext,
       nodeId: string,
     ): Promise<{ readonly previous: string | null }> {
-      const content = await readDefinitionFile(ctx.home, UNIT_PATH);
+      const unit = await unitName(ctx);
+      const content = await readDefinitionFile(ctx.home, unitPath(unit));
       if (content === null)
         throw new FleetError(
           'ACTION_FAILED',
-          `no controller unit at ${UNIT_PATH} to record --node-id in`,
+          `no controller unit at ${unitPath(unit)} to record --node-id in`,
         );
       const facts = readUnit(content);
       if (facts.command.length === 0)
         throw new FleetError(
           'ACTION_FAILED',
-          `${UNIT_PATH} has no ExecStart= to record --node-id in`,
+          `${unitPath(unit)} has no ExecStart= to record --node-id in`,
         );
       await adapter.installDefinition(
         ctx,
-        systemdUnit({
-          home: ctx.home,
-          nodeId,
-          command: withNodeId(facts.command, nodeId),
-          environment: facts.environment,
-        }),
+        systemdUnit(
+          {
+            home: ctx.home,
+            nodeId,
+            command: withNodeId(facts.command, nodeId),
+            environment: facts.environment,
+          },
+          unit,
+        ),
       );
       return { previous: facts.nodeIdFlag };
+    },
+
+    launchDetached: async (ctx: NodeContext, job: DetachedJob): Promise<DetachedLaunch> =>
+      launchTransientUnit(ctx, job, {
+        controllerUnit: await unitName(ctx),
+        extraEnv: { ...extraEnv, ...(await managerEnv(ctx)) },
+        timeoutMs,
+        systemctl,
+      }),
+
+    async uninstall(ctx: NodeContext): Promise<void> {
+      const unit = await unitName(ctx);
+      const state = await show(ctx, unit, ['LoadState']);
+      if (state['LoadState'] === 'loaded') {
+        await must(ctx, 'stopping the controller', 'stop', unit);
+        // disable removes the [Install] links and a `systemctl link` of the file alike.
+        await must(ctx, 'disabling the unit', 'disable', unit);
+      }
+      await rm(homePath(ctx.home, unitPath(unit)), { force: true });
+      await must(ctx, 'reloading units', 'daemon-reload');
+      const record = await readSupervisorRecord(ctx.home);
+      if (record?.supervisor === 'systemd-user' && record.name === unit) {
+        await rm(homePath(ctx.home, SUPERVISOR_RECORD_PATH), { force: true });
+      }
     },
   };
   return adapter;

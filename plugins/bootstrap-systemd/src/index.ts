@@ -2,6 +2,7 @@ export { registration } from './register.js';
 export {
   createSystemdUserAdapter,
   parseShow,
+  type SystemdUserAdapter,
   type SystemdUserAdapterOptions,
   type UnitObservation,
 } from './adapter.js';
@@ -11,7 +12,10 @@ export {
   readUnit,
   splitCommandLine,
   systemdUnit,
+  UNIT_DIR,
   UNIT_NAME,
   UNIT_PATH,
+  unitPath,
 } from './unit.js';
+export { LINGER_DIR, processCgroupUnit } from './manager.js';
 export { systemdControllerSupervisor } from './controller-supervisor.js';

@@ -16,7 +16,7 @@ import {
   type Prober,
 } from '@fleet/core';
 import { createSystemdUserAdapter } from './adapter.js';
-import { UNIT_PATH } from './unit.js';
+import { unitPath } from './unit.js';
 
 export interface UnitFacts extends JsonObject {
   readonly unit: string;
@@ -50,7 +50,7 @@ export function createUnitProber(adapter = createSystemdUserAdapter()): Prober<U
 
     async collect(ctx: NodeContext): Promise<UnitFacts> {
       const base = {
-        unit: UNIT_PATH,
+        unit: unitPath(await adapter.unitName(ctx).catch(() => 'fleet-controller.service')),
         ...(await readPointerFacts(ctx.home, 'linux')),
         linger: await adapter.linger(ctx),
         controllerNodeId: ctx.nodeId,
@@ -112,7 +112,7 @@ export function createUnitProber(adapter = createSystemdUserAdapter()): Prober<U
       if (problems.length > 0) return item('stale', problems.join('; '));
       return item(
         'current',
-        `running generation ${short(facts.generation)} (pid ${facts.pid ?? '?'}) with --node-id ${expectedNode}`,
+        `running ${facts.generation === null ? 'a development build' : `generation ${short(facts.generation)}`} (pid ${facts.pid ?? '?'}) with --node-id ${expectedNode}`,
       );
     },
   };

@@ -26,10 +26,15 @@ export {
 } from '@fleet/core';
 
 export const UNIT_NAME = 'fleet-controller.service';
-export const UNIT_PATH = `~/.config/systemd/user/${UNIT_NAME}`;
+/** Where a node keeps its controller's unit file (the user manager's own directory when `~` is its `$HOME`). */
+export const UNIT_DIR = '~/.config/systemd/user';
+/** `~/.config/systemd/user/<unit>`. */
+export const unitPath = (unit: string): string => `${UNIT_DIR}/${unit}`;
+export const UNIT_PATH = unitPath(UNIT_NAME);
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const UNIT_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9:_.@-]{0,200}\.service$/;
 
 function refuse(message: string): FleetError {
   return new FleetError('USAGE', `systemd unit: ${message}`);
@@ -76,8 +81,10 @@ export function systemdUnit(
     'WantedBy=default.target',
     '',
   ];
+  if (!UNIT_FILE_NAME.test(unitName))
+    throw refuse(`${JSON.stringify(unitName)} is not a service unit name`);
   return {
-    path: `~/.config/systemd/user/${unitName}`,
+    path: unitPath(unitName),
     content: lines.join('\n'),
     encoding: 'utf8',
   };

@@ -193,6 +193,49 @@ describe('systemd-user adapter over the fake systemctl (a real runtime process)'
     expect(item?.detail).to.contain('NeedDaemonReload=yes');
   });
 
+  it('runs a detached job as a transient unit, which a restart of the controller unit does not end', async () => {
+    await adapter.installDefinition(node, unitFor(GEN_A));
+    await adapter.start(node);
+    const log = join(node.home, 'job.log');
+    const launched = await adapter.launchDetached(node, {
+      name: 'fleet-runtime-test',
+      slot: 'runtime-runner',
+      argv: [
+        process.execPath,
+        '-e',
+        'console.log(process.env.FLEET_JOB_KNOB); setInterval(() => {}, 1000)',
+      ],
+      cwd: node.home,
+      env: { ...node.env, FLEET_JOB_KNOB: 'carried by name' },
+      log,
+    });
+    expect(launched.started).to.equal('supervisor');
+    const job = launched.started === 'supervisor' ? (launched.pid as number) : 0;
+    expect(processAlive(job)).to.equal(true);
+    await adapter.restart(node);
+    expect(processAlive(job), 'the job outlives the restart of the controller unit').to.equal(true);
+    // Its environment went by name, never as a value on systemd-run's command line.
+    const call = (await node.calls('systemd')).find((argv) => argv[0] === 'systemd-run') ?? [];
+    expect(call).to.include('--setenv=FLEET_JOB_KNOB');
+    expect(call.join(' ')).to.not.contain('carried by name');
+    for (let i = 0; i < 100 && !(await readFile(log, 'utf8')).includes('carried'); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await readFile(log, 'utf8')).to.contain('carried by name');
+  });
+
+  it("records its unit as the node's supervisor when it installs it", async () => {
+    await adapter.installDefinition(node, unitFor(GEN_A));
+    const record = JSON.parse(
+      await readFile(join(node.home, '.local/state/fleet/supervisor.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(record).to.deep.include({
+      version: 1,
+      supervisor: 'systemd-user',
+      name: 'fleet-controller.service',
+      definition: '~/.config/systemd/user/fleet-controller.service',
+    });
+  });
+
   describe('catalogue 54: the user manager failing', () => {
     it('no lingering: preflight says so before anything is changed', async () => {
       await node.setFaults(['no-linger']);

@@ -11,7 +11,10 @@ import {
   readDefinitionFile,
   withNodeId,
   writeDefinitionFile,
+  writeSupervisorRecord,
   type BootstrapAdapter,
+  type DetachedJob,
+  type DetachedLaunch,
   type NodeContext,
   type ObservedSupervisor,
   type ProcessResult,
@@ -20,6 +23,7 @@ import {
   type SupervisorProblem,
 } from '@fleet/core';
 import {
+  jobTaskXml,
   readTask,
   TASK_DEFINITION_PATH,
   TASK_NAME,
@@ -56,7 +60,8 @@ const NOT_FOUND = /cannot find the file specified|does not exist/i;
 export function createWindowsTaskAdapter(
   options: WindowsTaskAdapterOptions = {},
 ): BootstrapAdapter & {
-  queryList(ctx: NodeContext): Promise<Record<string, string> | null>;
+  queryList(ctx: NodeContext, task?: string): Promise<Record<string, string> | null>;
+  launchDetached(ctx: NodeContext, job: DetachedJob): Promise<DetachedLaunch>;
 } {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const schtasks = (ctx: NodeContext, ...args: string[]): Promise<ProcessResult> =>
@@ -95,8 +100,8 @@ export function createWindowsTaskAdapter(
       return facts;
     },
 
-    async queryList(ctx: NodeContext): Promise<Record<string, string> | null> {
-      const result = await schtasks(ctx, '/Query', '/TN', TASK_NAME, '/FO', 'LIST', '/V');
+    async queryList(ctx: NodeContext, task = TASK_NAME): Promise<Record<string, string> | null> {
+      const result = await schtasks(ctx, '/Query', '/TN', task, '/FO', 'LIST', '/V');
       if (result.exitCode !== 0 && NOT_FOUND.test(result.stderr + result.stdout)) return null;
       if (result.exitCode !== 0)
         throw new FleetError('ACTION_FAILED', `schtasks /Query failed: ${excerpt(result)}`);
@@ -131,6 +136,12 @@ export function createWindowsTaskAdapter(
           `Task Scheduler did not register the new action (it runs ${JSON.stringify(got)})`,
         );
       }
+      // The node records what runs its controller (contract §12).
+      await writeSupervisorRecord(ctx.home, {
+        supervisor: 'windows-task',
+        name: TASK_NAME,
+        definition: TASK_DEFINITION_PATH,
+      });
     },
 
     async start(ctx: NodeContext): Promise<void> {
@@ -187,6 +198,29 @@ export function createWindowsTaskAdapter(
         source: 'supervisor' as const,
         detail: `task ${list['TaskName'] ?? TASK_NAME}, last run ${list['Last Run Time'] ?? '?'}`,
       };
+    },
+
+    /**
+     * A job of its own (contract §12: the runner leaves the controller's reach): `/End` of the
+     * controller's task ends that task's whole job object, so the runner and the node-id switch
+     * run as a task of their own (`fleet-<slot>`, registered with `/Create /XML /F` and started
+     * with `/Run`) — which Task Scheduler ends only with itself. Task Scheduler reports no pid
+     * (the job writes its own) and sets no environment (the job gets the user's, as the
+     * controller's task does).
+     */
+    async launchDetached(ctx: NodeContext, job: DetachedJob): Promise<DetachedLaunch> {
+      const task = `fleet-${job.slot}`;
+      if ((await adapter.queryList(ctx, task))?.['Status'] === 'Running') {
+        throw new FleetError(
+          'LOCKED',
+          `the task ${task} still runs an earlier job; nothing was started`,
+        );
+      }
+      const definition = jobTaskXml(task, job.argv, job.cwd);
+      const file = await writeDefinitionFile(ctx.home, definition);
+      await must(ctx, 'registering the job', '/Create', '/XML', file, '/TN', task, '/F');
+      await must(ctx, 'starting the job', '/Run', '/TN', task);
+      return { started: 'supervisor', pid: null, detail: `the scheduled task ${task} of its own` };
     },
 
     async recordNodeId(

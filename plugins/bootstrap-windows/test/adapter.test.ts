@@ -179,4 +179,58 @@ describe('windows-task adapter over the fake schtasks (a real runtime process)',
     expect(observed.running).to.equal(false);
     expect(observed.state).to.contain('last result 2147942402');
   });
+
+  it("records its task as the node's supervisor when it installs it", async () => {
+    await adapter.installDefinition(node, taskFor(GEN_A));
+    const record = JSON.parse(
+      await readFile(join(node.home, '.local/state/fleet/supervisor.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(record).to.deep.include({
+      version: 1,
+      supervisor: 'windows-task',
+      name: 'fleet-controller',
+      definition: '~/AppData/Local/fleet/supervisor/fleet-controller.xml',
+    });
+  });
+
+  it('runs a detached job as a task of its own, which /End of the controller task does not end', async () => {
+    await adapter.installDefinition(node, taskFor(GEN_A));
+    await adapter.start(node);
+    await runtimePid('node-01');
+    const pidFile = join(node.home, 'job.pid');
+    const launched = await adapter.launchDetached(node, {
+      name: 'fleet-runtime-test',
+      slot: 'runtime-runner',
+      argv: [
+        process.execPath,
+        '-e',
+        `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`,
+      ],
+      cwd: node.home,
+      env: {},
+      log: join(node.home, 'job.log'),
+    });
+    expect(launched).to.deep.include({ started: 'supervisor', pid: null });
+    let job = 0;
+    for (let i = 0; i < 200 && job === 0; i += 1) {
+      job = Number(await readFile(pidFile, 'utf8').catch(() => '0'));
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(processAlive(job)).to.equal(true);
+    // Ending the controller's task ends its whole job object; the job is not in it.
+    await adapter.restart(node);
+    expect(processAlive(job), "the job outlives the controller task's /End").to.equal(true);
+    // One job of a kind at a time: a second one is refused while the first runs.
+    const refused = await rejection(
+      adapter.launchDetached(node, {
+        name: 'fleet-runtime-other',
+        slot: 'runtime-runner',
+        argv: [process.execPath, '-e', '0'],
+        cwd: node.home,
+        env: {},
+        log: join(node.home, 'job.log'),
+      }),
+    );
+    expect(refused.code).to.equal('LOCKED');
+  });
 });

@@ -8,11 +8,8 @@ export {
 export { NODE_ID_PROBER, nodeIdProber, type NodeIdFacts } from './prober.js';
 export { NODE_ID_PATTERN, isNodeId, parseIdentity, type IdentityParse } from './identity-file.js';
 export {
-  labControllerSupervisor,
-  supervisorFromEnvironment,
+  recordedSupervisor,
   switchNodeId,
-  type LocatableSupervisor,
-  type SupervisorLocator,
   type SwitchOutcome,
   type SwitchPlan,
 } from './supervisor.js';

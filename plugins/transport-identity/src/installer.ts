@@ -19,10 +19,14 @@
  *    record, restart, check the reported id; on failure restore the file, record the old id,
  *    restart again, and fail the install (`VERIFICATION_FAILED`, or `RECOVERY_REQUIRED` when even
  *    the rollback restart failed): the receipt says rolled back, exit 6;
- * 5. a new id, with a supervisor that replaces the answering controller (the lab supervisor, and
- *    a systemd unit or scheduled task alike): the answer goes first — `restart pending` — and the
- *    switch runs from a detached helper; the controller that comes up settles the journaled
- *    operation (verified, or the file restored: rolled back) and the operator polls for it.
+ * 5. a new id, with a supervisor that replaces the answering controller (a systemd user unit, a
+ *    Windows scheduled task, the lab supervisor): the answer goes first — `restart pending` — and
+ *    the switch runs in a process of its own, started after the answer outside what the restart
+ *    ends (the supervisor's `switchFromOutside`); the controller that comes up settles the
+ *    journaled operation (verified, or the file restored: rolled back) and the operator polls.
+ *
+ * The supervisor is the one the node recorded when its controller was installed
+ * (`ctx.controllerSupervisor`, contract §12), never one a request names.
  */
 import {
   FleetError,
@@ -42,27 +46,20 @@ import {
 } from '@fleet/core';
 import { transportIdentityDomain } from './domain.js';
 import { parseIdentity } from './identity-file.js';
-import { launchSwitchHelper } from './launch.js';
-import {
-  supervisorFromEnvironment,
-  switchNodeId,
-  type LocatableSupervisor,
-  type SwitchPlan,
-} from './supervisor.js';
+import { recordedSupervisor, switchNodeId, type SwitchPlan } from './supervisor.js';
 
 const DOMAIN = transportIdentityDomain.domain;
 const IDENTITY = transportIdentityDomain.files[0];
 
 export interface TransportIdentityOptions {
   /**
-   * The supervisor of the controller the node half runs in. Default: the lab supervisor named by
-   * `FLEET_LAB_SUPERVISOR`, else none (a node-id change is then refused, nothing written).
+   * The supervisor of the controller the node half runs in. Default: the one the node recorded
+   * (`ctx.controllerSupervisor()`), else none — a node-id change is then refused, nothing written.
    */
-  readonly supervisor?: (ctx: NodeContext) => ControllerSupervisor | undefined;
+  readonly supervisor?: (ctx: NodeContext) => Promise<ControllerSupervisor | null>;
   /**
    * Starts the switch outside this process, for a supervisor that replaces it (called after the
-   * answer is sent, must not wait). Default: the detached helper (launch.ts), which needs a
-   * supervisor it can locate from another process.
+   * answer is sent, must not wait for the switch). Default: the supervisor's `switchFromOutside`.
    */
   readonly launch?: (
     plan: SwitchPlan & { readonly operationId: string },
@@ -76,19 +73,12 @@ function check(file: ManagedFile, content: string): readonly Problem[] {
   return parsed.ok ? [] : parsed.problems;
 }
 
-function defaultLaunch(
+/** The supervisor's own out-of-process switch (checked to exist before anything is written). */
+async function defaultLaunch(
   plan: SwitchPlan & { readonly operationId: string },
   supervisor: ControllerSupervisor,
-  ctx: NodeContext,
-): void {
-  const locator = (supervisor as Partial<LocatableSupervisor>).locator;
-  if (locator === undefined) {
-    throw new FleetError(
-      'DOMAIN_BEHAVIOUR_ABSENT',
-      `the ${supervisor.kind} supervisor cannot be driven from a helper process`,
-    );
-  }
-  launchSwitchHelper(ctx.home, { ...plan, locator });
+): Promise<void> {
+  await supervisor.switchFromOutside?.(plan);
 }
 
 const action = (kind: string, status: ActionOutcome['status'], detail: string): ActionOutcome => ({
@@ -106,7 +96,7 @@ function withActions(error: FleetError, actions: readonly ActionOutcome[]): Flee
 export function createTransportIdentityInstaller(
   options: TransportIdentityOptions = {},
 ): Installer {
-  const supervisorOf = options.supervisor ?? (() => supervisorFromEnvironment(process.env));
+  const supervisorOf = options.supervisor ?? recordedSupervisor;
   const launch = options.launch ?? defaultLaunch;
 
   async function install(
@@ -149,11 +139,23 @@ export function createTransportIdentityInstaller(
       );
     }
     const change = to !== from;
-    const supervisor = change ? supervisorOf(ctx) : undefined;
-    if (change && supervisor === undefined) {
+    const supervisor = change ? await supervisorOf(ctx) : null;
+    if (change && supervisor === null) {
       throw new FleetError(
         'DOMAIN_BEHAVIOUR_ABSENT',
-        `${DOMAIN}: changing --node-id ${from} to ${to} needs the controller's supervisor, and this controller runs under none fleet can drive (the lab supervisor is named by FLEET_LAB_SUPERVISOR; systemd and Windows adapters come with bootstrap); nothing written`,
+        `${DOMAIN}: changing --node-id ${from} to ${to} needs the controller's supervisor, and this node records none fleet can drive (~/.local/state/fleet/supervisor.json, written when a bootstrap adapter or fleet lab up installs the controller); nothing written`,
+      );
+    }
+
+    if (
+      supervisor !== null &&
+      supervisor.replacesCaller &&
+      options.launch === undefined &&
+      supervisor.switchFromOutside === undefined
+    ) {
+      throw new FleetError(
+        'DOMAIN_BEHAVIOUR_ABSENT',
+        `${DOMAIN}: the ${supervisor.kind} supervisor restarts this very controller but cannot run the switch from outside it; nothing written`,
       );
     }
 
@@ -167,7 +169,7 @@ export function createTransportIdentityInstaller(
     ])) as [ReplaceResult];
 
     // 3. Nothing to restart.
-    if (!change || supervisor === undefined) {
+    if (!change || supervisor === null) {
       return {
         files: [result],
         actions: [

@@ -83,7 +83,7 @@ describe('transport-identity installer: node half', () => {
   let host: FakeHost;
   let supervisor: RecordedSupervisor;
   const installerWith = (options: TransportIdentityOptions = {}): Installer =>
-    createTransportIdentityInstaller({ supervisor: () => supervisor, ...options });
+    createTransportIdentityInstaller({ supervisor: () => Promise.resolve(supervisor), ...options });
 
   beforeEach(async () => {
     host = await createFakeHost({ nodeId: 'node-01' });
@@ -196,9 +196,63 @@ describe('transport-identity installer: node half', () => {
     expect(supervisor.calls).to.deep.equal(['record node-02', 'restart node-02']);
   });
 
-  it('refuses a node-id change when the controller has no supervisor to restart it: nothing written', async () => {
+  it('refuses a node-id change when the node records no supervisor to restart it: nothing written', async () => {
+    // The default seam: the supervisor the node recorded (ctx.controllerSupervisor); none here.
     const refused = await failure(
-      createTransportIdentityInstaller({ supervisor: () => undefined }).install(
+      createTransportIdentityInstaller().install(
+        host,
+        await request(host, 'node-02'),
+        host.writer(transportIdentityDomain),
+      ),
+    );
+    expect(refused.code).to.equal('DOMAIN_BEHAVIOUR_ABSENT');
+    expect(refused.message).to.contain('supervisor.json');
+    expect(await host.exists(IDENTITY)).to.equal(false);
+  });
+
+  it('drives the supervisor the node recorded, never one the request could name', async () => {
+    host.controllerSupervisor = () => Promise.resolve(supervisor);
+    const result = await createTransportIdentityInstaller().install(
+      host,
+      {
+        ...(await request(host, 'node-02')),
+        parameters: { node_id: 'node-02', supervisor: 'lab' },
+      },
+      host.writer(transportIdentityDomain),
+    );
+    expect(result.verified).to.equal(true);
+    expect(supervisor.calls).to.deep.equal(['record node-02', 'restart node-02']);
+  });
+
+  it('runs the switch from outside a supervisor that replaces the controller, once the answer is out', async () => {
+    supervisor = new RecordedSupervisor({ nodeId: 'node-01', replacesCaller: true });
+    host.controllerSupervisor = () => Promise.resolve(supervisor);
+    const result = await createTransportIdentityInstaller().install(
+      host,
+      await request(host, 'node-02'),
+      host.writer(transportIdentityDomain),
+    );
+    expect(result.pending?.expect).to.deep.equal({ nodeId: 'node-02' });
+    expect(supervisor.calls).to.deep.equal([]);
+    await result.pending?.start();
+    expect(supervisor.calls).to.deep.equal([
+      'switch node-01 -> node-02',
+      'record node-02',
+      'restart node-02',
+    ]);
+    expect(supervisor.outside[0]).to.deep.include({ switched: true });
+  });
+
+  it('refuses, nothing written, when the recorded supervisor cannot switch from outside', async () => {
+    const inert = {
+      kind: 'inert',
+      replacesCaller: true,
+      recordNodeId: () => Promise.resolve(),
+      restart: () => Promise.reject(new Error('not reached')),
+    };
+    host.controllerSupervisor = () => Promise.resolve(inert);
+    const refused = await failure(
+      createTransportIdentityInstaller().install(
         host,
         await request(host, 'node-02'),
         host.writer(transportIdentityDomain),

@@ -5,8 +5,9 @@
  *   with a short-lived node-local token) — the same answer as the controller's `runtime-status`.
  * - `apply`: the bundle (plan + artifact) read from stdin, the plan's own id checked, the node's
  *   bootstrap policy checked, the node id checked against what the supervisor runs; the artifact
- *   staged in a journaled transaction and handed to a detached runner, which restarts and
- *   accepts only after this SSH session has closed (its go is the end of this process's pipe).
+ *   staged in a journaled transaction and handed to a runner started out of the supervisor's
+ *   reach, which restarts and accepts only after this SSH session has closed (its go is the end
+ *   of this process).
  *
  * The bundle brings no credentials and no policy: the node's own decide.
  */
@@ -97,13 +98,18 @@ export const apply: ReceiverHandler = async (context) => {
     });
     const runner = await controller.spawnRunner({
       home: context.home,
+      nodeId: plan.nodeId,
+      registry,
+      supervisor: plan.supervisor,
       mode: 'activate',
       transaction: staged.transaction,
       acceptanceTimeoutMs,
     });
-    await context.log(`apply: transaction ${staged.transaction} staged; runner ${runner.pid}`);
+    await context.log(
+      `apply: transaction ${staged.transaction} staged; runner ${runner.pid} (${runner.via})`,
+    );
     context.stdout.write(`${JSON.stringify({ ...staged, runner: runner.pid, log: runner.log })}\n`);
-    // No go: the runner starts when this process (and with it the SSH session) has ended.
+    // No go: the runner begins when this process (and with it the SSH session) has ended.
     return 0;
   } finally {
     await probe.release();

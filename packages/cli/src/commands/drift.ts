@@ -54,8 +54,13 @@ An unreachable host is reported and the run goes on. Exit codes, the most urgent
     });
     await this.noteSource(context.source);
     const hosts = flags.host ?? Object.keys(context.repo.manifest.hosts).sort();
-    // The domains' probers (derived, runtime layers) ride in the same request as the files.
-    const probers = await core.loadDomainProbers(registry, [...context.domains.keys()]);
+    // The domains' probers (derived, runtime layers) ride in the same request as the files, and
+    // so does each host's supervisor prober (a stopped, disabled or stale controller unit) unless
+    // --domain narrows the run to domains.
+    const probers = [
+      ...(await core.loadDomainProbers(registry, [...context.domains.keys()])),
+      ...(flags.domain ? [] : await core.loadSupervisorProbers(registry)),
+    ];
     const progress = new HostProgress('drift', hosts.length);
     const report = await core.runDrift({
       repo: context.repo,

@@ -1,10 +1,13 @@
 import { Args } from '@oclif/core';
-import { FleetCommand } from '../base-command.js';
+import type { FleetErrorLike } from '@fleet/core';
+import { FleetCommand, reportedFailure } from '../base-command.js';
 
 /**
  * What a scheduled report runs (`fleet schedule install`): the report verb with `--report-dir`
  * set to the repository's `reports/<verb>/<YYYY-MM-DD>/` for the date of this run (UTC), which a
- * unit file cannot compute. Only the read-only reports are accepted; its exit code is the verb's.
+ * unit file cannot compute, and a line per run in `<repo>/reports/runs.log` (time, verb, exit code,
+ * the report folder or the error). Only the read-only reports are accepted; its exit code is the
+ * verb's.
  */
 export default class ReportRun extends FleetCommand {
   static override hidden = true;
@@ -29,7 +32,40 @@ export default class ReportRun extends FleetCommand {
       );
     }
     const root = path.resolve(await this.findRepo(flags.repo));
-    const dir = core.datedReportDir(root, verb, new Date());
-    await this.config.runCommand(verb, ['--repo', root, '--report-dir', dir]);
+    const started = new Date();
+    const dir = core.datedReportDir(root, verb, started);
+    // One line per run in <repo>/reports/runs.log, success or not: where an operator finds that
+    // a scheduled run failed, and why (`fleet schedule list` shows the last one).
+    let outcome: string;
+    try {
+      reportedFailure.last = null;
+      await this.config.runCommand(verb, ['--repo', root, '--report-dir', dir]);
+      // The verb reports its own failure (exit code set, error printed): log what it was.
+      const failed = reportedFailure.last as FleetErrorLike | null;
+      outcome =
+        failed === null
+          ? `exit ${Number(process.exitCode ?? 0)} ${dir}`
+          : `exit ${failed.exitCode} ${failed.code}: ${failed.message}`;
+    } catch (error) {
+      const failure = core.isFleetError(error)
+        ? `exit ${error.exitCode} ${error.code}: ${error.message}`
+        : `exit 1 ${String(error)}`;
+      outcome = failure;
+      await appendRunLine(path.join(root, 'reports', 'runs.log'), started, verb, outcome);
+      throw error;
+    }
+    await appendRunLine(path.join(root, 'reports', 'runs.log'), started, verb, outcome);
   }
+}
+
+/** Appends `<ISO time> <verb> <outcome>` (one line, control characters escaped). */
+async function appendRunLine(file: string, at: Date, verb: string, outcome: string) {
+  const { appendFile, mkdir } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const core = await import('@fleet/core');
+  await mkdir(path.dirname(file), { recursive: true });
+  await appendFile(
+    file,
+    `${at.toISOString()} ${verb} ${core.escapeControl(outcome).replace(/\n/g, ' ')}\n`,
+  );
 }

@@ -6,14 +6,14 @@
  *   linux   ~/.config/systemd/user/fleet-report-<slug>.{service,timer}
  *           systemctl --user daemon-reload; systemctl --user enable --now <name>.timer
  *           remove: systemctl --user disable --now <name>.timer; rm; daemon-reload
- *   darwin  ~/Library/LaunchAgents/org.fleet.report-<slug>.plist
+ *   darwin  ~/Library/LaunchAgents/dev.fleet.report-<slug>.plist (org.fleet.report-* of before: listed, removed)
  *           launchctl bootstrap gui/<uid> <plist>; remove: launchctl bootout gui/<uid>/<label>
  *   win32   ~/AppData/Local/fleet/schedule/fleet-report-<slug>.xml
  *           schtasks /Create /XML <file> /TN <name> /F; remove: schtasks /Delete /TN <name> /F
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   FleetError,
   splitSystemdCommandLine,
@@ -32,7 +32,7 @@ import {
   type ScheduleFile,
   type ScheduleInput,
 } from './generate.js';
-import { LAUNCHD_LABEL_PREFIX, launchdLabel, SCHEDULE_PREFIX } from './model.js';
+import { launchdLabel, SCHEDULE_PREFIX } from './model.js';
 
 export interface ScheduleHost {
   readonly platform: Platform;
@@ -56,6 +56,25 @@ export interface InstalledSchedule {
   readonly command: string[];
   /** The interval as written in the definition (`1h`, `PT1H`, `3600`), when found. */
   readonly every: string | null;
+  /**
+   * `installed`: every file there and (linux) the manager has the timer enabled and waiting;
+   * `half-installed`: a file is missing, or the manager does not run the timer — what `detail`
+   * says (reinstall or remove it). Other platforms: from the files only.
+   */
+  readonly state: 'installed' | 'half-installed';
+  readonly detail: string | null;
+  /** The last run as the manager recorded it (linux), when it ran. */
+  readonly lastRun: ScheduleLastRun | null;
+  /** The last line `report-run` appended to the repository's reports/runs.log for this job. */
+  readonly lastLog: string | null;
+}
+
+/** The service's last result (`systemctl --user show`: Result, ExecMainStatus, timestamps). */
+export interface ScheduleLastRun {
+  readonly result: string;
+  readonly exitStatus: number | null;
+  readonly startedAt: string | null;
+  readonly endedAt: string | null;
 }
 
 export interface InstallResult {
@@ -153,11 +172,49 @@ export async function installSchedule(
   const files = definitionFiles(host, input);
   const supervisor = new Supervisor(host, supervisorEnv(env));
   const written: string[] = [];
-  for (const file of files) {
-    const path = resolveHome(host, file.path);
-    await writeAtomic(path, file);
-    written.push(path);
+  try {
+    for (const file of files) {
+      const path = resolveHome(host, file.path);
+      await writeAtomic(path, file);
+      written.push(path);
+    }
+    await register(host, supervisor, input, written);
+  } catch (error) {
+    // Nothing half-installed is left behind (a seat without a user bus, a manager that refuses):
+    // the files written are removed again and the manager forgets them.
+    for (const path of written) await rm(path, { force: true });
+    if (host.platform === 'linux' && written.length > 0) {
+      await supervisor
+        .run('systemctl', ['--user', 'disable', `${input.name}.timer`], 'disabling', true)
+        .catch(() => undefined);
+      await supervisor
+        .run('systemctl', ['--user', 'daemon-reload'], 'unloading the units', true)
+        .catch(() => undefined);
+    }
+    if (error instanceof FleetError) {
+      throw new FleetError(
+        error.code,
+        `${error.message}; nothing was left installed (${written.length} file${written.length === 1 ? '' : 's'} removed again)`,
+        { suggestions: [...error.suggestions] },
+      );
+    }
+    throw error;
   }
+  return {
+    name: input.name,
+    platform: host.platform,
+    files: written,
+    command: [...input.argv],
+    supervisor: supervisor.calls,
+  };
+}
+
+async function register(
+  host: ScheduleHost,
+  supervisor: Supervisor,
+  input: ScheduleInput,
+  written: readonly string[],
+): Promise<void> {
   switch (host.platform) {
     case 'linux':
       await supervisor.run('systemctl', ['--user', 'daemon-reload'], 'loading the units');
@@ -191,13 +248,6 @@ export async function installSchedule(
       );
       break;
   }
-  return {
-    name: input.name,
-    platform: host.platform,
-    files: written,
-    command: [...input.argv],
-    supervisor: supervisor.calls,
-  };
 }
 
 async function listDir(dir: string): Promise<string[]> {
@@ -239,26 +289,144 @@ function xmlUnescape(value: string): string {
   });
 }
 
+/** `Key=Value` lines of `systemctl show`. */
+function parseShow(stdout: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of stdout.split('\n')) {
+    const at = line.indexOf('=');
+    if (at > 0) out[line.slice(0, at)] = line.slice(at + 1).trim();
+  }
+  return out;
+}
+
+/** What `report-run` logs per run, in `<repo>/reports/runs.log` (see report-run). */
+export const RUNS_LOG = 'reports/runs.log';
+
+/** The last line of the repository's runs log for `verb` (`null`: none). */
+async function lastLogLine(command: readonly string[]): Promise<string | null> {
+  const at = command.indexOf('report-run');
+  const verb = at === -1 ? undefined : command[at + 1];
+  const repoAt = command.indexOf('--repo');
+  const repo = repoAt === -1 ? undefined : command[repoAt + 1];
+  if (verb === undefined || repo === undefined) return null;
+  const text = await readText(join(repo, ...RUNS_LOG.split('/')));
+  const lines = (text ?? '').split('\n').filter((line) => line.split(' ')[1] === verb);
+  return lines.at(-1) ?? null;
+}
+
+/** The systemd user manager's view of a schedule (timer state, the service's last result). */
+async function managerView(
+  supervisor: Supervisor,
+  name: string,
+): Promise<{ problem: string | null; lastRun: ScheduleLastRun | null }> {
+  const timer = await supervisor.run(
+    'systemctl',
+    [
+      '--user',
+      'show',
+      `${name}.timer`,
+      '-p',
+      'LoadState',
+      '-p',
+      'ActiveState',
+      '-p',
+      'UnitFileState',
+    ],
+    'reading the timer',
+    true,
+  );
+  if (timer.exitCode !== 0) {
+    return { problem: `the user manager cannot be asked (${excerpt(timer)})`, lastRun: null };
+  }
+  const t = parseShow(timer.stdout);
+  const problem =
+    t['LoadState'] !== 'loaded'
+      ? `the manager has not loaded ${name}.timer (${t['LoadState'] ?? '?'}): systemctl --user daemon-reload, or reinstall`
+      : t['UnitFileState'] !== 'enabled' || t['ActiveState'] !== 'active'
+        ? `${name}.timer is ${t['UnitFileState'] ?? '?'} and ${t['ActiveState'] ?? '?'}, so it never fires: reinstall it`
+        : null;
+  const service = parseShow(
+    (
+      await supervisor.run(
+        'systemctl',
+        [
+          '--user',
+          'show',
+          `${name}.service`,
+          '-p',
+          'Result',
+          '-p',
+          'ExecMainStatus',
+          '-p',
+          'ExecMainStartTimestamp',
+          '-p',
+          'ExecMainExitTimestamp',
+        ],
+        'reading the last run',
+        true,
+      )
+    ).stdout,
+  );
+  const started = service['ExecMainStartTimestamp'] || null;
+  const lastRun =
+    started === null
+      ? null
+      : {
+          result: service['Result'] ?? 'unknown',
+          exitStatus:
+            service['ExecMainStatus'] === undefined ? null : Number(service['ExecMainStatus']),
+          startedAt: started,
+          endedAt: service['ExecMainExitTimestamp'] || null,
+        };
+  return { problem, lastRun };
+}
+
 /** Every schedule fleet installed on this platform (by its naming convention). */
-export async function listSchedules(host: ScheduleHost): Promise<InstalledSchedule[]> {
+export async function listSchedules(
+  host: ScheduleHost,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<InstalledSchedule[]> {
   const out: InstalledSchedule[] = [];
+  const supervisor = new Supervisor(host, supervisorEnv(env));
+  const fromFiles = (problem: string | null) =>
+    ({ state: problem === null ? 'installed' : 'half-installed', detail: problem }) as const;
   switch (host.platform) {
     case 'linux': {
       const dir = resolveHome(host, '~/.config/systemd/user');
-      for (const entry of await listDir(dir)) {
-        const match = /^(fleet-report-[a-z][a-z-]*)\.timer$/.exec(entry);
-        if (!match) continue;
-        const name = match[1] as string;
-        const timer = (await readText(join(dir, entry))) ?? '';
+      const names = new Set(
+        (await listDir(dir)).flatMap((entry) => {
+          const match = /^(fleet-report-[a-z][a-z-]*)\.(timer|service)$/.exec(entry);
+          return match ? [match[1] as string] : [];
+        }),
+      );
+      for (const name of [...names].sort()) {
+        const timerPath = join(dir, `${name}.timer`);
         const servicePath = join(dir, `${name}.service`);
+        const timer = await readText(timerPath);
         const service = await readText(servicePath);
         const execStart = service === null ? undefined : unitValue(service, 'Service', 'ExecStart');
+        const command = execStart === undefined ? [] : splitSystemdCommandLine(execStart);
+        const missing = [
+          timer === null ? `${name}.timer` : null,
+          service === null ? `${name}.service` : null,
+        ].filter((file): file is string => file !== null);
+        const view = await managerView(supervisor, name);
+        const problem =
+          missing.length > 0
+            ? `${missing.join(' and ')} missing: reinstall or remove it`
+            : view.problem;
         out.push({
           name,
           platform: 'linux',
-          files: [join(dir, entry), ...(service === null ? [] : [servicePath])],
-          command: execStart === undefined ? [] : splitSystemdCommandLine(execStart),
-          every: unitValue(timer, 'Timer', 'OnUnitActiveSec') ?? null,
+          files: [
+            ...(timer === null ? [] : [timerPath]),
+            ...(service === null ? [] : [servicePath]),
+          ],
+          command,
+          every: timer === null ? null : (unitValue(timer, 'Timer', 'OnUnitActiveSec') ?? null),
+          ...fromFiles(problem),
+          lastRun: view.lastRun,
+          lastLog: await lastLogLine(command),
         });
       }
       break;
@@ -266,7 +434,7 @@ export async function listSchedules(host: ScheduleHost): Promise<InstalledSchedu
     case 'darwin': {
       const dir = resolveHome(host, LAUNCH_AGENTS_DIR);
       for (const entry of await listDir(dir)) {
-        const match = /^org\.fleet\.report-([a-z][a-z-]*)\.plist$/.exec(entry);
+        const match = /^(?:dev|org)\.fleet\.report-([a-z][a-z-]*)\.plist$/.exec(entry);
         if (!match) continue;
         const content = (await readText(join(dir, entry))) ?? '';
         const array =
@@ -282,6 +450,11 @@ export async function listSchedules(host: ScheduleHost): Promise<InstalledSchedu
           files: [join(dir, entry)],
           command,
           every,
+          ...fromFiles(
+            command.length === 0 ? 'the plist names no ProgramArguments: reinstall it' : null,
+          ),
+          lastRun: null,
+          lastLog: await lastLogLine(command),
         });
       }
       break;
@@ -295,15 +468,21 @@ export async function listSchedules(host: ScheduleHost): Promise<InstalledSchedu
         const exec = /<Exec>([\s\S]*?)<\/Exec>/.exec(content)?.[1] ?? '';
         const commandText = /<Command>([\s\S]*?)<\/Command>/.exec(exec)?.[1];
         const argsText = /<Arguments>([\s\S]*?)<\/Arguments>/.exec(exec)?.[1] ?? '';
+        const command =
+          commandText === undefined
+            ? []
+            : [xmlUnescape(commandText), ...splitWindowsArguments(xmlUnescape(argsText))];
         out.push({
           name: match[1] as string,
           platform: 'win32',
           files: [join(dir, entry)],
-          command:
-            commandText === undefined
-              ? []
-              : [xmlUnescape(commandText), ...splitWindowsArguments(xmlUnescape(argsText))],
+          command,
           every: /<Interval>([^<]*)<\/Interval>/.exec(content)?.[1] ?? null,
+          ...fromFiles(
+            command.length === 0 ? 'the task definition names no command: reinstall it' : null,
+          ),
+          lastRun: null,
+          lastLog: await lastLogLine(command),
         });
       }
       break;
@@ -318,7 +497,7 @@ export async function removeSchedule(
   name: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ readonly name: string; readonly removed: string[]; readonly supervisor: string[][] }> {
-  const found = (await listSchedules(host)).find((schedule) => schedule.name === name);
+  const found = (await listSchedules(host, env)).find((schedule) => schedule.name === name);
   if (!found) {
     throw new FleetError('USAGE', `no fleet schedule named ${name} on this seat`, {
       suggestions: ['fleet schedule list'],
@@ -334,15 +513,15 @@ export async function removeSchedule(
       );
       break;
     case 'darwin':
-      await supervisor.run(
-        'launchctl',
-        [
-          'bootout',
-          `gui/${host.uid ?? 0}/${LAUNCHD_LABEL_PREFIX}${name.slice(SCHEDULE_PREFIX.length)}`,
-        ],
-        'unloading the agent',
-        true,
-      );
+      for (const file of found.files) {
+        const label = basename(file).replace(/\.plist$/, '');
+        await supervisor.run(
+          'launchctl',
+          ['bootout', `gui/${host.uid ?? 0}/${label}`],
+          'unloading the agent',
+          true,
+        );
+      }
       break;
     case 'win32':
       await supervisor.run('schtasks', ['/Delete', '/TN', name, '/F'], 'deleting the task');

@@ -12,8 +12,8 @@ import { FleetError } from '@fleet/core';
 
 /** Every fleet-installed schedule's name starts with this (unit files, plists, tasks). */
 export const SCHEDULE_PREFIX = 'fleet-report-';
-/** launchd labels: `org.fleet.report-<slug>`. */
-export const LAUNCHD_LABEL_PREFIX = 'org.fleet.report-';
+/** launchd labels: `dev.fleet.report-<slug>`, fleet's one label scheme (`fleet version` reads `dev.fleet.*`). */
+export const LAUNCHD_LABEL_PREFIX = 'dev.fleet.report-';
 
 export const DEFAULT_EVERY = '1d';
 /** The shortest interval accepted (a report asks every host: not a busy loop). */
@@ -105,7 +105,25 @@ export function normaliseName(name: string): string {
   return full;
 }
 
-/** `fleet-report-drift` → `org.fleet.report-drift`. */
+/** `fleet-report-drift` → `dev.fleet.report-drift`. */
 export function launchdLabel(name: string): string {
   return `${LAUNCHD_LABEL_PREFIX}${name.slice(SCHEDULE_PREFIX.length)}`;
+}
+
+/**
+ * Tests only: `FLEET_SCHEDULE_TEST_PERIOD_SECONDS=N` makes the timer's first run and period N
+ * seconds, so a test sees a real timer fire (docs/scheduled-reports.md). Not a user setting:
+ * `--every` keeps its 5-minute floor; `fleet schedule install` says so when it is set.
+ */
+export const TEST_PERIOD_ENV = 'FLEET_SCHEDULE_TEST_PERIOD_SECONDS';
+
+export function testPeriodSeconds(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env[TEST_PERIOD_ENV];
+  if (text === undefined || text === '') return undefined;
+  if (!/^[1-9][0-9]{0,5}$/.test(text))
+    throw new FleetError(
+      'USAGE',
+      `${TEST_PERIOD_ENV}=${JSON.stringify(text)} is not a whole number of seconds`,
+    );
+  return Number(text);
 }

@@ -204,6 +204,9 @@ export async function sweepStaging(layout: RuntimeLayout): Promise<number> {
 async function writeExclusive(path: string, data: Uint8Array): Promise<void> {
   const handle = await open(path, CREATE_EXCLUSIVE, 0o444);
   try {
+    // Exactly 0444 whatever the umask: the controller's unit runs with UMask=0077, under which
+    // the mode given to open() would leave 0400 and the generation would not verify.
+    if (MODES_APPLY) await handle.chmod(0o444);
     await handle.writeFile(data);
     await syncHandle(handle, path);
   } finally {

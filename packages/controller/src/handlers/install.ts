@@ -384,6 +384,11 @@ async function runInstaller(
         actions: runtime.allowlist.actionsOf(request.domain),
         runs,
       },
+      // The node's recorded supervisor, for a domain that restarts the controller (§10.2).
+      registry: runtime.registry,
+      ...(runtime.view.policy.supervisor
+        ? { policySupervisor: runtime.view.policy.supervisor }
+        : {}),
     });
     result = await installer.install(
       ctx,

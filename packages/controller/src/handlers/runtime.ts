@@ -6,6 +6,7 @@
  */
 import {
   FleetError,
+  isFleetError,
   type RuntimeActivateRequest,
   type RuntimeRollbackRequest,
   type RuntimeStageRequest,
@@ -15,11 +16,11 @@ import {
 } from '@fleet/core';
 import { createNodeContext } from '../context.js';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
-import { runtimeLockHolder } from '../generations/lock.js';
+import { runtimeLockHolder, withRuntimeLock } from '../generations/lock.js';
 import { expectationOf } from '../lifecycle/expectation.js';
 import { rollbackTarget } from '../lifecycle/journal-history.js';
 import { abandonStaged, stageTransaction } from '../lifecycle/stage.js';
-import { spawnRunner } from '../lifecycle/spawn.js';
+import { spawnRunner, type RunnerStart } from '../lifecycle/spawn.js';
 import { runtimeStatusOf } from '../lifecycle/status.js';
 import { authorize } from '../tokens/auth.js';
 import { identityOf } from './identity.js';
@@ -71,17 +72,28 @@ async function started(
   mode: 'activate' | 'rollback',
   transaction: string,
   acceptanceTimeoutMs: number | undefined,
+  supervisor: string | null,
 ) {
   const holder = await runtimeLockHolder(ctx.runtime.home);
   if (holder !== null) {
     throw new FleetError('LOCKED', `a runtime operation (pid ${holder}) is in progress`);
   }
-  const runner = await spawnRunner({
-    home: ctx.runtime.home,
-    mode,
-    transaction,
-    ...(acceptanceTimeoutMs === undefined ? {} : { acceptanceTimeoutMs }),
-  });
+  let runner: RunnerStart;
+  try {
+    runner = await spawnRunner({
+      home: ctx.runtime.home,
+      nodeId: ctx.runtime.nodeId,
+      registry: ctx.runtime.registry,
+      supervisor,
+      mode,
+      transaction,
+      ...(acceptanceTimeoutMs === undefined ? {} : { acceptanceTimeoutMs }),
+    });
+  } catch (error) {
+    // Nothing was activated: the transaction is closed, not left open for status to puzzle over.
+    if (mode === 'activate') await closeUnstarted(ctx.runtime.home, transaction, error);
+    throw error;
+  }
   const body: RuntimeStartedResponse = { transaction, runner: runner.pid, log: runner.log };
   return {
     status: 200,
@@ -89,6 +101,22 @@ async function started(
     afterResponse: () => runner.go(),
     undo: () => Promise.resolve(runner.cancel()),
   };
+}
+
+/** Journals `failed` + `end` for a transaction whose runner could not be started. */
+async function closeUnstarted(home: string, transaction: string, error: unknown): Promise<void> {
+  await withRuntimeLock(home, async () => {
+    const journal = new RuntimeJournal(home);
+    const txn = lastTransaction(await journal.readTrusted());
+    if (!txn || txn.id !== transaction || txn.ended || txn.last.step !== 'staged') return;
+    await journal.append(transaction, 'failed', {
+      during: 'activate',
+      code: isFleetError(error) ? error.code : 'ACTION_FAILED',
+      message: `the runner could not be started: ${(error as Error).message}`.slice(0, 500),
+      criteria: [],
+    });
+    await journal.append(transaction, 'end', { outcome: 'failed' });
+  });
 }
 
 export const runtimeActivate: Handler = async (ctx) => {
@@ -101,7 +129,7 @@ export const runtimeActivate: Handler = async (ctx) => {
     );
   }
   requireKindScope(ctx, txn.begin.data.kind);
-  return started(ctx, 'activate', txn.id, request.acceptanceTimeoutMs);
+  return started(ctx, 'activate', txn.id, request.acceptanceTimeoutMs, txn.begin.data.supervisor);
 };
 
 export const runtimeRollback: Handler = async (ctx) => {
@@ -116,7 +144,13 @@ export const runtimeRollback: Handler = async (ctx) => {
       'no accepted transaction with a prior generation is journaled on this node: there is nothing to roll back to; nothing was changed',
     );
   }
-  return started(ctx, 'rollback', request.operationId, request.acceptanceTimeoutMs);
+  return started(
+    ctx,
+    'rollback',
+    request.operationId,
+    request.acceptanceTimeoutMs,
+    open?.begin.data.supervisor ?? null,
+  );
 };
 
 export const runtimeStatus: Handler = async ({ runtime, body }) => {

@@ -14,6 +14,7 @@
  * Acceptance asks the live runtime's `GET /v1/identity` with a short-lived token the runner
  * issues into the node's own token store (scope `versions:read`) and revokes at the end.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ACCEPTANCE_TIMEOUT_MS,
@@ -21,6 +22,7 @@ import {
   FleetError,
   isFleetError,
   readDefinitionFile,
+  readSupervisorRecord,
   runtimeCommand,
   runtimeLayout,
   type BootstrapAdapter,
@@ -48,6 +50,7 @@ import { withRuntimeLock } from '../generations/lock.js';
 import { currentPointer } from '../generations/pointer.js';
 import { rollbackTarget } from './journal-history.js';
 import { LocalIdentityProbe } from './live.js';
+import { policySupervisorName, policySupervisorOf } from './supervisor.js';
 
 export interface RunnerOptions {
   readonly home: string;
@@ -107,6 +110,16 @@ class Runner {
     return this.options.registry.bootstrapAdapter(supervisor as SupervisorKind);
   }
 
+  /**
+   * The supervisor's name for the controller (its unit, its task): the one the node recorded,
+   * else the one its policy names (a first install), else the adapter's default.
+   */
+  private async recordedName(adapter: BootstrapAdapter): Promise<string | undefined> {
+    const record = await readSupervisorRecord(this.options.home);
+    if (record?.supervisor === adapter.supervisor) return record.name;
+    return policySupervisorName(await policySupervisorOf(this.options.home), adapter.supervisor);
+  }
+
   /** The controller flags a new definition keeps: port, bind, TLS, the runtime's environment. */
   private async currentShape(adapter: BootstrapAdapter): Promise<{
     readonly flags: ReadonlyMap<string, string>;
@@ -114,10 +127,12 @@ class Runner {
   }> {
     const observed = await adapter.observe(this.ctx).catch(() => null);
     // Only the definition's location is wanted: any valid input names it.
+    const name = await this.recordedName(adapter);
     const probe = adapter.definition({
       home: this.options.home,
       nodeId: this.ctx.nodeId,
       command: [process.execPath],
+      ...(name === undefined ? {} : { name }),
     });
     const content = await readDefinitionFile(this.options.home, probe.path).catch(() => null);
     const facts = content === null ? null : adapter.readDefinition(content);
@@ -150,6 +165,7 @@ class Runner {
       const value = shape.flags.get(flag);
       if (value !== undefined) command.push(flag, value);
     }
+    const name = await this.recordedName(adapter);
     await adapter.installDefinition(
       this.ctx,
       adapter.definition({
@@ -157,6 +173,7 @@ class Runner {
         nodeId,
         command,
         environment: shape.environment,
+        ...(name === undefined ? {} : { name }),
       }),
     );
     this.log(`definition installed for ${buildId.slice(0, 12)}; restarting ${adapter.supervisor}`);
@@ -403,17 +420,40 @@ export async function runRuntimeTransaction(options: RunnerOptions): Promise<Run
   });
 }
 
-/** Waits for the runner's go (a line on stdin, or its end): the controller answered first. */
-export async function waitForGo(stream: NodeJS.ReadableStream, timeoutMs = 10_000): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(done, timeoutMs);
-    stream.once('data', done);
-    stream.once('end', done);
-    stream.once('error', done);
-    stream.resume();
-  });
+/** Alive and not a zombie (a zombie has ended; its parent has not reaped it yet). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+export interface GoSignal {
+  /** Written by the controller once its answer is flushed. */
+  readonly goFile?: string;
+  /** The process that started the runner: its end is a go too (the receiver, a dead controller). */
+  readonly waitPid?: number;
+  /** A go after this long regardless (default 30 s). */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Waits for the runner's go: the go file, or the end of the process that started it — the
+ * controller answered first, or the recovery receiver (and with it the SSH session) has ended.
+ */
+export async function waitForGo(signal: GoSignal): Promise<'go' | 'starter-ended' | 'timeout'> {
+  const until = Date.now() + (signal.timeoutMs ?? 30_000);
+  for (;;) {
+    if (signal.goFile !== undefined && existsSync(signal.goFile)) return 'go';
+    if (signal.waitPid !== undefined && !processAlive(signal.waitPid)) return 'starter-ended';
+    if (Date.now() > until) return 'timeout';
+    await sleep(50);
+  }
 }

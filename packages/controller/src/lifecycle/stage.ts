@@ -26,6 +26,7 @@ import { generationManifestSchema, stageGeneration } from '../generations/genera
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { withRuntimeLock } from '../generations/lock.js';
 import { TEMP_PREFIX } from '../state-paths.js';
+import { requireSupervisorOfPolicy } from './supervisor.js';
 import { requireBootstrapAllowed } from './policy.js';
 
 export interface StageTransactionInput {
@@ -56,6 +57,7 @@ const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).dig
 async function precheck(input: StageTransactionInput): Promise<void> {
   if (input.kind === 'bootstrap')
     await requireBootstrapAllowed(input.home, input.supervisor, input.registry);
+  await requireSupervisorOfPolicy(input.home, input.supervisor);
   if (input.target.nodeId !== input.nodeId) {
     throw new FleetError(
       'NODE_ID_MISMATCH',

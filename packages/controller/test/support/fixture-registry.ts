@@ -166,7 +166,7 @@ export const fixtureRegistration = defineRegistration({
     {
       id: 'supervisor.unit',
       layer: 'runtime',
-      description: 'a supervisor prober (bootstrap read)',
+      description: 'a supervisor prober (readable with any read scope)',
       load: () => Promise.resolve(factsProber(() => ({ running: true }))),
     },
     {

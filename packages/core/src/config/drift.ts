@@ -49,11 +49,15 @@ export type ReadLive = (
   targets: readonly FileTarget[],
 ) => Promise<ReadonlyMap<string, LiveFile>>;
 
-/** A prober of a domain, loaded on the operator side (its `evaluate` half is what runs here). */
+/**
+ * A prober loaded on the operator side (its `evaluate` half is what runs here): a domain's, or a
+ * supervisor's (`supervisor`: asked only of hosts whose fleet.yaml entry names that supervisor).
+ */
 export interface ProberRuntime {
   readonly id: string;
   readonly layer: DriftLayer;
-  readonly domain: string;
+  readonly domain?: string;
+  readonly supervisor?: string;
   readonly prober: Pick<Prober, 'evaluate'>;
 }
 
@@ -256,10 +260,11 @@ function classifyTargets(
 }
 
 /** A prober's item as a report item (the domain filled in, nothing else added). */
-function reportItem(item: DriftItem, domain: string): DriftReportItem {
+function reportItem(item: DriftItem, domain: string | undefined): DriftReportItem {
+  const itemDomain = item.domain ?? domain;
   return {
     layer: item.layer,
-    domain: item.domain ?? domain,
+    ...(itemDomain === undefined ? {} : { domain: itemDomain }),
     ...(item.path === undefined ? {} : { path: item.path }),
     state: item.state,
     ...(item.localLines === undefined ? {} : { localLines: item.localLines }),
@@ -283,6 +288,12 @@ export async function assessHostWithProbes(
   const calls: { runtime: ProberRuntime; call: ProbeCall }[] = [];
   const items: DriftReportItem[] = [];
   for (const runtime of probers) {
+    if (runtime.supervisor !== undefined) {
+      // The supervisor's prober (contract §12): a stopped, disabled or stale controller unit.
+      if (runtime.supervisor !== hostEntry(assessment.repo, host).supervisor) continue;
+      calls.push({ runtime, call: { prober: runtime.id, parameters: {} } });
+      continue;
+    }
     const domain = domains.find((d) => d.declaration.domain === runtime.domain);
     if (!domain) continue;
     try {
@@ -317,7 +328,10 @@ export async function assessHostWithProbes(
     (file) => file.assessment.item,
   );
   for (const { runtime, call } of calls) {
-    const base = { layer: runtime.layer, domain: runtime.domain } as const;
+    const base = {
+      layer: runtime.layer,
+      ...(runtime.domain === undefined ? {} : { domain: runtime.domain }),
+    } as const;
     const got = answer.probes.find((p) => p.prober === runtime.id);
     if (!got) {
       items.push({
@@ -385,8 +399,8 @@ export async function runDrift(input: DriftInput): Promise<DriftReport> {
 
 /**
  * The implemented probers of the given domains, loaded (their operator half evaluates the facts).
- * Probers of no domain (supervisor, version) are not drift's: `fleet version` and `bootstrap
- * status` run those. A prober whose plugin declares it without an implementation is skipped.
+ * A supervisor's probers come from {@link loadSupervisorProbers}. A prober whose plugin declares it
+ * without an implementation is skipped.
  */
 export async function loadDomainProbers(
   registry: Pick<Registry, 'probers' | 'prober'>,
@@ -402,6 +416,31 @@ export async function loadDomainProbers(
       domain: descriptor.domain,
       prober: await registry.prober(descriptor.id),
     });
+  }
+  return out;
+}
+
+/**
+ * The runtime probers of every supervisor's plugin (a prober of no domain registered by the
+ * plugin that registers the bootstrap adapter): `systemd-user.unit`, `windows-task.task`. Drift
+ * asks each host for its own supervisor's (contract §12: supervision drift is a `runtime` item).
+ */
+export async function loadSupervisorProbers(
+  registry: Pick<Registry, 'probers' | 'prober' | 'bootstrapAdapters'>,
+): Promise<ProberRuntime[]> {
+  const out: ProberRuntime[] = [];
+  const probers = registry.probers();
+  for (const adapter of registry.bootstrapAdapters()) {
+    for (const { plugin, descriptor } of probers) {
+      if (plugin.name !== adapter.plugin.name || descriptor.domain !== undefined) continue;
+      if (descriptor.layer !== 'runtime' || descriptor.load === undefined) continue;
+      out.push({
+        id: descriptor.id,
+        layer: descriptor.layer,
+        supervisor: adapter.descriptor.supervisor,
+        prober: await registry.prober(descriptor.id),
+      });
+    }
   }
   return out;
 }

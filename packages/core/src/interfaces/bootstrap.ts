@@ -32,6 +32,12 @@ export interface SupervisorDefinitionInput {
   readonly command: readonly string[];
   /** Extra environment for the runtime (no secrets: definitions are readable files). */
   readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * The supervisor's name for the controller (a unit such as `fleet-controller.service`, a task
+   * name), when it is not the adapter's default: the one the node recorded (`supervisor.json`),
+   * or a lab host's own. The definition's path follows it.
+   */
+  readonly name?: string;
 }
 
 /** What a definition says, read back (pure): for observation and for changing one flag. */
@@ -69,6 +75,49 @@ export interface ObservedSupervisor {
   readonly needsReload?: boolean;
   readonly detail?: string;
 }
+
+/**
+ * A node-local fleet process that must outlive a restart of the supervised controller (the
+ * runtime runner, the `--node-id` switch): what {@link BootstrapAdapter.launchDetached} starts.
+ */
+export interface DetachedJob {
+  /**
+   * A name for this one start, unique on the node (`fleet-runtime-<txn>`): the transient unit's
+   * or the task's name. Letters, digits, `.`, `_`, `-`.
+   */
+  readonly name: string;
+  /** The command, absolute executable first. */
+  readonly argv: readonly string[];
+  /** Its working directory (the node's home). */
+  readonly cwd: string;
+  /**
+   * The job's whole environment. It is handed to the supervisor by name where it can be (never
+   * as values on a command line anyone can read): no tokens, no secrets.
+   */
+  readonly env: Readonly<Record<string, string>>;
+  /** Absolute path of the job's log: its stdout and stderr are appended (created 0600). */
+  readonly log: string;
+  /**
+   * The job's kind (`runtime-runner`, `node-id-switch`), of which at most one runs at a time on
+   * a node: a supervisor that keeps one definition per kind (a task `fleet-<slot>`) reuses it.
+   */
+  readonly slot: string;
+}
+
+/** How {@link BootstrapAdapter.launchDetached} started a job. */
+export type DetachedLaunch =
+  /** The supervisor runs it apart from the controller (a transient unit, a task of its own). */
+  | {
+      readonly started: 'supervisor';
+      /** Its pid, when the supervisor reports one (Task Scheduler reports none). */
+      readonly pid: number | null;
+      readonly detail: string;
+    }
+  /**
+   * Not started: the caller is outside what a restart of the controller stops (an SSH session, a
+   * node operator's shell), so a detached child of its own is safe — and the caller starts one.
+   */
+  | { readonly started: 'not-needed'; readonly detail: string };
 
 /** A reason the supervisor cannot be relied on (catalogue 54: no lingering, no user bus). */
 export interface SupervisorProblem {
@@ -113,4 +162,19 @@ export interface BootstrapAdapter {
    * restart: the caller restarts and verifies.
    */
   recordNodeId(ctx: NodeContext, nodeId: string): Promise<{ readonly previous: string | null }>;
+  /**
+   * Starts `job` where a restart of the supervised controller cannot end it (contract §12: the
+   * runner leaves the cgroup): a transient unit of its own (`systemd-run --user`), a task of its
+   * own (Task Scheduler ends a task's whole job object). Absent when a detached child of the
+   * controller already outlives the supervisor's restart (the lab supervisor ends only the
+   * controller's own process). Rejects — having started nothing — when the job can be started
+   * neither out of the restart's reach nor safely as a child.
+   */
+  launchDetached?(ctx: NodeContext, job: DetachedJob): Promise<DetachedLaunch>;
+  /**
+   * Stops the runtime and removes its definition, so that the supervisor forgets it (as
+   * `fleet lab down` does to a lab whose controllers are real units). The node's supervisor
+   * record goes too.
+   */
+  uninstall?(ctx: NodeContext): Promise<void>;
 }

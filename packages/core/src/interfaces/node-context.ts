@@ -3,6 +3,7 @@
  * `process.env`, the wall clock or `child_process` directly: it receives a {@link NodeContext},
  * which the controller builds from the real machine and `@fleet/testkit` builds from fakes.
  */
+import type { ControllerSupervisor } from './supervisor.js';
 
 /** The platforms fleet manages. */
 export type Platform = 'linux' | 'darwin' | 'win32';
@@ -124,4 +125,11 @@ export interface NodeContext {
    * probers; `@fleet/testkit`'s fake host does). Probers read live files through this.
    */
   readonly files?: SafeFileReader;
+  /**
+   * The supervisor that runs this node's controller, as the node recorded it when it was
+   * installed (`~/.local/state/fleet/supervisor.json`, contract §12) — never one a request names.
+   * Provided by the controller; absent, or resolving to `null`, when the node records none fleet
+   * can drive.
+   */
+  readonly controllerSupervisor?: () => Promise<ControllerSupervisor | null>;
 }

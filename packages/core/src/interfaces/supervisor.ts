@@ -1,8 +1,9 @@
 /**
  * The seam between a domain that restarts the controller (transport-identity, contract §10.2) and the
- * supervisor that runs it: the lab supervisor now, a systemd user unit or a Windows scheduled task
- * through their bootstrap adapters later. Plain structural types: a user-installed plugin has its
- * own copy of `@fleet/core`.
+ * supervisor that runs it — a systemd user unit, a Windows scheduled task, the lab supervisor —
+ * through that supervisor's bootstrap adapter. The controller hands a domain the supervisor the
+ * node recorded (`NodeContext.controllerSupervisor`), never one a request names. Plain structural
+ * types: a user-installed plugin has its own copy of `@fleet/core`.
  */
 
 /** What a supervisor reports once the restarted controller accepts requests. */
@@ -28,4 +29,16 @@ export interface ControllerSupervisor {
    * requests, rejects when it did not start (after the supervisor's own bounded retries).
    */
   restart(): Promise<ControllerRestart>;
+  /**
+   * For a supervisor that replaces the caller: starts the whole switch — record `to`, restart,
+   * check the restarted controller runs with it; on failure record `from` and restart again —
+   * in a process of its own, out of the restart's reach, and returns once it has started (the
+   * controller that comes up settles the operation). Absent when the switch cannot be run from
+   * outside the caller.
+   */
+  switchFromOutside?(plan: {
+    readonly from: string;
+    readonly to: string;
+    readonly operationId: string;
+  }): Promise<void>;
 }

@@ -111,3 +111,64 @@ export function adapterControllerSupervisor(
     },
   };
 }
+
+// ---- the coupled `--node-id` switch (contract §10.2) --------------------------------------------
+
+export interface SwitchPlan {
+  readonly from: string;
+  readonly to: string;
+}
+
+export interface SwitchOutcome {
+  readonly switched: boolean;
+  /** What the supervisor reported after the restart that counts (the new one, or the rollback's). */
+  readonly restart?: ControllerRestart;
+  /** Why the switch failed. */
+  readonly error?: string;
+  /** Set when the switch failed: whether the rollback restart brought the old flag back. */
+  readonly rolledBack?: boolean;
+  readonly rollbackError?: string;
+}
+
+const why = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The whole coupled action, wherever it runs (in the install for a supervisor that restarts
+ * another process, in a process of its own for one that replaces the caller): records `to`,
+ * restarts, and checks the restarted controller runs with `to`. On failure: `beforeRollback` (the
+ * caller puts the identity file back: the old controller checks it at its start), then records
+ * `from` and restarts once more — bounded: the supervisor retries a start a few times, this tries
+ * the rollback once.
+ */
+export async function switchNodeId(
+  supervisor: ControllerSupervisor,
+  plan: SwitchPlan,
+  hooks: { readonly beforeRollback?: () => Promise<void> } = {},
+): Promise<SwitchOutcome> {
+  let error: string;
+  try {
+    await supervisor.recordNodeId(plan.to);
+    const restart = await supervisor.restart();
+    if (restart.nodeId === plan.to) return { switched: true, restart };
+    error = `the ${supervisor.kind} supervisor restarted the controller with --node-id ${restart.nodeId}, not ${plan.to}`;
+  } catch (failure) {
+    error = `the ${supervisor.kind} supervisor could not restart the controller with --node-id ${plan.to}: ${why(failure)}`;
+  }
+  try {
+    await hooks.beforeRollback?.();
+    await supervisor.recordNodeId(plan.from);
+    const restart = await supervisor.restart();
+    if (restart.nodeId !== plan.from) {
+      return {
+        switched: false,
+        error,
+        rolledBack: false,
+        restart,
+        rollbackError: `the rollback restart runs with --node-id ${restart.nodeId}, not ${plan.from}`,
+      };
+    }
+    return { switched: false, error, rolledBack: true, restart };
+  } catch (failure) {
+    return { switched: false, error, rolledBack: false, rollbackError: why(failure) };
+  }
+}

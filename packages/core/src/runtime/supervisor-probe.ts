@@ -30,7 +30,8 @@ export const shortBuildId = (id: string | null): string =>
 
 /**
  * The disagreements between what the supervised controller runs and what it should (pure): the
- * pointer not set, a generation other than `current`, a `--node-id` other than `expectedNodeId`.
+ * pointer not set, a generation other than `current`, a `--node-id` other than `expectedNodeId`
+ * (a development build — no pointer and no generation — is not drift).
  */
 export function runtimeDisagreements(
   facts: PointerFacts & {
@@ -40,7 +41,10 @@ export function runtimeDisagreements(
   expectedNodeId: string,
 ): string[] {
   const problems: string[] = [];
-  if (facts.currentState !== 'set')
+  // No `current` and a controller run from no generation: a development build (a lab's
+  // checkout), nothing to compare. Either one alone is drift.
+  const development = facts.currentState === 'absent' && facts.generation === null;
+  if (facts.currentState !== 'set' && !development)
     problems.push(`the current generation pointer is ${facts.currentState}`);
   else if (facts.generation !== facts.current) {
     problems.push(

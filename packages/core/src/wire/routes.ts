@@ -186,7 +186,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     // The route opens for any of these; the prober itself then needs its own scope
-    // (see proberScope): a bootstrap prober needs node-admin:bootstrap.
+    // (see proberScope): a supervisor's runtime prober needs only a read scope.
     operation: 'probe',
     method: 'POST',
     path: '/v1/probe',
@@ -404,13 +404,17 @@ export interface ProberScopeInput {
 }
 
 /**
- * The scope a probe of one prober needs, on top of the probe route's: a `version` prober needs
- * `versions:read`; any other prober of no domain (a supervisor's, registered with a bootstrap
- * adapter) is a bootstrap read and needs `node-admin:bootstrap`; a domain's prober needs
- * `config:read`.
+ * The scope a probe of one prober needs, on top of the route's: a `version` prober needs
+ * `versions:read`; a domain's prober needs `config:read`; a supervisor's `runtime` prober (of no
+ * domain, registered with a bootstrap adapter) needs nothing more than the route — `config:read`
+ * through drift's snapshot, any read scope through the probe route — because its facts are the
+ * controller's own supervision (unit or task state, generation, `--node-id`, the `current`
+ * pointer, lingering), never a file's content, an environment or a secret (contract §5). Any
+ * other prober of no domain is a bootstrap read (`node-admin:bootstrap`).
  */
-export function proberScope(prober: ProberScopeInput): Scope {
+export function proberScope(prober: ProberScopeInput): Scope | undefined {
   if (prober.layer === 'version') return 'versions:read';
-  if (prober.domain === undefined) return 'node-admin:bootstrap';
+  if (prober.domain === undefined)
+    return prober.layer === 'runtime' ? undefined : 'node-admin:bootstrap';
   return 'config:read';
 }

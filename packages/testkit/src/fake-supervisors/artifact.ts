@@ -107,7 +107,8 @@ const server = http.createServer((req, res) => {
     res.end(JSON.stringify({ error: { code: 'OP_UNKNOWN', message: 'fake runtime' } }));
   }
 });
-server.listen(Number(flag('--port', '0')), flag('--bind', '127.0.0.1'), () => {
+// Without --port, the port of "controller serve" (7701), as the real runtime listens on.
+server.listen(Number(flag('--port', '7701')), flag('--bind', '127.0.0.1'), () => {
   process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + server.address().port, fake: true, salt: config.salt }) + '\\n');
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

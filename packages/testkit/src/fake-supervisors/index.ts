@@ -15,6 +15,7 @@ export {
 export { readRun, type RunRecord } from './runs.js';
 export { SpawnProcessRunner } from './spawn-runner.js';
 export { loginctl, systemctl } from './systemctl.js';
+export { systemdRun } from './systemd-run.js';
 export {
   decodeTaskFile,
   schtasks,

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, openSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readJson, writeJson } from './common.js';
+import { groupMembers, recordMembers, signalGroup } from './group.js';
 import { runPaths, type RunRecord, type RunSpec } from './runs.js';
 
 const [dir, key, runId] = process.argv.slice(2) as [string, string, string];
@@ -36,7 +37,7 @@ function once(
   run: RunSpec,
 ): Promise<{ code: number | null; signal: string | null; error?: string }> {
   return new Promise((resolve) => {
-    const log = openSync(paths.log, 'a');
+    const log = openSync(run.log ?? paths.log, 'a');
     const child = spawn(run.command, [...run.args], {
       cwd: run.cwd,
       env: { ...run.env },
@@ -52,12 +53,27 @@ function once(
   });
 }
 
+// The group: every process below this monitor, recorded as it appears (group.ts).
+const watch = setInterval(() => recordMembers(dir, key, process.pid), 50);
+
+/** What systemd does when a service's main process is gone: the rest of the group goes too. */
+async function endGroup(): Promise<void> {
+  if (signalGroup(dir, key, process.pid, 'SIGTERM') === 0) return;
+  for (let waited = 0; waited < 5_000; waited += 50) {
+    await sleep(50);
+    if (groupMembers(dir, key, process.pid).length === 0) return;
+  }
+  signalGroup(dir, key, process.pid, 'SIGKILL');
+}
+
 if (!spec) {
   save({ state: 'exited', exitCode: 1, endedAt: new Date().toISOString(), error: 'no run spec' });
 } else {
   save({});
   for (;;) {
     const ended = await once(spec);
+    recordMembers(dir, key, process.pid);
+    if (spec.endGroupWithMain === true) await endGroup();
     const failed = ended.error !== undefined || ended.signal !== null || ended.code !== 0;
     const again =
       failed &&
@@ -88,3 +104,4 @@ if (!spec) {
     }
   }
 }
+clearInterval(watch);

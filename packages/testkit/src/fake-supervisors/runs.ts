@@ -2,8 +2,9 @@
  * Really starting and stopping a supervised runtime, for the fake supervisors. A start spawns a
  * small monitor (`monitor.js`) detached from the fake's own process, which spawns the runtime,
  * records its pid, waits for it, records how it ended and — when the definition asks for it
- * (`Restart=on-failure`) — starts it again. A stop signals the runtime (SIGTERM, then SIGKILL)
- * and waits until the monitor recorded its end.
+ * (`Restart=on-failure`) — starts it again. The monitor's group (group.ts) is the run's control
+ * group or job object: a stop signals all of it (SIGTERM, then SIGKILL), not only the runtime,
+ * and waits until the monitor recorded the runtime's end and no member is left.
  *
  *   <dir>/runs/<key>.spec.json   what to run
  *   <dir>/runs/<key>.json        the run record (monitor's)
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processAlive, readJson, writeJson } from './common.js';
+import { groupMembers, signalGroup } from './group.js';
 
 export interface RunSpec {
   readonly command: string;
@@ -30,6 +32,13 @@ export interface RunSpec {
   };
   /** The exit code recorded when the command cannot be started (systemd: 203/EXEC). */
   readonly execFailureCode: number;
+  /**
+   * When the runtime ends on its own, the rest of its group is ended too (a systemd service:
+   * `KillMode=control-group`); a scheduled task's other processes live on until `/End`.
+   */
+  readonly endGroupWithMain?: boolean;
+  /** Where the runtime's stdout and stderr go (default `<key>.log`; `StandardOutput=append:`). */
+  readonly log?: string;
 }
 
 export interface RunRecord {
@@ -78,6 +87,7 @@ export async function startRun(dir: string, key: string, spec: RunSpec): Promise
   const paths = runPaths(dir, key);
   mkdirSync(join(dir, 'runs'), { recursive: true });
   rmSync(paths.stop, { force: true });
+  rmSync(join(dir, 'runs', `${key}.members.json`), { force: true });
   writeJson(paths.spec, spec);
   const runId = randomBytes(8).toString('hex');
   const monitor = spawn(process.execPath, [MONITOR, dir, key, runId], {
@@ -94,7 +104,10 @@ export async function startRun(dir: string, key: string, spec: RunSpec): Promise
   throw new Error(`fake supervisor: the monitor of ${key} did not report within 10 s`);
 }
 
-/** Stops the runtime (SIGTERM, then SIGKILL after `timeoutMs`); resolves once it has ended. */
+/**
+ * Stops the run: SIGTERM to every member of its group, SIGKILL to what is left after `timeoutMs`;
+ * resolves once the runtime has ended and no member of the group is left.
+ */
 export async function stopRun(
   dir: string,
   key: string,
@@ -102,42 +115,36 @@ export async function stopRun(
 ): Promise<RunRecord | null> {
   const paths = runPaths(dir, key);
   const run = readRun(dir, key);
-  if (!isRunning(run)) return run;
+  if (!run) return run;
+  const monitor = run.monitorPid;
+  const left = () => groupMembers(dir, key, monitor).length;
+  if (!isRunning(run) && left() === 0) return run;
   writeFileSync(paths.stop, '');
-  const signal = (name: NodeJS.Signals) => {
-    const current = readRun(dir, key);
-    if (current?.pid && processAlive(current.pid)) {
-      try {
-        process.kill(current.pid, name);
-      } catch {
-        // already gone
-      }
-    }
-  };
-  signal('SIGTERM');
+  signalGroup(dir, key, monitor, 'SIGTERM');
   for (let waited = 0; ; waited += 20) {
     const current = readRun(dir, key);
-    if (!isRunning(current)) return current;
-    if (waited === timeoutMs) signal('SIGKILL');
+    if (!isRunning(current) && left() === 0) return current;
+    if (waited === timeoutMs) signalGroup(dir, key, monitor, 'SIGKILL');
     if (waited > timeoutMs + 5_000) {
-      if (current?.monitorPid && processAlive(current.monitorPid))
-        process.kill(current.monitorPid, 'SIGKILL');
+      if (processAlive(monitor)) process.kill(monitor, 'SIGKILL');
       return readRun(dir, key);
     }
-    if (waited % 500 === 0) signal('SIGTERM');
+    if (waited % 500 === 0 && waited < timeoutMs) signalGroup(dir, key, monitor, 'SIGTERM');
     await sleep(20);
   }
 }
 
-/** Test cleanup: kills every runtime and monitor under `dir`, hard. */
+/** Test cleanup: kills every runtime, every member of its group and its monitor, hard. */
 export function killAllRuns(dir: string): void {
   const runs = join(dir, 'runs');
   if (!existsSync(runs)) return;
   for (const name of readdirSync(runs)) {
-    if (!name.endsWith('.json') || name.endsWith('.spec.json')) continue;
+    if (!name.endsWith('.json') || name.endsWith('.spec.json') || name.endsWith('.members.json'))
+      continue;
     const key = name.slice(0, -5);
     writeFileSync(runPaths(dir, key).stop, '');
     const run = readJson<RunRecord | null>(join(runs, name), null);
+    if (run?.monitorPid) signalGroup(dir, key, run.monitorPid, 'SIGKILL');
     for (const pid of [run?.pid, run?.monitorPid]) {
       if (pid && processAlive(pid)) {
         try {

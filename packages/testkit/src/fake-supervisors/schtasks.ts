@@ -40,6 +40,16 @@ const TASK_CHILDREN = new Set([
   'Principals',
   'Actions',
 ]);
+const TRIGGERS = new Set([
+  'BootTrigger',
+  'CalendarTrigger',
+  'EventTrigger',
+  'IdleTrigger',
+  'LogonTrigger',
+  'RegistrationTrigger',
+  'SessionStateChangeTrigger',
+  'TimeTrigger',
+]);
 const LOGON_TYPES = new Set([
   'S4U',
   'Password',
@@ -177,9 +187,11 @@ export function validateTask(xml: string): TaskDefinition {
   for (const name of ['RegistrationInfo', 'Triggers', 'Principals', 'Settings', 'Actions']) {
     if (!seen.has(name)) throw missing(root, `Task/${name}`);
   }
+  // `<Triggers />` is an on-demand task (it runs on /Run only); anything in it is a trigger.
   const triggers = child(root, 'Triggers') as XmlElement;
-  if (!triggers.children.some((t) => t.name === 'LogonTrigger' || t.name === 'BootTrigger')) {
-    throw missing(triggers, 'Triggers/LogonTrigger or BootTrigger');
+  for (const trigger of triggers.children) {
+    if (!TRIGGERS.has(trigger.name))
+      throw new XmlError(`Triggers: <${trigger.name}> is not a trigger`, trigger.line, 1);
   }
   const principal = child(child(root, 'Principals'), 'Principal');
   if (!principal) throw missing(child(root, 'Principals') as XmlElement, 'Principals/Principal');

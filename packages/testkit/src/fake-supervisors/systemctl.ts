@@ -4,8 +4,8 @@
  * would keep (the loaded copy of each unit, which are enabled) in `<state dir>/systemd/`, and really
  * starts and stops the process a unit's `ExecStart=` describes. Exactly these subcommands:
  *
- *   systemctl --user daemon-reload
- *   systemctl --user start|stop|restart|enable|is-active UNIT
+ *   systemctl --user daemon-reload | show-environment
+ *   systemctl --user start|stop|restart|enable|is-active|reset-failed UNIT
  *   systemctl --user enable|disable [--now] UNIT
  *   systemctl --user show [-p PROP[,PROP…]]… [--property=PROP[,…]]… [--value] [UNIT]
  *
@@ -47,9 +47,13 @@ interface SystemdState {
   startFailed: Record<string, boolean>;
   /** Timer units that are started (active). */
   timers?: Record<string, boolean>;
+  /** Transient services started by `systemd-run` (true: `--collect`, forgotten once ended). */
+  transient?: Record<string, boolean>;
 }
 
 const FAKE_VERSION = '252 (fleet-fake)';
+
+export type { SystemdState };
 
 export function systemdDir(env: Env): string {
   return join(stateRoot(env), 'systemd');
@@ -60,7 +64,7 @@ function unitDir(env: Env): string {
   return join(config, 'systemd', 'user');
 }
 
-function load(env: Env): SystemdState {
+export function load(env: Env): SystemdState {
   return readJson<SystemdState>(join(systemdDir(env), 'state.json'), {
     loaded: {},
     enabled: {},
@@ -68,7 +72,7 @@ function load(env: Env): SystemdState {
   });
 }
 
-function save(env: Env, state: SystemdState): void {
+export function save(env: Env, state: SystemdState): void {
   writeJson(join(systemdDir(env), 'state.json'), state);
 }
 
@@ -91,9 +95,21 @@ function properties(env: Env, state: SystemdState, unit: string | null): [string
       ['UnitPath', unitDir(env)],
     ];
   }
+  const run = readRun(systemdDir(env), unit);
+  const transient = state.transient?.[unit];
+  if (transient !== undefined && !(transient && !isRunning(run))) {
+    return [
+      ['Id', unit],
+      ['LoadState', 'loaded'],
+      ['ActiveState', isRunning(run) ? 'active' : 'inactive'],
+      ['SubState', isRunning(run) ? 'running' : 'dead'],
+      ['MainPID', String(isRunning(run) ? (run?.pid ?? 0) : 0)],
+      ['ExecMainStatus', String(run?.exitCode ?? 0)],
+      ['Transient', 'yes'],
+    ];
+  }
   const loaded = state.loaded[unit];
   const disk = onDisk(env, unit);
-  const run = readRun(systemdDir(env), unit);
   let active = 'inactive';
   let sub = 'dead';
   if (isTimer(unit)) {
@@ -209,6 +225,7 @@ async function start(
         max: 5,
       },
       execFailureCode: 203,
+      endGroupWithMain: true,
     };
   } catch (error) {
     if (error instanceof UnitFileError)
@@ -275,7 +292,11 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
         save(env, state);
         return ok();
       }
-      if (state.loaded[unit] === undefined && !isRunning(readRun(systemdDir(env), unit))) {
+      if (
+        state.loaded[unit] === undefined &&
+        state.transient?.[unit] === undefined &&
+        !isRunning(readRun(systemdDir(env), unit))
+      ) {
         return fail(5, `Failed to stop ${unit}: Unit ${unit} not loaded.`);
       }
       await stopRun(systemdDir(env), unit);
@@ -327,6 +348,21 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
         stderr: was ? `Removed ${unit} from default.target.wants.\n` : '',
       };
     }
+    case 'show-environment': {
+      if (rest.length) return fail(1, 'fake systemctl: show-environment takes no arguments');
+      // The manager's environment: the fake's manager is the one of this $HOME.
+      const shown = ['HOME', 'PATH', 'XDG_RUNTIME_DIR', 'LANG']
+        .filter((key) => env[key] !== undefined)
+        .map((key) => `${key}=${env[key] as string}\n`);
+      return ok(shown.join(''));
+    }
+    case 'reset-failed': {
+      const unit = oneUnit();
+      if (typeof unit !== 'string') return unit;
+      delete state.startFailed[unit];
+      save(env, state);
+      return ok();
+    }
     case 'is-active': {
       const unit = oneUnit();
       if (typeof unit !== 'string') return unit;
@@ -362,7 +398,7 @@ export async function systemctl(argv: string[], env: Env): Promise<CliResult> {
     default:
       return fail(
         1,
-        `fake systemctl: unsupported command "${argv.slice(1).join(' ')}" (the fake supports daemon-reload, start, stop, restart, enable, disable, is-active, show)`,
+        `fake systemctl: unsupported command "${argv.slice(1).join(' ')}" (the fake supports daemon-reload, start, stop, restart, enable, disable, is-active, reset-failed, show, show-environment)`,
       );
   }
 }

@@ -5,7 +5,7 @@ import type { LabDownResult } from '@fleet/lab';
 export default class LabDown extends FleetCommand {
   static override summary = 'Stop the processes a lab started.';
   static override description =
-    "Stops exactly the lab's supervisors and controllers (the pids recorded in DIR), each only while its command line still shows it is this lab's: SIGTERM, then SIGKILL after a bound. The lab's files stay; `fleet lab up --dir DIR` brings it back. Running it again is a no-op.";
+    "Stops exactly the lab's supervisors and controllers (the pids recorded in DIR), each only while its command line still shows it is this lab's: SIGTERM, then SIGKILL after a bound. A lab of real units (--supervisor systemd-user) has each node's unit stopped, disabled and removed from the user manager. The lab's files stay; `fleet lab up --dir DIR` brings it back. Running it again is a no-op.";
   static override examples = [
     '<%= config.bin %> lab down',
     '<%= config.bin %> lab down --dir /tmp/lab --json',
@@ -17,15 +17,21 @@ export default class LabDown extends FleetCommand {
   async run(): Promise<LabDownResult> {
     const { flags } = await this.parse(LabDown);
     const { labDown } = await import('@fleet/lab');
-    const result = await labDown({ dir: flags.dir });
+    const registry = await this.loadRegistry();
+    const result = await labDown({
+      dir: flags.dir,
+      systemdAdapter: () => registry.bootstrapAdapter('systemd-user'),
+    });
     const stopped = result.processes.filter(
       (p) => p.outcome === 'terminated' || p.outcome === 'killed',
     );
     const foreign = result.processes.filter((p) => p.outcome === 'not-ours');
     const survived = result.processes.filter((p) => p.outcome === 'survived');
-    if (stopped.length === 0 && survived.length === 0)
-      this.log(`No lab process runs in ${result.dir}.`);
-    else
+    for (const unit of result.units)
+      this.log(`Stopped and removed ${unit.unit} (${unit.host}) from the user manager.`);
+    if (stopped.length === 0 && survived.length === 0) {
+      if (result.units.length === 0) this.log(`No lab process runs in ${result.dir}.`);
+    } else
       this.log(
         `Stopped ${stopped.length} lab process${stopped.length === 1 ? '' : 'es'} in ${result.dir}.`,
       );

@@ -12,13 +12,14 @@ export default class LabUp extends FleetCommand {
     'Start a local lab fleet on 127.0.0.1: a repo, N controllers and their tokens.';
   static override description = `Builds, in DIR: lab.json (the same document --json prints), repo/ (a fleet repository declaring every host with its controller URL, with a few commits of history), credentials.json (one token per host, mode 0600) and nodes/<host>/home/ (each node's home). Each controller runs under a small lab supervisor that can restart it with new flags, on the same port.
 
-Hosts are named node-01, node-02, … and run every registered config domain. --virtual runs all the nodes' controllers in one process (for scale runs of hundreds of nodes). A DIR holding a stopped lab is brought up again as it was; a DIR holding a running lab is refused.
+Hosts are named node-01, node-02, … and run every registered config domain. --virtual runs all the nodes' controllers in one process (for scale runs of hundreds of nodes). --supervisor systemd-user runs each controller as a real unit of the calling user's running systemd --user manager instead (fleet-lab-<tag>-<host>.service, installed through the bootstrap-systemd adapter and linked from the node's home; the user must linger). A DIR holding a stopped lab is brought up again as it was (with the supervisor it had); a DIR holding a running lab is refused.
 
 Prints the export lines to use it (eval "$(fleet lab up)"); progress goes to stderr.`;
   static override examples = [
     '<%= config.bin %> lab up',
     'eval "$(<%= config.bin %> lab up --hosts 2 --dir /tmp/lab)"',
     '<%= config.bin %> lab up --virtual --hosts 1000 --dir /tmp/big-lab --json',
+    '<%= config.bin %> lab up --supervisor systemd-user --hosts 2 --dir ~/lab',
   ];
   static override flags = {
     hosts: Flags.integer({
@@ -29,6 +30,11 @@ Prints the export lines to use it (eval "$(fleet lab up)"); progress goes to std
     virtual: Flags.boolean({
       description: "run every node's controller in one process",
       default: false,
+    }),
+    supervisor: Flags.string({
+      description:
+        "what runs each controller: the lab's own supervisor, or a unit of your systemd --user manager (default: lab; a stopped lab keeps its own)",
+      options: ['lab', 'systemd-user'],
     }),
   };
 
@@ -42,6 +48,7 @@ Prints the export lines to use it (eval "$(fleet lab up)"); progress goes to std
       dir: flags.dir,
       hosts: flags.hosts,
       virtual: flags.virtual,
+      supervisor: flags.supervisor as 'lab' | 'systemd-user' | undefined,
       fleetBin: path.join(this.config.root, 'bin', 'run.js'),
       registry,
       progress: (line) => this.note(line),

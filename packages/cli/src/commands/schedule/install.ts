@@ -14,9 +14,9 @@ export interface ScheduleInstallJson {
 export default class ScheduleInstall extends FleetCommand {
   static override summary =
     'Run a read-only report on a timer (systemd user timer, launchd agent or scheduled task).';
-  static override description = `Installs, for this seat's platform, a timer that runs \`fleet drift\` or \`fleet version\` against the repository every DURATION and writes the report set into the repository's reports/<verb>/<YYYY-MM-DD>/ (UTC date of the run; an earlier report of the same day is never overwritten). The timer runs the hidden \`fleet report-run VERB --repo DIR\`, which computes the dated folder when it runs.
+  static override description = `Installs, for this seat's platform, a timer that runs \`fleet drift\` or \`fleet version\` against the repository every DURATION and writes the report set into the repository's reports/<verb>/<YYYY-MM-DD>/ (UTC date of the run; an earlier report of the same day is never overwritten). The timer runs the hidden \`fleet report-run VERB --repo DIR\`, which computes the dated folder when it runs and appends one line per run (time, verb, exit code, the report folder or the error) to the repository's reports/runs.log. The unit carries FLEET_CREDENTIALS (the credentials file's path, never a token) and XDG_CONFIG_HOME/XDG_STATE_HOME when set. If the supervisor refuses (no user bus, …) the files written are removed again: nothing is left half-installed.
 
-linux: ~/.config/systemd/user/fleet-report-<verb>.{service,timer}, enabled with systemctl --user enable --now (the user manager must linger to run while logged out: loginctl enable-linger). darwin: ~/Library/LaunchAgents/org.fleet.report-<verb>.plist. win32: the scheduled task fleet-report-<verb>.
+linux: ~/.config/systemd/user/fleet-report-<verb>.{service,timer}, enabled with systemctl --user enable --now (the user manager must linger to run while logged out: loginctl enable-linger). darwin: ~/Library/LaunchAgents/dev.fleet.report-<verb>.plist (RunAtLoad, output in ~/Library/Logs/fleet/). win32: the scheduled task fleet-report-<verb>.
 
 Only read-only reports can be scheduled: any writing verb (config install, config adopt, upgrade, bootstrap apply, …) is refused with exit 7. The one exception is \`harness reconcile --unattended\` (contract §10.3), refused with exit 7 unless fleet.yaml at HEAD sets domains.harness-policy.unattended: allow. Installing the same verb again replaces its schedule.`;
   static override examples = [
@@ -66,12 +66,31 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
       path.join(this.config.root, 'bin', 'run.js'),
       ...model.jobArguments(job, root),
     ];
+    const core = await import('@fleet/core');
+    // What the run needs from this shell, by name and as absolute paths (never a token): the
+    // credentials file it reads, and the XDG directories when this shell sets them.
+    const environment: Record<string, string> = {
+      FLEET_CREDENTIALS: path.resolve(core.defaultCredentialsPath(process.env)),
+    };
+    for (const name of ['XDG_CONFIG_HOME', 'XDG_STATE_HOME']) {
+      const value = process.env[name];
+      if (value) environment[name] = path.resolve(value);
+    }
+    const testPeriod = model.testPeriodSeconds(process.env);
+    if (testPeriod !== undefined)
+      this.warn(
+        `${model.TEST_PERIOD_ENV} is set (tests only): the timer runs every ${testPeriod}s`,
+      );
     const result = await installSchedule(host, {
       name,
       title: job.kind === 'report' ? job.verb : 'harness reconcile --unattended',
       argv,
       repo: root,
       everySeconds,
+      readOnly: job.kind === 'report',
+      environment,
+      logDir: path.join(host.home, 'Library', 'Logs', 'fleet'),
+      ...(testPeriod === undefined ? {} : { testPeriodSeconds: testPeriod }),
     });
     const every = model.formatEvery(everySeconds);
     this.log(
