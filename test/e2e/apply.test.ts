@@ -9,14 +9,17 @@
  * - a saved plan (--out) installs exactly with --plan … --confirm; a live file moved after --out,
  *   or a new commit, refuses with exit 3 before anything is sent to any host;
  * - a host that accepts connections and never answers is reported unreachable (exit 5) within the
- *   per-host timeout, and the others are installed.
+ *   per-host timeout, and the others are installed;
+ * - drift, apply and harness reconcile print each host's lines as it answers: while that host
+ *   hangs, the others' lines are already out and stderr names the host waited for.
  */
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { applyDocumentSchema, applyPlanSchema, type ApplyDocument } from '@fleet/core';
 import { readFile } from 'node:fs/promises';
-import { json } from '../src/fleet.js';
+import { FLEET_BIN, json } from '../src/fleet.js';
 import { Lab, POLICY, ROUTER, ROUTER_CANONICAL, stampTree } from './lab-fixture.js';
 
 const notState = (relative: string) =>
@@ -175,6 +178,100 @@ describe('e2e: fleet apply on a lab fleet', function () {
     } finally {
       for (const socket of held) socket.destroy();
       await new Promise((resolve) => blackHole.close(resolve));
+    }
+  });
+
+  describe('streaming: a hung host holds back only its own line', () => {
+    const held: Socket[] = [];
+    let blackHole: ReturnType<typeof createServer>;
+    let port = 0;
+
+    before(async () => {
+      blackHole = createServer((socket) => held.push(socket));
+      await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+      port = (blackHole.address() as AddressInfo).port;
+      await lab.commitEdit(
+        'fleet.yaml',
+        (text) =>
+          text.replace(
+            /(node-02:\n\s+controller: )"http:\/\/127\.0\.0\.1:\d+"/,
+            `$1"http://127.0.0.1:${port}"`,
+          ),
+        'node-02: controller is a black hole',
+      );
+    });
+    after(async () => {
+      const closed = blackHole?.listening
+        ? new Promise((resolve) => blackHole.close(resolve))
+        : Promise.resolve();
+      for (const socket of held) socket.destroy();
+      await closed;
+    });
+
+    /**
+     * Runs fleet with a per-host timeout far beyond the test's: it waits (no clock) until stdout
+     * has node-01's and node-03's lines and stderr names node-02 as waited for, checks node-02's
+     * line is not out yet and the process still runs, then lets node-02 fail (connections
+     * refused and cut) and collects the rest.
+     */
+    async function streamed(args: readonly string[]) {
+      const child = spawn(process.execPath, [FLEET_BIN, ...args, '--timeout', '600000'], {
+        cwd: lab.tmp,
+        env: { ...process.env, ...lab.env, NO_COLOR: '1' },
+      });
+      let stdout = '';
+      let stderr = '';
+      let exited = false;
+      const exit = new Promise<number>((resolve) =>
+        child.on('exit', (code) => {
+          exited = true;
+          resolve(code ?? -1);
+        }),
+      );
+      const others = /^node-01 /m;
+      const third = /^node-03 /m;
+      await new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (others.test(stdout) && third.test(stdout) && stderr.includes('waiting for node-02'))
+            resolve();
+        };
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          check();
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          check();
+        });
+        void exit.then(() => reject(new Error(`exited before streaming: ${stdout}\n${stderr}`)));
+        // Not a speed check: a run that never streams would otherwise hang until mocha's timeout.
+        setTimeout(() => {
+          child.kill();
+          reject(new Error(`no streamed lines in 120 s:\n${stdout}\n${stderr}`));
+        }, 120_000).unref();
+      });
+      const early = stdout;
+      const stillRunning = !exited;
+      // node-02 now fails fast: no new connection is accepted, the held one is cut (a server
+      // closes only once its connections have ended).
+      const closed = new Promise((resolve) => blackHole.close(resolve));
+      for (const socket of held.splice(0)) socket.destroy();
+      await closed;
+      const code = await exit;
+      // The black hole listens again for the next verb, on the same port.
+      blackHole = createServer((socket) => held.push(socket));
+      await new Promise<void>((resolve) => blackHole.listen(port, '127.0.0.1', resolve));
+      return { early, stillRunning, stdout, code };
+    }
+
+    for (const verb of [['drift'], ['apply', '--confirm'], ['harness', 'reconcile', '--confirm']]) {
+      it(`fleet ${verb.join(' ')}`, async () => {
+        const run = await streamed(verb);
+        expect(run.stillRunning, 'the others were printed while node-02 hung').to.equal(true);
+        expect(run.early).to.not.match(/^node-02 /m);
+        expect(run.stdout).to.match(/^node-02 /m);
+        expect(run.code).to.not.equal(0);
+      });
     }
   });
 });
