@@ -117,6 +117,7 @@ export async function run() {
       ['drift', ['drift', '--json']],
       ['config plan', ['config', 'plan', host, 'router', '--json']],
       ['config install', ['config', 'install', host, 'router', '--confirm', '--json']],
+      ['apply', ['apply', '--domain', 'router', '--json']],
     ];
     verbs.forEach(([label, args], i) => {
       rows.push({ verb: label, ...traced(args, env, path.join(work, `trace-${i}.jsonl`)) });

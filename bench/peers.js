@@ -326,6 +326,7 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
           `${HOSTS} hosts: ten config install calls vs ansible-playbook`,
           GOALS.apply,
         ],
+        ['apply-fleet', `${HOSTS} hosts: fleet apply --confirm vs ansible-playbook`, GOALS.apply],
         [
           'apply-reconcile',
           `${HOSTS} hosts: harness reconcile --confirm vs ansible-playbook`,
@@ -373,7 +374,36 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
           fleet: { label: `${HOSTS}× fleet config install`, samples: applies.a },
           peer: { label: 'ansible-playbook', samples: applies.b },
           goal: GOALS.apply,
-          note: 'until fleet apply exists (issue 15, phase 2): what the operator runs today',
+          note: 'one CLI process per host: the fixed cost of a call ten times (reference)',
+        }),
+      );
+
+      // Contract §14's row: ONE `fleet apply --confirm` over the ten hosts (plan, then install
+      // per host concurrently) against the same Ansible apply.
+      const fleetApplies = interleave({
+        runs: slowRuns,
+        warmups,
+        prepare: () => drift(hosts),
+        a: () => {
+          const r = fleetRun(env, ['apply', '--domain', DOMAIN, '--confirm', '--json']);
+          expectCurrent(hosts);
+          return r;
+        },
+        b: () => {
+          const r = ansible.apply();
+          expectCurrent(hosts);
+          return r;
+        },
+      });
+      rows.push(
+        ratioRow({
+          id: 'apply-fleet',
+          label: `${HOSTS} hosts: fleet apply --confirm vs ansible-playbook`,
+          workload: workload10,
+          fleet: { label: 'fleet apply --confirm', samples: fleetApplies.a },
+          peer: { label: 'ansible-playbook', samples: fleetApplies.b },
+          goal: GOALS.apply,
+          note: 'one fleet process for the whole fleet, hosts installed concurrently',
         }),
       );
 

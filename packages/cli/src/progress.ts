@@ -79,6 +79,11 @@ export class WaitingProgress {
     this.drawn = true;
   }
 
+  /** Clears the line drawn on a terminal, so a result printed on stdout starts clean. */
+  clear(): void {
+    if (this.tty && this.drawn) this.stream.write('\r\x1b[2K');
+  }
+
   finish(): void {
     clearTimeout(this.first);
     if (this.interval) clearInterval(this.interval);

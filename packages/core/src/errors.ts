@@ -24,17 +24,17 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**
  * How urgent each exit code is when a verb over many hosts ends (contract §7), most urgent first:
- * a failed verification (6: the operator must act on that node now), then 4 (some host refused
- * the credentials), 5 (some host unreachable), the single-host refusals and conflicts (7, 3, 2),
- * and only then 1 (drift found) and 0. Each host's entry keeps its own state; this only picks the
+ * 4 (some host refused the credentials), 5 (some host unreachable), a failed verification (6:
+ * the operator must act on that node), a conflict (3: something moved), a policy refusal (7), a
+ * usage error (2), and only then 1 (drift found) and 0. Each host's entry keeps its own state; this only picks the
  * process's exit code.
  */
 const EXIT_URGENCY: readonly number[] = [
-  ExitCode.verification,
   ExitCode.auth,
   ExitCode.unreachable,
-  ExitCode.policy,
+  ExitCode.verification,
   ExitCode.conflict,
+  ExitCode.policy,
   ExitCode.usage,
   ExitCode.drift,
   ExitCode.ok,

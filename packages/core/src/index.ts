@@ -312,6 +312,28 @@ export {
   type PlannedInstall,
 } from './config/plan.js';
 export {
+  APPLY_PLAN_SCHEMA,
+  APPLY_SCHEMA,
+  applyDecision,
+  applyDocumentSchema,
+  applyDomainOf,
+  applyPlanSchema,
+  applySummary,
+  filesToInstall,
+  hostExitCode,
+  parseApplyPlan,
+  planMoves,
+  unreadHostStatus,
+  type ApplyDecision,
+  type ApplyDocument,
+  type ApplyDomain,
+  type ApplyDomainResult,
+  type ApplyFile,
+  type ApplyHostPlan,
+  type ApplyHostResult,
+  type ApplyPlan,
+} from './config/apply.js';
+export {
   adoptCandidate,
   adoptMessage,
   checkMirrorPathClean,

@@ -170,7 +170,9 @@ describe('errors', () => {
       ['a refusal (7) over drift, under unreachable', [1, 7], 7],
       ['unreachable over a refusal', [7, 5], 5],
       ['a precondition (3) over drift', [1, 3], 3],
-      ['a failed verification over everything', [4, 5, 6, 1], 6],
+      ['denied and unreachable over a failed verification', [4, 5, 6, 1], 4],
+      ['a failed verification over a precondition, a refusal and drift', [3, 7, 6, 1], 6],
+      ['a precondition (something moved) over a refusal', [7, 3], 3],
       ['an unknown code ranks as drift', [9, 0], 9],
       ['drift before an unknown code keeps drift', [1, 9], 1],
     ];

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import type { DriftReport } from '@fleet/core';
+import type { DriftHost, DriftReport } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export default class Drift extends FleetCommand {
@@ -14,14 +14,14 @@ export default class Drift extends FleetCommand {
   deleted      fleet wrote it there and someone removed it (never recreated without --force)
   unsupported  the node cannot hold it;  error: a render or the domain's checks refuse it
 
-An unreachable host is reported and the run goes on. Exit codes, the most urgent across hosts (contract §7): 4 when a host refused the credentials (denied), 5 when one was unreachable, 1 when any drifted or failed, 0 when every host is current; each host's entry keeps its own state. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
+Each host's lines are printed as it answers (a host that hangs holds back only its own), and stderr names the hosts still waited for after a second. An unreachable host is reported and the run goes on. Exit codes, the most urgent across hosts (contract §7): 4 when a host refused the credentials (denied), 5 when one was unreachable, 1 when any drifted or failed, 0 when every host is current; each host's entry keeps its own state. Writes nothing, unless --report-dir is given: then drift.json, drift.md and drift.html are written there, never over an earlier report (drift-2.*, drift-3.*).`;
   static override examples = [
     '<%= config.bin %> drift',
     '<%= config.bin %> drift --host node-01 --domain harness-policy --json',
     '<%= config.bin %> drift --report-dir reports/drift/2026-05-01',
   ];
-  static override baseFlags = { ...FleetCommand.repoFlags };
   static override repoLine = 'commit' as const; // on the commit line
+  static override baseFlags = { ...FleetCommand.repoFlags };
   static override flags = {
     host: Flags.string({ description: 'only this host (repeatable)', multiple: true }),
     domain: Flags.string({ description: 'only this domain (repeatable)', multiple: true }),
@@ -43,7 +43,7 @@ An unreachable host is reported and the run goes on. Exit codes, the most urgent
     const { loadFleetContext } = await import('../config/context.js');
     const { readLiveThroughController, readSnapshotThroughController } =
       await import('../config/live.js');
-    const { HostProgress } = await import('../progress.js');
+    const { WaitingProgress } = await import('../progress.js');
     const registry = await this.loadRegistry();
     for (const name of flags.domain ?? []) registry.domain(name);
     const context = await loadFleetContext({
@@ -61,7 +61,11 @@ An unreachable host is reported and the run goes on. Exit codes, the most urgent
       ...(await core.loadDomainProbers(registry, [...context.domains.keys()])),
       ...(flags.domain ? [] : await core.loadSupervisorProbers(registry)),
     ];
-    const progress = new HostProgress('drift', hosts.length);
+    // Progress names the hosts still waited for (contract §7): on a terminal one line rewritten in
+    // place, otherwise a line every two seconds once a host is slow, so a log shows who held the
+    // run up; nothing when every host answers within a second.
+    const progress = new WaitingProgress('drift', hosts);
+    const human = !this.jsonEnabled();
     const report = await core.runDrift({
       repo: context.repo,
       git: context.git,
@@ -74,7 +78,14 @@ An unreachable host is reported and the run goes on. Exit codes, the most urgent
       concurrency: flags.concurrency,
       source: context.source,
       now: () => new Date(),
-      onHost: (_host, status) => progress.settled(status),
+      onHost: (host, _status, entry) => {
+        progress.settled(host);
+        // Streamed: each host's lines as it answers; a hung host holds back only its own.
+        if (human) {
+          progress.clear();
+          this.log(renderHost(entry, core.escapeControl));
+        }
+      },
     });
     progress.finish();
     context.close();
@@ -86,7 +97,7 @@ An unreachable host is reported and the run goes on. Exit codes, the most urgent
       });
       this.note(`report written: ${written.join(', ')}`);
     }
-    if (!this.jsonEnabled()) this.log(renderSummary(report, core.escapeControl, flags.domain));
+    if (human) this.log(renderSummary(report, core.escapeControl, flags.domain));
     process.exitCode = core.driftExitCode(report);
     return report;
   }
@@ -113,15 +124,34 @@ function hints(report: DriftReport): string[] {
 }
 
 /**
- * The human summary: one line per host, one indented line per item that is not current — an
+ * One host's lines: the host and its status, one indented line per item that is not current — an
  * error or unsupported item with its reason (`DOMAIN_NOT_SERVED: …`, `POLICY_REFUSED: …`).
+ */
+function renderHost(host: DriftHost, escape: (text: string) => string): string {
+  const items = host.items
+    .filter((item) => item.state !== 'current')
+    .map(
+      (item) =>
+        `    ${item.state.padEnd(11)} ${item.layer.padEnd(8)} ${escape(item.path ?? item.domain ?? '')}${
+          item.localLines
+            ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})`
+            : ''
+        }${WHY_STATES.has(item.state) && item.detail ? `  ${escape(item.detail)}` : ''}`,
+    );
+  const detail = host.detail ? `  ${escape(host.detail)}` : '';
+  return [`${host.host.padEnd(12)} ${host.status}${detail}`, ...items].join('\n');
+}
+
+/**
+ * The closing lines, after every host's own (streamed as each answered): counts and hints — or,
+ * for `--domain X` when no host runs X, that there was nothing to compare (not "3 current", which
+ * reads as checked and fine).
  */
 export function renderSummary(
   report: DriftReport,
   escape: (text: string) => string,
   domains?: readonly string[],
 ): string {
-  // `--domain X` for a domain no host runs: not "3 current", which reads as checked and fine.
   if (
     domains !== undefined &&
     domains.length > 0 &&
@@ -130,24 +160,9 @@ export function renderSummary(
     const asked = `${report.summary.hosts} host${report.summary.hosts === 1 ? '' : 's'}`;
     return `no host runs ${domains.map(escape).join(', ')}: nothing to compare (${asked} in fleet.yaml, commit ${report.repoCommit.slice(0, 12)})`;
   }
-  const lines = report.hosts.map((host) => {
-    const items = host.items
-      .filter((item) => item.state !== 'current')
-      .map(
-        (item) =>
-          `    ${item.state.padEnd(11)} ${item.layer.padEnd(8)} ${escape(item.path ?? item.domain ?? '')}${
-            item.localLines
-              ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})`
-              : ''
-          }${WHY_STATES.has(item.state) && item.detail ? `  ${escape(item.detail)}` : ''}`,
-      );
-    const detail = host.detail ? `  ${escape(host.detail)}` : '';
-    return [`${host.host.padEnd(12)} ${host.status}${detail}`, ...items].join('\n');
-  });
   const { summary } = report;
-  lines.push(
+  return [
     `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.current} current, ${summary.drifted} drifted, ${summary.unreachable} unreachable, ${summary.denied ? `${summary.denied} denied, ` : ''}${summary.errors} error${summary.errors === 1 ? '' : 's'} (commit ${report.repoCommit.slice(0, 12)})`,
     ...hints(report),
-  );
-  return lines.join('\n');
+  ].join('\n');
 }

@@ -1,5 +1,5 @@
 /** Human renderings of plans and receipts (JSON output is the documents themselves). */
-import type { DomainPlan, Receipt } from '@fleet/core';
+import type { ApplyDocument, ApplyHostResult, DomainPlan, Receipt } from '@fleet/core';
 
 type Escape = (text: string) => string;
 
@@ -49,5 +49,53 @@ export function renderReceipt(receipt: Receipt, escape: Escape): string {
   for (const action of receipt.actions)
     lines.push(`  action ${action.kind}: ${action.status} — ${escape(action.detail)}`);
   if (receipt.error) lines.push(`  error ${receipt.error.code}: ${escape(receipt.error.message)}`);
+  return lines.join('\n');
+}
+
+/**
+ * One host's line of `fleet apply` (printed as the host settles), with an indented line per file
+ * that is not current: what apply does with it, its drift state, and for a receipt what the node
+ * did.
+ */
+export function renderApplyHost(host: ApplyHostResult, escape: Escape): string {
+  const error = host.error ? `  ${host.error.code}: ${escape(host.error.message)}` : '';
+  const lines = [`${host.host.padEnd(12)} ${host.outcome}${error}`];
+  for (const domain of host.domains) {
+    const written = new Map(domain.receipt?.files.map((file) => [file.path, file.state]) ?? []);
+    for (const file of domain.files) {
+      if (file.decision === 'current') continue;
+      const local = file.localLines
+        ? `  (${file.localLines} local line${file.localLines === 1 ? '' : 's'})`
+        : '';
+      const done = written.get(file.path);
+      const why = file.decision === 'blocked' && file.detail ? `  ${escape(file.detail)}` : '';
+      lines.push(
+        `    ${file.decision.padEnd(8)} ${file.state.padEnd(11)} ${escape(file.path)}${local}${done ? `  ${done}` : ''}${why}`,
+      );
+    }
+    if (domain.error)
+      lines.push(`    ${domain.domain}: ${domain.error.code}: ${escape(domain.error.message)}`);
+    else if (domain.receipt)
+      lines.push(
+        `    ${domain.domain}: ${domain.receipt.outcome} (operation ${domain.receipt.operationId}, verified: ${domain.receipt.verified})`,
+      );
+  }
+  return lines.join('\n');
+}
+
+/** The closing lines of `fleet apply`: counts, and what to do next. */
+export function renderApplySummary(document: ApplyDocument): string {
+  const { summary } = document;
+  const lines = [
+    `${summary.hosts} host${summary.hosts === 1 ? '' : 's'}: ${summary.install} file${summary.install === 1 ? '' : 's'} to install, ${summary.refused} refused, ${summary.blocked} blocked; ${
+      document.confirmed
+        ? `${summary.installed} installed, ${summary.failed} failed, ${summary.unreachable} unreachable`
+        : `${summary.unreachable} unreachable`
+    } (commit ${document.repoCommit.slice(0, 12)})`,
+  ];
+  if (summary.refused > 0)
+    lines.push(
+      'refused: hand changes (diverged, modified) and removed files (deleted) are never replaced without --force; keep them with `fleet config adopt HOST PATH`, or overwrite with --force',
+    );
   return lines.join('\n');
 }

@@ -104,7 +104,8 @@ export interface DriftInput {
   readonly domainFilter?: readonly string[];
   readonly concurrency?: number;
   readonly now: () => Date;
-  readonly onHost?: (host: string, status: DriftHost['status']) => void;
+  /** Called as each host settles, with its entry of the report (streamed output, progress). */
+  readonly onHost?: (host: string, status: DriftHost['status'], entry: DriftHost) => void;
   /**
    * The domains' probers (derived and runtime layers). With `readSnapshot`, each host's probers of
    * its domains run in the same request as its files and their items join the file items.
@@ -379,11 +380,10 @@ export async function runDrift(input: DriftInput): Promise<DriftReport> {
     },
     {
       ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),
-      onSettled: (outcome) =>
-        input.onHost?.(
-          outcome.host,
-          outcome.ok ? outcome.value.status : failedHost(outcome.host, outcome.error).status,
-        ),
+      onSettled: (outcome) => {
+        const entry = outcome.ok ? outcome.value : failedHost(outcome.host, outcome.error);
+        input.onHost?.(outcome.host, entry.status, entry);
+      },
     },
   );
   return buildDriftReport({

@@ -1,39 +1,44 @@
-/** Human output and rolling-log lines of a reconcile run (the JSON output is the document itself). */
+/** Human output (each host's lines as it settles, then the closing lines) and rolling-log lines of a reconcile run (the JSON output is the document itself). */
 import type { ReconcileDocument, ReconcileHost } from './model.js';
 
 type Escape = (text: string) => string;
 
 const plural = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
 
-export function renderHuman(document: ReconcileDocument, escape: Escape): string {
+/** One host's lines: its state, and a line per target that is not current (with what to do). */
+export function renderHost(host: ReconcileHost, escape: Escape): string {
   const lines: string[] = [];
-  for (const host of document.hosts) {
-    const extra = [
-      host.pendingSince ? `pending since ${host.pendingSince}` : '',
-      host.operationId ? `operation ${host.operationId}` : '',
-    ].filter(Boolean);
-    lines.push(
-      `${host.host.padEnd(12)} ${host.state}${extra.length > 0 ? `  (${extra.join(', ')})` : ''}`,
-    );
-    if (host.detail && host.state !== 'current' && host.state !== 'updated')
-      lines.push(`    ${escape(host.detail)}`);
-    for (const target of host.targets) {
-      if (target.state === 'current') continue;
-      const local = target.localLines > 0 ? `  (${plural(target.localLines, 'local line')})` : '';
-      lines.push(`    ${targetState(target).padEnd(24)} ${escape(target.path)}${local}`);
-      if (target.state === 'diverged' || target.state === 'modified') {
-        lines.push(
-          `        a hand change, never written by reconcile: review it, then \`fleet config adopt ${host.host} ${target.path}\` (\`--promote\` to make it the canonical) or install it with --force`,
-        );
-      } else if (target.state === 'deleted') {
-        lines.push(
-          `        someone removed it; never recreated by reconcile: \`fleet config install ${host.host} harness-policy --file ${target.path} --confirm --force\` recreates it`,
-        );
-      } else if (target.state === 'error' && target.detail) {
-        lines.push(`        ${escape(target.detail)}`);
-      }
+  const extra = [
+    host.pendingSince ? `pending since ${host.pendingSince}` : '',
+    host.operationId ? `operation ${host.operationId}` : '',
+  ].filter(Boolean);
+  lines.push(
+    `${host.host.padEnd(12)} ${host.state}${extra.length > 0 ? `  (${extra.join(', ')})` : ''}`,
+  );
+  if (host.detail && host.state !== 'current' && host.state !== 'updated')
+    lines.push(`    ${escape(host.detail)}`);
+  for (const target of host.targets) {
+    if (target.state === 'current') continue;
+    const local = target.localLines > 0 ? `  (${plural(target.localLines, 'local line')})` : '';
+    lines.push(`    ${targetState(target).padEnd(24)} ${escape(target.path)}${local}`);
+    if (target.state === 'diverged' || target.state === 'modified') {
+      lines.push(
+        `        a hand change, never written by reconcile: review it, then \`fleet config adopt ${host.host} ${target.path}\` (\`--promote\` to make it the canonical) or install it with --force`,
+      );
+    } else if (target.state === 'deleted') {
+      lines.push(
+        `        someone removed it; never recreated by reconcile: \`fleet config install ${host.host} harness-policy --file ${target.path} --confirm --force\` recreates it`,
+      );
+    } else if (target.state === 'error' && target.detail) {
+      lines.push(`        ${escape(target.detail)}`);
     }
   }
+  return lines.join('\n');
+}
+
+/** The closing lines of a run: counts per state, and what to do next. */
+export function renderClosing(document: ReconcileDocument): string {
+  const lines: string[] = [];
   const { summary } = document;
   const parts = (
     [

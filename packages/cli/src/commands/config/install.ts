@@ -48,6 +48,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     const { loadFleetContext } = await import('../../config/context.js');
     const { readLiveThroughController } = await import('../../config/live.js');
     const { renderPlan, renderReceipt } = await import('../../config/render.js');
+    const { installPlanned } = await import('../../config/install.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({
       root,
@@ -103,70 +104,19 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
       });
       throw error;
     }
-    const runtime = context.domains.get(args.domain);
-    if (!runtime?.installer) {
-      throw new core.FleetError(
-        'DOMAIN_BEHAVIOUR_ABSENT',
-        `domain ${args.domain} has no installer: its plugin declares the domain but cannot install it yet`,
-      );
-    }
-    const operationId = core.newOperationId();
-    // The domain's host variables and derived paths for this host; its reload is an action id of
-    // the node's policy (fleet.yaml domains.<d>.reload): the node decides what that runs.
-    const parameters = core.installParameters(context.repo, args.host, runtime.declaration);
-    const actions = core.installActions(context.repo, runtime.declaration);
-    const paths = planned.files.map((file) => file.path);
     let receipt: Receipt;
     try {
-      receipt = await context.client(args.host).install({
-        operationId,
-        domain: args.domain,
-        files: planned.files.map((file) => ({ ...file })),
-        parameters,
-        ...(Object.keys(actions).length > 0 ? { actions } : {}),
-      });
-      // A coupled restart of the controller itself (transport-identity) answers before it
-      // happens: poll the node until the restarted controller settles the operation, then
-      // check its identity (contract §10.2).
-      if (core.hasPendingActions(receipt)) {
-        receipt = await core.settlePendingInstall(context.client(args.host), receipt, {
-          ...(parameters['node_id'] === undefined ? {} : { expectNodeId: parameters['node_id'] }),
-          onWait: (line) => this.note(line),
-        });
-      }
-    } catch (error) {
-      const failure = core.asFleetError(error);
-      await core.recordOperatorVerb({
-        verb: 'config install',
+      receipt = await installPlanned({
+        context,
         host: args.host,
-        operationId,
         domain: args.domain,
-        paths,
-        outcome: failure.code === 'HOST_UNREACHABLE' ? 'unreachable' : 'failed',
-        code: failure.code,
-        exitCode: failure.exitCode,
-        detail: failure.message,
+        planned,
+        verb: 'config install',
+        onWait: (line) => this.note(line),
       });
-      throw error;
     } finally {
       context.close();
     }
-    await core.recordOperatorVerb({
-      verb: 'config install',
-      host: args.host,
-      operationId,
-      domain: args.domain,
-      paths,
-      outcome:
-        receipt.outcome === 'unchanged'
-          ? 'unchanged'
-          : receipt.outcome === 'installed'
-            ? 'ok'
-            : 'failed',
-      code: receipt.error?.code ?? null,
-      exitCode: receipt.outcome === 'rolled-back' ? 6 : 0,
-      detail: `${receipt.outcome}, verified: ${receipt.verified}`,
-    });
     if (!this.jsonEnabled()) this.log(renderReceipt(receipt, core.escapeControl));
     if (receipt.outcome === 'rolled-back' || !receipt.verified)
       process.exitCode = core.ExitCode.verification;

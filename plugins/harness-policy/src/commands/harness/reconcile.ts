@@ -12,7 +12,7 @@ export default class HarnessReconcile extends PluginCommand {
 
 Per host: current; would-update (without --confirm: nothing is written); updated (with --confirm: the host's stale and missing targets are installed in one operation through its controller, each checked against the sha256 just read); deleted (a file fleet wrote that someone removed: never recreated — \`fleet config install … --force\` does); modified (every line known, the whole not: a hand change) and diverged (local lines): never written — the host's other, healable targets still are; adopt or install --force it yourself; offline_pending (unreachable: remembered with the time it was first found pending, and converged by the first run that reaches it); error. A host's state is the worst of its targets.
 
-The state (last_run, canonical_sha, the hosts per state) is kept in $XDG_STATE_HOME/fleet/harness-reconcile.json and a rolling log of the last 500 lines in harness-reconcile.log beside it. A second run changes nothing and reports current for every host it converged.
+The state (last_run, canonical_sha, the hosts per state) is kept in $XDG_STATE_HOME/fleet/harness-reconcile.json and a rolling log of the last 500 lines in harness-reconcile.log beside it. A second run changes nothing and reports current for every host it converged. Each host's lines are printed as it settles (a host that hangs holds back only its own), and stderr names the hosts still waited for after a second.
 
 --unattended is for the scheduler: it writes like --confirm (stale and missing targets only, never deleted, modified or diverged) and marks each install unattended in the node's audit, and it is refused (exit 7) unless fleet.yaml opts in with domains.harness-policy.unattended: allow in a reviewed commit — and for any domain whose installer declares a process coupling.
 
@@ -54,7 +54,8 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     const { mergeState, pendingSince } = await import('../../reconcile/state.js');
     const store = await import('../../reconcile/store.js');
     const { reconcileHosts } = await import('../../reconcile/engine.js');
-    const { renderHuman, logLines, refusalLine } = await import('../../reconcile/render.js');
+    const { renderHost, renderClosing, logLines, refusalLine } =
+      await import('../../reconcile/render.js');
     const { readLiveThrough } = await import('../../reconcile/live.js');
     const started = new Date();
     const paths = store.reconcilePaths(process.env);
@@ -173,9 +174,10 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
         );
       }
 
-      const total = hosts.length;
-      let settled = 0;
-      const progress = process.stderr.isTTY === true && total > 1;
+      const { WaitingLine } = await import('../../cli/waiting.js');
+      const progress = new WaitingLine('harness reconcile', hosts);
+      const human = !this.jsonEnabled();
+      const escape = core.escapeControl;
       const reconciled = await reconcileHosts({
         assessment,
         runtime,
@@ -189,12 +191,23 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
         },
         newOperationId: core.newOperationId,
         concurrency: flags.concurrency,
-        onHost: () => {
-          settled += 1;
-          if (progress) process.stderr.write(`\rharness reconcile: ${settled}/${total} hosts`);
+        onHost: (host) => {
+          progress.settled(host.host);
+          // Streamed: each host's lines as it settles; a hung host holds back only its own. A
+          // host pending since an earlier run says since when (a new one: the document says).
+          if (human) {
+            progress.clear();
+            const since =
+              host.state === 'offline_pending' && loaded.state
+                ? pendingSince(loaded.state, host.host)
+                : undefined;
+            this.log(
+              renderHost(since === undefined ? host : { ...host, pendingSince: since }, escape),
+            );
+          }
         },
       });
-      if (progress) process.stderr.write('\n');
+      progress.finish();
 
       const now = new Date().toISOString();
       const state = mergeState(loaded.state, {
@@ -221,7 +234,7 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       const exitCode = model.reconcileExitCode(withPending);
       await store.saveState(paths, state);
       await store.appendLog(paths, logLines(document, exitCode, core.escapeControl));
-      if (!this.jsonEnabled()) this.log(renderHuman(document, core.escapeControl));
+      if (human) this.log(renderClosing(document));
       process.exitCode = exitCode;
       return document;
     } finally {
