@@ -77,6 +77,15 @@ async function setUp(work) {
   ]);
   const lab = JSON.parse(up.stdout);
   const env = { ...base, FLEET_REPO: lab.repo, FLEET_CREDENTIALS: lab.credentials };
+  // Each node serves the bench domain because its own policy says so (contract §5.1): the lab
+  // writes policies for the bundled domains only. A changed policy is read at the next request.
+  const { parse, stringify } = await import('yaml');
+  for (const host of lab.hosts) {
+    const file = path.join(host.home, '.config', 'fleet', 'node-policy.yaml');
+    const policy = parse(readFileSync(file, 'utf8'));
+    policy.domains[DOMAIN] = {};
+    writeFileSync(file, stringify(policy), { mode: 0o600 });
+  }
   // The current version of each file, published over the one the lab's repository started with.
   for (const file of FILES) {
     writeFileSync(path.join(lab.repo, 'domains', DOMAIN, file.canonical), file.current);

@@ -57,7 +57,8 @@ describe('e2e: fleet apply on a lab fleet', function () {
     expect(exitCode).to.equal(2);
     expect(doc.confirmed).to.equal(false);
     expect(doc.hosts.map((h) => h.outcome)).to.deep.equal(['planned', 'planned', 'planned']);
-    expect(doc.summary.install).to.equal(15);
+    // 3 hosts × 6 files: every bundled domain's, the files domain's example entry included.
+    expect(doc.summary.install).to.equal(18);
     for (const host of doc.hosts) {
       for (const domain of host.domains) expect(domain.receipt).to.equal(undefined);
     }
@@ -72,6 +73,7 @@ describe('e2e: fleet apply on a lab fleet', function () {
     expect(doc.hosts.map((h) => h.outcome)).to.deep.equal(['installed', 'installed', 'installed']);
     for (const host of doc.hosts) {
       expect(host.domains.map((d) => d.receipt?.outcome)).to.deep.equal([
+        'installed',
         'installed',
         'installed',
         'installed',
