@@ -142,7 +142,19 @@ describe('scheduled reports on a real systemd --user manager (a timer that fires
   });
 
   it('a failing run leaves a line the operator finds, and list shows what the manager recorded', async () => {
+    // Committed: drift reads fleet.yaml as committed at HEAD (docs/classification.md).
     await write(join(repo, 'fleet.yaml'), 'apiVersion: fleet/v1\nhosts: [\n');
+    await asUser('git', [
+      '-C',
+      repo,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@e.invalid',
+      'commit',
+      '-qam',
+      'a fleet.yaml that does not parse',
+    ]);
     await waitFor(
       async () => (await runsLog()).some((line) => line.includes('FLEET_YAML_INVALID')),
       120_000,

@@ -23,6 +23,7 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
     '<%= config.bin %> apply --out apply-plan.json',
     '<%= config.bin %> apply --plan apply-plan.json --confirm',
   ];
+  static override repoLine = 'commit' as const; // on the commit line
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override flags = {
     host: Flags.string({

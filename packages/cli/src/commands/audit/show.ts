@@ -27,6 +27,7 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
     '<%= config.bin %> audit show --host node-01 --limit 20',
     '<%= config.bin %> audit show --home /srv/node --json',
   ];
+  static override repoLine = 'stderr' as const; // stdout carries the log's lines
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override flags = {
     host: Flags.string({
