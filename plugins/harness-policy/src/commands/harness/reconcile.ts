@@ -174,8 +174,15 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
         );
       }
 
-      const { WaitingLine } = await import('../../cli/waiting.js');
-      const progress = new WaitingLine('harness reconcile', hosts);
+      const { WaitingProgress } = await import('@fleet/core/command');
+      const progress = new WaitingProgress(
+        'harness reconcile',
+        hosts,
+        process.stderr,
+        1_000,
+        2_000,
+        'settled',
+      );
       const human = !this.jsonEnabled();
       const escape = core.escapeControl;
       const reconciled = await reconcileHosts({
