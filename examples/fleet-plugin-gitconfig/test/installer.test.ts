@@ -155,8 +155,11 @@ describe('gitconfig plugin: installer', () => {
 
   it('refuses a canonical that is not git-config syntax, on both halves', async () => {
     const orphan = 'email = {{ host.git_email }}\n[core]\n\teditor = vim\n';
-    expect(() => desiredFor(orphan)).to.throw(/line 1: a setting before any \[section\] header/);
-    expect(installer.check?.(FILE, orphan)).to.have.length(1);
+    // The operator half: `check` refuses the view, so drift shows an `error` item, nothing sent.
+    const problems = installer.check?.(FILE, desiredFor(orphan)) ?? [];
+    expect(problems).to.have.length(1);
+    expect(problems[0]).to.deep.include({ line: 1 });
+    expect(problems[0]?.message).to.match(/a setting before any \[section\] header/);
     // A request that bypassed the operator half is refused by the node too.
     expect(await codeOf(() => install('not = [config\n'))).to.equal('RENDER_FAILED');
     expect(await host.exists(PATH)).to.equal(false);
@@ -172,9 +175,12 @@ describe('gitconfig plugin: installer', () => {
       ],
       parameters: {},
     };
-    expect(await codeOf(() => installer.install(host, request, writer))).to.equal('BAD_REQUEST');
-    // Not a path the node accepts for this domain: neither declared nor in its node policy.
-    expect(await codeOf(() => writer.read('~/.bashrc'))).to.equal('POLICY_REFUSED');
+    // Not a path the node accepts for this domain: neither declared nor in its node policy. The
+    // writer refuses it (as the controller's does) before anything is read or written.
+    expect(await codeOf(() => installer.install(host, request, writer))).to.equal('POLICY_REFUSED');
+    expect(await host.exists('~/.bashrc')).to.equal(false);
+    const unknown = { ...request, files: [{ ...request.files[0]!, fileId: 'bashrc' }] };
+    expect(await codeOf(() => installer.install(host, unknown, writer))).to.equal('BAD_REQUEST');
   });
 
   it('restores the file when the write cannot be verified', async () => {

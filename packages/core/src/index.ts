@@ -451,6 +451,20 @@ export {
   type VerifyAuditOptions,
 } from './wire/audit.js';
 export { wholeFileInstaller } from './installers/whole-file.js';
+export {
+  fileInstaller,
+  type CheckedFile,
+  type FileInstallerOptions,
+} from './installers/file-installer.js';
+export { fileAdopter, type FileAdopterOptions } from './installers/file-adopter.js';
+// `fleet plugins new`: a new domain plugin package (docs/plugin-authoring.md, "Start from fleet plugins new")
+export {
+  pluginScaffold,
+  writePluginScaffold,
+  type PluginScaffold,
+  type PluginScaffoldOptions,
+  type ScaffoldKind,
+} from './authoring/plugin-scaffold.js';
 export { restoreWritten } from './installers/restore.js';
 // Files a domain declares in the repository (the files domain, contract §10.4)
 export { repoManifestPath, withRepoFiles } from './config/repo-files.js';

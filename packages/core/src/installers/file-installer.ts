@@ -1,0 +1,201 @@
+/**
+ * The reusable installer for domains whose files are written and nothing else (`coupling: none`,
+ * contract §6): `whole` files equal their rendered source, `block` files hold it between their
+ * markers while every other byte stays the host user's (core's managed-block editor, `block.ts`).
+ * The files domain, the gitconfig example and every plugin `fleet plugins new` writes are this
+ * installer plus, at most, a syntax check of their own (docs/plugin-authoring.md).
+ *
+ * Operator half (pure): the view of a block file is its rendered source as the block's body; the
+ * managed part of a live file is its block's body, or `null` when it has none; `check` refuses a
+ * body holding a marker line, then runs the domain's own check.
+ *
+ * Node half: secrets resolved, every body checked again (resolved), every block file read, its
+ * sha256 compared with the planned one and the block spliced in — all *before the first write*,
+ * so a refusal leaves every file untouched; then {@link writeVerified} (compare and swap, backup,
+ * atomic durable replace, read back, restore on failure). Which paths may be written is the
+ * node's own decision, checked by the controller before this runs (contract §5.1).
+ */
+import { FleetError, isFleetError, type Problem } from '../errors.js';
+import type { BlockMarkers, ManagedFile } from '../interfaces/domain.js';
+import type {
+  InstallFileRequest,
+  Installer,
+  NodeInstallRequest,
+  NodeInstallResult,
+  SafeFileWriter,
+} from '../interfaces/installer.js';
+import type { NodeContext } from '../interfaces/node-context.js';
+import { resolveSecrets } from '../secrets/env-chain.js';
+import { assertNoMarkers, decodeUtf8, findBlock, normaliseBody, spliceBlock } from './block.js';
+import { writeVerified, type PlannedWrite } from './transaction.js';
+
+/** The parts of a managed file a body check may look at. */
+export type CheckedFile = Pick<ManagedFile, 'id' | 'path' | 'kind' | 'canonical'>;
+
+export interface FileInstallerOptions {
+  /** The domain it installs. */
+  readonly domain: string;
+  /**
+   * The files the domain declares (the node half accepts only these ids, and takes a block file's
+   * markers from here). Omit for a domain whose files are declared in the repository
+   * (`repoManifest`): a file is then named by its path and a block's markers come with the request.
+   */
+  readonly files?: readonly ManagedFile[];
+  /**
+   * The domain's own fail-closed checks of a body (a block's body, a whole file's content): in
+   * template space on the operator side, with secrets resolved on the node. Problems name lines,
+   * never text (a resolved body may hold a secret).
+   */
+  readonly check?: (file: CheckedFile, body: string, source: string) => readonly Problem[];
+  /** For a domain with a `repoManifest`: parses the manifest (see {@link Installer.repoFiles}). */
+  readonly repoFiles?: Installer['repoFiles'];
+}
+
+const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+function problemsOf(error: unknown): readonly Problem[] {
+  if (!isFleetError(error)) throw error;
+  return error.problems && error.problems.length > 0
+    ? error.problems
+    : [{ message: error.message }];
+}
+
+/** An {@link Installer} for `whole` and `block` files without coupled actions. */
+export function fileInstaller(options: FileInstallerOptions): Installer {
+  const { domain } = options;
+
+  function markersOf(file: Pick<ManagedFile, 'markers' | 'path'>): BlockMarkers {
+    if (file.markers === undefined) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${domain}: ${file.path} is a block file without markers`,
+      );
+    }
+    return file.markers;
+  }
+
+  function bodyProblems(file: ManagedFile, body: string, source: string): readonly Problem[] {
+    if (file.kind === 'block') {
+      try {
+        assertNoMarkers(body, markersOf(file), source);
+      } catch (error) {
+        return problemsOf(error);
+      }
+    }
+    return options.check?.(file, body, source) ?? [];
+  }
+
+  /** The declared file a request names, with the markers its request carries (repo-declared). */
+  function fileOf(requested: InstallFileRequest): ManagedFile {
+    if (options.files === undefined) {
+      // A repository-declared file is named by its path (the controller checked the path).
+      if (requested.fileId !== requested.path) {
+        throw new FleetError(
+          'BAD_REQUEST',
+          `${domain}: file ${requested.fileId} is not ${requested.path}`,
+        );
+      }
+      return {
+        id: requested.path,
+        path: requested.path,
+        canonical: requested.path,
+        kind: requested.markers === undefined ? 'whole' : 'block',
+        format: 'text',
+        ...(requested.markers === undefined ? {} : { markers: requested.markers }),
+      };
+    }
+    const file = options.files.find((f) => f.id === requested.fileId);
+    if (file === undefined) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${domain} declares no file ${JSON.stringify(requested.fileId)}`,
+      );
+    }
+    return { ...file, path: requested.path };
+  }
+
+  /** The final bytes of one file: its resolved content, or the live file with the block spliced. */
+  async function planned(
+    requested: InstallFileRequest,
+    resolved: string,
+    writer: SafeFileWriter,
+  ): Promise<PlannedWrite> {
+    const file = fileOf(requested);
+    const { path, expectedSha256 } = requested;
+    const problems = bodyProblems(
+      file,
+      file.kind === 'block' ? normaliseBody(resolved) : resolved,
+      path,
+    );
+    if (problems.length > 0) {
+      const first = problems[0];
+      throw new FleetError(
+        'RENDER_FAILED',
+        `${path} cannot be written: ${first?.line ? `line ${first.line}: ` : ''}${first?.message ?? ''}${
+          problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''
+        }; nothing written`,
+        { problems },
+      );
+    }
+    if (file.kind === 'whole') return { path, expectedSha256, content: encode(resolved) };
+    const live = await writer.read(path);
+    const liveSha = live?.sha256 ?? null;
+    if (liveSha !== expectedSha256) {
+      throw Object.assign(
+        new FleetError(
+          'PRECONDITION_FAILED',
+          `${path}: live sha256 is ${liveSha ?? 'absent (no such file)'}, not the one planned against; nothing written`,
+          { suggestions: ['re-plan against the live file'] },
+        ),
+        { liveSha256: liveSha, path },
+      );
+    }
+    const text = live === null ? '' : decodeUtf8(live.content, path);
+    return {
+      path,
+      expectedSha256,
+      content: encode(spliceBlock(text, resolved, markersOf(file), path)),
+    };
+  }
+
+  async function install(
+    ctx: NodeContext,
+    request: NodeInstallRequest,
+    writer: SafeFileWriter,
+  ): Promise<NodeInstallResult> {
+    if (request.domain !== domain) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `installer for ${domain} was asked to install domain ${request.domain}`,
+      );
+    }
+    if (new Set(request.files.map((f) => f.fileId)).size !== request.files.length) {
+      throw new FleetError('BAD_REQUEST', `${domain}: a file appears twice in one install request`);
+    }
+    // 1. Secrets, on the node, before anything else: a missing name changes nothing.
+    const secrets = await ctx.secrets();
+    const resolved = request.files.map((file) => resolveSecrets(file.content, secrets, file.path));
+    // 2. Every file's final bytes before the first write: a refusal leaves every file untouched.
+    const writes: PlannedWrite[] = [];
+    for (const [index, file] of request.files.entries()) {
+      writes.push(await planned(file, resolved[index] as string, writer));
+    }
+    // 3. One operation: compare-and-swap writes, read back; any failure restores what was written.
+    const results = await writeVerified(writer, writes);
+    return { files: results, actions: [], verified: true };
+  }
+
+  return {
+    domain,
+    view: (file, rendered) =>
+      file.kind === 'block' ? normaliseBody(rendered.replace(/^\ufeff/, '')) : rendered,
+    managed(file, live) {
+      if (file.kind !== 'block') return live;
+      const block = findBlock(live, markersOf(file), file.path);
+      return block === null ? null : normaliseBody(block.body);
+    },
+    check: (file, content) => bodyProblems(file, content, `domains/${domain}/${file.canonical}`),
+    install,
+    ...(options.repoFiles === undefined ? {} : { repoFiles: options.repoFiles }),
+  };
+}

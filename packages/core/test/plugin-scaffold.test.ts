@@ -1,0 +1,141 @@
+import { expect } from 'chai';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  isFleetError,
+  pluginScaffold,
+  writePluginScaffold,
+  type PluginScaffoldOptions,
+} from '../src/index.js';
+
+function codeAndMessage(options: PluginScaffoldOptions): string {
+  try {
+    pluginScaffold(options);
+  } catch (error) {
+    if (isFleetError(error)) return `${error.code}: ${error.message}`;
+    throw error;
+  }
+  return 'no error';
+}
+
+describe('plugin scaffold (fleet plugins new)', () => {
+  const accepted: [PluginScaffoldOptions, { domain: string; path: string }][] = [
+    [
+      { name: 'fleet-plugin-npmrc', kind: 'block' },
+      { domain: 'npmrc', path: '~/.config/npmrc/config' },
+    ],
+    [
+      { name: '@acme/fleet-plugin-starship', kind: 'whole', path: '~/.config/starship.toml' },
+      { domain: 'starship', path: '~/.config/starship.toml' },
+    ],
+    [
+      { name: 'my-tool', kind: 'whole', domain: 'my-tool' },
+      { domain: 'my-tool', path: '~/.config/my-tool/config' },
+    ],
+  ];
+  for (const [options, expected] of accepted) {
+    it(`names ${options.name} domain ${expected.domain} at ${expected.path}`, () => {
+      const scaffold = pluginScaffold(options);
+      expect({ domain: scaffold.domain, path: scaffold.path }).to.deep.equal(expected);
+    });
+  }
+
+  const refused: [string, PluginScaffoldOptions, RegExp][] = [
+    [
+      'a name npm refuses',
+      { name: 'Fleet Plugin', kind: 'whole' },
+      /^USAGE: "Fleet Plugin" is not an npm package name/,
+    ],
+    [
+      'a domain that starts with a digit',
+      { name: 'fleet-plugin-1x', kind: 'whole' },
+      /^USAGE: domain "1x" .*\(name it with --domain\)$/,
+    ],
+    [
+      'an absolute path',
+      { name: 'fleet-plugin-a', kind: 'whole', path: '/etc/a' },
+      /^USAGE: --path "\/etc\/a" must be a file under the node's home/,
+    ],
+    [
+      'a path out of the home',
+      { name: 'fleet-plugin-a', kind: 'whole', path: '~/../a' },
+      /^USAGE: --path/,
+    ],
+    [
+      "fleet's own state",
+      { name: 'fleet-plugin-a', kind: 'whole', path: '~/.config/fleet/node-policy.yaml' },
+      /not fleet's own state$/,
+    ],
+    [
+      'a path with a quote',
+      { name: 'fleet-plugin-a', kind: 'whole', path: "~/it's" },
+      /^USAGE: --path/,
+    ],
+    [
+      'a comment with a space',
+      { name: 'fleet-plugin-a', kind: 'block', comment: '# x' },
+      /^USAGE: --comment "# x" must be 1–4 of the comment characters/,
+    ],
+  ];
+  for (const [what, options, message] of refused) {
+    it(`refuses ${what}`, () => {
+      expect(codeAndMessage(options)).to.match(message);
+    });
+  }
+
+  it('writes a standalone package: its own tsconfig, @fleet/core and @fleet/testkit at this core version', async () => {
+    const { files } = pluginScaffold({ name: 'fleet-plugin-npmrc', kind: 'block', comment: ';' });
+    expect([...files.keys()]).to.include.members([
+      'package.json',
+      'tsconfig.json',
+      'src/installer.ts',
+      'test/installer.test.ts',
+    ]);
+    const pkg = JSON.parse(files.get('package.json') ?? '{}') as Record<
+      string,
+      Record<string, unknown>
+    >;
+    const core = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(pkg['dependencies']).to.deep.equal({ '@fleet/core': `^${core.version}` });
+    expect(pkg['devDependencies']?.['@fleet/testkit']).to.equal(`^${core.version}`);
+    expect(pkg['oclif']).to.deep.equal({ hooks: { 'fleet:register': './dist/src/register.js' } });
+    expect(files.get('tsconfig.json')).to.not.contain('extends');
+    expect(files.get('src/domain.ts')).to.contain("begin: '; fleet:npmrc:begin'");
+    // Public helpers only: nothing is imported but the two public packages and its own files.
+    for (const [file, text] of files) {
+      for (const [, from] of text.matchAll(/from '([^']+)'/g)) {
+        expect(from, file).to.match(/^(?:@fleet\/core|@fleet\/testkit|chai|\.\.?\/.*)$/);
+      }
+    }
+  });
+
+  it('writes only into a new or empty directory, and never over a file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-scaffold-'));
+    try {
+      await writeFile(join(dir, 'keep.txt'), 'mine');
+      let code = 'no error';
+      await writePluginScaffold(dir, { name: 'fleet-plugin-a', kind: 'whole' }).catch(
+        (error: unknown) => {
+          code = isFleetError(error) ? error.code : String(error);
+        },
+      );
+      expect(code).to.equal('INIT_TARGET_NOT_EMPTY');
+      expect(await readdir(dir)).to.deep.equal(['keep.txt']);
+      const result = await writePluginScaffold(join(dir, 'new'), {
+        name: 'fleet-plugin-a',
+        kind: 'whole',
+      });
+      expect((await readdir(join(dir, 'new'))).sort()).to.include.members([
+        'package.json',
+        'src',
+        'test',
+      ]);
+      expect(result.root).to.equal(join(dir, 'new'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
