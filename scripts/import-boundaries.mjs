@@ -7,7 +7,10 @@
 //   testkit     core only (the controller it drives is loaded through the plugin seam, not named)
 //   controller  core only (plugins reach it through the registry)
 //   a plugin    core only: never another plugin, the controller, the CLI or the testkit
-//   the CLI     core and the controller; a plugin only through the registry, never by import
+//   lab         core and the controller
+//   operator    core and the controller (the services behind the CLI's commands)
+//   the CLI     core, the controller, the lab and the operator services; a plugin only through
+//               the registry, never by import
 //
 // and nobody reaches into another package's files (`@fleet/x/dist/…`, `../../plugins/…`): a
 // package is used through its `exports`. Only `src/` is checked: tests may use the testkit and
@@ -36,6 +39,7 @@ const LAYOUT = [
   { pattern: /^packages\/testkit\/src\//, layer: 'testkit', unit: () => 'testkit' },
   { pattern: /^packages\/controller\/src\//, layer: 'controller', unit: () => 'controller' },
   { pattern: /^packages\/lab\/src\//, layer: 'lab', unit: () => 'lab' },
+  { pattern: /^packages\/operator\/src\//, layer: 'operator', unit: () => 'operator' },
   { pattern: /^packages\/cli\/src\//, layer: 'cli', unit: () => 'cli' },
   { pattern: /^(plugins|examples)\/([^/]+)\/src\//, layer: 'plugin', unit: (m) => m[2] },
 ];
@@ -47,7 +51,8 @@ export const ALLOWED = {
   controller: ['core'],
   plugin: ['core'],
   lab: ['core', 'controller'],
-  cli: ['core', 'controller', 'lab'],
+  operator: ['core', 'controller'],
+  cli: ['core', 'controller', 'lab', 'operator'],
 };
 
 /**
@@ -68,6 +73,13 @@ export const EXCEPTIONS = [
  * `@fleet/controller/serve`) and `package.json`: anything else below a package name is a deep import.
  */
 const PUBLIC_SUBPATHS = ['/command', '/serve', '/package.json'];
+
+/**
+ * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s
+ * services are imported one module at a time, inside a command's `run()`, so a verb loads only the
+ * services it uses (contract §14, "means").
+ */
+const MODULE_PACKAGES = ['@fleet/operator'];
 
 /** The fleet package a bare specifier names, as a place; `null` for anything else. */
 function packagePlace(specifier) {
@@ -121,7 +133,11 @@ function importProblem(file, from, specifier) {
   const target = packagePlace(specifier);
   if (target === null) return null;
   if (target.layer === from.layer && target.unit === from.unit) return null;
-  if (target.subpath !== '' && !PUBLIC_SUBPATHS.includes(target.subpath)) {
+  const moduleSubpath =
+    MODULE_PACKAGES.includes(target.name) &&
+    /^(\/[a-z0-9-]+)+\.js$/.test(target.subpath) &&
+    !/^\/(dist|src|node_modules)\//.test(target.subpath);
+  if (target.subpath !== '' && !PUBLIC_SUBPATHS.includes(target.subpath) && !moduleSubpath) {
     return `${specifier}: a deep import into ${target.name}: use what its exports offer`;
   }
   if (from.layer === 'plugin' && target.layer === 'plugin') {

@@ -74,12 +74,40 @@ const CASES: readonly Case[] = [
     name: 'the CLI importing a plugin (outside the registry)',
     files: [
       {
-        path: 'packages/cli/src/schedule/a.ts',
+        path: 'packages/operator/src/schedule/a.ts',
         content: "import { quoteWord } from '@fleet/plugin-bootstrap-systemd';\n",
       },
     ],
     expected: [
-      'packages/cli/src/schedule/a.ts:1: @fleet/plugin-bootstrap-systemd: cli imports plugin bootstrap-systemd: plugins are reached only through the registry',
+      'packages/operator/src/schedule/a.ts:1: @fleet/plugin-bootstrap-systemd: cli imports plugin bootstrap-systemd: plugins are reached only through the registry',
+    ],
+  },
+  {
+    name: 'the operator services importing the CLI, the lab or a plugin',
+    files: [
+      {
+        path: 'packages/operator/src/config/a.ts',
+        content:
+          "import { x } from '@fleet/cli/package.json';\nimport { l } from '@fleet/lab';\nimport { r } from '@fleet/plugin-router';\n",
+      },
+    ],
+    expected: [
+      'packages/operator/src/config/a.ts:1: @fleet/cli/package.json: operator imports cli: operator may import only core, controller',
+      'packages/operator/src/config/a.ts:2: @fleet/lab: operator imports lab: operator may import only core, controller',
+      'packages/operator/src/config/a.ts:3: @fleet/plugin-router: operator imports plugin router: plugins are reached only through the registry',
+    ],
+  },
+  {
+    name: "the CLI importing an operator service module by module (its exports' `./*.js`), not its dist",
+    files: [
+      {
+        path: 'packages/cli/src/commands/a.ts',
+        content:
+          "const { installPlanned } = await import('@fleet/operator/config/install.js');\nimport { y } from '@fleet/operator/dist/src/config/install.js';\n",
+      },
+    ],
+    expected: [
+      'packages/cli/src/commands/a.ts:2: @fleet/operator/dist/src/config/install.js: a deep import into @fleet/operator: use what its exports offer',
     ],
   },
   {

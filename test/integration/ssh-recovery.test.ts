@@ -25,17 +25,23 @@ import {
 } from '@fleet/core';
 import { NodeSSH } from 'node-ssh';
 import { FLEET_BIN, ROOT, tempDir, waitFor } from '../src/fleet.js';
-import { cliModule, generateKey, requireSshd, run, startSshd, type Sshd } from '../src/sshd.js';
+import {
+  operatorModule,
+  generateKey,
+  requireSshd,
+  run,
+  startSshd,
+  type Sshd,
+} from '../src/sshd.js';
 
-type SshModule = typeof import('../../packages/cli/src/bootstrap/ssh.js');
-type BundleModule = typeof import('../../packages/cli/src/bootstrap/bundle.js');
-type ReceiverModule = typeof import('../../packages/cli/src/bootstrap/receiver.js');
-type HandlersModule = typeof import('../../packages/cli/src/bootstrap/receiver-handlers.js');
-type AuthorizedKeysModule = typeof import('../../packages/cli/src/bootstrap/authorized-keys.js');
-type KeysModule = typeof import('../../packages/cli/src/bootstrap/ssh-keys.js');
-type RecoveryTarget = import('../../packages/cli/src/bootstrap/ssh.js').RecoveryTarget;
-type ReceiverContext =
-  import('../../packages/cli/src/bootstrap/receiver-handlers.js').ReceiverContext;
+type SshModule = typeof import('@fleet/operator/bootstrap/ssh.js');
+type BundleModule = typeof import('@fleet/operator/bootstrap/bundle.js');
+type ReceiverModule = typeof import('@fleet/operator/bootstrap/receiver.js');
+type HandlersModule = typeof import('@fleet/operator/bootstrap/receiver-handlers.js');
+type AuthorizedKeysModule = typeof import('@fleet/operator/bootstrap/authorized-keys.js');
+type KeysModule = typeof import('@fleet/operator/bootstrap/ssh-keys.js');
+type RecoveryTarget = import('@fleet/operator/bootstrap/ssh.js').RecoveryTarget;
+type ReceiverContext = import('@fleet/operator/bootstrap/receiver-handlers.js').ReceiverContext;
 
 const CLI_VERSION = (
   JSON.parse(readFileSync(join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')) as {
@@ -91,12 +97,12 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
   let authorized: AuthorizedKeysModule;
   let keys: KeysModule;
   before(async () => {
-    ssh = await cliModule<SshModule>('bootstrap/ssh.js');
-    bundle = await cliModule<BundleModule>('bootstrap/bundle.js');
-    receiver = await cliModule<ReceiverModule>('bootstrap/receiver.js');
-    handlers = await cliModule<HandlersModule>('bootstrap/receiver-handlers.js');
-    authorized = await cliModule<AuthorizedKeysModule>('bootstrap/authorized-keys.js');
-    keys = await cliModule<KeysModule>('bootstrap/ssh-keys.js');
+    ssh = await operatorModule<SshModule>('bootstrap/ssh.js');
+    bundle = await operatorModule<BundleModule>('bootstrap/bundle.js');
+    receiver = await operatorModule<ReceiverModule>('bootstrap/receiver.js');
+    handlers = await operatorModule<HandlersModule>('bootstrap/receiver-handlers.js');
+    authorized = await operatorModule<AuthorizedKeysModule>('bootstrap/authorized-keys.js');
+    keys = await operatorModule<KeysModule>('bootstrap/ssh-keys.js');
   });
 
   // ---- the bundle of `apply` ------------------------------------------------------------------

@@ -25,13 +25,13 @@ export function requireSshd(context: SkippableContext): void {
   );
 }
 
-/** A module of the built CLI (`packages/cli/dist/src/<relative>`), which exports only its bin. */
-export async function cliModule<T>(relative: string): Promise<T> {
-  const url = pathToFileURL(join(ROOT, 'packages', 'cli', 'dist', 'src', relative)).href;
+/** A module of the built operator services (`packages/operator/dist/src/<relative>`). */
+export async function operatorModule<T>(relative: string): Promise<T> {
+  const url = pathToFileURL(join(ROOT, 'packages', 'operator', 'dist', 'src', relative)).href;
   return (await import(url)) as T;
 }
 
-type AuthorizedKeysModule = typeof import('../../packages/cli/src/bootstrap/authorized-keys.js');
+type AuthorizedKeysModule = typeof import('@fleet/operator/bootstrap/authorized-keys.js');
 
 export interface SshdOptions {
   /** The forced command of the client key, as argv (`authorized_keys` `command="…"`). */
@@ -137,7 +137,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 export async function startSshd(options: SshdOptions): Promise<Sshd> {
-  const { authorizedKeysLine } = await cliModule<AuthorizedKeysModule>(
+  const { authorizedKeysLine } = await operatorModule<AuthorizedKeysModule>(
     'bootstrap/authorized-keys.js',
   );
   // sshd refuses to start without its privilege-separation directory (systemd makes it).

@@ -35,14 +35,14 @@ import {
   systemdTimerFiles,
   taskInterval,
   type ScheduleInput,
-} from '../src/schedule/generate.js';
+} from '@fleet/operator/schedule/generate.js';
 import {
   classifyJob,
   formatEvery,
   jobArguments,
   normaliseName,
   parseEvery,
-} from '../src/schedule/model.js';
+} from '@fleet/operator/schedule/model.js';
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FleetCommand } from '../base-command.js';
-import { acceptanceTimeoutFlag } from '../runtime/flags.js';
+import { acceptanceTimeoutFlag } from '../runtime-flags.js';
 
 export default class Upgrade extends FleetCommand {
   static override summary =
@@ -29,8 +29,8 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
     const { args, flags } = await this.parse(Upgrade);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadHostRuntime } = await import('../runtime/host.js');
-    const { canonicalArtifact, dirtyWarning } = await import('../runtime/artifact.js');
+    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
+    const { canonicalArtifact, dirtyWarning } = await import('@fleet/operator/runtime/artifact.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     if (host.entry.upgrade?.strategy !== 'tarball') {
       throw new core.FleetError(
@@ -79,10 +79,10 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       process.exitCode = core.ExitCode.usage;
       return { ...plan, confirmed: false };
     }
-    const { applyThroughController } = await import('../runtime/apply.js');
-    const { recordRuntimeVerb } = await import('../runtime/record.js');
+    const { applyThroughController } = await import('@fleet/operator/runtime/apply.js');
+    const { recordRuntimeVerb } = await import('@fleet/operator/runtime/record.js');
     this.note(`upgrading ${describe}`);
-    const { followableOnInterrupt } = await import('../runtime/interrupt.js');
+    const { followableOnInterrupt } = await import('@fleet/operator/runtime/interrupt.js');
     const applied = await followableOnInterrupt(args.host, () =>
       applyThroughController({
         client: host.client,
@@ -97,7 +97,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
     );
     await recordRuntimeVerb('upgrade', args.host, applied.transaction, applied.verdict);
     if (!applied.verdict.done) {
-      const { unfinished } = await import('../runtime/follow.js');
+      const { unfinished } = await import('@fleet/operator/runtime/follow.js');
       throw await unfinished(args.host, applied.transaction, applied.status, applied.runnerLog);
     }
     if (applied.verdict.error) throw applied.verdict.error;

@@ -51,7 +51,7 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
   async run(): Promise<AuditShowJson> {
     const { flags } = await this.parse(AuditShow);
     const core = await import('@fleet/core');
-    const audit = await import('../../audit/log.js');
+    const audit = await import('@fleet/operator/audit/log.js');
     const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
     const tail = <T>(items: T[]): T[] =>
       flags.limit === undefined ? items : items.slice(-flags.limit);

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
-import type { HostVerdict } from '../../audit/log.js';
+import type { HostVerdict } from '@fleet/operator/audit/log.js';
 
 export interface AuditVerifyJson {
   readonly schema: 'fleet.audit-verify/v1';
@@ -60,7 +60,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
   async run(): Promise<AuditVerifyJson> {
     const { flags } = await this.parse(AuditVerify);
     const core = await import('@fleet/core');
-    const audit = await import('../../audit/log.js');
+    const audit = await import('@fleet/operator/audit/log.js');
     const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
     let verdicts: HostVerdict[];
     let repair: AuditVerifyJson['repair'];
@@ -80,7 +80,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
               : 'only a torn last line: the controller moves it aside itself at its next start',
           };
         } else {
-          const { repairHomeLog } = await import('../../audit/repair.js');
+          const { repairHomeLog } = await import('@fleet/operator/audit/repair.js');
           const first = verdict.problems[0];
           const result = await repairHomeLog(
             home,

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
-import { acceptanceTimeoutFlag } from '../../runtime/flags.js';
+import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
 
 export default class BootstrapApply extends FleetCommand {
   static override summary = 'Apply a bootstrap plan (with --confirm).';
@@ -36,9 +36,9 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { readFile } = await import('node:fs/promises');
-    const { loadHostRuntime } = await import('../../runtime/host.js');
-    const { derivePlan } = await import('../../runtime/bootstrap-plan.js');
-    const { renderBootstrapPlan } = await import('../../runtime/render.js');
+    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
+    const { derivePlan } = await import('@fleet/operator/runtime/bootstrap-plan.js');
+    const { renderBootstrapPlan } = await import('@fleet/operator/runtime/render.js');
     const plan = core.readPlan(
       core.parseStrictJson(await readFile(args.plan, 'utf8'), args.plan, 'USAGE'),
       args.plan,
@@ -66,13 +66,13 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
       return { plan, confirmed: false };
     }
     const acceptanceTimeoutMs = flags['acceptance-timeout'] * 1000;
-    const { recordRuntimeVerb } = await import('../../runtime/record.js');
+    const { recordRuntimeVerb } = await import('@fleet/operator/runtime/record.js');
     let transaction: string;
     let verdict: import('@fleet/core').TransactionVerdict;
     let status: import('@fleet/core').RuntimeStatusResponse | null;
     if (plan.route === 'controller') {
-      const { applyThroughController } = await import('../../runtime/apply.js');
-      const { followableOnInterrupt } = await import('../../runtime/interrupt.js');
+      const { applyThroughController } = await import('@fleet/operator/runtime/apply.js');
+      const { followableOnInterrupt } = await import('@fleet/operator/runtime/interrupt.js');
       const applied = await followableOnInterrupt(plan.host, () =>
         applyThroughController({
           client: host.client,
@@ -93,7 +93,7 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
           `${plan.host}'s controller does not answer: the plan's route is the SSH recovery receiver, which runs only with --recover`,
         );
       }
-      const { applyOverSsh } = await import('../../runtime/recover.js');
+      const { applyOverSsh } = await import('@fleet/operator/runtime/recover.js');
       ({ transaction, verdict, status } = await applyOverSsh({
         host,
         plan,
@@ -104,7 +104,7 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
     }
     await recordRuntimeVerb('bootstrap apply', plan.host, transaction, verdict);
     if (!verdict.done) {
-      const { unfinished } = await import('../../runtime/follow.js');
+      const { unfinished } = await import('@fleet/operator/runtime/follow.js');
       throw await unfinished(plan.host, transaction, status);
     }
     if (verdict.error) throw verdict.error;

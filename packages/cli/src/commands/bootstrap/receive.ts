@@ -26,7 +26,7 @@ export default class BootstrapReceive extends FleetCommand {
   async run(): Promise<void> {
     const { flags } = await this.parse(BootstrapReceive);
     const path = await import('node:path');
-    const { runReceiver } = await import('../../bootstrap/receiver.js');
+    const { runReceiver } = await import('@fleet/operator/bootstrap/receiver.js');
     process.exitCode = await runReceiver({
       home: path.resolve(flags.home),
       version: this.config.version,

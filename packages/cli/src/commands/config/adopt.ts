@@ -9,7 +9,7 @@ import type {
   ManagedFile,
   RepoWrite,
 } from '@fleet/core';
-import type { FleetContext } from '../../config/context.js';
+import type { FleetContext } from '@fleet/operator/config/context.js';
 import { FleetCommand } from '../../base-command.js';
 
 export interface AdoptResult {
@@ -80,7 +80,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     const args = { ...given, path: await this.nodePath(given.path) };
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('../../config/context.js');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     const declarations = new Map(
@@ -244,7 +244,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
       adopter: input.adopter,
     });
     const runtime = context.domains.get(declaration.domain) as DomainRuntime;
-    const { readLiveThroughController } = await import('../../config/live.js');
+    const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
     const check = await core.checkPromotion({
       repo: context.repo,
       domains: context.domains,

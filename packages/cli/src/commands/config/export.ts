@@ -28,7 +28,7 @@ export default class ConfigExport extends FleetCommand {
     const args = { ...given, path: await this.nodePath(given.path) };
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('../../config/context.js');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     core.hostEntry(context.repo, args.host);

@@ -45,10 +45,10 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
       : undefined;
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('../../config/context.js');
-    const { readLiveThroughController } = await import('../../config/live.js');
-    const { renderPlan, renderReceipt } = await import('../../config/render.js');
-    const { installPlanned } = await import('../../config/install.js');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
+    const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
+    const { renderPlan, renderReceipt } = await import('@fleet/operator/config/render.js');
+    const { installPlanned } = await import('@fleet/operator/config/install.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({
       root,

@@ -25,9 +25,9 @@ export default class ConfigPlan extends FleetCommand {
     const { args, flags } = await this.parse(ConfigPlan);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('../../config/context.js');
-    const { readLiveThroughController } = await import('../../config/live.js');
-    const { renderPlan } = await import('../../config/render.js');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
+    const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
+    const { renderPlan } = await import('@fleet/operator/config/render.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     await this.noteSource(context.source);

@@ -47,18 +47,18 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
   async run(): Promise<ScheduleInstallJson> {
     const { args, flags } = await this.parse(ScheduleInstall);
     const path = await import('node:path');
-    const model = await import('../../schedule/model.js');
+    const model = await import('@fleet/operator/schedule/model.js');
     const words = [args.verb, ...(args.subverb === undefined ? [] : [args.subverb])];
     // Refused before anything is read or written.
     const job = model.classifyJob(words, flags.unattended);
     const everySeconds = model.parseEvery(flags.every);
     const root = path.resolve(await this.findRepo(flags.repo));
     if (job.kind === 'unattended-reconcile') {
-      const { assertUnattendedAllowed } = await import('../../schedule/policy.js');
+      const { assertUnattendedAllowed } = await import('@fleet/operator/schedule/policy.js');
       await assertUnattendedAllowed(root, await this.loadRegistry());
     }
-    const { installSchedule } = await import('../../schedule/io.js');
-    const { operatorScheduleHost } = await import('../../schedule/host.js');
+    const { installSchedule } = await import('@fleet/operator/schedule/io.js');
+    const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const host = await operatorScheduleHost();
     const name = model.scheduleName(job);
     const argv = [

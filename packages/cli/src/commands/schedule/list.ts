@@ -1,5 +1,5 @@
 import { FleetCommand } from '../../base-command.js';
-import type { InstalledSchedule } from '../../schedule/io.js';
+import type { InstalledSchedule } from '@fleet/operator/schedule/io.js';
 
 export interface ScheduleListJson {
   readonly schema: 'fleet.schedules/v1';
@@ -17,8 +17,8 @@ export default class ScheduleList extends FleetCommand {
 
   async run(): Promise<ScheduleListJson> {
     await this.parse(ScheduleList);
-    const { listSchedules } = await import('../../schedule/io.js');
-    const { operatorScheduleHost } = await import('../../schedule/host.js');
+    const { listSchedules } = await import('@fleet/operator/schedule/io.js');
+    const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const { escapeControl } = await import('@fleet/core');
     const schedules = await listSchedules(await operatorScheduleHost());
     if (schedules.length === 0) this.log('No fleet schedules installed.');

@@ -35,7 +35,7 @@ export default class TokenList extends FleetCommand {
     let tokens: TokenListJson['tokens'];
     let self: string | undefined;
     if (flags.host !== undefined) {
-      const { remoteTokens } = await import('../../tokens/remote.js');
+      const { remoteTokens } = await import('@fleet/operator/tokens/remote.js');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       const answer = await remote.client.tokenList();
       ({ tokens, self } = answer);

@@ -40,7 +40,8 @@ Revoking the token your credentials file holds for H would lock you out of H: it
   async run(): Promise<RevokedTokenJson> {
     const { args, flags } = await this.parse(TokenRevoke);
     if (flags.host !== undefined) {
-      const { checkRevoke, recordTokenVerb, remoteTokens } = await import('../../tokens/remote.js');
+      const { checkRevoke, recordTokenVerb, remoteTokens } =
+        await import('@fleet/operator/tokens/remote.js');
       const { newOperationId } = await import('@fleet/core');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       await checkRevoke(remote, args.id, flags.self);

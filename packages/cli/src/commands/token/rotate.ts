@@ -72,7 +72,8 @@ On the node (--home) it works on the node's own token store. From the operator s
     flags: { repo?: string; grace: string; ttl?: string; timeout: number },
   ): Promise<RotatedTokenJson> {
     const { parseDuration } = await import('@fleet/controller');
-    const { recordTokenVerb, remoteTokens, rotateRemote } = await import('../../tokens/remote.js');
+    const { recordTokenVerb, remoteTokens, rotateRemote } =
+      await import('@fleet/operator/tokens/remote.js');
     const root = await this.findRepo(flags.repo);
     const remote = await remoteTokens(root, host, flags.timeout);
     const rotated = await rotateRemote(remote, id, {
