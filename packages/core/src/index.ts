@@ -453,6 +453,8 @@ export {
 export { wholeFileInstaller } from './installers/whole-file.js';
 export {
   fileInstaller,
+  splicedLive,
+  type BlockWrite,
   type CheckedFile,
   type FileInstallerOptions,
 } from './installers/file-installer.js';

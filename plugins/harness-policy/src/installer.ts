@@ -18,7 +18,6 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   FleetError,
-  decodeUtf8,
   isFleetError,
   parseHomePath,
   resolveSecrets,
@@ -30,15 +29,10 @@ import {
   type NodeInstallResult,
   type Problem,
   type SafeFileWriter,
+  splicedLive,
   writeVerified,
 } from '@fleet/core';
-import {
-  assertNoMarkers,
-  extractPolicySection,
-  findBlock,
-  normaliseBody,
-  spliceBlock,
-} from './block.js';
+import { assertNoMarkers, extractPolicySection, findBlock, normaliseBody } from './block.js';
 import { harnessPolicyDomain, POLICY_MARKERS } from './domain.js';
 
 const DOMAIN = harnessPolicyDomain.domain;
@@ -110,26 +104,10 @@ async function finalBytes(
   writer: SafeFileWriter,
 ): Promise<Uint8Array> {
   if (file.kind === 'whole') return encode(resolved);
-  const live = await readerOf(writer)(path);
-  const liveSha = live?.sha256 ?? null;
-  if (liveSha !== expectedSha256) {
-    throw Object.assign(
-      new FleetError(
-        'PRECONDITION_FAILED',
-        `${path}: live sha256 is ${liveSha ?? 'absent (no such file)'}, not the one planned against; nothing written`,
-        { suggestions: ['re-plan against the live file'] },
-      ),
-      { liveSha256: liveSha, path },
-    );
-  }
-  const text = live === null ? '' : decodeUtf8(live.content, path);
-  const spliced = spliceBlock(text, resolved, markersOf(file), path);
-  // Belt and braces: what is written must parse back to the body just spliced in.
-  const back = findBlock(spliced, markersOf(file), path);
-  if (back === null || normaliseBody(back.body) !== normaliseBody(resolved)) {
-    throw new FleetError('INTERNAL', `${path}: the spliced file does not read back as its block`);
-  }
-  return encode(spliced);
+  return splicedLive(
+    { path, expectedSha256, body: resolved, markers: markersOf(file) },
+    readerOf(writer),
+  );
 }
 
 /**

@@ -138,24 +138,11 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
       );
     }
     if (file.kind === 'whole') return { path, expectedSha256, content: encode(resolved) };
-    const live = await writer.read(path);
-    const liveSha = live?.sha256 ?? null;
-    if (liveSha !== expectedSha256) {
-      throw Object.assign(
-        new FleetError(
-          'PRECONDITION_FAILED',
-          `${path}: live sha256 is ${liveSha ?? 'absent (no such file)'}, not the one planned against; nothing written`,
-          { suggestions: ['re-plan against the live file'] },
-        ),
-        { liveSha256: liveSha, path },
-      );
-    }
-    const text = live === null ? '' : decodeUtf8(live.content, path);
-    return {
-      path,
-      expectedSha256,
-      content: encode(spliceBlock(text, resolved, markersOf(file), path)),
-    };
+    const content = await splicedLive(
+      { path, expectedSha256, body: resolved, markers: markersOf(file) },
+      (p) => writer.read(p),
+    );
+    return { path, expectedSha256, content };
   }
 
   async function install(
@@ -198,4 +185,46 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     install,
     ...(options.repoFiles === undefined ? {} : { repoFiles: options.repoFiles }),
   };
+}
+
+/** One block file of a node operation: where, what the live file must be, the resolved body. */
+export interface BlockWrite {
+  readonly path: string;
+  /** The sha256 the operator planned against (`null`: no file yet). */
+  readonly expectedSha256: string | null;
+  /** The block's body, secrets resolved. */
+  readonly body: string;
+  readonly markers: BlockMarkers;
+}
+
+/**
+ * The final bytes of a block file (node half, before any write): the live file read through the
+ * controller's checked read, compared with the planned sha256 (`PRECONDITION_FAILED`, nothing
+ * written), the block spliced in with every other byte kept, and the result read back as that
+ * block — what is written must parse back to the body just spliced in.
+ */
+export async function splicedLive(
+  write: BlockWrite,
+  read: SafeFileWriter['read'],
+): Promise<Uint8Array> {
+  const { path, expectedSha256, body, markers } = write;
+  const live = await read(path);
+  const liveSha = live?.sha256 ?? null;
+  if (liveSha !== expectedSha256) {
+    throw Object.assign(
+      new FleetError(
+        'PRECONDITION_FAILED',
+        `${path}: live sha256 is ${liveSha ?? 'absent (no such file)'}, not the one planned against; nothing written`,
+        { suggestions: ['re-plan against the live file'] },
+      ),
+      { liveSha256: liveSha, path },
+    );
+  }
+  const text = live === null ? '' : decodeUtf8(live.content, path);
+  const spliced = spliceBlock(text, body, markers, path);
+  const back = findBlock(spliced, markers, path);
+  if (back === null || normaliseBody(back.body) !== normaliseBody(body)) {
+    throw new FleetError('INTERNAL', `${path}: the spliced file does not read back as its block`);
+  }
+  return encode(spliced);
 }
