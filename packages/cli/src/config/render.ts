@@ -46,13 +46,19 @@ export function renderPlan(
   return lines.join('\n');
 }
 
+/**
+ * A receipt's lines. `host` is the fleet.yaml host the operator named; the receipt's own `host` is
+ * the node id the node signs it with, shown beside it when the two differ (after a node-id change).
+ */
 export function renderReceipt(
   receipt: Receipt,
   escape: Escape,
+  host: string,
   palette: Palette = plainPalette,
 ): string {
+  const node = receipt.host === host ? '' : ` (node id ${escape(receipt.host)})`;
   const lines = [
-    `${palette.state(receipt.outcome)} ${receipt.domain} on ${receipt.host} (operation ${receipt.operationId}, verified: ${receipt.verified})`,
+    `${palette.state(receipt.outcome)} ${receipt.domain} on ${escape(host)}${node} (operation ${receipt.operationId}, verified: ${receipt.verified})`,
   ];
   for (const file of receipt.files) {
     lines.push(

@@ -142,6 +142,20 @@ export abstract class FleetBaseCommand extends Command {
     );
   }
 
+  /**
+   * The `--json` document of a verb that used the fleet repository carries it as `repository`
+   * (its real path, first), as the human output names it on its first line (contract §7): which
+   * repository answered is never left to guess when `$FLEET_REPO` or `--repo` chose it.
+   */
+  protected override toSuccessJson(result: unknown): unknown {
+    if (this.repoRoot === undefined) return result;
+    if (!(this.constructor as typeof FleetBaseCommand).repositoryInJson) return result;
+    if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
+    // `validate` names it `repo` already.
+    if (Object.hasOwn(result, 'repository') || Object.hasOwn(result, 'repo')) return result;
+    return { repository: this.repoRoot, ...result };
+  }
+
   /** Writes one line to stderr, also in --json mode (stdout stays one JSON document). */
   protected note(message: string): void {
     process.stderr.write(`${message}\n`);
@@ -153,6 +167,12 @@ export abstract class FleetBaseCommand extends Command {
    * `commit`, on the commit line the CLI's `noteSource` prints; `none`, not at all.
    */
   static repoLine: 'stdout' | 'stderr' | 'commit' | 'none' = 'stdout';
+
+  /**
+   * Whether `--json` carries `repository` ({@link FleetBaseCommand.toSuccessJson}); false for a verb whose document
+   * is read back as it is (`bootstrap plan`: the sealed plan `bootstrap apply` reads).
+   */
+  static repositoryInJson = true;
 
   /** The fleet repository this command found, its real path (set by {@link findRepo}). */
   protected repoRoot: string | undefined;

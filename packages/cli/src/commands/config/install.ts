@@ -118,7 +118,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     } finally {
       context.close();
     }
-    if (!this.jsonEnabled()) this.log(renderReceipt(receipt, core.escapeControl, palette));
+    if (!this.jsonEnabled())
+      this.log(renderReceipt(receipt, core.escapeControl, args.host, palette));
     if (receipt.outcome === 'rolled-back' || !receipt.verified)
       process.exitCode = core.ExitCode.verification;
     return { plan, receipt };
