@@ -9,7 +9,7 @@
  * versions and files the node cannot hold, node-03 stays fresh until its controller is stopped.
  */
 import { expect } from 'chai';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, realpath, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -295,9 +295,11 @@ describe('e2e: drift and plan on a lab fleet', function () {
     const again = await stampTree(dir);
     for (const name of ['drift.html', 'drift.json', 'drift.md'])
       expect(again[name]).to.deep.equal(firstFiles[name]);
-    expect(JSON.parse(await readFile(join(dir, 'drift-2.json'), 'utf8'))).to.deep.equal(
-      JSON.parse(second.stdout),
-    );
+    // The file is the --json document without `repository`: no operator's path in the repo's
+    // reports.
+    const { repository, ...document } = JSON.parse(second.stdout) as Record<string, unknown>;
+    expect(repository).to.equal(await realpath(lab.repo));
+    expect(JSON.parse(await readFile(join(dir, 'drift-2.json'), 'utf8'))).to.deep.equal(document);
   });
 
   it('without --report-dir drift writes no file: the repo stays clean, wherever it is run from', async () => {

@@ -614,9 +614,10 @@ describe('fleet schedule: install, list, remove with the fake systemctl', functi
         cwd: seat.dir,
       },
     );
-    expect(result.status, result.stderr).to.equal(6);
+    // Nothing changed: a precondition of the seat (exit 3), not a failed verification (6).
+    expect(result.status, result.stderr).to.equal(3);
     const error = (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error;
-    expect(error.code).to.equal('ACTION_FAILED');
+    expect(error.code).to.equal('SUPERVISOR_FAILED');
     expect(error.message).to.match(/nothing was left installed \(2 files removed again\)$/);
     expect(existsSync(join(unitDir(seat), 'fleet-report-version.service'))).to.equal(false);
     expect(existsSync(join(unitDir(seat), 'fleet-report-version.timer'))).to.equal(false);

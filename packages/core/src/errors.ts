@@ -125,6 +125,14 @@ export const ERROR_CODES = {
   NO_PRIOR_GENERATION: { exit: ExitCode.conflict },
   /** The repository has uncommitted changes where fleet would write (adopt). */
   REPO_DIRTY: { exit: ExitCode.conflict },
+  /**
+   * The service manager (`systemctl --user`, `launchctl`, `schtasks`) refused a command or could
+   * not be reached, and what the verb wrote was removed again: nothing changed, so not a failed
+   * verification (contract §7: 6 is only for those) — a precondition of the seat that does not hold.
+   */
+  SUPERVISOR_FAILED: { exit: ExitCode.conflict, http: 500 },
+  /** A runtime transaction failed before anything was activated: the node runs what it ran. */
+  RUNTIME_NOT_ACTIVATED: { exit: ExitCode.conflict },
   // authentication (exit 4)
   AUTH_REQUIRED: { exit: ExitCode.auth, http: 401 },
   AUTH_INVALID: { exit: ExitCode.auth, http: 401 },

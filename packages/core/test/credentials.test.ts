@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FleetError } from '../src/errors.js';
+import { FleetError, formatProblem, type Problem } from '../src/errors.js';
 import {
   defaultCredentialsPath,
   loadCredentials,
@@ -170,6 +170,15 @@ describe('repo/credentials', () => {
         expect(everything).to.not.contain('1234567890');
       });
     }
+
+    it("a token cut short: one line naming the file, the field and the host, not zod's words", async () => {
+      const path = await put(valid('too-short'));
+      const error = await rejected(loadCredentials(path, 'linux'));
+      expect(error.problems).to.have.length(1);
+      expect(formatProblem(error.problems[0] as Problem)).to.equal(
+        `${path}: hosts.node-01.token: the token for host node-01 is too short (fleet's tokens have 16 characters at least): paste the whole token \`fleet token issue\` printed`,
+      );
+    });
 
     it('names the field of a schema problem', async () => {
       const error = await rejected(loadCredentials(await put(valid('too-short')), 'linux'));

@@ -160,6 +160,25 @@ describe('file targets and drift items', () => {
     const item = assess({ kind: 'absent', writes: [fleetWrite('x\n')] });
     expect(item.state).to.equal('deleted');
     expect(item.detail).to.contain('someone removed it').and.contain('install --force');
+    expect(item.diff?.split('\n').slice(0, 2)).to.deep.equal([
+      '--- /dev/null',
+      '+++ desired/~/.config/app/app.conf',
+    ]);
+  });
+
+  it('shows what an install would write for a missing file: a diff from /dev/null (issue 17)', () => {
+    const { diff } = assess({ kind: 'absent' });
+    const lines = (diff ?? '').split('\n');
+    expect(lines.slice(0, 2)).to.deep.equal([
+      '--- /dev/null',
+      '+++ desired/~/.config/app/app.conf',
+    ]);
+    // The desired view in template space: a secret stays its placeholder.
+    expect(lines.filter((line) => line.startsWith('+') && !line.startsWith('+++'))).to.deep.equal([
+      '+node = node-01',
+      '+port = 8081',
+      '+token = {{ secret.APP_TOKEN }}',
+    ]);
   });
 
   it('reports a missing file, an unsupported one and a refused one', () => {

@@ -157,6 +157,75 @@ describe('drift report', () => {
     expect(html).to.contain('<a href="#h-node-02">node-02</a>');
   });
 
+  describe('the HTML report: problems first, current folded, diffs coloured (issue 17)', () => {
+    const html = renderDriftHtml(report);
+    const sections = html.split('<section id="h-').slice(1);
+    const section = (host: string) => sections.find((s) => s.startsWith(`${host}"`)) ?? '';
+
+    it('orders the host sections most urgent first; the matrix keeps the names order', () => {
+      expect(sections.map((s) => s.slice(0, s.indexOf('"')))).to.deep.equal([
+        'node-03',
+        'node-02',
+        'node-01',
+      ]);
+      const matrix = html.slice(html.indexOf('<tbody>'), html.indexOf('</tbody>'));
+      expect([...matrix.matchAll(/<a href="#h-([^"]+)"/g)].map((m) => m[1])).to.deep.equal([
+        'node-01',
+        'node-02',
+        'node-03',
+      ]);
+    });
+
+    it("lists a host's problems before its current items, which are folded in one <details>", () => {
+      const node02 = section('node-02');
+      const stale = node02.indexOf('~/.config/router/router.yaml');
+      const diverged = node02.indexOf('~/.claude/CLAUDE.md');
+      const folded = node02.indexOf('<details class="current"><summary>1 current item</summary>');
+      expect(stale).to.be.greaterThan(-1);
+      expect(diverged).to.be.greaterThan(-1);
+      expect(folded).to.be.greaterThan(Math.max(stale, diverged));
+      expect(node02.slice(folded)).to.contain('~/.local/share/router/volume/router.yaml');
+      expect(node02.slice(0, folded)).to.not.contain('~/.local/share/router/volume/router.yaml');
+    });
+
+    it('opens a problem with its diff, each line coloured by what it is, escaped', () => {
+      expect(html).to.contain(
+        '<pre class="diff"><span class="dh">--- a</span>\n<span class="dh">+++ b</span>\n<span class="dk">@@ -1 +1 @@</span>\n<span class="dd">-x</span>\n<span class="da">+&lt;script&gt;alert(1)&lt;/script&gt;</span></pre>',
+      );
+      expect(section('node-02')).to.match(/<details open><summary><span class="b"[^>]*>diverged/);
+    });
+
+    it("turns the messages' Markdown code spans into <code>: no backtick leaks", () => {
+      const hinted = renderDriftHtml(
+        buildDriftReport({
+          generatedAt: new Date(0),
+          repoCommit: 'abc123',
+          canonicalVersion: '1.2.0',
+          hosts: [
+            {
+              host: 'node-04',
+              status: 'error',
+              detail: 'run `fleet token issue --scope config:read` on <node-04>',
+              items: [
+                {
+                  layer: 'file',
+                  state: 'error',
+                  path: '~/a',
+                  detail: 'keep it with `fleet config adopt node-04 ~/a`',
+                },
+              ],
+            },
+          ],
+        }),
+      );
+      expect(hinted).to.contain(
+        '<p>run <code>fleet token issue --scope config:read</code> on &lt;node-04&gt;</p>',
+      );
+      expect(hinted).to.contain('<p>keep it with <code>fleet config adopt node-04 ~/a</code></p>');
+      expect(hinted).to.not.contain('`');
+    });
+  });
+
   it('escapes control characters for terminals and logs', () => {
     expect(escapeControl('a\u001b[2Jb\rc')).to.equal('a\\x1b[2Jb\\x0dc');
     expect(escapeControl('line\nnext')).to.equal('line\nnext');

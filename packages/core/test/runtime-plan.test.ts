@@ -162,7 +162,13 @@ describe('transaction verdicts (pure)', () => {
       'manual-recovery-required',
       'RECOVERY_REQUIRED',
     ],
-    ['failed before activation', status({ outcome: 'failed' }), 'T1', 'failed', 'ACTION_FAILED'],
+    [
+      'failed before activation',
+      status({ outcome: 'failed' }),
+      'T1',
+      'failed',
+      'RUNTIME_NOT_ACTIVATED',
+    ],
     ['the newest, for a rollback', status({ kind: 'rollback' }), null, 'accepted', null],
   ];
   for (const [what, answer, id, outcome, code] of cases) {

@@ -99,6 +99,7 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
       ? saved.hosts.map((host) => host.host)
       : [...new Set(flags.host ?? Object.keys(context.repo.manifest.hosts).sort())];
     const progress = new WaitingProgress('apply', hosts);
+    const palette = await this.palette();
     let run;
     try {
       run = await runApply({
@@ -115,7 +116,7 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
           // Streamed: each host's line as it settles (contract §7), the JSON document at the end.
           if (!this.jsonEnabled()) {
             progress.clear();
-            this.log(renderApplyHost(result, core.escapeControl));
+            this.log(renderApplyHost(result, core.escapeControl, palette));
           }
         },
         onWait: (line) => this.note(line),

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import type { DriftHost, DriftReport } from '@fleet/core';
+import { plainPalette, type Palette } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 
 export default class Drift extends FleetCommand {
@@ -66,6 +67,7 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
     // run up; nothing when every host answers within a second.
     const progress = new WaitingProgress('drift', hosts);
     const human = !this.jsonEnabled();
+    const palette = await this.palette();
     const report = await core.runDrift({
       repo: context.repo,
       git: context.git,
@@ -83,7 +85,7 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
         // Streamed: each host's lines as it answers; a hung host holds back only its own.
         if (human) {
           progress.clear();
-          this.log(renderHost(entry, core.escapeControl));
+          this.log(renderHost(entry, core.escapeControl, palette));
         }
       },
     });
@@ -127,19 +129,23 @@ function hints(report: DriftReport): string[] {
  * One host's lines: the host and its status, one indented line per item that is not current — an
  * error or unsupported item with its reason (`DOMAIN_NOT_SERVED: …`, `POLICY_REFUSED: …`).
  */
-function renderHost(host: DriftHost, escape: (text: string) => string): string {
+export function renderHost(
+  host: DriftHost,
+  escape: (text: string) => string,
+  palette: Palette = plainPalette,
+): string {
   const items = host.items
     .filter((item) => item.state !== 'current')
     .map(
       (item) =>
-        `    ${item.state.padEnd(11)} ${item.layer.padEnd(8)} ${escape(item.path ?? item.domain ?? '')}${
+        `    ${palette.state(item.state)}${' '.repeat(Math.max(1, 12 - item.state.length))}${item.layer.padEnd(8)} ${escape(item.path ?? item.domain ?? '')}${
           item.localLines
             ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})`
             : ''
         }${WHY_STATES.has(item.state) && item.detail ? `  ${escape(item.detail)}` : ''}`,
     );
   const detail = host.detail ? `  ${escape(host.detail)}` : '';
-  return [`${host.host.padEnd(12)} ${host.status}${detail}`, ...items].join('\n');
+  return [`${host.host.padEnd(12)} ${palette.state(host.status)}${detail}`, ...items].join('\n');
 }
 
 /**

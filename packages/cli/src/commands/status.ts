@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import type { StatusReport } from '@fleet/core';
+import type { Palette } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 
 export default class Status extends FleetCommand {
@@ -64,7 +65,17 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
       drift,
       reconcile,
     });
-    if (!this.jsonEnabled()) this.log(renderStatus(report, core.escapeControl, core.formatAge));
+    if (!this.jsonEnabled()) {
+      const { renderTable } = await import('../table.js');
+      this.log(
+        renderStatus(report, {
+          escape: core.escapeControl,
+          formatAge: core.formatAge,
+          palette: await this.palette(),
+          renderTable,
+        }),
+      );
+    }
     process.exitCode = core.statusExitCode(report.hosts.map((host) => host.state));
     return report;
   }
@@ -83,10 +94,16 @@ async function readReconcile() {
   };
 }
 
+interface StatusRendering {
+  readonly escape: (text: string) => string;
+  readonly formatAge: (seconds: number) => string;
+  readonly palette: Palette;
+  readonly renderTable: typeof import('../table.js').renderTable;
+}
+
 function renderStatus(
   report: StatusReport,
-  escape: (text: string) => string,
-  formatAge: (seconds: number) => string,
+  { escape, formatAge, palette, renderTable }: StatusRendering,
 ): string {
   const drift = report.drift.report
     ? `${report.drift.report}${report.hosts[0]?.drift.ageSeconds != null ? ` (${formatAge(report.hosts[0].drift.ageSeconds)} ago)` : ''}`
@@ -96,7 +113,7 @@ function renderStatus(
   ];
   if (report.drift.problem) lines.push(`warning: ${escape(report.drift.problem)}`);
   if (report.reconcile.problem) lines.push(`warning: ${escape(report.reconcile.problem)}`);
-  const rows = [['HOST', 'STATE', 'RUNTIME', 'DRIFT', 'PENDING', 'TRANSACTION']];
+  const rows: string[][] = [];
   for (const host of report.hosts) {
     const runtime = host.runtime
       ? `${host.runtime.version}+${host.runtime.build.sha256?.slice(0, 12) ?? 'dev'} ${host.runtime.state}`
@@ -119,16 +136,19 @@ function renderStatus(
       txn,
     ]);
   }
-  const widths =
-    rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length))) ?? [];
-  for (const row of rows) {
-    lines.push(
-      row
-        .map((cell, i) => escape(cell).padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    );
-  }
+  lines.push(
+    ...renderTable(
+      ['HOST', 'STATE', 'RUNTIME', 'DRIFT', 'PENDING', 'TRANSACTION'],
+      rows.map((row) => row.map(escape)),
+      // The host's state, and the drift state that leads its cell, in their colours.
+      (cell, column) =>
+        column === 1
+          ? palette.state(cell)
+          : column === 3
+            ? cell.replace(/^\S+/, (state) => palette.state(state))
+            : cell,
+    ),
+  );
   for (const host of report.hosts) {
     if (host.error) lines.push(`  ${host.host}: ${escape(host.error.message)}`);
     for (const reason of host.attention) lines.push(`  ${host.host}: ${escape(reason)}`);

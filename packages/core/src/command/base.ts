@@ -10,6 +10,7 @@
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { ErrorEnvelope, FleetErrorLike, Problem } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
+import type { Palette } from './colour.js';
 
 /** An error as oclif hands it to `catch` (its own carry `oclif.exit`). */
 export type CommandError = Error & { exitCode?: number; oclif?: { exit?: number } };
@@ -73,8 +74,24 @@ export async function failureLines(failure: FleetErrorLike): Promise<string[]> {
 export abstract class FleetBaseCommand extends Command {
   static override enableJsonFlag = true;
 
-  /** Flags of commands that work on the fleet repository. */
+  /**
+   * Flags every command takes: `--color`/`--no-color` (see {@link FleetBaseCommand.palette}). A
+   * command that sets its own `baseFlags` starts from these (or from `repoFlags`, which hold them).
+   */
+  static globalFlags = {
+    color: Flags.boolean({
+      allowNo: true,
+      description:
+        'colour human output (default: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it); never with --json',
+      helpGroup: 'GLOBAL',
+    }),
+  };
+
+  static override baseFlags = { ...FleetBaseCommand.globalFlags };
+
+  /** Flags of commands that work on the fleet repository (with the global ones). */
   static repoFlags = {
+    ...FleetBaseCommand.globalFlags,
     repo: Flags.directory({
       description:
         'the fleet repository (default: $FLEET_REPO, else the nearest fleet.yaml above the working directory)',
@@ -91,6 +108,54 @@ export abstract class FleetBaseCommand extends Command {
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   }
 
+  /** `--color` (true), `--no-color` (false) or neither, as the last {@link parse} read it. */
+  private colourFlag: boolean | undefined;
+
+  /** oclif's parse, keeping `--color`/`--no-color` for {@link palette}. */
+  protected override async parse<
+    F extends Record<string, unknown>,
+    B extends Record<string, unknown>,
+    A extends Record<string, unknown>,
+  >(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const parsed = await super.parse(options, argv);
+    const colour: unknown = (parsed.flags as Record<string, unknown>)['color'];
+    this.colourFlag = typeof colour === 'boolean' ? colour : undefined;
+    return parsed;
+  }
+
+  /**
+   * The palette for this command's human output on stdout: colours on a terminal, plain when
+   * piped, with `--json`, `--no-color` or a non-empty `NO_COLOR` (the order is `colourEnabled`'s).
+   */
+  protected async palette(): Promise<Palette> {
+    const { colourEnabled, loadPalette } = await import('./colour.js');
+    return loadPalette(
+      colourEnabled({
+        flag: this.colourFlag,
+        json: this.jsonEnabled(),
+        env: process.env,
+        isTTY: process.stdout.isTTY === true,
+      }),
+    );
+  }
+
+  /**
+   * The `--json` document of a verb that used the fleet repository carries it as `repository`
+   * (its real path, first), as the human output names it on its first line (contract §7): which
+   * repository answered is never left to guess when `$FLEET_REPO` or `--repo` chose it.
+   */
+  protected override toSuccessJson(result: unknown): unknown {
+    if (this.repoRoot === undefined) return result;
+    if (!(this.constructor as typeof FleetBaseCommand).repositoryInJson) return result;
+    if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
+    // `validate` names it `repo` already.
+    if (Object.hasOwn(result, 'repository') || Object.hasOwn(result, 'repo')) return result;
+    return { repository: this.repoRoot, ...result };
+  }
+
   /** Writes one line to stderr, also in --json mode (stdout stays one JSON document). */
   protected note(message: string): void {
     process.stderr.write(`${message}\n`);
@@ -102,6 +167,12 @@ export abstract class FleetBaseCommand extends Command {
    * `commit`, on the commit line the CLI's `noteSource` prints; `none`, not at all.
    */
   static repoLine: 'stdout' | 'stderr' | 'commit' | 'none' = 'stdout';
+
+  /**
+   * Whether `--json` carries `repository` ({@link FleetBaseCommand.toSuccessJson}); false for a verb whose document
+   * is read back as it is (`bootstrap plan`: the sealed plan `bootstrap apply` reads).
+   */
+  static repositoryInJson = true;
 
   /** The fleet repository this command found, its real path (set by {@link findRepo}). */
   protected repoRoot: string | undefined;

@@ -8,3 +8,12 @@
  */
 export { FleetBaseCommand, failureOf, failureLines, type CommandError } from './base.js';
 export { WaitingProgress } from './waiting.js';
+export {
+  colourEnabled,
+  loadPalette,
+  plainPalette,
+  stateTone,
+  type ColourInputs,
+  type Palette,
+  type Tone,
+} from './colour.js';

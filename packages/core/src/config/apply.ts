@@ -128,6 +128,8 @@ export const applyHostResultSchema = z.strictObject({
 });
 
 export const applyDocumentSchema = z.strictObject({
+  /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
+  repository: z.string().optional(),
   schema: z.literal(APPLY_SCHEMA),
   generatedAt: z.string(),
   repoCommit: z.string(),

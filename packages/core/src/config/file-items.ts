@@ -180,6 +180,12 @@ export function assessFile(input: AssessInput): FileAssessment {
     liveManaged,
   });
   const what = live.kind === 'present' ? 'its managed block' : 'the file';
+  // What an install would write, as a diff against nothing when there is nothing (a missing or
+  // deleted file: `/dev/null`, as git writes it), so a plan shows the content it would create.
+  const diff = unifiedDiff(liveManaged ?? '', desired, {
+    from: live.kind === 'present' ? `live/${target.path}` : '/dev/null',
+    to: `desired/${target.path}`,
+  });
   switch (classification.state) {
     case 'current':
       return done({});
@@ -189,6 +195,7 @@ export function assessFile(input: AssessInput): FileAssessment {
           live.kind === 'present'
             ? 'the file has no managed block (fleet never installed one here)'
             : 'the file does not exist (fleet never installed it here)',
+        ...(diff === '' ? {} : { diff }),
       });
     case 'deleted':
       return done({
@@ -198,14 +205,11 @@ export function assessFile(input: AssessInput): FileAssessment {
           operationId: classification.lastWrite.operationId,
         },
         detail: deletedDetail(classification, what),
+        ...(diff === '' ? {} : { diff }),
       });
     default:
       break;
   }
-  const diff = unifiedDiff(liveManaged ?? '', desired, {
-    from: `live/${target.path}`,
-    to: `desired/${target.path}`,
-  });
   if (classification.state === 'stale') {
     return done({ version: classification.equals, detail: staleDetail(classification), diff });
   }

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { FleetError } from '../errors.js';
+import type { z } from 'zod';
+import { FleetError, type Problem } from '../errors.js';
 import { zodProblems } from '../zod-problems.js';
 import { credentialsSchema, type Credentials } from './schema.js';
 import { parseStrictJson } from '../json.js';
@@ -52,13 +53,28 @@ export async function loadCredentials(
     const result = credentialsSchema.safeParse(value);
     if (!result.success) {
       throw new FleetError('CREDENTIALS_INVALID', `credentials file ${path} is invalid`, {
-        problems: zodProblems(result.error, path),
+        problems: zodProblems(result.error, path).map((problem, i) =>
+          shortTokenProblem(result.error.issues[i], problem),
+        ),
       });
     }
     return result.data;
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A token cut short (a partial paste) says so for its host, instead of zod's "Too small: expected
+ * string to have >=16 characters": the file and the field stay, the token itself never appears.
+ */
+function shortTokenProblem(issue: z.core.$ZodIssue | undefined, problem: Problem): Problem {
+  const [hosts, host, field] = issue?.path ?? [];
+  if (issue?.code !== 'too_small' || hosts !== 'hosts' || field !== 'token') return problem;
+  return {
+    ...problem,
+    message: `the token for host ${String(host)} is too short (fleet's tokens have ${String(issue.minimum)} characters at least): paste the whole token \`fleet token issue\` printed`,
+  };
 }
 
 /** The token for one host; `CREDENTIALS_MISSING` (exit 4) when there is none. */

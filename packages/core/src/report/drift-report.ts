@@ -61,6 +61,8 @@ export const driftHostSchema = z.strictObject({
 });
 
 export const driftReportSchema = z.strictObject({
+  /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
+  repository: z.string().optional(),
   schema: z.literal(DRIFT_SCHEMA),
   generatedAt: z.string(),
   /** The commit fleet.yaml, hosts/ and domains/ were all read at (HEAD when the run started). */

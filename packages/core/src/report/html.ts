@@ -29,6 +29,34 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch] as string);
 }
 
+/**
+ * A one-line message for the page: escaped, and its Markdown code spans (`fleet config adopt …`,
+ * as the CLI's messages write commands) made `<code>`, so no backtick leaks into the HTML.
+ */
+export function proseHtml(text: string): string {
+  return escapeHtml(text).replace(/`([^`\n]+)`/g, '<code>$1</code>');
+}
+
+const DIFF_LINE_CLASSES: readonly [prefix: string, className: string][] = [
+  ['+++', 'dh'],
+  ['---', 'dh'],
+  ['@@', 'dk'],
+  ['+', 'da'],
+  ['-', 'dd'],
+];
+
+/** A unified diff, escaped, each line in the colour of what it is (added, removed, hunk header). */
+export function diffHtml(diff: string): string {
+  const lines = diff
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => {
+      const match = DIFF_LINE_CLASSES.find(([prefix]) => line.startsWith(prefix));
+      return match ? `<span class="${match[1]}">${escapeHtml(line)}</span>` : escapeHtml(line);
+    });
+  return `<pre class="diff">${lines.join('\n')}</pre>`;
+}
+
 /** A coloured badge naming a state. */
 export function stateBadge(state: string): string {
   return `<span class="b" style="background:${STATE_COLOURS[state] ?? '#757575'}">${escapeHtml(state)}</span>`;
@@ -68,6 +96,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#212121}
 table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left}
 .b{color:#fff;border-radius:.6rem;padding:0 .5rem;font-size:12px}.n{color:#9e9e9e}
 section{margin-top:1.5rem}details,.i{margin:.3rem 0}pre{background:#f5f5f5;padding:.6rem;overflow:auto}
+details.current>summary{color:#616161}.da{color:#2e7d32;background:#e8f5e9}.dd{color:#c62828;background:#ffebee}.dk{color:#1565c0}.dh{font-weight:bold}
 </style></head><body>
 <h1>fleet ${escapeHtml(page.kind)} report</h1>
 <p>${escapeHtml(page.generatedAt)} · commit <code>${escapeHtml(page.repoCommit)}</code> · canonical version ${escapeHtml(page.canonicalVersion)}</p>

@@ -3,8 +3,9 @@
  * (no external assets, no scripts) whose first screen is a hosts × layers matrix and whose details
  * are one click away (`<details>`). Every value from a host is escaped: paths and diffs are data.
  */
-import { DRIFT_LAYERS, layerState, type DriftReport } from './drift-report.js';
-import { escapeHtml, reportPage, stateBadge } from './html.js';
+import type { DriftItem } from '../interfaces/drift.js';
+import { DRIFT_LAYERS, layerState, type DriftHost, type DriftReport } from './drift-report.js';
+import { diffHtml, escapeHtml, proseHtml, reportPage, stateBadge } from './html.js';
 
 export { escapeHtml } from './html.js';
 
@@ -67,6 +68,45 @@ export function renderDriftMarkdown(report: DriftReport): string {
 
 const badge = stateBadge;
 
+/** How much a host's status asks of the reader: the HTML report's sections go most urgent first. */
+const HOST_URGENCY: readonly DriftHost['status'][] = [
+  'denied',
+  'error',
+  'unreachable',
+  'drifted',
+  'current',
+];
+
+function hostItemHtml(item: DriftItem): string {
+  const title = `${badge(item.state)} <code>${escapeHtml(item.layer)}</code> ${escapeHtml(item.domain ?? '')} <code>${escapeHtml(item.path ?? '')}</code>${
+    item.localLines ? ` — ${item.localLines} local line${item.localLines === 1 ? '' : 's'}` : ''
+  }`;
+  const body = [
+    item.detail ? `<p>${proseHtml(item.detail)}</p>` : '',
+    item.diff ? diffHtml(item.diff) : '',
+  ].join('');
+  return body
+    ? `<details${item.state === 'current' ? '' : ' open'}><summary>${title}</summary>${body}</details>`
+    : `<div class="i">${title}</div>`;
+}
+
+/**
+ * One host's section: what is not current first, each open with its reason and diff; the current
+ * items folded under one `<details>`, so problems are what the page shows.
+ */
+function hostSectionHtml(host: DriftHost): string {
+  const problems = host.items.filter((item) => item.state !== 'current');
+  const current = host.items.filter((item) => item.state === 'current');
+  const folded =
+    current.length === 0
+      ? ''
+      : `<details class="current"><summary>${current.length} current item${current.length === 1 ? '' : 's'}</summary>${current.map(hostItemHtml).join('\n')}</details>`;
+  const items = [...problems.map(hostItemHtml), folded].filter(Boolean).join('\n');
+  return `<section id="h-${escapeHtml(host.host)}"><h2>${escapeHtml(host.host)} ${badge(host.status)}</h2>${
+    host.detail ? `<p>${proseHtml(host.detail)}</p>` : ''
+  }${items || '<p class="n">no items</p>'}</section>`;
+}
+
 export function renderDriftHtml(report: DriftReport): string {
   const rows = report.hosts
     .map((host) => {
@@ -77,28 +117,11 @@ export function renderDriftHtml(report: DriftReport): string {
       return `<tr><th scope="row"><a href="#h-${escapeHtml(host.host)}">${escapeHtml(host.host)}</a></th><td>${badge(host.status)}</td>${cells}</tr>`;
     })
     .join('\n');
-  const details = report.hosts
-    .map((host) => {
-      const items = host.items
-        .map((item) => {
-          const title = `${badge(item.state)} <code>${escapeHtml(item.layer)}</code> ${escapeHtml(item.domain ?? '')} <code>${escapeHtml(item.path ?? '')}</code>${
-            item.localLines
-              ? ` — ${item.localLines} local line${item.localLines === 1 ? '' : 's'}`
-              : ''
-          }`;
-          const body = [
-            item.detail ? `<p>${escapeHtml(item.detail)}</p>` : '',
-            item.diff ? `<pre>${escapeHtml(item.diff)}</pre>` : '',
-          ].join('');
-          return body
-            ? `<details><summary>${title}</summary>${body}</details>`
-            : `<div class="i">${title}</div>`;
-        })
-        .join('\n');
-      return `<section id="h-${escapeHtml(host.host)}"><h2>${escapeHtml(host.host)} ${badge(host.status)}</h2>${
-        host.detail ? `<p>${escapeHtml(host.detail)}</p>` : ''
-      }${items || '<p class="n">no items</p>'}</section>`;
-    })
+  // The matrix keeps the hosts' order (by name); the sections below go problems first.
+  const urgency = (host: DriftHost) => HOST_URGENCY.indexOf(host.status);
+  const details = [...report.hosts]
+    .sort((a, b) => urgency(a) - urgency(b))
+    .map(hostSectionHtml)
     .join('\n');
   return reportPage({
     kind: 'drift',

@@ -50,6 +50,8 @@ export const versionHostSchema = z.strictObject({
 });
 
 export const versionReportSchema = z.strictObject({
+  /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
+  repository: z.string().optional(),
   schema: z.literal(VERSION_SCHEMA),
   generatedAt: z.string(),
   repoCommit: z.string(),

@@ -194,8 +194,9 @@ export function transactionVerdict(
       return {
         done: true,
         outcome: 'failed',
+        // Exit 3, not 6: nothing was activated, so nothing needs verifying again (contract §7).
         error: new FleetError(
-          'ACTION_FAILED',
+          'RUNTIME_NOT_ACTIVATED',
           `the transaction failed before anything was activated${failure ? `: ${failure.detail}` : ''}`,
           { problems: evidence.map((message) => ({ message })) },
         ),

@@ -1,9 +1,19 @@
 /** Human renderings of plans and receipts (JSON output is the documents themselves). */
 import type { ApplyDocument, ApplyHostResult, DomainPlan, Receipt } from '@fleet/core';
+import { plainPalette, type Palette } from '@fleet/core/command';
 
 type Escape = (text: string) => string;
 
-export function renderPlan(plan: DomainPlan, escape: Escape): string {
+/** A state word padded to `width` (at least one blank after it), coloured without misaligning. */
+function stateCell(palette: Palette, state: string, width: number): string {
+  return `${palette.state(state)}${' '.repeat(Math.max(1, width + 1 - state.length))}`;
+}
+
+export function renderPlan(
+  plan: DomainPlan,
+  escape: Escape,
+  palette: Palette = plainPalette,
+): string {
   const lines = [
     `Plan for ${plan.domain} on ${plan.host} (repo commit ${plan.repoCommit.slice(0, 12)}):`,
   ];
@@ -12,12 +22,13 @@ export function renderPlan(plan: DomainPlan, escape: Escape): string {
       ? `, ${file.item.localLines} local line${file.item.localLines === 1 ? '' : 's'}`
       : '';
     lines.push(
-      `  ${file.item.state.padEnd(11)} ${escape(file.path)}  (live sha256 ${file.liveSha256?.slice(0, 12) ?? 'none'}${local})`,
+      `  ${stateCell(palette, file.item.state, 11)}${escape(file.path)}  (live sha256 ${file.liveSha256?.slice(0, 12) ?? 'none'}${local})`,
     );
     if (file.item.detail) lines.push(`              ${escape(file.item.detail)}`);
     if (file.item.diff)
       lines.push(
-        ...escape(file.item.diff)
+        ...palette
+          .diff(escape(file.item.diff))
           .split('\n')
           .map((line) => `      ${line}`),
       );
@@ -35,9 +46,19 @@ export function renderPlan(plan: DomainPlan, escape: Escape): string {
   return lines.join('\n');
 }
 
-export function renderReceipt(receipt: Receipt, escape: Escape): string {
+/**
+ * A receipt's lines. `host` is the fleet.yaml host the operator named; the receipt's own `host` is
+ * the node id the node signs it with, shown beside it when the two differ (after a node-id change).
+ */
+export function renderReceipt(
+  receipt: Receipt,
+  escape: Escape,
+  host: string,
+  palette: Palette = plainPalette,
+): string {
+  const node = receipt.host === host ? '' : ` (node id ${escape(receipt.host)})`;
   const lines = [
-    `${receipt.outcome} ${receipt.domain} on ${receipt.host} (operation ${receipt.operationId}, verified: ${receipt.verified})`,
+    `${palette.state(receipt.outcome)} ${receipt.domain} on ${escape(host)}${node} (operation ${receipt.operationId}, verified: ${receipt.verified})`,
   ];
   for (const file of receipt.files) {
     lines.push(
@@ -47,7 +68,9 @@ export function renderReceipt(receipt: Receipt, escape: Escape): string {
     );
   }
   for (const action of receipt.actions)
-    lines.push(`  action ${action.kind}: ${action.status} — ${escape(action.detail)}`);
+    lines.push(
+      `  action ${action.kind}: ${palette.state(action.status)} — ${escape(action.detail)}`,
+    );
   if (receipt.error) lines.push(`  error ${receipt.error.code}: ${escape(receipt.error.message)}`);
   return lines.join('\n');
 }
@@ -57,9 +80,13 @@ export function renderReceipt(receipt: Receipt, escape: Escape): string {
  * that is not current: what apply does with it, its drift state, and for a receipt what the node
  * did.
  */
-export function renderApplyHost(host: ApplyHostResult, escape: Escape): string {
+export function renderApplyHost(
+  host: ApplyHostResult,
+  escape: Escape,
+  palette: Palette = plainPalette,
+): string {
   const error = host.error ? `  ${host.error.code}: ${escape(host.error.message)}` : '';
-  const lines = [`${host.host.padEnd(12)} ${host.outcome}${error}`];
+  const lines = [`${host.host.padEnd(12)} ${palette.state(host.outcome)}${error}`];
   for (const domain of host.domains) {
     const written = new Map(domain.receipt?.files.map((file) => [file.path, file.state]) ?? []);
     for (const file of domain.files) {
@@ -70,7 +97,7 @@ export function renderApplyHost(host: ApplyHostResult, escape: Escape): string {
       const done = written.get(file.path);
       const why = file.decision === 'blocked' && file.detail ? `  ${escape(file.detail)}` : '';
       lines.push(
-        `    ${file.decision.padEnd(8)} ${file.state.padEnd(11)} ${escape(file.path)}${local}${done ? `  ${done}` : ''}${why}`,
+        `    ${stateCell(palette, file.decision, 8)}${stateCell(palette, file.state, 11)}${escape(file.path)}${local}${done ? `  ${done}` : ''}${why}`,
       );
     }
     if (domain.error)

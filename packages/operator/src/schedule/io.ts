@@ -142,8 +142,9 @@ class Supervisor {
       timeoutMs: 60_000,
     });
     if (result.exitCode !== 0 && !allowFailure) {
+      // Exit 3, not 6: the caller removes what it wrote, so nothing changed (contract §7).
       throw new FleetError(
-        'ACTION_FAILED',
+        'SUPERVISOR_FAILED',
         `${command} ${args.join(' ')} (${what}) failed: ${excerpt(result)}`,
       );
     }

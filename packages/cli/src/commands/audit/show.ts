@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FleetCommand } from '../../base-command.js';
+import type { AuditLogKind } from '../../audit-table.js';
 
 export type AuditShowSource =
   | { readonly kind: 'operator'; readonly path: string }
@@ -53,6 +54,14 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
     const core = await import('@fleet/core');
     const audit = await import('@fleet/operator/audit/log.js');
     const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
+    const { renderAuditTable } = await import('../../audit-table.js');
+    const palette = await this.palette();
+    // The human form: a table, only when there is a record to show (else a note on stderr).
+    const show = (kind: AuditLogKind, records: readonly Record<string, unknown>[]) => {
+      if (records.length === 0) return;
+      for (const line of renderAuditTable(kind, records, safe, (outcome) => palette.state(outcome)))
+        this.log(line);
+    };
     const tail = <T>(items: T[]): T[] =>
       flags.limit === undefined ? items : items.slice(-flags.limit);
 
@@ -102,8 +111,7 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
             ],
       );
       if (!this.jsonEnabled()) {
-        for (const record of records)
-          this.log(`${safe(record['host']).padEnd(12)} ${nodeLine(record, safe)}`);
+        show('hosts', records);
         for (const error of errors) this.note(`${error.host}: ${safe(error.message)}`);
         if (records.length === 0 && errors.length === 0) this.note('no audit records');
       }
@@ -123,7 +131,7 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
       // An incomplete last line is shown raw, as not a record.
       const records = tail(audit.parseLines(log.torn ? [...log.lines, log.tail] : log.lines, 1));
       if (!this.jsonEnabled()) {
-        for (const record of records) this.log(nodeLine(record, safe));
+        show('node', records);
         if (records.length === 0) this.note(`no audit records in ${safe(log.path)}`);
       }
       return { schema: 'fleet.audit/v1', source: { kind: 'node', home, path: log.path }, records };
@@ -140,57 +148,9 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
     const { lines, tail: rest } = audit.splitLog(text);
     const records = tail(audit.parseLines(rest === '' ? lines : [...lines, rest], 1));
     if (!this.jsonEnabled()) {
-      for (const record of records) this.log(operatorLine(record, safe));
+      show('operator', records);
       if (records.length === 0) this.note(`no records in the operator log ${safe(path)}`);
     }
     return { schema: 'fleet.audit/v1', source: { kind: 'operator', path }, records };
   }
-}
-
-type Safe = (text: unknown) => string;
-
-function malformed(record: Record<string, unknown>, safe: Safe): string | undefined {
-  if (record['malformed'] !== true) return undefined;
-  return `line ${safe(record['line'])}: not a record: ${safe(record['raw'])}`;
-}
-
-/** One node record per line: seq, time, outcome, operation, client, operation id, code, paths. */
-function nodeLine(record: Record<string, unknown>, safe: Safe): string {
-  const bad = malformed(record, safe);
-  if (bad !== undefined) return bad;
-  const paths = Array.isArray(record['paths'])
-    ? (record['paths'] as unknown[]).map(safe).join(' ')
-    : '';
-  return [
-    String(safe(record['seq'])).padStart(5),
-    safe(record['ts']),
-    safe(record['outcome']).padEnd(11),
-    safe(record['operation']).padEnd(16),
-    safe(record['client'] ?? '-').padEnd(16),
-    safe(record['operationId'] ?? '-').padEnd(26),
-    safe(record['code'] ?? '-'),
-    paths,
-  ]
-    .join(' ')
-    .trimEnd();
-}
-
-/** One operator record per line: time, verb, host, operation id, outcome, code, paths. */
-function operatorLine(record: Record<string, unknown>, safe: Safe): string {
-  const bad = malformed(record, safe);
-  if (bad !== undefined) return bad;
-  const paths = Array.isArray(record['paths'])
-    ? (record['paths'] as unknown[]).map(safe).join(' ')
-    : '';
-  return [
-    safe(record['ts']),
-    safe(record['verb']).padEnd(16),
-    safe(record['host'] ?? '-').padEnd(12),
-    safe(record['operationId'] ?? '-').padEnd(26),
-    safe(record['outcome']).padEnd(11),
-    safe(record['code'] ?? '-'),
-    paths,
-  ]
-    .join(' ')
-    .trimEnd();
 }

@@ -25,6 +25,9 @@ The node is observed through its controller; when the controller does not answer
     }),
   };
 
+  // The JSON is the sealed plan itself, which `bootstrap apply` reads back strictly.
+  static override repositoryInJson = false;
+
   async run(): Promise<BootstrapPlan> {
     const { args, flags } = await this.parse(BootstrapPlanCommand);
     const root = await this.findRepo(flags.repo);

@@ -49,6 +49,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
     const { renderPlan, renderReceipt } = await import('@fleet/operator/config/render.js');
     const { installPlanned } = await import('@fleet/operator/config/install.js');
+    const palette = await this.palette();
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({
       root,
@@ -71,7 +72,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     const selection = { ...(files ? { files } : {}), force: flags.force };
     if (!flags.confirm) {
       // The plan is the answer: shown, nothing sent, exit 2 (contract §7).
-      if (!this.jsonEnabled()) this.log(renderPlan(plan, core.escapeControl));
+      if (!this.jsonEnabled()) this.log(renderPlan(plan, core.escapeControl, palette));
       let refusal: string | undefined;
       try {
         core.plannedInstall(plan, selection);
@@ -117,7 +118,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     } finally {
       context.close();
     }
-    if (!this.jsonEnabled()) this.log(renderReceipt(receipt, core.escapeControl));
+    if (!this.jsonEnabled())
+      this.log(renderReceipt(receipt, core.escapeControl, args.host, palette));
     if (receipt.outcome === 'rolled-back' || !receipt.verified)
       process.exitCode = core.ExitCode.verification;
     return { plan, receipt };

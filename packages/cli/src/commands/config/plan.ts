@@ -41,8 +41,9 @@ export default class ConfigPlan extends FleetCommand {
       readLive: readLiveThroughController(context),
     });
     const plans = await core.planHost(assessment, args.host, args.domain);
+    const palette = await this.palette();
     if (!this.jsonEnabled())
-      this.log(plans.map((plan) => renderPlan(plan, core.escapeControl)).join('\n\n'));
+      this.log(plans.map((plan) => renderPlan(plan, core.escapeControl, palette)).join('\n\n'));
     return { plans };
   }
 }

@@ -60,7 +60,12 @@ export default class TokenList extends FleetCommand {
         token.scopes.join(','),
         token.id === self ? '(this token)' : '',
       ]);
-      for (const line of renderTable(['ID', 'CLIENT', 'STATE', 'EXPIRES', 'SCOPES', ''], rows))
+      const palette = await this.palette();
+      const header = ['ID', 'CLIENT', 'STATE', 'EXPIRES', 'SCOPES', ''];
+      const stateColumn = header.indexOf('STATE');
+      for (const line of renderTable(header, rows, (cell, column) =>
+        column === stateColumn ? palette.state(cell) : cell,
+      ))
         this.log(line);
     }
     return self === undefined ? { tokens } : { tokens, self };

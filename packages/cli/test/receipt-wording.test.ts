@@ -1,0 +1,31 @@
+/** A receipt's human first line names the fleet.yaml host (issue 17: after a node-id change). */
+import { expect } from 'chai';
+import { escapeControl, type Receipt } from '@fleet/core';
+import { renderReceipt } from '@fleet/operator/config/render.js';
+
+const receipt = (nodeId: string): Receipt => ({
+  schema: 'fleet.receipt/v1',
+  operationId: '01J0000000000000000000000A',
+  host: nodeId,
+  domain: 'router',
+  outcome: 'installed',
+  files: [],
+  actions: [],
+  verified: true,
+  finishedAt: '2026-05-01T10:00:00.000Z',
+  audit: { seq: 3, sha256: 'c'.repeat(64) },
+});
+
+describe('config install: the receipt line', () => {
+  it('names the fleet.yaml host, and the node id beside it when they differ', () => {
+    expect(renderReceipt(receipt('node-7f3a'), escapeControl, 'laptop')).to.equal(
+      'installed router on laptop (node id node-7f3a) (operation 01J0000000000000000000000A, verified: true)',
+    );
+  });
+
+  it('names the host once when the node id is the host', () => {
+    expect(renderReceipt(receipt('laptop'), escapeControl, 'laptop')).to.equal(
+      'installed router on laptop (operation 01J0000000000000000000000A, verified: true)',
+    );
+  });
+});
