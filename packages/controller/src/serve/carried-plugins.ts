@@ -4,7 +4,7 @@
  * record (`fleet-build.json` beside the CLI's package.json) lists each as `{ name, version,
  * sha256 }`; a listed plugin is loaded only when
  * - its tarball `fleet-plugins/tarballs/<sha256>.tgz` has that sha256,
- * - the unpacked package `fleet-plugins/node_modules/<name>/` is exactly the tarball's `package/`
+ * - the unpacked package `fleet-plugins/packages/<name>/` is exactly the tarball's `package/`
  *   (every file byte for byte, nothing more), and
  * - its package.json names that name and version.
  * Anything else refuses that plugin, on stderr naming it, and the controller serves on without it

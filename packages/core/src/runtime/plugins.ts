@@ -7,8 +7,9 @@
  *
  * Inside the artifact's package directory (written at pack time by
  * `scripts/bundle-runtime-plugins.mjs`, read by the node from its generation):
- * - `fleet-plugins/node_modules/<name>/` — the plugin's package, unpacked from its tarball; Node
- *   resolves its `@fleet/core` from the artifact's own `node_modules` one level up;
+ * - `fleet-plugins/packages/<name>/` — the plugin's package, unpacked from its tarball; Node
+ *   resolves its `@fleet/core` from the artifact's own `node_modules` further up (a plugin's
+ *   dependencies must be ones the CLI ships: npm pack leaves out every nested `node_modules`);
  * - `fleet-plugins/tarballs/<sha256>.tgz` — the tarball itself, so the node checks the pin's
  *   sha256 and that the unpacked tree is exactly the tarball's;
  * - the build record (`fleet-build.json`) lists each as `{ name, version, sha256 }`.
@@ -59,7 +60,7 @@ export const pinnedPluginsSchema = z
 
 /** The carried plugin's package directory, relative to the artifact's package directory. */
 export function carriedPluginDir(name: string): string {
-  return `${RUNTIME_PLUGINS_DIR}/node_modules/${name}`;
+  return `${RUNTIME_PLUGINS_DIR}/packages/${name}`;
 }
 
 /** The carried plugin's tarball, relative to the artifact's package directory. */
