@@ -45,6 +45,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       nodeId: host.nodeId,
       host: host.entry,
       artifact: artifact.identity,
+      plugins: host.repo.manifest.plugins,
     });
     const identity = await host.client.identity();
     const plan = {
