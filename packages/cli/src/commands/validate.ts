@@ -213,7 +213,7 @@ async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[
 async function pluginTarballProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
   const { createHash } = await import('node:crypto');
   const { readFile } = await import('node:fs/promises');
-  const { join } = await import('node:path');
+  const path = await import('node:path');
   const { pinnedTarballPath } = await import('@fleet/core');
   const problems: Problem[] = [];
   for (const [index, pin] of repo.manifest.plugins.entries()) {
@@ -221,7 +221,7 @@ async function pluginTarballProblems(root: string, repo: FleetRepo): Promise<Pro
     let message: string | null = null;
     try {
       const sha256 = createHash('sha256')
-        .update(await readFile(join(root, ...file.split('/'))))
+        .update(await readFile(path.join(root, ...file.split('/'))))
         .digest('hex');
       if (sha256 !== pin.sha256) {
         message = `${file} has sha256 ${sha256}, but fleet.yaml pins plugin ${pin.name} ${pin.version} to ${pin.sha256}`;
@@ -230,12 +230,11 @@ async function pluginTarballProblems(root: string, repo: FleetRepo): Promise<Pro
       message = `plugin ${pin.name} ${pin.version}: its tarball ${file} cannot be read (${String((error as NodeJS.ErrnoException).code ?? error)}): keep the npm pack of the plugin there`;
     }
     if (message === null) continue;
-    const path = ['plugins', index];
-    const line = repo.manifestLine(path);
+    const line = repo.manifestLine(['plugins', index]);
     problems.push({
       file: 'fleet.yaml',
       ...(line === undefined ? {} : { line }),
-      path: path.join('.'),
+      path: `plugins.${index}`,
       message,
     });
   }
