@@ -82,7 +82,9 @@ async function readPlugin(file, readTgz, cliManifest) {
     fail(`${file}: package.json name ${JSON.stringify(pjson.name)} is not an npm package name`);
   }
   if (typeof pjson.version !== 'string' || !SEMVER.test(pjson.version)) {
-    fail(`${file}: package.json version ${JSON.stringify(pjson.version)} is not a semantic version`);
+    fail(
+      `${file}: package.json version ${JSON.stringify(pjson.version)} is not a semantic version`,
+    );
   }
   const shipped = new Set(Object.keys(cliManifest.dependencies ?? {}));
   const needed = [
@@ -118,7 +120,8 @@ async function bundle() {
     }
     plugins.push(plugin);
   }
-  if (!existsSync(recordFile)) fail('packages/cli/fleet-build.json is missing: run build-record.mjs first');
+  if (!existsSync(recordFile))
+    fail('packages/cli/fleet-build.json is missing: run build-record.mjs first');
   const record = JSON.parse(readFileSync(recordFile, 'utf8'));
   mkdirSync(path.join(pluginsDir, 'tarballs'), { recursive: true });
   writeFileSync(
@@ -143,7 +146,8 @@ async function bundle() {
 
 try {
   if (process.argv.includes('--clean')) {
-    if (clean()) process.stderr.write('bundle-runtime-plugins: removed packages/cli/fleet-plugins\n');
+    if (clean())
+      process.stderr.write('bundle-runtime-plugins: removed packages/cli/fleet-plugins\n');
   } else {
     clean();
     await bundle();
