@@ -87,7 +87,8 @@ export function acceptRuntime(
       .map((s) => `bootstrap adapter ${s}`),
     // contract §10.5: the plugins fleet.yaml names, loaded from the new generation as pinned
     ...pluginMismatches(expected.catalog.plugins ?? [], identity.catalog.plugins ?? []).map(
-      ({ expected: pin }) => `plugin ${pin.name} ${pin.version} (sha256 ${pin.sha256.slice(0, 12)})`,
+      ({ expected: pin }) =>
+        `plugin ${pin.name} ${pin.version} (sha256 ${pin.sha256.slice(0, 12)})`,
     ),
   ];
   if (missing.length > 0) {

@@ -81,7 +81,8 @@ export async function carriedPluginProblem(
   try {
     for (const entry of readTgz(tarball)) {
       if (entry.type !== 'file') continue;
-      if (!entry.path.startsWith('package/')) return `its tarball holds ${entry.path}, outside package/`;
+      if (!entry.path.startsWith('package/'))
+        return `its tarball holds ${entry.path}, outside package/`;
       packed.set(entry.path.slice('package/'.length), entry.data);
     }
   } catch (error) {
