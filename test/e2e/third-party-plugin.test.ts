@@ -1,21 +1,25 @@
 /**
- * A third-party domain plugin end to end (contract §10.5; issue 7): the built example
- * `examples/fleet-plugin-gitconfig` is linked with the real `fleet plugins link` into a clean,
- * isolated oclif data/config/cache directory; the lab's controllers — `fleet controller serve`
- * under lab supervisors, started with the same environment — load it; the operator adds the
- * domain to a host in the fleet repository (and the host's owner to its node policy), and
- * `fleet drift`, `fleet config plan` and
- * `fleet config install --confirm` work on it like on any bundled domain, leaving the host's own
- * lines in ~/.gitconfig byte for byte. Then the refusals: broken, foreign-API, clashing and
- * outside-home plugins linked next to it are refused on the controllers' stderr (the lab's node
- * log), and the controllers still serve, the example domain included.
+ * A third-party domain plugin end to end (contract §10.5; issues 7 and 16): the built example
+ * `examples/fleet-plugin-gitconfig` reaches a lab node with no hand install on it. The operator
+ * links it with the real `fleet plugins link` into a clean, isolated oclif data/config/cache
+ * directory — for the operator's own CLI (rendering, validate): the lab's controllers, started with
+ * the same environment, do not load it from there. The operator pins the plugin in fleet.yaml
+ * (`plugins`, its tarball in `artifacts/plugins/`), packs a runtime that carries it (the README's
+ * recipe: `FLEET_RUNTIME_PLUGINS=… npm pack -w packages/cli`), and until a node runs that runtime
+ * `fleet version` reports the plugin missing there (drift). `fleet upgrade node-01 --confirm`
+ * delivers it inside the generation; then the domain is added to node-01 in the repository (and to
+ * its node policy), and `fleet drift`, `fleet config plan`, `fleet config install --confirm` and
+ * `fleet config adopt` work on it like on any bundled domain, leaving the host's own lines in
+ * ~/.gitconfig byte for byte. (The refusals of broken, foreign-API, clashing and outside-home
+ * plugins carried next to it are test/integration/controller-plugins.test.ts's: a refused plugin
+ * degrades the node's health, so a runtime carrying one is never accepted by an upgrade.)
  *
  * The isolated oclif directories are set in `process.env` for the duration of this file (and put
  * back after): `fleet()` passes the environment to every CLI run, `fleet lab up` passes it to the
  * lab supervisors, and they to the controllers — exactly how a node's service would inherit it.
  */
 import { expect } from 'chai';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   driftReportSchema,
@@ -24,9 +28,17 @@ import {
   type DomainPlan,
   type DriftReport,
   type IdentityResponse,
+  type VersionReport,
 } from '@fleet/core';
 import { writeNodePolicy } from '@fleet/controller';
-import { FIXTURES, ROOT, json, tempDir } from '../src/fleet.js';
+import { FAKE_ARTIFACT_COMMIT, fakeRuntimeArtifact } from '@fleet/testkit';
+import {
+  packedPlugin,
+  packedRuntimeArtifact,
+  type PackedPlugin,
+  type RuntimeArtifact,
+} from '../src/artifact.js';
+import { ROOT, json, tempDir } from '../src/fleet.js';
 import { Lab, filesContaining, sha256 } from './lab-fixture.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'fleet-plugin-gitconfig');
@@ -48,10 +60,13 @@ const CANONICAL_TEXT = `# Managed by fleet: edit domains/gitconfig/gitconfig in 
 const ISOLATED = ['FLEET_DATA_DIR', 'FLEET_CONFIG_DIR', 'FLEET_CACHE_DIR'] as const;
 
 describe('e2e: a third-party domain plugin on a lab fleet', function () {
-  this.timeout(120_000);
+  this.timeout(600_000); // packing the runtime, then an upgrade: minutes on a busy machine
   let lab: Lab;
   let oclif: { path: string; cleanup: () => Promise<void> };
   const saved = new Map<string, string | undefined>();
+  let example: PackedPlugin;
+  let artifact: RuntimeArtifact;
+  let logBefore = 0; // node-01's log before the upgrade: what the new runtime says comes after
 
   before(async () => {
     oclif = await tempDir('fleet-e2e-oclif-');
@@ -87,12 +102,17 @@ describe('e2e: a third-party domain plugin on a lab fleet', function () {
     await lab.up(2);
   }
 
+  async function version(): Promise<{ exitCode: number; stdout: string; report: VersionReport }> {
+    const run = await lab.run(['version', '--json']);
+    return { exitCode: run.exitCode, stdout: run.stdout, report: json<VersionReport>(run) };
+  }
+
   it('starts without the plugin: the controllers serve the bundled domains only', async () => {
     const domains = (await identity('node-01')).catalog.domains.map((d) => d.domain);
     expect(domains).to.not.include('gitconfig');
   });
 
-  it('links the built example with the real `fleet plugins link` into the clean data dir', async () => {
+  it('links the built example with the real `fleet plugins link`: for the operator’s CLI only', async () => {
     const link = await lab.run(['plugins', 'link', EXAMPLE, '--no-install']);
     expect(link.exitCode, link.stderr).to.equal(0);
     const listed = await lab.run(['plugins']);
@@ -103,19 +123,136 @@ describe('e2e: a third-party domain plugin on a lab fleet', function () {
     expect(data.oclif.plugins).to.deep.equal([
       { name: 'fleet-plugin-gitconfig', type: 'link', root: EXAMPLE },
     ]);
-  });
-
-  it('once restarted, every controller of the lab serves the gitconfig domain', async () => {
+    // Restarted with that data directory in their environment, the nodes still do not load it:
+    // a node loads plugins only from its generation (contract §10.5).
     await restartLab();
     for (const host of ['node-01', 'node-02']) {
-      const entry = (await identity(host)).catalog.domains.find((d) => d.domain === 'gitconfig');
-      expect(entry, host).to.deep.include({
-        plugin: 'fleet-plugin-gitconfig',
-        version: '0.1.0',
-        coupling: 'none',
-        implemented: true,
-      });
+      const domains = (await identity(host)).catalog.domains.map((d) => d.domain);
+      expect(domains, host).to.not.include('gitconfig');
     }
+  });
+
+  it('the operator pins the plugin: a canonical artifact that lacks it is refused (exit 2, naming it)', async () => {
+    example = await packedPlugin(EXAMPLE);
+    await mkdir(join(lab.repo, 'artifacts', 'plugins'), { recursive: true });
+    await copyFile(
+      example.path,
+      join(lab.repo, 'artifacts', 'plugins', 'fleet-plugin-gitconfig-0.1.0.tgz'),
+    );
+    const bare = fakeRuntimeArtifact({ version: '0.0.9-bare' });
+    await writeFile(join(lab.repo, 'artifacts', 'fleet-0.0.9-bare.tgz'), bare);
+    await lab.commitEdit(
+      'fleet.yaml',
+      (text) => {
+        const entry = `  - version: 0.0.9-bare\n    file: artifacts/fleet-0.0.9-bare.tgz\n    sha256: ${sha256(bare)}\n    commit: ${FAKE_ARTIFACT_COMMIT}\n`;
+        const withVersion = text.replace(/^canonicalVersion: .*$/m, 'canonicalVersion: 0.0.9-bare');
+        const withArtifact = /^artifacts:/m.test(withVersion)
+          ? withVersion.replace(/^artifacts:.*\n/m, (line) => `${line.replace(' []', '')}${entry}`)
+          : `${withVersion}artifacts:\n${entry}`;
+        return `${withArtifact}plugins:\n  - name: fleet-plugin-gitconfig\n    version: 0.1.0\n    sha256: ${example.sha256}\n`;
+      },
+      'pin fleet-plugin-gitconfig',
+    );
+    const line = `fleet.yaml names plugin fleet-plugin-gitconfig 0.1.0 (sha256 ${example.sha256.slice(0, 12)}), but the artifact artifacts/fleet-0.0.9-bare.tgz carries no plugin fleet-plugin-gitconfig`;
+    const upgrade = await lab.run(['upgrade', 'node-01', '--confirm', '--json']);
+    expect(upgrade.exitCode, upgrade.stdout + upgrade.stderr).to.equal(2);
+    expect(json<{ error: { code: string; message: string } }>(upgrade).error).to.include({
+      code: 'ARTIFACT_PLUGINS',
+      message: line,
+    });
+    const plan = await lab.run(['bootstrap', 'plan', 'node-01']);
+    expect(plan.exitCode, plan.stderr).to.equal(2);
+    expect(plan.stderr).to.contain(line);
+    const validate = await lab.run(['validate']);
+    expect(validate.exitCode, validate.stderr).to.equal(2);
+    expect(validate.stderr).to.contain(line);
+    // Nothing was sent: node-01 still runs its development build.
+    expect((await identity('node-01')).build.sha256).to.equal(null);
+  });
+
+  it('the operator packs a runtime that carries the plugin and lists it as canonical', async () => {
+    artifact = await packedRuntimeArtifact([example.path]);
+    await copyFile(artifact.path, join(lab.repo, 'artifacts', `fleet-${artifact.version}.tgz`));
+    await lab.commitEdit(
+      'fleet.yaml',
+      (text) => {
+        const withVersion = text.replace(
+          /^canonicalVersion: .*$/m,
+          `canonicalVersion: ${artifact.version}`,
+        );
+        const entry = `  - version: ${artifact.version}\n    file: artifacts/fleet-${artifact.version}.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n`;
+        const withArtifact = /^artifacts:/m.test(withVersion)
+          ? withVersion.replace(/^artifacts:.*\n/m, (line) => `${line.replace(' []', '')}${entry}`)
+          : `${withVersion}artifacts:\n${entry}`;
+        return withArtifact;
+      },
+      'the runtime that carries fleet-plugin-gitconfig',
+    );
+    const validate = await lab.run(['validate', '--json']);
+    expect(validate.exitCode, validate.stdout + validate.stderr).to.equal(0);
+  });
+
+  it('fleet version: a node whose catalog lacks the pinned plugin is drift (exit 1)', async () => {
+    const { exitCode, stdout, report } = await version();
+    expect(exitCode, stdout).to.equal(1);
+    for (const host of report.hosts) {
+      const item = host.items.find((i) => i.kind === 'plugin');
+      expect(item, host.host).to.deep.include({
+        name: 'fleet-plugin-gitconfig',
+        state: 'missing',
+        expected: '0.1.0',
+        expectedSha256: example.sha256,
+        detail: `fleet.yaml names plugin fleet-plugin-gitconfig 0.1.0 (sha256 ${example.sha256.slice(0, 12)}), but the node carries no plugin fleet-plugin-gitconfig: upgrade it to an artifact that carries it (contract §10.5)`,
+      });
+      expect(host.status).to.equal('drifted');
+    }
+    const human = await lab.run(['version', '--host', 'node-01']);
+    expect(human.exitCode).to.equal(1);
+    expect(human.stdout).to.match(/missing\s+plugin\s+fleet-plugin-gitconfig/);
+  });
+
+  it('fleet upgrade node-01 --confirm delivers the plugin inside the generation: no hand install', async () => {
+    logBefore = (await readFile(join(lab.dir, 'nodes', 'node-01', 'supervisor.log'))).length;
+    const upgraded = await lab.run(['upgrade', 'node-01', '--confirm', '--json']);
+    if (upgraded.exitCode !== 0) {
+      // What the runner and the new runtime said: the evidence a failed upgrade keeps.
+      const journal = lab.nodePath('node-01', '~/.local/state/fleet/journal');
+      const runners = (await readdir(journal)).filter((f) => f.startsWith('runner-'));
+      const logs = await Promise.all(runners.map((f) => readFile(join(journal, f), 'utf8')));
+      const node = (await readFile(join(lab.dir, 'nodes', 'node-01', 'supervisor.log')))
+        .subarray(logBefore)
+        .toString('utf8');
+      expect.fail(`${upgraded.stdout}${upgraded.stderr}\n${logs.join('\n')}\n${node}`);
+    }
+    expect(json<{ outcome: string }>(upgraded).outcome).to.equal('accepted');
+    // The new runtime loaded it cleanly: no plugin refused in node-01's log since.
+    const log = (await readFile(join(lab.dir, 'nodes', 'node-01', 'supervisor.log')))
+      .subarray(logBefore)
+      .toString('utf8');
+    expect(log.split('\n').filter((line) => line.startsWith('warning: plugin'))).to.deep.equal([]);
+    const { catalog, build } = await identity('node-01');
+    expect(build.sha256).to.equal(artifact.sha256);
+    expect(catalog.plugins).to.deep.equal([
+      {
+        name: 'fleet-plugin-gitconfig',
+        version: '0.1.0',
+        sha256: example.sha256,
+        domains: ['gitconfig'],
+      },
+    ]);
+    expect(catalog.domains.find((d) => d.domain === 'gitconfig')).to.deep.include({
+      plugin: 'fleet-plugin-gitconfig',
+      version: '0.1.0',
+      coupling: 'none',
+      implemented: true,
+    });
+    // node-01 is current for the plugin now; node-02, not upgraded, still lacks it.
+    const { exitCode, report } = await version();
+    expect(exitCode).to.equal(1);
+    const state = (host: string) =>
+      report.hosts.find((h) => h.host === host)?.items.find((i) => i.kind === 'plugin')?.state;
+    expect(state('node-01')).to.equal('current');
+    expect(state('node-02')).to.equal('missing');
   });
 
   it('the operator adds the domain to node-01: fleet.yaml, canonical, host variables, a commit', async () => {
@@ -237,68 +374,7 @@ describe('e2e: a third-party domain plugin on a lab fleet', function () {
     expect(facts.email).to.equal('node-01@fleet.example');
   });
 
-  describe('refused plugins next to it', () => {
-    const bad = [
-      'fixture-broken-hook',
-      'fixture-future-api',
-      'fixture-outside-home',
-      'fixture-router-clash',
-      'stray-gitconfig-clash',
-    ];
-    let logBefore = 0;
-
-    before(async () => {
-      for (const name of bad) {
-        const link = await lab.run([
-          'plugins',
-          'link',
-          join(FIXTURES, 'plugins', name),
-          '--no-install',
-        ]);
-        expect(link.exitCode, link.stderr).to.equal(0);
-      }
-      logBefore = (await readFile(join(lab.dir, 'nodes', 'node-01', 'supervisor.log'))).length;
-      await restartLab(); // lab up itself waits until every controller answers /v1/identity
-    });
-
-    it("each controller still serves, the example's domain included", async () => {
-      for (const host of ['node-01', 'node-02']) {
-        const domains = (await identity(host)).catalog.domains.map(
-          (d) => `${d.domain} ${d.plugin}`,
-        );
-        expect(domains).to.include('gitconfig fleet-plugin-gitconfig');
-        expect(domains).to.include('router @fleet/plugin-router');
-        expect(domains.some((d) => d.startsWith('passwd ') || d.startsWith('stray-git '))).to.equal(
-          false,
-        );
-      }
-      const { exitCode } = await drift('--host', 'node-01', '--domain', 'gitconfig');
-      expect(exitCode).to.equal(0);
-    });
-
-    it("each refusal is on the controller's stderr (the lab node's log), naming the plugin", async () => {
-      const log = (await readFile(join(lab.dir, 'nodes', 'node-01', 'supervisor.log')))
-        .subarray(logBefore)
-        .toString('utf8');
-      const warnings = log.split('\n').filter((line) => line.startsWith('warning: plugin '));
-      expect(warnings).to.include(
-        'warning: plugin fixture-broken-hook@1.0.0 failed to register: fixture: cannot register',
-      );
-      expect(warnings).to.include(
-        'warning: plugin fixture-future-api@1.0.0 targets fleet plugin API 2, but this fleet provides plugin API 1',
-      );
-      expect(warnings).to.include(
-        'warning: plugin fixture-router-clash@1.0.0 claims domain router, already owned by plugin @fleet/plugin-router@0.1.0',
-      );
-      expect(warnings).to.include(
-        'warning: plugin stray-gitconfig-clash@1.0.0 claims path ~/.gitconfig, already owned by plugin fleet-plugin-gitconfig@0.1.0',
-      );
-      expect(
-        warnings.some((w) => /fixture-outside-home@1\.0\.0 has an invalid registration/.test(w)),
-      ).to.equal(true);
-    });
-  });
-  describe('adopt through the plugin (after the refusals: the lab still runs them all)', () => {
+  describe('adopt through the plugin', () => {
     it("fleet config adopt node-01 ~/.gitconfig: the block's body, host values back to names", async () => {
       const live = (await lab.readNode('node-01', GITCONFIG)).toString('utf8');
       const edited = live.replace('\tff = only\r\n', '\tff = only\r\n\trebase = false\r\n');

@@ -1,6 +1,7 @@
 /** `fleet init` and `fleet validate`, through the real binary (issue: foundation). */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fleet, json, tempDir } from '../src/fleet.js';
@@ -123,6 +124,45 @@ describe('fleet validate', () => {
       path: 'colour',
       message: 'unknown field',
     });
+  });
+
+  it('checks each pinned plugin tarball in artifacts/plugins against its sha256 (contract §10.5)', async () => {
+    const manifest = join(repo, 'fleet.yaml');
+    const text = await readFile(manifest, 'utf8');
+    const good = Buffer.from('the npm pack of fleet-plugin-a\n');
+    const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+    await mkdir(join(repo, 'artifacts', 'plugins'), { recursive: true });
+    await writeFile(join(repo, 'artifacts', 'plugins', 'fleet-plugin-a-1.0.0.tgz'), good);
+    await writeFile(join(repo, 'artifacts', 'plugins', 'acme-fleet-b-2.0.0.tgz'), 'tampered\n');
+    await writeFile(
+      manifest,
+      `${text}plugins:\n` +
+        `  - { name: fleet-plugin-a, version: 1.0.0, sha256: ${sha(good)} }\n` +
+        `  - { name: '@acme/fleet-b', version: 2.0.0, sha256: ${'b'.repeat(64)} }\n` +
+        `  - { name: fleet-plugin-c, version: 0.1.0, sha256: ${'c'.repeat(64)} }\n`,
+    );
+    const run = await validate('--json');
+    expect(run.exitCode, run.stdout).to.equal(2);
+    const { error } = json<{
+      error: { code: string; problems: { path: string; message: string }[] };
+    }>(run);
+    expect(error.code).to.equal('REPO_INVALID');
+    const lines = text.split('\n').length; // `plugins:` is this line: text ends with a newline
+    expect(error.problems).to.deep.equal([
+      {
+        file: 'fleet.yaml',
+        line: lines + 2,
+        path: 'plugins.1',
+        message: `artifacts/plugins/acme-fleet-b-2.0.0.tgz has sha256 ${sha(Buffer.from('tampered\n'))}, but fleet.yaml pins plugin @acme/fleet-b 2.0.0 to ${'b'.repeat(64)}`,
+      },
+      {
+        file: 'fleet.yaml',
+        line: lines + 3,
+        path: 'plugins.2',
+        message:
+          'plugin fleet-plugin-c 0.1.0: its tarball artifacts/plugins/fleet-plugin-c-0.1.0.tgz cannot be read (ENOENT): keep the npm pack of the plugin there',
+      },
+    ]);
   });
 
   it('reports malformed YAML with its line, on one line', async () => {

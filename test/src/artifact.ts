@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './fleet.js';
 
@@ -54,15 +54,77 @@ interface PackReport {
   readonly bundled?: readonly string[];
 }
 
-let packed: Promise<RuntimeArtifact> | undefined;
+const packed = new Map<string, Promise<RuntimeArtifact>>();
 
-/** `npm pack -w packages/cli` (once per process; a failed pack is retried by the next caller). */
-export async function packedRuntimeArtifact(): Promise<RuntimeArtifact> {
-  packed ??= pack().catch((error: unknown) => {
-    packed = undefined;
-    throw error;
-  });
-  return packed;
+/**
+ * `npm pack -w packages/cli` (once per process and plugin list; a failed pack is retried by the
+ * next caller). With `plugins` (tarballs of plugins, `packedPlugin`), the artifact carries them
+ * (contract §10.5): `FLEET_RUNTIME_PLUGINS`, read by the CLI's prepack, as the README's recipe.
+ */
+export async function packedRuntimeArtifact(
+  plugins: readonly string[] = [],
+): Promise<RuntimeArtifact> {
+  const key = plugins.join('\n');
+  let pending = packed.get(key);
+  if (pending === undefined) {
+    pending = pack(plugins).catch((error: unknown) => {
+      packed.delete(key);
+      throw error;
+    });
+    packed.set(key, pending);
+  }
+  return pending;
+}
+
+export interface PackedPlugin {
+  /** The plugin's `.tgz`, as `npm pack` of its directory writes it. */
+  readonly path: string;
+  readonly name: string;
+  readonly version: string;
+  readonly sha256: string;
+}
+
+const packedPlugins = new Map<string, Promise<PackedPlugin>>();
+
+/** `npm pack` of a plugin's directory (once per process), into a temporary directory. */
+export function packedPlugin(dir: string): Promise<PackedPlugin> {
+  let pending = packedPlugins.get(dir);
+  if (pending === undefined) {
+    pending = (async () => {
+      const destination = mkdtempSync(join(tmpdir(), 'fleet-plugin-tgz-'));
+      process.once('exit', () => rmSync(destination, { recursive: true, force: true }));
+      const { stdout } = await promisify(execFile)(
+        'npm',
+        ['pack', '--json', '--ignore-scripts', '--pack-destination', destination],
+        { cwd: dir, env: npmEnv(), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
+      );
+      const [report] = JSON.parse(stdout) as { filename: string; name: string; version: string }[];
+      if (!report) throw new Error(`npm pack ${dir} printed no report`);
+      const path = join(destination, report.filename);
+      const sha256 = createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex');
+      return { path, name: report.name, version: report.version, sha256 };
+    })();
+    packedPlugins.set(dir, pending);
+  }
+  return pending;
+}
+
+/** The environment without the outer npm's settings that would change what is packed or where. */
+function npmEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (
+      /^npm_config_(workspaces?|include_workspace_root|json|dry_run|pack_destination|ignore_scripts)$/i.test(
+        key,
+      )
+    ) {
+      delete env[key];
+    }
+  }
+  delete env['FLEET_RUNTIME_PLUGINS'];
+  return env;
 }
 
 function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
@@ -86,21 +148,13 @@ function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv): 
   });
 }
 
-async function pack(): Promise<RuntimeArtifact> {
+async function pack(plugins: readonly string[]): Promise<RuntimeArtifact> {
   const destination = mkdtempSync(join(tmpdir(), 'fleet-artifact-'));
   process.once('exit', () => rmSync(destination, { recursive: true, force: true }));
   // Under `npm test` the outer npm's settings arrive as npm_config_*: none of these may change
   // what is packed or where (and scripts must run: prepack is what bundles the dependencies).
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(env)) {
-    if (
-      /^npm_config_(workspaces?|include_workspace_root|json|dry_run|pack_destination|ignore_scripts)$/i.test(
-        key,
-      )
-    ) {
-      delete env[key];
-    }
-  }
+  const env = npmEnv();
+  if (plugins.length > 0) env['FLEET_RUNTIME_PLUGINS'] = plugins.join(delimiter);
   const args = ['pack', '-w', 'packages/cli', '--pack-destination', destination, '--json'];
   // The npm running this test (npm test, npx mocha) if any, else the one on PATH.
   const npmCli = process.env['npm_execpath'];
@@ -117,6 +171,10 @@ async function pack(): Promise<RuntimeArtifact> {
       rmSync(bundle, { recursive: true, force: true });
     }
     rmSync(join(ROOT, 'packages', 'cli', 'fleet-build.json'), { force: true });
+    const carried = join(ROOT, 'packages', 'cli', 'fleet-plugins');
+    if (existsSync(join(carried, '.fleet-runtime-plugins'))) {
+      rmSync(carried, { recursive: true, force: true });
+    }
   }
   const [report] = JSON.parse(stdout) as PackReport[];
   if (!report) throw new Error(`npm pack printed no report: ${stdout.slice(0, 500)}`);

@@ -76,6 +76,49 @@ describe('acceptRuntime', () => {
     });
   }
 
+  describe('the plugins fleet.yaml names (contract §10.5)', () => {
+    const pin = { name: 'fleet-plugin-gitconfig', version: '0.1.0', sha256: BUILD_B };
+    const withPin = expectation(BUILD_A, {
+      catalog: { ...expected.catalog, plugins: [pin] },
+    });
+    const loaded = (plugins: { name: string; version: string; sha256: string }[]) =>
+      identityFor(withPin, {
+        catalog: {
+          ...identityFor(withPin).catalog,
+          plugins: plugins.map((p) => ({ ...p, domains: ['gitconfig'] })),
+        },
+      });
+    const cases: [string, IdentityResponse, string | null][] = [
+      ['loaded as pinned', loaded([pin]), null],
+      ['not loaded', loaded([]), 'missing plugin fleet-plugin-gitconfig 0.1.0'],
+      [
+        'another version',
+        loaded([{ ...pin, version: '0.2.0' }]),
+        'missing plugin fleet-plugin-gitconfig 0.1.0',
+      ],
+      [
+        'another tarball',
+        loaded([{ ...pin, sha256: BUILD_A }]),
+        'missing plugin fleet-plugin-gitconfig 0.1.0',
+      ],
+      [
+        'a runtime that reports no plugins',
+        identityFor(withPin),
+        'missing plugin fleet-plugin-gitconfig 0.1.0',
+      ],
+    ];
+    for (const [name, identity, problem] of cases) {
+      it(`${name}: ${problem === null ? 'accepted' : 'refused (catalog)'}`, () => {
+        const result = acceptRuntime(withPin, identity);
+        expect(result.accepted).to.equal(problem === null);
+        if (problem !== null) {
+          expect(result.failures.map((f) => f.criterion)).to.deep.equal(['catalog']);
+          expect(result.failures[0]?.actual).to.contain(problem);
+        }
+      });
+    }
+  });
+
   it('never accepts on a matching version alone: every other criterion wrong is listed', () => {
     const impostor: IdentityResponse = {
       ...exact,

@@ -84,6 +84,11 @@ export const ERROR_CODES = {
    * from the commit the artifact records, or the artifact records none.
    */
   ARTIFACT_PROVENANCE: { exit: ExitCode.usage },
+  /**
+   * A runtime artifact does not carry a plugin fleet.yaml names, or carries another version or
+   * tarball of it (contract §10.5): installing it would leave the node without the plugin.
+   */
+  ARTIFACT_PLUGINS: { exit: ExitCode.usage },
   INIT_TARGET_NOT_EMPTY: { exit: ExitCode.usage },
   CREDENTIALS_INVALID: { exit: ExitCode.usage },
   ENV_FILE_INVALID: { exit: ExitCode.usage },

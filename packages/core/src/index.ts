@@ -494,6 +494,7 @@ export * from './runtime/supervisor-record.js';
 export * from './runtime/node-supervisor.js';
 export * from './runtime/plan.js';
 export * from './runtime/build-record.js';
+export * from './runtime/plugins.js';
 export {
   readPointerFacts,
   runtimeDisagreements,

@@ -256,6 +256,60 @@ describe('version evaluation', () => {
     expect(versionItems(answer(), desired).some((i) => i.kind === 'launchd')).to.equal(false);
   });
 
+  describe('plugins fleet.yaml names (contract §10.5)', () => {
+    const pin = { name: 'fleet-plugin-gitconfig', version: '0.1.0', sha256: SHA };
+    const withPlugins = { ...desired, tools: [], plugins: [pin] };
+    const cases: [string, VersionsResponse['plugins'], string, string | undefined][] = [
+      ['the node loaded it as pinned', [pin], 'current', '0.1.0'],
+      ['the node carries none', [], 'missing', undefined],
+      ['a runtime that reports no plugins', undefined, 'missing', undefined],
+      ['another version', [{ ...pin, version: '0.0.9' }], 'diverged', '0.0.9'],
+      [
+        'the same version, another tarball',
+        [{ ...pin, sha256: 'b'.repeat(64) }],
+        'diverged',
+        '0.1.0',
+      ],
+    ];
+    for (const [name, plugins, state, version] of cases) {
+      it(`${name}: ${state}`, () => {
+        const host = versionHost(
+          'alpha',
+          answer({ tools: [], ...(plugins ? { plugins } : {}) }),
+          withPlugins,
+        );
+        const item = host.items.find((i) => i.kind === 'plugin');
+        expect(item).to.deep.include({ name: pin.name, state, expected: '0.1.0' });
+        expect(item?.version).to.equal(version);
+        expect(host.status).to.equal(state === 'current' ? 'current' : 'drifted');
+      });
+    }
+
+    it('a missing plugin is one line naming the plugin and what the node has', () => {
+      const [item] = versionItems(answer({ tools: [], plugins: [] }), withPlugins).filter(
+        (i) => i.kind === 'plugin',
+      );
+      expect(item?.detail).to.equal(
+        `fleet.yaml names plugin fleet-plugin-gitconfig 0.1.0 (sha256 ${SHA.slice(0, 12)}), but the node carries no plugin fleet-plugin-gitconfig: upgrade it to an artifact that carries it (contract §10.5)`,
+      );
+      expect(
+        versionExitCode(
+          buildVersionReport({
+            generatedAt: new Date('2026-05-01T00:00:00Z'),
+            repoCommit: 'c0ffee',
+            canonicalVersion: '1.2.0',
+            hosts: [versionHost('alpha', answer({ tools: [], plugins: [] }), withPlugins)],
+          }),
+        ),
+      ).to.equal(1);
+    });
+
+    it('a plugin the node carries but fleet.yaml does not name is no item', () => {
+      const items = versionItems(answer({ tools: [], plugins: [pin] }), { ...desired, tools: [] });
+      expect(items.filter((i) => i.kind === 'plugin')).to.deep.equal([]);
+    });
+  });
+
   it('assembles a fleet.version/v1 report with drift’s summary and exit codes', () => {
     const current = versionHost('beta', answer({ tools: [] }), { ...desired, tools: [] });
     const drifted = versionHost('alpha', answer(), desired);

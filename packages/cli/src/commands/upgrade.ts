@@ -5,7 +5,7 @@ import { acceptanceTimeoutFlag } from '../runtime-flags.js';
 export default class Upgrade extends FleetCommand {
   static override summary =
     'Install the canonical runtime on a host through its controller (with --confirm).';
-  static override description = `Uses the host's recorded strategy (fleet.yaml upgrade.strategy: tarball) and the generation machinery of the node: the artifact fleet.yaml lists for canonicalVersion is read, its sha256 checked against fleet.yaml and the commit its build record names (package/fleet-build.json, written when it was packed) against fleet.yaml's commit (exit 2 when they differ; a build from a tree with uncommitted changes is named <commit>-dirty and warned about), uploaded and checked again on the node, staged as an immutable generation, activated (current switched atomically, the supervisor definition updated), and the runtime restarted. The new runtime is accepted only if it reports the exact node id, package and build identity, a compatible protocol, the expected catalog and health within the acceptance timeout; otherwise the node rolls back to the prior generation and verifies it by the same checks.
+  static override description = `Uses the host's recorded strategy (fleet.yaml upgrade.strategy: tarball) and the generation machinery of the node: the artifact fleet.yaml lists for canonicalVersion is read, its sha256 checked against fleet.yaml and the commit its build record names (package/fleet-build.json, written when it was packed) against fleet.yaml's commit (exit 2 when they differ; a build from a tree with uncommitted changes is named <commit>-dirty and warned about), and the plugins fleet.yaml names (plugins) against the ones the artifact carries (exit 2, ARTIFACT_PLUGINS, naming the plugin), uploaded and checked again on the node, staged as an immutable generation, activated (current switched atomically, the supervisor definition updated), and the runtime restarted. The new runtime is accepted only if it reports the exact node id, package and build identity, a compatible protocol, the expected catalog (with the plugins fleet.yaml names, loaded from the new generation) and health within the acceptance timeout; otherwise the node rolls back to the prior generation and verifies it by the same checks.
 
 Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 3 when the host already runs the canonical build (nothing to upgrade), 6 after a verified rollback or when manual recovery is required (the output says which), 5 when the controller is unreachable (see \`fleet bootstrap\`). Ctrl-C leaves the node to finish on its own: the CLI says to follow it with \`fleet bootstrap status HOST\` and exits 130.`;
   static override examples = [
@@ -45,6 +45,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       nodeId: host.nodeId,
       host: host.entry,
       artifact: artifact.identity,
+      plugins: host.repo.manifest.plugins,
     });
     const identity = await host.client.identity();
     const plan = {

@@ -111,6 +111,7 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
       ...manifestProblems,
       ...report.problems,
       ...(await artifactProblems(root, repo)),
+      ...(await pluginTarballProblems(root, repo)),
     ];
     if (problems.length > 0) {
       const count = problems.length;
@@ -177,7 +178,8 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
 
 /**
  * Every artifact fleet.yaml lists, checked as `bootstrap plan` and `upgrade` would check it
- * (contract §1.8): readable, its sha256 and version, and its own commit against fleet.yaml's.
+ * (contract §1.8): readable, its sha256 and version, and its own commit against fleet.yaml's; the
+ * canonical one must carry every plugin fleet.yaml names, as pinned (contract §10.5).
  */
 async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
   const { isFleetError } = await import('@fleet/core');
@@ -185,7 +187,8 @@ async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[
   const problems: Problem[] = [];
   for (const [index, entry] of repo.manifest.artifacts.entries()) {
     try {
-      await loadArtifact(root, entry.file, entry);
+      const canonical = entry.version === repo.manifest.canonicalVersion;
+      await loadArtifact(root, entry.file, entry, canonical ? repo.manifest.plugins : undefined);
     } catch (error) {
       if (!isFleetError(error)) throw error;
       const field =
@@ -199,6 +202,41 @@ async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[
         message: error.message,
       });
     }
+  }
+  return problems;
+}
+
+/**
+ * Each plugin fleet.yaml pins (contract §10.5) has its tarball in the repository at
+ * `artifacts/plugins/<npm pack file name>`, with the pinned sha256: what the runtime is packed with.
+ */
+async function pluginTarballProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
+  const { createHash } = await import('node:crypto');
+  const { readFile } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const { pinnedTarballPath } = await import('@fleet/core');
+  const problems: Problem[] = [];
+  for (const [index, pin] of repo.manifest.plugins.entries()) {
+    const file = pinnedTarballPath(pin);
+    let message: string | null = null;
+    try {
+      const sha256 = createHash('sha256')
+        .update(await readFile(path.join(root, ...file.split('/'))))
+        .digest('hex');
+      if (sha256 !== pin.sha256) {
+        message = `${file} has sha256 ${sha256}, but fleet.yaml pins plugin ${pin.name} ${pin.version} to ${pin.sha256}`;
+      }
+    } catch (error) {
+      message = `plugin ${pin.name} ${pin.version}: its tarball ${file} cannot be read (${String((error as NodeJS.ErrnoException).code ?? error)}): keep the npm pack of the plugin there`;
+    }
+    if (message === null) continue;
+    const line = repo.manifestLine(['plugins', index]);
+    problems.push({
+      file: 'fleet.yaml',
+      ...(line === undefined ? {} : { line }),
+      path: `plugins.${index}`,
+      message,
+    });
   }
   return problems;
 }

@@ -6,6 +6,7 @@
  * accepts: every criterion is checked, and every failed one is listed.
  */
 import {
+  pluginMismatches,
   runtimeExpectationSchema,
   type IdentityResponse,
   type RuntimeExpectation,
@@ -84,6 +85,11 @@ export function acceptRuntime(
     ...expected.catalog.bootstrapAdapters
       .filter((s) => !identity.catalog.bootstrapAdapters.some((entry) => entry.supervisor === s))
       .map((s) => `bootstrap adapter ${s}`),
+    // contract §10.5: the plugins fleet.yaml names, loaded from the new generation as pinned
+    ...pluginMismatches(expected.catalog.plugins ?? [], identity.catalog.plugins ?? []).map(
+      ({ expected: pin }) =>
+        `plugin ${pin.name} ${pin.version} (sha256 ${pin.sha256.slice(0, 12)})`,
+    ),
   ];
   if (missing.length > 0) {
     failures.push({

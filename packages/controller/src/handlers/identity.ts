@@ -1,6 +1,7 @@
 /** `GET /v1/identity` (the exact shape of contract §5) and `GET /v1/health`. */
 import {
   FLEET_PROTOCOL_VERSION,
+  type CarriedPlugin,
   type Catalog,
   type Health,
   type IdentityResponse,
@@ -9,9 +10,32 @@ import {
 import type { ControllerRuntime } from '../runtime.js';
 import type { Handler } from './types.js';
 
+/**
+ * The plugins the node loaded from its generation (contract §10.5): each accepted plugin that
+ * carries a verified pin, with the domains it registered. Bundled plugins carry none.
+ */
+export function carriedPluginsOf(registry: Registry): CarriedPlugin[] {
+  return registry.plugins.flatMap((plugin) =>
+    plugin.sha256 === undefined
+      ? []
+      : [
+          {
+            name: plugin.name,
+            version: plugin.version,
+            sha256: plugin.sha256,
+            domains: registry
+              .domains()
+              .filter((entry) => entry.plugin.name === plugin.name)
+              .map((entry) => entry.descriptor.domain),
+          },
+        ],
+  );
+}
+
 /** The node's catalog: every registered domain, prober and bootstrap adapter, sorted. */
 export function catalogOf(registry: Registry): Catalog {
   return {
+    plugins: carriedPluginsOf(registry),
     domains: registry.domains().map(({ plugin, descriptor }) => ({
       domain: descriptor.domain,
       plugin: plugin.name,

@@ -21,6 +21,7 @@ import {
   collectTools,
   type CollectInput,
 } from '../versions/collect.js';
+import { carriedPluginsOf } from './identity.js';
 import type { Handler } from './types.js';
 
 export const versions: Handler = async ({ runtime, body }) => {
@@ -67,6 +68,11 @@ export const versions: Handler = async ({ runtime, body }) => {
       (a, b) => requested.indexOf(a.name) - requested.indexOf(b.name),
     ),
     fleet,
+    plugins: carriedPluginsOf(runtime.registry).map(({ name, version, sha256 }) => ({
+      name,
+      version,
+      sha256,
+    })),
     ...(launchd === undefined ? {} : { launchd }),
     collectedAt: runtime.clock.now().toISOString(),
   };

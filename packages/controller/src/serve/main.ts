@@ -43,7 +43,6 @@ export interface ServeFlags {
 export interface ServeMainOptions {
   /** The CLI package's directory: its package.json names the bundled plugins. */
   readonly cliRoot: string;
-  readonly env?: NodeJS.ProcessEnv;
 }
 
 const usage = (message: string) =>
@@ -128,13 +127,12 @@ export async function parseServeFlags(argv: readonly string[]): Promise<ServeFla
   };
 }
 
-/** The registry of every plugin oclif would load for the CLI, refusals reported on stderr. */
+/** The registry of the CLI's bundled and carried plugins, refusals reported on stderr. */
 export async function loadServeRegistry(options: ServeMainOptions): Promise<Registry> {
   const warn = (line: string) => process.stderr.write(`${line}\n`);
   const plugins = await discoverPlugins({
     cliRoot: options.cliRoot,
     warn,
-    ...(options.env ? { env: options.env } : {}),
   });
   const outcomes = await runRegisterHooks(plugins);
   const { accepted, problems } = assembleRegistrations(outcomes, FLEET_PLUGIN_API_VERSION);

@@ -1,19 +1,21 @@
 /**
  * The plugins a controller serves, found and registered without oclif (contract §14, "means": the
- * controller process loads neither oclif nor the CLI). It reads what oclif reads and in the same
- * order — the CLI's own package (the root plugin), the user plugins listed in the oclif data
- * directory's `package.json` (installed, then linked; a user plugin shadows a bundled one of the
- * same name), then the bundled plugins of the CLI's `oclif.plugins` and their own `oclif.plugins`
- * — and fires each one's `fleet:register` hook as oclif's `runHook` does: the module's hook
+ * controller process loads neither oclif nor the CLI): the CLI's own package (the root plugin), the
+ * bundled plugins of the CLI's `oclif.plugins` and their own `oclif.plugins` — read as oclif reads
+ * them — and the third-party plugins the running generation carries, verified against the
+ * generation's own build record (carried-plugins.ts, contract §10.5). A node loads plugins only
+ * from its generation: the oclif data directory's user plugins (`fleet plugins install|link`) are
+ * the operator's CLI's business and never reach a controller.
+ *
+ * Each plugin's `fleet:register` hook is fired as oclif's `runHook` does: the module's hook
  * export, called with `{ apiVersion }`, bounded by a timeout, a failure captured against its
  * plugin. `assembleRegistrations` (core) then judges the outcomes exactly as for the CLI, so the
  * controller and the CLI accept and refuse the same plugins (docs/plugin-authoring.md §10–11).
  *
- * A plugin whose package.json cannot be read is reported on stderr with its path and skipped, as
- * oclif does; nothing here takes the controller down.
+ * A plugin whose package.json cannot be read, or a carried plugin that does not verify, is
+ * reported on stderr naming it and skipped; nothing here takes the controller down.
  */
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -22,6 +24,7 @@ import {
   type HookOutcome,
   type PluginRef,
 } from '@fleet/core';
+import { carriedPlugins } from './carried-plugins.js';
 
 /** What oclif's package.json `oclif` section says about one plugin, as far as fleet reads it. */
 interface PluginManifest {
@@ -42,12 +45,9 @@ interface FoundPlugin {
   readonly pjson: PluginManifest;
 }
 
-type UserEntry = { readonly name: string; readonly type: 'user' | 'link'; readonly root?: string };
-
 export interface DiscoverOptions {
   /** The CLI package's directory (the root plugin: `@fleet/cli`). */
   readonly cliRoot: string;
-  readonly env?: NodeJS.ProcessEnv;
   /** Where a plugin that cannot be read is reported (stderr). */
   readonly warn: (line: string) => void;
   /** Per-hook timeout, as the CLI's `runHook` call (10 s). */
@@ -56,20 +56,6 @@ export interface DiscoverOptions {
 
 async function readManifest(root: string): Promise<PluginManifest> {
   return JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as PluginManifest;
-}
-
-/** oclif's data directory: `$FLEET_DATA_DIR`, else `$XDG_DATA_HOME/<dirname>` or the platform's. */
-export function oclifDataDir(pjson: PluginManifest, env: NodeJS.ProcessEnv): string {
-  const bin = typeof pjson.oclif?.bin === 'string' ? pjson.oclif.bin : 'fleet';
-  const dirname = typeof pjson.oclif?.dirname === 'string' ? pjson.oclif.dirname : bin;
-  const scoped = env[`${bin.replace(/[@]/g, '').replace(/[/-]/g, '_').toUpperCase()}_DATA_DIR`];
-  if (scoped) return scoped;
-  const home = env['HOME'] || homedir();
-  const base =
-    env['XDG_DATA_HOME'] ||
-    (process.platform === 'win32' && env['LOCALAPPDATA']) ||
-    join(home, '.local', 'share');
-  return join(base, dirname);
 }
 
 /** `node_modules/<name>` nearest above `from` (how oclif finds an installed plugin's root). */
@@ -95,30 +81,14 @@ function namesIn(list: unknown, dependencies: unknown): string[] {
   );
 }
 
-async function readUserEntries(dataDir: string): Promise<UserEntry[]> {
-  let pjson: PluginManifest;
-  try {
-    pjson = await readManifest(dataDir);
-  } catch {
-    return []; // no user plugins
-  }
-  const listed = Array.isArray(pjson.oclif?.plugins) ? (pjson.oclif.plugins as unknown[]) : [];
-  const entries = listed.filter(
-    (entry): entry is UserEntry =>
-      typeof entry === 'object' &&
-      entry !== null &&
-      typeof (entry as UserEntry).name === 'string' &&
-      ((entry as UserEntry).type === 'user' || (entry as UserEntry).type === 'link'),
-  );
-  // Installed plugins first, then linked ones: oclif's order.
-  return [...entries.filter((e) => e.type === 'user'), ...entries.filter((e) => e.type === 'link')];
-}
-
-/** Every plugin oclif would load for the CLI at `cliRoot`, each once, by name. */
+/** The CLI at `cliRoot`, its bundled plugins and the plugins it carries, each once, by name. */
 export async function discoverPlugins(options: DiscoverOptions): Promise<FoundPlugin[]> {
-  const env = options.env ?? process.env;
   const found = new Map<string, FoundPlugin>();
-  const add = async (root: string, type: string): Promise<FoundPlugin | undefined> => {
+  const add = async (
+    root: string,
+    type: string,
+    sha256?: string,
+  ): Promise<FoundPlugin | undefined> => {
     let pjson: PluginManifest;
     try {
       pjson = await readManifest(root);
@@ -130,7 +100,12 @@ export async function discoverPlugins(options: DiscoverOptions): Promise<FoundPl
     const name = typeof pjson.name === 'string' ? pjson.name : root;
     if (found.has(name)) return undefined;
     const plugin = {
-      ref: { name, version: typeof pjson.version === 'string' ? pjson.version : '0.0.0', type },
+      ref: {
+        name,
+        version: typeof pjson.version === 'string' ? pjson.version : '0.0.0',
+        type,
+        ...(sha256 === undefined ? {} : { sha256 }),
+      },
       root,
       pjson,
     };
@@ -154,23 +129,20 @@ export async function discoverPlugins(options: DiscoverOptions): Promise<FoundPl
 
   const cli = await add(options.cliRoot, 'core');
   if (!cli) return [];
-  const dataDir = oclifDataDir(cli.pjson, env);
-  for (const entry of await readUserEntries(dataDir)) {
-    if (found.has(entry.name)) continue;
-    let root: string;
-    try {
-      root =
-        entry.type === 'link' && entry.root
-          ? entry.root
-          : await findPackageRoot(entry.name, dataDir);
-    } catch (error) {
-      options.warn(`Warning: plugin ${entry.name}: ${(error as Error).message}`);
+  await addChildren(cli, 'core');
+  const carried = await carriedPlugins(options.cliRoot);
+  for (const line of carried.refused) options.warn(line);
+  for (const { pin, root } of carried.verified) {
+    if (found.has(pin.name)) {
+      // A carried plugin never replaces a bundled one: the bundled one is part of the CLI.
+      options.warn(
+        `warning: plugin ${pin.name}@${pin.version} is refused: a bundled plugin has that name`,
+      );
       continue;
     }
-    const plugin = await add(root, entry.type);
-    if (plugin) await addChildren(plugin, entry.type);
+    // Its own dependencies are bundled in its tarball or resolve from the CLI's node_modules.
+    await add(root, 'generation', pin.sha256);
   }
-  await addChildren(cli, 'core');
   return [...found.values()];
 }
 

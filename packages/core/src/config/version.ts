@@ -3,7 +3,9 @@
  * bounded, each with the client's timeout), then pure evaluation of what the node observed
  * against the repository: the runtime's version against `canonicalVersion` (and its build
  * against the canonical artifact, when fleet.yaml names one), each probed tool (`probes.tools`),
- * PATH shadowing among the `fleet` executables along PATH, and on macOS fleet's launchd agents.
+ * PATH shadowing among the `fleet` executables along PATH, each plugin fleet.yaml names against
+ * the ones the node loaded from its generation (contract §10.5), and on macOS fleet's launchd
+ * agents.
  * A host that cannot be reached is `unreachable`, one that fails otherwise `error`, as in drift.
  */
 import { asFleetError, forEachHost } from '../client/for-each-host.js';
@@ -18,6 +20,12 @@ import {
   type VersionReport,
 } from '../report/version-report.js';
 import { compareSemver } from '../semver.js';
+import {
+  describePin,
+  describePluginMismatch,
+  pluginMismatches,
+  type PinnedPlugin,
+} from '../runtime/plugins.js';
 import type {
   FleetOnPath,
   LaunchdAgent,
@@ -35,6 +43,8 @@ export interface VersionDesired {
   readonly artifact?: { readonly sha256: string; readonly commit: string } | undefined;
   /** The tools the host's `probes.tools` names. */
   readonly tools: readonly string[];
+  /** The plugins fleet.yaml names (`plugins`): every node must carry each, as pinned. */
+  readonly plugins?: readonly PinnedPlugin[];
 }
 
 // ---- PATH shadowing ---------------------------------------------------------------------------
@@ -161,6 +171,50 @@ function toolItems(answer: VersionsResponse, desired: VersionDesired): VersionIt
   });
 }
 
+/**
+ * Each plugin fleet.yaml names against the node's (its catalog's `plugins`): `current` when the
+ * node loaded that version from that tarball, `missing` when it has none of that name, `diverged`
+ * when it has another version or build. A runtime that reports no plugins carries none.
+ */
+export function pluginItems(
+  carried: readonly PinnedPlugin[] | undefined,
+  named: readonly PinnedPlugin[],
+): VersionItem[] {
+  const mismatches = pluginMismatches(named, carried ?? []);
+  return named.map((pin): VersionItem => {
+    const base = {
+      layer: 'version' as const,
+      kind: 'plugin' as const,
+      name: pin.name,
+      expected: pin.version,
+      expectedSha256: pin.sha256,
+    };
+    const mismatch = mismatches.find((m) => m.expected.name === pin.name);
+    if (!mismatch) {
+      return {
+        ...base,
+        state: 'current',
+        version: pin.version,
+        sha256: pin.sha256,
+        detail: `loaded from the generation: ${describePin(pin)}`,
+      };
+    }
+    const where =
+      carried === undefined
+        ? "the node's runtime (which predates plugins in fleet.yaml)"
+        : 'the node';
+    const detail = `${describePluginMismatch(mismatch, where)}: upgrade it to an artifact that carries it (contract §10.5)`;
+    if (mismatch.actual === null) return { ...base, state: 'missing', detail };
+    return {
+      ...base,
+      state: 'diverged',
+      version: mismatch.actual.version,
+      sha256: mismatch.actual.sha256,
+      detail,
+    };
+  });
+}
+
 function shadowingItems(entries: readonly FleetOnPath[]): VersionItem[] {
   const base = { layer: 'version' as const, kind: 'shadowing' as const };
   const found = findShadowing(entries);
@@ -219,6 +273,7 @@ export function versionItems(answer: VersionsResponse, desired: VersionDesired):
   return [
     runtimeItem(answer, desired),
     ...toolItems(answer, desired),
+    ...pluginItems(answer.plugins, desired.plugins ?? []),
     ...shadowingItems(answer.fleet),
     ...(answer.launchd ? launchdItems(answer.launchd) : []),
   ];
@@ -262,6 +317,7 @@ export function versionDesired(repo: FleetRepo, host: string): VersionDesired {
     canonicalVersion,
     artifact: artifact ? { sha256: artifact.sha256, commit: artifact.commit } : undefined,
     tools: hostEntry(repo, host).probes?.tools ?? [],
+    plugins: repo.manifest.plugins,
   };
 }
 

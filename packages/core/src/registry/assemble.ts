@@ -21,6 +21,11 @@ export interface PluginRef {
   readonly version: string;
   /** oclif's plugin type: `core` (bundled), `user` (installed), `link` (linked), … */
   readonly type?: string;
+  /**
+   * The sha256 of the packed tarball it was loaded from: set for a plugin the running generation
+   * carries (contract §10.5), whose pin the controller verified; absent for a bundled one.
+   */
+  readonly sha256?: string;
 }
 
 /** What one plugin's `fleet:register` hook returned, or threw. */

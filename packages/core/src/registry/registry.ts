@@ -53,6 +53,8 @@ function resolveAll<D>(container: DependencyContainer, token: symbol): Registere
 export class Registry {
   /** Problems met while assembling the registry, each attributed to its plugin. */
   readonly problems: readonly RegistryProblem[];
+  /** Every accepted plugin, in the order it was accepted. */
+  readonly plugins: readonly PluginRef[];
   private readonly container: DependencyContainer;
   private readonly loaded = new Map<string, Promise<unknown>>();
 
@@ -61,6 +63,7 @@ export class Registry {
     problems: readonly RegistryProblem[] = [],
   ) {
     this.problems = problems;
+    this.plugins = accepted.map(({ plugin }) => plugin);
     this.container = rootContainer.createChildContainer();
     for (const { plugin, registration } of accepted) {
       const register = <D>(token: symbol, descriptor: D): void => {

@@ -2,6 +2,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { commitLabelSchema } from '../runtime/build-record.js';
+import { pinnedPluginsSchema } from '../runtime/plugins.js';
 
 export const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
 export const SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab', 'none'] as const;
@@ -127,6 +128,11 @@ export const fleetManifestSchema = z.strictObject({
       }),
     )
     .default([]),
+  /**
+   * The third-party plugins every node runs (contract §10.5), each pinned by its packed tarball's
+   * sha256: the runtime artifact carries them, `fleet version` reports a node lacking one.
+   */
+  plugins: pinnedPluginsSchema.default([]),
   hosts: z.record(hostName, hostEntrySchema),
   domains: z
     .record(

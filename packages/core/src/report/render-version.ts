@@ -12,6 +12,7 @@ const COLUMNS = [
   ['runtime', 'runtime'],
   ['tools', 'tool'],
   ['PATH', 'shadowing'],
+  ['plugins', 'plugin'],
   ['launchd', 'launchd'],
 ] as const;
 

@@ -2,7 +2,7 @@
  * The version report (`fleet.version/v1`, contract §11): the drift report's form (summary, hosts,
  * items — `fleet.drift/v1`) for the runtime's own lifecycle. Each host carries the runtime it
  * answered with; each item is one fact evaluated: the runtime against `canonicalVersion`, a
- * probed tool, PATH shadowing, a launchd agent. Items are layer `version` (launchd agents:
+ * probed tool, PATH shadowing, a launchd agent, a plugin fleet.yaml names (contract §10.5). Items are layer `version` (launchd agents:
  * `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
  */
 import { z } from 'zod';
@@ -16,19 +16,23 @@ import {
 import { sha256Schema } from '../wire/protocol.js';
 
 export const VERSION_SCHEMA = 'fleet.version/v1';
-export const VERSION_ITEM_KINDS = ['runtime', 'tool', 'shadowing', 'launchd'] as const;
+export const VERSION_ITEM_KINDS = ['runtime', 'tool', 'shadowing', 'launchd', 'plugin'] as const;
 
 export const versionItemSchema = z.strictObject({
   layer: z.enum(DRIFT_LAYERS),
   kind: z.enum(VERSION_ITEM_KINDS),
-  /** The runtime's package, the tool's name, `PATH`, or the launchd label. */
+  /** The runtime's package, the tool's name, `PATH`, the launchd label, or the plugin's name. */
   name: z.string(),
   path: z.string().optional(),
   state: z.enum(ITEM_STATES),
   /** What was observed (a version, a `--version` line). */
   version: z.string().optional(),
-  /** What the repository names (the runtime's `canonicalVersion`). */
+  /** What the repository names (the runtime's `canonicalVersion`, a plugin's pinned version). */
   expected: z.string().optional(),
+  /** A plugin's: the sha256 of the tarball the node carries it from (`version` is its version). */
+  sha256: z.string().optional(),
+  /** A plugin's: the sha256 fleet.yaml pins. */
+  expectedSha256: z.string().optional(),
   detail: z.string().optional(),
 });
 

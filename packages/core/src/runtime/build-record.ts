@@ -4,7 +4,8 @@
  * `prepack`; npm 11 records no `gitHead`). It names the commit the artifact was built from and
  * whether the tree had uncommitted changes. Both sides read it from the artifact itself — the
  * operator before anything is sent, the node when it stages the generation — so fleet.yaml's
- * `commit` is checked against the artifact instead of being compared with itself.
+ * `commit` is checked against the artifact instead of being compared with itself. It also lists the
+ * third-party plugins the artifact carries (contract §10.5), each pinned by its tarball's sha256.
  *
  * The commit *label* is what travels (fleet.yaml, plan, journal, `build.commit` on the wire): the
  * commit hash, with `-dirty` appended for a build from a tree with uncommitted changes — such a
@@ -13,6 +14,7 @@
 import { z } from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
+import { pinnedPluginsSchema } from './plugins.js';
 
 /** The record's path inside the artifact's package directory. */
 export const BUILD_RECORD_FILE = 'fleet-build.json';
@@ -28,6 +30,11 @@ export const buildRecordSchema = z.strictObject({
   commit: z.string().regex(fullCommit, 'must be a full git commit hash (40 or 64 hex digits)'),
   /** The work tree had uncommitted changes (tracked or untracked, not ignored) when it was packed. */
   dirty: z.boolean(),
+  /**
+   * The third-party plugins packed inside (contract §10.5; runtime/plugins.ts): what the node
+   * loads from its generation besides the bundled ones. Absent in an artifact packed without any.
+   */
+  plugins: pinnedPluginsSchema.default([]),
 });
 export type BuildRecord = z.infer<typeof buildRecordSchema>;
 

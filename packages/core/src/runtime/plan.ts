@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { FleetError } from '../errors.js';
 import type { HostEntry } from '../repo/schema.js';
+import type { PinnedPlugin } from './plugins.js';
 import { FLEET_PROTOCOL_VERSION, sha256Schema } from '../wire/protocol.js';
 import {
   runtimeExpectationSchema,
@@ -36,6 +37,8 @@ export function targetExpectation(input: {
   readonly nodeId: string;
   readonly host: HostEntry;
   readonly artifact: ArtifactIdentity;
+  /** fleet.yaml's `plugins`: the new runtime must have loaded each (contract §10.5). */
+  readonly plugins?: readonly PinnedPlugin[];
 }): RuntimeExpectation {
   return {
     nodeId: input.nodeId,
@@ -47,6 +50,10 @@ export function targetExpectation(input: {
       domains: [...input.host.domains].sort(),
       probers: [],
       bootstrapAdapters: [input.host.supervisor],
+      // Only when fleet.yaml names plugins: a plan without them keeps its id.
+      ...(input.plugins && input.plugins.length > 0
+        ? { plugins: input.plugins.map(({ name, version, sha256 }) => ({ name, version, sha256 })) }
+        : {}),
     },
   };
 }

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
+import { pinnedPluginSchema } from '../runtime/plugins.js';
 
 /** The largest artifact one stage request carries (a bundled runtime is ~10 MiB). */
 export const MAX_ARTIFACT_BYTES = 128 * 1024 * 1024;
@@ -49,6 +50,11 @@ export const runtimeExpectationSchema = z.strictObject({
     domains: z.array(z.string()),
     probers: z.array(z.string()),
     bootstrapAdapters: z.array(z.string()),
+    /**
+     * The plugins fleet.yaml names (contract §10.5): each must be in the runtime's catalog with
+     * this version and sha256. Absent when fleet.yaml names none.
+     */
+    plugins: z.array(pinnedPluginSchema).optional(),
   }),
 });
 export type RuntimeExpectation = z.infer<typeof runtimeExpectationSchema>;

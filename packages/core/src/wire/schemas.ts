@@ -15,6 +15,7 @@ import {
 } from './protocol.js';
 import { receiptSchema } from './receipt.js';
 import { actionIdSchema } from '../policy/schema.js';
+import { pinnedPluginSchema } from '../runtime/plugins.js';
 
 const name = z.string().min(1).max(200);
 
@@ -24,6 +25,9 @@ export const healthSchema = z.strictObject({
   status: z.enum(['ok', 'degraded']),
   checks: z.array(z.strictObject({ name, status: z.enum(['ok', 'failing']), detail: z.string() })),
 });
+
+/** A plugin the node loaded from its generation: its verified pin and the domains it serves. */
+export const carriedPluginSchema = pinnedPluginSchema.extend({ domains: z.array(name) });
 
 export const catalogSchema = z.strictObject({
   domains: z.array(
@@ -54,6 +58,12 @@ export const catalogSchema = z.strictObject({
       implemented: z.boolean(),
     }),
   ),
+  /**
+   * The third-party plugins the running generation carries and the node loaded (contract §10.5),
+   * each with its pin and the domains it registered; bundled plugins are not listed. Absent from a
+   * runtime that predates plugins in fleet.yaml.
+   */
+  plugins: z.array(carriedPluginSchema).optional(),
 });
 
 /** `GET /v1/identity`: the exact shape of contract §5. */
@@ -239,6 +249,7 @@ export const operationStatusResponseSchema = z.strictObject({
 
 export type Health = z.infer<typeof healthSchema>;
 export type Catalog = z.infer<typeof catalogSchema>;
+export type CarriedPlugin = z.infer<typeof carriedPluginSchema>;
 export type IdentityResponse = z.infer<typeof identityResponseSchema>;
 export type InventoryResponse = z.infer<typeof inventoryResponseSchema>;
 export type InventoryFile = z.infer<typeof inventoryFileSchema>;

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { sha256Schema, timestampSchema } from './protocol.js';
+import { pinnedPluginSchema } from '../runtime/plugins.js';
 
 /** Tools one request may name. */
 export const MAX_VERSION_TOOLS = 32;
@@ -94,6 +95,11 @@ export const versionsResponseSchema = z.strictObject({
   platform: z.enum(['linux', 'darwin', 'win32']),
   tools: z.array(versionsToolSchema),
   fleet: z.array(fleetOnPathSchema).max(MAX_FLEET_ON_PATH),
+  /**
+   * The third-party plugins the node loaded from its generation (its catalog's `plugins`, contract
+   * §10.5), each with its verified pin. Absent from a runtime that predates them: none reported.
+   */
+  plugins: z.array(pinnedPluginSchema).optional(),
   /** Present on darwin only. */
   launchd: z.array(launchdAgentSchema).optional(),
   collectedAt: timestampSchema,

@@ -3,12 +3,14 @@
  * checked against fleet.yaml before anything is sent (the node checks it again after transfer),
  * its package name and version read from the tarball's `package/package.json`, and its commit from
  * the build record it carries (`package/fleet-build.json`, contract §1.8) — fleet.yaml's `commit`
- * must be that one (`ARTIFACT_PROVENANCE`, exit 2), and the acceptance target names it.
+ * must be that one (`ARTIFACT_PROVENANCE`, exit 2), and the acceptance target names it. An artifact
+ * to install must carry every plugin fleet.yaml names, as pinned (`ARTIFACT_PLUGINS`, exit 2;
+ * contract §10.5).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import type { ArtifactIdentity, BuildRecord, FleetManifest } from '@fleet/core';
+import type { ArtifactIdentity, BuildRecord, FleetManifest, PinnedPlugin } from '@fleet/core';
 
 export interface LoadedArtifact {
   readonly identity: ArtifactIdentity;
@@ -36,26 +38,36 @@ export async function canonicalArtifact(
       `fleet.yaml lists no artifact for version ${version} (artifacts: ${manifest.artifacts.map((a) => a.version).join(', ') || 'none'})`,
     );
   }
-  return loadArtifact(root, entry.file, { sha256: entry.sha256, commit: entry.commit, version });
+  return loadArtifact(
+    root,
+    entry.file,
+    { sha256: entry.sha256, commit: entry.commit, version },
+    manifest.plugins,
+  );
 }
 
 /**
  * Reads an artifact file; with `expected`, its sha256 and version must match it (fleet.yaml's
  * record), else `GENERATION_INVALID`, and its build record's commit must be the one recorded, else
  * `ARTIFACT_PROVENANCE`. An artifact without a build record is refused either way: nothing could
- * tell what it was built from. Nothing is sent in any of these cases.
+ * tell what it was built from. With `plugins` (fleet.yaml's, for an artifact to install), its
+ * build record must list each as pinned, else `ARTIFACT_PLUGINS`. Nothing is sent in any of these
+ * cases.
  */
 export async function loadArtifact(
   root: string,
   file: string,
   expected?: { readonly sha256: string; readonly commit: string; readonly version: string },
+  plugins?: readonly PinnedPlugin[],
 ): Promise<LoadedArtifact> {
   const {
     BUILD_RECORD_ENTRY,
     FleetError,
     commitLabel,
+    describePluginMismatch,
     isFleetError,
     parseBuildRecord,
+    pluginMismatches,
     provenanceProblem,
   } = await import('@fleet/core');
   const { readTgz } = await import('@fleet/controller');
@@ -115,6 +127,18 @@ export async function loadArtifact(
           : `record commit ${carried} for it in fleet.yaml, or list the artifact built from ${expected?.commit ?? 'that commit'}`,
       ],
     });
+  }
+  const mismatches = pluginMismatches(plugins ?? [], record?.plugins ?? []);
+  if (mismatches.length > 0) {
+    throw new FleetError(
+      'ARTIFACT_PLUGINS',
+      mismatches.map((m) => describePluginMismatch(m, `the artifact ${file}`)).join('; '),
+      {
+        suggestions: [
+          'pack the runtime with every plugin fleet.yaml names: FLEET_RUNTIME_PLUGINS=artifacts/plugins/<plugin>.tgz npm pack -w packages/cli (README, "The runtime artifact")',
+        ],
+      },
+    );
   }
   return {
     bytes,

@@ -35,6 +35,7 @@ export async function planArtifact(
     host.root,
     file,
     listed ? { sha256: listed.sha256, commit: listed.commit, version: listed.version } : undefined,
+    host.repo.manifest.plugins,
   );
 }
 
@@ -155,6 +156,7 @@ export async function derivePlan(
       nodeId: host.nodeId,
       host: host.entry,
       artifact: artifact.identity,
+      plugins: host.repo.manifest.plugins,
     }),
   };
   return { body, artifact, observation };

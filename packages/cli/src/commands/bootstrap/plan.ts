@@ -4,7 +4,7 @@ import { FleetCommand } from '../../base-command.js';
 
 export default class BootstrapPlanCommand extends FleetCommand {
   static override summary = "Plan a host's runtime bootstrap (read-only).";
-  static override description = `Binds everything the bootstrap depends on: host, expected node id, platform, supervisor adapter, the artifact's identity (sha256, version, and the commit its build record names — fleet.yaml's commit for it must be that one, else exit 2), the prior generation observed on the node, the repo commit, the protocol version and the expected catalog. The plan's id is the sha256 of its canonical form; \`fleet bootstrap apply\` derives the plan again and refuses any difference (exit 3).
+  static override description = `Binds everything the bootstrap depends on: host, expected node id, platform, supervisor adapter, the artifact's identity (sha256, version, and the commit its build record names — fleet.yaml's commit for it must be that one, else exit 2; it must carry every plugin fleet.yaml names, as pinned, else exit 2), the prior generation observed on the node, the repo commit, the protocol version and the expected catalog. The plan's id is the sha256 of its canonical form; \`fleet bootstrap apply\` derives the plan again and refuses any difference (exit 3).
 
 The node is observed through its controller; when the controller does not answer, through the SSH recovery receiver (fleet.yaml hosts.<host>.ssh with a pinned hostKey, and the private key's path in the credentials file) — then the plan's route is ssh and apply needs --recover. Writes nothing but --out.`;
   static override examples = [
