@@ -1,8 +1,10 @@
 /**
- * The author's path with no copying (docs/plugin-authoring.md, "Start from fleet plugins new"): `fleet plugins new` writes a
- * plugin package that builds with its own tsconfig, passes its own tests on @fleet/testkit fake
- * hosts, links into fleet with the real `fleet plugins link`, and installs its domain on a lab
- * node like any bundled domain — the host user's lines around its block kept byte for byte.
+ * The author's path with no copying (docs/plugin-authoring.md, "Start from fleet plugins new"):
+ * `fleet plugins new` writes a plugin package that builds with its own tsconfig, passes its own
+ * tests on @fleet/testkit fake hosts and links into the operator's CLI with the real `fleet
+ * plugins link`; pinned in fleet.yaml and carried by a packed runtime, it reaches a lab node
+ * through `fleet upgrade` (contract §10.5) and installs its domain there like any bundled domain —
+ * the host user's lines around its block kept byte for byte.
  *
  * The generated package's `node_modules` is this repository's (a symlink): the same @fleet/core,
  * @fleet/testkit, typescript and mocha an author gets from the packed tarballs, without the
@@ -10,11 +12,12 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { driftReportSchema, parseNodePolicy } from '@fleet/core';
+import { driftReportSchema, packedFileName, parseNodePolicy } from '@fleet/core';
 import { writeNodePolicy } from '@fleet/controller';
+import { packedPlugin, packedRuntimeArtifact } from '../src/artifact.js';
 import { ROOT, fleet, json, tempDir } from '../src/fleet.js';
 import { Lab } from './lab-fixture.js';
 
@@ -41,9 +44,10 @@ async function buildAndTest(dir: string): Promise<string> {
 }
 
 describe('e2e: a plugin written by `fleet plugins new`', function () {
-  this.timeout(180_000);
+  this.timeout(600_000); // building two packages, packing a runtime, an upgrade
   let tmp: { path: string; cleanup: () => Promise<void> };
   let lab: Lab;
+  let npmrcDir: string;
   const saved = new Map<string, string | undefined>();
 
   before(async () => {
@@ -53,6 +57,7 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
       process.env[name] = join(tmp.path, 'oclif', name.replace(/^FLEET_|_DIR$/g, '').toLowerCase());
     }
     lab = await Lab.create('fleet-e2e-scaffold-lab-');
+    npmrcDir = join(tmp.path, 'npmrc');
   });
   after(async () => {
     await lab?.destroy();
@@ -84,8 +89,7 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
     expect(await buildAndTest(dir)).to.match(/\b4 passing\b/);
   });
 
-  it('--kind block: builds, passes its tests, links, and installs its block on a lab node', async () => {
-    const dir = join(tmp.path, 'npmrc');
+  it('--kind block: builds, passes its own tests, links into the operator CLI', async () => {
     const created = await fleet(
       [
         'plugins',
@@ -96,24 +100,48 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
         '--path',
         NPMRC,
         '--dir',
-        dir,
+        npmrcDir,
         '--json',
       ],
       { cwd: tmp.path },
     );
     expect(created.exitCode, created.stderr).to.equal(0);
     expect(json(created)).to.deep.include({ domain: 'npmrc', kind: 'block', path: NPMRC });
-    expect(await buildAndTest(dir)).to.match(/\b5 passing\b/);
-
-    const link = await fleet(['plugins', 'link', dir, '--no-install'], { cwd: tmp.path });
+    expect(await buildAndTest(npmrcDir)).to.match(/\b5 passing\b/);
+    const link = await fleet(['plugins', 'link', npmrcDir, '--no-install'], { cwd: tmp.path });
     expect(link.exitCode, link.stderr).to.equal(0);
-    await lab.up(1); // its controller starts with the same oclif directories: it loads the plugin
+  });
 
-    // `fleet lab up` (like `fleet init`) wrote the domain's example into the lab's repository:
-    // node-01 lists npmrc, its host file the variable, domains/npmrc/npmrc the canonical. The
-    // node's owner serves it (node policy, contract §5.1); the user has a ~/.npmrc of their own.
-    const manifest = await readFile(join(lab.repo, 'fleet.yaml'), 'utf8');
-    expect(manifest).to.match(/\n {4}domains: \[[^\]]*\bnpmrc\b/);
+  it('reaches a lab node inside the runtime generation, and installs its block there', async () => {
+    // The lab's repository, like `fleet init`'s, holds the example of every domain the operator's
+    // CLI knows: node-01 lists npmrc, its host file the variable, domains/npmrc/npmrc the source.
+    await lab.up(1);
+    expect(await readFile(join(lab.repo, 'fleet.yaml'), 'utf8')).to.match(
+      /\n {4}domains: \[[^\]]*\bnpmrc\b/,
+    );
+    // The operator pins the plugin and packs a runtime that carries it (contract §10.5).
+    const plugin = await packedPlugin(npmrcDir);
+    await mkdir(join(lab.repo, 'artifacts', 'plugins'), { recursive: true });
+    await copyFile(
+      plugin.path,
+      join(lab.repo, 'artifacts', 'plugins', packedFileName(plugin.name, plugin.version)),
+    );
+    const artifact = await packedRuntimeArtifact([plugin.path]);
+    await copyFile(artifact.path, join(lab.repo, 'artifacts', `fleet-${artifact.version}.tgz`));
+    await lab.commitEdit(
+      'fleet.yaml',
+      (text) =>
+        `${text.replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${artifact.version}`).replace(/^artifacts: \[\]\n/m, '')}` +
+        `artifacts:\n  - version: ${artifact.version}\n    file: artifacts/fleet-${artifact.version}.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n` +
+        `plugins:\n  - name: ${plugin.name}\n    version: ${plugin.version}\n    sha256: ${plugin.sha256}\n`,
+      'the runtime that carries fleet-plugin-npmrc',
+    );
+    const upgrade = await lab.run(['upgrade', 'node-01', '--confirm', '--json']);
+    expect(upgrade.exitCode, upgrade.stdout + upgrade.stderr).to.equal(0);
+    const { catalog } = await lab.client('node-01').identity();
+    expect(catalog.domains.map((d) => d.domain)).to.include('npmrc');
+
+    // The node's owner serves the domain (node policy, contract §5.1); the user has a ~/.npmrc.
     await lab.writeNode('node-01', NPMRC, USER_TEXT);
     const policyFile = lab.nodePath('node-01', '~/.config/fleet/node-policy.yaml');
     const { policy } = parseNodePolicy(await readFile(policyFile, 'utf8'), policyFile);
@@ -122,18 +150,7 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
       { ...policy, domains: { ...policy.domains, npmrc: {} } },
       { force: true },
     );
-    await writeFile(join(lab.repo, 'domains', 'npmrc', 'npmrc'), CANONICAL);
-    lab.git('add', '--all');
-    lab.git(
-      '-c',
-      'user.name=e2e',
-      '-c',
-      'user.email=e2e@example.invalid',
-      'commit',
-      '-q',
-      '-m',
-      'npmrc',
-    );
+    await lab.commitEdit('domains/npmrc/npmrc', () => CANONICAL, 'npmrc');
 
     const install = await lab.run(['config', 'install', 'node-01', 'npmrc', '--confirm', '--json']);
     expect(install.exitCode, install.stdout + install.stderr).to.equal(0);
