@@ -6,7 +6,8 @@
  * running controller carries the new id — the switch runs in a transient unit of its own, which
  * the restart of the controller's unit cannot end; a change whose controller cannot start is
  * rolled back (exit 6) with the old ExecStart; `fleet drift` reports each controller's unit as a
- * `runtime` item (stale once its file changed without a daemon-reload); a router install runs the
+ * `runtime` item (stale once its file changed without a daemon-reload), and so does `fleet version`
+ * (a disabled unit is stale, exit 1; a stopped one leaves its host unreachable); a router install runs the
  * node policy's reload action, a real `systemctl --user reload` of a real unit; `lab down` stops
  * and removes the units.
  *
@@ -24,6 +25,7 @@ import {
   type DriftReport,
   type LabDocument,
   type Receipt,
+  type VersionReport,
 } from '@fleet/core';
 import { pidAlive, waitFor, type FleetRun } from '../src/fleet.js';
 import { requireSystemdUser, type SystemdUser } from '../src/systemd-user.js';
@@ -186,6 +188,60 @@ describe('a lab of real systemd --user units (lab up --supervisor systemd-user)'
       await writeAsUser(file, original);
       await manager.systemctl('daemon-reload');
     }
+  });
+
+  it("fleet version reports a disabled controller unit as a stale supervisor item (exit 1), a stopped one's host unreachable", async () => {
+    const version = async () => {
+      const ran = await run(['version', '--json']);
+      const report = JSON.parse(ran.stdout) as VersionReport;
+      const supervisor = (host: string) =>
+        report.hosts.find((h) => h.host === host)?.items.find((i) => i.kind === 'supervisor');
+      return { ran, report, supervisor };
+    };
+    const before = await version();
+    expect(before.supervisor('node-01'), before.ran.stderr).to.include({
+      state: 'current',
+      layer: 'runtime',
+      name: 'systemd-user.unit',
+    });
+    const unit = (await record('node-02')).name;
+    expect((await manager.systemctl('disable', unit)).exitCode).to.equal(0);
+    try {
+      const disabled = await version();
+      expect(disabled.ran.exitCode, disabled.ran.stderr).to.equal(1);
+      expect(disabled.supervisor('node-02')).to.include({ state: 'stale' });
+      expect(disabled.supervisor('node-02')?.detail).to.contain('the unit is not enabled');
+      expect(disabled.supervisor('node-02')?.path).to.contain(unit);
+      expect(disabled.supervisor('node-01')).to.include({ state: 'current' });
+      expect(disabled.report.hosts.find((h) => h.host === 'node-02')?.status).to.equal('drifted');
+    } finally {
+      // Disabling a linked unit removes its link too: it is enabled again from the node's file.
+      const file = join(home('node-02'), '.config/systemd/user', unit);
+      const enabled = await manager.systemctl('enable', file);
+      expect(enabled.exitCode, enabled.stderr).to.equal(0);
+    }
+    const pid = Number((await manager.show(unit, ['MainPID']))['MainPID']);
+    expect((await manager.systemctl('stop', unit)).exitCode).to.equal(0);
+    try {
+      // A stopped controller answers nothing: its host is unreachable (exit 5), never current.
+      const stopped = await version();
+      expect(stopped.ran.exitCode, stopped.ran.stderr).to.equal(5);
+      expect(stopped.report.hosts.find((h) => h.host === 'node-02')?.status).to.equal(
+        'unreachable',
+      );
+    } finally {
+      expect((await manager.systemctl('start', unit)).exitCode).to.equal(0);
+      await waitFor(
+        async () =>
+          (await client('node-02')
+            .identity()
+            .catch(() => null)) !== null,
+        60_000,
+        'node-02 to answer again',
+      );
+    }
+    expect(Number((await manager.show(unit, ['MainPID']))['MainPID'])).to.not.equal(pid);
+    expect((await version()).supervisor('node-02')).to.include({ state: 'current' });
   });
 
   it("runs the node policy's router reload: a real systemctl --user reload of a real unit, after the write", async () => {

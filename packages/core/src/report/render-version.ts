@@ -13,6 +13,7 @@ const COLUMNS = [
   ['tools', 'tool'],
   ['PATH', 'shadowing'],
   ['launchd', 'launchd'],
+  ['supervisor', 'supervisor'],
 ] as const;
 
 /** The worst state of a host's items of one kind (`undefined`: none). */

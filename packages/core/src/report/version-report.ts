@@ -2,8 +2,8 @@
  * The version report (`fleet.version/v1`, contract §11): the drift report's form (summary, hosts,
  * items — `fleet.drift/v1`) for the runtime's own lifecycle. Each host carries the runtime it
  * answered with; each item is one fact evaluated: the runtime against `canonicalVersion`, a
- * probed tool, PATH shadowing, a launchd agent. Items are layer `version` (launchd agents:
- * `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
+ * probed tool, PATH shadowing, a launchd agent, the supervisor's unit or task. Items are layer
+ * `version` (launchd agents and the supervisor's: `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
  */
 import { z } from 'zod';
 import {
@@ -16,7 +16,13 @@ import {
 import { sha256Schema } from '../wire/protocol.js';
 
 export const VERSION_SCHEMA = 'fleet.version/v1';
-export const VERSION_ITEM_KINDS = ['runtime', 'tool', 'shadowing', 'launchd'] as const;
+export const VERSION_ITEM_KINDS = [
+  'runtime',
+  'tool',
+  'shadowing',
+  'launchd',
+  'supervisor',
+] as const;
 
 export const versionItemSchema = z.strictObject({
   layer: z.enum(DRIFT_LAYERS),
