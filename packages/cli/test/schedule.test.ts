@@ -112,10 +112,10 @@ describe('fleet schedule: model', () => {
       '--repo',
       '/r',
     ]);
+    // The reconcile too runs through report-run, which logs every run (refused ones included).
     expect(jobArguments(classifyJob(['harness', 'reconcile'], true), '/r')).to.deep.equal([
-      'harness',
-      'reconcile',
-      '--unattended',
+      'report-run',
+      'harness-reconcile',
       '--repo',
       '/r',
     ]);
@@ -482,9 +482,8 @@ describe('fleet schedule: refusals through the binary', function () {
     const doc = JSON.parse(allowed.stdout) as { name: string; command: string[] };
     expect(doc.name).to.equal('fleet-report-harness-reconcile');
     expect(doc.command.slice(2)).to.deep.equal([
-      'harness',
-      'reconcile',
-      '--unattended',
+      'report-run',
+      'harness-reconcile',
       '--repo',
       seat.repo,
     ]);
@@ -632,7 +631,68 @@ describe('fleet schedule: install, list, remove with the fake systemctl', functi
     );
   });
 
-  it('report-run refuses anything but drift and version (exit 7)', () => {
+  it('a scheduled harness reconcile that is refused, or fails on its credentials, leaves a line in runs.log; schedule list shows the last', async () => {
+    const runsLog = async () =>
+      (await readFile(join(seat.repo, 'reports', 'runs.log'), 'utf8'))
+        .trim()
+        .split('\n')
+        .filter((line) => line.split(' ')[1] === 'harness-reconcile');
+    const reportRun = (credentials: string) =>
+      spawnSync(process.execPath, [BIN, 'report-run', 'harness-reconcile', '--repo', seat.repo], {
+        encoding: 'utf8',
+        env: { ...seat.env, FLEET_CREDENTIALS: credentials },
+        cwd: seat.dir,
+      });
+    const credentials = join(seat.dir, 'credentials.json');
+    await writeFile(credentials, '{ "version": 1, "hosts": {} }\n', { mode: 0o600 });
+    // fleet.yaml does not opt in: the run is refused (exit 7), and says so in the log.
+    const refused = reportRun(credentials);
+    expect(refused.status, refused.stderr).to.equal(7);
+    expect((await runsLog()).at(-1)).to.match(
+      /^\S+Z harness-reconcile exit 7 UNATTENDED_REFUSED: unattended reconcile refused: .*nothing was written$/,
+    );
+
+    const manifest = join(seat.repo, 'fleet.yaml');
+    const text = await readFile(manifest, 'utf8');
+    await writeFile(manifest, text.replace(/(harness-policy:\n\s+unattended:) deny/, '$1 allow'));
+    const git = (...args: string[]) =>
+      spawnSync('git', ['-C', seat.repo, ...args], { encoding: 'utf8', env: seat.env });
+    expect(git('commit', '-q', '-am', 'allow unattended harness-policy').status).to.equal(0);
+    const installed = fleet(seat, [
+      'schedule',
+      'install',
+      'harness',
+      'reconcile',
+      '--unattended',
+      '--repo',
+      seat.repo,
+      '--json',
+    ]);
+    expect(installed.status, installed.stderr).to.equal(0);
+    try {
+      // Opted in, but the credentials file it names is gone: the failure is logged, not lost.
+      const noCredentials = reportRun(join(seat.dir, 'no-such-credentials.json'));
+      expect(noCredentials.status, noCredentials.stderr).to.not.equal(0);
+      const last = (await runsLog()).at(-1) ?? '';
+      expect(last).to.match(
+        new RegExp(
+          `^\\S+Z harness-reconcile exit ${noCredentials.status} [A-Z_]+: .*no-such-credentials`,
+        ),
+      );
+      const list = JSON.parse(fleet(seat, ['schedule', 'list', '--json']).stdout) as {
+        schedules: { name: string; lastLog: string | null }[];
+      };
+      const reconcile = list.schedules.find((s) => s.name === 'fleet-report-harness-reconcile');
+      expect(reconcile?.lastLog).to.equal(last);
+      expect(fleet(seat, ['schedule', 'list']).stdout).to.contain(`last logged: ${last}`);
+    } finally {
+      expect(fleet(seat, ['schedule', 'remove', 'harness-reconcile']).status).to.equal(0);
+      await writeFile(manifest, text);
+      git('commit', '-q', '-am', 'back to deny');
+    }
+  });
+
+  it('report-run refuses anything but drift, version and harness-reconcile (exit 7)', () => {
     const result = fleet(seat, ['report-run', 'config', '--repo', seat.repo]);
     expect(result.status, result.stderr).to.equal(7);
   });
