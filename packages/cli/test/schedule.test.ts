@@ -305,8 +305,9 @@ describe('fleet schedule: Task Scheduler XML', () => {
       '--repo',
       'C:\\my "fleet"\\',
     ];
+    const environment = { FLEET_CREDENTIALS: 'C:\\Users\\al ice\\fleet\\credentials.json' };
     const task = reportTaskXml(
-      input({ argv, repo: 'C:\\my fleet', everySeconds: 1800 }),
+      input({ argv, repo: 'C:\\my fleet', everySeconds: 1800, environment }),
       '2026-05-01T09:00:00',
     );
     expect(task.path).to.equal('~/AppData/Local/fleet/schedule/fleet-report-drift.xml');
@@ -329,7 +330,17 @@ describe('fleet schedule: Task Scheduler XML', () => {
     expect(xmlText(root, 'RegistrationInfo', 'URI')).to.equal('\\fleet-report-drift');
     const exec = xmlChild(xmlChild(root, 'Actions'), 'Exec');
     expect(xmlText(exec, 'Command')).to.equal(argv[0]);
-    expect(splitWindowsArguments(xmlText(exec, 'Arguments') ?? '')).to.deep.equal(argv.slice(1));
+    // No environment element exists: the variables ride on report-run's command line.
+    expect(splitWindowsArguments(xmlText(exec, 'Arguments') ?? '')).to.deep.equal([
+      ...argv.slice(1),
+      '--env',
+      `FLEET_CREDENTIALS=${environment.FLEET_CREDENTIALS}`,
+    ]);
+    expect(exec?.children.map((c) => c.name)).to.deep.equal([
+      'Command',
+      'Arguments',
+      'WorkingDirectory',
+    ]);
     expect(xmlText(exec, 'WorkingDirectory')).to.equal('C:\\my fleet');
   });
 
@@ -689,6 +700,47 @@ describe('fleet schedule: install, list, remove with the fake systemctl', functi
       expect(fleet(seat, ['schedule', 'remove', 'harness-reconcile']).status).to.equal(0);
       await writeFile(manifest, text);
       git('commit', '-q', '-am', 'back to deny');
+    }
+  });
+
+  it("a Task Scheduler task carries the schedule's environment on its command line: the fake starts it without the caller's", async () => {
+    // The generated task, registered and run by the fake schtasks (a logon environment: no
+    // FLEET_* or XDG_* of the shell that ran /Run), reads the credentials file the schedule named.
+    const named = join(seat.dir, 'task-credentials.json');
+    const task = reportTaskXml(
+      input({
+        argv: [process.execPath, BIN, ...jobArguments(classifyJob(['version'], false), seat.repo)],
+        repo: seat.repo,
+        environment: { FLEET_CREDENTIALS: named },
+      }),
+      '2026-05-01T09:00:00',
+    );
+    const file = join(seat.dir, 'task.xml');
+    await writeFile(file, Buffer.from(`\ufeff${task.content}`, 'utf16le'));
+    const schtasks = (...args: string[]) =>
+      spawnSync('schtasks', args, {
+        encoding: 'utf8',
+        env: { ...seat.env, FLEET_CREDENTIALS: join(seat.dir, 'caller-credentials.json') },
+      });
+    expect(schtasks('/Create', '/XML', file, '/TN', 'fleet-report-version').status).to.equal(0);
+    expect(schtasks('/Run', '/TN', 'fleet-report-version').status).to.equal(0);
+    let last = '';
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !last.includes('task-credentials')) {
+      const log = await readFile(join(seat.repo, 'reports', 'runs.log'), 'utf8').catch(() => '');
+      last = log.trim().split('\n').at(-1) ?? '';
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(last).to.match(
+      / version exit 4 [A-Z_]+: no credentials file at .*task-credentials\.json/,
+    );
+    expect(last).to.not.contain('caller-credentials');
+  });
+
+  it('report-run --env takes only the schedule variables, as absolute paths (exit 2)', () => {
+    for (const env of ['PATH=/usr/bin', 'FLEET_CREDENTIALS=relative.json', 'FLEET_CREDENTIALS']) {
+      const result = fleet(seat, ['report-run', 'version', '--repo', seat.repo, '--env', env]);
+      expect(result.status, env).to.equal(2);
     }
   });
 

@@ -286,6 +286,37 @@ describe('fake supervisors (executables on PATH)', function () {
       expect(processAlive(detached)).to.equal(false);
     });
 
+    it("starts a task in the logon environment, not /Run's caller's, and refuses an environment element", async () => {
+      const seen = join(home, 'seen.json');
+      const script = `require('node:fs').writeFileSync('${seen}', JSON.stringify({ credentials: process.env.FLEET_CREDENTIALS ?? null, state: process.env.XDG_STATE_HOME ?? null, home: process.env.HOME ?? null }))`;
+      const file = join(home, 'task.xml');
+      await writeFile(file, xml(script.replace(/"/g, '&quot;')));
+      expect((await run('schtasks', ['/Create', '/XML', file, '/TN', 'demo'])).code).to.equal(0);
+      const caller = {
+        FLEET_CREDENTIALS: '/caller/credentials.json',
+        XDG_STATE_HOME: '/caller/state',
+      };
+      expect((await run('schtasks', ['/Run', '/TN', 'demo'], caller)).code).to.equal(0);
+      const deadline = Date.now() + 10_000;
+      let text = '';
+      while (Date.now() < deadline && text === '') {
+        text = await readFile(seen, 'utf8').catch(() => '');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(JSON.parse(text)).to.deep.equal({ credentials: null, state: null, home });
+      // Task Scheduler's Exec has no environment: a definition that tries one is not registered.
+      await writeFile(
+        file,
+        xml('1').replace(
+          '</Arguments>',
+          '</Arguments><Environment><Variable name="FLEET_CREDENTIALS">/x</Variable></Environment>',
+        ),
+      );
+      expect(
+        (await run('schtasks', ['/Create', '/XML', file, '/TN', 'demo', '/F'])).stderr,
+      ).to.contain('Exec: unexpected element <Environment>');
+    });
+
     it('refuses malformed XML, a missing required element, an unknown task and other switches', async () => {
       const file = join(home, 'task.xml');
       await writeFile(file, xml('1').replace('</Task>', ''));

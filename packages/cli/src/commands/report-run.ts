@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import type { FleetErrorLike } from '@fleet/core';
 import { FleetCommand, reportedFailure } from '../base-command.js';
 
@@ -17,6 +17,13 @@ export default class ReportRun extends FleetCommand {
     'Run a read-only report into the dated reports/ folder (for schedules).';
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override repoLine = 'none' as const; // run by a timer; its log keeps the report paths
+  static override flags = {
+    env: Flags.string({
+      description:
+        'NAME=VALUE to set for the run (FLEET_CREDENTIALS, XDG_CONFIG_HOME, XDG_STATE_HOME; absolute paths): how a Task Scheduler task carries its environment',
+      multiple: true,
+    }),
+  };
   static override args = {
     verb: Args.string({ description: 'drift, version or harness-reconcile', required: true }),
   };
@@ -34,6 +41,8 @@ export default class ReportRun extends FleetCommand {
       );
     }
     const job = verb as (typeof model.REPORT_RUN_JOBS)[number];
+    const { parseEnvironmentFlags } = await import('../schedule/generate.js');
+    Object.assign(process.env, parseEnvironmentFlags(flags.env ?? []));
     const root = path.resolve(await this.findRepo(flags.repo));
     const started = new Date();
     const dir = job === 'harness-reconcile' ? null : core.datedReportDir(root, job, started);
