@@ -7,7 +7,7 @@
  * the restart of the controller's unit cannot end; a change whose controller cannot start is
  * rolled back (exit 6) with the old ExecStart; `fleet drift` reports each controller's unit as a
  * `runtime` item (stale once its file changed without a daemon-reload), and so does `fleet version`
- * (a disabled unit is stale, exit 1; a stopped one leaves its host unreachable); a router install runs the
+ * (stale, exit 1; a stopped unit leaves its host unreachable); a router install runs the
  * node policy's reload action, a real `systemctl --user reload` of a real unit; `lab down` stops
  * and removes the units.
  *
@@ -190,7 +190,7 @@ describe('a lab of real systemd --user units (lab up --supervisor systemd-user)'
     }
   });
 
-  it("fleet version reports a disabled controller unit as a stale supervisor item (exit 1), a stopped one's host unreachable", async () => {
+  it("fleet version reports a controller unit changed without a daemon-reload as a stale supervisor item (exit 1), a stopped one's host unreachable", async () => {
     const version = async () => {
       const ran = await run(['version', '--json']);
       const report = JSON.parse(ran.stdout) as VersionReport;
@@ -205,20 +205,21 @@ describe('a lab of real systemd --user units (lab up --supervisor systemd-user)'
       name: 'systemd-user.unit',
     });
     const unit = (await record('node-02')).name;
-    expect((await manager.systemctl('disable', unit)).exitCode).to.equal(0);
+    // A unit file changed without a daemon-reload: what runs is not what the file says.
+    const file = join(home('node-02'), '.config/systemd/user', unit);
+    const original = await readFile(file, 'utf8');
+    await writeAsUser(file, `${original}# edited by hand\n`);
     try {
-      const disabled = await version();
-      expect(disabled.ran.exitCode, disabled.ran.stderr).to.equal(1);
-      expect(disabled.supervisor('node-02')).to.include({ state: 'stale' });
-      expect(disabled.supervisor('node-02')?.detail).to.contain('the unit is not enabled');
-      expect(disabled.supervisor('node-02')?.path).to.contain(unit);
-      expect(disabled.supervisor('node-01')).to.include({ state: 'current' });
-      expect(disabled.report.hosts.find((h) => h.host === 'node-02')?.status).to.equal('drifted');
+      const edited = await version();
+      expect(edited.ran.exitCode, edited.ran.stderr).to.equal(1);
+      expect(edited.supervisor('node-02')).to.include({ state: 'stale' });
+      expect(edited.supervisor('node-02')?.detail).to.contain('NeedDaemonReload=yes');
+      expect(edited.supervisor('node-02')?.path).to.contain(unit);
+      expect(edited.supervisor('node-01')).to.include({ state: 'current' });
+      expect(edited.report.hosts.find((h) => h.host === 'node-02')?.status).to.equal('drifted');
     } finally {
-      // Disabling a linked unit removes its link too: it is enabled again from the node's file.
-      const file = join(home('node-02'), '.config/systemd/user', unit);
-      const enabled = await manager.systemctl('enable', file);
-      expect(enabled.exitCode, enabled.stderr).to.equal(0);
+      await writeAsUser(file, original);
+      await manager.systemctl('daemon-reload');
     }
     const pid = Number((await manager.show(unit, ['MainPID']))['MainPID']);
     expect((await manager.systemctl('stop', unit)).exitCode).to.equal(0);
