@@ -6,7 +6,8 @@
  * running controller carries the new id — the switch runs in a transient unit of its own, which
  * the restart of the controller's unit cannot end; a change whose controller cannot start is
  * rolled back (exit 6) with the old ExecStart; `fleet drift` reports each controller's unit as a
- * `runtime` item (stale once its file changed without a daemon-reload); a router install runs the
+ * `runtime` item (stale once its file changed without a daemon-reload), and so does `fleet version`
+ * (stale, exit 1; a stopped unit leaves its host unreachable); a router install runs the
  * node policy's reload action, a real `systemctl --user reload` of a real unit; `lab down` stops
  * and removes the units.
  *
@@ -24,6 +25,7 @@ import {
   type DriftReport,
   type LabDocument,
   type Receipt,
+  type VersionReport,
 } from '@fleet/core';
 import { pidAlive, waitFor, type FleetRun } from '../src/fleet.js';
 import { requireSystemdUser, type SystemdUser } from '../src/systemd-user.js';
@@ -186,6 +188,61 @@ describe('a lab of real systemd --user units (lab up --supervisor systemd-user)'
       await writeAsUser(file, original);
       await manager.systemctl('daemon-reload');
     }
+  });
+
+  it("fleet version reports a controller unit changed without a daemon-reload as a stale supervisor item (exit 1), a stopped one's host unreachable", async () => {
+    const version = async () => {
+      const ran = await run(['version', '--json']);
+      const report = JSON.parse(ran.stdout) as VersionReport;
+      const supervisor = (host: string) =>
+        report.hosts.find((h) => h.host === host)?.items.find((i) => i.kind === 'supervisor');
+      return { ran, report, supervisor };
+    };
+    const before = await version();
+    expect(before.supervisor('node-01'), before.ran.stderr).to.include({
+      state: 'current',
+      layer: 'runtime',
+      name: 'systemd-user.unit',
+    });
+    const unit = (await record('node-02')).name;
+    // A unit file changed without a daemon-reload: what runs is not what the file says.
+    const file = join(home('node-02'), '.config/systemd/user', unit);
+    const original = await readFile(file, 'utf8');
+    await writeAsUser(file, `${original}# edited by hand\n`);
+    try {
+      const edited = await version();
+      expect(edited.ran.exitCode, edited.ran.stderr).to.equal(1);
+      expect(edited.supervisor('node-02')).to.include({ state: 'stale' });
+      expect(edited.supervisor('node-02')?.detail).to.contain('NeedDaemonReload=yes');
+      expect(edited.supervisor('node-02')?.path).to.contain(unit);
+      expect(edited.supervisor('node-01')).to.include({ state: 'current' });
+      expect(edited.report.hosts.find((h) => h.host === 'node-02')?.status).to.equal('drifted');
+    } finally {
+      await writeAsUser(file, original);
+      await manager.systemctl('daemon-reload');
+    }
+    const pid = Number((await manager.show(unit, ['MainPID']))['MainPID']);
+    expect((await manager.systemctl('stop', unit)).exitCode).to.equal(0);
+    try {
+      // A stopped controller answers nothing: its host is unreachable (exit 5), never current.
+      const stopped = await version();
+      expect(stopped.ran.exitCode, stopped.ran.stderr).to.equal(5);
+      expect(stopped.report.hosts.find((h) => h.host === 'node-02')?.status).to.equal(
+        'unreachable',
+      );
+    } finally {
+      expect((await manager.systemctl('start', unit)).exitCode).to.equal(0);
+      await waitFor(
+        async () =>
+          (await client('node-02')
+            .identity()
+            .catch(() => null)) !== null,
+        60_000,
+        'node-02 to answer again',
+      );
+    }
+    expect(Number((await manager.show(unit, ['MainPID']))['MainPID'])).to.not.equal(pid);
+    expect((await version()).supervisor('node-02')).to.include({ state: 'current' });
   });
 
   it("runs the node policy's router reload: a real systemctl --user reload of a real unit, after the write", async () => {

@@ -10,20 +10,16 @@
  * Only types are imported from `@fleet/core` at module level: commands import it inside `run()`,
  * so `--help` and `--version` load no fleet or domain code.
  */
-import { FleetBaseCommand, failureOf, type CommandError } from '@fleet/core/command';
+import { FleetBaseCommand, reportedFailure } from '@fleet/core/command';
 import type { Command, Interfaces } from '@oclif/core';
-import type { FleetErrorLike, RepoSource } from '@fleet/core';
+import type { RepoSource } from '@fleet/core';
 
 export type FleetFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof FleetCommand)['baseFlags'] & T['flags']
 >;
 
-/**
- * The last failure a command of this process reported through {@link FleetCommand.catch}: a
- * command run in process (`report-run` runs its report verb so) fails by setting the exit code,
- * not by throwing, and its caller logs what it was (docs/scheduled-reports.md).
- */
-export const reportedFailure: { last: FleetErrorLike | null } = { last: null };
+/** The last failure a command of this process reported (core's; `report-run` logs it). */
+export { reportedFailure };
 
 export abstract class FleetCommand extends FleetBaseCommand {
   /**
@@ -58,11 +54,5 @@ export abstract class FleetCommand extends FleetBaseCommand {
       }
     }
     return super.finally(error);
-  }
-
-  /** Every failure ends in core's base command; this one also keeps it for `report-run`. */
-  protected override async catch(error: CommandError): Promise<void> {
-    reportedFailure.last = await failureOf(error);
-    return super.catch(error);
   }
 }

@@ -112,10 +112,10 @@ describe('fleet schedule: model', () => {
       '--repo',
       '/r',
     ]);
+    // The reconcile too runs through report-run, which logs every run (refused ones included).
     expect(jobArguments(classifyJob(['harness', 'reconcile'], true), '/r')).to.deep.equal([
-      'harness',
-      'reconcile',
-      '--unattended',
+      'report-run',
+      'harness-reconcile',
       '--repo',
       '/r',
     ]);
@@ -305,8 +305,9 @@ describe('fleet schedule: Task Scheduler XML', () => {
       '--repo',
       'C:\\my "fleet"\\',
     ];
+    const environment = { FLEET_CREDENTIALS: 'C:\\Users\\al ice\\fleet\\credentials.json' };
     const task = reportTaskXml(
-      input({ argv, repo: 'C:\\my fleet', everySeconds: 1800 }),
+      input({ argv, repo: 'C:\\my fleet', everySeconds: 1800, environment }),
       '2026-05-01T09:00:00',
     );
     expect(task.path).to.equal('~/AppData/Local/fleet/schedule/fleet-report-drift.xml');
@@ -329,7 +330,17 @@ describe('fleet schedule: Task Scheduler XML', () => {
     expect(xmlText(root, 'RegistrationInfo', 'URI')).to.equal('\\fleet-report-drift');
     const exec = xmlChild(xmlChild(root, 'Actions'), 'Exec');
     expect(xmlText(exec, 'Command')).to.equal(argv[0]);
-    expect(splitWindowsArguments(xmlText(exec, 'Arguments') ?? '')).to.deep.equal(argv.slice(1));
+    // No environment element exists: the variables ride on report-run's command line.
+    expect(splitWindowsArguments(xmlText(exec, 'Arguments') ?? '')).to.deep.equal([
+      ...argv.slice(1),
+      '--env',
+      `FLEET_CREDENTIALS=${environment.FLEET_CREDENTIALS}`,
+    ]);
+    expect(exec?.children.map((c) => c.name)).to.deep.equal([
+      'Command',
+      'Arguments',
+      'WorkingDirectory',
+    ]);
     expect(xmlText(exec, 'WorkingDirectory')).to.equal('C:\\my fleet');
   });
 
@@ -482,9 +493,8 @@ describe('fleet schedule: refusals through the binary', function () {
     const doc = JSON.parse(allowed.stdout) as { name: string; command: string[] };
     expect(doc.name).to.equal('fleet-report-harness-reconcile');
     expect(doc.command.slice(2)).to.deep.equal([
-      'harness',
-      'reconcile',
-      '--unattended',
+      'report-run',
+      'harness-reconcile',
       '--repo',
       seat.repo,
     ]);
@@ -633,7 +643,109 @@ describe('fleet schedule: install, list, remove with the fake systemctl', functi
     );
   });
 
-  it('report-run refuses anything but drift and version (exit 7)', () => {
+  it('a scheduled harness reconcile that is refused, or fails on its credentials, leaves a line in runs.log; schedule list shows the last', async () => {
+    const runsLog = async () =>
+      (await readFile(join(seat.repo, 'reports', 'runs.log'), 'utf8'))
+        .trim()
+        .split('\n')
+        .filter((line) => line.split(' ')[1] === 'harness-reconcile');
+    const reportRun = (credentials: string) =>
+      spawnSync(process.execPath, [BIN, 'report-run', 'harness-reconcile', '--repo', seat.repo], {
+        encoding: 'utf8',
+        env: { ...seat.env, FLEET_CREDENTIALS: credentials },
+        cwd: seat.dir,
+      });
+    const credentials = join(seat.dir, 'credentials.json');
+    await writeFile(credentials, '{ "version": 1, "hosts": {} }\n', { mode: 0o600 });
+    // fleet.yaml does not opt in: the run is refused (exit 7), and says so in the log.
+    const refused = reportRun(credentials);
+    expect(refused.status, refused.stderr).to.equal(7);
+    expect((await runsLog()).at(-1)).to.match(
+      /^\S+Z harness-reconcile exit 7 UNATTENDED_REFUSED: unattended reconcile refused: .*nothing was written$/,
+    );
+
+    const manifest = join(seat.repo, 'fleet.yaml');
+    const text = await readFile(manifest, 'utf8');
+    await writeFile(manifest, text.replace(/(harness-policy:\n\s+unattended:) deny/, '$1 allow'));
+    const git = (...args: string[]) =>
+      spawnSync('git', ['-C', seat.repo, ...args], { encoding: 'utf8', env: seat.env });
+    expect(git('commit', '-q', '-am', 'allow unattended harness-policy').status).to.equal(0);
+    const installed = fleet(seat, [
+      'schedule',
+      'install',
+      'harness',
+      'reconcile',
+      '--unattended',
+      '--repo',
+      seat.repo,
+      '--json',
+    ]);
+    expect(installed.status, installed.stderr).to.equal(0);
+    try {
+      // Opted in, but the credentials file it names is gone: the failure is logged, not lost.
+      const noCredentials = reportRun(join(seat.dir, 'no-such-credentials.json'));
+      expect(noCredentials.status, noCredentials.stderr).to.not.equal(0);
+      const last = (await runsLog()).at(-1) ?? '';
+      expect(last).to.match(
+        new RegExp(
+          `^\\S+Z harness-reconcile exit ${noCredentials.status} [A-Z_]+: .*no-such-credentials`,
+        ),
+      );
+      const list = JSON.parse(fleet(seat, ['schedule', 'list', '--json']).stdout) as {
+        schedules: { name: string; lastLog: string | null }[];
+      };
+      const reconcile = list.schedules.find((s) => s.name === 'fleet-report-harness-reconcile');
+      expect(reconcile?.lastLog).to.equal(last);
+      expect(fleet(seat, ['schedule', 'list']).stdout).to.contain(`last logged: ${last}`);
+    } finally {
+      expect(fleet(seat, ['schedule', 'remove', 'harness-reconcile']).status).to.equal(0);
+      await writeFile(manifest, text);
+      git('commit', '-q', '-am', 'back to deny');
+    }
+  });
+
+  it("a Task Scheduler task carries the schedule's environment on its command line: the fake starts it without the caller's", async () => {
+    // The generated task, registered and run by the fake schtasks (a logon environment: no
+    // FLEET_* or XDG_* of the shell that ran /Run), reads the credentials file the schedule named.
+    const named = join(seat.dir, 'task-credentials.json');
+    const task = reportTaskXml(
+      input({
+        argv: [process.execPath, BIN, ...jobArguments(classifyJob(['version'], false), seat.repo)],
+        repo: seat.repo,
+        environment: { FLEET_CREDENTIALS: named },
+      }),
+      '2026-05-01T09:00:00',
+    );
+    const file = join(seat.dir, 'task.xml');
+    await writeFile(file, Buffer.from(`\ufeff${task.content}`, 'utf16le'));
+    const schtasks = (...args: string[]) =>
+      spawnSync('schtasks', args, {
+        encoding: 'utf8',
+        env: { ...seat.env, FLEET_CREDENTIALS: join(seat.dir, 'caller-credentials.json') },
+      });
+    expect(schtasks('/Create', '/XML', file, '/TN', 'fleet-report-version').status).to.equal(0);
+    expect(schtasks('/Run', '/TN', 'fleet-report-version').status).to.equal(0);
+    let last = '';
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !last.includes('task-credentials')) {
+      const log = await readFile(join(seat.repo, 'reports', 'runs.log'), 'utf8').catch(() => '');
+      last = log.trim().split('\n').at(-1) ?? '';
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(last).to.match(
+      / version exit 4 [A-Z_]+: no credentials file at .*task-credentials\.json/,
+    );
+    expect(last).to.not.contain('caller-credentials');
+  });
+
+  it('report-run --env takes only the schedule variables, as absolute paths (exit 2)', () => {
+    for (const env of ['PATH=/usr/bin', 'FLEET_CREDENTIALS=relative.json', 'FLEET_CREDENTIALS']) {
+      const result = fleet(seat, ['report-run', 'version', '--repo', seat.repo, '--env', env]);
+      expect(result.status, env).to.equal(2);
+    }
+  });
+
+  it('report-run refuses anything but drift, version and harness-reconcile (exit 7)', () => {
     const result = fleet(seat, ['report-run', 'config', '--repo', seat.repo]);
     expect(result.status, result.stderr).to.equal(7);
   });

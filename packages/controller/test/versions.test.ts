@@ -283,6 +283,38 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
     }
   });
 
+  it("runs the supervisor's prober in the same read; a domain's prober is refused, its facts never read", async () => {
+    // Even a token that could read the domain through a snapshot: this read is not that one.
+    const token = await node.issue(['versions:read', 'config:read']);
+    const answer = await node.call('/v1/versions', {
+      token,
+      body: {
+        tools: [],
+        probes: [
+          { prober: 'supervisor.unit', parameters: {} },
+          { prober: 'tools.versions', parameters: {} },
+          { prober: 'fixture.facts', parameters: {} },
+          { prober: 'no.such', parameters: {} },
+        ],
+      },
+    });
+    expect(answer.status, answer.text).to.equal(200);
+    const body = versionsResponseSchema.parse(answer.body);
+    expect(
+      body.probes?.map((p) =>
+        p.state === 'ok' ? [p.prober, p.state, p.facts] : [p.prober, p.code],
+      ),
+    ).to.deep.equal([
+      ['supervisor.unit', 'ok', { running: true }],
+      ['tools.versions', 'ok', { node: process.version }],
+      ['fixture.facts', 'SCOPE_DENIED'],
+      ['no.such', 'UNKNOWN_DOMAIN'],
+    ]);
+    // Without `probes` the answer carries none (what an operator of before asks and parses).
+    const plain = await node.call('/v1/versions', { token, body: { tools: [] } });
+    expect(plain.body).to.not.have.property('probes');
+  });
+
   it('needs versions:read', async () => {
     const answer = await ask(['node'], await node.issue(['config:read']));
     expect(answer.status).to.equal(403);

@@ -245,11 +245,16 @@ export {
 export { kindState, renderVersionHtml, renderVersionMarkdown } from './report/render-version.js';
 export {
   findShadowing,
+  readVersionsThrough,
+  refusedProbesKey,
   runVersionReport,
   runtimeItem,
+  supervisorItems,
+  supervisorProbersFor,
   versionDesired,
   versionHost,
   versionItems,
+  versionsRequestFor,
   type ReadVersions,
   type Shadowing,
   type VersionDesired,

@@ -10,12 +10,16 @@ import { join } from 'node:path';
 import { compareSemver, parseSemver } from '../src/semver.js';
 import {
   findShadowing,
+  readVersionsThrough,
+  refusedProbesKey,
   runVersionReport,
   runtimeItem,
   versionHost,
   versionItems,
+  versionsRequestFor,
   type VersionDesired,
 } from '../src/config/version.js';
+import type { ProberRuntime } from '../src/config/drift.js';
 import {
   buildVersionReport,
   versionExitCode,
@@ -26,6 +30,7 @@ import { renderVersionHtml, renderVersionMarkdown } from '../src/report/render-v
 import {
   versionsResponseSchema,
   type FleetOnPath,
+  type VersionsRequest,
   type VersionsResponse,
 } from '../src/wire/versions.js';
 import { FleetError } from '../src/errors.js';
@@ -444,5 +449,205 @@ describe('runVersionReport (engine)', () => {
     );
     expect(error?.code).to.equal('UNKNOWN_HOST');
     expect(asked).to.equal(0);
+  });
+});
+
+describe("version: the supervisor's prober (supervision drift, contract §12)", () => {
+  /** A supervisor prober's operator half: a unit's state from facts, as systemd-user.unit does. */
+  const unitProber = (supervisor: string): ProberRuntime => ({
+    id: `${supervisor}.unit`,
+    layer: 'runtime',
+    supervisor,
+    prober: {
+      evaluate(facts, desired) {
+        const f = facts as { running: boolean; nodeIdFlag: string; boom?: boolean };
+        if (f.boom) throw new Error('facts of another shape');
+        const problems = [
+          ...(f.running ? [] : ['the unit is not running (inactive)']),
+          ...(f.nodeIdFlag === desired.variables['node_id']
+            ? []
+            : [`--node-id ${f.nodeIdFlag}, expected ${desired.variables['node_id']}`]),
+        ];
+        return [
+          {
+            layer: 'runtime',
+            path: '~/.config/systemd/user/fleet-controller.service',
+            state: problems.length > 0 ? 'stale' : 'current',
+            ...(problems.length > 0 ? { detail: problems.join('; ') } : {}),
+          },
+        ];
+      },
+    },
+  });
+  const probers = [unitProber('systemd-user'), unitProber('windows-task')];
+  const onSystemd: VersionDesired = {
+    ...desired,
+    supervisor: 'systemd-user',
+    variables: { node_id: 'alpha' },
+  };
+  const ok = (facts: { [key: string]: boolean | string }) =>
+    ({
+      prober: 'systemd-user.unit',
+      state: 'ok',
+      layer: 'runtime',
+      facts,
+      collectedAt: '2026-05-01T00:00:00.000Z',
+    }) as const;
+
+  // [case, the node's probe answers, the supervisor items' [state, detail]]
+  const table: [string, VersionsResponse['probes'], [string, string | undefined][]][] = [
+    [
+      'a running unit with the node id',
+      [ok({ running: true, nodeIdFlag: 'alpha' })],
+      [['current', undefined]],
+    ],
+    [
+      'a disabled or stopped unit, or another --node-id',
+      [ok({ running: false, nodeIdFlag: 'beta' })],
+      [['stale', 'the unit is not running (inactive); --node-id beta, expected alpha']],
+    ],
+    [
+      'a prober the node could not run',
+      [{ prober: 'systemd-user.unit', state: 'error', code: 'INTERNAL', message: 'no bus' }],
+      [['error', 'INTERNAL: no bus']],
+    ],
+    ['no answer for it', [], [['error', 'the node did not answer this prober']]],
+    [
+      'facts its operator half cannot evaluate',
+      [ok({ boom: true })],
+      [['error', 'could not evaluate its facts: facts of another shape']],
+    ],
+  ];
+  for (const [name, probes, want] of table) {
+    it(name, () => {
+      const items = versionItems(answer({ probes }), onSystemd, probers, 'alpha').filter(
+        (i) => i.kind === 'supervisor',
+      );
+      expect(items.map((i) => [i.state, i.detail])).to.deep.equal(want);
+      expect(items.every((i) => i.layer === 'runtime' && i.name === 'systemd-user.unit')).to.equal(
+        true,
+      );
+    });
+  }
+
+  it('makes the host drifted (exit 1) when its unit is stale', () => {
+    const host = versionHost(
+      'alpha',
+      answer({ tools: [], probes: [ok({ running: false, nodeIdFlag: 'alpha' })] }),
+      { ...onSystemd, tools: [] },
+      probers,
+    );
+    expect(host.status).to.equal('drifted');
+    const report = buildVersionReport({
+      generatedAt: new Date('2026-05-01T00:00:00Z'),
+      repoCommit: 'c',
+      canonicalVersion: '1.2.0',
+      hosts: [host],
+    });
+    expect(versionExitCode(report)).to.equal(1);
+    expect(renderVersionMarkdown(report)).to.contain('| supervisor |');
+  });
+
+  it("asks only for the host's own supervisor's prober, and none of a host without one", () => {
+    expect(versionsRequestFor(onSystemd, probers)).to.deep.equal({
+      tools: ['node', 'python3'],
+      probes: [{ prober: 'systemd-user.unit', parameters: {} }],
+    });
+    expect(versionsRequestFor({ ...desired, supervisor: 'lab' }, probers)).to.deep.equal({
+      tools: ['node', 'python3'],
+    });
+    // Nothing asked, nothing reported: a lab host has no supervisor items.
+    expect(
+      versionItems(answer(), { ...desired, supervisor: 'lab' }, probers).some(
+        (i) => i.kind === 'supervisor',
+      ),
+    ).to.equal(false);
+  });
+});
+
+describe('version: reading through a controller client, old nodes included', () => {
+  const request = {
+    tools: ['node'],
+    probes: [{ prober: 'systemd-user.unit', parameters: {} }],
+  };
+  /** A client whose node predates `probes` when `old` (its strict schema refuses the key). */
+  function client(old: boolean, probeFails = false) {
+    const calls: string[] = [];
+    return {
+      calls,
+      versions: (asked: VersionsRequest) => {
+        calls.push(asked.probes ? 'versions+probes' : 'versions');
+        if (old && asked.probes) {
+          return Promise.reject(
+            new FleetError(
+              'BAD_REQUEST',
+              'the request body does not match the schema: (body): Unrecognized key: "probes"',
+            ),
+          );
+        }
+        return Promise.resolve(
+          answer(asked.probes ? { probes: [{ ...okUnit(), state: 'ok' }] } : {}),
+        );
+      },
+      probe: (asked: { prober: string }) => {
+        calls.push(`probe ${asked.prober}`);
+        return probeFails
+          ? Promise.reject(new FleetError('SCOPE_DENIED', 'token lacks the scope for probe'))
+          : Promise.resolve(okUnit());
+      },
+    };
+  }
+  const okUnit = () => ({
+    prober: 'systemd-user.unit',
+    layer: 'runtime' as const,
+    facts: { running: true },
+    collectedAt: '2026-05-01T00:00:00.000Z',
+  });
+
+  it('asks a current node once, probes included', async () => {
+    const c = client(false);
+    const got = await readVersionsThrough(c)(request);
+    expect(c.calls).to.deep.equal(['versions+probes']);
+    expect(got.probes?.map((p) => p.state)).to.deep.equal(['ok']);
+  });
+
+  it('asks a node that predates probes again without them, and each prober on its own', async () => {
+    const c = client(true);
+    const got = await readVersionsThrough(c)(request);
+    expect(c.calls).to.deep.equal(['versions+probes', 'versions', 'probe systemd-user.unit']);
+    expect(got.probes).to.deep.equal([{ ...okUnit(), state: 'ok' }]);
+  });
+
+  it("reports an old node's refused probe as that prober's error, the versions still stand", async () => {
+    const got = await readVersionsThrough(client(true, true))(request);
+    expect(got.tools.length).to.be.greaterThan(0);
+    expect(got.probes).to.deep.equal([
+      {
+        prober: 'systemd-user.unit',
+        state: 'error',
+        code: 'SCOPE_DENIED',
+        message: 'token lacks the scope for probe',
+      },
+    ]);
+  });
+
+  it('passes any other refusal through, asking nothing more', async () => {
+    const c = {
+      calls: 0,
+      versions: () => {
+        c.calls += 1;
+        return Promise.reject(
+          new FleetError('BAD_REQUEST', 'tools.0: must be a bare command name'),
+        );
+      },
+      probe: () => Promise.reject(new Error('not asked')),
+    };
+    const error = await readVersionsThrough(c)(request).then(
+      () => undefined,
+      (e: FleetError) => e,
+    );
+    expect(error?.code).to.equal('BAD_REQUEST');
+    expect(c.calls).to.equal(1);
+    expect(refusedProbesKey(error)).to.equal(false);
   });
 });

@@ -3,11 +3,38 @@
  * support, the ones they refuse, and the catalogue-54 faults they model.
  */
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { expect } from 'chai';
 import { FAKE_SUPERVISOR_BIN, parseXml, processAlive, readRun } from '../src/index.js';
+
+/** Live processes whose command line names `dir` (a fake's monitor names its state directory). */
+function processesNaming(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number)
+    .filter((pid) => processAlive(pid));
+}
+
+/** Waits up to `ms` for no process to name `dir`; returns the ones left. */
+async function survivorsOf(dir: string, ms = 5_000): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  let left = processesNaming(dir);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = processesNaming(dir);
+  }
+  return left;
+}
 
 interface Ran {
   readonly code: number;
@@ -44,7 +71,10 @@ describe('fake supervisors (executables on PATH)', function () {
   });
   afterEach(async () => {
     await run('systemctl', ['--user', 'stop', 'demo.service']);
+    await run('systemctl', ['--user', 'stop', 'demo-escape.service']);
     await rm(home, { recursive: true, force: true });
+    // No fake's process outlives the test that started it (its monitor names the home).
+    expect(await survivorsOf(home), 'processes left behind').to.deep.equal([]);
   });
 
   describe('systemctl', () => {
@@ -85,7 +115,8 @@ describe('fake supervisors (executables on PATH)', function () {
         "const fs = require('node:fs');",
         `const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' });`,
         'child.unref();',
-        `execFileSync('systemd-run', ['--user', '--unit=demo-escape.service', '--collect', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)']);`,
+        // Once: the main process that the restart starts again must not start a second one.
+        `if (!fs.existsSync(${JSON.stringify(pids)})) execFileSync('systemd-run', ['--user', '--unit=demo-escape.service', '--collect', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)']);`,
         `fs.writeFileSync(${JSON.stringify(pids)}, String(child.pid));`,
         'setInterval(() => {}, 1000);',
       ].join(' ');
@@ -119,6 +150,25 @@ describe('fake supervisors (executables on PATH)', function () {
         (await run('systemctl', ['--user', 'show', '-p', 'LoadState', 'demo-escape.service']))
           .stdout,
       ).to.equal('LoadState=not-found\n');
+    });
+
+    it('ends a run whose fake state is removed, group and all: nothing outlives its test', async () => {
+      const started = await run('systemd-run', [
+        '--user',
+        '--unit=demo-orphan.service',
+        '--',
+        process.execPath,
+        '-e',
+        "require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); setInterval(() => {}, 1000)",
+      ]);
+      expect(started.code, started.stderr).to.equal(0);
+      const record = readRun(join(home, '.fleet-fake-supervisor/systemd'), 'demo-orphan.service');
+      expect(processAlive(record?.pid)).to.equal(true);
+      expect(processesNaming(home).length).to.be.greaterThan(0);
+      // The test's home goes (as afterEach removes it) with the unit still running.
+      await rm(join(home, '.fleet-fake-supervisor'), { recursive: true, force: true });
+      expect(await survivorsOf(home), 'the monitor outlived its state').to.deep.equal([]);
+      expect(processAlive(record?.pid), 'the runtime outlived its monitor').to.equal(false);
     });
 
     it('keeps the loaded definition until daemon-reload, and says NeedDaemonReload=yes', async () => {
@@ -284,6 +334,37 @@ describe('fake supervisors (executables on PATH)', function () {
       expect(processAlive(detached)).to.equal(true);
       expect((await run('schtasks', ['/End', '/TN', 'demo'])).code).to.equal(0);
       expect(processAlive(detached)).to.equal(false);
+    });
+
+    it("starts a task in the logon environment, not /Run's caller's, and refuses an environment element", async () => {
+      const seen = join(home, 'seen.json');
+      const script = `require('node:fs').writeFileSync('${seen}', JSON.stringify({ credentials: process.env.FLEET_CREDENTIALS ?? null, state: process.env.XDG_STATE_HOME ?? null, home: process.env.HOME ?? null }))`;
+      const file = join(home, 'task.xml');
+      await writeFile(file, xml(script.replace(/"/g, '&quot;')));
+      expect((await run('schtasks', ['/Create', '/XML', file, '/TN', 'demo'])).code).to.equal(0);
+      const caller = {
+        FLEET_CREDENTIALS: '/caller/credentials.json',
+        XDG_STATE_HOME: '/caller/state',
+      };
+      expect((await run('schtasks', ['/Run', '/TN', 'demo'], caller)).code).to.equal(0);
+      const deadline = Date.now() + 10_000;
+      let text = '';
+      while (Date.now() < deadline && text === '') {
+        text = await readFile(seen, 'utf8').catch(() => '');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(JSON.parse(text)).to.deep.equal({ credentials: null, state: null, home });
+      // Task Scheduler's Exec has no environment: a definition that tries one is not registered.
+      await writeFile(
+        file,
+        xml('1').replace(
+          '</Arguments>',
+          '</Arguments><Environment><Variable name="FLEET_CREDENTIALS">/x</Variable></Environment>',
+        ),
+      );
+      expect(
+        (await run('schtasks', ['/Create', '/XML', file, '/TN', 'demo', '/F'])).stderr,
+      ).to.contain('Exec: unexpected element <Environment>');
     });
 
     it('refuses malformed XML, a missing required element, an unknown task and other switches', async () => {

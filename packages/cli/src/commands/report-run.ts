@@ -1,13 +1,14 @@
-import { Args } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import type { FleetErrorLike } from '@fleet/core';
 import { FleetCommand, reportedFailure } from '../base-command.js';
 
 /**
- * What a scheduled report runs (`fleet schedule install`): the report verb with `--report-dir`
- * set to the repository's `reports/<verb>/<YYYY-MM-DD>/` for the date of this run (UTC), which a
- * unit file cannot compute, and a line per run in `<repo>/reports/runs.log` (time, verb, exit code,
- * the report folder or the error). Only the read-only reports are accepted; its exit code is the
- * verb's.
+ * What a schedule runs (`fleet schedule install`): the report verb with `--report-dir` set to the
+ * repository's `reports/<verb>/<YYYY-MM-DD>/` for the date of this run (UTC), which a unit file
+ * cannot compute — or contract §10.3's `harness reconcile --unattended`, which re-checks its
+ * opt-in itself every run — and a line per run in `<repo>/reports/runs.log` (time, job, exit
+ * code, the report folder or the error). Only the read-only reports and that reconcile are
+ * accepted; its exit code is the verb's.
  */
 export default class ReportRun extends FleetCommand {
   static override hidden = true;
@@ -16,35 +17,47 @@ export default class ReportRun extends FleetCommand {
     'Run a read-only report into the dated reports/ folder (for schedules).';
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override repoLine = 'none' as const; // run by a timer; its log keeps the report paths
+  static override flags = {
+    env: Flags.string({
+      description:
+        'NAME=VALUE to set for the run (FLEET_CREDENTIALS, XDG_CONFIG_HOME, XDG_STATE_HOME; absolute paths): how a Task Scheduler task carries its environment',
+      multiple: true,
+    }),
+  };
   static override args = {
-    verb: Args.string({ description: 'drift or version', required: true }),
+    verb: Args.string({ description: 'drift, version or harness-reconcile', required: true }),
   };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(ReportRun);
     const core = await import('@fleet/core');
     const path = await import('node:path');
+    const model = await import('@fleet/operator/schedule/model.js');
     const verb = args.verb;
-    if (verb !== 'drift' && verb !== 'version') {
+    if (!(model.REPORT_RUN_JOBS as readonly string[]).includes(verb)) {
       throw new core.FleetError(
         'UNATTENDED_REFUSED',
-        `report-run refused: ${JSON.stringify(verb)} is not a read-only report (drift, version)`,
+        `report-run refused: ${JSON.stringify(verb)} is not a read-only report (drift, version) or the unattended harness-reconcile`,
       );
     }
+    const job = verb as (typeof model.REPORT_RUN_JOBS)[number];
+    const { parseEnvironmentFlags } = await import('@fleet/operator/schedule/generate.js');
+    Object.assign(process.env, parseEnvironmentFlags(flags.env ?? []));
     const root = path.resolve(await this.findRepo(flags.repo));
     const started = new Date();
-    const dir = core.datedReportDir(root, verb, started);
+    const dir = job === 'harness-reconcile' ? null : core.datedReportDir(root, job, started);
+    const command = model.reportRunCommand(job, root, dir);
     // One line per run in <repo>/reports/runs.log, success or not: where an operator finds that
     // a scheduled run failed, and why (`fleet schedule list` shows the last one).
     let outcome: string;
     try {
       reportedFailure.last = null;
-      await this.config.runCommand(verb, ['--repo', root, '--report-dir', dir]);
+      await this.config.runCommand(command.id, command.argv);
       // The verb reports its own failure (exit code set, error printed): log what it was.
       const failed = reportedFailure.last as FleetErrorLike | null;
       outcome =
         failed === null
-          ? `exit ${Number(process.exitCode ?? 0)} ${dir}`
+          ? `exit ${Number(process.exitCode ?? 0)}${dir === null ? '' : ` ${dir}`}`
           : `exit ${failed.exitCode} ${failed.code}: ${failed.message}`;
     } catch (error) {
       const failure = core.isFleetError(error)

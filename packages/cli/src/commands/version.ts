@@ -5,7 +5,7 @@ import { FleetCommand } from '../base-command.js';
 export default class Version extends FleetCommand {
   static override summary =
     "Report every host's runtime version, tool versions and PATH shadowing (read-only).";
-  static override description = `Every host is asked concurrently (with a bound and a per-host timeout), in one request each, for its runtime's package, version and build identity (the generation it runs from, or a development build), the versions of the tools its fleet.yaml entry names (probes.tools) as found on the controller's PATH, every fleet executable along that PATH, and on macOS fleet's launchd agents. The runtime is compared with canonicalVersion (current, stale when older); each plugin fleet.yaml names (plugins) is compared with the ones the node loaded from its runtime generation (missing when the node has none of that name, diverged when it has another version or tarball: upgrade it to an artifact that carries it); a probed tool that is not on PATH is missing; an earlier fleet on PATH that is dead or older than a later one is shadowing (stale). An unreachable host is reported and the run goes on.
+  static override description = `Every host is asked concurrently (with a bound and a per-host timeout), in one request each, for its runtime's package, version and build identity (the generation it runs from, or a development build), the versions of the tools its fleet.yaml entry names (probes.tools) as found on the controller's PATH, every fleet executable along that PATH, on macOS fleet's launchd agents, and the state of the controller's unit or task under the host's supervisor (fleet.yaml supervisor: systemd-user, windows-task). The runtime is compared with canonicalVersion (current, stale when older); each plugin fleet.yaml names (plugins) is compared with the ones the node loaded from its runtime generation (missing when the node has none of that name, diverged when it has another version or tarball: upgrade it to an artifact that carries it); a probed tool that is not on PATH is missing; an earlier fleet on PATH that is dead or older than a later one is shadowing (stale); a controller unit that is disabled, not running, changed without a daemon-reload, or whose ExecStart is not the current generation or node id is a stale supervisor item (layer runtime), as fleet drift reports it. A stopped controller answers nothing: the host is unreachable. An unreachable host is reported and the run goes on.
 
 Exit codes, the most urgent across hosts (contract §7): 4 when a host refused the credentials (denied), 5 when one was unreachable, 1 when any drifted or failed, 0 when every host is current; each host's entry keeps its own state. Writes nothing, unless --report-dir is given: then version.json, version.md and version.html are written there, never over an earlier report (version-2.*, version-3.*).`;
   static override examples = [
@@ -38,15 +38,24 @@ Exit codes, the most urgent across hosts (contract §7): 4 when a host refused t
     const credentialsPath = core.defaultCredentialsPath(process.env);
     const credentials = await core.loadCredentials(credentialsPath);
     const head = await core.createGit(root).run(['rev-parse', 'HEAD']);
+    // Each host's supervisor prober rides in the same request (contract §5, §12).
+    const probers = await core.loadSupervisorProbers(await this.loadRegistry());
     const progress = new HostProgress('version', hosts.length);
     const report = await core.runVersionReport({
       repo,
       repoCommit: head.stdout.trim(),
       hosts,
+      probers,
       readVersions: (host, request) =>
-        core
-          .clientForHost({ repo, host, credentials, credentialsPath, timeoutMs: flags.timeout })
-          .versions(request),
+        core.readVersionsThrough(
+          core.clientForHost({
+            repo,
+            host,
+            credentials,
+            credentialsPath,
+            timeoutMs: flags.timeout,
+          }),
+        )(request),
       concurrency: flags.concurrency,
       now: () => new Date(),
       onHost: (_host, status) => progress.settled(status),

@@ -9,23 +9,17 @@
  */
 import { join } from 'node:path';
 import {
-  FleetError,
   isFleetError,
-  jsonValueSchema,
-  proberScope,
   type Redactor,
   type SnapshotFile,
   type SnapshotFileRequest,
-  type SnapshotProbe,
   type SnapshotProbeResult,
   type SnapshotRequest,
   type SnapshotResponse,
 } from '@fleet/core';
-import { createNodeContext } from '../context.js';
-import { domainReader } from '../domain-reader.js';
 import { redactorOf } from '../runtime.js';
 import { refuseHardLinked } from './files.js';
-import { authorize } from '../tokens/auth.js';
+import { probeAnswer } from './probe-answer.js';
 import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
 import { managedTarget } from '../fs/managed-target.js';
@@ -33,9 +27,7 @@ import { decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
 import { readWritten, type WrittenRecord } from '../written.js';
-import type { Handler, RequestContext } from './types.js';
-
-type ProbeFacts = Extract<SnapshotProbeResult, { state: 'ok' }>['facts'];
+import type { Handler } from './types.js';
 
 /** Bytes of backup content one snapshot carries at most. */
 const BACKUP_BUDGET = 8 * 1024 * 1024;
@@ -119,54 +111,6 @@ async function snapshotFile(
   }
 }
 
-/**
- * One requested prober, run as `POST /v1/probe` runs it (its own scope on top of the route's, its
- * facts checked as JSON and redacted); a failure is its answer, never the whole snapshot's.
- */
-async function snapshotProbe(
-  context: Pick<RequestContext, 'runtime' | 'principal' | 'route'>,
-  probe: SnapshotProbe,
-  registered: ReturnType<ControllerRuntime['registry']['probers']>,
-  redactor: Redactor,
-): Promise<SnapshotProbeResult> {
-  const { runtime } = context;
-  try {
-    const entry = registered.find((p) => p.descriptor.id === probe.prober);
-    if (!entry) {
-      // A prober of a domain this node lacks: say so (DOMAIN_NOT_SERVED), not "unknown".
-      if (probe.domain !== undefined) runtime.allowlist.requireServed(probe.domain);
-      throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(probe.prober)}`);
-    }
-    authorize(context.principal, context.route, proberScope(entry.descriptor));
-    if (entry.descriptor.domain !== undefined)
-      runtime.allowlist.requireServed(entry.descriptor.domain);
-    const prober = await runtime.registry.prober(probe.prober);
-    const ctx = createNodeContext({
-      home: runtime.home,
-      nodeId: runtime.nodeId,
-      clock: runtime.clock,
-      ...(entry.descriptor.domain === undefined
-        ? {}
-        : { files: domainReader(runtime, entry.descriptor.domain) }),
-    });
-    const checked = jsonValueSchema.safeParse(await prober.collect(ctx, probe.parameters));
-    if (!checked.success) {
-      throw new FleetError('INTERNAL', `prober ${probe.prober} returned facts that are not JSON`);
-    }
-    return {
-      prober: entry.descriptor.id,
-      state: 'ok',
-      layer: entry.descriptor.layer,
-      facts: redactor.json(checked.data) as ProbeFacts,
-      collectedAt: runtime.clock.now().toISOString(),
-    };
-  } catch (error) {
-    const code = isFleetError(error) ? error.code : 'INTERNAL';
-    const message = isFleetError(error) ? error.message : 'the prober failed';
-    return { prober: probe.prober, state: 'error', code, message: redactor.annotation(message) };
-  }
-}
-
 export const snapshot: Handler = async ({ runtime, principal, route, body }) => {
   const request = body as SnapshotRequest;
   const redactor = await redactorOf(runtime);
@@ -181,9 +125,8 @@ export const snapshot: Handler = async ({ runtime, principal, route, body }) => 
   const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
   if (request.probes !== undefined) {
     const probes: SnapshotProbeResult[] = [];
-    const registered = runtime.registry.probers();
     for (const probe of request.probes) {
-      probes.push(await snapshotProbe({ runtime, principal, route }, probe, registered, redactor));
+      probes.push(await probeAnswer({ runtime, principal, route }, probe, redactor));
     }
     return { status: 200, body: { ...response, probes } satisfies SnapshotResponse };
   }

@@ -5,9 +5,17 @@
  * token is not a way to run programs) on the policy's login PATH (`versions.path`, default the
  * controller's) with its `--version`, every `fleet` along that PATH, and on darwin fleet's
  * launchd agents. Read-only; the answer is redacted like anything else leaving the node.
+ *
+ * Probers named in `probes` run in the same read (one request per host): only probers of no
+ * domain — the supervisor's `runtime` prober, whose facts are the controller's own supervision
+ * (unit or task state, generation, `--node-id`, the `current` pointer, lingering), and `version`
+ * probers. A domain's prober is refused here (`SCOPE_DENIED`): its facts are the domain's, read
+ * with `config:read` (contract §5).
  */
 import {
+  FleetError,
   NODE_POLICY_PATH,
+  type SnapshotProbeResult,
   type VersionsRequest,
   type VersionsResponse,
   type VersionsTool,
@@ -22,9 +30,10 @@ import {
   type CollectInput,
 } from '../versions/collect.js';
 import { carriedPluginsOf } from './identity.js';
+import { probeAnswer } from './probe-answer.js';
 import type { Handler } from './types.js';
 
-export const versions: Handler = async ({ runtime, body }) => {
+export const versions: Handler = async ({ runtime, principal, route, body }) => {
   const request = body as VersionsRequest;
   const ctx = createNodeContext({
     home: runtime.home,
@@ -57,6 +66,22 @@ export const versions: Handler = async ({ runtime, body }) => {
       ? collectLaunchd(input, process.getuid())
       : Promise.resolve(undefined),
   ]);
+  const redactor = await redactorOf(runtime);
+  let probes: SnapshotProbeResult[] | undefined;
+  if (request.probes !== undefined) {
+    probes = [];
+    for (const probe of request.probes) {
+      probes.push(
+        await probeAnswer({ runtime, principal, route }, probe, redactor, ({ descriptor }) => {
+          if (descriptor.domain === undefined) return;
+          throw new FleetError(
+            'SCOPE_DENIED',
+            `${descriptor.id} is the ${descriptor.domain} domain's prober: fleet version reads only the supervisor's and version probers (a domain's facts need config:read, through drift)`,
+          );
+        }),
+      );
+    }
+  }
   const answer: VersionsResponse = {
     nodeId: runtime.nodeId,
     package: runtime.package.name,
@@ -74,10 +99,11 @@ export const versions: Handler = async ({ runtime, body }) => {
       sha256,
     })),
     ...(launchd === undefined ? {} : { launchd }),
+    ...(probes === undefined ? {} : { probes }),
     collectedAt: runtime.clock.now().toISOString(),
   };
   return {
     status: 200,
-    body: (await redactorOf(runtime)).json(answer),
+    body: redactor.json(answer),
   };
 };

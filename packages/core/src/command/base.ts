@@ -70,6 +70,14 @@ export async function failureLines(failure: FleetErrorLike): Promise<string[]> {
   return lines;
 }
 
+/**
+ * The last failure a command of this process reported through {@link FleetBaseCommand.catch}: a
+ * command run in process (`report-run` runs its report verb, or a plugin's `harness reconcile`,
+ * so) fails by setting the exit code, not by throwing, and its caller logs what it was
+ * (docs/scheduled-reports.md). Shared by the CLI's verbs and every plugin's.
+ */
+export const reportedFailure: { last: FleetErrorLike | null } = { last: null };
+
 /** The base every fleet command extends: the CLI's `FleetCommand` and every plugin command. */
 export abstract class FleetBaseCommand extends Command {
   static override enableJsonFlag = true;
@@ -253,6 +261,7 @@ export abstract class FleetBaseCommand extends Command {
   /** Every failure ends here (see {@link failureOf}); internal errors print no stack but under DEBUG. */
   protected override async catch(error: CommandError): Promise<void> {
     const failure = await failureOf(error);
+    reportedFailure.last = failure;
     process.exitCode = failure.exitCode;
     if (this.jsonEnabled()) {
       const { errorEnvelope } = await import('../errors.js');

@@ -6,7 +6,13 @@
  *
  * The types it names (`Registry`, `FleetErrorLike`) are `@fleet/core`'s main entry's.
  */
-export { FleetBaseCommand, failureOf, failureLines, type CommandError } from './base.js';
+export {
+  FleetBaseCommand,
+  failureOf,
+  failureLines,
+  reportedFailure,
+  type CommandError,
+} from './base.js';
 export { WaitingProgress } from './waiting.js';
 export {
   colourEnabled,

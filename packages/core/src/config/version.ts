@@ -7,10 +7,14 @@
  * the ones the node loaded from its generation (contract §10.5), and on macOS fleet's launchd
  * agents.
  * A host that cannot be reached is `unreachable`, one that fails otherwise `error`, as in drift.
+ * The same read runs the host's supervisor prober (`systemd-user.unit`, `windows-task.task`):
+ * a stopped, disabled or stale controller unit, or one whose ExecStart is not the `current`
+ * generation, is a `runtime` item (contract §12, supervision drift), as `fleet drift` reports it.
  */
+import type { ControllerClient } from '../client/client.js';
 import { asFleetError, forEachHost } from '../client/for-each-host.js';
-import type { FleetErrorLike } from '../errors.js';
-import { hostEntry, type FleetRepo } from '../repo/load.js';
+import { isFleetError, type FleetErrorLike } from '../errors.js';
+import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
 import { failedHostStatus } from '../report/drift-report.js';
 import {
   buildVersionReport,
@@ -26,12 +30,14 @@ import {
   pluginMismatches,
   type PinnedPlugin,
 } from '../runtime/plugins.js';
+import type { SnapshotProbeResult } from '../wire/snapshot.js';
 import type {
   FleetOnPath,
   LaunchdAgent,
   VersionsRequest,
   VersionsResponse,
 } from '../wire/versions.js';
+import type { ProberRuntime } from './drift.js';
 
 /** The transport: one versions request to one host (the CLI passes the controller client). */
 export type ReadVersions = (host: string, request: VersionsRequest) => Promise<VersionsResponse>;
@@ -45,6 +51,10 @@ export interface VersionDesired {
   readonly tools: readonly string[];
   /** The plugins fleet.yaml names (`plugins`): every node must carry each, as pinned. */
   readonly plugins?: readonly PinnedPlugin[];
+  /** The host's fleet.yaml `supervisor` (its prober is asked for), when it names one. */
+  readonly supervisor?: string | undefined;
+  /** Its variables (`hosts/<host>.yaml`): the supervisor prober checks `node_id` against them. */
+  readonly variables?: Readonly<Record<string, string>>;
 }
 
 // ---- PATH shadowing ---------------------------------------------------------------------------
@@ -268,14 +278,69 @@ function launchdItems(agents: readonly LaunchdAgent[]): VersionItem[] {
   return out;
 }
 
-/** Every item one host's answer amounts to. Pure. */
-export function versionItems(answer: VersionsResponse, desired: VersionDesired): VersionItem[] {
+/** The supervisor's probers a host is asked for: those of its fleet.yaml `supervisor`. */
+export function supervisorProbersFor(
+  probers: readonly ProberRuntime[],
+  desired: Pick<VersionDesired, 'supervisor'>,
+): ProberRuntime[] {
+  return probers.filter((p) => p.supervisor !== undefined && p.supervisor === desired.supervisor);
+}
+
+/**
+ * The supervisor's items: each asked prober's facts evaluated by its operator half (kind
+ * `supervisor`, layer `runtime`). A prober the node did not answer, could not run, or whose facts
+ * could not be evaluated is one `error` item; the rest of the report stands. Pure.
+ */
+export function supervisorItems(
+  host: string,
+  answered: readonly SnapshotProbeResult[] | undefined,
+  probers: readonly ProberRuntime[],
+  desired: Pick<VersionDesired, 'canonicalVersion' | 'variables'>,
+): VersionItem[] {
+  return probers.flatMap((runtime): VersionItem[] => {
+    const base = { layer: 'runtime' as const, kind: 'supervisor' as const, name: runtime.id };
+    const got = answered?.find((p) => p.prober === runtime.id);
+    if (!got) return [{ ...base, state: 'error', detail: 'the node did not answer this prober' }];
+    if (got.state === 'error')
+      return [{ ...base, state: 'error', detail: `${got.code}: ${got.message}` }];
+    try {
+      return runtime.prober
+        .evaluate(got.facts, {
+          host,
+          variables: desired.variables ?? {},
+          canonicalVersion: desired.canonicalVersion,
+          parameters: {},
+        })
+        .map((item) => ({
+          ...base,
+          layer: item.layer,
+          ...(item.path === undefined ? {} : { path: item.path }),
+          state: item.state,
+          ...(item.detail === undefined ? {} : { detail: item.detail }),
+        }));
+    } catch (error) {
+      const failure = asFleetError(error);
+      return [
+        { ...base, state: 'error', detail: `could not evaluate its facts: ${failure.message}` },
+      ];
+    }
+  });
+}
+
+/** Every item one host's answer amounts to (its supervisor's with `probers`). Pure. */
+export function versionItems(
+  answer: VersionsResponse,
+  desired: VersionDesired,
+  probers: readonly ProberRuntime[] = [],
+  host = answer.nodeId,
+): VersionItem[] {
   return [
     runtimeItem(answer, desired),
     ...toolItems(answer, desired),
     ...pluginItems(answer.plugins, desired.plugins ?? []),
     ...shadowingItems(answer.fleet),
     ...(answer.launchd ? launchdItems(answer.launchd) : []),
+    ...supervisorItems(host, answer.probes, supervisorProbersFor(probers, desired), desired),
   ];
 }
 
@@ -284,8 +349,9 @@ export function versionHost(
   host: string,
   answer: VersionsResponse,
   desired: VersionDesired,
+  probers: readonly ProberRuntime[] = [],
 ): VersionHost {
-  const items = versionItems(answer, desired);
+  const items = versionItems(answer, desired, probers, host);
   return {
     host,
     status: versionHostStatus(items),
@@ -313,11 +379,72 @@ function failedHost(host: string, error: FleetErrorLike): VersionHost {
 export function versionDesired(repo: FleetRepo, host: string): VersionDesired {
   const canonicalVersion = repo.manifest.canonicalVersion;
   const artifact = repo.manifest.artifacts.find((a) => a.version === canonicalVersion);
+  const entry = hostEntry(repo, host);
   return {
     canonicalVersion,
     artifact: artifact ? { sha256: artifact.sha256, commit: artifact.commit } : undefined,
-    tools: hostEntry(repo, host).probes?.tools ?? [],
+    tools: entry.probes?.tools ?? [],
     plugins: repo.manifest.plugins,
+    supervisor: entry.supervisor,
+    variables: hostVariables(repo, host),
+  };
+}
+
+/** The versions request for a host: its tools, and its supervisor's probers when there are any. */
+export function versionsRequestFor(
+  desired: VersionDesired,
+  probers: readonly ProberRuntime[],
+): VersionsRequest {
+  const asked = supervisorProbersFor(probers, desired);
+  return {
+    tools: [...new Set(desired.tools)],
+    ...(asked.length === 0 ? {} : { probes: asked.map((p) => ({ prober: p.id, parameters: {} })) }),
+  };
+}
+
+/** Whether a node refused the request only because it predates `probes` (protocol 2, additive). */
+export function refusedProbesKey(error: unknown): boolean {
+  return (
+    isFleetError(error) &&
+    error.code === 'BAD_REQUEST' &&
+    /\bprobes\b/.test(error.message) &&
+    /unrecognized key/i.test(error.message)
+  );
+}
+
+/**
+ * The versions transport of one controller client: one `POST /v1/versions` carrying the probes.
+ * A node that predates `probes` refuses the key; it is asked again without them and each prober
+ * through `POST /v1/probe` (open to `versions:read` for a supervisor's prober since protocol 2) —
+ * two requests for an old node, one for a current one.
+ */
+export function readVersionsThrough(
+  client: Pick<ControllerClient, 'versions' | 'probe'>,
+): (request: VersionsRequest) => Promise<VersionsResponse> {
+  return async (request) => {
+    try {
+      return await client.versions(request);
+    } catch (error) {
+      if (request.probes === undefined || !refusedProbesKey(error)) throw error;
+    }
+    const { probes, ...withoutProbes } = request;
+    const answer = await client.versions(withoutProbes);
+    const answered: SnapshotProbeResult[] = [];
+    for (const probe of probes) {
+      try {
+        const got = await client.probe(probe);
+        answered.push({ ...got, state: 'ok' });
+      } catch (error) {
+        const failure = asFleetError(error);
+        answered.push({
+          prober: probe.prober,
+          state: 'error',
+          code: failure.code,
+          message: failure.message,
+        });
+      }
+    }
+    return { ...answer, probes: answered };
   };
 }
 
@@ -326,6 +453,8 @@ export interface VersionInput {
   /** The repository commit the report is of (`git rev-parse HEAD`). */
   readonly repoCommit: string;
   readonly readVersions: ReadVersions;
+  /** The supervisors' probers (core `loadSupervisorProbers`): each host is asked for its own's. */
+  readonly probers?: readonly ProberRuntime[];
   /** Hosts to ask (default: every host in fleet.yaml). */
   readonly hosts?: readonly string[];
   readonly concurrency?: number;
@@ -340,8 +469,9 @@ export async function runVersionReport(input: VersionInput): Promise<VersionRepo
     hosts,
     async (host) => {
       const desired = versionDesired(input.repo, host);
-      const answer = await input.readVersions(host, { tools: [...new Set(desired.tools)] });
-      return versionHost(host, answer, desired);
+      const probers = input.probers ?? [];
+      const answer = await input.readVersions(host, versionsRequestFor(desired, probers));
+      return versionHost(host, answer, desired, probers);
     },
     {
       ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),

@@ -14,6 +14,7 @@ const COLUMNS = [
   ['PATH', 'shadowing'],
   ['plugins', 'plugin'],
   ['launchd', 'launchd'],
+  ['supervisor', 'supervisor'],
 ] as const;
 
 /** The worst state of a host's items of one kind (`undefined`: none). */

@@ -2,8 +2,9 @@
  * The version report (`fleet.version/v1`, contract §11): the drift report's form (summary, hosts,
  * items — `fleet.drift/v1`) for the runtime's own lifecycle. Each host carries the runtime it
  * answered with; each item is one fact evaluated: the runtime against `canonicalVersion`, a
- * probed tool, PATH shadowing, a launchd agent, a plugin fleet.yaml names (contract §10.5). Items are layer `version` (launchd agents:
- * `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
+ * probed tool, PATH shadowing, a launchd agent, the supervisor's unit or task, a plugin fleet.yaml names
+ * (contract §10.5). Items are layer
+ * `version` (launchd agents and the supervisor's: `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
  */
 import { z } from 'zod';
 import {
@@ -16,7 +17,14 @@ import {
 import { sha256Schema } from '../wire/protocol.js';
 
 export const VERSION_SCHEMA = 'fleet.version/v1';
-export const VERSION_ITEM_KINDS = ['runtime', 'tool', 'shadowing', 'launchd', 'plugin'] as const;
+export const VERSION_ITEM_KINDS = [
+  'runtime',
+  'tool',
+  'shadowing',
+  'launchd',
+  'supervisor',
+  'plugin',
+] as const;
 
 export const versionItemSchema = z.strictObject({
   layer: z.enum(DRIFT_LAYERS),

@@ -7,7 +7,8 @@
  * shadowing is the operator's (`config/version.ts`).
  */
 import { z } from 'zod';
-import { sha256Schema, timestampSchema } from './protocol.js';
+import { jsonObjectSchema, sha256Schema, timestampSchema } from './protocol.js';
+import { snapshotProbeResultSchema } from './snapshot.js';
 import { pinnedPluginSchema } from '../runtime/plugins.js';
 
 /** Tools one request may name. */
@@ -32,8 +33,26 @@ export const toolNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, 'must be a bare command name');
 
+/** Probers one versions request may run: the host's supervisor's, with room to spare. */
+export const MAX_VERSION_PROBES = 8;
+
+/**
+ * A prober of no domain to run in the same read (contract §5): the supervisor's `runtime` prober
+ * (`systemd-user.unit`, `windows-task.task`) or a `version` prober. A domain's prober is answered
+ * `SCOPE_DENIED`: its facts are a domain's, read with `config:read` through a snapshot.
+ */
+export const versionsProbeSchema = z.strictObject({
+  prober: z.string().min(1).max(200),
+  parameters: jsonObjectSchema,
+});
+
 export const versionsRequestSchema = z.strictObject({
   tools: z.array(toolNameSchema).max(MAX_VERSION_TOOLS),
+  /**
+   * Added within protocol 2: a node that predates it refuses the key (`BAD_REQUEST`), and the
+   * operator then asks `POST /v1/probe` instead (`config/version.ts`).
+   */
+  probes: z.array(versionsProbeSchema).max(MAX_VERSION_PROBES).optional(),
 });
 
 const versionText = z.string().max(MAX_VERSION_TEXT);
@@ -102,6 +121,8 @@ export const versionsResponseSchema = z.strictObject({
   plugins: z.array(pinnedPluginSchema).optional(),
   /** Present on darwin only. */
   launchd: z.array(launchdAgentSchema).optional(),
+  /** Present when the request named `probes`: each prober's facts, or why it did not run. */
+  probes: z.array(snapshotProbeResultSchema).optional(),
   collectedAt: timestampSchema,
 });
 
@@ -110,3 +131,4 @@ export type VersionsResponse = z.infer<typeof versionsResponseSchema>;
 export type VersionsTool = z.infer<typeof versionsToolSchema>;
 export type FleetOnPath = z.infer<typeof fleetOnPathSchema>;
 export type LaunchdAgent = z.infer<typeof launchdAgentSchema>;
+export type VersionsProbe = z.infer<typeof versionsProbeSchema>;

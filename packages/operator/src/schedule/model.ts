@@ -79,11 +79,30 @@ export function classifyJob(words: readonly string[], unattended: boolean): Sche
   );
 }
 
-/** The fleet arguments a schedule runs (after `<node> <fleet bin>`). */
+/** What `report-run` accepts: the read-only reports and the §10.3 unattended reconcile. */
+export const REPORT_RUN_JOBS = ['drift', 'version', 'harness-reconcile'] as const;
+export type ReportRunJob = (typeof REPORT_RUN_JOBS)[number];
+
+/**
+ * The fleet arguments a schedule runs (after `<node> <fleet bin>`): every job through
+ * `report-run`, which appends one line per run to the repository's reports/runs.log — so a
+ * scheduled reconcile that was refused, or failed on its credentials before it could log
+ * anything itself, leaves a line the operator finds (and `fleet schedule list` shows).
+ */
 export function jobArguments(job: ScheduledJob, repo: string): string[] {
-  return job.kind === 'report'
-    ? ['report-run', job.verb, '--repo', repo]
-    : ['harness', 'reconcile', '--unattended', '--repo', repo];
+  return ['report-run', job.kind === 'report' ? job.verb : job.slug, '--repo', repo];
+}
+
+/** The verb and its arguments `report-run` runs for `job` (`--report-dir` for a report). */
+export function reportRunCommand(
+  job: ReportRunJob,
+  repo: string,
+  reportDir: string | null,
+): { readonly id: string; readonly argv: string[] } {
+  if (job === 'harness-reconcile')
+    return { id: 'harness:reconcile', argv: ['--unattended', '--repo', repo] };
+  if (reportDir === null) throw new FleetError('INTERNAL', `report-run ${job}: no report folder`);
+  return { id: job, argv: ['--repo', repo, '--report-dir', reportDir] };
 }
 
 /** `fleet-report-<slug>`: the schedule's name on every platform. */

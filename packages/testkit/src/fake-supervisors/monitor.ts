@@ -53,8 +53,24 @@ function once(
   });
 }
 
+/**
+ * A run whose fake supervisor state is gone (its `runs` directory removed with the test's home)
+ * has no manager left to stop it: it ends its group and itself, as units end with their user
+ * manager, instead of outliving the test that started it.
+ */
+let orphaned = false;
+function checkOrphaned(): void {
+  if (orphaned || existsSync(`${dir}/runs`)) return;
+  orphaned = true;
+  signalGroup(dir, key, process.pid, 'SIGKILL');
+  process.exit(1);
+}
+
 // The group: every process below this monitor, recorded as it appears (group.ts).
-const watch = setInterval(() => recordMembers(dir, key, process.pid), 50);
+const watch = setInterval(() => {
+  checkOrphaned();
+  recordMembers(dir, key, process.pid);
+}, 50);
 
 /** What systemd does when a service's main process is gone: the rest of the group goes too. */
 async function endGroup(): Promise<void> {

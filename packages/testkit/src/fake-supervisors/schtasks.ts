@@ -12,6 +12,12 @@
  *   schtasks /Query /TN NAME /FO LIST /V
  *
  * Anything else exits 1 with schtasks' "Invalid argument" message.
+ *
+ * As strict as Task Scheduler about what an action may carry: `Exec` holds `Command`, `Arguments`
+ * and `WorkingDirectory` and nothing else (there is no environment element), and a started task
+ * gets the user's logon environment — never the environment of the shell that ran `/Run`: its
+ * `FLEET_*` and `XDG_*` variables are not passed on ({@link logonEnv}), so a task that needs one
+ * must carry it on its own command line.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -165,6 +171,22 @@ export interface TaskDefinition {
   readonly logonType: string;
 }
 
+/** What the schema allows in `Actions/Exec`. */
+const EXEC_CHILDREN = new Set(['Command', 'Arguments', 'WorkingDirectory']);
+
+/**
+ * The environment a started task gets: the user's logon environment, approximated as the
+ * caller's without what a shell session sets for fleet (`FLEET_*`, `XDG_*`): Task Scheduler does
+ * not hand the `/Run` caller's environment to the task.
+ */
+export function logonEnv(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(runtimeEnv(env))) {
+    if (!key.startsWith('FLEET_') && !key.startsWith('XDG_')) out[key] = value;
+  }
+  return out;
+}
+
 /** Checks a task document against what the Task Scheduler schema requires; returns its Exec action. */
 export function validateTask(xml: string): TaskDefinition {
   const { root } = parseXml(xml);
@@ -210,6 +232,10 @@ export function validateTask(xml: string): TaskDefinition {
   const execs = actions.children.filter((a) => a.name === 'Exec');
   if (execs.length !== 1) throw missing(actions, 'Actions/Exec (exactly one, for this fake)');
   const exec = execs[0] as XmlElement;
+  for (const element of exec.children) {
+    if (!EXEC_CHILDREN.has(element.name))
+      throw new XmlError(`Exec: unexpected element <${element.name}>`, element.line, 1);
+  }
   const command = textAt(exec, 'Command');
   if (!command) throw missing(exec, 'Exec/Command');
   const argumentsText = textAt(exec, 'Arguments') ?? '';
@@ -274,7 +300,7 @@ async function run(env: Env, task: TaskRecord): Promise<CliResult> {
   const started = await startRun(schtasksDir(env), key, {
     command: definition.command,
     args: definition.args,
-    env: runtimeEnv(env),
+    env: logonEnv(env),
     cwd: definition.workingDirectory ?? env['HOME'] ?? '/',
     execFailureCode: FILE_NOT_FOUND,
   });
