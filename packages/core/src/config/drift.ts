@@ -14,6 +14,8 @@ import type { Prober } from '../interfaces/prober.js';
 import type { Registry } from '../registry/registry.js';
 import type { Git } from '../git.js';
 import { readCanonicalSnapshot, type CanonicalSnapshot } from '../classify/history.js';
+import { readCanonicalSnapshotCached } from '../cache/history.js';
+import { cacheDirOf } from '../cache/store.js';
 import type { HistoryIndex } from '../classify/history-index.js';
 import { forEachHost, type HostOutcome } from '../client/for-each-host.js';
 import {
@@ -169,8 +171,10 @@ function earlierHostVariables(
 }
 
 /**
- * Reads every used canonical file's history (two git processes) and indexes it, at `commit` — the
- * commit fleet.yaml and hosts/ were read at (`loadRepoAtHead`: one source of truth), else HEAD.
+ * Reads every used canonical file's history (two git processes, or none when `.git/fleet-cache`
+ * holds the commit's: `cache/history.ts`) and indexes it, at `commit` — the commit fleet.yaml and
+ * hosts/ were read at (`loadRepoAtHead`: one source of truth), else HEAD. The indexes are built on
+ * first use: a drift whose files are all current never builds one.
  */
 export async function prepareAssessment(
   input: Pick<DriftInput, 'repo' | 'git' | 'domains' | 'domainFilter' | 'readLive'> & {
@@ -181,12 +185,15 @@ export async function prepareAssessment(
   const used = [...input.domains.values()].filter(
     (runtime) => !input.domainFilter || input.domainFilter.includes(runtime.declaration.domain),
   );
-  const snapshot = await readCanonicalSnapshot(
-    input.git,
-    canonicalPaths(used),
-    input.source?.commit ?? 'HEAD',
-    [HOSTS_DIR],
-  );
+  const paths = canonicalPaths(used);
+  // Read at a resolved commit, the snapshot is the commit's for good: kept in .git/fleet-cache.
+  const snapshot = input.source
+    ? await readCanonicalSnapshotCached(input.git, cacheDirOf(input.repo.root), {
+        commit: input.source.commit,
+        paths,
+        directories: [HOSTS_DIR],
+      })
+    : await readCanonicalSnapshot(input.git, paths, 'HEAD', [HOSTS_DIR]);
   return {
     repo: input.repo,
     domains: input.domains,
