@@ -157,11 +157,13 @@ export interface NodeContextOptions {
   readonly registry?: Registry;
   /** The node policy's `supervisor` (checked against the adapter's record before it is driven). */
   readonly policySupervisor?: NodeSupervisor;
+  /** The env chain (the controller's, read again only on change); else read on every call. */
+  readonly secrets?: () => Promise<SecretValues>;
 }
 
 export function createNodeContext(options: NodeContextOptions): NodeContext {
   const { home, registry } = options;
-  const secrets = (): Promise<SecretValues> => loadEnvChain(home);
+  const secrets = options.secrets ?? ((): Promise<SecretValues> => loadEnvChain(home));
   const processes = new ExecaProcessRunner(home, {
     ...(options.beforeProcess ? { beforeRun: options.beforeProcess } : {}),
     secrets,

@@ -125,6 +125,7 @@ export {
 export {
   ENV_DIR,
   ENV_FILE,
+  createEnvChainLoader,
   loadEnvChain,
   parseEnvFile,
   redactSecrets,

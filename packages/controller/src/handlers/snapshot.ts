@@ -145,6 +145,7 @@ async function snapshotProbe(
       home: runtime.home,
       nodeId: runtime.nodeId,
       clock: runtime.clock,
+      secrets: () => runtime.secrets(),
       ...(entry.descriptor.domain === undefined
         ? {}
         : { files: domainReader(runtime, entry.descriptor.domain) }),

@@ -29,6 +29,7 @@ export const versions: Handler = async ({ runtime, body }) => {
     home: runtime.home,
     nodeId: runtime.nodeId,
     clock: runtime.clock,
+    secrets: () => runtime.secrets(),
   });
   const { versions: allowed } = runtime.view.policy;
   const input: CollectInput = {
