@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { ManagedFile } from '../interfaces/domain.js';
 import type { Installer } from '../interfaces/installer.js';
 import type { PluginRef } from '../registry/assemble.js';
 import { blobId, readCacheFile, writeCacheFile } from './store.js';
@@ -26,7 +27,6 @@ const entrySchema = z.strictObject({
 });
 const bodySchema = z.strictObject({ entries: z.array(entrySchema) });
 type Body = z.infer<typeof bodySchema>;
-type RepoFiles = NonNullable<Installer['repoFiles']>;
 
 /** The cache key of one parse: the plugin, the domain, and the manifest's git blob id. */
 export function repoFilesCacheKey(plugin: PluginRef, domain: string, manifest: string): string {
@@ -52,8 +52,8 @@ export function cachedRepoFiles(
   cacheDir: string | null,
   plugin: PluginRef,
   domain: string,
-  repoFiles: RepoFiles,
-): RepoFiles {
+  repoFiles: NonNullable<Installer['repoFiles']>,
+): NonNullable<Installer['repoFiles']> {
   if (cacheDir === null || plugin.type === 'link') return repoFiles;
   return (manifest, source) => {
     const key = repoFilesCacheKey(plugin, domain, manifest);
@@ -62,7 +62,7 @@ export function cachedRepoFiles(
     // The files are checked by withRepoFiles (repoManagedFileSchema) like a fresh parse's.
     if (hit)
       return {
-        files: hit.files as ReturnType<RepoFiles>['files'],
+        files: hit.files as ManagedFile[],
         hostVariables: hit.hostVariables,
       };
     const parsed = repoFiles(manifest, source);
