@@ -11,7 +11,6 @@
  * `extraEnv`) is filtered on a node: no `FLEET_*` variable, no value holding a secret of the
  * env-file chain.
  */
-import { execa } from 'execa';
 import {
   loadEnvChain,
   policyActionRunner,
@@ -119,6 +118,9 @@ export class ExecaProcessRunner implements ProcessRunner {
 
   async run(request: ProcessRequest): Promise<ProcessResult> {
     await this.options.beforeRun?.();
+    // execa (over a hundred modules) loaded when a process first runs: a controller that only
+    // answers reads never loads it (contract §14: controller RSS).
+    const { execa } = await import('execa');
     const result = await execa(request.command, [...request.args], {
       shell: false,
       extendEnv: false,
