@@ -11,7 +11,6 @@
  * `extraEnv`) is filtered on a node: no `FLEET_*` variable, no value holding a secret of the
  * env-file chain.
  */
-import { execa } from 'execa';
 import {
   loadEnvChain,
   policyActionRunner,
@@ -119,6 +118,9 @@ export class ExecaProcessRunner implements ProcessRunner {
 
   async run(request: ProcessRequest): Promise<ProcessResult> {
     await this.options.beforeRun?.();
+    // execa (over a hundred modules) loaded when a process first runs: a controller that only
+    // answers reads never loads it (contract §14: controller RSS).
+    const { execa } = await import('execa');
     const result = await execa(request.command, [...request.args], {
       shell: false,
       extendEnv: false,
@@ -157,11 +159,13 @@ export interface NodeContextOptions {
   readonly registry?: Registry;
   /** The node policy's `supervisor` (checked against the adapter's record before it is driven). */
   readonly policySupervisor?: NodeSupervisor;
+  /** The env chain (the controller's, read again only on change); else read on every call. */
+  readonly secrets?: () => Promise<SecretValues>;
 }
 
 export function createNodeContext(options: NodeContextOptions): NodeContext {
   const { home, registry } = options;
-  const secrets = (): Promise<SecretValues> => loadEnvChain(home);
+  const secrets = options.secrets ?? ((): Promise<SecretValues> => loadEnvChain(home));
   const processes = new ExecaProcessRunner(home, {
     ...(options.beforeProcess ? { beforeRun: options.beforeProcess } : {}),
     secrets,

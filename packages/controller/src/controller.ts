@@ -13,6 +13,7 @@ import {
   FleetError,
   NODE_POLICY_PATH,
   PROTOCOL_HEADER,
+  createEnvChainLoader,
   loadEnvChain,
   shortSecretNames,
   type Clock,
@@ -305,7 +306,8 @@ export async function createController(options: ControllerOptions): Promise<Cont
       startedAt: clock.now().toISOString(),
       recovery,
       alarms: new HealthAlarms(),
-      secrets: () => loadEnvChain(home),
+      // Read again only when a file of the chain changed (a stat per file per request).
+      secrets: createEnvChainLoader(home),
       secretMemory,
     };
     const controller = await listen(runtime, options, release);

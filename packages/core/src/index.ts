@@ -125,6 +125,7 @@ export {
 export {
   ENV_DIR,
   ENV_FILE,
+  createEnvChainLoader,
   loadEnvChain,
   parseEnvFile,
   redactSecrets,
@@ -139,6 +140,8 @@ export {
 } from './secrets/redact.js';
 export { entropy, scanForSecrets, type SecretFinding } from './secrets/scan.js';
 export { unifiedDiff, type DiffOptions } from './diff.js';
+export { cacheDirOf } from './cache/store.js';
+export { cachedRepoFiles } from './cache/repo-files.js';
 
 // The node policy (contract §5.1, docs/node-policy.md)
 export {

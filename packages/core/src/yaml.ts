@@ -2,17 +2,21 @@
  * YAML parsing that keeps positions, so every problem can name its line. Duplicate keys, aliases
  * beyond a small bound and non-core tags are errors (fail closed), never silently resolved.
  */
-import {
-  LineCounter,
-  isMap,
-  isNode,
-  isScalar,
-  isSeq,
-  parseDocument,
-  visit,
-  type Document,
-} from 'yaml';
+import { createRequire } from 'node:module';
+import type { Document } from 'yaml';
 import { FleetError, type ErrorCode, type Problem } from './errors.js';
+
+type YamlLibrary = typeof import('yaml');
+let yamlModule: YamlLibrary | undefined;
+
+/**
+ * The yaml library, loaded on first use (its CommonJS build, synchronously): over seventy modules
+ * that a verb answering from `.git/fleet-cache` never needs (contract §14, "means": the CLI loads
+ * what the verb needs).
+ */
+export function yamlLibrary(): YamlLibrary {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
+}
 
 export interface ParsedYaml {
   readonly value: unknown;
@@ -22,6 +26,7 @@ export interface ParsedYaml {
 
 /** Parses one YAML document; syntax errors throw `code` with one problem per error. */
 export function parseYaml(text: string, file: string, code: ErrorCode): ParsedYaml {
+  const { LineCounter, isMap, isNode, isScalar, isSeq, parseDocument, visit } = yamlLibrary();
   const lineCounter = new LineCounter();
   const doc: Document = parseDocument(text, {
     lineCounter,

@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetError } from '../src/errors.js';
 import {
   ENV_DIR,
   ENV_FILE,
+  createEnvChainLoader,
   loadEnvChain,
   parseEnvFile,
   redactSecrets,
@@ -166,6 +167,72 @@ describe('secrets/env-chain', () => {
         expect((error as FleetError).code).to.equal('ENV_FILE_INVALID');
         expect((error as Error).message).to.contain(`~/${ENV_DIR}/10-a.env:2`);
       }
+    });
+  });
+
+  describe('createEnvChainLoader (the chain kept until a file of it changes)', () => {
+    let home: string;
+    beforeEach(async () => {
+      home = await mkdtemp(join(tmpdir(), 'fleet-env-cache-'));
+    });
+    afterEach(async () => {
+      await rm(home, { recursive: true, force: true });
+    });
+    async function put(path: string, text: string): Promise<void> {
+      await mkdir(join(home, path, '..'), { recursive: true });
+      await writeFile(join(home, path), text);
+    }
+
+    it('answers an unchanged chain without reading it again (the same values)', async () => {
+      await put(ENV_FILE, 'A=base');
+      await put(`${ENV_DIR}/10-a.env`, 'B=10');
+      const load = createEnvChainLoader(home);
+      const first = await load();
+      expect(Object.fromEntries(first)).to.deep.equal({ A: 'base', B: '10' });
+      expect(await load()).to.equal(first);
+    });
+
+    it('sees a file rewritten in place with the same size, even with its mtime put back', async () => {
+      await put(ENV_FILE, 'TOKEN=aaaaaaaa');
+      const load = createEnvChainLoader(home);
+      expect((await load()).get('TOKEN')).to.equal('aaaaaaaa');
+      const before = await stat(join(home, ENV_FILE));
+      await writeFile(join(home, ENV_FILE), 'TOKEN=bbbbbbbb');
+      await utimes(join(home, ENV_FILE), before.atime, before.mtime);
+      expect((await load()).get('TOKEN')).to.equal('bbbbbbbb');
+    });
+
+    it('sees a file added to env.d, one replaced by a rename, one removed, and the env file created', async () => {
+      const load = createEnvChainLoader(home);
+      expect((await load()).size).to.equal(0);
+      await put(`${ENV_DIR}/10-a.env`, 'A=1');
+      expect(Object.fromEntries(await load())).to.deep.equal({ A: '1' });
+      await put(`${ENV_DIR}/.10-a.tmp`, 'A=2');
+      await rename(join(home, ENV_DIR, '.10-a.tmp'), join(home, ENV_DIR, '10-a.env'));
+      expect(Object.fromEntries(await load())).to.deep.equal({ A: '2' });
+      await put(`${ENV_DIR}/20-b.env`, 'A=20');
+      expect(Object.fromEntries(await load())).to.deep.equal({ A: '20' });
+      await unlink(join(home, ENV_DIR, '20-b.env'));
+      expect(Object.fromEntries(await load())).to.deep.equal({ A: '2' });
+      await put(ENV_FILE, 'BASE=yes');
+      expect(Object.fromEntries(await load())).to.deep.equal({ BASE: 'yes', A: '2' });
+    });
+
+    it('keeps no chain that does not parse: every call fails until the file is fixed', async () => {
+      await put(ENV_FILE, 'A=1');
+      const load = createEnvChainLoader(home);
+      await load();
+      await put(ENV_FILE, 'A=1\nnot a line');
+      for (let i = 0; i < 2; i += 1) {
+        try {
+          await load();
+          expect.fail('expected ENV_FILE_INVALID');
+        } catch (error) {
+          expect((error as FleetError).code).to.equal('ENV_FILE_INVALID');
+        }
+      }
+      await put(ENV_FILE, 'A=fixed');
+      expect((await load()).get('A')).to.equal('fixed');
     });
   });
 

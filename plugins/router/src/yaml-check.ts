@@ -3,8 +3,15 @@
  * anything is written. Problems name the line and the kind of error, never the content (a YAML
  * error message can quote the text, and a resolved file holds secret values).
  */
-import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { createRequire } from 'node:module';
+import type { YAMLError } from 'yaml';
 import { scanPlaceholders, type Problem } from '@fleet/core';
+
+type YamlLibrary = typeof import('yaml');
+let yamlModule: YamlLibrary | undefined;
+/** yaml, loaded when a file is first parsed: a verb that parses none never loads it (contract §14). */
+const yaml = (): YamlLibrary =>
+  (yamlModule ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
 
 const WHAT: Readonly<Record<string, string>> = {
   DUPLICATE_KEY: 'a key appears twice in one mapping',
@@ -45,6 +52,7 @@ export function yamlProblems(text: string, file: string): Problem[] {
     last = ph.end;
   }
   neutral += text.slice(last);
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(neutral, {
     lineCounter,

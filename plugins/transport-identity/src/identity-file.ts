@@ -3,8 +3,14 @@
  * run as. Parsed the same way by the operator's check, the node half and the prober. Problems name
  * the line, never the text.
  */
-import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
 import { scanPlaceholders, type Problem } from '@fleet/core';
+
+type YamlLibrary = typeof import('yaml');
+let yamlModule: YamlLibrary | undefined;
+/** yaml, loaded when a file is first parsed: a verb that parses none never loads it (contract §14). */
+const yaml = (): YamlLibrary =>
+  (yamlModule ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
 
 /** A node id: what the controller's `--node-id` and the lab supervisor accept. */
 export const NODE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -25,6 +31,7 @@ export function parseIdentity(text: string, file: string): IdentityParse {
   });
   const secret = scanPlaceholders(text).placeholders.find((ph) => ph.namespace === 'secret');
   if (secret) return fail('the identity file must not use secrets', secret.line);
+  const { LineCounter, isMap, isScalar, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, {
     lineCounter,

@@ -61,11 +61,22 @@ export function isInside(root: string, path: string): boolean {
   return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
-interface DirLink {
+export interface DirLink {
   readonly path: string;
   readonly dev: number;
   readonly ino: number;
 }
+
+/**
+ * The directories one request has already walked and found real, by path (contract §14, "means":
+ * node-side path checks without a syscall storm). A request reading several files under the same
+ * directories lstats each directory once on the way down, instead of once per file; what the memo
+ * skips is only that walk. Every file is still opened with `O_NOFOLLOW`, its fd's real path still
+ * compared with the expected one (Linux), and its parents still re-checked after the read against
+ * the device and inode remembered here — so a directory swapped for a symbolic link at any time
+ * after the first walk is refused, as before (catalogue B). Never kept beyond one request.
+ */
+export type WalkMemo = Map<string, DirLink>;
 
 /** The directories from the home down to a target's parent, as they were when walked. */
 export interface ParentChain {
@@ -130,19 +141,40 @@ function syncNewEntry(home: string, parent: string): void {
 export async function walkParents(
   home: string,
   target: Target,
-  options: { readonly create: boolean },
+  options: { readonly create: boolean; readonly memo?: WalkMemo },
 ): Promise<ParentChain> {
   await Promise.resolve(); // callers await a walk; its system calls are synchronous (see above)
-  return walkDirs(home, target.components.slice(0, -1), options.create);
+  return walkDirs(home, target.components.slice(0, -1), options.create, options.memo);
 }
 
-/** lstat of every component from `home` down, each a real directory (made 0700 with `create`). */
-function walkDirs(home: string, components: readonly string[], create: boolean): ParentChain {
-  const root = lstatSync(home);
-  const dirs: DirLink[] = [{ path: home, dev: root.dev, ino: root.ino }];
+/**
+ * lstat of every component from `home` down, each a real directory (made 0700 with `create`).
+ * A directory `memo` holds was found real earlier in the same request: taken as it was (a read's
+ * walk only; see {@link WalkMemo}).
+ */
+function walkDirs(
+  home: string,
+  components: readonly string[],
+  create: boolean,
+  memo?: WalkMemo,
+): ParentChain {
+  const known = create ? undefined : memo;
+  let root = known?.get(home);
+  if (root === undefined) {
+    const stats = lstatSync(home);
+    root = { path: home, dev: stats.dev, ino: stats.ino };
+    known?.set(home, root);
+  }
+  const dirs: DirLink[] = [root];
   let current = home;
   for (const component of components) {
     const next = join(current, component);
+    const walked = known?.get(next);
+    if (walked !== undefined) {
+      dirs.push(walked);
+      current = next;
+      continue;
+    }
     let stats = lstatOrUndefined(next);
     if (stats === undefined) {
       if (!create) return { dirs, complete: false };
@@ -158,7 +190,9 @@ function walkDirs(home: string, components: readonly string[], create: boolean):
     if (!stats.isDirectory()) {
       throw new FleetError('NOT_REGULAR_FILE', `${shown(home, next)} is not a directory`);
     }
-    dirs.push({ path: next, dev: stats.dev, ino: stats.ino });
+    const link = { path: next, dev: stats.dev, ino: stats.ino };
+    dirs.push(link);
+    known?.set(next, link);
     current = next;
   }
   return { dirs, complete: true };
@@ -273,14 +307,16 @@ function readBounded(fd: number, limit: number, what: string): Buffer {
 /**
  * Reads a live file safely: `null` when it (or a parent) does not exist; `SYMLINK_REFUSED`,
  * `PATH_OUTSIDE_ROOT`, `NOT_REGULAR_FILE` or `FILE_TOO_LARGE` (from `fstat` on the fd) otherwise.
+ * `memo`: the directories this request already walked (see {@link WalkMemo}).
  */
 export async function readLive(
   home: string,
   target: Target,
   limit: number,
+  memo?: WalkMemo,
 ): Promise<LiveFile | null> {
   try {
-    const chain = await walkParents(home, target, { create: false });
+    const chain = await walkParents(home, target, { create: false, ...(memo ? { memo } : {}) });
     if (!chain.complete) return null;
     const stats = lstatOrUndefined(target.absolute);
     if (stats === undefined) return null;

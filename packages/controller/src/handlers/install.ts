@@ -378,6 +378,7 @@ async function runInstaller(
       home: runtime.home,
       nodeId: runtime.nodeId,
       clock: runtime.clock,
+      secrets: () => runtime.secrets(),
       beforeProcess: () => failpoint('install.during_action'),
       actions: {
         domain: request.domain,

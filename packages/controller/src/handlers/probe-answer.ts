@@ -57,6 +57,7 @@ export async function probeAnswer(
       home: runtime.home,
       nodeId: runtime.nodeId,
       clock: runtime.clock,
+      secrets: () => runtime.secrets(),
       ...(entry.descriptor.domain === undefined
         ? {}
         : { files: domainReader(runtime, entry.descriptor.domain) }),

@@ -31,6 +31,7 @@ export const probe: Handler = async ({ runtime, principal, route, body }) => {
     home: runtime.home,
     nodeId: runtime.nodeId,
     clock: runtime.clock,
+    secrets: () => runtime.secrets(),
     ...(entry.descriptor.domain === undefined
       ? {}
       : { files: domainReader(runtime, entry.descriptor.domain) }),

@@ -23,7 +23,7 @@ import { probeAnswer } from './probe-answer.js';
 import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
 import { managedTarget } from '../fs/managed-target.js';
-import { decodeText, readLive, targetOf } from '../fs/safe-path.js';
+import { decodeText, readLive, targetOf, type WalkMemo } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
 import { readWritten, type WrittenRecord } from '../written.js';
@@ -80,6 +80,7 @@ async function snapshotFile(
   redactor: Redactor,
   budget: Budget,
   written: () => Promise<WrittenRecord>,
+  walked: WalkMemo,
 ): Promise<SnapshotFile> {
   try {
     // The domain is the request's: a domain not served, or a path its policy does not accept,
@@ -87,7 +88,7 @@ async function snapshotFile(
     const entry = runtime.allowlist.require(path, domain);
     const writes = [...((await written()).get(path) ?? [])];
     const target = await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs);
-    const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes);
+    const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes, walked);
     const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
     if (live === null) return { path, state: 'absent', backups, writes };
     refuseHardLinked(path, live, target.parent);
@@ -119,8 +120,12 @@ export const snapshot: Handler = async ({ runtime, principal, route, body }) => 
   let record: Promise<WrittenRecord> | undefined;
   const written = () => (record ??= readWritten(runtime.state));
   const files: SnapshotFile[] = [];
+  // Each directory walked once for the request's files; each file's own checks still run.
+  const walked: WalkMemo = new Map();
   for (const file of request.files) {
-    files.push(await snapshotFile(runtime, file, request.backups, redactor, budget, written));
+    files.push(
+      await snapshotFile(runtime, file, request.backups, redactor, budget, written, walked),
+    );
   }
   const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
   if (request.probes !== undefined) {

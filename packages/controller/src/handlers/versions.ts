@@ -39,6 +39,7 @@ export const versions: Handler = async ({ runtime, principal, route, body }) => 
     home: runtime.home,
     nodeId: runtime.nodeId,
     clock: runtime.clock,
+    secrets: () => runtime.secrets(),
   });
   const { versions: allowed } = runtime.view.policy;
   const input: CollectInput = {

@@ -39,51 +39,80 @@ interface IndexedVersion {
 
 type Variables = Readonly<Record<string, string>>;
 
-export class HistoryIndex {
-  private readonly staticLines = new Set<string>();
-  private readonly templateLines = new Set<string>();
-  private readonly versionsList: IndexedVersion[] = [];
+/** The index proper, built from the versions on first use. */
+interface Built {
+  readonly staticLines: ReadonlySet<string>;
+  readonly templateLines: ReadonlySet<string>;
+  readonly versionsList: readonly IndexedVersion[];
   /** Versions without a host placeholder, by their lines joined (the newest of equal ones). */
-  private readonly staticWhole = new Map<string, IndexedVersion>();
-  private readonly templatedVersions: IndexedVersion[] = [];
+  readonly staticWhole: ReadonlyMap<string, IndexedVersion>;
+  readonly templatedVersions: readonly IndexedVersion[];
+}
 
-  /** `versions` newest first (as `readCanonicalHistory` returns them). */
-  constructor(versions: readonly CanonicalVersion[]) {
-    for (const version of versions) {
-      const lines = splitLines(version.content);
-      let templated: Set<number> | null = null;
-      for (let i = 0; i < lines.length; i += 1) {
-        const line = lines[i] as string;
-        // Most lines recur from version to version: a set lookup, the pattern only for new ones.
-        if (this.staticLines.has(line)) continue;
-        if (this.templateLines.has(line) || HOST_PLACEHOLDER.test(line)) {
-          this.templateLines.add(line);
-          (templated ??= new Set()).add(i);
-        } else {
-          this.staticLines.add(line);
-        }
-      }
-      const source: VersionSource = { kind: 'commit', commit: version.commit, date: version.date };
-      const indexed: IndexedVersion = {
-        position: this.versionsList.length,
-        source,
-        content: version.content,
-        lines,
-        templated,
-      };
-      this.versionsList.push(indexed);
-      if (indexed.templated === null) {
-        const key = lines.join('\n');
-        if (!this.staticWhole.has(key)) this.staticWhole.set(key, indexed);
+function buildIndex(versions: readonly CanonicalVersion[]): Built {
+  const staticLines = new Set<string>();
+  const templateLines = new Set<string>();
+  const versionsList: IndexedVersion[] = [];
+  const staticWhole = new Map<string, IndexedVersion>();
+  const templatedVersions: IndexedVersion[] = [];
+  for (const version of versions) {
+    const lines = splitLines(version.content);
+    let templated: Set<number> | null = null;
+    for (let i = 0; i < lines.length; i += 1) {
+      const line = lines[i] as string;
+      // Most lines recur from version to version: a set lookup, the pattern only for new ones.
+      if (staticLines.has(line)) continue;
+      if (templateLines.has(line) || HOST_PLACEHOLDER.test(line)) {
+        templateLines.add(line);
+        (templated ??= new Set()).add(i);
       } else {
-        this.templatedVersions.push(indexed);
+        staticLines.add(line);
       }
     }
+    const source: VersionSource = { kind: 'commit', commit: version.commit, date: version.date };
+    const indexed: IndexedVersion = {
+      position: versionsList.length,
+      source,
+      content: version.content,
+      lines,
+      templated,
+    };
+    versionsList.push(indexed);
+    if (indexed.templated === null) {
+      const key = lines.join('\n');
+      if (!staticWhole.has(key)) staticWhole.set(key, indexed);
+    } else {
+      templatedVersions.push(indexed);
+    }
+  }
+  return { staticLines, templateLines, versionsList, staticWhole, templatedVersions };
+}
+
+export class HistoryIndex {
+  private index: Built | undefined;
+  private source: (() => readonly CanonicalVersion[]) | undefined;
+
+  /**
+   * `versions` newest first (as `readCanonicalHistory` returns them), or a function returning
+   * them: called once, when the index is first asked something — a current, missing or deleted
+   * file never asks (classify), so a drift whose files are all current indexes no history.
+   */
+  constructor(versions: readonly CanonicalVersion[] | (() => readonly CanonicalVersion[])) {
+    if (typeof versions === 'function') this.source = versions;
+    else this.index = buildIndex(versions);
+  }
+
+  private built(): Built {
+    if (this.index === undefined) {
+      this.index = buildIndex(this.source?.() ?? []);
+      this.source = undefined;
+    }
+    return this.index;
   }
 
   /** Number of distinct versions indexed. */
   get size(): number {
-    return this.versionsList.length;
+    return this.built().versionsList.length;
   }
 
   /**
@@ -93,6 +122,7 @@ export class HistoryIndex {
    */
   forHost(variables: Variables, earlierVariables: readonly Variables[] = []): KnownSet {
     const variableSets = [variables, ...earlierVariables];
+    const index = (): Built => this.built();
     // Each distinct templated line rendered for this host once, per variable set — on first use:
     // a current file (most of them) never asks.
     let renderedBySet: Map<string, string | undefined>[] | undefined;
@@ -101,7 +131,7 @@ export class HistoryIndex {
       if (renderedBySet === undefined) {
         renderedBySet = variableSets.map((set) => {
           const out = new Map<string, string | undefined>();
-          for (const line of this.templateLines) out.set(line, renderLine(line, set));
+          for (const line of index().templateLines) out.set(line, renderLine(line, set));
           return out;
         });
         rendered = new Set<string>();
@@ -124,17 +154,14 @@ export class HistoryIndex {
     };
     const contentWith = (version: IndexedVersion, set: number): string =>
       renderLine(version.content, variableSets[set] as Variables) ?? '';
-    const staticLines = this.staticLines;
-    const staticWhole = this.staticWhole;
-    const templated = this.templatedVersions;
-    const all = this.versionsList;
     return {
       has: (line) => {
-        if (staticLines.has(line)) return true;
+        if (index().staticLines.has(line)) return true;
         render();
         return rendered?.has(line) === true;
       },
       versionEqualTo: (lines) => {
+        const { staticWhole, templatedVersions: templated } = index();
         const whole = staticWhole.get(lines.join('\n'));
         // Newest first: a templated version newer than the static match wins.
         for (const version of templated) {
@@ -153,7 +180,7 @@ export class HistoryIndex {
         return whole ? { source: whole.source, content: whole.content } : undefined;
       },
       *versions() {
-        for (const version of all) {
+        for (const version of index().versionsList) {
           if (version.templated === null) {
             yield { source: version.source, lines: version.lines };
             continue;

@@ -14,10 +14,14 @@ import type { Prober } from '../interfaces/prober.js';
 import type { Registry } from '../registry/registry.js';
 import type { Git } from '../git.js';
 import { readCanonicalSnapshot, type CanonicalSnapshot } from '../classify/history.js';
+import { readCanonicalSnapshotCached } from '../cache/history.js';
+import { blobId, cacheDirOf, readCacheFile, writeCacheFile } from '../cache/store.js';
+import { z } from 'zod';
 import type { HistoryIndex } from '../classify/history-index.js';
 import { forEachHost, type HostOutcome } from '../client/for-each-host.js';
 import {
   HOSTS_DIR,
+  cachedHostVariablesOf,
   hostEntry,
   hostVariables,
   parseHostVariables,
@@ -139,38 +143,71 @@ export interface Assessment {
   readonly readLive: ReadLive;
 }
 
+const HOST_VERSIONS_CACHE_FILE = 'host-versions-v1.json';
+const HOST_VERSIONS_CACHE_FORMAT = 'fleet.host-versions-cache/v1';
+/** Earlier host files, by blob id: their variables, or `null` for one that never validated. */
+const hostVersionsCacheSchema = z.record(z.string(), z.record(z.string(), z.string()).nullable());
+
 /**
  * Each host's variables as they were in the repo's history, other than the current ones: a
  * version of a canonical file was published for a host rendered with the host's variables of
- * the time (a node-id change must leave the old id's rendering published, not local).
+ * the time (a node-id change must leave the old id's rendering published, not local). Every
+ * version's parse is kept by blob id in `.git/fleet-cache` (content-addressed, so never stale):
+ * a fleet of 1,000 hosts would otherwise parse 1,000 YAML files per drift.
  */
 function earlierHostVariables(
   repo: FleetRepo,
   history: CanonicalSnapshot['history'],
 ): Map<string, Readonly<Record<string, string>>[]> {
   const earlier = new Map<string, Readonly<Record<string, string>>[]>();
+  const atHead = cachedHostVariablesOf(repo.root);
+  const cacheDir = cacheDirOf(repo.root);
+  const read =
+    cacheDir === null
+      ? undefined
+      : hostVersionsCacheSchema.safeParse(
+          readCacheFile(cacheDir, HOST_VERSIONS_CACHE_FILE, HOST_VERSIONS_CACHE_FORMAT),
+        );
+  const known: Record<string, Readonly<Record<string, string>> | null> = read?.success
+    ? read.data
+    : {};
+  const seen: Record<string, Readonly<Record<string, string>> | null> = {};
+  let parsed = false;
   for (const host of Object.keys(repo.manifest.hosts)) {
     const versions = history.get(`${HOSTS_DIR}/${host}.yaml`) ?? [];
     if (versions.length === 0) continue;
     const current = JSON.stringify(hostVariables(repo, host));
     const sets = new Map<string, Readonly<Record<string, string>>>();
     for (const version of versions) {
-      try {
-        const variables = parseHostVariables(version.content, `${HOSTS_DIR}/${host}.yaml`);
-        const key = JSON.stringify(variables);
-        if (key !== current && !sets.has(key)) sets.set(key, variables);
-      } catch {
-        // A version that never validated was never rendered for the host.
+      const blob = blobId(Buffer.from(version.content, 'utf8'));
+      let variables = atHead(version.content) ?? known[blob];
+      if (variables === undefined) {
+        parsed = true;
+        try {
+          variables = parseHostVariables(version.content, `${HOSTS_DIR}/${host}.yaml`);
+        } catch {
+          variables = null; // A version that never validated was never rendered for the host.
+        }
       }
+      seen[blob] = variables;
+      if (variables === null) continue;
+      const key = JSON.stringify(variables);
+      if (key !== current && !sets.has(key)) sets.set(key, variables);
     }
     if (sets.size > 0) earlier.set(host, [...sets.values()]);
+  }
+  // Rewritten only when something was parsed; it keeps the versions this history holds.
+  if (parsed && cacheDir !== null) {
+    writeCacheFile(cacheDir, HOST_VERSIONS_CACHE_FILE, HOST_VERSIONS_CACHE_FORMAT, seen);
   }
   return earlier;
 }
 
 /**
- * Reads every used canonical file's history (two git processes) and indexes it, at `commit` — the
- * commit fleet.yaml and hosts/ were read at (`loadRepoAtHead`: one source of truth), else HEAD.
+ * Reads every used canonical file's history (two git processes, or none when `.git/fleet-cache`
+ * holds the commit's: `cache/history.ts`) and indexes it, at `commit` — the commit fleet.yaml and
+ * hosts/ were read at (`loadRepoAtHead`: one source of truth), else HEAD. The indexes are built on
+ * first use: a drift whose files are all current never builds one.
  */
 export async function prepareAssessment(
   input: Pick<DriftInput, 'repo' | 'git' | 'domains' | 'domainFilter' | 'readLive'> & {
@@ -181,12 +218,15 @@ export async function prepareAssessment(
   const used = [...input.domains.values()].filter(
     (runtime) => !input.domainFilter || input.domainFilter.includes(runtime.declaration.domain),
   );
-  const snapshot = await readCanonicalSnapshot(
-    input.git,
-    canonicalPaths(used),
-    input.source?.commit ?? 'HEAD',
-    [HOSTS_DIR],
-  );
+  const paths = canonicalPaths(used);
+  // Read at a resolved commit, the snapshot is the commit's for good: kept in .git/fleet-cache.
+  const snapshot = input.source
+    ? await readCanonicalSnapshotCached(input.git, cacheDirOf(input.repo.root), {
+        commit: input.source.commit,
+        paths,
+        directories: [HOSTS_DIR],
+      })
+    : await readCanonicalSnapshot(input.git, paths, 'HEAD', [HOSTS_DIR]);
   return {
     repo: input.repo,
     domains: input.domains,

@@ -179,7 +179,7 @@ export function canonicalPaths(domains: readonly DomainRuntime[]): string[] {
  * One history index per (domain, file), built once for the whole fleet: each published version
  * of the canonical source passed through the installer's `view` (a block file's history is the
  * history of its section). A version the view refuses (damaged markers, long since fixed) is left
- * out: it cannot have been installed.
+ * out: it cannot have been installed. Each is viewed and indexed when first asked, not here.
  */
 export function buildHistoryIndexes(
   domains: readonly DomainRuntime[],
@@ -189,13 +189,15 @@ export function buildHistoryIndexes(
   for (const { declaration, operator } of domains) {
     for (const file of declaration.files) {
       const versions = snapshot.history.get(canonicalPath(declaration, file)) ?? [];
-      const viewed = versions.flatMap((version) => {
-        try {
-          return [{ ...version, content: operator.view(file, version.content, declaration) }];
-        } catch {
-          return [];
-        }
-      });
+      // Viewed and indexed on first use (`HistoryIndex`): a current file never asks.
+      const viewed = () =>
+        versions.flatMap((version) => {
+          try {
+            return [{ ...version, content: operator.view(file, version.content, declaration) }];
+          } catch {
+            return [];
+          }
+        });
       indexes.set(targetKey(declaration.domain, file.id), new HistoryIndex(viewed));
     }
   }

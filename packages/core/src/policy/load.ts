@@ -9,10 +9,9 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { FleetError, type Problem } from '../errors.js';
 import type { DomainDeclaration } from '../interfaces/domain.js';
-import { parseYaml } from '../yaml.js';
+import { parseYaml, yamlLibrary } from '../yaml.js';
 import { fieldPath, zodProblems } from '../zod-problems.js';
 import { matchHomePattern } from './pattern.js';
 import {
@@ -247,6 +246,6 @@ export function formatNodePolicy(policy: NodePolicyInput): string {
     '# fleet node policy (docs/node-policy.md): what this node serves, runs and writes.',
     '# Written on this node only (fleet node-policy init, fleet lab up, or by hand); no config',
     '# verb, wire route or bootstrap bundle ever writes it. Keep it mode 0600.',
-    stringify(policy, { lineWidth: 0 }),
+    yamlLibrary().stringify(policy, { lineWidth: 0 }),
   ].join('\n');
 }

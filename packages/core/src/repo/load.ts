@@ -117,6 +117,18 @@ function readRepoCache(dir: string | null): RepoCacheBody {
   return parsed.success ? parsed.data : empty;
 }
 
+/**
+ * The validated variables of a host file's text when the parsed repo cache holds them (by blob
+ * id), else `undefined`: a drift reads every version of hosts/*.yaml, and most are HEAD's.
+ */
+export function cachedHostVariablesOf(root: string): (text: string) => HostVariables | undefined {
+  const { hosts } = readRepoCache(cacheDirOf(root));
+  return (text) => {
+    const blob = blobId(Buffer.from(text, 'utf8'));
+    return Object.hasOwn(hosts, blob) ? (hosts[blob] as HostVariables) : undefined;
+  };
+}
+
 /** Line lookups for a text that was not parsed with positions: parsed once, on first use. */
 function linesOnDemand(text: string, file: string): ParsedYaml['lineOf'] {
   let lineOf: ParsedYaml['lineOf'] | undefined;

@@ -5,12 +5,14 @@
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { stringify } from 'yaml';
 import { FleetError } from '../errors.js';
 import { createGit, identityArgs } from '../git.js';
 import type { DomainDeclaration } from '../interfaces/domain.js';
 import { parseRepoPath } from '../paths.js';
 import { DOMAINS_DIR, HOSTS_DIR, MANIFEST_FILE, parseManifest } from './load.js';
+import { yamlLibrary } from '../yaml.js';
+
+const stringify = (value: unknown): string => yamlLibrary().stringify(value);
 
 export interface ScaffoldOptions {
   readonly dir: string;

@@ -3,7 +3,7 @@
  * in name order, a later file overriding an earlier one; `KEY=VALUE` lines and `#` comments.
  * Values never leave the node: errors name files, lines and keys, never values.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FleetError } from '../errors.js';
 import type { SecretValues } from '../interfaces/node-context.js';
@@ -53,9 +53,8 @@ async function readIfPresent(path: string): Promise<string | undefined> {
   }
 }
 
-/** Loads the whole chain under `home`. Missing files are an empty chain, not an error. */
-export async function loadEnvChain(home: string): Promise<SecretValues> {
-  const values = new Map<string, string>();
+/** The chain's files under `home`, in the order they are read (`~`-relative). */
+async function chainFiles(home: string): Promise<string[]> {
   const files = [ENV_FILE];
   try {
     const entries = await readdir(join(home, ENV_DIR));
@@ -68,12 +67,69 @@ export async function loadEnvChain(home: string): Promise<SecretValues> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+  return files;
+}
+
+/** Loads the whole chain under `home`. Missing files are an empty chain, not an error. */
+export async function loadEnvChain(home: string): Promise<SecretValues> {
+  return readChain(home, await chainFiles(home));
+}
+
+async function readChain(home: string, files: readonly string[]): Promise<SecretValues> {
+  const values = new Map<string, string>();
   for (const file of files) {
     const text = await readIfPresent(join(home, file));
     if (text === undefined) continue;
     for (const [key, value] of parseEnvFile(text, `~/${file}`)) values.set(key, value);
   }
   return values;
+}
+
+/**
+ * What identifies one version of a file or directory without reading it: inode, size, and the
+ * modification and change times in nanoseconds (the change time moves on every write, even one
+ * that puts the modification time back). `null`: absent.
+ */
+type Stamp = string | null;
+
+async function stampOf(path: string): Promise<Stamp> {
+  try {
+    const s = await stat(path, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+/**
+ * {@link loadEnvChain} for a long-lived process (the controller asks for the chain on every
+ * request, contract §14 "means"): the chain is read and parsed again only when a file of it, or
+ * the env.d directory (a file added, removed or renamed), has a new stamp — a stat per file per
+ * call instead of a read and a parse. Every file is stamped before it is read, so a file changed
+ * during a read is read again next time; a chain that does not parse is never kept (each call
+ * throws again until it is fixed).
+ */
+export function createEnvChainLoader(home: string): () => Promise<SecretValues> {
+  let kept:
+    { dir: Stamp; files: readonly string[]; stamps: Stamp[]; values: SecretValues } | undefined;
+  return async () => {
+    const dir = await stampOf(join(home, ENV_DIR));
+    const files = kept !== undefined && kept.dir === dir ? kept.files : await chainFiles(home);
+    const stamps = await Promise.all(files.map((file) => stampOf(join(home, file))));
+    if (
+      kept !== undefined &&
+      kept.dir === dir &&
+      kept.files === files &&
+      stamps.every((stamp, i) => stamp === kept?.stamps[i])
+    ) {
+      return kept.values;
+    }
+    const values = await readChain(home, files);
+    kept = { dir, files, stamps, values };
+    return values;
+  };
 }
 
 /**

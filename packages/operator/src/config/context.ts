@@ -48,6 +48,7 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
     options.domains ??
     [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
   const domains = new Map<string, DomainRuntime>();
+  const cacheDir = core.cacheDirOf(options.root);
   for (const name of wanted) {
     const entry = options.registry.domain(name);
     let installer;
@@ -63,7 +64,17 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
         ? entry.descriptor
         : core.withRepoFiles(
             entry.descriptor,
-            installer,
+            // The manifest as this plugin parsed it before, by blob id (.git/fleet-cache).
+            installer?.repoFiles === undefined
+              ? installer
+              : {
+                  repoFiles: core.cachedRepoFiles(
+                    cacheDir,
+                    entry.plugin,
+                    name,
+                    installer.repoFiles.bind(installer),
+                  ),
+                },
             await readAtCommit(git, source.commit, manifestPath),
             options.registry.domains().map((d) => d.descriptor),
           );

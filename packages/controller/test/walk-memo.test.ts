@@ -1,0 +1,89 @@
+/**
+ * One walk per directory per request (`WalkMemo`, `fs/safe-path.ts`; contract §14, "means"): a
+ * request reading several files under the same directories lstats each directory once — and a
+ * directory swapped for a symbolic link after that walk is still refused for every later file
+ * (catalogue B: symlinks and races), by the fd's real path and the re-check after the read.
+ */
+import { expect } from 'chai';
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FleetError } from '@fleet/core';
+import { readLive, targetOf, type WalkMemo } from '../src/fs/safe-path.js';
+
+const LIMIT = 1024 * 1024;
+
+describe('safe-path: the directories of one request walked once', () => {
+  let root: string;
+  let home: string;
+  let outside: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fleet-walk-memo-'));
+    home = join(root, 'home');
+    outside = join(root, 'outside');
+    await mkdir(join(home, '.config', 'app'), { recursive: true });
+    await mkdir(join(home, '.config', 'elsewhere'), { recursive: true });
+    await mkdir(outside);
+    await writeFile(join(home, '.config', 'app', 'a.conf'), 'a\n');
+    await writeFile(join(home, '.config', 'app', 'b.conf'), 'b\n');
+    await writeFile(join(outside, 'b.conf'), 'planted\n');
+    await writeFile(join(home, '.config', 'elsewhere', 'b.conf'), 'inside\n');
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const read = (path: string, memo: WalkMemo) => readLive(home, targetOf(home, path), LIMIT, memo);
+
+  async function refusal(promise: Promise<unknown>): Promise<string> {
+    try {
+      await promise;
+    } catch (error) {
+      if (error instanceof FleetError) return error.code;
+      throw error;
+    }
+    return expect.fail('expected the read to be refused');
+  }
+
+  it('remembers each directory it found real, and reads every file as without it', async () => {
+    const memo: WalkMemo = new Map();
+    const a = await read('~/.config/app/a.conf', memo);
+    expect([...memo.keys()]).to.deep.equal([
+      home,
+      join(home, '.config'),
+      join(home, '.config', 'app'),
+    ]);
+    const b = await read('~/.config/app/b.conf', memo);
+    expect(a?.bytes.toString()).to.equal('a\n');
+    expect(b?.bytes.toString()).to.equal('b\n');
+    expect(b?.chain.dirs.map((d) => d.path)).to.deep.equal([...memo.keys()]);
+    expect(await read('~/.config/app/none.conf', memo)).to.equal(null);
+  });
+
+  it('refuses a later file whose walked parent became a symbolic link out of the home', async () => {
+    const memo: WalkMemo = new Map();
+    await read('~/.config/app/a.conf', memo);
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await symlink(outside, join(home, '.config', 'app'));
+    expect(await refusal(read('~/.config/app/b.conf', memo))).to.be.oneOf([
+      'PATH_OUTSIDE_ROOT',
+      'SYMLINK_REFUSED',
+    ]);
+  });
+
+  it('refuses a later file whose walked parent became a symbolic link inside the home', async () => {
+    const memo: WalkMemo = new Map();
+    await read('~/.config/app/a.conf', memo);
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await symlink(join(home, '.config', 'elsewhere'), join(home, '.config', 'app'));
+    expect(await refusal(read('~/.config/app/b.conf', memo))).to.equal('SYMLINK_REFUSED');
+  });
+
+  it('refuses a later file whose walked parent was replaced by another real directory', async () => {
+    const memo: WalkMemo = new Map();
+    await read('~/.config/app/a.conf', memo);
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await mkdir(join(home, '.config', 'app'));
+    await writeFile(join(home, '.config', 'app', 'b.conf'), 'swapped\n');
+    expect(await refusal(read('~/.config/app/b.conf', memo))).to.equal('SYMLINK_REFUSED');
+  });
+});
