@@ -9,6 +9,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   appendFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -60,8 +61,7 @@ function fleet(args, env) {
 export async function makeCurrent(lab) {
   const core = await load('packages/core/dist/src/index.js');
   const testkit = await load('packages/testkit/dist/src/index.js');
-  const harness = await load('plugins/harness-policy/dist/src/index.js');
-  const plugins = ['router', 'transport-identity', 'harness-policy'];
+  const plugins = ['router', 'transport-identity', 'harness-policy', 'files'];
   const hooks = await Promise.all(
     plugins.map(async (p) => ({
       plugin: { name: `@fleet/plugin-${p}`, version: '0', type: 'core' },
@@ -71,14 +71,24 @@ export async function makeCurrent(lab) {
   const registry = await testkit.registryFromHooks(hooks);
   const repo = await core.loadRepo(lab.repo);
   const runtimes = [];
-  for (const entry of registry.domains()) {
+  const declarations = registry.domains().map((entry) => entry.descriptor);
+  for (const declaration of declarations) {
     let installer;
     try {
-      installer = await registry.installer(entry.descriptor.domain);
+      installer = await registry.installer(declaration.domain);
     } catch {
       installer = undefined;
     }
-    runtimes.push(core.domainRuntime(entry.descriptor, installer));
+    // A domain whose files the repository declares (the files domain's files.yaml, contract
+    // §10.4) gets them as every verb gives them: from the manifest at the lab's HEAD.
+    const manifestPath = core.repoManifestPath(declaration);
+    const manifest =
+      manifestPath === null || !existsSync(path.join(lab.repo, manifestPath))
+        ? null
+        : readFileSync(path.join(lab.repo, manifestPath), 'utf8');
+    const others = declarations.filter((d) => d.domain !== declaration.domain);
+    const declared = core.withRepoFiles(declaration, installer, manifest, others);
+    runtimes.push(core.domainRuntime(declared, installer));
   }
   const snapshot = await core.readCanonicalSnapshot(
     core.createGit(lab.repo),
@@ -101,7 +111,10 @@ export async function makeCurrent(lab) {
     const targets = core.targetsForHost(host.name, variables, runtimes, snapshot);
     for (const target of targets) {
       const body = target.desired.content;
-      const content = target.file.kind === 'block' ? harness.spliceBlock('', body) : body;
+      const content =
+        target.file.kind === 'block'
+          ? core.spliceBlock('', body, target.file.markers, target.path)
+          : body;
       const file = path.join(host.home, target.path.slice(2));
       mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       writeFileSync(file, content, { mode: 0o600 });
