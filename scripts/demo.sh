@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 fleet() { node packages/cli/bin/run.js "$@"; }
 if [[ -t 1 ]]; then step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }; else step() { printf '\n== %s\n' "$*"; }; fi
-lab=${FLEET_LAB_DIR:-.fleet-lab}
+# Its own directory, not `fleet lab up`'s default: a lab the README's next steps start stays free.
+lab=${FLEET_LAB_DIR:-.fleet-demo}
 # A previous demo's lab (stopped or running) is cleared first: the demo starts from scratch.
 fleet lab down --dir "$lab" >/dev/null 2>&1 || true
 rm -rf "$lab"
