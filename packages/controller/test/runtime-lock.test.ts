@@ -36,6 +36,7 @@ import {
   type HostProbe,
   type LockOwner,
 } from '../src/generations/lock.js';
+import { RuntimeJournal, lastTransaction } from '../src/generations/journal.js';
 import { makeTgz, runtimePackage } from './support/tar.js';
 import { newId, startNode, type TestNode } from './support/node.js';
 
@@ -217,6 +218,26 @@ describe('the runtime lock (catalogue 33)', function () {
     expect(answer.body.error.message).to.contain('says windows-task runs this controller');
     const runtimeDir = join(node.home, '.local/share/fleet/runtime/generations');
     expect(await readdir(runtimeDir).catch(() => [])).to.deep.equal([]);
+  });
+
+  it('a runner killed after `accepted`, before `end`: the next stage closes that transaction and stages', async () => {
+    const first = await node.call('/v1/runtime/stage', { token, body: stageBody('2.0.0') });
+    expect(first.status, first.text).to.equal(200);
+    const buildId = first.body.buildId as string;
+    const journal = new RuntimeJournal(node.home);
+    const txn = lastTransaction(await journal.readTrusted());
+    if (txn === null) throw new Error('no transaction after a stage');
+    // What a runner journals up to its outcome; then it is killed: no `end`.
+    await journal.append(txn.id, 'activated', { buildId, previous: null });
+    await journal.append(txn.id, 'supervisor-restarted', { supervisor: 'lab', pid: null });
+    await journal.append(txn.id, 'accepted', { buildId });
+
+    const next = await node.call('/v1/runtime/stage', { token, body: stageBody('2.0.1') });
+    expect(next.status, next.text).to.equal(200);
+    const records = (await journal.readTrusted()).records;
+    const closed = records.filter((r) => r.txn === txn.id).map((r) => r.step);
+    expect(closed.slice(-2)).to.deep.equal(['accepted', 'end']);
+    expect(records.at(-1)?.step).to.equal('staged'); // the new transaction, staged
   });
 
   it('kill -9 of the holder: the lock stays behind, is found stale, and the next stage request stages', async () => {

@@ -98,7 +98,18 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
   await precheck(input);
   return withRuntimeLock(input.home, async () => {
     const journal = new RuntimeJournal(input.home);
-    const open = lastTransaction(await journal.readTrusted());
+    let open = lastTransaction(await journal.readTrusted());
+    if (
+      open &&
+      !open.ended &&
+      (open.last.step === 'accepted' || open.last.step === 'rolled-back')
+    ) {
+      // A runner killed between its outcome and `end` (docs/runtime-lifecycle.md, "kill -9 at
+      // every step"): the outcome is journaled and status reports it; only the closing record is
+      // missing. Writing it here keeps that transaction from blocking every later one.
+      await journal.append(open.id, 'end', { outcome: open.last.step });
+      open = lastTransaction(await journal.readTrusted());
+    }
     if (open && !open.ended) {
       throw new FleetError(
         'LOCKED',
