@@ -74,12 +74,12 @@ const CASES: readonly Case[] = [
     name: 'the CLI importing a plugin (outside the registry)',
     files: [
       {
-        path: 'packages/operator/src/schedule/a.ts',
+        path: 'packages/cli/src/commands/a.ts',
         content: "import { quoteWord } from '@fleet/plugin-bootstrap-systemd';\n",
       },
     ],
     expected: [
-      'packages/operator/src/schedule/a.ts:1: @fleet/plugin-bootstrap-systemd: cli imports plugin bootstrap-systemd: plugins are reached only through the registry',
+      'packages/cli/src/commands/a.ts:1: @fleet/plugin-bootstrap-systemd: cli imports plugin bootstrap-systemd: plugins are reached only through the registry',
     ],
   },
   {

@@ -419,6 +419,12 @@ export * from './wire/tokens.js';
 export * from './wire/summary.js';
 export * from './status/status.js';
 export * from './status/latest-drift.js';
+export {
+  STATUS_HOOK,
+  statusContributionSchema,
+  type StatusContribution,
+  type StatusHookOptions,
+} from './status/contribution.js';
 export { closestName, editDistance } from './closest.js';
 export {
   RECEIPT_SCHEMA,

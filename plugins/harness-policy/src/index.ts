@@ -14,6 +14,7 @@ export { harnessPolicyInstaller } from './installer.js';
 export { harnessPolicyAdopter } from './adopter.js';
 // The §10.3 unattended gate, for `fleet schedule install harness reconcile --unattended`.
 export { unattendedRefusal } from './reconcile/model.js';
-// The reconcile's memory, read-only, for `fleet status` (offline_pending hosts).
+// The reconcile's memory, read-only (`fleet status` reads it through the `fleet:status` hook).
 export { peekState, reconcilePaths } from './reconcile/store.js';
+export { default as statusHook } from './status-hook.js';
 export type { ReconcileState } from './reconcile/state.js';

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import type { StatusReport } from '@fleet/core';
+import type { StatusInput, StatusReport } from '@fleet/core';
 import type { Palette } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 
@@ -44,7 +44,7 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
         { concurrency: flags.concurrency, onSettled: (outcome) => progress.settled(outcome.host) },
       ),
       core.latestDriftReport(root),
-      readReconcile(),
+      this.readReconcile(),
       core
         .createGit(root)
         .run(['rev-parse', 'HEAD'])
@@ -79,19 +79,41 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
     process.exitCode = core.statusExitCode(report.hosts.map((host) => host.state));
     return report;
   }
-}
 
-/** offline_pending from the harness reconcile's state (read-only: a damaged file is only named). */
-async function readReconcile() {
-  const { peekState, reconcilePaths } = await import('@fleet/plugin-harness-policy');
-  const loaded = await peekState(reconcilePaths(process.env));
-  if (loaded.problem !== undefined)
-    return { problem: `harness reconcile state: ${loaded.problem}` };
-  if (loaded.state === null) return null;
-  return {
-    lastRun: loaded.state.last_run,
-    pending: new Map(loaded.state.offline_pending.map((entry) => [entry.host, entry])),
-  };
+  /**
+   * offline_pending from the plugins' own operator state, through their `fleet:status` hooks
+   * (core STATUS_HOOK; today the harness reconcile's): each answer checked, a failing hook or a
+   * malformed answer named as a warning, never fatal.
+   */
+  private async readReconcile(): Promise<StatusInput['reconcile']> {
+    const { STATUS_HOOK, statusContributionSchema } = await import('@fleet/core');
+    const { successes, failures } = await this.config.runHook(
+      STATUS_HOOK,
+      { env: process.env },
+      10_000,
+      true,
+    );
+    const problems = failures.map(
+      (f) => `plugin ${f.plugin.name}: its ${STATUS_HOOK} hook failed: ${f.error.message}`,
+    );
+    let found: StatusInput['reconcile'] = null;
+    for (const { plugin, result } of successes) {
+      const parsed = statusContributionSchema.safeParse(result ?? null);
+      if (!parsed.success) {
+        problems.push(
+          `plugin ${plugin.name}: its ${STATUS_HOOK} hook answered something else than a status contribution`,
+        );
+      } else if (parsed.data !== null && 'problem' in parsed.data) {
+        problems.push(parsed.data.problem);
+      } else if (parsed.data !== null) {
+        found ??= {
+          lastRun: parsed.data.lastRun,
+          pending: new Map(parsed.data.pending.map((entry) => [entry.host, entry])),
+        };
+      }
+    }
+    return problems.length > 0 ? { problem: problems.join('; ') } : found;
+  }
 }
 
 interface StatusRendering {
