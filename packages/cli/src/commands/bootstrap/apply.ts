@@ -83,6 +83,11 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
           artifact: derived.artifact,
           acceptanceTimeoutMs,
           onProgress: (line) => this.note(`  ${line}`),
+          // The status the plan was derived from lists the generations the node holds: a held
+          // artifact is not uploaded again (contract §12).
+          ...(derived.observation.through === 'controller'
+            ? { held: derived.observation.status.generations }
+            : {}),
         }),
       );
       ({ transaction, verdict, status } = applied);
