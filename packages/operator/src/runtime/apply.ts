@@ -1,10 +1,11 @@
 /**
  * Applying a runtime through a reachable controller (contract §11 upgrade, §12 bootstrap): stage
  * (upload, the node checking the sha256 again — or, when the node's runtime status lists the
- * artifact's generation, no upload: the node verifies the generation it holds and stages from it,
- * and a node that does not hold it or predates the field gets the upload), activate (a detached runner on the node restarts
- * the runtime and runs acceptance), then follow the transaction to its end — accepted, or rolled
- * back and verified, or manual recovery with the journal as evidence.
+ * artifact's generation, no upload: the node verifies the generation it holds and stages from
+ * it, and a node that does not hold it or predates the field gets the upload), activate (a
+ * detached runner on the node restarts the runtime and runs acceptance), then follow the
+ * transaction to its end — accepted, or rolled back and verified, or manual recovery with the
+ * journal as evidence.
  */
 import type {
   ControllerClient,
