@@ -10,23 +10,12 @@
  * the stage requests go to a real controller.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import {
-  defineRegistration,
-  isFleetError,
-  type BootstrapAdapter,
-  type RuntimeExpectation,
-} from '@fleet/core';
-import {
-  SYSTEM_TOOLS,
-  registryFromHooks,
-  requireSystemTools,
-  skipForEnvironment,
-} from '@fleet/testkit';
+import { isFleetError } from '@fleet/core';
+import { SYSTEM_TOOLS, requireSystemTools, skipForEnvironment } from '@fleet/testkit';
 import {
   holderAlive,
   runtimeLockHolder,
@@ -37,69 +26,10 @@ import {
   type LockOwner,
 } from '../src/generations/lock.js';
 import { RuntimeJournal, lastTransaction } from '../src/generations/journal.js';
-import { makeTgz, runtimePackage } from './support/tar.js';
-import { newId, startNode, type TestNode } from './support/node.js';
+import { startNode, type TestNode } from './support/node.js';
+import { stageBody, stagingRegistry } from './support/staging.js';
 
 const HOLDER = fileURLToPath(new URL('../../test/fixtures/hold-runtime-lock.js', import.meta.url));
-
-/** Staging touches only `preflight`; any other call would be a test bug, and says so. */
-const notForStaging = (what: string) => () => {
-  throw new Error(`staging called the adapter's ${what}`);
-};
-const stagingOnlyAdapter: BootstrapAdapter = {
-  supervisor: 'systemd-user',
-  platforms: ['linux', 'darwin', 'win32'],
-  pointer: 'symlink',
-  preflight: () => Promise.resolve([]),
-  definition: notForStaging('definition'),
-  readDefinition: notForStaging('readDefinition'),
-  installDefinition: notForStaging('installDefinition'),
-  start: notForStaging('start'),
-  stop: notForStaging('stop'),
-  restart: notForStaging('restart'),
-  observe: notForStaging('observe'),
-  recordNodeId: notForStaging('recordNodeId'),
-};
-
-const stagingRegistry = () =>
-  registryFromHooks([
-    {
-      plugin: { name: '@fleet/plugin-staging-fixture', version: '1.0.0', type: 'core' },
-      hook: () =>
-        defineRegistration({
-          bootstrapAdapters: [
-            {
-              supervisor: 'systemd-user',
-              platforms: ['linux', 'darwin', 'win32'],
-              description: 'staging only',
-              load: () => Promise.resolve(stagingOnlyAdapter),
-            },
-          ],
-        }),
-    },
-  ]);
-
-/** A stage request for a small runtime artifact (a new one each call). */
-function stageBody(version: string) {
-  const data = makeTgz(runtimePackage('@fleet/cli', version));
-  const sha256 = createHash('sha256').update(data).digest('hex');
-  const target: RuntimeExpectation = {
-    nodeId: 'node-01',
-    package: '@fleet/cli',
-    version,
-    build: { sha256, commit: null },
-    protocol: { min: 1, max: 1 },
-    catalog: { domains: [], probers: [], bootstrapAdapters: ['systemd-user'] },
-  };
-  return {
-    operationId: newId(),
-    kind: 'upgrade' as const,
-    supervisor: 'systemd-user',
-    planId: null,
-    target,
-    artifact: { sha256, bytes: data.length, content: data.toString('base64') },
-  };
-}
 
 /** Starts the holder; resolves once it holds the lock of `home`, with the pid that holds it. */
 function startHolder(

@@ -128,6 +128,11 @@ export const ERROR_CODES = {
   REPLAY_REJECTED: { exit: ExitCode.conflict, http: 409 },
   /** Nothing to roll back to: a precondition, not a failed verification (contract §7). */
   NO_PRIOR_GENERATION: { exit: ExitCode.conflict },
+  /**
+   * A stage without the artifact's bytes names a generation the node does not hold verified: the
+   * operator uploads instead (contract §12).
+   */
+  GENERATION_NOT_HELD: { exit: ExitCode.conflict, http: 412 },
   /** The repository has uncommitted changes where fleet would write (adopt). */
   REPO_DIRTY: { exit: ExitCode.conflict },
   /**

@@ -346,6 +346,35 @@ async function reuse(
   return { buildId, directory, manifest: check.manifest, reused: true };
 }
 
+/**
+ * A generation the node already holds, for a stage that sent no bytes (contract §12): verified
+ * again from disk — manifest, `artifact.tgz`'s sha256 = build id, tree hash, modes — never trusting
+ * the request. Missing or not verifying is `GENERATION_NOT_HELD` (the operator uploads instead);
+ * a verified generation of another commit than expected is `GENERATION_INVALID`, as it is for an
+ * upload (the upload would meet the same generation). Callers hold the runtime lock.
+ */
+export async function heldGeneration(
+  home: string,
+  platform: Platform,
+  sha256: string,
+  expectedCommit: string | null | undefined,
+): Promise<StagedGeneration> {
+  const buildId = sha256.toLowerCase();
+  if (!BUILD_ID_PATTERN.test(buildId))
+    throw invalid(`build id ${JSON.stringify(sha256)} is not a sha256`);
+  const layout = runtimeLayout(home, platform);
+  const check = await verifyGeneration(layout, buildId);
+  if (!check.ok) {
+    throw new FleetError(
+      'GENERATION_NOT_HELD',
+      `this node holds no verified generation ${buildId} (${check.problems.join('; ')}); nothing was staged: send the artifact`,
+      { problems: check.problems.map((message) => ({ message })) },
+    );
+  }
+  checkCommit(expectedCommit, check.manifest.commit, `generations/${buildId} records`);
+  return { buildId, directory: layout.generation(buildId), manifest: check.manifest, reused: true };
+}
+
 /** The commit label of the tarball's build record; `null` when it has none. */
 function carriedCommit(entries: ReturnType<typeof readTgz>): string | null {
   const entry = entries.find((e) => e.path === BUILD_RECORD_ENTRY && e.type === 'file');

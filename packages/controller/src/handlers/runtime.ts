@@ -39,8 +39,10 @@ export const runtimeStage: Handler = async (ctx) => {
   const { runtime } = ctx;
   const request = ctx.body as RuntimeStageRequest;
   requireKindScope(ctx, request.kind);
-  const bytes = Buffer.from(request.artifact.content, 'base64');
-  if (bytes.length !== request.artifact.bytes) {
+  // No content: the node stages from the generation it holds (contract §12), verified again.
+  const content = request.artifact.content;
+  const bytes = content === undefined ? null : Buffer.from(content, 'base64');
+  if (bytes !== null && bytes.length !== request.artifact.bytes) {
     throw new FleetError(
       'GENERATION_INVALID',
       `the artifact arrived with ${bytes.length} bytes, not ${request.artifact.bytes}; nothing was staged`,

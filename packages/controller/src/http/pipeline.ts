@@ -281,6 +281,7 @@ function requested(route: RouteSpec, body: unknown): { paths: string[]; detail: 
     prober?: unknown;
     probes?: unknown;
     tools?: unknown;
+    artifact?: { sha256?: unknown; content?: unknown };
   };
   // A snapshot names its files as `{ domain, path }` (protocol 2); export and probe one `path`.
   const paths = Array.isArray(request.files)
@@ -297,8 +298,18 @@ function requested(route: RouteSpec, body: unknown): { paths: string[]; detail: 
         ? `${request.probes.length} prober(s)`
         : Array.isArray(request.tools)
           ? `${request.tools.length} tool(s)`
-          : route.operation;
+          : route.operation === 'runtime-stage' && typeof request.artifact?.sha256 === 'string'
+            ? stageDetail(request.artifact.sha256, request.artifact.content !== undefined)
+            : route.operation;
   return { paths, detail };
+}
+
+/** A stage's audit detail says whether the artifact was uploaded or the held one reused (§12). */
+function stageDetail(sha256: string, uploaded: boolean): string {
+  const build = sha256.slice(0, 12);
+  return uploaded
+    ? `runtime-stage ${build}: artifact uploaded`
+    : `runtime-stage ${build}: held generation reused, not uploaded`;
 }
 
 function answerEntry(

@@ -22,7 +22,12 @@ import {
 } from '@fleet/core';
 import { createNodeContext } from '../context.js';
 import { ensurePrivateDir } from '../fs/durable.js';
-import { generationManifestSchema, stageGeneration } from '../generations/generation.js';
+import {
+  generationManifestSchema,
+  heldGeneration,
+  stageGeneration,
+  type StagedGeneration,
+} from '../generations/generation.js';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { withRuntimeLock } from '../generations/lock.js';
 import { TEMP_PREFIX } from '../state-paths.js';
@@ -38,7 +43,11 @@ export interface StageTransactionInput {
   readonly supervisor: string;
   readonly planId: string | null;
   readonly target: RuntimeExpectation;
-  readonly artifact: { readonly sha256: string; readonly bytes: Buffer };
+  /**
+   * `bytes: null`: the request sent none — stage from the generation the node holds with that
+   * sha256 (verified again under the lock, `GENERATION_NOT_HELD` otherwise).
+   */
+  readonly artifact: { readonly sha256: string; readonly bytes: Buffer | null };
   /** What the running runtime must report to be accepted again: the rollback target. */
   readonly prior: RuntimeExpectation | null;
 }
@@ -67,8 +76,8 @@ async function precheck(input: StageTransactionInput): Promise<void> {
   if (input.target.build.sha256 !== input.artifact.sha256) {
     throw new FleetError('BAD_REQUEST', "the target's build is not the uploaded artifact");
   }
-  const actual = sha256(input.artifact.bytes);
-  if (actual !== input.artifact.sha256) {
+  const actual = input.artifact.bytes === null ? null : sha256(input.artifact.bytes);
+  if (actual !== null && actual !== input.artifact.sha256) {
     throw new FleetError(
       'GENERATION_INVALID',
       `the artifact's sha256 after transfer is ${actual}, not ${input.artifact.sha256}; nothing was staged`,
@@ -117,6 +126,19 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
       );
     }
     const layout = runtimeLayout(input.home, input.platform);
+    // Without bytes the held generation is verified before anything is journaled: a node that
+    // does not hold it opens no transaction, and the operator uploads instead.
+    const source: { held: StagedGeneration } | { bytes: Buffer } =
+      input.artifact.bytes === null
+        ? {
+            held: await heldGeneration(
+              input.home,
+              input.platform,
+              input.artifact.sha256,
+              input.target.build.commit,
+            ),
+          }
+        : { bytes: input.artifact.bytes };
     const txn = await journal.begin({
       kind: input.kind,
       supervisor: input.supervisor,
@@ -126,15 +148,8 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
     });
     const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
     try {
-      await ensurePrivateDir(input.home, layout.root);
-      await writeExclusive(upload, input.artifact.bytes);
-      const staged = await stageGeneration({
-        home: input.home,
-        platform: input.platform,
-        artifact: upload,
-        sha256: input.artifact.sha256,
-        commit: input.target.build.commit,
-      });
+      const staged =
+        'held' in source ? source.held : await stageUpload(input, source.bytes, upload);
       await journal.append(txn, 'staged', {
         buildId: staged.buildId,
         treeHash: staged.manifest.treeHash,
@@ -182,6 +197,23 @@ export async function abandonStaged(home: string, txn: string, reason: string): 
       criteria: [],
     });
     await journal.append(txn, 'end', { outcome: 'failed' });
+  });
+}
+
+/** The uploaded bytes through a private temp file into `stageGeneration` (which reads a path). */
+async function stageUpload(
+  input: StageTransactionInput,
+  bytes: Buffer,
+  upload: string,
+): Promise<StagedGeneration> {
+  await ensurePrivateDir(input.home, runtimeLayout(input.home, input.platform).root);
+  await writeExclusive(upload, bytes);
+  return stageGeneration({
+    home: input.home,
+    platform: input.platform,
+    artifact: upload,
+    sha256: input.artifact.sha256,
+    commit: input.target.build.commit,
   });
 }
 

@@ -2,8 +2,9 @@
  * The runtime lifecycle on the wire (contract §5 "runtime stage/activate/status/rollback", §11, §12):
  *
  * - `POST /v1/runtime/stage`    the artifact's bytes (base64), its sha256 checked again on the node
- *                               after transfer; the node opens a journal transaction (`begin`) and
- *                               stages an immutable generation (`staged`).
+ *                               after transfer — or no bytes, for a generation the node already
+ *                               holds, verified again from its own disk; the node opens a journal
+ *                               transaction (`begin`) and stages an immutable generation (`staged`).
  * - `POST /v1/runtime/activate` the node hands the open transaction to a detached runner (it
  *                               restarts the controller that answers): flip, supervisor definition,
  *                               restart, acceptance — or a verified rollback.
@@ -74,8 +75,14 @@ export const runtimeStageRequestSchema = z.strictObject({
   artifact: z.strictObject({
     sha256: sha256Schema,
     bytes: z.number().int().positive().max(MAX_ARTIFACT_BYTES),
-    /** The tarball, base64. */
-    content: z.base64(),
+    /**
+     * The tarball, base64. Absent: stage from the generation `generations/<sha256>/` the node
+     * already holds (its status lists it), which the node verifies again — tree hash, recorded
+     * artifact sha256 — and refuses with `GENERATION_NOT_HELD` when it is missing or does not
+     * verify; the operator then uploads (contract §12). A node that predates this answers
+     * `BAD_REQUEST` naming `artifact.content`.
+     */
+    content: z.base64().optional(),
   }),
 });
 export type RuntimeStageRequest = z.infer<typeof runtimeStageRequestSchema>;

@@ -6,7 +6,7 @@ export default class BootstrapApply extends FleetCommand {
   static override summary = 'Apply a bootstrap plan (with --confirm).';
   static override description = `The plan is derived again and must be unchanged (else exit 3: review a new plan); a plan file edited after it was written is refused the same way. The node must allow bootstrap in its own node policy (bootstrap.allow in ~/.config/fleet/node-policy.yaml, written on the node: docs/node-policy.md) and the operator's token for the host needs node-admin:bootstrap.
 
-A reachable node goes through its controller: the artifact is uploaded, staged, activated, the runtime restarted under its supervisor and accepted — or rolled back to the prior generation and verified. Only with --recover, for a plan whose route is ssh (the controller does not answer), is the bundle (plan and artifact: no credentials, no policy) sent over SSH to the node's fixed receiver command, after the host key was checked against the pinned hostKey.
+A reachable node goes through its controller: the artifact is uploaded (unless the node already holds its generation, which it verifies again), staged, activated, the runtime restarted under its supervisor and accepted — or rolled back to the prior generation and verified. Only with --recover, for a plan whose route is ssh (the controller does not answer), is the bundle (plan and artifact: no credentials, no policy) sent over SSH to the node's fixed receiver command, after the host key was checked against the pinned hostKey.
 
 Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after a verified rollback or when manual recovery is required.`;
   static override examples = [
@@ -83,6 +83,11 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
           artifact: derived.artifact,
           acceptanceTimeoutMs,
           onProgress: (line) => this.note(`  ${line}`),
+          // The status the plan was derived from lists the generations the node holds: a held
+          // artifact is not uploaded again (contract §12).
+          ...(derived.observation.through === 'controller'
+            ? { held: derived.observation.status.generations }
+            : {}),
         }),
       );
       ({ transaction, verdict, status } = applied);
