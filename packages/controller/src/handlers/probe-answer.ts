@@ -30,9 +30,57 @@ export interface ProbeAsked {
 
 type Registered = ReturnType<ControllerRuntime['registry']['probers']>[number];
 
+type ProbeOk = Extract<SnapshotProbeResult, { state: 'ok' }>;
+
 /**
- * Runs `probe` and answers it. `admit`, when given, may refuse a registered prober before it
- * runs (by throwing a `FleetError`): the versions read admits only probers of no domain.
+ * Runs `probe` — the one way a node runs a prober, for `POST /v1/probe` and for the reads that
+ * carry probes alike — and throws what refuses it. `admit`, when given, may refuse a registered
+ * prober before it runs (by throwing a `FleetError`): the versions read admits only probers of no
+ * domain.
+ */
+export async function runProbe(
+  context: Pick<RequestContext, 'runtime' | 'principal' | 'route'>,
+  probe: ProbeAsked,
+  redactor: Redactor,
+  admit?: (entry: Registered) => void,
+): Promise<ProbeOk> {
+  const { runtime } = context;
+  const entry = runtime.registry.probers().find((p) => p.descriptor.id === probe.prober);
+  if (!entry) {
+    // A prober of a domain this node lacks: say so (DOMAIN_NOT_SERVED), not "unknown".
+    if (probe.domain !== undefined) runtime.allowlist.requireServed(probe.domain);
+    throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(probe.prober)}`);
+  }
+  admit?.(entry);
+  authorize(context.principal, context.route, proberScope(entry.descriptor));
+  if (entry.descriptor.domain !== undefined)
+    runtime.allowlist.requireServed(entry.descriptor.domain);
+  const prober = await runtime.registry.prober(probe.prober);
+  const ctx = createNodeContext({
+    home: runtime.home,
+    nodeId: runtime.nodeId,
+    clock: runtime.clock,
+    secrets: () => runtime.secrets(),
+    ...(entry.descriptor.domain === undefined
+      ? {}
+      : { files: domainReader(runtime, entry.descriptor.domain) }),
+  });
+  const checked = jsonValueSchema.safeParse(await prober.collect(ctx, probe.parameters));
+  if (!checked.success) {
+    throw new FleetError('INTERNAL', `prober ${probe.prober} returned facts that are not JSON`);
+  }
+  return {
+    prober: entry.descriptor.id,
+    state: 'ok',
+    layer: entry.descriptor.layer,
+    facts: redactor.json(checked.data) as ProbeFacts,
+    collectedAt: runtime.clock.now().toISOString(),
+  };
+}
+
+/**
+ * {@link runProbe} inside a read that carries probes: a failure is that prober's answer, never
+ * the whole read's.
  */
 export async function probeAnswer(
   context: Pick<RequestContext, 'runtime' | 'principal' | 'route'>,
@@ -40,39 +88,8 @@ export async function probeAnswer(
   redactor: Redactor,
   admit?: (entry: Registered) => void,
 ): Promise<SnapshotProbeResult> {
-  const { runtime } = context;
   try {
-    const entry = runtime.registry.probers().find((p) => p.descriptor.id === probe.prober);
-    if (!entry) {
-      // A prober of a domain this node lacks: say so (DOMAIN_NOT_SERVED), not "unknown".
-      if (probe.domain !== undefined) runtime.allowlist.requireServed(probe.domain);
-      throw new FleetError('UNKNOWN_DOMAIN', `unknown prober ${JSON.stringify(probe.prober)}`);
-    }
-    admit?.(entry);
-    authorize(context.principal, context.route, proberScope(entry.descriptor));
-    if (entry.descriptor.domain !== undefined)
-      runtime.allowlist.requireServed(entry.descriptor.domain);
-    const prober = await runtime.registry.prober(probe.prober);
-    const ctx = createNodeContext({
-      home: runtime.home,
-      nodeId: runtime.nodeId,
-      clock: runtime.clock,
-      secrets: () => runtime.secrets(),
-      ...(entry.descriptor.domain === undefined
-        ? {}
-        : { files: domainReader(runtime, entry.descriptor.domain) }),
-    });
-    const checked = jsonValueSchema.safeParse(await prober.collect(ctx, probe.parameters));
-    if (!checked.success) {
-      throw new FleetError('INTERNAL', `prober ${probe.prober} returned facts that are not JSON`);
-    }
-    return {
-      prober: entry.descriptor.id,
-      state: 'ok',
-      layer: entry.descriptor.layer,
-      facts: redactor.json(checked.data) as ProbeFacts,
-      collectedAt: runtime.clock.now().toISOString(),
-    };
+    return await runProbe(context, probe, redactor, admit);
   } catch (error) {
     const code = isFleetError(error) ? error.code : 'INTERNAL';
     const message = isFleetError(error) ? error.message : 'the prober failed';
