@@ -66,8 +66,17 @@ export function readJson<T>(path: string, fallback: T): T {
   }
 }
 
-export function writeJson(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true });
+/**
+ * Writes `value` to `path` atomically. `createDirectory: false` is for a run's monitor: the test
+ * that removes the state directory (with its home) must find it gone, not made again by a monitor
+ * that was writing at that moment; the write then fails with ENOENT.
+ */
+export function writeJson(
+  path: string,
+  value: unknown,
+  { createDirectory = true }: { readonly createDirectory?: boolean } = {},
+): void {
+  if (createDirectory) mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
   renameSync(temp, path);

@@ -130,7 +130,13 @@ export function recordMembers(dir: string, key: string, monitorPid: number): voi
     known.push({ pid, start: stat.start });
     changed = true;
   }
-  if (changed) writeJson(membersPath(dir, key), known);
+  if (!changed) return;
+  try {
+    writeJson(membersPath(dir, key), known, { createDirectory: false });
+  } catch (error) {
+    // The state directory is gone: the monitor notices and ends the group (monitor.ts).
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 /** Signals every live member of the group; returns how many there were. */

@@ -29,7 +29,13 @@ let record: RunRecord = {
 };
 const save = (patch: Partial<RunRecord>): void => {
   record = { ...record, ...patch };
-  writeJson(paths.record, record);
+  try {
+    writeJson(paths.record, record, { createDirectory: false });
+  } catch (error) {
+    // The state directory is gone (see checkOrphaned): never made again from here.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    checkOrphaned();
+  }
 };
 
 /** Runs the runtime once; resolves with how it ended. */
