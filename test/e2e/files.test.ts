@@ -152,6 +152,10 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     const item = report.hosts[0]?.items.find((i) => i.path === HELLO);
     expect(item?.state).to.equal('stale');
     expect(item?.detail).to.contain('mode 0600, repository says 0644');
+    // adopt takes content only, and says so: the mode is the entry's.
+    const adopted = await lab.run(['config', 'adopt', 'node-01', HELLO]);
+    expect(adopted.exitCode, adopted.stdout + adopted.stderr).to.equal(0);
+    expect(adopted.stderr).to.contain(`adopt takes content only: ${HELLO} keeps the mode 0644`);
     const run = await install();
     expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
     const file = receiptOf(run)?.files.find((f) => f.path === HELLO);
@@ -187,7 +191,7 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
             actions: { 'demo-reload': { argv: [script], timeoutSeconds: 10, output: 'discard' } },
           },
         },
-      } as never,
+      },
       { force: true },
     );
   };
