@@ -8,8 +8,9 @@
  * readable by its owner (the install reads every file back to verify it).
  *
  * On Windows a mode means nothing (NTFS has no permission bits): a node there ignores it and
- * reports none, so drift compares no mode (docs/contract.md §10.4).
+ * reports none, so drift compares no mode (contract §10.4).
  */
+import { FleetError } from './errors.js';
 
 /** The owner may read: the install's read-back needs it. */
 const OWNER_READ = 0o400;
@@ -30,10 +31,12 @@ export function fileModeProblem(text: string): string | null {
   return null;
 }
 
-/** The permission bits of a valid mode text (`"0600"` → `0o600`); throws on an invalid one. */
+/** The permission bits of a valid mode text (`"0600"` → `0o600`); else `BAD_REQUEST`. */
 export function parseFileMode(text: string): number {
   const problem = fileModeProblem(text);
-  if (problem !== null) throw new RangeError(`mode ${JSON.stringify(text)} ${problem}`);
+  if (problem !== null) {
+    throw new FleetError('BAD_REQUEST', `mode ${JSON.stringify(text)} ${problem}`);
+  }
   return Number.parseInt(text, 8);
 }
 
