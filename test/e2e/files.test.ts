@@ -7,9 +7,16 @@
  * (POLICY_REFUSED) with nothing written.
  */
 import { expect } from 'chai';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { driftReportSchema, type DriftReport } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
+import {
+  driftReportSchema,
+  parseNodePolicy,
+  receiptSchema,
+  type DriftReport,
+  type Receipt,
+} from '@fleet/core';
 import { json } from '../src/fleet.js';
 import { Lab } from './lab-fixture.js';
 
@@ -124,6 +131,141 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
       );
     } finally {
       await write(MANIFEST, manifest);
+    }
+  });
+
+  const modeOf = async (path: string): Promise<string> =>
+    ((await stat(lab.nodePath('node-01', path))).mode & 0o7777).toString(8).padStart(4, '0');
+  const receiptOf = (run: { stdout: string }): Receipt | undefined => {
+    const body = JSON.parse(run.stdout || '{}') as { receipt?: unknown };
+    return body.receipt === undefined ? undefined : receiptSchema.parse(body.receipt);
+  };
+
+  it("the example entry's mode: a chmod on the node is stale naming both modes, and install puts it back", async () => {
+    expect(await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8')).to.contain(
+      'mode: "0644"',
+    );
+    expect(await modeOf(HELLO)).to.equal('0644');
+    await chmod(lab.nodePath('node-01', HELLO), 0o600);
+    const { exitCode, report } = await drift();
+    expect(exitCode).to.equal(1);
+    const item = report.hosts[0]?.items.find((i) => i.path === HELLO);
+    expect(item?.state).to.equal('stale');
+    expect(item?.detail).to.contain('mode 0600, repository says 0644');
+    // adopt takes content only, and says so: the mode is the entry's.
+    const adopted = await lab.run(['config', 'adopt', 'node-01', HELLO]);
+    expect(adopted.exitCode, adopted.stdout + adopted.stderr).to.equal(0);
+    expect(adopted.stderr).to.contain(`adopt takes content only: ${HELLO} keeps the mode 0644`);
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    const file = receiptOf(run)?.files.find((f) => f.path === HELLO);
+    expect(file).to.deep.include({ state: 'written', mode: { before: '0600', after: '0644' } });
+    expect(await modeOf(HELLO)).to.equal('0644');
+    const audit = (await readFile(lab.auditLog('node-01'), 'utf8')).trim().split('\n');
+    const last = JSON.parse(audit[audit.length - 1] ?? '{}') as { files?: { mode?: unknown }[] };
+    expect(last.files?.[0]?.mode).to.deep.equal({ before: '0600', after: '0644' });
+    expect(stateOf((await drift()).report, HELLO)).to.equal('current');
+  });
+
+  // An entry's coupled action: an id of the node's own policy (contract §10.4, §5.1).
+  let manifest = '';
+  const log = (): string => lab.nodePath('node-01', '~/demo-reload.log');
+  /** Rewrites node-01's policy so the files domain has the action `demo-reload` running `script`. */
+  const policyWith = async (exitCode: number): Promise<void> => {
+    const script = lab.nodePath('node-01', `~/bin/demo-reload-${exitCode}.sh`);
+    await mkdir(join(script, '..'), { recursive: true });
+    await writeFile(script, `#!/bin/sh\necho ran >> '${log()}'\nexit ${exitCode}\n`, {
+      mode: 0o700,
+    });
+    const file = lab.nodePath('node-01', '~/.config/fleet/node-policy.yaml');
+    const { policy } = parseNodePolicy(await readFile(file, 'utf8'), file);
+    const files = policy.domains['files'];
+    await writeNodePolicy(
+      lab.home('node-01'),
+      {
+        ...policy,
+        domains: {
+          ...policy.domains,
+          files: {
+            ...files,
+            actions: { 'demo-reload': { argv: [script], timeoutSeconds: 10, output: 'discard' } },
+          },
+        },
+      },
+      { force: true },
+    );
+  };
+  const runs = async (): Promise<number> =>
+    (await readFile(log(), 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+  /** The example entry with `action`, and a new source line: an install would change the file. */
+  const entryWith = async (action: string, line: string): Promise<void> => {
+    await write(
+      MANIFEST,
+      manifest.replace('    mode: "0644"\n', `    mode: "0644"\n    action: ${action}\n`),
+    );
+    const source = join(lab.repo, 'domains', 'files', 'hello.conf');
+    await writeFile(source, `${await readFile(source, 'utf8')}${line}\n`);
+    commit(`files: hello.conf runs ${action}`);
+  };
+
+  it("plan names an entry's action; install runs the node policy's script once after the change, not when unchanged", async () => {
+    manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
+    await policyWith(0);
+    await entryWith('demo-reload', 'extra = 1');
+    const plan = await lab.run(['config', 'plan', 'node-01', 'files', '--json']);
+    const plans = JSON.parse(plan.stdout) as { plans: { actions: { kind: string }[] }[] };
+    expect(plans.plans[0]?.actions.map((a) => a.kind)).to.deep.equal(['demo-reload']);
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect(receiptOf(run)?.actions).to.deep.include.members([
+      {
+        kind: 'demo-reload',
+        status: 'ok',
+        detail: `after ${HELLO}: action demo-reload (${lab.nodePath('node-01', '~/bin/demo-reload-0.sh')}) exited 0`,
+      },
+    ]);
+    expect(await runs()).to.equal(1);
+    const audit = (await readFile(lab.auditLog('node-01'), 'utf8')).trim().split('\n');
+    const last = JSON.parse(audit[audit.length - 1] ?? '{}') as { actions?: unknown[] };
+    expect(last.actions).to.deep.equal([
+      {
+        id: 'demo-reload',
+        argv: [lab.nodePath('node-01', '~/bin/demo-reload-0.sh')],
+        exitCode: 0,
+        timedOut: false,
+      },
+    ]);
+    const again = await install();
+    expect(again.exitCode, again.stdout + again.stderr).to.equal(0);
+    expect(await runs()).to.equal(1);
+  });
+
+  it("an entry's action that fails restores the file: exit 6, the receipt rolled back", async () => {
+    const before = await lab.readNode('node-01', HELLO);
+    await policyWith(1);
+    await entryWith('demo-reload', 'extra = 2');
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(6);
+    expect(receiptOf(run)).to.deep.include({ outcome: 'rolled-back' });
+    expect(receiptOf(run)?.error?.code).to.equal('ACTION_FAILED');
+    expect(await lab.readNode('node-01', HELLO)).to.deep.equal(before);
+  });
+
+  it("an entry's action id the node policy does not define: exit 7 (POLICY_REFUSED), nothing written", async () => {
+    const before = await lab.readNode('node-01', HELLO);
+    const logged = await runs();
+    await entryWith('not-in-the-policy', 'extra = 3');
+    try {
+      const run = await install();
+      expect(run.exitCode, run.stdout + run.stderr).to.equal(7);
+      expect(run.stdout + run.stderr)
+        .to.contain('POLICY_REFUSED')
+        .and.contain('not-in-the-policy');
+      expect(await lab.readNode('node-01', HELLO)).to.deep.equal(before);
+      expect(await runs()).to.equal(logged);
+    } finally {
+      await write(MANIFEST, manifest);
+      commit('files: no action');
     }
   });
 

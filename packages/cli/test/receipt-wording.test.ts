@@ -29,3 +29,20 @@ describe('config install: the receipt line', () => {
     );
   });
 });
+
+describe('config install: a file whose mode changed (contract §10.4)', () => {
+  it('says the mode before and after, beside the sha256s', () => {
+    const file = {
+      path: '~/.ssh/config',
+      fileId: '~/.ssh/config',
+      beforeSha256: 'a'.repeat(64),
+      afterSha256: 'a'.repeat(64),
+      backupPath: '~/.local/state/fleet/backups/files/x',
+      diff: '',
+      state: 'written' as const,
+      mode: { before: '0644', after: '0600' },
+    };
+    const text = renderReceipt({ ...receipt('laptop'), files: [file] }, escapeControl, 'laptop');
+    expect(text.split('\n')[1]).to.match(/~\/\.ssh\/config .* mode 0644 → 0600$/);
+  });
+});

@@ -4,7 +4,8 @@
  * sha256 compared with the expected one (`PRECONDITION_FAILED` carrying the live sha; equal
  * content writes nothing); the target's directory writable; a backup (0600, O_EXCL, in the 0700
  * backup directory); a temp file created O_EXCL with mode 0600 in the target's own directory,
- * written, chmod'ed to the target's mode and fsync'd; the caller's token re-checked; the parents
+ * written, chmod'ed to the requested mode (a files entry's `mode`, contract §10.4) or else the
+ * target's, and fsync'd — an explicit fchmod, so the umask never decides a mode; the caller's token re-checked; the parents
  * and the live sha re-checked; the swap (the checked inode linked aside, the rename, the old inode
  * verified: `swapIn`); the directory fsync. Every step is journaled first, so a crash anywhere
  * leaves a file that is wholly old or wholly new and a journal that says which step was reached
@@ -87,7 +88,10 @@ export interface WrittenFile {
   readonly result: ReplaceResult;
   readonly before: Buffer | null;
   readonly after: Uint8Array;
+  /** The replaced file's mode (what a restore puts back); 0600 for a created file. */
   readonly mode: number;
+  /** The mode change a request asked for (`request.mode`): the receipt and audit record say it. */
+  readonly modeChange?: { readonly before: number | null; readonly after: number };
   /** The replaced file had other hard links: they keep the old content (catalogue 16). */
   readonly hardlinkBroken: boolean;
   restored: boolean;
@@ -135,7 +139,14 @@ export class OperationWriter implements SafeFileWriter {
     if (liveSha !== request.expectedSha256) throw preconditionFailed(request.path, liveSha);
 
     const afterSha = sha256Hex(request.content);
-    if (live !== null && liveSha === afterSha) {
+    // No mode on Windows (contract §10.4): a requested one is ignored there, never half-applied.
+    const wantedMode = process.platform === 'win32' ? undefined : request.mode;
+    const modeChange =
+      wantedMode === undefined
+        ? undefined
+        : { before: live === null ? null : live.mode & 0o7777, after: wantedMode };
+    // Equal content with another mode is a change like any other: backup, temp file, rename.
+    if (live !== null && liveSha === afterSha && modeChange?.before === modeChange?.after) {
       const result = {
         path: request.path,
         beforeSha256: liveSha,
@@ -149,6 +160,7 @@ export class OperationWriter implements SafeFileWriter {
         before: live.bytes,
         after: request.content,
         mode: live.mode,
+        ...(modeChange === undefined ? {} : { modeChange }),
         hardlinkBroken: false,
         restored: false,
       });
@@ -190,7 +202,11 @@ export class OperationWriter implements SafeFileWriter {
         ...(backupPath === null || live === null ? [] : [{ path: backupPath, bytes: live.bytes }]),
       ]);
       await failpoint('install.after_backup');
-      temp = await this.writeTemp(target, request.content, attributes ?? ownAttributes());
+      const kept = attributes ?? ownAttributes();
+      temp = await this.writeTemp(target, request.content, {
+        ...kept,
+        mode: wantedMode ?? kept.mode,
+      });
       await failpoint('install.after_temp_write');
       await this.options.beforeCommit();
       // Last checks before the irreversible step: same real parents, same live content.
@@ -219,6 +235,7 @@ export class OperationWriter implements SafeFileWriter {
       before: live?.bytes ?? null,
       after: request.content,
       mode,
+      ...(modeChange === undefined ? {} : { modeChange }),
       hardlinkBroken: live !== null && live.nlink > 1,
       restored: false,
     });
@@ -362,7 +379,8 @@ export class OperationWriter implements SafeFileWriter {
       if (own.uid >= 0 && (attributes.uid !== own.uid || attributes.gid !== own.gid)) {
         await handle.chown(attributes.uid, attributes.gid);
       }
-      if (mode !== 0o600) await handle.chmod(mode);
+      // Always set explicitly: the umask narrowed the 0600 of the create, it never decides a mode.
+      if (process.platform !== 'win32' || mode !== 0o600) await handle.chmod(mode);
       await syncHandle(handle, target.path);
       await handle.close();
       handle = undefined;

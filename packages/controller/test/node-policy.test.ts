@@ -36,7 +36,7 @@ import {
 import { createController, createNodeContext, recordedControllerSupervisor } from '../src/index.js';
 import { APP, SVC } from './support/fixture-registry.js';
 import { fixtureRegistry } from './support/fixture-registry.js';
-import { install, sha256 } from './support/install.js';
+import { install, installBody, sha256 } from './support/install.js';
 import { newId, startNode, type PolicyInput, type TestNode } from './support/node.js';
 
 const STATE = '.local/state/fleet';
@@ -182,6 +182,36 @@ describe('node policy: a write credential is never a shell', () => {
     );
     expect(allowed.status, allowed.text).to.equal(200);
     expect((await auditRecords(node)).at(-1)?.detail).to.match(/^unattended: /);
+  });
+
+  it("refuses a file's mode or action the node would not honour, and an unattended install of a file with an action (contract §10.4), before anything is written", async () => {
+    const withFile = async (extra: Record<string, unknown>, unattended?: boolean) => {
+      const body = await installBody(
+        node,
+        'fixture',
+        [{ path: APP, fileId: 'app.conf', content: 'x\n' }],
+        unattended === undefined ? {} : { unattended },
+      );
+      return node.call('/v1/install', {
+        token,
+        body: { ...body, files: body.files.map((file) => ({ ...file, ...extra })) },
+      });
+    };
+    // A mode others may write is no mode fleet writes: the wire schema refuses it.
+    const shared = await withFile({ mode: '0666' });
+    expect([shared.status, shared.body.error.code]).to.deep.equal([400, 'BAD_REQUEST']);
+    // A domain that declares its own files has no per-file mode or action: its installer would
+    // ignore them, so the node refuses them.
+    for (const extra of [{ mode: '0600' }, { action: 'fixture-reload' }]) {
+      const declared = await withFile(extra);
+      expect([declared.status, declared.body.error.code]).to.deep.equal([400, 'BAD_REQUEST']);
+      expect(declared.body.error.message).to.contain('declares its own files');
+    }
+    await node.setPolicy({ domains: { fixture: { unattended: 'allow' }, coupled: {} } });
+    const unattended = await withFile({ action: 'fixture-reload' }, true);
+    expect([unattended.status, unattended.body.error.code]).to.deep.equal([403, 'POLICY_REFUSED']);
+    expect(unattended.body.error.message).to.contain('a scheduled run never starts a process');
+    expect(await exists(node.abs(APP))).to.equal(false);
   });
 
   it('accepts a per-host path only where the node policy lists it', async () => {

@@ -232,6 +232,7 @@ export { datedReportDir, writeReportSet } from './report/report-dir.js';
 
 // The version report (contract §11): `fleet.version/v1`, its evaluation and renderers
 export { compareSemver, parseSemver, type ParsedSemver } from './semver.js';
+export { fileModeProblem, formatFileMode, parseFileMode } from './file-mode.js';
 export {
   VERSION_ITEM_KINDS,
   VERSION_SCHEMA,

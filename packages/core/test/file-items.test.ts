@@ -2,9 +2,11 @@ import { expect } from 'chai';
 import {
   buildHistoryIndexes,
   domainRuntime,
+  snapshotFilesOf,
   targetKey,
   targetsForHost,
   type DomainRuntime,
+  type FileTarget,
 } from '../src/config/targets.js';
 import { createHash } from 'node:crypto';
 import { assessFile, type LiveFile } from '../src/config/file-items.js';
@@ -206,5 +208,113 @@ describe('file targets and drift items', () => {
     });
     expect(item.state).to.equal('error');
     expect(item.detail).to.match(/node_id is not set in hosts\/node-02\.yaml/);
+  });
+});
+
+describe("drift of a files entry's mode (contract §10.4)", () => {
+  const desired = 'export EDITOR=vim\n';
+  const targetWith = (kind: 'whole' | 'block', mode = '0600'): FileTarget => ({
+    domain: 'files',
+    file: {
+      id: '~/.zshrc',
+      path: '~/.zshrc',
+      canonical: 'zshrc',
+      kind,
+      format: 'text',
+      mode,
+      ...(kind === 'block' ? { markers: { begin: '# BEGIN fleet', end: '# END fleet' } } : {}),
+    },
+    path: '~/.zshrc',
+    canonical: 'domains/files/zshrc',
+    desired: { ok: true, content: desired },
+  });
+  const filesRuntime = domainRuntime(
+    {
+      domain: 'files',
+      description: 'files',
+      files: [],
+      hostVariables: [],
+      coupling: { kind: 'none' },
+    },
+    wholeFileInstaller('files'),
+  );
+  const zshSnapshot: CanonicalSnapshot = {
+    commit: 'c1',
+    atRef: new Map([['domains/files/zshrc', desired]]),
+    history: new Map([
+      ['domains/files/zshrc', [{ commit: 'c1', date: '2026-01-01T00:00:00Z', content: desired }]],
+    ]),
+  };
+  const index = buildHistoryIndexes(
+    [
+      {
+        ...filesRuntime,
+        declaration: { ...filesRuntime.declaration, files: [targetWith('whole').file] },
+      },
+    ],
+    zshSnapshot,
+  ).get(targetKey('files', '~/.zshrc'));
+  const live = (content: string, mode?: string): LiveFile => ({
+    kind: 'present',
+    content,
+    sha256: sha(content),
+    ...(mode === undefined ? {} : { mode }),
+  });
+  const assessWith = (target: FileTarget, observed: LiveFile) => {
+    if (!index) throw new Error('fixture');
+    return assessFile({
+      target,
+      live: observed,
+      operator: filesRuntime.operator,
+      index,
+      variables: {},
+      repoCommit: 'c1',
+    }).item;
+  };
+
+  const cases: {
+    name: string;
+    target: FileTarget;
+    live: LiveFile;
+    state: string;
+    detail?: string;
+  }[] = [
+    {
+      name: 'current content, another mode: stale, naming both modes',
+      target: targetWith('whole'),
+      live: live(desired, '0644'),
+      state: 'stale',
+      detail: 'mode 0644, repository says 0600: the content is current; safe to replace',
+    },
+    {
+      name: 'local lines and another mode: diverged, the mode named too',
+      target: targetWith('whole'),
+      live: live('export EDITOR=emacs\n', '0644'),
+      state: 'diverged',
+      detail: 'and its mode 0644, repository says 0600',
+    },
+  ];
+  for (const { name, target, live: observed, state, detail } of cases) {
+    it(name, () => {
+      const item = assessWith(target, observed);
+      expect(item.state).to.equal(state);
+      if (detail !== undefined) expect(item.detail).to.contain(detail);
+    });
+  }
+
+  it('current content is stale only for another mode: not for the same one, nor for none (Windows)', () => {
+    const states = ['0600', undefined, '0640'].map(
+      (mode) => assessWith(targetWith('whole'), live(desired, mode)).state,
+    );
+    expect(states).to.deep.equal(['current', 'current', 'stale']);
+  });
+
+  it('asks the node for the mode of a whole entry with one, never of a block entry', () => {
+    expect(snapshotFilesOf([targetWith('whole')])).to.deep.equal([
+      { domain: 'files', path: '~/.zshrc', mode: true },
+    ]);
+    expect(snapshotFilesOf([targetWith('block')])).to.deep.equal([
+      { domain: 'files', path: '~/.zshrc' },
+    ]);
   });
 });

@@ -131,3 +131,28 @@ describe('install refuses hand changes without --force, naming the ways out', ()
     expect(refusal(() => plannedInstall(both, { files: ['~/a'] })).code).to.equal('MODIFIED');
   });
 });
+
+describe("a files entry's mode and action in the plan (contract §10.4)", () => {
+  const entry = (id: string, state: DriftState) => {
+    const base = file(id, state);
+    return {
+      ...base,
+      target: {
+        ...base.target,
+        file: { ...base.target.file, mode: '0600', action: 'zsh-reload' },
+      },
+    };
+  };
+
+  it('lists the action of each file an install would change, and none for a current one', () => {
+    const planned = plan(entry('a', 'stale'), entry('b', 'current'));
+    expect(planned.actions).to.deep.equal([
+      { kind: 'zsh-reload', description: 'node policy action zsh-reload, after ~/a is written' },
+    ]);
+  });
+
+  it('sends each file with its mode and its action id (never an argv)', () => {
+    const planned = plannedInstall(plan(entry('a', 'stale')));
+    expect(planned.files[0]).to.include({ path: '~/a', mode: '0600', action: 'zsh-reload' });
+  });
+});

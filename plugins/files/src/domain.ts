@@ -7,11 +7,14 @@ const EXAMPLE_MANIFEST = `# The files fleet manages on the hosts that run the fi
 # Each entry: path (on the node, under ~/), source (beside this file), and kind:
 #   whole — the file equals the rendered source;
 #   block — only the lines between two markers are fleet's ({mark} becomes BEGIN and END).
+# Optional: mode (quoted octal, e.g. "0600"; never group/other-writable) and action (the id of an
+# action in each node's own policy, domains.files.actions.<id>, run after the file changes).
 # A node writes an entry only where its policy's domains.files.patterns match the path.
 files:
   - path: ~/.config/fleet-demo/hello.conf
     source: hello.conf
     kind: whole
+    mode: "0644"
 `;
 
 const EXAMPLE_SOURCE = `# Managed by fleet: edit domains/files/hello.conf in the fleet repository, not here.

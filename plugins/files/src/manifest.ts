@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import {
   FleetError,
+  actionIdSchema,
+  fileModeProblem,
   isFleetOwnPath,
   isHomePath,
   parseYaml,
@@ -37,12 +39,27 @@ const markerTemplate = z
   .refine((m) => !/[\r\n]/.test(m), 'must be one line')
   .refine((m) => m.replace(MARK, '').trim() !== '', `must say more than ${MARK}`);
 
+/**
+ * `"0600"` or `"600"`, quoted: YAML reads an unquoted 0600 as the decimal number 600, so a number
+ * is refused rather than guessed at. Kept in the canonical four digits.
+ */
+const modeText = z
+  .string({ error: 'must be a quoted octal string (mode: "0600"), not a number' })
+  .refine((text) => fileModeProblem(text) === null, {
+    error: (issue) => fileModeProblem(String(issue.input)) ?? 'is not a mode',
+  })
+  .transform((text) => text.padStart(4, '0'));
+
 const entrySchema = z
   .strictObject({
     path: homePath,
     source: sourcePath,
     kind: z.enum(['whole', 'block']).default('whole'),
     marker: markerTemplate.optional(),
+    /** The file's mode; for a block entry only when fleet creates the file (contract §10.4). */
+    mode: modeText.optional(),
+    /** A node policy action id (`domains.files.actions.<id>`), run after a write that changed it. */
+    action: actionIdSchema.optional(),
   })
   .refine((entry) => entry.kind === 'block' || entry.marker === undefined, {
     message: 'only a block entry has a marker',
@@ -108,6 +125,8 @@ export function parseFilesManifest(
     kind: entry.kind,
     format: 'text',
     ...(entry.marker === undefined ? {} : { markers: markersOf(entry.marker) }),
+    ...(entry.mode === undefined ? {} : { mode: entry.mode }),
+    ...(entry.action === undefined ? {} : { action: entry.action }),
   }));
   return { files, hostVariables: result.data.hostVariables };
 }

@@ -4,6 +4,7 @@
  * writes it — whole, or as a block that keeps everything around it byte for byte.
  */
 import { expect } from 'chai';
+import { chmod, stat } from 'node:fs/promises';
 import {
   isFleetError,
   renderDomainForHost,
@@ -132,6 +133,124 @@ describe('files plugin: installer', () => {
   it('refuses a request whose file id is not its path', async () => {
     const request = { ...requestFor('~/.config/demo/hello.conf', null), fileId: 'hello' };
     expect(await codeOf(() => install([request]))).to.equal('BAD_REQUEST');
+  });
+
+  describe('an entry with a mode (contract §10.4)', () => {
+    const HELLO = '~/.config/demo/hello.conf';
+    const modeOf = async (path: string) => (await stat(host.resolve(path))).mode & 0o7777;
+    let umask: number;
+    beforeEach(() => {
+      umask = process.umask();
+    });
+    afterEach(() => {
+      process.umask(umask);
+    });
+
+    it('creates a whole file with its mode, whatever the umask', async () => {
+      process.umask(0o077); // would narrow a created 0644 to 0600
+      await install([{ ...requestFor(HELLO, null), mode: '0644' }]);
+      expect((await modeOf(HELLO)).toString(8)).to.equal('644');
+      process.umask(0o000);
+      const live = await host.writer(declaration).read(HELLO);
+      const request = { ...requestFor(HELLO, live?.sha256 ?? null), mode: '0600' };
+      await install([request]);
+      expect((await modeOf(HELLO)).toString(8)).to.equal('600');
+    });
+
+    it('rewrites a file whose content is current but whose mode differs: backed up, not unchanged', async () => {
+      await install([{ ...requestFor(HELLO, null), mode: '0600' }]);
+      await chmod(host.resolve(HELLO), 0o644);
+      const live = await host.writer(declaration).read(HELLO);
+      const result = await install([{ ...requestFor(HELLO, live?.sha256 ?? null), mode: '0600' }]);
+      expect(result.files[0]).to.include({ unchanged: false, afterSha256: live?.sha256 });
+      expect(result.files[0]?.backupPath).to.be.a('string');
+      expect((await modeOf(HELLO)).toString(8)).to.equal('600');
+      // The same content and mode again: nothing to do.
+      const again = await install([{ ...requestFor(HELLO, live?.sha256 ?? null), mode: '0600' }]);
+      expect(again.files[0]).to.include({ unchanged: true });
+    });
+
+    it("gives a block file its mode only when it creates the file: the user's file keeps its own", async () => {
+      process.umask(0o077);
+      await install([{ ...requestFor('~/.bashrc', null), mode: '0644' }]);
+      expect((await modeOf('~/.bashrc')).toString(8)).to.equal('644');
+      await host.writeFile('~/.bashrc', 'mine\n');
+      await chmod(host.resolve('~/.bashrc'), 0o600);
+      const live = await host.writer(declaration).read('~/.bashrc');
+      await install([{ ...requestFor('~/.bashrc', live?.sha256 ?? null), mode: '0644' }]);
+      expect(await host.readText('~/.bashrc')).to.contain('export EDITOR=vim');
+      expect((await modeOf('~/.bashrc')).toString(8)).to.equal('600');
+    });
+  });
+
+  describe("an entry's coupled action (contract §10.4, §5.1)", () => {
+    const HELLO = '~/.config/demo/hello.conf';
+    /**
+     * A node policy naming one action; the fake host's processes answer it with `exitCode` (the
+     * real script through a real controller: test/e2e/files.test.ts). Returns the runs so far.
+     */
+    async function hostWithAction(exitCode: number): Promise<{ runs: () => number }> {
+      const program = '/usr/local/bin/demo-reload';
+      await host.setPolicy({
+        domains: {
+          files: {
+            patterns: ['~/.config/demo/**', '~/.bashrc'],
+            actions: { 'demo-reload': { argv: [program], timeoutSeconds: 5 } },
+          },
+        },
+      });
+      host.processes.on(program, { exitCode });
+      return { runs: () => host.actionRuns.length };
+    }
+    const installAs = (files: InstallFileRequest[]) =>
+      filesInstaller.install(
+        host.forDomain('files'),
+        { operationId: '01JTESTOPERATION0000000000', domain: 'files', files, parameters: {} },
+        host.writer(declaration),
+      );
+
+    it('runs the action once after a write that changed the file, never for an unchanged one', async () => {
+      const { runs } = await hostWithAction(0);
+      const result = await installAs([{ ...requestFor(HELLO, null), action: 'demo-reload' }]);
+      expect(result.actions).to.have.length(1);
+      expect(result.actions[0]).to.include({ kind: 'demo-reload', status: 'ok' });
+      expect(runs()).to.equal(1);
+      const live = await host.writer(declaration).read(HELLO);
+      const again = await installAs([
+        { ...requestFor(HELLO, live?.sha256 ?? null), action: 'demo-reload' },
+      ]);
+      expect(again.actions[0]).to.include({ kind: 'demo-reload', status: 'skipped' });
+      expect(runs()).to.equal(1);
+      expect(host.actionRuns.map((run) => [run.id, run.exitCode])).to.deep.equal([
+        ['demo-reload', 0],
+      ]);
+    });
+
+    it('restores the file when the action fails (ACTION_FAILED), and runs it again on the restored file', async () => {
+      const { runs } = await hostWithAction(3);
+      await host.writeFile(HELLO, 'before\n');
+      const live = await host.writer(declaration).read(HELLO);
+      let failure: unknown;
+      await installAs([
+        { ...requestFor(HELLO, live?.sha256 ?? null), action: 'demo-reload' },
+      ]).catch((error: unknown) => {
+        failure = error;
+      });
+      expect(isFleetError(failure) && failure.code).to.equal('ACTION_FAILED');
+      expect(isFleetError(failure) && failure.exitCode).to.equal(6);
+      expect(await host.readText(HELLO)).to.equal('before\n');
+      expect(runs()).to.equal(2);
+    });
+
+    it('refuses an action id the node policy does not define (POLICY_REFUSED), writing nothing', async () => {
+      const { runs } = await hostWithAction(0);
+      const code = await codeOf(() =>
+        installAs([{ ...requestFor(HELLO, null), action: 'not-in-policy' }]),
+      );
+      expect(code).to.equal('POLICY_REFUSED');
+      expect(await host.exists(HELLO)).to.equal(false);
+      expect(runs()).to.equal(0);
+    });
   });
 });
 

@@ -38,11 +38,43 @@ describe('files plugin: the files.yaml manifest', () => {
     ]);
   });
 
+  const accepted: { name: string; lines: string[]; expected: Record<string, string> }[] = [
+    { name: 'a quoted 4-digit mode', lines: ['    mode: "0600"'], expected: { mode: '0600' } },
+    { name: 'a 3-digit mode, kept as 4', lines: ["    mode: '644'"], expected: { mode: '0644' } },
+    { name: 'a read-only mode', lines: ['    mode: "0400"'], expected: { mode: '0400' } },
+    { name: 'an executable mode', lines: ['    mode: "0755"'], expected: { mode: '0755' } },
+    {
+      name: 'an action id',
+      lines: ['    action: zsh-reload'],
+      expected: { action: 'zsh-reload' },
+    },
+    {
+      name: 'a block entry with a mode (applied when fleet creates the file)',
+      lines: ['    kind: block', "    marker: '# {mark} fleet'", '    mode: "0600"'],
+      expected: { mode: '0600' },
+    },
+  ];
+  for (const { name, lines, expected } of accepted) {
+    it(`accepts ${name}`, () => {
+      const { files } = parseFilesManifest(
+        ['files:', '  - path: ~/.zshrc', '    source: zshrc', ...lines, ''].join('\n'),
+        SOURCE,
+      );
+      expect(files[0]).to.include(expected);
+    });
+  }
+
   it('an empty manifest declares nothing', () => {
     expect(parseFilesManifest('', SOURCE)).to.deep.equal({ files: [], hostVariables: [] });
   });
 
-  const refused: { name: string; lines: string[]; line: number; field: string }[] = [
+  const refused: {
+    name: string;
+    lines: string[];
+    line: number;
+    field: string;
+    message?: string;
+  }[] = [
     {
       name: 'a path outside the home',
       lines: ['files:', '  - path: /etc/passwd', '    source: x'],
@@ -92,10 +124,87 @@ describe('files plugin: the files.yaml manifest', () => {
       field: 'files[0].marker',
     },
     {
-      name: 'an unknown field (mode is not supported yet)',
-      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "0644"'],
+      name: 'an unknown field',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    owner: root'],
+      line: 4,
+      field: 'files[0].owner',
+    },
+    {
+      name: 'a mode that is a number (YAML reads 0600 as 600)',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: 0600'],
       line: 4,
       field: 'files[0].mode',
+      message: 'quoted octal string',
+    },
+    {
+      name: 'a mode that is not octal',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "0689"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: '3 or 4 octal digits',
+    },
+    {
+      name: 'a mode of 5 digits',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "00644"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: '3 or 4 octal digits',
+    },
+    {
+      name: 'a mode of 2 digits',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "64"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: '3 or 4 octal digits',
+    },
+    {
+      name: 'a setuid mode',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "4755"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: 'setuid, setgid or sticky',
+    },
+    {
+      name: 'a sticky mode',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "1644"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: 'setuid, setgid or sticky',
+    },
+    {
+      name: 'a group-writable mode',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "0664"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: 'writable by group or others',
+    },
+    {
+      name: 'an other-writable mode',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "0646"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: 'writable by group or others',
+    },
+    {
+      name: 'a mode its owner cannot read',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    mode: "0200"'],
+      line: 4,
+      field: 'files[0].mode',
+      message: 'readable by its owner',
+    },
+    {
+      name: 'an action that is not an id',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    action: /bin/sh -c reboot'],
+      line: 4,
+      field: 'files[0].action',
+      message: 'must be an action id',
+    },
+    {
+      name: 'an action that is an argv',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    action: [systemctl, reload]'],
+      line: 4,
+      field: 'files[0].action',
+      message: 'expected string',
     },
     {
       name: 'the same path twice',
@@ -110,7 +219,7 @@ describe('files plugin: the files.yaml manifest', () => {
       field: 'files[1].path',
     },
   ];
-  for (const { name, lines, line, field } of refused) {
+  for (const { name, lines, line, field, message } of refused) {
     it(`refuses ${name} (FILES_MANIFEST_INVALID, line ${line}, ${field})`, () => {
       try {
         parseFilesManifest(`${lines.join('\n')}\n`, SOURCE);
@@ -120,6 +229,7 @@ describe('files plugin: the files.yaml manifest', () => {
         expect(error.code).to.equal('FILES_MANIFEST_INVALID');
         expect(error.problems).to.have.length.greaterThan(0);
         expect(error.problems?.[0]).to.include({ file: SOURCE, line, path: field });
+        if (message !== undefined) expect(error.problems?.[0]?.message).to.contain(message);
       }
     });
   }

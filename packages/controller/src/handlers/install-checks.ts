@@ -3,8 +3,10 @@
  * §8.4): the domain is served; an unattended install is allowed (never for a process-coupled
  * domain); every file is one the domain declares, or a per-host path its node policy lists, named
  * by its own file id, within the size bound; every `fleet.` parameter is known — a derived path
- * only where the policy accepts it, an argv (`fleet.reload`, protocol 1) never; every action id is
- * one the policy defines for the domain.
+ * only where the policy accepts it, an argv (`fleet.reload`, protocol 1) never; every action id —
+ * the request's and each file's own (a files entry's `action`, contract §10.4) — is one the policy
+ * defines for the domain; a file's `mode` or `action` only for a domain whose files are declared
+ * in the repository (its installer is the one that honours them: any other would ignore them).
  */
 import {
   FleetError,
@@ -21,7 +23,21 @@ import type { ControllerRuntime } from '../runtime.js';
 /** A request's `fleet.reload` parameter: an argv, which no request may carry (protocol 1). */
 const ARGV_PARAMETER = 'fleet.reload';
 
-function checkUnattended(allowlist: Allowlist, domain: string, processCoupled: boolean): void {
+function checkUnattended(
+  allowlist: Allowlist,
+  request: InstallRequest,
+  processCoupled: boolean,
+): void {
+  const { domain } = request;
+  // A file with its own action runs a process: like a process-coupled domain, never unattended
+  // (contract §5.1, §10.3), whatever the policy says.
+  const withAction = request.files.find((file) => file.action !== undefined);
+  if (withAction !== undefined) {
+    throw new FleetError(
+      'POLICY_REFUSED',
+      `unattended installs of ${withAction.path} are refused: it runs the action ${withAction.action} after its write, and a scheduled run never starts a process (contract §10.3); nothing was written`,
+    );
+  }
   if (allowlist.unattendedAllowed(domain, processCoupled)) return;
   throw new FleetError(
     'POLICY_REFUSED',
@@ -32,9 +48,19 @@ function checkUnattended(allowlist: Allowlist, domain: string, processCoupled: b
 }
 
 /** The request's files: each accepted for the domain, as its own file id, once, bounded. */
-function checkFiles(runtime: ControllerRuntime, request: InstallRequest): string[] {
+function checkFiles(
+  runtime: ControllerRuntime,
+  request: InstallRequest,
+  repoDeclared: boolean,
+): string[] {
   const paths: string[] = [];
   for (const file of request.files) {
+    if (!repoDeclared && (file.mode !== undefined || file.action !== undefined)) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${file.path}: domain ${request.domain} declares its own files; a request cannot give them a ${file.mode === undefined ? 'action' : 'mode'}`,
+      );
+    }
     const entry = runtime.allowlist.require(file.path, request.domain);
     if (entry.fileId !== file.fileId) {
       throw new FleetError(
@@ -88,7 +114,13 @@ function checkParameters(
 /** Every action id the request names is one the node policy defines for the domain. */
 function checkActions(allowlist: Allowlist, request: InstallRequest): void {
   const actions = allowlist.actionsOf(request.domain);
-  for (const [role, id] of Object.entries(request.actions ?? {})) {
+  const named = [
+    ...Object.entries(request.actions ?? {}),
+    ...request.files.flatMap((file) =>
+      file.action === undefined ? [] : [[`after ${file.path}`, file.action] as const],
+    ),
+  ];
+  for (const [role, id] of named) {
     if (Object.hasOwn(actions, id)) continue;
     throw new FleetError(
       'POLICY_REFUSED',
@@ -103,9 +135,9 @@ export function validate(runtime: ControllerRuntime, request: InstallRequest): s
   allowlist.requireServed(request.domain);
   const { descriptor } = runtime.registry.domain(request.domain);
   if (request.unattended === true) {
-    checkUnattended(allowlist, request.domain, descriptor.coupling.kind === 'process');
+    checkUnattended(allowlist, request, descriptor.coupling.kind === 'process');
   }
-  const paths = checkFiles(runtime, request);
+  const paths = checkFiles(runtime, request, descriptor.repoManifest !== undefined);
   checkParameters(
     allowlist,
     request,

@@ -216,6 +216,7 @@ async function execute(
         beforeSha256: file.beforeSha256,
         afterSha256: file.afterSha256,
         backupPath: file.backupPath,
+        ...(file.mode === undefined ? {} : { mode: file.mode }),
       })),
       outcome: auditOutcome(receipt, rolledBack),
       code: failure?.code ?? null,

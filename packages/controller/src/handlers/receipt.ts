@@ -1,6 +1,7 @@
 /** Building `fleet.receipt/v1` (contract §8.4) from what the writer did: diffs redacted on the node. */
 import {
   RECEIPT_SCHEMA,
+  formatFileMode,
   unifiedDiff,
   type ActionOutcome,
   type AuditHead,
@@ -47,7 +48,19 @@ export function receiptFiles(written: readonly WrittenFile[], redactor: Redactor
     diff: redactedDiff(w, redactor),
     state: w.result.unchanged ? 'unchanged' : w.restored ? 'restored' : 'written',
     ...(w.hardlinkBroken && !w.restored ? { hardlinkBroken: true } : {}),
+    ...(w.modeChange === undefined ? {} : { mode: receiptMode(w.modeChange) }),
   }));
+}
+
+/** A requested mode change in the receipt's words (`{ before: "0644", after: "0600" }`). */
+export function receiptMode(change: NonNullable<WrittenFile['modeChange']>): {
+  before: string | null;
+  after: string;
+} {
+  return {
+    before: change.before === null ? null : formatFileMode(change.before),
+    after: formatFileMode(change.after),
+  };
 }
 
 /** The actions' details redacted: a domain's action may quote a command's output (annotations). */

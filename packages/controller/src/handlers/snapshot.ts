@@ -9,6 +9,7 @@
  */
 import { join } from 'node:path';
 import {
+  formatFileMode,
   isFleetError,
   type Redactor,
   type SnapshotFile,
@@ -75,7 +76,7 @@ async function backupsOf(
 
 async function snapshotFile(
   runtime: ControllerRuntime,
-  { domain, path }: SnapshotFileRequest,
+  { domain, path, mode }: SnapshotFileRequest,
   withBackups: boolean,
   redactor: Redactor,
   budget: Budget,
@@ -104,6 +105,8 @@ async function snapshotFile(
       redacted: content !== text,
       backups,
       writes,
+      // Asked for by a files entry with a mode (contract §10.4); Windows has no mode to report.
+      ...(mode === true && process.platform !== 'win32' ? { mode: formatFileMode(live.mode) } : {}),
     };
   } catch (error) {
     const code = isFleetError(error) ? error.code : 'IO_ERROR';

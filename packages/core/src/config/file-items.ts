@@ -35,6 +35,8 @@ export type LiveFile =
       /** sha256 of the live bytes (before redaction). */
       readonly sha256: string;
       readonly writes?: readonly FleetWrite[];
+      /** Its permission bits (`"0644"`), when asked for and the node has them (not on Windows). */
+      readonly mode?: string;
     }
   | { readonly kind: 'refused'; readonly code: string; readonly message: string };
 
@@ -55,6 +57,7 @@ export function liveFilesOf(answer: SnapshotResponse): Map<string, LiveFile> {
         content: file.content,
         sha256: file.sha256,
         writes: file.writes ?? [],
+        ...(file.mode === undefined ? {} : { mode: file.mode }),
       });
     }
   }
@@ -136,8 +139,48 @@ export interface AssessInput {
 
 const lines = (list: readonly LocalLine[]) => list.map((l) => ({ line: l.line, text: l.text }));
 
-/** Classifies one file target and builds its drift item. */
+/**
+ * How a whole file's live mode differs from its entry's (contract §10.4), or `null` when it does
+ * not (or nothing can be said: no mode declared, a block file, a node that reports none).
+ */
+export function modeDifference(target: FileTarget, live: LiveFile): string | null {
+  const wanted = target.file.mode;
+  if (wanted === undefined || target.file.kind !== 'whole') return null;
+  if (live.kind !== 'present' || live.mode === undefined || live.mode === wanted) return null;
+  return `mode ${live.mode}, repository says ${wanted}`;
+}
+
+/**
+ * Classifies one file target and builds its drift item. A whole file whose content is current but
+ * whose mode is not the entry's is `stale` (contract §10.4): the mode is the repository's by
+ * declaration and carries no content an install could lose (the install still backs the file up),
+ * so it is safe to set without --force — a file made readable to others is put right by the next
+ * install or reconcile. With any other state the difference is added to the item's detail, and
+ * the install that the state allows sets the mode too.
+ */
 export function assessFile(input: AssessInput): FileAssessment {
+  const assessed = assessContent(input);
+  const difference = modeDifference(input.target, input.live);
+  if (difference === null) return assessed;
+  const { item } = assessed;
+  if (item.state === 'current') {
+    return {
+      ...assessed,
+      item: {
+        ...item,
+        state: 'stale',
+        detail: `${difference}: the content is current; safe to replace (an install sets the mode)`,
+      },
+    };
+  }
+  if (item.state === 'error' || item.state === 'unsupported') return assessed;
+  return {
+    ...assessed,
+    item: { ...item, detail: `${item.detail ?? item.state}; and its ${difference}` },
+  };
+}
+
+function assessContent(input: AssessInput): FileAssessment {
   const { target, live, operator } = input;
   const base = { layer: 'file' as const, domain: target.domain, path: target.path };
   const liveSha256 = live.kind === 'present' ? live.sha256 : null;

@@ -27,6 +27,10 @@ export interface FilePlan {
   readonly desired: string | null;
   /** A repository-declared block file's markers (contract §10.4): the node needs them to splice. */
   readonly markers?: BlockMarkers;
+  /** A repository-declared file's mode (`"0600"`, contract §10.4): the node writes it with it. */
+  readonly mode?: string;
+  /** A repository-declared file's node policy action id, run after it is written (§10.4). */
+  readonly action?: string;
 }
 
 export interface DomainPlan {
@@ -37,7 +41,10 @@ export interface DomainPlan {
   /** fleet.yaml, hosts/ and domains/ paths with uncommitted changes (not used: the plan reads the commit). */
   readonly uncommitted?: readonly string[];
   readonly files: readonly FilePlan[];
-  /** Process actions an install of this domain runs after writing (the domain's coupling). */
+  /**
+   * Process actions an install of this domain runs after writing: the domain's coupling, then each
+   * changing file's own action (a files entry's `action`, contract §10.4), by its policy id.
+   */
   readonly actions: readonly CoupledAction[];
   /** True when an install would change something. */
   readonly changes: boolean;
@@ -66,7 +73,20 @@ export function buildDomainPlan(input: {
     ...(input.repoDeclared === true && target.file.kind === 'block' && target.file.markers
       ? { markers: target.file.markers }
       : {}),
+    ...(target.file.mode === undefined ? {} : { mode: target.file.mode }),
+    ...(target.file.action === undefined ? {} : { action: target.file.action }),
   }));
+  // A file's own action runs only when an install changes the file: listed for those only.
+  const fileActions = files.flatMap((file): CoupledAction[] =>
+    file.action === undefined || file.item.state === 'current'
+      ? []
+      : [
+          {
+            kind: file.action,
+            description: `node policy action ${file.action}, after ${file.path} is written`,
+          },
+        ],
+  );
   return {
     schema: 'fleet.plan/v1',
     host: input.host,
@@ -76,7 +96,7 @@ export function buildDomainPlan(input: {
       ? { uncommitted: input.uncommitted }
       : {}),
     files,
-    actions: input.actions,
+    actions: [...input.actions, ...fileActions],
     changes: files.some((file) => file.item.state !== 'current'),
   };
 }
@@ -96,6 +116,8 @@ export interface PlannedInstall {
     readonly expectedSha256: string | null;
     readonly content: string;
     readonly markers?: BlockMarkers;
+    readonly mode?: string;
+    readonly action?: string;
   }[];
 }
 
@@ -189,6 +211,8 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
       expectedSha256: file.liveSha256,
       content: file.desired as string,
       ...(file.markers ? { markers: file.markers } : {}),
+      ...(file.mode === undefined ? {} : { mode: file.mode }),
+      ...(file.action === undefined ? {} : { action: file.action }),
     })),
   };
 }

@@ -74,13 +74,18 @@ export interface FileTarget {
 /**
  * The files one snapshot request asks a node for: each target's path with its domain (the node
  * refuses a domain it does not serve, or a path its policy does not accept, by name), once each.
+ * A whole file with a declared mode (contract §10.4) asks for the live mode too — only such a file,
+ * so a node that predates the field is asked for it only where it matters (and refuses loudly).
  */
 export function snapshotFilesOf(
-  targets: readonly Pick<FileTarget, 'domain' | 'path'>[],
-): { domain: string; path: string }[] {
-  const seen = new Map<string, { domain: string; path: string }>();
-  for (const { domain, path } of targets) {
-    if (!seen.has(path)) seen.set(path, { domain, path });
+  targets: readonly (Pick<FileTarget, 'domain' | 'path'> & {
+    readonly file?: Pick<ManagedFile, 'kind' | 'mode'>;
+  })[],
+): { domain: string; path: string; mode?: true }[] {
+  const seen = new Map<string, { domain: string; path: string; mode?: true }>();
+  for (const { domain, path, file } of targets) {
+    const mode = file?.kind === 'whole' && file.mode !== undefined;
+    if (!seen.has(path)) seen.set(path, { domain, path, ...(mode ? { mode: true } : {}) });
   }
   return [...seen.values()];
 }

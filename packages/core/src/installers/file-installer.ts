@@ -14,6 +14,10 @@
  * so a refusal leaves every file untouched; then {@link writeVerified} (compare and swap, backup,
  * atomic durable replace, read back, restore on failure). Which paths may be written is the
  * node's own decision, checked by the controller before this runs (contract §5.1).
+ *
+ * A repository-declared file may carry a mode and an action (contract §10.4): a whole file is
+ * written with its mode, a block file only when the install creates it; a changed file's action
+ * runs after every write, through the node policy (`file-actions.ts`).
  */
 import { FleetError, isFleetError, type Problem } from '../errors.js';
 import type { BlockMarkers, ManagedFile } from '../interfaces/domain.js';
@@ -26,7 +30,9 @@ import type {
 } from '../interfaces/installer.js';
 import type { NodeContext } from '../interfaces/node-context.js';
 import { resolveSecrets } from '../secrets/env-chain.js';
+import { parseFileMode } from '../file-mode.js';
 import { assertNoMarkers, decodeUtf8, findBlock, normaliseBody, spliceBlock } from './block.js';
+import { requireFileActions, runFileActions } from './file-actions.js';
 import { writeVerified, type PlannedWrite } from './transaction.js';
 
 /** The parts of a managed file a body check may look at. */
@@ -104,6 +110,12 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
         ...(requested.markers === undefined ? {} : { markers: requested.markers }),
       };
     }
+    if (requested.mode !== undefined || requested.action !== undefined) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${domain}: ${requested.path} is a declared file; its mode and actions are the domain's`,
+      );
+    }
     const file = options.files.find((f) => f.id === requested.fileId);
     if (file === undefined) {
       throw new FleetError(
@@ -137,12 +149,26 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
         { problems },
       );
     }
-    if (file.kind === 'whole') return { path, expectedSha256, content: encode(resolved) };
+    const mode = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
+    if (file.kind === 'whole') {
+      return {
+        path,
+        expectedSha256,
+        content: encode(resolved),
+        ...(mode === undefined ? {} : { mode }),
+      };
+    }
+    // A block file is the host user's: its mode is set only when fleet creates it (§10.4).
+    let created = false;
     const content = await splicedLive(
       { path, expectedSha256, body: resolved, markers: markersOf(file) },
-      (p) => writer.read(p),
+      async (p) => {
+        const live = await writer.read(p);
+        created = live === null;
+        return live;
+      },
     );
-    return { path, expectedSha256, content };
+    return { path, expectedSha256, content, ...(mode !== undefined && created ? { mode } : {}) };
   }
 
   async function install(
@@ -159,7 +185,8 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     if (new Set(request.files.map((f) => f.fileId)).size !== request.files.length) {
       throw new FleetError('BAD_REQUEST', `${domain}: a file appears twice in one install request`);
     }
-    // 1. Secrets, on the node, before anything else: a missing name changes nothing.
+    // 1. Every file's action is the node policy's, and secrets resolve: else nothing is written.
+    requireFileActions(ctx, domain, request.files);
     const secrets = await ctx.secrets();
     const resolved = request.files.map((file) => resolveSecrets(file.content, secrets, file.path));
     // 2. Every file's final bytes before the first write: a refusal leaves every file untouched.
@@ -169,7 +196,9 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     }
     // 3. One operation: compare-and-swap writes, read back; any failure restores what was written.
     const results = await writeVerified(writer, writes);
-    return { files: results, actions: [], verified: true };
+    // 4. The changed files' actions; one that fails restores every file (ACTION_FAILED).
+    const actions = await runFileActions(ctx, request.files, results, writer);
+    return { files: results, actions, verified: true };
   }
 
   return {

@@ -17,6 +17,8 @@ export interface PlannedWrite {
   /** The sha256 the file must have now (`null`: it must not exist): the compare and swap. */
   readonly expectedSha256: string | null;
   readonly content: Uint8Array;
+  /** The permission bits to write it with (see `ReplaceRequest.mode`); absent: keep or 0600. */
+  readonly mode?: number;
 }
 
 export interface WriteVerifiedOptions {

@@ -34,6 +34,18 @@ export interface ManagedFile {
   readonly format: FileFormat;
   /** Required for `block` files: the lines delimiting the managed block. */
   readonly markers?: BlockMarkers;
+  /**
+   * A repository-declared file's mode (contract §10.4), four octal digits (`"0600"`): a `whole`
+   * file is written with it and drift reports a live file with another; a `block` file gets it
+   * only when fleet creates the file (the rest of the file, mode included, is the host user's).
+   */
+  readonly mode?: string;
+  /**
+   * A repository-declared file's coupled action (contract §10.4): the id of an action in each
+   * node's own policy (`domains.<domain>.actions.<id>`), run after the file is written when it
+   * changed. Never an argv.
+   */
+  readonly action?: string;
 }
 
 /**

@@ -27,6 +27,13 @@ export interface ReplaceRequest {
   readonly expectedSha256: string | null;
   /** Final bytes (secrets already resolved on the node). */
   readonly content: Uint8Array;
+  /**
+   * The permission bits to write the file with (a valid `file-mode.ts` mode). Absent: a replaced
+   * file keeps its mode, a new one is 0600. A file whose content is equal but whose mode differs
+   * is replaced (backup, temp file with the mode, rename): one path for every change. Ignored on
+   * Windows.
+   */
+  readonly mode?: number;
 }
 
 /** What one `replace` did: enough for a receipt and for `restore`. */
@@ -58,6 +65,13 @@ export interface InstallFileRequest {
    * the lines delimiting its block. Absent for every other file (the node knows its markers).
    */
   readonly markers?: BlockMarkers;
+  /** A repository-declared file's mode (`"0600"`, contract §10.4); see {@link ManagedFile.mode}. */
+  readonly mode?: string;
+  /**
+   * A repository-declared file's coupled action: a node policy action id (contract §10.4), checked
+   * by the controller against the domain's policy before anything is written.
+   */
+  readonly action?: string;
 }
 
 /** What the controller hands a domain's node half: one install operation. */

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { isHomePath } from '../paths.js';
 import { fleetOwnReason, isFleetOwnPath } from '../policy/fleet-paths.js';
+import { actionIdSchema } from '../policy/schema.js';
+import { fileModeSchema } from '../wire/protocol.js';
 
 const identifier = z
   .string()
@@ -43,6 +45,8 @@ export const repoManagedFileSchema = z
     kind: z.enum(['whole', 'block']),
     format,
     markers: z.strictObject({ begin: z.string().min(1), end: z.string().min(1) }).optional(),
+    mode: fileModeSchema.optional(),
+    action: actionIdSchema.optional(),
   })
   .refine((file) => file.id === file.path, { message: 'must be its path', path: ['id'] })
   .refine((file) => file.kind !== 'block' || file.markers !== undefined, {

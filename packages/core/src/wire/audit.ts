@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
+import { fileModeChangeSchema } from './receipt.js';
 
 /** `prev` of the first record. */
 export const AUDIT_GENESIS = '0'.repeat(64);
@@ -27,6 +28,8 @@ export const auditFileSchema = z.strictObject({
   beforeSha256: sha256Schema.nullable(),
   afterSha256: sha256Schema.nullable(),
   backupPath: z.string().nullable(),
+  /** The mode before and after, for a file whose install named one (contract §10.4). */
+  mode: fileModeChangeSchema.optional(),
 });
 
 /** One coupled action an operation ran: the node policy's id, the argv exactly, how it ended. */

@@ -4,6 +4,7 @@
  * controller (server) and the operator's client validate the same shapes at the boundary.
  */
 import { z } from 'zod';
+import { fileModeProblem } from '../file-mode.js';
 import { isHomePath } from '../paths.js';
 
 /**
@@ -78,6 +79,20 @@ export const homePathSchema = z
 
 /** An ISO-8601 UTC timestamp. */
 export const timestampSchema = z.iso.datetime();
+
+/** A live file's permission bits as a node observed them (`"0644"`, `"1755"`): any mode at all. */
+export const observedModeSchema = z.string().regex(/^[0-7]{4}$/, 'must be 4 octal digits');
+
+/**
+ * A managed file's mode on the wire (contract §10.4): always four octal digits (`"0600"`), and only
+ * a mode fleet writes (`file-mode.ts`: no set-id or sticky bit, never group/other-writable).
+ */
+export const fileModeSchema = z
+  .string()
+  .regex(/^[0-7]{4}$/, 'must be 4 octal digits ("0600")')
+  .refine((text) => fileModeProblem(text) === null, {
+    error: (issue) => `mode ${fileModeProblem(String(issue.input)) ?? 'is invalid'}`,
+  });
 
 export const fileFormatSchema = z.enum(['yaml', 'json', 'markdown', 'text']);
 

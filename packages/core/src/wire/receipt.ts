@@ -3,7 +3,22 @@
  * per file and per coupled action. Diffs are redacted on the node; paths are `~/`-relative.
  */
 import { z } from 'zod';
-import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
+import {
+  fileModeSchema,
+  observedModeSchema,
+  operationIdSchema,
+  sha256Schema,
+  timestampSchema,
+} from './protocol.js';
+
+/**
+ * A file's mode before and after an install that named one (contract §10.4); `before` is `null`
+ * for a file the install created. Absent when the request named no mode.
+ */
+export const fileModeChangeSchema = z.strictObject({
+  before: observedModeSchema.nullable(),
+  after: fileModeSchema,
+});
 
 export const RECEIPT_SCHEMA = 'fleet.receipt/v1';
 
@@ -24,6 +39,7 @@ export const receiptFileSchema = z.strictObject({
    * in place, so the other names kept the old content. Absent otherwise.
    */
   hardlinkBroken: z.literal(true).optional(),
+  mode: fileModeChangeSchema.optional(),
 });
 
 export const receiptActionSchema = z.strictObject({

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import {
   errorBodySchema,
   fileFormatSchema,
+  fileModeSchema,
   homePathSchema,
   jsonObjectSchema,
   jsonValueSchema,
@@ -159,6 +160,17 @@ export const installFileRequestSchema = z.strictObject({
   markers: z
     .strictObject({ begin: z.string().min(1).max(200), end: z.string().min(1).max(200) })
     .optional(),
+  /**
+   * The mode the file is written with (contract §10.4: a files entry's `mode`); absent: a replaced
+   * file keeps its mode, a new one is 0600. An optional addition within protocol 2: a node that
+   * predates it refuses the field (strict objects), it never ignores it.
+   */
+  mode: fileModeSchema.optional(),
+  /**
+   * The node policy action run after this file is written, when it changed (contract §10.4, §5.1:
+   * `domains.<domain>.actions.<id>`; an id the policy lacks is `POLICY_REFUSED` before any write).
+   */
+  action: actionIdSchema.optional(),
 });
 
 /** A role a domain gives an action (the router's `reload`), or a file id of a repo-defined domain. */

@@ -9,6 +9,7 @@ import {
   homePathSchema,
   jsonObjectSchema,
   jsonValueSchema,
+  observedModeSchema,
   operationIdSchema,
   sha256Schema,
   timestampSchema,
@@ -34,6 +35,11 @@ export const snapshotProbeSchema = z.strictObject({
 export const snapshotFileRequestSchema = z.strictObject({
   domain: z.string().min(1).max(200),
   path: homePathSchema,
+  /**
+   * Answer the file's mode too (a files entry with a `mode`, contract §10.4). Sent only for such a
+   * file: a node that predates the field refuses it (strict objects) rather than answer without.
+   */
+  mode: z.literal(true).optional(),
 });
 
 export const snapshotRequestSchema = z.strictObject({
@@ -97,6 +103,8 @@ export const snapshotFileSchema = z.discriminatedUnion('state', [
     redacted: z.boolean(),
     backups: z.array(snapshotBackupSchema),
     writes: writesSchema,
+    /** The live permission bits, when the request asked (`mode: true`) and the node has them. */
+    mode: observedModeSchema.optional(),
   }),
   z.strictObject({
     path: z.string(),

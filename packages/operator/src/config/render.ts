@@ -64,6 +64,11 @@ export function renderReceipt(
     lines.push(
       `  ${file.state.padEnd(9)} ${escape(file.path)}  ${file.beforeSha256?.slice(0, 12) ?? 'new'} → ${file.afterSha256.slice(0, 12)}${
         file.backupPath ? `  backup ${escape(file.backupPath)}` : ''
+      }${
+        // A files entry's mode (contract §10.4): said when it changed.
+        file.mode && file.mode.before !== file.mode.after
+          ? `  mode ${file.mode.before ?? 'new'} → ${file.mode.after}`
+          : ''
       }`,
     );
   }

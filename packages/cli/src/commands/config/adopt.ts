@@ -33,6 +33,8 @@ export default class ConfigAdopt extends FleetCommand {
     "Bring a host's live file into the repository (a commit with provenance).";
   static override description = `Captures the live file (redacted on the node: secret values back to {{ secret.NAME }}), replaces the host's variable values with their {{ host.NAME }} placeholders, refuses it if anything still looks like a credential (exit 7, naming line numbers, never values, unless --allow-secret-line), writes it to mirror/<host>/<domain>/<file> and commits it with the trailers Fleet-Adopted-From, Fleet-Live-Sha256, Fleet-Operation and Fleet-Controller.
 
+Content only: a files entry's mode (contract §10.4) is never adopted — it stays what files.yaml says, and a file differing only by its mode has nothing to adopt (change the entry's mode, or let install set it back).
+
 --promote also writes it over the canonical file in domains/ (for a block file, as the canonical's section), in the same commit (trailer Fleet-Promoted-To), so the host is current afterwards. It is refused (exit 7, PROMOTE_REFUSED) when the promoted canonical would not render back to the live file, and when another host would then render differently from its live file — every host whose view changes is read — unless you name those hosts with --accept-drift-on (trailer Fleet-Accepted-Drift); install them next.
 
 --dry-run shows the commit it would make — files, diffs, message with trailers — and writes nothing to the repository.
@@ -186,6 +188,11 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
           ? `Adopted ${args.host}:${args.path} as ${candidate.mirrorPath}${promoted ? ` and ${promoted.write.path}` : ''} (commit ${commit.slice(0, 12)}).`
           : `${candidate.mirrorPath}${promoted ? ` and ${promoted.write.path}` : ''} already hold exactly this capture: nothing to commit.`,
       );
+      if (file.mode !== undefined && file.kind === 'whole') {
+        this.note(
+          `adopt takes content only: ${args.path} keeps the mode ${file.mode} its files.yaml entry says (a mode-only difference has nothing to adopt: change the entry's mode, or fleet config install sets it back)`,
+        );
+      }
       return { ...result, commit };
     } catch (error) {
       const failure = core.asFleetError(error);
