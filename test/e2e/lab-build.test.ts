@@ -29,9 +29,19 @@ describe('fleet lab build: refusals', function () {
     await lab?.destroy();
   });
 
-  /** `fleet lab build ARGS --json` against the lab; its error envelope. */
-  async function refused(args: readonly string[], dir = lab.dir) {
-    const run = await fleet(['lab', 'build', '--dir', dir, ...args, '--json'], { cwd: lab.tmp });
+  /** `fleet lab build ARGS --json` (`--dir` the lab unless told otherwise); its error envelope. */
+  async function refused(
+    args: readonly string[],
+    options: { dir?: string | null; fleetRepo?: string } = {},
+  ) {
+    const dir = options.dir === undefined ? lab.dir : options.dir;
+    const run = await fleet(
+      ['lab', 'build', ...(dir === null ? [] : ['--dir', dir]), ...args, '--json'],
+      {
+        cwd: lab.tmp,
+        env: options.fleetRepo === undefined ? {} : { FLEET_REPO: options.fleetRepo },
+      },
+    );
     const { error } = json<{ error: { code: string; message: string; exitCode: number } }>(run);
     expect(run.exitCode, run.stderr).to.equal(error.exitCode);
     expect(error.message).not.to.contain('\n');
@@ -67,11 +77,28 @@ describe('fleet lab build: refusals', function () {
   it('refuses a directory that holds no lab (USAGE, exit 2)', async () => {
     const elsewhere = join(lab.tmp, 'not-a-lab');
     await mkdir(elsewhere, { recursive: true });
-    const error = await refused(['--version', '0.6.0'], elsewhere);
+    const error = await refused(['--version', '0.6.0'], { dir: elsewhere });
     expect([error.code, error.exitCode]).to.deep.equal(['USAGE', 2]);
     expect(error.message).to.match(
       /not-a-lab holds no lab \(no lab\.json\): start one with fleet lab up --dir /,
     );
+  });
+
+  it("without --dir, refuses a $FLEET_REPO that is not a lab's repository (USAGE, exit 2)", async () => {
+    const other = join(lab.tmp, 'other-fleet');
+    const init = await fleet(['init', other], { cwd: lab.tmp });
+    expect(init.exitCode, init.stderr).to.equal(0);
+    const error = await refused(['--version', '0.6.0'], { dir: null, fleetRepo: other });
+    expect([error.code, error.exitCode]).to.deep.equal(['USAGE', 2]);
+    expect(error.message).to.match(
+      /^\$FLEET_REPO is .*other-fleet, which is not a lab's repository .*: lab build writes only into a lab; name one with --dir$/,
+    );
+  });
+
+  it('without --dir, builds into the lab whose repository $FLEET_REPO is', async () => {
+    // the lab is found: its fleet.yaml is what refuses the listed version
+    const error = await refused(['--version', '0.5.0'], { dir: null, fleetRepo: lab.repo });
+    expect(error.message).to.match(/^fleet\.yaml already lists version 0\.5\.0/);
   });
 
   it('refuses a fleet.yaml with uncommitted changes (REPO_DIRTY, exit 3): the commit would take them along', async () => {

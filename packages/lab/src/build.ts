@@ -12,12 +12,12 @@
  * (`versionSet: { by: 'fleet lab build', from, to }`), and every reader checks it against the
  * package. That is how one checkout gives a lab the second build `upgrade` and `rollback` need.
  *
- * Refused before anything is packed or written (exit 2): a DIR that holds no lab, a V that is not
+ * Refused before anything is packed or written (exit 2): a DIR that holds no lab (without DIR, a
+ * `$FLEET_REPO` that is not a lab's repository), a V that is not
  * a semantic version or that fleet.yaml already lists, a fleet that does not run from a checkout,
  * a pinned plugin whose tarball is missing or is not the one pinned; (exit 3) a fleet.yaml with
  * uncommitted changes, which the commit would otherwise take along.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,15 +32,18 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FleetManifest, PinnedPlugin } from '@fleet/core';
-import { labLayout } from './layout.js';
+import { DEFAULT_LAB_DIR, labLayout } from './layout.js';
+import { npmPackRuntime } from './npm-pack.js';
 import { readLabDocument } from './state.js';
 import { editJsonText, editTarballFiles } from './tarball-edit.js';
 
 export interface LabBuildOptions {
-  /** The lab directory (`fleet lab up --dir`). */
-  readonly dir: string;
+  /** The lab directory (`fleet lab up --dir`); default: the lab `fleetRepo` belongs to, else `.fleet-lab`. */
+  readonly dir?: string;
+  /** `$FLEET_REPO`, when set: without `dir` it must be a lab's repository. */
+  readonly fleetRepo?: string;
   /** The version the artifact is to have (default: the checkout's @fleet/cli version). */
   readonly version?: string;
   /** Also make it fleet.yaml's `canonicalVersion`. */
@@ -66,6 +69,8 @@ export interface LabBuildResult {
   readonly canonicalVersion: string;
   /** The lab repo's commit that pins it. */
   readonly repoCommit: string;
+  /** What the operator should know (e.g. `$FLEET_REPO` names another repository). */
+  readonly warnings: readonly string[];
 }
 
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
@@ -139,75 +144,6 @@ async function pinnedTarballs(repo: string, manifest: FleetManifest): Promise<st
   return files;
 }
 
-/** The environment for npm: none of an outer npm's settings that would change what is packed or where. */
-function npmEnv(plugins: readonly string[]): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(env)) {
-    if (
-      /^npm_config_(workspaces?|include_workspace_root|json|dry_run|pack_destination|ignore_scripts)$/i.test(
-        key,
-      )
-    )
-      delete env[key];
-  }
-  if (plugins.length > 0) env['FLEET_RUNTIME_PLUGINS'] = plugins.join(delimiter);
-  else delete env['FLEET_RUNTIME_PLUGINS'];
-  return env;
-}
-
-/** `npm pack -w packages/cli` in `checkout` into `destination`; the tarball's path. */
-async function npmPack(checkout: string, destination: string, plugins: readonly string[]) {
-  const { FleetError } = await import('@fleet/core');
-  const args = ['pack', '-w', 'packages/cli', '--pack-destination', destination, '--json'];
-  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-    (resolve, reject) => {
-      const child = spawn('npm', args, {
-        cwd: checkout,
-        env: npmEnv(plugins),
-        stdio: ['ignore', 'pipe', 'pipe'],
-        shell: process.platform === 'win32',
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      child.once('error', reject);
-      child.once('close', (code) => resolve({ code, stdout, stderr }));
-    },
-  ).catch((error: unknown) => {
-    throw new FleetError('ACTION_FAILED', `cannot run npm: ${(error as Error).message}`);
-  });
-  // A failed prepack skips postpack: never leave its bundle where it would shadow the workspace.
-  await cleanPrepackLeftovers(checkout);
-  const errorLine = result.stderr
-    .split('\n')
-    .reverse()
-    .find((line) => /error/i.test(line));
-  if (result.code !== 0) {
-    throw new FleetError(
-      'ACTION_FAILED',
-      `npm pack -w packages/cli failed in ${checkout} (exit ${String(result.code)})${errorLine ? `: ${errorLine.trim()}` : ''}`,
-    );
-  }
-  const [report] = JSON.parse(result.stdout) as { filename?: string }[];
-  if (typeof report?.filename !== 'string') {
-    throw new FleetError('ACTION_FAILED', 'npm pack -w packages/cli printed no tarball name');
-  }
-  return join(destination, report.filename);
-}
-
-/** What @fleet/cli's prepack leaves behind when it fails half-way (each only when it made it). */
-async function cleanPrepackLeftovers(checkout: string): Promise<void> {
-  const cli = join(checkout, 'packages', 'cli');
-  if (existsSync(join(cli, 'node_modules', '.fleet-runtime-bundle'))) {
-    await rm(join(cli, 'node_modules'), { recursive: true, force: true });
-  }
-  if (existsSync(join(cli, 'fleet-plugins', '.fleet-runtime-plugins'))) {
-    await rm(join(cli, 'fleet-plugins'), { recursive: true, force: true });
-  }
-  await rm(join(cli, 'fleet-build.json'), { force: true });
-}
-
 /** The packed tarball with its package's version set to `to`, the build record saying so. */
 function withVersion(tgz: Buffer, from: string, to: string, by: string): Buffer {
   const json = (changes: Record<string, unknown>) => (old: Buffer) =>
@@ -273,16 +209,51 @@ async function writeAtomic(path: string, data: Buffer | string): Promise<void> {
   }
 }
 
-export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult> {
-  const core = await import('@fleet/core');
-  const dir = await realpath(options.dir).catch(() => options.dir);
-  const document = await readLabDocument(labLayout(dir).labFile);
+const real = (path: string): Promise<string> => realpath(path).catch(() => path);
+
+/**
+ * The lab to build into: `dir`, else the lab whose repository `$FLEET_REPO` is (`lab up` puts it
+ * at DIR/repo), else `.fleet-lab`. A `$FLEET_REPO` that is no lab's repository is refused rather
+ * than passed over: the operator meant that repository, and lab build writes only into a lab's.
+ */
+async function chooseLab(options: LabBuildOptions) {
+  const { FleetError } = await import('@fleet/core');
+  const warnings: string[] = [];
+  let dir = options.dir;
+  if (dir === undefined && options.fleetRepo !== undefined) {
+    const repo = await real(options.fleetRepo);
+    const candidate = dirname(repo);
+    const document = await readLabDocument(labLayout(candidate).labFile).catch(() => undefined);
+    if (document === undefined || (await real(document.repo)) !== repo) {
+      throw new FleetError(
+        'USAGE',
+        `$FLEET_REPO is ${options.fleetRepo}, which is not a lab's repository (no lab.json of a lab beside it): lab build writes only into a lab; name one with --dir`,
+      );
+    }
+    dir = candidate;
+  }
+  dir ??= DEFAULT_LAB_DIR;
+  const document = await readLabDocument(labLayout(await real(dir)).labFile);
   if (document === undefined) {
-    throw new core.FleetError(
+    throw new FleetError(
       'USAGE',
-      `${options.dir} holds no lab (no lab.json): start one with fleet lab up --dir ${options.dir}`,
+      `${dir} holds no lab (no lab.json): start one with fleet lab up --dir ${dir}`,
     );
   }
+  if (
+    options.fleetRepo !== undefined &&
+    (await real(options.fleetRepo)) !== (await real(document.repo))
+  ) {
+    warnings.push(
+      `warning: $FLEET_REPO is ${options.fleetRepo}, not this lab's repository ${document.repo}: verbs run with it will not see this build`,
+    );
+  }
+  return { document, warnings };
+}
+
+export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult> {
+  const core = await import('@fleet/core');
+  const { document, warnings } = await chooseLab(options);
   const repo = document.repo;
   const manifestPath = join(repo, core.MANIFEST_FILE);
   const manifestText = await readFile(manifestPath, 'utf8').catch(() => {
@@ -311,7 +282,7 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
     options.progress?.(
       `packing the runtime from ${checkout} (npm pack -w packages/cli${plugins.length > 0 ? `, ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}` : ''})…`,
     );
-    tgz = await readFile(await npmPack(checkout, scratch, plugins));
+    tgz = await readFile(await npmPackRuntime(checkout, scratch, plugins));
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -357,5 +328,6 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
     plugins: record.plugins,
     canonicalVersion: canonical ? version : manifest.canonicalVersion,
     repoCommit,
+    warnings,
   };
 }

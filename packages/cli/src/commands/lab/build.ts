@@ -9,14 +9,19 @@ export default class LabBuild extends FleetCommand {
 
 V is the checkout's @fleet/cli version unless --version gives another: then the packed package says V (so the node reports V and acceptance holds it) and its build record says the lab set it (versionSet: { by: "fleet lab build", from, to }) — a lab build, never a release. That is the second build upgrade and rollback need on a lab.
 
-Refused before anything is packed (exit 2): a DIR holding no lab, a V that is not a semantic version or that fleet.yaml already lists, a fleet not run from a checkout, a pinned plugin whose tarball is missing or differs; a fleet.yaml with uncommitted changes (exit 3). Packing takes tens of seconds; progress goes to stderr.`;
+Without --dir, the lab whose repository $FLEET_REPO is (eval "$(fleet lab up --dir DIR)" sets it), else .fleet-lab.
+
+Refused before anything is packed (exit 2): a DIR holding no lab, a $FLEET_REPO that is not a lab's repository (without --dir), a V that is not a semantic version or that fleet.yaml already lists, a fleet not run from a checkout, a pinned plugin whose tarball is missing or differs; a fleet.yaml with uncommitted changes (exit 3). Packing takes tens of seconds; progress goes to stderr.`;
   static override examples = [
     '<%= config.bin %> lab build --dir .fleet-runtime-lab',
     '<%= config.bin %> lab build --dir .fleet-runtime-lab --version 0.2.0-lab.1 --canonical',
-    '<%= config.bin %> lab build --version 0.2.0-lab.1 --json',
+    'eval "$(<%= config.bin %> lab up --hosts 1 --dir /tmp/lab)" && <%= config.bin %> lab build --version 0.2.0-lab.1 --json',
   ];
   static override flags = {
-    dir: Flags.directory({ description: 'the lab directory', default: '.fleet-lab' }),
+    dir: Flags.directory({
+      description:
+        'the lab directory (default: the lab whose repository $FLEET_REPO is, else .fleet-lab)',
+    }),
     version: Flags.string({
       description: "the artifact's version (default: the checkout's @fleet/cli version)",
     }),
@@ -31,14 +36,17 @@ Refused before anything is packed (exit 2): a DIR holding no lab, a V that is no
     const path = await import('node:path');
     const { labBuild } = await import('@fleet/lab');
     const started = Date.now();
+    const fleetRepo = process.env['FLEET_REPO'];
     const result = await labBuild({
-      dir: flags.dir,
+      ...(flags.dir === undefined ? {} : { dir: flags.dir }),
+      ...(fleetRepo === undefined || fleetRepo === '' ? {} : { fleetRepo }),
       ...(flags.version === undefined ? {} : { version: flags.version }),
       canonical: flags.canonical,
       // packages/cli → the workspace root it belongs to
       checkout: path.resolve(this.config.root, '..', '..'),
       progress: (line) => this.note(line),
     });
+    for (const warning of result.warnings) this.note(warning);
     if (!this.jsonEnabled()) {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       const megabytes = (result.bytes / 1024 / 1024).toFixed(1);
