@@ -6,6 +6,7 @@ import {
   isFleetError,
   parseBuildRecord,
   provenanceProblem,
+  versionSetProblem,
 } from '../src/index.js';
 
 const C = '9c1e0aa5'.repeat(5);
@@ -29,6 +30,21 @@ describe('build record', () => {
       'an unknown field',
       `{"schema":"fleet.build/v1","commit":"${C}","dirty":false,"tag":"x"}`,
       /not a build record/,
+    ],
+    [
+      'a version set by the lab',
+      `{"schema":"fleet.build/v1","commit":"${C}","dirty":false,"versionSet":{"by":"fleet lab build","from":"0.1.0","to":"0.2.0-lab.1"}}`,
+      C,
+    ],
+    [
+      'a version set by someone else',
+      `{"schema":"fleet.build/v1","commit":"${C}","dirty":false,"versionSet":{"by":"sed","from":"0.1.0","to":"0.2.0"}}`,
+      /versionSet\.by/,
+    ],
+    [
+      'a version set to a non-semver',
+      `{"schema":"fleet.build/v1","commit":"${C}","dirty":false,"versionSet":{"by":"fleet lab build","from":"0.1.0","to":"latest"}}`,
+      /versionSet\.to: must be a semantic version/,
     ],
     ['no dirty flag', `{"schema":"fleet.build/v1","commit":"${C}"}`, /dirty/],
     ['not JSON', 'commit=9c1e', /not valid JSON/],
@@ -67,6 +83,35 @@ describe('build record', () => {
   for (const [name, recorded, carried, problem] of checks) {
     it(`provenance: ${name}`, () => {
       const found = provenanceProblem('a.tgz', recorded, carried);
+      if (problem === null) expect(found).to.equal(null);
+      else expect(found).to.match(problem);
+    });
+  }
+
+  const versionSets: [string, string, string | null, RegExp | null][] = [
+    ['no version set', '0.1.0', null, null],
+    ['the version set', '0.2.0', '0.2.0', null],
+    [
+      'another version than the one set',
+      '0.3.0',
+      '0.2.0',
+      /^a\.tgz is version 0\.3\.0, but its build record says fleet lab build set it to 0\.2\.0 \(from 0\.1\.0\)$/,
+    ],
+  ];
+  for (const [name, version, setTo, problem] of versionSets) {
+    it(`version set: ${name}`, () => {
+      const record = parseBuildRecord(
+        JSON.stringify({
+          schema: 'fleet.build/v1',
+          commit: C,
+          dirty: false,
+          ...(setTo === null
+            ? {}
+            : { versionSet: { by: 'fleet lab build', from: '0.1.0', to: setTo } }),
+        }),
+        'r',
+      );
+      const found = versionSetProblem('a.tgz', version, record);
       if (problem === null) expect(found).to.equal(null);
       else expect(found).to.match(problem);
     });

@@ -7,6 +7,7 @@
  * calls it, and plugins depend on core only.
  */
 export * from './adapter.js';
+export * from './build.js';
 export * from './definition.js';
 export * from './down.js';
 export * from './layout.js';

@@ -21,6 +21,12 @@ export const BUILD_RECORD_FILE = 'fleet-build.json';
 /** Its path inside the tarball (`npm pack` puts the package under `package/`). */
 export const BUILD_RECORD_ENTRY = `package/${BUILD_RECORD_FILE}`;
 export const BUILD_RECORD_SCHEMA = 'fleet.build/v1';
+/** Who may set an artifact's version after packing (the build record's `versionSet.by`). */
+export const VERSION_SET_BY_LAB = 'fleet lab build';
+
+const semanticVersion = z
+  .string()
+  .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, 'must be a semantic version');
 
 /** A full git object id: sha-1 (40) or sha-256 (64) lower-case hex. Abbreviations are ambiguous. */
 const fullCommit = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -35,6 +41,20 @@ export const buildRecordSchema = z.strictObject({
    * loads from its generation besides the bundled ones. Absent in an artifact packed without any.
    */
   plugins: pinnedPluginsSchema.default([]),
+  /**
+   * Present when the package's version was set after `npm pack` rather than taken from the
+   * checkout: `fleet lab build --version V` does so to give a lab a second build of one checkout
+   * (docs/runtime-lifecycle.md). `from` is the checkout's version, `to` the one written into
+   * `package/package.json`, which must then say `to`. Such an artifact is a lab build, never a
+   * release: its commit is still the one it was packed from.
+   */
+  versionSet: z
+    .strictObject({
+      by: z.literal(VERSION_SET_BY_LAB),
+      from: semanticVersion,
+      to: semanticVersion,
+    })
+    .optional(),
 });
 export type BuildRecord = z.infer<typeof buildRecordSchema>;
 
@@ -49,6 +69,20 @@ export const commitLabelSchema = z
 /** The label of a record: its commit, `-dirty` appended for a dirty build. */
 export function commitLabel(record: BuildRecord): string {
   return record.dirty ? `${record.commit}-dirty` : record.commit;
+}
+
+/**
+ * The check of a version set after packing (pure): the package's version must be the one the build
+ * record says was set. Returns the one-line problem, or `null` when they agree (or none was set).
+ */
+export function versionSetProblem(
+  file: string,
+  packageVersion: string,
+  record: BuildRecord | null,
+): string | null {
+  const set = record?.versionSet;
+  if (set === undefined || set.to === packageVersion) return null;
+  return `${file} is version ${packageVersion}, but its build record says ${set.by} set it to ${set.to} (from ${set.from})`;
 }
 
 /** True when a label names a build from a tree with uncommitted changes. */

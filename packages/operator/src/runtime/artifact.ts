@@ -5,7 +5,8 @@
  * the build record it carries (`package/fleet-build.json`, contract §1.8) — fleet.yaml's `commit`
  * must be that one (`ARTIFACT_PROVENANCE`, exit 2), and the acceptance target names it. An artifact
  * to install must carry every plugin fleet.yaml names, as pinned (`ARTIFACT_PLUGINS`, exit 2;
- * contract §10.5).
+ * contract §10.5). A version set after packing (`fleet lab build --version`) must be the one its
+ * build record says was set (`GENERATION_INVALID`).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -69,6 +70,7 @@ export async function loadArtifact(
     parseBuildRecord,
     pluginMismatches,
     provenanceProblem,
+    versionSetProblem,
   } = await import('@fleet/core');
   const { readTgz } = await import('@fleet/controller');
   const path = isAbsolute(file) ? file : join(root, file);
@@ -117,6 +119,9 @@ export async function loadArtifact(
       `the artifact ${file} is version ${pkg.version}, but fleet.yaml lists it as ${expected.version}`,
     );
   }
+  // A version set after packing (`fleet lab build --version`) is one the build record names.
+  const relabelled = versionSetProblem(file, pkg.version, record);
+  if (relabelled !== null) throw new FleetError('GENERATION_INVALID', relabelled);
   const carried = record === null ? null : commitLabel(record);
   const problem = provenanceProblem(file, expected?.commit ?? null, carried);
   if (problem !== null) {
