@@ -20,36 +20,53 @@ export type BadKey =
   | { readonly key: string; readonly duplicate: boolean; readonly tooDeep?: undefined }
   | { readonly tooDeep: true };
 
+/** Where the next string, object or array starts or ends: nothing else can hold a key. */
+const STRUCTURE = /["{}[\]]/g;
+
+/** JSON's four whitespace characters (the text is valid JSON: no other can sit between tokens). */
+const isJsonSpace = (code: number): boolean =>
+  code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+
+/** Index of the quote closing the string whose opening quote is at `start` (valid JSON). */
+function closingQuote(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  for (;;) {
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes += 1;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
+
 /**
  * Finds the first duplicated or forbidden key in `text`, which must already be valid JSON, or
  * nesting deeper than {@link MAX_JSON_DEPTH}. A single pass over the text with a stack of the keys
- * seen in each open object.
+ * seen in each open object; it jumps from one quote or bracket to the next and over each string
+ * whole (every answer of a controller passes here: a 1,000-host drift reads 1,000 of them).
  */
 export function findBadKey(text: string): BadKey | undefined {
   const stack: (Set<string> | null)[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const ch = text[i];
+  const structure = new RegExp(STRUCTURE);
+  for (let match = structure.exec(text); match !== null; match = structure.exec(text)) {
+    const i = match.index;
+    const ch = match[0];
     if (ch === '"') {
-      let j = i + 1;
-      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const raw = text.slice(i, j + 1);
-      i = j + 1;
-      while (i < text.length && /\s/.test(text[i] as string)) i += 1;
+      const end = closingQuote(text, i);
+      structure.lastIndex = end + 1;
       const keys = stack[stack.length - 1];
-      if (text[i] === ':' && keys) {
-        const key = JSON.parse(raw) as string;
-        if (FORBIDDEN_KEYS.has(key)) return { key, duplicate: false };
-        if (keys.has(key)) return { key, duplicate: true };
-        keys.add(key);
-      }
-      continue;
-    }
-    if (ch === '{' || ch === '[') {
+      if (!keys) continue;
+      let next = end + 1;
+      while (isJsonSpace(text.charCodeAt(next))) next += 1;
+      if (text.charCodeAt(next) !== 0x3a /* : */) continue;
+      const raw = text.slice(i, end + 1);
+      const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+      if (FORBIDDEN_KEYS.has(key)) return { key, duplicate: false };
+      if (keys.has(key)) return { key, duplicate: true };
+      keys.add(key);
+    } else if (ch === '{' || ch === '[') {
       if (stack.length >= MAX_JSON_DEPTH) return { tooDeep: true };
       stack.push(ch === '{' ? new Set() : null);
-    } else if (ch === '}' || ch === ']') stack.pop();
-    i += 1;
+    } else stack.pop();
   }
   return undefined;
 }

@@ -302,6 +302,30 @@ describe('client/createControllerClient', () => {
     expect(server.seen).to.have.length(0);
   });
 
+  it('checks every body, though a body already checked is remembered: a changed one is still refused', async () => {
+    const server = await track(
+      serve((_req, _body, res) =>
+        reply(res, 500, { error: { code: 'IO_ERROR', message: 'disk' } }),
+      ),
+    );
+    const first = client(server.url);
+    for (let i = 0; i < 2; i += 1) {
+      expect((await rejected(first.export({ path: '~/.claude/CLAUDE.md' }))).code).to.equal(
+        'IO_ERROR',
+      );
+    }
+    // The same route and shape, one field changed: refused before a byte is sent, by any client.
+    for (const c of [first, client(server.url)]) {
+      const bad = await rejected(c.export({ path: '/etc/passwd' }));
+      expect(bad.code).to.equal('BAD_REQUEST');
+      const extra = await rejected(c.export({ path: '~/.claude/CLAUDE.md', more: 1 } as never));
+      expect(extra.code).to.equal('BAD_REQUEST');
+    }
+    expect(server.seen.map((seen) => seen.body)).to.deep.equal(
+      Array(2).fill(JSON.stringify({ path: '~/.claude/CLAUDE.md' })),
+    );
+  });
+
   it('refuses an answer that does not match the route schema, or is not JSON', async () => {
     const server = await track(
       serve((req, _body, res) => {

@@ -23,8 +23,35 @@ export type IdentityParse =
   | { readonly ok: true; readonly expectedNode: string }
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
+/**
+ * Parses remembered by (file, text), oldest dropped first: the prober reads the same file at every
+ * drift (a virtual lab: 1,000 nodes' files in one process), and a parse is a pure function of both.
+ */
+const parses = new Map<string, IdentityParse>();
+const PARSES_KEPT = 1024;
+const PARSED_TEXT_KEPT_BYTES = 4096;
+
 /** Reads `expected_node` from an identity file's text (`file` names it in problems). */
 export function parseIdentity(text: string, file: string): IdentityParse {
+  if (text.length > PARSED_TEXT_KEPT_BYTES) return parseIdentityText(text, file);
+  const key = `${file}\u0000${text}`;
+  let parsed = parses.get(key);
+  if (parsed === undefined) {
+    parsed = frozen(parseIdentityText(text, file));
+    if (parses.size >= PARSES_KEPT) parses.delete(parses.keys().next().value as string);
+    parses.set(key, parsed);
+  }
+  return parsed;
+}
+
+/** A remembered parse is shared by its callers: none may change it. */
+function frozen(parsed: IdentityParse): IdentityParse {
+  if (!parsed.ok) for (const problem of parsed.problems) Object.freeze(problem);
+  if (!parsed.ok) Object.freeze(parsed.problems);
+  return Object.freeze(parsed);
+}
+
+function parseIdentityText(text: string, file: string): IdentityParse {
   const fail = (message: string, line?: number): IdentityParse => ({
     ok: false,
     problems: [{ file, ...(line === undefined ? {} : { line }), message }],

@@ -70,4 +70,17 @@ describe('transport-identity.node-id prober', () => {
     await host.writeFile(IDENTITY, 'expected_node: [\n');
     expect(await item('node-01')).to.include({ state: 'diverged' });
   });
+
+  it('reads the file again at every probe: a changed file is seen, though parses are remembered', async () => {
+    for (const [text, state] of [
+      ['expected_node: node-01\n', 'current'],
+      ['expected_node: node-07\n', 'diverged'],
+      ['expected_node: node-01\n', 'current'],
+      ['expected_node: [\n', 'diverged'],
+      ['expected_node: node-01\n', 'current'],
+    ] as const) {
+      await host.writeFile(IDENTITY, text);
+      expect(await item('node-01'), text).to.include({ state });
+    }
+  });
 });

@@ -128,12 +128,32 @@ export function newOperationId(): string {
   return ulid();
 }
 
+/** Checked request bodies remembered per schema, by their JSON text, and the largest one kept. */
+const checkedBodies = new WeakMap<z.ZodType, Map<string, unknown>>();
+const CHECKED_BODY_ENTRIES = 64;
+const CHECKED_BODY_BYTES = 64 * 1024;
+
+/**
+ * The route's schema applied to the JSON that goes on the wire (`body` as `JSON.stringify` sends
+ * it). A fleet-wide read sends every host the same body (contract §14: 1,000 hosts, one check),
+ * so a text already checked against this schema is not checked again; bodies over
+ * {@link CHECKED_BODY_BYTES} (an install's contents) and those past the first
+ * {@link CHECKED_BODY_ENTRIES} (each mutating request's own operation id) are always checked.
+ */
 function checkedRequest(target: RequestTarget, schema: z.ZodType, body: unknown): unknown {
-  const result = schema.safeParse(body);
+  const text = JSON.stringify(body) as string | undefined;
+  let known = checkedBodies.get(schema);
+  const remembered = text === undefined ? undefined : known?.get(text);
+  if (remembered !== undefined) return remembered;
+  const result = schema.safeParse(text === undefined ? undefined : JSON.parse(text));
   if (!result.success) {
     throw new FleetError('BAD_REQUEST', `${target.host}: invalid ${target.operation} request`, {
       problems: zodProblems(result.error, `${target.operation} request`),
     });
+  }
+  if (text !== undefined && text.length <= CHECKED_BODY_BYTES && result.data !== undefined) {
+    if (known === undefined) checkedBodies.set(schema, (known = new Map<string, unknown>()));
+    if (known.size < CHECKED_BODY_ENTRIES) known.set(text, result.data);
   }
   return result.data;
 }

@@ -96,9 +96,62 @@ export const fileModeSchema = z
 
 export const fileFormatSchema = z.enum(['yaml', 'json', 'markdown', 'text']);
 
+/** A plain object: its prototype is Object's or none (a Date, a Map or a class instance is not). */
+function isPlainObject(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Whether `value` is a JSON value: a string, a finite number, a boolean, null, an array of JSON
+ * values without holes, or a plain object whose own keys are all strings and whose values are JSON
+ * values — what `z.json()` accepts, checked in one walk. `z.json()` tries each branch of its union
+ * in turn and builds an issue for every branch that fails: on a drift over 1,000 hosts the facts
+ * of every answer made it one of the costliest checks of the client (contract §14).
+ */
+export function isJsonValue(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i += 1) {
+          if (!(i in value) || !isJsonValue(value[i])) return false;
+        }
+        return true;
+      }
+      return isJsonObject(value);
+    }
+    default:
+      return false;
+  }
+}
+
+/** Whether `value` is a plain object of JSON values (string keys only). */
+export function isJsonObject(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  if (!isPlainObject(value)) return false;
+  for (const key of Reflect.ownKeys(value)) {
+    if (typeof key !== 'string' || !isJsonValue((value as Record<string, unknown>)[key])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** JSON values (facts and parameters cross the wire as JSON). */
-export const jsonValueSchema = z.json();
-export const jsonObjectSchema = z.record(z.string(), jsonValueSchema);
+export const jsonValueSchema = z.custom<z.core.util.JSONType>(
+  isJsonValue,
+  'Invalid input: not a JSON value',
+);
+export const jsonObjectSchema = z.custom<Record<string, z.core.util.JSONType>>(
+  isJsonObject,
+  'Invalid input: not an object of JSON values',
+);
 
 /** Every error response: `{ error: { code, message } }`, plus the live sha for a failed precondition. */
 export const errorBodySchema = z.strictObject({
