@@ -72,7 +72,8 @@ describe('fake supervisors (executables on PATH)', function () {
   afterEach(async () => {
     await run('systemctl', ['--user', 'stop', 'demo.service']);
     await run('systemctl', ['--user', 'stop', 'demo-escape.service']);
-    await rm(home, { recursive: true, force: true });
+    // maxRetries: a monitor still running may write into its state while it is being removed.
+    await rm(home, { recursive: true, force: true, maxRetries: 5 });
     // No fake's process outlives the test that started it (its monitor names the home).
     expect(await survivorsOf(home), 'processes left behind').to.deep.equal([]);
   });
@@ -166,7 +167,11 @@ describe('fake supervisors (executables on PATH)', function () {
       expect(processAlive(record?.pid)).to.equal(true);
       expect(processesNaming(home).length).to.be.greaterThan(0);
       // The test's home goes (as afterEach removes it) with the unit still running.
-      await rm(join(home, '.fleet-fake-supervisor'), { recursive: true, force: true });
+      await rm(join(home, '.fleet-fake-supervisor'), {
+        recursive: true,
+        force: true,
+        maxRetries: 5,
+      });
       expect(await survivorsOf(home), 'the monitor outlived its state').to.deep.equal([]);
       expect(processAlive(record?.pid), 'the runtime outlived its monitor').to.equal(false);
     });

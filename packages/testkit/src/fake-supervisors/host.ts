@@ -96,7 +96,8 @@ export class FakeSupervisorHost implements NodeContext {
     await new Promise<void>((resolve) =>
       execFile('chmod', ['-R', 'u+w', this.home], () => resolve()),
     );
-    await rm(this.home, { recursive: true, force: true });
+    // maxRetries: a monitor that is ending may still write its record while the tree goes.
+    await rm(this.home, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 
