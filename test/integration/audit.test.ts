@@ -77,7 +77,10 @@ describe('fleet audit show|verify on a lab', function () {
     labSupervisorClient(join(dir, 'nodes', host, 'supervisor.sock'));
   /** The heads this operator kept: forgotten when a test changes a log on purpose. */
   const forgetHeads = () =>
-    rm(join(env['XDG_STATE_HOME'] as string, 'fleet', 'audit-heads.json'), { force: true });
+    rm(join(env['XDG_STATE_HOME'] as string, 'fleet', 'audit-heads'), {
+      recursive: true,
+      force: true,
+    });
 
   /** Runs `change` with node-01's controller stopped (its log flushed, its head recorded). */
   async function whileStopped(host: string, change: () => Promise<void>): Promise<void> {

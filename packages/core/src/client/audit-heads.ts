@@ -1,16 +1,23 @@
 /**
  * The audit heads the operator has seen (contract §15, docs/audit-log.md): every authenticated
  * answer of a controller carries the node's durable audit head (`fleet-audit-head: <seq>:<sha256>`);
- * after each verb the heads it saw are kept per repository and host in `audit-heads.json` beside
- * the operator log (`$XDG_STATE_HOME/fleet/`, 0600). `fleet audit verify --host H` holds the node's chain against
- * every head kept for H: a log rewritten behind the operator's back — consistent, restarted, but
- * without a record the operator saw — no longer contains one of them.
+ * after each verb the heads it saw are kept per repository and host, one file per repository in
+ * `audit-heads/` beside the operator log (`$XDG_STATE_HOME/fleet/`, 0600 files in a 0700
+ * directory). `fleet audit verify --host H` holds the node's chain against every head kept for H: a
+ * log rewritten behind the operator's back — consistent, restarted, but without a record the
+ * operator saw — no longer contains one of them.
+ *
+ * One file per repository, not one for all (contract §14): every verb reads and replaces the heads
+ * of its own repository only, so its cost follows the size of that fleet, never the number of
+ * repositories and labs this operator ever used. The single `audit-heads.json` of earlier versions
+ * is still read for a repository that has no file of its own yet (its heads carry over at that
+ * repository's next write); fleet no longer writes it.
  *
  * Only the heads seen since the last successful verify are kept (a verify collapses them to the
  * head it verified), at most {@link MAX_HEADS_PER_HOST} per host (see {@link addSeenHead}).
  */
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -20,6 +27,9 @@ import { sha256Schema, timestampSchema } from '../wire/protocol.js';
 import type { AuditHead } from '../wire/audit.js';
 import { operatorStateDir } from './operator-log.js';
 
+/** The directory of the per-repository heads files, in the operator's state directory. */
+export const AUDIT_HEADS_DIR = 'audit-heads';
+/** The single heads file of earlier versions: read for a repository without a file of its own. */
 export const AUDIT_HEADS_FILE = 'audit-heads.json';
 /** The response header a controller carries its durable audit head in. */
 export const AUDIT_HEAD_HEADER = 'fleet-audit-head';
@@ -98,23 +108,29 @@ export interface AuditHeadsOptions {
   readonly now?: () => Date;
 }
 
-export function auditHeadsPath(options: AuditHeadsOptions = {}): string {
-  return join(
-    operatorStateDir(options.env ?? process.env, options.home ?? homedir()),
-    AUDIT_HEADS_FILE,
-  );
+function stateDir(options: AuditHeadsOptions): string {
+  return operatorStateDir(options.env ?? process.env, options.home ?? homedir());
 }
 
-/** The kept heads (an absent file: none). A malformed file is an error naming it, never guessed. */
-export async function readAuditHeads(options: AuditHeadsOptions = {}): Promise<AuditHeadsFile> {
-  const path = auditHeadsPath(options);
+/**
+ * The heads file of one fleet repository (its real path): named by the sha256 of that path, so no
+ * repository path ever becomes a file name; the file names its repository inside, and a file that
+ * names another one is refused.
+ */
+export function auditHeadsPath(repo: string, options: AuditHeadsOptions = {}): string {
+  const name = createHash('sha256').update(repo).digest('hex').slice(0, 32);
+  return join(stateDir(options), AUDIT_HEADS_DIR, `${name}.json`);
+}
+
+const EMPTY: AuditHeadsFile = { schema: 'fleet.audit-heads/v1', repos: {} };
+
+/** A heads file as fleet wrote it; `undefined` when absent. Malformed: an error naming it. */
+async function readHeadsFile(path: string): Promise<AuditHeadsFile | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      return { schema: 'fleet.audit-heads/v1', repos: {} };
-    }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
   const parsed = auditHeadsFileSchema.safeParse(parseStrictJson(text, path, 'USAGE'));
@@ -127,24 +143,48 @@ export async function readAuditHeads(options: AuditHeadsOptions = {}): Promise<A
 }
 
 /**
- * Reads, changes and atomically replaces the heads file (0600 in a 0700 directory); repositories
- * that no longer exist are forgotten on the way. Two verbs racing may lose one's update: that only
- * drops heads, it never invents one.
+ * The kept heads of one repository (none: an empty file), from its own file, else from the single
+ * file of earlier versions. A malformed file, or one that names another repository, is an error
+ * naming it, never guessed.
+ */
+export async function readAuditHeads(
+  repo: string,
+  options: AuditHeadsOptions = {},
+): Promise<AuditHeadsFile> {
+  const path = auditHeadsPath(repo, options);
+  const own = await readHeadsFile(path);
+  if (own !== undefined) {
+    const others = Object.keys(own.repos).filter((key) => key !== repo);
+    if (others.length > 0) {
+      throw new FleetError('USAGE', `${path} holds the audit heads of another repository`, {
+        suggestions: [`move it aside to start keeping heads afresh: mv ${path} ${path}.bad`],
+      });
+    }
+    return own;
+  }
+  const legacy = await readHeadsFile(join(stateDir(options), AUDIT_HEADS_FILE));
+  const hosts = legacy?.repos[repo];
+  return hosts === undefined ? EMPTY : { ...EMPTY, repos: { [repo]: hosts } };
+}
+
+/**
+ * Reads, changes and atomically replaces one repository's heads file (0600 in a 0700 directory).
+ * Two verbs racing may lose one's update: that only drops heads, it never invents one.
  */
 export async function updateAuditHeads(
-  change: (file: AuditHeadsFile) => AuditHeadsFile,
+  repo: string,
+  change: (hosts: Readonly<Record<string, SeenHead[]>>) => Record<string, SeenHead[]>,
   options: AuditHeadsOptions = {},
 ): Promise<string> {
-  const path = auditHeadsPath(options);
-  const dir = operatorStateDir(options.env ?? process.env, options.home ?? homedir());
+  const path = auditHeadsPath(repo, options);
+  const dir = join(stateDir(options), AUDIT_HEADS_DIR);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const changed = change(await readAuditHeads(options));
-  const repos: AuditHeadsFile['repos'] = {};
-  for (const [repo, hosts] of Object.entries(changed.repos)) {
-    if (await exists(repo)) repos[repo] = hosts;
-  }
-  const next = auditHeadsFileSchema.parse({ ...changed, repos });
-  const temp = join(dir, `.${AUDIT_HEADS_FILE}.${randomBytes(6).toString('hex')}`);
+  const before = await readAuditHeads(repo, options);
+  const next = auditHeadsFileSchema.parse({
+    ...EMPTY,
+    repos: { [repo]: change(before.repos[repo] ?? {}) },
+  });
+  const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', 0o600);
   try {
     await handle.writeFile(`${JSON.stringify(next, null, 1)}\n`);
@@ -157,6 +197,32 @@ export async function updateAuditHeads(
     throw error;
   }
   return path;
+}
+
+/**
+ * Forgets the heads of repositories that no longer exist (a lab taken down, a clone removed): each
+ * heads file names its repository. Run by `audit verify`, not by every verb (it reads every file).
+ * A file that does not parse is left for the operator (the verbs of its repository name it).
+ */
+export async function forgetVanishedRepos(options: AuditHeadsOptions = {}): Promise<number> {
+  const dir = join(stateDir(options), AUDIT_HEADS_DIR);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let forgotten = 0;
+  for (const name of names.filter((n) => /^[0-9a-f]{32}\.json$/.test(n))) {
+    const file = await readHeadsFile(join(dir, name)).catch(() => undefined);
+    const repos = Object.keys(file?.repos ?? {});
+    if (file === undefined || repos.length === 0) continue;
+    const present = await Promise.all(repos.map(exists));
+    if (present.some(Boolean)) continue;
+    await unlink(join(dir, name)).catch(() => undefined);
+    forgotten += 1;
+  }
+  return forgotten;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -177,13 +243,17 @@ export async function recordSeenHeads(
 ): Promise<void> {
   if (heads.size === 0) return;
   const seenAt = (options.now?.() ?? new Date()).toISOString();
-  await updateAuditHeads((file) => {
-    const hosts = { ...(file.repos[repo] ?? {}) };
-    for (const [host, head] of heads) {
-      hosts[host] = addSeenHead(hosts[host] ?? [], { ...head, seenAt, verb: verb.slice(0, 100) });
-    }
-    return { ...file, repos: { ...file.repos, [repo]: hosts } };
-  }, options);
+  await updateAuditHeads(
+    repo,
+    (kept) => {
+      const hosts = { ...kept };
+      for (const [host, head] of heads) {
+        hosts[host] = addSeenHead(hosts[host] ?? [], { ...head, seenAt, verb: verb.slice(0, 100) });
+      }
+      return hosts;
+    },
+    options,
+  );
 }
 
 /** After a successful verify (or an accepted rewrite): each host's heads collapse to the one verified. */
@@ -195,12 +265,17 @@ export async function settleSeenHeads(
 ): Promise<void> {
   if (verified.size === 0) return;
   const seenAt = (options.now?.() ?? new Date()).toISOString();
-  await updateAuditHeads((file) => {
-    const hosts = { ...(file.repos[repo] ?? {}) };
-    for (const [host, head] of verified) {
-      if (head === null) delete hosts[host];
-      else hosts[host] = [{ ...head, seenAt, verb: verb.slice(0, 100) }];
-    }
-    return { ...file, repos: { ...file.repos, [repo]: hosts } };
-  }, options);
+  await updateAuditHeads(
+    repo,
+    (kept) => {
+      const hosts = { ...kept };
+      for (const [host, head] of verified) {
+        if (head === null) delete hosts[host];
+        else hosts[host] = [{ ...head, seenAt, verb: verb.slice(0, 100) }];
+      }
+      return hosts;
+    },
+    options,
+  );
+  await forgetVanishedRepos(options);
 }

@@ -29,12 +29,14 @@ export {
   type OperatorVerb,
 } from './operator-log.js';
 export {
+  AUDIT_HEADS_DIR,
   AUDIT_HEADS_FILE,
   AUDIT_HEAD_HEADER,
   MAX_HEADS_PER_HOST,
   addSeenHead,
   auditHeadsFileSchema,
   auditHeadsPath,
+  forgetVanishedRepos,
   observeAuditHead,
   parseAuditHeadHeader,
   readAuditHeads,

@@ -17,7 +17,7 @@ export default class AuditVerify extends FleetCommand {
   static override summary = "Check the hash chain of every host's audit log (or one node home's).";
   static override description = `Each node's audit log is JSON lines, each carrying the sha256 of the line before it and a sequence number. The lines are read verbatim (through the controller, POST /v1/audit, scope config:read) and the chain is recomputed here: an edited, removed, reordered or torn entry is reported with its seq and line. Through a controller, the head it holds in memory is checked too, so an edit of the very last line or a cut tail is caught as well.
 
-The log rotates into chained segments (audit.jsonl and closed audit.<seq>.jsonl files); every kept segment is checked, and a removed, replaced or renamed one is reported. Through a controller, the chain is also held against every audit head this operator's earlier verbs saw for that host (kept in $XDG_STATE_HOME/fleet/audit-heads.json): a log rewritten behind your back — consistent, but without a record you saw — is reported as rewritten. After a clean verify the kept heads collapse to the one verified. --accept-current (after you investigated a reported rewrite, or a --repair): hold those hosts to their current head from now on.
+The log rotates into chained segments (audit.jsonl and closed audit.<seq>.jsonl files); every kept segment is checked, and a removed, replaced or renamed one is reported. Through a controller, the chain is also held against every audit head this operator's earlier verbs saw for that host (kept in $XDG_STATE_HOME/fleet/audit-heads/, a file per repository): a log rewritten behind your back — consistent, but without a record you saw — is reported as rewritten. After a clean verify the kept heads collapse to the one verified. --accept-current (after you investigated a reported rewrite, or a --repair): hold those hosts to their current head from now on.
 
 Without flags: every host of fleet.yaml, concurrently. --host H (repeatable): only those. --home DIR: the log of a controller home on this machine, read directly, held against the head the controller recorded when it last stopped (audit.head.json). --home DIR --repair: with that controller stopped, seal a broken log aside (audit-sealed-<ts>/, untouched) and start a new chain whose first record names it — a node refuses writes while its chain is broken.
 
@@ -101,8 +101,8 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
       for (const host of hosts) core.hostEntry(repo, host);
       const credentialsPath = core.defaultCredentialsPath(process.env);
       const credentials = await core.loadCredentials(credentialsPath);
-      const kept = await core.readAuditHeads();
       const repoKey = this.repoRoot ?? root;
+      const kept = await core.readAuditHeads(repoKey);
       const { HostProgress } = await import('../../progress.js');
       const progress = new HostProgress('audit verify', hosts.length);
       const outcomes = await core.forEachHost(

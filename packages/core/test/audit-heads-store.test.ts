@@ -1,0 +1,118 @@
+/**
+ * Where the operator keeps the audit heads it saw (docs/audit-log.md "The heads the operator
+ * keeps"): one file per repository, so a verb reads and replaces only its own repository's heads
+ * (contract §14: its cost follows its own fleet, not every lab this operator ever used); the
+ * single file of earlier versions is still read, never written.
+ */
+import { expect } from 'chai';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FleetError } from '../src/errors.js';
+import {
+  AUDIT_HEADS_DIR,
+  AUDIT_HEADS_FILE,
+  auditHeadsPath,
+  readAuditHeads,
+  recordSeenHeads,
+  seenHeadsOf,
+  settleSeenHeads,
+} from '../src/client/audit-heads.js';
+
+const sha = (c: string) => c.repeat(64);
+const head = (seq: number, c: string) => ({ seq, sha256: sha(c) });
+
+describe('audit heads: one file per repository', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let repoA: string;
+  let repoB: string;
+  const options = () => ({ env, now: () => new Date('2026-12-02T00:00:00.000Z') });
+  const headsDir = () => join(dir, 'state', 'fleet', AUDIT_HEADS_DIR);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleet-audit-heads-'));
+    env = { XDG_STATE_HOME: join(dir, 'state') };
+    repoA = join(dir, 'repo-a');
+    repoB = join(dir, 'repo-b');
+    await mkdir(repoA);
+    await mkdir(repoB);
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('keeps each repository in its own private file, and a verb touches only its own', async () => {
+    await recordSeenHeads(repoA, new Map([['node-01', head(3, 'a')]]), 'drift', options());
+    await recordSeenHeads(repoB, new Map([['node-01', head(9, 'b')]]), 'drift', options());
+    const fileB = auditHeadsPath(repoB, options());
+    const before = await readFile(fileB, 'utf8');
+
+    await recordSeenHeads(repoA, new Map([['node-01', head(4, 'c')]]), 'apply', options());
+
+    expect(await readdir(headsDir())).to.have.length(2);
+    expect(await readFile(fileB, 'utf8')).to.equal(before);
+    const a = await readAuditHeads(repoA, options());
+    expect(Object.keys(a.repos)).to.deep.equal([repoA]);
+    expect(seenHeadsOf(a, repoA, 'node-01').map((h) => [h.seq, h.verb])).to.deep.equal([
+      [3, 'drift'],
+      [4, 'apply'],
+    ]);
+    expect(seenHeadsOf(await readAuditHeads(repoB, options()), repoB, 'node-01')).to.have.length(1);
+    expect((await stat(auditHeadsPath(repoA, options()))).mode & 0o777).to.equal(0o600);
+    expect((await stat(headsDir())).mode & 0o777).to.equal(0o700);
+  });
+
+  it('reads the single file of earlier versions for a repository without its own, never writes it', async () => {
+    const legacyPath = join(dir, 'state', 'fleet', AUDIT_HEADS_FILE);
+    const seen = { seq: 2, sha256: sha('d'), seenAt: '2026-11-30T00:00:00.000Z', verb: 'drift' };
+    const legacy = `${JSON.stringify({
+      schema: 'fleet.audit-heads/v1',
+      repos: { [repoA]: { 'node-01': [seen] }, [repoB]: { 'node-02': [seen] } },
+    })}\n`;
+    await mkdir(join(dir, 'state', 'fleet'), { recursive: true });
+    await writeFile(legacyPath, legacy, { mode: 0o600 });
+
+    expect(seenHeadsOf(await readAuditHeads(repoA, options()), repoA, 'node-01')).to.deep.equal([
+      seen,
+    ]);
+    await recordSeenHeads(repoA, new Map([['node-01', head(5, 'e')]]), 'drift', options());
+
+    // The earlier heads carried over into the repository's own file; the old file is untouched.
+    const own = JSON.parse(await readFile(auditHeadsPath(repoA, options()), 'utf8')) as {
+      repos: Record<string, Record<string, { seq: number }[]>>;
+    };
+    expect(own.repos[repoA]?.['node-01']?.map((h) => h.seq)).to.deep.equal([2, 5]);
+    expect(own.repos[repoB]).to.equal(undefined);
+    expect(await readFile(legacyPath, 'utf8')).to.equal(legacy);
+  });
+
+  it('refuses a file that names another repository, naming the file', async () => {
+    await recordSeenHeads(repoB, new Map([['node-01', head(1, 'f')]]), 'drift', options());
+    await mkdir(headsDir(), { recursive: true });
+    await writeFile(
+      auditHeadsPath(repoA, options()),
+      await readFile(auditHeadsPath(repoB, options()), 'utf8'),
+    );
+    const error = await readAuditHeads(repoA, options()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).to.be.instanceOf(FleetError);
+    expect((error as FleetError).code).to.equal('USAGE');
+    expect((error as FleetError).message).to.include(auditHeadsPath(repoA, options()));
+  });
+
+  it('a verify collapses the heads and forgets the files of repositories that are gone', async () => {
+    await recordSeenHeads(repoA, new Map([['node-01', head(3, 'a')]]), 'drift', options());
+    await recordSeenHeads(repoA, new Map([['node-01', head(4, 'b')]]), 'drift', options());
+    await recordSeenHeads(repoB, new Map([['node-01', head(7, 'c')]]), 'drift', options());
+    await rm(repoB, { recursive: true });
+
+    await settleSeenHeads(repoA, new Map([['node-01', head(4, 'b')]]), 'audit verify', options());
+
+    const kept = seenHeadsOf(await readAuditHeads(repoA, options()), repoA, 'node-01');
+    expect(kept.map((h) => [h.seq, h.verb])).to.deep.equal([[4, 'audit verify']]);
+    expect(await readdir(headsDir())).to.deep.equal([
+      auditHeadsPath(repoA, options()).split('/').pop(),
+    ]);
+  });
+});
