@@ -13,7 +13,7 @@
  * and only when something was checked afresh. Like every file there (`cache/store.ts`), a torn,
  * corrupt or foreign file is a miss; deleting it is always safe.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { z } from 'zod';
 import type { Problem } from '../errors.js';
 import type { ManagedFile } from '../interfaces/domain.js';
@@ -61,10 +61,20 @@ function filePrefix(plugin: PluginRef, domain: string, file: ManagedFile): strin
   ]);
 }
 
-/** The cache key of one answer: the plugin and file (`filePrefix`) and the content's bytes. */
-export function checkAnswerKey(prefix: string, content: string): string {
-  const contentHash = createHash('sha256').update(content, 'utf8').digest('hex');
-  return createHash('sha256').update(prefix).update('\0').update(contentHash).digest('hex');
+/**
+ * The cache key of one answer: the sha256 of the plugin and file (`filePrefix`, JSON: it holds no
+ * NUL), a NUL, and the content. `prefix` is that hash fed the prefix and the NUL already (copied,
+ * never consumed), so the prefix is hashed once per file and not once per host.
+ */
+export function checkAnswerKey(prefix: Hash, content: string): string {
+  return prefix.copy().update(content, 'utf8').digest('hex');
+}
+
+/** The hash `checkAnswerKey` continues for one plugin's checks of one declared file. */
+export function checkAnswerPrefix(plugin: PluginRef, domain: string, file: ManagedFile): Hash {
+  return createHash('sha256')
+    .update(filePrefix(plugin, domain, file), 'utf8')
+    .update('\0');
 }
 
 /** The check answers of the repository whose cache directory is `cacheDir` (`cacheDirOf`). */
@@ -84,10 +94,11 @@ export function checkAnswerCache(cacheDir: string | null): CheckAnswers {
   return {
     wrap(plugin, domain, check) {
       if (cacheDir === null || plugin.type === 'link') return check;
-      const prefixes = new WeakMap<ManagedFile, string>();
+      const prefixes = new WeakMap<ManagedFile, Hash>();
       return (file, content) => {
         let prefix = prefixes.get(file);
-        if (prefix === undefined) prefixes.set(file, (prefix = filePrefix(plugin, domain, file)));
+        if (prefix === undefined)
+          prefixes.set(file, (prefix = checkAnswerPrefix(plugin, domain, file)));
         const key = checkAnswerKey(prefix, content);
         let problems = used.get(key) ?? readEarlier(cacheDir)[key];
         if (problems === undefined) {
