@@ -9,6 +9,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   appendFileSync,
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -117,7 +118,13 @@ export async function makeCurrent(lab) {
           : body;
       const file = path.join(host.home, target.path.slice(2));
       mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      writeFileSync(file, content, { mode: 0o600 });
+      // A whole file with a declared mode (contract §10.4) is current only with that mode.
+      const mode =
+        target.file.kind === 'whole' && target.file.mode !== undefined
+          ? core.parseFileMode(target.file.mode)
+          : 0o600;
+      writeFileSync(file, content, { mode });
+      chmodSync(file, mode); // past the umask
       // A derived copy (the router's installed volume) holds the same bytes after an install.
       for (const derived of registry.domain(target.domain).descriptor.derivedPaths ?? []) {
         if (derived.derivedFrom !== target.file.id) continue;

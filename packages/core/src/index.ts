@@ -142,6 +142,8 @@ export { entropy, scanForSecrets, type SecretFinding } from './secrets/scan.js';
 export { unifiedDiff, type DiffOptions } from './diff.js';
 export { cacheDirOf } from './cache/store.js';
 export { cachedRepoFiles } from './cache/repo-files.js';
+export { checkAnswerCache, CHECKS_CACHE_ENTRIES } from './cache/checks.js';
+export type { CheckAnswers, InstallerCheck } from './cache/checks.js';
 
 // The node policy (contract §5.1, docs/node-policy.md)
 export {

@@ -57,6 +57,11 @@ export class Registry {
   readonly plugins: readonly PluginRef[];
   private readonly container: DependencyContainer;
   private readonly loaded = new Map<string, Promise<unknown>>();
+  /**
+   * Each token's registrations, sorted, resolved once: the container is filled in the
+   * constructor and never again, and a controller asks for them on every request (contract §14).
+   */
+  private readonly resolved = new Map<symbol, readonly Registered<unknown>[]>();
 
   constructor(
     accepted: readonly AcceptedRegistration[],
@@ -76,11 +81,19 @@ export class Registry {
     }
   }
 
+  /** A token's registrations sorted by `key`, a fresh array each call (callers may sort it). */
+  private sorted<D>(token: symbol, key: (d: D) => string): Registered<D>[] {
+    let found = this.resolved.get(token) as readonly Registered<D>[] | undefined;
+    if (found === undefined) {
+      found = resolveAll<D>(this.container, token).sort(byKey(key));
+      this.resolved.set(token, found);
+    }
+    return [...found];
+  }
+
   /** Every registered domain, by name. */
   domains(): Registered<InstallerDescriptor>[] {
-    return resolveAll<InstallerDescriptor>(this.container, REGISTRY_TOKENS.domain).sort(
-      byKey((d) => d.domain),
-    );
+    return this.sorted<InstallerDescriptor>(REGISTRY_TOKENS.domain, (d) => d.domain);
   }
 
   /** One domain; `UNKNOWN_DOMAIN` (exit 2) naming the known ones otherwise. */
@@ -97,24 +110,20 @@ export class Registry {
 
   /** Every registered adopter, by domain. */
   adopters(): Registered<AdopterDescriptor>[] {
-    return resolveAll<AdopterDescriptor>(this.container, REGISTRY_TOKENS.adopter).sort(
-      byKey((d) => d.domain),
-    );
+    return this.sorted<AdopterDescriptor>(REGISTRY_TOKENS.adopter, (d) => d.domain);
   }
 
   /** Every registered prober, by id. */
   probers(): Registered<ProberDescriptor>[] {
-    return resolveAll<ProberDescriptor>(this.container, REGISTRY_TOKENS.prober).sort(
-      byKey((d) => d.id),
-    );
+    return this.sorted<ProberDescriptor>(REGISTRY_TOKENS.prober, (d) => d.id);
   }
 
   /** Every registered bootstrap adapter, by supervisor. */
   bootstrapAdapters(): Registered<BootstrapAdapterDescriptor>[] {
-    return resolveAll<BootstrapAdapterDescriptor>(
-      this.container,
+    return this.sorted<BootstrapAdapterDescriptor>(
       REGISTRY_TOKENS.bootstrapAdapter,
-    ).sort(byKey((d) => d.supervisor));
+      (d) => d.supervisor,
+    );
   }
 
   /** The installer of a domain, loaded on first use. */

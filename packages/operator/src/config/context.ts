@@ -26,7 +26,10 @@ export interface FleetContext {
   readonly domains: ReadonlyMap<string, DomainRuntime>;
   client(host: string): ControllerClient;
   readonly credentialsPath: string;
-  /** Closes every host's keep-alive connection (contract §14): at the end of the verb. */
+  /**
+   * Closes every host's keep-alive connection (contract §14) and keeps the installers' check
+   * answers for the next call (`.git/fleet-cache`): at the end of the verb.
+   */
   close(): void;
 }
 
@@ -49,6 +52,7 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
     [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
   const domains = new Map<string, DomainRuntime>();
   const cacheDir = core.cacheDirOf(options.root);
+  const checkAnswers = core.checkAnswerCache(cacheDir);
   for (const name of wanted) {
     const entry = options.registry.domain(name);
     let installer;
@@ -78,7 +82,22 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
             await readAtCommit(git, source.commit, manifestPath),
             options.registry.domains().map((d) => d.descriptor),
           );
-    domains.set(name, core.domainRuntime(declaration, installer));
+    const runtime = core.domainRuntime(declaration, installer);
+    domains.set(
+      name,
+      installer?.check === undefined
+        ? runtime
+        : {
+            ...runtime,
+            // The check's answers remembered across runs (.git/fleet-cache): every host's view
+            // differs, so a fleet's checks would otherwise all run again on every call.
+            operator: {
+              view: installer.view.bind(installer),
+              managed: installer.managed.bind(installer),
+              check: checkAnswers.wrap(entry.plugin, name, installer.check.bind(installer)),
+            },
+          },
+    );
   }
   const credentialsPath = core.defaultCredentialsPath(process.env);
   let credentials: Credentials | undefined;
@@ -92,6 +111,7 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
     domains,
     credentialsPath,
     close() {
+      checkAnswers.save();
       for (const client of clients.values()) client.close();
       clients.clear();
     },
