@@ -62,7 +62,15 @@ async function setUp(work) {
   const oclif = Object.fromEntries(
     ['DATA', 'CONFIG', 'CACHE'].map((k) => [`FLEET_${k}_DIR`, path.join(work, `oclif-${k}`)]),
   );
-  const base = cleanEnv({ OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...oclif });
+  // The operator's own state (the audit heads kept after every verb, the operator log) in the
+  // run's directory too, as dotdrop and Ansible get their own homes: a shared machine's state
+  // holds other labs' heads (a 1,000-host lab's: megabytes), which every fleet call would read and
+  // rewrite, and this run would leave its own heads behind in it.
+  const base = cleanEnv({
+    OCLIF_SKIP_NEW_VERSION_CHECK: 'true',
+    XDG_STATE_HOME: path.join(work, 'operator-state'),
+    ...oclif,
+  });
   fleetRun(base, ['plugins', 'link', PLUGIN, '--no-install']);
   const dir = path.join(work, 'lab');
   const up = fleetRun(base, [

@@ -23,7 +23,22 @@ if (args.length === 1 && args[0] === '--version') {
     cliRoot: fileURLToPath(new URL('..', import.meta.url)),
   });
 } else {
-  const { execute, settings } = await import('@oclif/core');
+  // oclif checks its own engines range when imported, loading the whole semver package for it
+  // (47 modules: most of what `--help` imports beside oclif, contract §14). The CLI checks its own,
+  // stricter `engines.node` without one (src/engines.ts) and skips oclif's for that one import.
+  const { readFileSync } = await import('node:fs');
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const userSetting = process.env.OCLIF_DISABLE_ENGINE_WARNING;
+  if (!userSetting || !['1', 'true', 'y', 'yes'].includes(userSetting.toLowerCase())) {
+    const { nodeEngineWarning } = await import('../dist/src/engines.js');
+    const warning = nodeEngineWarning(pkg.engines.node, process.versions.node);
+    if (warning !== undefined) process.emitWarning(warning);
+    process.env.OCLIF_DISABLE_ENGINE_WARNING = 'true';
+  }
+  const { execute, settings } = await import('@oclif/core').finally(() => {
+    if (userSetting === undefined) delete process.env.OCLIF_DISABLE_ENGINE_WARNING;
+    else process.env.OCLIF_DISABLE_ENGINE_WARNING = userSetting;
+  });
   // fleet and its plugins ship compiled JavaScript: never look for TypeScript sources to
   // transpile (a linked plugin, or NODE_ENV=test, would otherwise make oclif try — and warn).
   settings.enableAutoTranspile = false;

@@ -21,6 +21,29 @@ export interface Git {
   ): Promise<GitResult>;
   /** As `run`, with stdout as bytes (blob contents are not necessarily text). */
   runBytes(args: readonly string[], options?: { input?: string }): Promise<Buffer>;
+  /**
+   * One `git cat-file --batch` process for a conversation: each read's names are answered before
+   * the next read is written, so a later question can use an earlier answer (HEAD's commit id,
+   * then paths at that commit) without another process. Close it when done.
+   */
+  catFile(): CatFileSession;
+}
+
+/** One object `git cat-file --batch` printed. */
+export interface CatFileEntry {
+  readonly oid: string;
+  readonly type: string;
+  readonly content: Buffer;
+}
+
+export interface CatFileSession {
+  /**
+   * The objects `names` name (an object id, `<rev>`, `<rev>:<path>`), in order; `null` for one git
+   * says is missing or ambiguous. Rejects with `REPO_INVALID` when the process failed.
+   */
+  read(names: readonly string[]): Promise<(CatFileEntry | null)[]>;
+  /** Ends the process (its stdin closed); reads still pending reject. */
+  close(): void;
 }
 
 /** Identity used for commits fleet makes when the operator has configured none. */
@@ -68,12 +91,110 @@ function spawnGit(
   });
 }
 
+/**
+ * The entries at the start of `buffer` answering `count` names: those complete so far, and the
+ * offset after the last one. A `--batch` answer is a line `<oid> <type> <size>`, then the content
+ * and a newline; or a line `<name> missing` (or `ambiguous`).
+ */
+export function takeCatFileEntries(
+  buffer: Buffer,
+  count: number,
+): { entries: (CatFileEntry | null)[]; offset: number } {
+  const entries: (CatFileEntry | null)[] = [];
+  let offset = 0;
+  while (entries.length < count) {
+    const eol = buffer.indexOf(0x0a, offset);
+    if (eol < 0) break;
+    const header = buffer.subarray(offset, eol).toString('utf8');
+    if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
+      entries.push(null);
+      offset = eol + 1;
+      continue;
+    }
+    const [oid = '', type = '', size] = header.split(' ');
+    const length = Number(size);
+    if (!Number.isSafeInteger(length)) throw new Error(`unexpected git cat-file header: ${header}`);
+    if (buffer.length < eol + 1 + length + 1) break; // the content is not all there yet
+    entries.push({ oid, type, content: buffer.subarray(eol + 1, eol + 1 + length) });
+    offset = eol + 1 + length + 1; // content, then a newline
+  }
+  return { entries, offset };
+}
+
+function openCatFile(
+  repo: string,
+  fail: (stderr: string, exitCode: number) => Error,
+): CatFileSession {
+  const child = spawn('git', ['-C', repo, 'cat-file', '--batch'], {
+    env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  interface Pending {
+    readonly count: number;
+    readonly resolve: (entries: (CatFileEntry | null)[]) => void;
+    readonly reject: (error: Error) => void;
+  }
+  const pending: Pending[] = [];
+  let buffered: Buffer = Buffer.alloc(0);
+  let ended: Error | undefined;
+  const err: Buffer[] = [];
+  const settle = (): void => {
+    while (pending.length > 0) {
+      const next = pending[0] as Pending;
+      let taken: ReturnType<typeof takeCatFileEntries>;
+      try {
+        taken = takeCatFileEntries(buffered, next.count);
+      } catch (error) {
+        end(error as Error);
+        return;
+      }
+      if (taken.entries.length < next.count) return;
+      buffered = buffered.subarray(taken.offset);
+      pending.shift();
+      next.resolve(taken.entries);
+    }
+  };
+  const end = (error: Error): void => {
+    ended ??= error;
+    for (const waiting of pending.splice(0)) waiting.reject(ended);
+    if (child.exitCode === null) child.kill();
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    settle();
+  });
+  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+  child.stdin.on('error', () => undefined); // git may have exited: the close below says why
+  child.once('error', (error) => end(fail(error.message, -1)));
+  child.once('close', (code) => {
+    settle();
+    end(fail(Buffer.concat(err).toString('utf8'), code ?? -1));
+  });
+  return {
+    read(names) {
+      if (names.some((name) => name.includes('\n'))) {
+        return Promise.reject(new Error('a cat-file name cannot hold a newline'));
+      }
+      if (names.length === 0) return Promise.resolve([]);
+      if (ended) return Promise.reject(ended);
+      return new Promise((resolve, reject) => {
+        pending.push({ count: names.length, resolve, reject });
+        child.stdin.write(names.map((name) => `${name}\n`).join(''));
+      });
+    },
+    close() {
+      child.stdin.end();
+    },
+  };
+}
+
 export function createGit(repo: string): Git {
   const fail = (args: readonly string[], stderr: string, exitCode: number): FleetError => {
     const why = stderr.trim().split('\n')[0] || `exit ${exitCode}`;
     return new FleetError('REPO_INVALID', `git ${args[0] ?? ''} failed in ${repo}: ${why}`);
   };
   return {
+    catFile: () => openCatFile(repo, (stderr, exitCode) => fail(['cat-file'], stderr, exitCode)),
     async runBytes(args, options = {}) {
       const result = await spawnGit(repo, args, options.input);
       if (result.exitCode !== 0) throw fail(args, result.stderr, result.exitCode);

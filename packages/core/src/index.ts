@@ -101,7 +101,7 @@ export {
   type ScaffoldResult,
 } from './repo/scaffold.js';
 export { validateRepo, type ValidateInput, type ValidationReport } from './validate.js';
-export { createGit, identityArgs, type Git, type GitResult } from './git.js';
+export { createGit, identityArgs, type CatFileSession, type Git, type GitResult } from './git.js';
 
 // Templates, views, secrets, diffs
 export {

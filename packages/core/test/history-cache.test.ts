@@ -130,6 +130,10 @@ describe('cache/history: a snapshot kept under .git/fleet-cache (real git)', () 
         gitCalls.push(args[0] ?? '');
         return real.runBytes(args, options);
       },
+      catFile: () => {
+        gitCalls.push('cat-file');
+        return real.catFile();
+      },
     };
   };
   const read = (head: string, dir: string | null = cacheDir) =>

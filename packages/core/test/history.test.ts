@@ -143,6 +143,7 @@ describe('readCanonicalHistory (real git)', () => {
     const counting: Git = {
       run: (args, options) => (calls.push(args.join(' ')), real.run(args, options)),
       runBytes: (args, options) => (calls.push(args.join(' ')), real.runBytes(args, options)),
+      catFile: () => (calls.push('cat-file --batch (session)'), real.catFile()),
     };
     const history = await readCanonicalHistory(counting, ['domains/d/a.md', 'domains/d/c.md']);
     expect(history.get('domains/d/a.md')).to.have.length(60);

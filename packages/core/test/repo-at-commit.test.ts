@@ -3,12 +3,17 @@
  * uncommitted change under fleet.yaml, hosts/ and domains/ named — never silently used.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { createGit, type Git } from '../src/git.js';
-import { loadRepoAtHead, parsePorcelainPaths, uncommittedWarning } from '../src/repo/at-commit.js';
+import { createGit } from '../src/git.js';
+import {
+  loadRepoAtHead,
+  parsePorcelainPaths,
+  parseTreeObject,
+  uncommittedWarning,
+} from '../src/repo/at-commit.js';
 import { hostVariables, loadRepo } from '../src/repo/load.js';
 
 const manifest = (port: number) =>
@@ -58,7 +63,7 @@ describe('loadRepoAtHead (real git)', () => {
     );
   });
 
-  it('says nothing when everything is committed, in four git processes whatever the hosts', async () => {
+  it('says nothing when everything is committed, in two git processes whatever the hosts', async () => {
     for (let i = 0; i < 20; i += 1) {
       await writeFile(join(root, 'hosts', `h${i}.yaml`), `node_id: h${i}\n`);
     }
@@ -73,17 +78,118 @@ describe('loadRepoAtHead (real git)', () => {
     );
     git('add', '-A');
     git('commit', '-q', '-m', 'twenty hosts');
-    const real = createGit(root);
-    let calls = 0;
-    const counting: Git = {
-      run: (args, options) => ((calls += 1), real.run(args, options)),
-      runBytes: (args, options) => ((calls += 1), real.runBytes(args, options)),
-    };
-    const { repo, source } = await loadRepoAtHead(root, counting);
-    expect(source.uncommitted).to.deep.equal([]);
-    expect(uncommittedWarning(source)).to.equal('');
-    expect(hostVariables(repo, 'h19')).to.deep.equal({ node_id: 'h19' });
-    expect(calls).to.equal(4);
+    const head = git('rev-parse', 'HEAD').trim();
+    // Every git process counted, by a `git` first on the PATH that logs and runs the real one.
+    const shims = await mkdtemp(join(tmpdir(), 'fleet-git-shim-'));
+    const log = join(shims, 'calls.log');
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    await writeFile(
+      join(shims, 'git'),
+      `#!/bin/sh\necho "$*" >> '${log}'\nexec '${realGit}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const path = process.env['PATH'];
+    process.env['PATH'] = `${shims}:${path ?? ''}`;
+    try {
+      const { repo, source } = await loadRepoAtHead(root, createGit(root));
+      expect(source.uncommitted).to.deep.equal([]);
+      expect(source.commit).to.equal(head);
+      expect(uncommittedWarning(source)).to.equal('');
+      expect(hostVariables(repo, 'h19')).to.deep.equal({ node_id: 'h19' });
+      const calls = (await readFile(log, 'utf8')).trim().split('\n');
+      // Each call's subcommand: the first word after the `-C DIR` and `-c KEY=VALUE` options.
+      const subcommands = calls.map((call) => {
+        const words = call.split(' ');
+        let i = 0;
+        while (words[i]?.startsWith('-')) i += 2;
+        return words[i];
+      });
+      expect(subcommands, calls.join('\n')).to.have.members(['status', 'cat-file']);
+    } finally {
+      process.env['PATH'] = path;
+      await rm(shims, { recursive: true, force: true });
+    }
+  });
+
+  it('reads HEAD as git resolves it: packed refs, and a linked worktree at another commit', async () => {
+    const first = git('rev-parse', 'HEAD').trim();
+    await writeFile(join(root, 'hosts', 'alpha.yaml'), 'node_id: alpha-2\n');
+    git('commit', '-q', '-am', 'v2');
+    git('pack-refs', '--all');
+    const packed = await loadRepoAtHead(root, createGit(root));
+    expect(packed.source.commit).to.equal(git('rev-parse', 'HEAD').trim());
+    expect(hostVariables(packed.repo, 'alpha')).to.deep.equal({ node_id: 'alpha-2' });
+    const linked = await mkdtemp(join(tmpdir(), 'fleet-at-head-wt-'));
+    try {
+      git('worktree', 'add', '-q', '--detach', join(linked, 'wt'), first);
+      const other = await loadRepoAtHead(join(linked, 'wt'), createGit(join(linked, 'wt')));
+      expect(other.source.commit).to.equal(first);
+      expect(hostVariables(other.repo, 'alpha')).to.deep.equal({ node_id: 'alpha' });
+    } finally {
+      git('worktree', 'remove', '--force', join(linked, 'wt'));
+      await rm(linked, { recursive: true, force: true });
+    }
+  });
+
+  it('lists hosts/ as committed: sub-directories and links are entries, dotfiles are not', async () => {
+    await mkdir(join(root, 'hosts', 'nested'));
+    await writeFile(join(root, 'hosts', 'nested', 'x.yaml'), 'node_id: x\n');
+    await writeFile(join(root, 'hosts', '.keep'), '');
+    await symlink('alpha.yaml', join(root, 'hosts', 'link.yaml'));
+    git('add', '-A');
+    git('commit', '-q', '-m', 'odd entries');
+    const problemsOf = (load: Promise<unknown>) =>
+      load.then(
+        () => expect.fail('expected REPO_INVALID'),
+        (error: { code: string; problems: { file: string }[] }) => {
+          expect(error.code).to.equal('REPO_INVALID');
+          return error.problems.map((p) => p.file);
+        },
+      );
+    // A link is the blob of its target's name ("alpha.yaml": not a map), as git stores it.
+    const atHead = await problemsOf(loadRepoAtHead(root, createGit(root)));
+    expect([...new Set(atHead)]).to.deep.equal(['hosts/link.yaml', 'hosts/nested']);
+  });
+
+  it('refuses a commit whose fleet.yaml is not a file', async () => {
+    git('rm', '-q', 'fleet.yaml');
+    await mkdir(join(root, 'fleet.yaml'));
+    await writeFile(join(root, 'fleet.yaml', 'x'), 'x\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'fleet.yaml is a directory');
+    await loadRepoAtHead(root, createGit(root)).then(
+      () => expect.fail('expected REPO_NOT_FOUND'),
+      (error: { code: string; message: string }) => {
+        expect(error.code).to.equal('REPO_NOT_FOUND');
+        expect(error.message).to.match(/^no fleet\.yaml in commit [0-9a-f]{12} of /);
+      },
+    );
+  });
+
+  it('parses raw tree objects of SHA-1 and SHA-256 repositories', () => {
+    const entry = (mode: string, name: string, oid: Buffer) =>
+      Buffer.concat([Buffer.from(`${mode} ${name}\0`, 'utf8'), oid]);
+    for (const bytes of [20, 32]) {
+      const a = Buffer.alloc(bytes, 0xab);
+      const b = Buffer.alloc(bytes, 0x01);
+      const tree = Buffer.concat([
+        entry('100644', 'a.yaml', a),
+        entry('120000', 'link.yaml', b),
+        entry('40000', 'dir', a),
+        entry('160000', 'sub', b),
+        entry('100755', 'é.yaml', a),
+      ]);
+      expect(parseTreeObject(tree, bytes)).to.deep.equal([
+        { type: 'blob', name: 'a.yaml', oid: a.toString('hex') },
+        { type: 'blob', name: 'link.yaml', oid: b.toString('hex') },
+        { type: 'tree', name: 'dir', oid: a.toString('hex') },
+        { type: 'commit', name: 'sub', oid: b.toString('hex') },
+        { type: 'blob', name: 'é.yaml', oid: a.toString('hex') },
+      ]);
+      expect(() => parseTreeObject(tree.subarray(0, tree.length - 1), bytes)).to.throw(
+        /malformed tree object/,
+      );
+    }
   });
 
   it('refuses a repository with no commit yet, and validates the committed files like the working tree', async () => {

@@ -6,7 +6,7 @@
  * newest commit.
  */
 import { FleetError } from '../errors.js';
-import type { Git } from '../git.js';
+import type { CatFileEntry, Git } from '../git.js';
 
 export interface CanonicalVersion {
   readonly commit: string;
@@ -24,11 +24,7 @@ export type CanonicalAtRef = ReadonlyMap<string, string | null>;
 const RECORD = '\x01';
 const FIELD = '\x02';
 
-export interface CatFileEntry {
-  readonly oid: string;
-  readonly type: string;
-  readonly content: Buffer;
-}
+export type { CatFileEntry };
 
 /** Parses `git cat-file --batch` output for the requested specs, in order (`null`: missing). */
 export function parseCatFileEntries(output: Buffer, count: number): (CatFileEntry | null)[] {

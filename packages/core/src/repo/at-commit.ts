@@ -7,7 +7,6 @@
  */
 import { FleetError } from '../errors.js';
 import type { Git } from '../git.js';
-import { parseCatFileEntries } from '../classify/history.js';
 import { DOMAINS_DIR, HOSTS_DIR, MANIFEST_FILE, repoFromTexts, type FleetRepo } from './load.js';
 
 /** Where a verb read the repository. */
@@ -32,85 +31,102 @@ export function parsePorcelainPaths(output: string): string[] {
   return [...new Set(paths.filter(Boolean))].sort();
 }
 
+/** One entry of a git tree object, as `git ls-tree` names its type. */
+export interface TreeEntry {
+  readonly type: 'blob' | 'tree' | 'commit';
+  readonly oid: string;
+  readonly name: string;
+}
+
+/**
+ * The entries of a raw tree object (`<mode> <name>\0<binary oid>` each, as `git cat-file` gives
+ * it); `oidBytes` is 20 in a SHA-1 repository, 32 in a SHA-256 one. A symbolic link is a blob, as
+ * `ls-tree` says.
+ */
+export function parseTreeObject(content: Buffer, oidBytes: number): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let offset = 0;
+  while (offset < content.length) {
+    const space = content.indexOf(0x20, offset);
+    const nul = content.indexOf(0x00, space + 1);
+    if (space < 0 || nul < 0 || nul + 1 + oidBytes > content.length) {
+      throw new FleetError('REPO_INVALID', 'git returned a malformed tree object');
+    }
+    const mode = content.subarray(offset, space).toString('latin1');
+    entries.push({
+      type: mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob',
+      name: content.subarray(space + 1, nul).toString('utf8'),
+      oid: content.subarray(nul + 1, nul + 1 + oidBytes).toString('hex'),
+    });
+    offset = nul + 1 + oidBytes;
+  }
+  return entries;
+}
+
 /**
  * fleet.yaml and hosts/ as committed at HEAD, validated like the working tree's
- * ({@link repoFromTexts}), and the uncommitted paths of fleet.yaml, hosts/ and domains/. Four git
- * processes, whatever the number of hosts.
+ * ({@link repoFromTexts}), and the uncommitted paths of fleet.yaml, hosts/ and domains/. Two git
+ * processes started together, whatever the number of hosts: `git status`, and one
+ * `git cat-file --batch` that resolves HEAD once, then reads fleet.yaml and the hosts/ tree at
+ * that commit, then the host files (git itself reads the refs, packed or loose, of whichever
+ * worktree: nothing here reads .git).
  */
 export async function loadRepoAtHead(
   root: string,
   git: Git,
 ): Promise<{ readonly repo: FleetRepo; readonly source: RepoSource }> {
-  const head = await git.run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], {
-    allowFailure: true,
-  });
-  if (head.exitCode !== 0 || head.stdout.trim() === '') {
-    throw new FleetError(
-      'REPO_INVALID',
-      `the fleet repository at ${root} has no commit yet: commit fleet.yaml, hosts/ and domains/ first (drift, plan and install read the last commit)`,
-    );
-  }
-  const commit = head.stdout.trim();
-  const [tree, status] = await Promise.all([
-    git.run([
-      '-c',
-      'core.quotePath=false',
-      'ls-tree',
-      '-z',
-      commit,
-      '--',
-      MANIFEST_FILE,
-      `${HOSTS_DIR}/`,
-    ]),
-    git.run([
-      '-c',
-      'core.quotePath=false',
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--',
-      MANIFEST_FILE,
-      HOSTS_DIR,
-      DOMAINS_DIR,
-    ]),
+  const status = git.run([
+    '-c',
+    'core.quotePath=false',
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--',
+    MANIFEST_FILE,
+    HOSTS_DIR,
+    DOMAINS_DIR,
   ]);
-  const entries = tree.stdout
-    .split('\0')
-    .filter(Boolean)
-    .map((line) => {
-      const tab = line.indexOf('\t');
-      const [, type = '', oid = ''] = line.slice(0, tab).split(' ');
-      return { type, oid, path: line.slice(tab + 1) };
-    });
-  const manifest = entries.find((entry) => entry.path === MANIFEST_FILE && entry.type === 'blob');
-  if (manifest === undefined) {
-    throw new FleetError(
-      'REPO_NOT_FOUND',
-      `no ${MANIFEST_FILE} in commit ${commit.slice(0, 12)} of ${root}: commit it first`,
+  status.catch(() => undefined); // awaited below, unless HEAD already failed the load
+  const batch = git.catFile();
+  try {
+    const [head] = await batch.read(['HEAD^{commit}']).catch(() => [null]);
+    if (!head || head.type !== 'commit') {
+      throw new FleetError(
+        'REPO_INVALID',
+        `the fleet repository at ${root} has no commit yet: commit fleet.yaml, hosts/ and domains/ first (drift, plan and install read the last commit)`,
+      );
+    }
+    const commit = head.oid;
+    const [manifest, hostsTree] = await batch.read([
+      `${commit}:${MANIFEST_FILE}`,
+      `${commit}:${HOSTS_DIR}`,
+    ]);
+    if (!manifest || manifest.type !== 'blob') {
+      throw new FleetError(
+        'REPO_NOT_FOUND',
+        `no ${MANIFEST_FILE} in commit ${commit.slice(0, 12)} of ${root}: commit it first`,
+      );
+    }
+    const hosts = (
+      hostsTree?.type === 'tree' ? parseTreeObject(hostsTree.content, commit.length / 2) : []
+    )
+      .filter((entry) => !entry.name.startsWith('.'))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const wanted = hosts.filter((host) => host.type === 'blob' && host.name.endsWith('.yaml'));
+    const blobs = await batch.read(wanted.map((host) => host.oid));
+    const text = new Map(
+      wanted.map((host, i) => [host.name, blobs[i]?.content.toString('utf8') ?? '']),
     );
+    const repo = repoFromTexts(
+      root,
+      manifest.content.toString('utf8'),
+      hosts.map((host) => ({ entry: host.name, text: text.get(host.name) ?? '' })),
+    );
+    return { repo, source: { commit, uncommitted: parsePorcelainPaths((await status).stdout) } };
+  } finally {
+    batch.close();
   }
-  const hosts = entries
-    .filter((entry) => entry.path.startsWith(`${HOSTS_DIR}/`))
-    .map((entry) => ({ ...entry, name: entry.path.slice(HOSTS_DIR.length + 1) }))
-    .filter((entry) => !entry.name.startsWith('.'))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const wanted = [manifest, ...hosts.filter((h) => h.type === 'blob' && h.name.endsWith('.yaml'))];
-  const blobs = parseCatFileEntries(
-    await git.runBytes(['cat-file', '--batch'], {
-      input: wanted.map((entry) => `${entry.oid}\n`).join(''),
-    }),
-    wanted.length,
-  );
-  const text = new Map(
-    wanted.map((entry, i) => [entry.path, blobs[i]?.content.toString('utf8') ?? '']),
-  );
-  const repo = repoFromTexts(
-    root,
-    text.get(MANIFEST_FILE) ?? '',
-    hosts.map((host) => ({ entry: host.name, text: text.get(host.path) ?? '' })),
-  );
-  return { repo, source: { commit, uncommitted: parsePorcelainPaths(status.stdout) } };
 }
 
 /** The warning line for uncommitted paths (empty when there are none). */

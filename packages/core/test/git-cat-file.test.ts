@@ -1,0 +1,89 @@
+/**
+ * `Git.catFile()`: one `git cat-file --batch` process answering reads in turn (contract §14: a
+ * verb's repo load asks HEAD, then paths at its commit, then the host files, in one process).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { createGit, takeCatFileEntries } from '../src/git.js';
+
+describe('takeCatFileEntries', () => {
+  const answer = Buffer.from('aa blob 3\nabc\nHEAD:nope missing\nbb blob 0\n\n', 'utf8');
+
+  it('takes whole answers only, at every point the output may be cut', () => {
+    for (let cut = 0; cut <= answer.length; cut += 1) {
+      const { entries, offset } = takeCatFileEntries(answer.subarray(0, cut), 3);
+      const complete = cut >= 43 ? 3 : cut >= 32 ? 2 : cut >= 14 ? 1 : 0;
+      expect(entries, `cut at ${cut}`).to.have.length(complete);
+      expect(offset, `cut at ${cut}`).to.equal([0, 14, 32, 43][complete]);
+    }
+    const { entries } = takeCatFileEntries(answer, 3);
+    expect(entries.map((e) => e && { ...e, content: e.content.toString() })).to.deep.equal([
+      { oid: 'aa', type: 'blob', content: 'abc' },
+      null,
+      { oid: 'bb', type: 'blob', content: '' },
+    ]);
+  });
+
+  it('stops at the count asked, and refuses a header it cannot read', () => {
+    expect(takeCatFileEntries(answer, 1)).to.deep.include({ offset: 14 });
+    expect(() => takeCatFileEntries(Buffer.from('aa blob x\n'), 1)).to.throw(/header/);
+  });
+});
+
+describe('Git.catFile (real git)', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fleet-cat-file-'));
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', root, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args]);
+    git('init', '-q');
+    await writeFile(join(root, 'a.txt'), 'first\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'one');
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it('answers each read in turn in one process, a later one built on an earlier answer', async () => {
+    const batch = createGit(root).catFile();
+    try {
+      const [head] = await batch.read(['HEAD^{commit}']);
+      expect(head?.type).to.equal('commit');
+      const [file, absent] = await batch.read([`${head?.oid}:a.txt`, `${head?.oid}:none`]);
+      expect(file?.content.toString()).to.equal('first\n');
+      expect(absent).to.equal(null);
+      expect(await batch.read([])).to.deep.equal([]);
+      // Concurrent reads are answered in the order they were written.
+      const [x, y] = await Promise.all([batch.read([`${head?.oid}:a.txt`]), batch.read(['HEAD'])]);
+      expect(x[0]?.type).to.equal('blob');
+      expect(y[0]?.oid).to.equal(head?.oid);
+    } finally {
+      batch.close();
+    }
+  });
+
+  it('rejects with REPO_INVALID when git cannot run there, and refuses a name with a newline', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'fleet-cat-file-none-'));
+    try {
+      const batch = createGit(join(outside, 'missing')).catFile();
+      await batch.read(['HEAD']).then(
+        () => expect.fail('expected REPO_INVALID'),
+        (error: { code: string; message: string }) => {
+          expect(error.code).to.equal('REPO_INVALID');
+          expect(error.message).to.match(/^git cat-file failed in /);
+        },
+      );
+      batch.close();
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+    const batch = createGit(root).catFile();
+    await batch.read(['HEAD\nHEAD']).then(
+      () => expect.fail('expected a refusal'),
+      (error: Error) => expect(error.message).to.match(/newline/),
+    );
+    batch.close();
+  });
+});
