@@ -92,19 +92,25 @@ function spawnGit(
 }
 
 /**
- * The entries at the start of `buffer` answering `count` names: those complete so far, and the
- * offset after the last one. A `--batch` answer is a line `<oid> <type> <size>`, then the content
- * and a newline; or a line `<name> missing` (or `ambiguous`).
+ * The entries at the start of `buffer` answering `count` names: those complete so far, the offset
+ * after the last one, and how long `buffer` must grow before the next one can be complete (so a
+ * large blob arriving in many chunks is joined once, not once per chunk). A `--batch` answer is a
+ * line `<oid> <type> <size>`, then the content and a newline; or a line `<name> missing` (or
+ * `ambiguous`).
  */
 export function takeCatFileEntries(
   buffer: Buffer,
   count: number,
-): { entries: (CatFileEntry | null)[]; offset: number } {
+): { entries: (CatFileEntry | null)[]; offset: number; needed: number } {
   const entries: (CatFileEntry | null)[] = [];
   let offset = 0;
+  let needed = 0;
   while (entries.length < count) {
     const eol = buffer.indexOf(0x0a, offset);
-    if (eol < 0) break;
+    if (eol < 0) {
+      needed = buffer.length + 1;
+      break;
+    }
     const header = buffer.subarray(offset, eol).toString('utf8');
     if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
       entries.push(null);
@@ -114,11 +120,14 @@ export function takeCatFileEntries(
     const [oid = '', type = '', size] = header.split(' ');
     const length = Number(size);
     if (!Number.isSafeInteger(length)) throw new Error(`unexpected git cat-file header: ${header}`);
-    if (buffer.length < eol + 1 + length + 1) break; // the content is not all there yet
+    if (buffer.length < eol + 1 + length + 1) {
+      needed = eol + 1 + length + 1; // the content, then a newline, are not all there yet
+      break;
+    }
     entries.push({ oid, type, content: buffer.subarray(eol + 1, eol + 1 + length) });
-    offset = eol + 1 + length + 1; // content, then a newline
+    offset = eol + 1 + length + 1;
   }
-  return { entries, offset };
+  return { entries, offset, needed };
 }
 
 function openCatFile(
@@ -136,9 +145,17 @@ function openCatFile(
   }
   const pending: Pending[] = [];
   let buffered: Buffer = Buffer.alloc(0);
+  // Chunks not yet joined onto `buffered`, their length, and the length worth parsing again at.
+  let chunks: Buffer[] = [];
+  let available = 0;
+  let needed = 0;
   let ended: Error | undefined;
   const err: Buffer[] = [];
   const settle = (): void => {
+    if (chunks.length > 0) {
+      buffered = Buffer.concat([buffered, ...chunks]);
+      chunks = [];
+    }
     while (pending.length > 0) {
       const next = pending[0] as Pending;
       let taken: ReturnType<typeof takeCatFileEntries>;
@@ -148,8 +165,13 @@ function openCatFile(
         end(error as Error);
         return;
       }
-      if (taken.entries.length < next.count) return;
+      if (taken.entries.length < next.count) {
+        needed = taken.needed;
+        return;
+      }
       buffered = buffered.subarray(taken.offset);
+      available = buffered.length;
+      needed = 0;
       pending.shift();
       next.resolve(taken.entries);
     }
@@ -160,8 +182,9 @@ function openCatFile(
     if (child.exitCode === null) child.kill();
   };
   child.stdout.on('data', (chunk: Buffer) => {
-    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-    settle();
+    chunks.push(chunk);
+    available += chunk.length;
+    if (available >= needed) settle();
   });
   child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
   child.stdin.on('error', () => undefined); // git may have exited: the close below says why

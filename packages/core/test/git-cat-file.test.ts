@@ -19,6 +19,13 @@ describe('takeCatFileEntries', () => {
       expect(entries, `cut at ${cut}`).to.have.length(complete);
       expect(offset, `cut at ${cut}`).to.equal([0, 14, 32, 43][complete]);
     }
+    // How long the output must grow before the next answer can be whole: past its content once
+    // the header is in, else one more byte.
+    expect(takeCatFileEntries(answer.subarray(0, 5), 3).needed).to.equal(6);
+    expect(takeCatFileEntries(answer.subarray(0, 11), 3).needed).to.equal(14);
+    expect(takeCatFileEntries(answer.subarray(0, 35), 3).needed).to.equal(36);
+    expect(takeCatFileEntries(answer.subarray(0, 42), 3).needed).to.equal(43);
+    expect(takeCatFileEntries(answer, 3).needed).to.equal(0);
     const { entries } = takeCatFileEntries(answer, 3);
     expect(entries.map((e) => e && { ...e, content: e.content.toString() })).to.deep.equal([
       { oid: 'aa', type: 'blob', content: 'abc' },
@@ -59,6 +66,21 @@ describe('Git.catFile (real git)', () => {
       const [x, y] = await Promise.all([batch.read([`${head?.oid}:a.txt`]), batch.read(['HEAD'])]);
       expect(x[0]?.type).to.equal('blob');
       expect(y[0]?.oid).to.equal(head?.oid);
+    } finally {
+      batch.close();
+    }
+  });
+
+  it('reads a blob of many megabytes, delivered in many chunks, whole', async () => {
+    const big = Buffer.alloc(6 * 1024 * 1024, 'fleet\n');
+    await writeFile(join(root, 'big.txt'), big);
+    execFileSync('git', ['-C', root, 'add', 'big.txt']);
+    const oid = execFileSync('git', ['-C', root, 'hash-object', 'big.txt'], { encoding: 'utf8' });
+    const batch = createGit(root).catFile();
+    try {
+      const [entry, small] = await batch.read([oid.trim(), 'HEAD:a.txt']);
+      expect(entry?.content.equals(big)).to.equal(true);
+      expect(small?.content.toString()).to.equal('first\n');
     } finally {
       batch.close();
     }
