@@ -17,6 +17,8 @@ const PACKAGES = [
   { dir: 'packages/core', name: 'core', config: 'api-extractor.json' },
   // core's second entry point, `@fleet/core/command` (the base command; needs @oclif/core)
   { dir: 'packages/core', name: 'core-command', config: 'api-extractor.command.json' },
+  // the node-side entry point, `@fleet/core/node` (what the controller and plugins' node halves use)
+  { dir: 'packages/core', name: 'core-node', config: 'api-extractor.node.json' },
   { dir: 'packages/testkit', name: 'testkit', config: 'api-extractor.json' },
 ];
 const ENUM_MEMBER = /^(\s*)("?)([^":\s]+)\2: "\3";$/;

@@ -63,9 +63,10 @@ export const EXCEPTIONS = [];
 
 /**
  * The second entry points fleet's packages declare in their `exports` (`@fleet/core/command`,
- * `@fleet/controller/serve`) and `package.json`: anything else below a package name is a deep import.
+ * `@fleet/core/node`, `@fleet/controller/serve`) and `package.json`: anything else below a package
+ * name is a deep import.
  */
-const PUBLIC_SUBPATHS = ['/command', '/serve', '/package.json'];
+const PUBLIC_SUBPATHS = ['/command', '/node', '/serve', '/package.json'];
 
 /**
  * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s

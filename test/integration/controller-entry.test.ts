@@ -6,8 +6,8 @@
  * generation's (core `runtimeCommand`: `<node> <options> <generation>/package/bin/run.js
  * controller serve --home … --node-id …`), written into the definition, read back the way the
  * adapter reads it, and run as it stands: it serves identity with its node id, stops cleanly on
- * SIGTERM, and the import trace of `bench/trace-imports.mjs` shows no oclif and no CLI command
- * in that process.
+ * SIGTERM, and the import trace of `bench/trace-imports.mjs` shows no oclif, no CLI command and
+ * none of core's operator modules (core's main entry, drift, apply, reports) in that process.
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
@@ -157,6 +157,15 @@ describe('controller serve: its own entry under every supervisor definition', fu
       expect(urls.filter((url) => url.includes('/@oclif/'))).to.deep.equal([]);
       expect(
         urls.filter((url) => /\/packages\/cli\/dist\/src\/(?:commands|base-command)/.test(url)),
+      ).to.deep.equal([]);
+      // Nor the operator's half of core: everything on the node comes through `@fleet/core/node`
+      // (contract §14: a controller's idle memory holds every module it loaded).
+      expect(
+        urls.filter((url) =>
+          /\/packages\/core\/dist\/src\/(?:index\.js|config\/drift|config\/apply|report\/render-report|authoring\/|repo\/load|client\/operator-log)/.test(
+            url,
+          ),
+        ),
       ).to.deep.equal([]);
     });
   });

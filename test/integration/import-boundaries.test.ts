@@ -42,6 +42,20 @@ const CASES: readonly Case[] = [
     expected: [],
   },
   {
+    name: "the controller and a plugin's node half importing core's node-side entry",
+    files: [
+      {
+        path: 'packages/controller/src/a.ts',
+        content: "import { FleetError } from '@fleet/core/node';\n",
+      },
+      {
+        path: 'plugins/router/src/installer.ts',
+        content: "import { fileInstaller } from '@fleet/core/node';\n",
+      },
+    ],
+    expected: [],
+  },
+  {
     name: 'core importing the controller, the CLI or a plugin',
     files: [
       {

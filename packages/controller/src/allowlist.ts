@@ -28,7 +28,7 @@ import {
   type NodePolicy,
   type PolicyAction,
   type Registry,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { backupFileId, parseBackupName } from './backups.js';
 import { STATE_DIR } from './state-paths.js';
 

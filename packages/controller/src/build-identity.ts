@@ -19,7 +19,7 @@ import {
   GENERATIONS_DIR,
   GENERATION_MANIFEST,
   parseStrictJson,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { generationManifestSchema } from './generations/generation.js';
 import type { BuildIdentity } from './runtime.js';
 

@@ -26,7 +26,7 @@ import {
   type Registry,
   type SafeFileReader,
   type SecretValues,
-} from '@fleet/core';
+} from '@fleet/core/node';
 
 export const systemClock: Clock = {
   now: () => new Date(),

@@ -19,7 +19,7 @@ import {
   type Clock,
   type Registry,
   type SecretValues,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import type { Allowlist } from './allowlist.js';
 import { AuditLog } from './audit/log.js';
 import { systemClock } from './context.js';

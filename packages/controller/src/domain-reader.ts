@@ -3,7 +3,7 @@
  * files, through the same checks as an install (the allowlist for that domain, no symlinked
  * component, nothing outside the home, the size bound).
  */
-import type { SafeFileReader } from '@fleet/core';
+import type { SafeFileReader } from '@fleet/core/node';
 import { managedTarget } from './fs/managed-target.js';
 import { readLive } from './fs/safe-path.js';
 import type { ControllerRuntime } from './runtime.js';

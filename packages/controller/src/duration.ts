@@ -1,4 +1,4 @@
-import { FleetError } from '@fleet/core';
+import { FleetError } from '@fleet/core/node';
 
 const UNITS: Record<string, number> = {
   s: 1000,

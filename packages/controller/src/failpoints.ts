@@ -35,7 +35,7 @@
  *                                  rolled-back, manual-recovery-required, end
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FleetError } from '@fleet/core';
+import { FleetError } from '@fleet/core/node';
 
 export const FAILPOINTS = [
   'install.before_backup',

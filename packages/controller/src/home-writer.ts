@@ -20,7 +20,7 @@ import {
   type NodePolicy,
   type NodePolicyInput,
   type Registry,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { Allowlist } from './allowlist.js';
 import { systemClock } from './context.js';
 import { ensurePrivateDir } from './fs/durable.js';

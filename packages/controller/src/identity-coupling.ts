@@ -7,7 +7,7 @@
  * file when the change was rolled back). No identity file (the domain not installed yet), or no
  * transport-identity domain loaded, means nothing to check.
  */
-import { FleetError, isFleetError, parseYaml, type Registry } from '@fleet/core';
+import { FleetError, isFleetError, parseYaml, type Registry } from '@fleet/core/node';
 import { decodeText, readLive, targetOf } from './fs/safe-path.js';
 
 /** The domain that owns the node identity file. */

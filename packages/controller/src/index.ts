@@ -34,7 +34,7 @@ export { parseBackupName, utcStamp } from './backups.js';
 // The controller's real writer over a home, for node-half tests (@fleet/testkit's fake hosts)
 export { createHomeWriter, type HomeWriterOptions } from './home-writer.js';
 export { OperationWriter, type WrittenFile } from './writer.js';
-export { verifyAuditChain, auditLineHash } from '@fleet/core';
+export { verifyAuditChain, auditLineHash } from '@fleet/core/node';
 // Runtime generations (contract §12): staging, the current pointer, the journal, acceptance, status
 export * from './generations/index.js';
 export {

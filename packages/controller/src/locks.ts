@@ -1,4 +1,4 @@
-import { FleetError } from '@fleet/core';
+import { FleetError } from '@fleet/core/node';
 
 /**
  * Per-path locks (contract §5): an install holds the lock of every path it writes for its whole

@@ -22,7 +22,7 @@ import {
   type OperationStatusResponse,
   type Receipt,
   type WireErrorBody,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import {
   appendLine,
   createExclusive,

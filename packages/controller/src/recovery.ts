@@ -8,14 +8,14 @@
  */
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { isFleetError } from '@fleet/core';
+import { isFleetError } from '@fleet/core/node';
 import { withAudit } from './handlers/receipt.js';
 import type { AuditLog } from './audit/log.js';
 import type { Allowlist } from './allowlist.js';
 import { managedTarget } from './fs/managed-target.js';
 import { readLive, walkParents } from './fs/safe-path.js';
 import type { JournalEvent, OperationStore } from './operations.js';
-import type { AuditHead, RecoveryFile } from '@fleet/core';
+import type { AuditHead, RecoveryFile } from '@fleet/core/node';
 import { TEMP_PREFIX, type StatePaths } from './state-paths.js';
 import { settlePending } from './settle-pending.js';
 

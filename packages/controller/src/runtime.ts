@@ -5,7 +5,7 @@ import {
   type Redactor,
   type Registry,
   type SecretValues,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import type { Allowlist } from './allowlist.js';
 import type { AuditLog } from './audit/log.js';
 import type { PathLocks } from './locks.js';

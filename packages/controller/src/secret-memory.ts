@@ -24,7 +24,7 @@ import {
   SECRET_MIN_LENGTH,
   type RememberedSecret,
   type SecretValues,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { z } from 'zod';
 import { writeFileAtomic } from './fs/durable.js';
 import { readLive, targetOf } from './fs/safe-path.js';

@@ -15,7 +15,7 @@
  * Either way one more audit record (the settlement) follows the one written when the install
  * answered, and the journal is dropped.
  */
-import type { ActionOutcome, Receipt } from '@fleet/core';
+import type { ActionOutcome, Receipt } from '@fleet/core/node';
 import { withAudit } from './handlers/receipt.js';
 import { readLive, sha256Hex, targetOf } from './fs/safe-path.js';
 import { PathLocks } from './locks.js';

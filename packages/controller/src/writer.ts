@@ -26,7 +26,7 @@ import {
   type ReplaceRequest,
   type ReplaceResult,
   type SafeFileWriter,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import type { Allowlist } from './allowlist.js';
 import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';

@@ -34,7 +34,7 @@ import {
   sha256Schema,
   timestampSchema,
   type SnapshotWrite,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { ensurePrivateDir, writeFileAtomic } from './fs/durable.js';
 import { errnoOf } from './fs/errors.js';
 import type { StatePaths } from './state-paths.js';

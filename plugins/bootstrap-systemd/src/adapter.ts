@@ -35,7 +35,7 @@ import {
   type ProcessResult,
   type SupervisorDefinition,
   type SupervisorProblem,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import {
   excerpt,
   launchTransientUnit,

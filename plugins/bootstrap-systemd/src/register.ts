@@ -1,4 +1,8 @@
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import {
+  defineRegistration,
+  type FleetRegistration,
+  type RegisterHookOptions,
+} from '@fleet/core/node';
 
 /**
  * The systemd user-unit supervisor (contract §12): a unit in `~/.config/systemd/user/`, driven with

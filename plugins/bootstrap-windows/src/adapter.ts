@@ -21,7 +21,7 @@ import {
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
   type SupervisorProblem,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import {
   jobTaskXml,
   readTask,

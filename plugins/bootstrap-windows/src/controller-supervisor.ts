@@ -3,7 +3,7 @@ import {
   type AdapterSupervisorOptions,
   type ControllerSupervisor,
   type NodeContext,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createWindowsTaskAdapter, type WindowsTaskAdapterOptions } from './adapter.js';
 
 /**

@@ -1,4 +1,8 @@
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import {
+  defineRegistration,
+  type FleetRegistration,
+  type RegisterHookOptions,
+} from '@fleet/core/node';
 
 /**
  * The Windows Task Scheduler supervisor (contract §12): a scheduled task defined by Task Scheduler

@@ -14,7 +14,7 @@ import {
   zodProblems,
   type ManagedFile,
   type Problem,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { MANIFEST } from './domain.js';
 
 /** The placeholder of a marker template: `# {mark} fleet` → `# BEGIN fleet`, `# END fleet`. */

@@ -1,4 +1,8 @@
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import {
+  defineRegistration,
+  type FleetRegistration,
+  type RegisterHookOptions,
+} from '@fleet/core/node';
 import { filesDomain } from './domain.js';
 
 /** The plugin's descriptors: plain data, with the installer and adopter loaded only when needed. */

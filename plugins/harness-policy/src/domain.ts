@@ -1,4 +1,4 @@
-import type { DomainDeclaration } from '@fleet/core';
+import type { DomainDeclaration } from '@fleet/core/node';
 
 export const POLICY_MARKERS = {
   begin: '<!-- fleet:harness-policy:begin -->',

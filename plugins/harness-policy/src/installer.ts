@@ -31,7 +31,7 @@ import {
   type SafeFileWriter,
   splicedLive,
   writeVerified,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { assertNoMarkers, extractPolicySection, findBlock, normaliseBody } from './block.js';
 import { harnessPolicyDomain, POLICY_MARKERS } from './domain.js';
 

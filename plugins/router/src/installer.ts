@@ -37,7 +37,7 @@ import {
   type SafeFileWriter,
   restoreWritten,
   writeVerified,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { routerDomain } from './domain.js';
 import { firstProblem, yamlProblems } from './yaml-check.js';
 

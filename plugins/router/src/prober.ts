@@ -22,7 +22,7 @@ import {
   type NodeContext,
   type Prober,
   type SafeFileReader,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { routerDomain } from './domain.js';
 
 const CONFIG = routerDomain.files[0];

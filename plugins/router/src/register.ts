@@ -1,4 +1,8 @@
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import {
+  defineRegistration,
+  type FleetRegistration,
+  type RegisterHookOptions,
+} from '@fleet/core/node';
 import { routerDomain } from './domain.js';
 
 /**

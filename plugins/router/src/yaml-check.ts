@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { YAMLError } from 'yaml';
-import { scanPlaceholders, type Problem } from '@fleet/core';
+import { scanPlaceholders, type Problem } from '@fleet/core/node';
 
 type YamlLibrary = typeof import('yaml');
 let yamlModule: YamlLibrary | undefined;

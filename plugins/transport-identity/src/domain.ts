@@ -1,4 +1,4 @@
-import type { DomainDeclaration } from '@fleet/core';
+import type { DomainDeclaration } from '@fleet/core/node';
 
 /**
  * The transport-identity domain (contract §10.2): the node's identity file, whose `expected_node` is

@@ -43,7 +43,7 @@ import {
   type Problem,
   type ReplaceResult,
   type SafeFileWriter,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { transportIdentityDomain } from './domain.js';
 import { parseIdentity } from './identity-file.js';
 import { recordedSupervisor, switchNodeId, type SwitchPlan } from './supervisor.js';

@@ -26,7 +26,7 @@ import {
   type ProbeDesired,
   type Prober,
   type SafeFileReader,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { transportIdentityDomain } from './domain.js';
 import { parseIdentity } from './identity-file.js';
 

@@ -14,7 +14,7 @@ import {
   type NodeContext,
   type SwitchOutcome,
   type SwitchPlan,
-} from '@fleet/core';
+} from '@fleet/core/node';
 
 export { switchNodeId, type SwitchOutcome, type SwitchPlan };
 

@@ -1,4 +1,8 @@
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import {
+  defineRegistration,
+  type FleetRegistration,
+  type RegisterHookOptions,
+} from '@fleet/core/node';
 
 /**
  * The CLI's own `fleet:register` hook: the lab supervisor of `fleet lab up` (contract §13) as a

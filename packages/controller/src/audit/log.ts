@@ -33,7 +33,7 @@ import {
   type AuditHead,
   type AuditRecord,
   type Clock,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
 import { open, rename, unlink } from '../fs/seam.js';

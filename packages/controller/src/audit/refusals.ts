@@ -5,7 +5,7 @@
  * and the first and last time. A flood of unauthenticated requests then costs a bounded number of
  * records per interval, however fast it comes. Pure: the log drains it on its timer.
  */
-import type { AuditOutcome } from '@fleet/core';
+import type { AuditOutcome } from '@fleet/core/node';
 import type { AuditEntry } from './log.js';
 
 export interface Refusal {

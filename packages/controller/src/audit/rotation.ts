@@ -4,7 +4,7 @@
  * `audit.rotate` record that opens the new segment — its `prev` the closed segment's head, its
  * `segment` field where the kept log starts. Pure; log.ts does the renames.
  */
-import { auditLineHash, auditSegmentName, type AuditRecord } from '@fleet/core';
+import { auditLineHash, auditSegmentName, type AuditRecord } from '@fleet/core/node';
 
 export interface ClosedSegment {
   readonly name: string;

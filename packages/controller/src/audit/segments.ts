@@ -22,7 +22,7 @@ import {
   type AuditHead,
   type AuditSegmentText,
   type AuditVerification,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { utcStamp } from '../backups.js';
 import { createExclusive, fsyncDir, writeFileAtomic } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';

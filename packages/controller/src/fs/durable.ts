@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { FleetError } from '@fleet/core';
+import { FleetError } from '@fleet/core/node';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { fsFailure } from './errors.js';
 import { ensureDirUnder } from './safe-path.js';

@@ -1,4 +1,4 @@
-import { FleetError, isFleetError, type ErrorCode } from '@fleet/core';
+import { FleetError, isFleetError, type ErrorCode } from '@fleet/core/node';
 
 /** The errno of a Node fs error, if it is one. */
 export function errnoOf(error: unknown): string | undefined {

@@ -15,7 +15,7 @@
  */
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
-import { FleetError, fleetOwnReason, isFleetOwnPath, isHomePath } from '@fleet/core';
+import { FleetError, fleetOwnReason, isFleetOwnPath, isHomePath } from '@fleet/core/node';
 import { errnoOf } from './errors.js';
 import { isInside, targetOf, walkParents, type Target } from './safe-path.js';
 

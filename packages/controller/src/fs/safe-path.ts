@@ -27,7 +27,7 @@ import {
 } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
-import { FleetError, parseHomePath } from '@fleet/core';
+import { FleetError, parseHomePath } from '@fleet/core/node';
 import { errnoOf, fsFailure } from './errors.js';
 import { fsyncDirectorySync, mkdirSync } from './seam.js';
 

@@ -10,7 +10,7 @@ import {
   runtimeExpectationSchema,
   type IdentityResponse,
   type RuntimeExpectation,
-} from '@fleet/core';
+} from '@fleet/core/node';
 
 // The expectation is a wire shape (core's wire/runtime.ts): the operator sends it.
 export { runtimeExpectationSchema, type RuntimeExpectation };

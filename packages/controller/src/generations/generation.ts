@@ -32,7 +32,7 @@ import {
   runtimeLayout,
   type Platform,
   type RuntimeLayout,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { failpoint } from '../failpoints.js';
 import { ensurePrivateDir, fsyncDir, syncHandle } from '../fs/durable.js';
 import { fsFailure } from '../fs/errors.js';

@@ -20,7 +20,7 @@ import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import { BUILD_ID_PATTERN, FleetError } from '@fleet/core';
+import { BUILD_ID_PATTERN, FleetError } from '@fleet/core/node';
 import { failpoint, type FailpointName } from '../failpoints.js';
 import { appendLine, ensurePrivateDir, fsyncDir, syncHandle } from '../fs/durable.js';
 import { fsFailure } from '../fs/errors.js';

@@ -13,7 +13,7 @@ import { constants, readFileSync } from 'node:fs';
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { FleetError } from '@fleet/core';
+import { FleetError } from '@fleet/core/node';
 import { createExclusive, ensurePrivateDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
 import { statePaths, TEMP_PREFIX } from '../state-paths.js';

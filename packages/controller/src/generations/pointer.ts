@@ -25,7 +25,7 @@ import {
   readCurrentPointer,
   type PointerState,
   type RuntimeLayout,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { failpoint } from '../failpoints.js';
 import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { fsFailure } from '../fs/errors.js';

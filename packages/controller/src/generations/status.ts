@@ -19,7 +19,7 @@
  * (`busy` false): `abort` (nothing was activated), `resume-acceptance` (the target runs and
  * passes acceptance), `rollback` (anything else).
  */
-import type { IdentityResponse, ObservedSupervisor, PointerState } from '@fleet/core';
+import type { IdentityResponse, ObservedSupervisor, PointerState } from '@fleet/core/node';
 import { acceptRuntime, describeFailures, type RuntimeExpectation } from './acceptance.js';
 import {
   lastTransaction,

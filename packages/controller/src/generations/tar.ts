@@ -6,7 +6,7 @@
  * checksum, or a size over the bounds.
  */
 import { gunzipSync } from 'node:zlib';
-import { FleetError, GENERATION_ARTIFACT, GENERATION_MANIFEST } from '@fleet/core';
+import { FleetError, GENERATION_ARTIFACT, GENERATION_MANIFEST } from '@fleet/core/node';
 
 export interface TarEntry {
   /** `/`-separated, relative, normalised. */

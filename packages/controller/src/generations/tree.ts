@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GENERATION_ARTIFACT, GENERATION_MANIFEST } from '@fleet/core';
+import { GENERATION_ARTIFACT, GENERATION_MANIFEST } from '@fleet/core/node';
 import type { TarEntry } from './tar.js';
 
 export interface TreeListing {

@@ -19,7 +19,7 @@ import {
   FleetError,
   type AuditReadRequest,
   type AuditReadResponse,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { errnoOf, fsFailure } from '../fs/errors.js';
 import { OPEN_READ, checkFdPath, recheckParents, targetOf, walkParents } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';

@@ -14,7 +14,7 @@ import {
   type InventoryBackup,
   type InventoryFile,
   type InventoryResponse,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { backupFileId, listBackups } from '../backups.js';
 import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';

@@ -6,7 +6,7 @@ import {
   type Health,
   type IdentityResponse,
   type Registry,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import type { ControllerRuntime } from '../runtime.js';
 import type { Handler } from './types.js';
 

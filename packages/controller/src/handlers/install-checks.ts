@@ -16,7 +16,7 @@ import {
   type AuditAction,
   type InstallRequest,
   type Redactor,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import type { Allowlist } from '../allowlist.js';
 import type { ControllerRuntime } from '../runtime.js';
 

@@ -22,7 +22,7 @@ import {
   type InstallRequest,
   type NodeInstallResult,
   type SecretValues,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { pruneBackups } from '../backups.js';
 import { createNodeContext } from '../context.js';
 import { failpoint } from '../failpoints.js';

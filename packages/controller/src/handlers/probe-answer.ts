@@ -12,7 +12,7 @@ import {
   type JsonObject,
   type Redactor,
   type SnapshotProbeResult,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import { domainReader } from '../domain-reader.js';
 import type { ControllerRuntime } from '../runtime.js';

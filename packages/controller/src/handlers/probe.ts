@@ -4,7 +4,7 @@
  * supervisor prober is a bootstrap read. A prober declared without an implementation is
  * `DOMAIN_BEHAVIOUR_ABSENT` — declared, never faked.
  */
-import type { ProbeRequest, ProbeResponse } from '@fleet/core';
+import type { ProbeRequest, ProbeResponse } from '@fleet/core/node';
 import { redactorOf } from '../runtime.js';
 import { runProbe } from './probe-answer.js';
 import type { Handler } from './types.js';

@@ -8,7 +8,7 @@ import {
   type Receipt,
   type ReceiptFile,
   type Redactor,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import type { WrittenFile } from '../writer.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

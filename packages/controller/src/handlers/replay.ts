@@ -4,7 +4,7 @@
  * node only has to remember ids for the skew window to refuse every replay, and keeps records
  * longer only to answer status queries.
  */
-import { FleetError } from '@fleet/core';
+import { FleetError } from '@fleet/core/node';
 import { errorBody, toWireError } from '../http/respond.js';
 import { ulidTime } from '../operations.js';
 import { redactorOf, type ControllerRuntime } from '../runtime.js';

@@ -13,7 +13,7 @@ import {
   type RuntimeStartedResponse,
   type RuntimeStatusRequest,
   type SupervisorKind,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder, withRuntimeLock } from '../generations/lock.js';

@@ -17,7 +17,7 @@ import {
   type SnapshotProbeResult,
   type SnapshotRequest,
   type SnapshotResponse,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { redactorOf } from '../runtime.js';
 import { refuseHardLinked } from './files.js';
 import { probeAnswer } from './probe-answer.js';

@@ -3,7 +3,7 @@
  * connection mid-install and must not blindly retry. Answers from this process's in-flight set,
  * then the stored record (which startup recovery writes for an interrupted operation).
  */
-import { FleetError, type OperationStatusResponse } from '@fleet/core';
+import { FleetError, type OperationStatusResponse } from '@fleet/core/node';
 import type { Handler } from './types.js';
 
 export const operationStatus: Handler = async ({ runtime, params }) => {

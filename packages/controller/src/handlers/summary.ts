@@ -1,6 +1,6 @@
 /** `GET /v1/summary` (core wire/summary.ts): `fleet status`'s one read per host. */
-import type { NodeSummaryResponse } from '@fleet/core';
-import { FLEET_PROTOCOL_VERSION } from '@fleet/core';
+import type { NodeSummaryResponse } from '@fleet/core/node';
+import { FLEET_PROTOCOL_VERSION } from '@fleet/core/node';
 import { RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder } from '../generations/lock.js';
 import { summarizeRuntime } from '../lifecycle/summary.js';

@@ -23,7 +23,7 @@ import {
   type TokenListResponse,
   type TokenRevokeRequest,
   type TokenRotateRequest,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import type { Principal } from '../tokens/auth.js';
 import { claimTokenOperation } from '../tokens/operations.js';
 import { tokenState, type TokenRecord } from '../tokens/store.js';

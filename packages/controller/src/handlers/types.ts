@@ -1,4 +1,4 @@
-import type { RouteSpec } from '@fleet/core';
+import type { RouteSpec } from '@fleet/core/node';
 import type { ControllerRuntime } from '../runtime.js';
 import type { Principal } from '../tokens/auth.js';
 

@@ -19,7 +19,7 @@ import {
   type VersionsRequest,
   type VersionsResponse,
   type VersionsTool,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import { redactorOf } from '../runtime.js';
 import {

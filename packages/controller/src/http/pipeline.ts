@@ -18,7 +18,7 @@ import {
   type AuditOutcome,
   type RouteSpec,
   type Redactor,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { audit } from '../handlers/audit.js';
 import { exportFile, capture, inventory } from '../handlers/files.js';
 import { health, identity } from '../handlers/identity.js';

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import { FleetError, parseStrictJson } from '@fleet/core';
+import { FleetError, parseStrictJson } from '@fleet/core/node';
 
 function closing(error: FleetError): FleetError {
   return Object.assign(error, { close: true });

@@ -8,7 +8,7 @@ import {
   type ErrorCode,
   type Redactor,
   type WireErrorBody,
-} from '@fleet/core';
+} from '@fleet/core/node';
 
 /** An error on its way to the wire: code, HTTP status, message, and optional details. */
 export interface WireError {

@@ -3,7 +3,7 @@
  * runtime's expectation, recorded at `begin` as the rollback target. A development build (no
  * generation) has none: there is nothing verified to go back to.
  */
-import type { IdentityResponse, RuntimeExpectation } from '@fleet/core';
+import type { IdentityResponse, RuntimeExpectation } from '@fleet/core/node';
 
 export function expectationOf(identity: IdentityResponse): RuntimeExpectation | null {
   if (identity.build.sha256 === null) return null;

@@ -2,7 +2,7 @@
  * Reading the runtime journal's history (pure): what a fresh rollback goes back to, and one line
  * per record of a transaction for the operator.
  */
-import type { RuntimeExpectation } from '@fleet/core';
+import type { RuntimeExpectation } from '@fleet/core/node';
 import type { JournalRecord, ParsedJournal, RecordOf } from '../generations/journal.js';
 
 /** The last transaction that ended `accepted`: its target runs, its prior is the way back. */

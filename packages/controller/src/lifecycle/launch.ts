@@ -24,7 +24,7 @@ import {
   type NodeContext,
   type Registry,
   type SupervisorKind,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { ExecaProcessRunner } from '../context.js';
 
 export interface NodeJob {

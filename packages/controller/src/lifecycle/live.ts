@@ -13,7 +13,7 @@ import {
   createControllerClient,
   type ControllerClient,
   type IdentityResponse,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { systemClock } from '../context.js';
 import { statePaths } from '../state-paths.js';
 import { TokenStore } from '../tokens/store.js';

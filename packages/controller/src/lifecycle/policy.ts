@@ -5,7 +5,7 @@
  * invalid one, or `bootstrap.allow: false` denies. Read afresh from the file each time: the SSH
  * recovery receiver runs while no controller does.
  */
-import { FleetError, NODE_POLICY_PATH, isFleetError, type Registry } from '@fleet/core';
+import { FleetError, NODE_POLICY_PATH, isFleetError, type Registry } from '@fleet/core/node';
 import { loadNodePolicy } from '../policy/store.js';
 
 /** Throws `BOOTSTRAP_REFUSED` unless the node's policy allows a bootstrap with `supervisor`. */

@@ -31,7 +31,7 @@ import {
   type Registry,
   type RuntimeExpectation,
   type SupervisorKind,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import {
   acceptRuntime,

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FleetError, type Registry } from '@fleet/core';
+import { FleetError, type Registry } from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import { ensurePrivateDir } from '../fs/durable.js';
 import { statePaths } from '../state-paths.js';

@@ -19,7 +19,7 @@ import {
   type Registry,
   type RuntimeExpectation,
   type SupervisorKind,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import { ensurePrivateDir } from '../fs/durable.js';
 import {

@@ -15,7 +15,7 @@ import {
   type Registry,
   type RuntimeStatusResponse,
   type SupervisorKind,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder } from '../generations/lock.js';
 import { reconcileStatus } from '../generations/status.js';

@@ -3,7 +3,7 @@
  * transaction is in progress or needs recovery — from the journal and the runtime lock alone, no
  * supervisor asked (the full reconciliation with observation is `runtime-status`, contract §12).
  */
-import type { RuntimeSummary } from '@fleet/core';
+import type { RuntimeSummary } from '@fleet/core/node';
 import { lastTransaction, type ParsedJournal } from '../generations/journal.js';
 
 export function summarizeRuntime(journal: ParsedJournal, busy: boolean): RuntimeSummary {

@@ -30,7 +30,7 @@ import {
   type ObservedSupervisor,
   type Registry,
   type SupervisorKind,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { launchNodeJob } from './launch.js';
 

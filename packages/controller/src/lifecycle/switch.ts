@@ -17,7 +17,7 @@ import {
   switchNodeId,
   type Registry,
   type SwitchOutcome,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import { SWITCH_RESTART_TIMEOUT_MS } from './supervisor.js';
 

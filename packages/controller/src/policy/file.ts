@@ -8,7 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { FleetError, formatNodePolicy, nodePolicyFile, type NodePolicyInput } from '@fleet/core';
+import {
+  FleetError,
+  formatNodePolicy,
+  nodePolicyFile,
+  type NodePolicyInput,
+} from '@fleet/core/node';
 import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
 import { TEMP_PREFIX } from '../state-paths.js';

@@ -22,7 +22,7 @@ import {
   parseStrictJson,
   SUPERVISORS,
   type Registry,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { errnoOf } from '../fs/errors.js';
 import { statePaths } from '../state-paths.js';
 import { writeNodePolicy } from './file.js';

@@ -25,7 +25,7 @@ import {
   type NodePolicy,
   type NodePolicyStamp,
   type Registry,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { Allowlist } from '../allowlist.js';
 import { migrateBootstrapPolicy } from './migrate.js';
 

@@ -24,7 +24,7 @@ import {
   isFleetError,
   parseBuildRecord,
   type PinnedPlugin,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { readTgz } from '../generations/tar.js';
 
 /** A carried plugin that verified: where its package sits. */

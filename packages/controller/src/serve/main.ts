@@ -22,7 +22,7 @@ import {
   isFleetError,
   FLEET_PLUGIN_API_VERSION,
   type FleetErrorLike,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { createController } from '../controller.js';
 import { readLegacyTokenHash } from '../tokens/auth.js';
 import { discoverPlugins, runRegisterHooks } from './plugins.js';

@@ -23,7 +23,7 @@ import {
   REGISTER_HOOK,
   type HookOutcome,
   type PluginRef,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { carriedPlugins } from './carried-plugins.js';
 
 /** What oclif's package.json `oclif` section says about one plugin, as far as fleet reads it. */

@@ -5,7 +5,7 @@
  * `config:install`).
  */
 import { readFile } from 'node:fs/promises';
-import { FleetError, type RouteSpec, type Scope } from '@fleet/core';
+import { FleetError, type RouteSpec, type Scope } from '@fleet/core/node';
 import { tokenState, type TokenRecord } from './store.js';
 import { hashesEqual, tokenHash, tokenIdOf } from './token.js';
 

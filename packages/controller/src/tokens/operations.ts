@@ -8,7 +8,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FleetError } from '@fleet/core';
+import { FleetError } from '@fleet/core/node';
 import { createExclusive, ensurePrivateDir, removeDurable } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
 import { checkFresh } from '../handlers/replay.js';

@@ -21,7 +21,7 @@ import {
   timestampSchema,
   type Clock,
   type Scope,
-} from '@fleet/core';
+} from '@fleet/core/node';
 import { errnoOf } from '../fs/errors.js';
 import { ensurePrivateDir, writeFileAtomic } from '../fs/durable.js';
 import type { StatePaths } from '../state-paths.js';

@@ -18,7 +18,7 @@ import {
   type Platform,
   type ProcessRunner,
   type VersionsTool,
-} from '@fleet/core';
+} from '@fleet/core/node';
 
 /** Each `--version` (and `launchctl print`) is killed after this long. */
 export const VERSION_TIMEOUT_MS = 5_000;

@@ -31,8 +31,8 @@ import { operatorStateDir } from './operator-log.js';
 export const AUDIT_HEADS_DIR = 'audit-heads';
 /** The single heads file of earlier versions: read for a repository without a file of its own. */
 export const AUDIT_HEADS_FILE = 'audit-heads.json';
-/** The response header a controller carries its durable audit head in. */
-export const AUDIT_HEAD_HEADER = 'fleet-audit-head';
+// Defined with the wire protocol, which the controller imports without the operator's client.
+export { AUDIT_HEAD_HEADER } from '../wire/protocol.js';
 export const MAX_HEADS_PER_HOST = 64;
 
 const seenHeadSchema = z.strictObject({

@@ -13,14 +13,9 @@ import type { DomainDeclaration } from '../interfaces/domain.js';
 import type { JsonObject } from '../interfaces/drift.js';
 import { nodePathFor } from '../render/views.js';
 import { hostVariables, type FleetRepo } from '../repo/load.js';
+import { RELOAD_ROLE, derivedPathParameter } from './parameter-names.js';
 
-/** The install parameter holding a derived path's node path (`fleet.derived.volume`). */
-export function derivedPathParameter(id: string): string {
-  return `fleet.derived.${id}`;
-}
-
-/** The role of the action a domain runs after writing (fleet.yaml `domains.<domain>.reload`). */
-export const RELOAD_ROLE = 'reload';
+export { RELOAD_ROLE, derivedPathParameter, probedPath } from './parameter-names.js';
 
 /** An install's `parameters` for one host and domain. */
 export function installParameters(
@@ -62,14 +57,4 @@ export function probeParameters(
     paths[derived.id] = nodePathFor(derived, variables, hostFile);
   }
   return { paths };
-}
-
-/** The node path a prober was given for one of its domain's ids, else the declared default. */
-export function probedPath(parameters: JsonObject, id: string, fallback: string): string {
-  const paths = parameters['paths'];
-  if (paths !== null && typeof paths === 'object' && !Array.isArray(paths)) {
-    const value = (paths as JsonObject)[id];
-    if (typeof value === 'string') return value;
-  }
-  return fallback;
 }

@@ -13,7 +13,7 @@ import type {
   ProcessRunner,
   SecretValues,
 } from '../interfaces/node-context.js';
-import { escapeControl } from '../report/render-report.js';
+import { escapeControl } from '../report/escape-control.js';
 import { redactSecrets } from '../secrets/env-chain.js';
 import { DEFAULT_ACTION_OUTPUT_BYTES, type PolicyAction } from './schema.js';
 

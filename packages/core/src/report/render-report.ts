@@ -5,18 +5,12 @@
  */
 import type { DriftItem } from '../interfaces/drift.js';
 import { DRIFT_LAYERS, layerState, type DriftHost, type DriftReport } from './drift-report.js';
+import { escapeControl } from './escape-control.js';
 import { diffHtml, escapeHtml, proseHtml, reportPage, stateBadge } from './html.js';
 
 export { escapeHtml } from './html.js';
 
-/** Control characters shown escaped, so a hostile path cannot drive a terminal or forge lines. */
-export function escapeControl(text: string): string {
-  return text.replace(
-    // eslint-disable-next-line no-control-regex
-    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
-    (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-}
+export { escapeControl };
 
 const escapeCell = (text: string) => escapeControl(text).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 

@@ -26,6 +26,9 @@ export const FLEET_PROTOCOL_VERSION = 2;
  */
 export const PROTOCOL_HEADER = 'fleet-protocol';
 
+/** The response header a controller carries its durable audit head in (docs/audit-log.md). */
+export const AUDIT_HEAD_HEADER = 'fleet-audit-head';
+
 /** The protocol a request or answer speaks, from its header value: no header is protocol 1. */
 export function protocolOfHeader(value: string | readonly string[] | undefined): number | null {
   if (value === undefined) return 1;
