@@ -415,6 +415,9 @@ const calls = async (seat: Seat): Promise<string[][]> =>
 
 describe('fleet schedule: refusals through the binary', function () {
   if (process.platform !== 'linux') return;
+  // Each case runs the real CLI several times in a row (up to eight): on a loaded 2-core machine
+  // that passes mocha's 20 s default. Nothing here depends on speed.
+  this.timeout(90_000);
   let seat: Seat;
   before(async () => {
     seat = await newSeat();
@@ -504,6 +507,9 @@ describe('fleet schedule: refusals through the binary', function () {
 
 describe('fleet schedule: install, list, remove with the fake systemctl', function () {
   if (process.platform !== 'linux') return;
+  // Each case runs the real CLI several times in a row (up to eight): on a loaded 2-core machine
+  // that passes mocha's 20 s default. Nothing here depends on speed.
+  this.timeout(90_000);
   let seat: Seat;
   before(async () => {
     seat = await newSeat();
