@@ -75,6 +75,7 @@ export {
   type FleetRepo,
 } from './repo/load.js';
 export {
+  UNCOMMITTED_STATUS_ARGS,
   loadRepoAtHead,
   parsePorcelainPaths,
   uncommittedWarning,

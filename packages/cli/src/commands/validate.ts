@@ -48,10 +48,8 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
     if (flags['node-policy'] !== undefined) return this.nodePolicy(flags['node-policy']);
     const root = await this.findRepo(flags.repo);
     const {
-      DOMAINS_DIR,
       FleetError,
-      HOSTS_DIR,
-      MANIFEST_FILE,
+      UNCOMMITTED_STATUS_ARGS,
       createGit,
       isFleetError,
       loadRepo,
@@ -125,21 +123,7 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
       allowFailure: true,
     });
     const headCommit = head.exitCode === 0 ? head.stdout.trim() : null;
-    const status = await git.run(
-      [
-        '-c',
-        'core.quotePath=false',
-        'status',
-        '--porcelain=v1',
-        '-z',
-        '--untracked-files=all',
-        '--',
-        MANIFEST_FILE,
-        HOSTS_DIR,
-        DOMAINS_DIR,
-      ],
-      { allowFailure: true },
-    );
+    const status = await git.run([...UNCOMMITTED_STATUS_ARGS], { allowFailure: true });
     const uncommitted = status.exitCode === 0 ? parsePorcelainPaths(status.stdout) : [];
     this.log(
       `${root}: valid — ${report.hosts} host${report.hosts === 1 ? '' : 's'}, ${report.rendered} file${

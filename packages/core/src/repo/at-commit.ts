@@ -17,6 +17,23 @@ export interface RepoSource {
   readonly uncommitted: readonly string[];
 }
 
+/**
+ * The `git status` that lists what of fleet.yaml, hosts/ and domains/ is not committed yet (what
+ * drift, plan and install do not read): the paths as git has them, untracked files included.
+ */
+export const UNCOMMITTED_STATUS_ARGS = [
+  '-c',
+  'core.quotePath=false',
+  'status',
+  '--porcelain=v1',
+  '-z',
+  '--untracked-files=all',
+  '--',
+  MANIFEST_FILE,
+  HOSTS_DIR,
+  DOMAINS_DIR,
+] as const;
+
 /** The paths `git status --porcelain=v1 -z` lists (a rename's both sides). */
 export function parsePorcelainPaths(output: string): string[] {
   const paths: string[] = [];
@@ -75,18 +92,7 @@ export async function loadRepoAtHead(
   root: string,
   git: Git,
 ): Promise<{ readonly repo: FleetRepo; readonly source: RepoSource }> {
-  const status = git.run([
-    '-c',
-    'core.quotePath=false',
-    'status',
-    '--porcelain=v1',
-    '-z',
-    '--untracked-files=all',
-    '--',
-    MANIFEST_FILE,
-    HOSTS_DIR,
-    DOMAINS_DIR,
-  ]);
+  const status = git.run([...UNCOMMITTED_STATUS_ARGS]);
   status.catch(() => undefined); // awaited below, unless HEAD already failed the load
   const batch = git.catFile();
   try {
