@@ -63,10 +63,10 @@ export const EXCEPTIONS = [];
 
 /**
  * The second entry points fleet's packages declare in their `exports` (`@fleet/core/command`,
- * `@fleet/core/node`, `@fleet/controller/serve`) and `package.json`: anything else below a package
- * name is a deep import.
+ * `@fleet/core/node`, `@fleet/core/zod`, `@fleet/controller/serve`) and `package.json`: anything
+ * else below a package name is a deep import.
  */
-const PUBLIC_SUBPATHS = ['/command', '/node', '/serve', '/package.json'];
+const PUBLIC_SUBPATHS = ['/command', '/node', '/zod', '/serve', '/package.json'];
 
 /**
  * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s
@@ -74,6 +74,25 @@ const PUBLIC_SUBPATHS = ['/command', '/node', '/serve', '/package.json'];
  * services it uses (contract §14, "means").
  */
 const MODULE_PACKAGES = ['@fleet/operator'];
+
+/**
+ * Libraries that core bundles and hands out (docs/adr/0011-core-ships-a-bundle.md): outside core,
+ * fleet's packages reach them through core's entry, so a process loads the one copy inside core's
+ * bundle. `typeOnly` libraries may still be named by `import type` (erased at run time).
+ */
+const THROUGH_CORE = {
+  zod: { entry: '@fleet/core/zod', typeOnly: false },
+  '@oclif/core': { entry: '@fleet/core/command', typeOnly: true },
+};
+
+/** Whether the import statement that names the specifier at `position` is `import type`/`export type`. */
+function typeOnlyAt(content, position) {
+  const start = Math.max(
+    content.lastIndexOf('import', position),
+    content.lastIndexOf('export', position),
+  );
+  return start >= 0 && /^(import|export)\s+type\b/.test(content.slice(start, position));
+}
 
 /** The fleet package a bare specifier names, as a place; `null` for anything else. */
 function packagePlace(specifier) {
@@ -115,7 +134,11 @@ function describe(place) {
  * The problems of one import of `from` (a checked source file at `file`): a relative import that
  * leaves its package, a deep import into a fleet package, or one the layers forbid.
  */
-function importProblem(file, from, specifier) {
+function importProblem(file, from, specifier, typeOnly = false) {
+  const bundled = THROUGH_CORE[specifier];
+  if (bundled !== undefined && from.layer !== 'core' && !(bundled.typeOnly && typeOnly)) {
+    return `${specifier}: import it through ${bundled.entry}, the copy inside core's bundle${bundled.typeOnly ? ' (types may come from ' + specifier + ' with `import type`)' : ''}`;
+  }
   if (specifier.startsWith('.')) {
     const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier));
     const own = packageDir(file);
@@ -171,7 +194,12 @@ export function checkBoundaries(files, exceptions = EXCEPTIONS) {
     if (from === null) continue;
     const { importedFiles } = ts.preProcessFile(content, true, true);
     for (const imported of importedFiles) {
-      const message = importProblem(file, from, imported.fileName);
+      const message = importProblem(
+        file,
+        from,
+        imported.fileName,
+        typeOnlyAt(content, imported.pos),
+      );
       if (message === null) continue;
       const exception = exceptions.findIndex(
         (entry) => entry.file === file && entry.target === imported.fileName,

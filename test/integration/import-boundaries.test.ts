@@ -56,6 +56,41 @@ const CASES: readonly Case[] = [
     expected: [],
   },
   {
+    name: "zod and oclif through the copies inside core's bundle; oclif types from @oclif/core",
+    files: [
+      {
+        path: 'packages/controller/src/a.ts',
+        content:
+          "import * as z from '@fleet/core/zod';\nimport type * as Z from '@fleet/core/zod';\n",
+      },
+      {
+        path: 'packages/cli/src/a.ts',
+        content:
+          "import { Flags, execute } from '@fleet/core/command';\nimport type { Interfaces } from '@oclif/core';\nexport type { Hook } from '@oclif/core';\n",
+      },
+    ],
+    expected: [],
+  },
+  {
+    name: 'zod or oclif values imported from their own packages outside core',
+    files: [
+      {
+        path: 'plugins/files/src/a.ts',
+        content: "import * as z from 'zod';\nconst { z: lazy } = await import('zod');\n",
+      },
+      {
+        path: 'packages/cli/src/a.ts',
+        content: "import { Flags } from '@oclif/core';\nimport type * as Z from 'zod';\n",
+      },
+    ],
+    expected: [
+      "plugins/files/src/a.ts:1: zod: import it through @fleet/core/zod, the copy inside core's bundle",
+      'plugins/files/src/a.ts:2: zod: import it through @fleet/core/zod',
+      'packages/cli/src/a.ts:1: @oclif/core: import it through @fleet/core/command',
+      'packages/cli/src/a.ts:2: zod: import it through @fleet/core/zod',
+    ],
+  },
+  {
     name: 'core importing the controller, the CLI or a plugin',
     files: [
       {

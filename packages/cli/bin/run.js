@@ -23,9 +23,11 @@ if (args.length === 1 && args[0] === '--version') {
     cliRoot: fileURLToPath(new URL('..', import.meta.url)),
   });
 } else {
-  // oclif checks its own engines range when imported, loading the whole semver package for it
-  // (47 modules: most of what `--help` imports beside oclif, contract §14). The CLI checks its own,
-  // stricter `engines.node` without one (src/engines.ts) and skips oclif's for that one import.
+  // oclif comes from inside @fleet/core's bundle (`@fleet/core/command`: one file for oclif and
+  // what it uses, where @oclif/core is 160 modules; docs/adr/0011-core-ships-a-bundle.md). It
+  // checks its own engines range when first imported, evaluating the semver package for it; the
+  // CLI checks its own, stricter `engines.node` without one (src/engines.ts) and skips oclif's for
+  // that one import.
   const { readFileSync } = await import('node:fs');
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   const userSetting = process.env.OCLIF_DISABLE_ENGINE_WARNING;
@@ -35,7 +37,7 @@ if (args.length === 1 && args[0] === '--version') {
     if (warning !== undefined) process.emitWarning(warning);
     process.env.OCLIF_DISABLE_ENGINE_WARNING = 'true';
   }
-  const { execute, settings } = await import('@oclif/core').finally(() => {
+  const { execute, settings } = await import('@fleet/core/command').finally(() => {
     if (userSetting === undefined) delete process.env.OCLIF_DISABLE_ENGINE_WARNING;
     else process.env.OCLIF_DISABLE_ENGINE_WARNING = userSetting;
   });

@@ -1,5 +1,5 @@
 /** What the node-local commands (`fleet token …`) share: the `--home` flag and the token store. */
-import { Flags } from '@oclif/core';
+import { Flags } from '@fleet/core/command';
 
 export const homeFlag = Flags.directory({
   description: "the node's home whose token store to use (default: your home directory)",

@@ -3,7 +3,7 @@
  * the node's home flag, reading and checking a policy file against this CLI's plugins (the same
  * reader and check the controller runs at start), and its one-screen summary.
  */
-import { Flags } from '@oclif/core';
+import { Flags } from '@fleet/core/command';
 import type { LoadedNodePolicy, NodePolicy, Problem, Registry } from '@fleet/core';
 
 export const policyHomeFlag = Flags.directory({

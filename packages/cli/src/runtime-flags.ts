@@ -1,5 +1,5 @@
 /** Flags the runtime verbs share (upgrade, bootstrap apply, bootstrap rollback). */
-import { Flags } from '@oclif/core';
+import { Flags } from '@fleet/core/command';
 
 /** `--acceptance-timeout SECONDS`, within the node's bounds (core's ACCEPTANCE_TIMEOUT_MS). */
 export function acceptanceTimeoutFlag(runtime: 'new' | 'prior') {

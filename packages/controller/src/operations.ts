@@ -10,7 +10,7 @@
 import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeTime } from 'ulid';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   FleetError,
   errorBodySchema,

@@ -25,7 +25,7 @@ import {
   type RememberedSecret,
   type SecretValues,
 } from '@fleet/core/node';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import { writeFileAtomic } from './fs/durable.js';
 import { readLive, targetOf } from './fs/safe-path.js';
 import { homeRelative, type StatePaths } from './state-paths.js';

@@ -24,7 +24,7 @@
  */
 import { constants } from 'node:fs';
 import { open } from './fs/seam.js';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   FleetError,
   MAX_WRITES_PER_PATH,

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Problem } from './errors.js';
 
 /** Dotted field path (`hosts.alpha.platform`, `artifacts[0].sha256`). */

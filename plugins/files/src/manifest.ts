@@ -3,7 +3,7 @@
  * problem with its file, line and field (`FILES_MANIFEST_INVALID`). Each entry becomes a managed
  * file whose id is its node path, so a node names it without reading the repository.
  */
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   FleetError,
   actionIdSchema,

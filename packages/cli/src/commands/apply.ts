@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import { Flags } from '@fleet/core/command';
 import type { ApplyDocument } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 

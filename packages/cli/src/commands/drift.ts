@@ -1,6 +1,5 @@
-import { Flags } from '@oclif/core';
+import { Flags, plainPalette, type Palette } from '@fleet/core/command';
 import type { DriftHost, DriftReport } from '@fleet/core';
-import { plainPalette, type Palette } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 
 export default class Drift extends FleetCommand {

@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core';
+import { Args } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 
 export interface InitResult {

@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core';
+import { Args, Flags } from '@fleet/core/command';
 import type { FleetErrorLike } from '@fleet/core';
 import { FleetCommand, reportedFailure } from '../base-command.js';
 

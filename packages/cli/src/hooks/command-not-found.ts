@@ -8,7 +8,8 @@
  * offers its guess only in an interactive prompt — where answering yes *runs* the guessed command,
  * `--confirm` flags included — and would put `@inquirer/prompts` into every runtime artifact.
  */
-import { toConfiguredId, type Hook } from '@oclif/core';
+import { toConfiguredId } from '@fleet/core/command';
+import type { Hook } from '@oclif/core';
 
 const hook: Hook<'command_not_found'> = async function (options) {
   const { FleetError, closestName, errorEnvelope, formatProblem } = await import('@fleet/core');

@@ -10,7 +10,7 @@
 import { constants } from 'node:fs';
 import { open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   AUDIT_ACTIVE_SEGMENT,
   closedSegmentSeq,

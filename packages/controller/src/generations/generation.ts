@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   BUILD_ID_PATTERN,
   BUILD_RECORD_ENTRY,

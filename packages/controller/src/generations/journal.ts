@@ -19,7 +19,7 @@ import { constants } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ulid } from 'ulid';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import { BUILD_ID_PATTERN, FleetError } from '@fleet/core/node';
 import { failpoint, type FailpointName } from '../failpoints.js';
 import { appendLine, ensurePrivateDir, fsyncDir, syncHandle } from '../fs/durable.js';

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, readFileSync } from 'node:fs';
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import { FleetError } from '@fleet/core/node';
 import { createExclusive, ensurePrivateDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';

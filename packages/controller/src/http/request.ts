@@ -4,7 +4,7 @@
  * JSON (duplicate keys and `__proto__` refused), and zod validation.
  */
 import type { IncomingMessage } from 'node:http';
-import type { z } from 'zod';
+import type * as z from '@fleet/core/zod';
 import { FleetError, parseStrictJson } from '@fleet/core/node';
 
 function closing(error: FleetError): FleetError {

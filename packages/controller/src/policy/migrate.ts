@@ -13,7 +13,7 @@
  */
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   FleetError,
   defaultNodePolicy,

@@ -11,7 +11,7 @@
 import { constants } from 'node:fs';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   FleetError,
   isScope,

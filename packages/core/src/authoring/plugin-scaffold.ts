@@ -7,12 +7,12 @@
  * {@link pluginScaffold} is pure (options → files, tested with a table of cases);
  * {@link writePluginScaffold} writes them into a new or empty directory.
  */
-import { readFileSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { FleetError } from '../errors.js';
 import { isFleetOwnPath } from '../policy/fleet-paths.js';
 import { isHomePath } from '../paths.js';
+import { corePackageVersion } from '../package-version.js';
 
 export type ScaffoldKind = 'whole' | 'block';
 
@@ -48,10 +48,7 @@ function usage(message: string): FleetError {
 }
 
 function coreRange(): string {
-  const pkg = JSON.parse(
-    readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
-  ) as { version: string };
-  return `^${pkg.version}`;
+  return `^${corePackageVersion()}`;
 }
 
 function domainOf(name: string, domain: string | undefined): string {

@@ -14,7 +14,7 @@
  * corrupt or foreign file is a miss; deleting it is always safe.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Problem } from '../errors.js';
 import type { ManagedFile } from '../interfaces/domain.js';
 import type { Installer } from '../interfaces/installer.js';

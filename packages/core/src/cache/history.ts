@@ -13,8 +13,7 @@
  * deleting the directory is always safe.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   readCanonicalSnapshot,
   type CanonicalSnapshot,
@@ -22,6 +21,7 @@ import {
 } from '../classify/history.js';
 import type { Git } from '../git.js';
 import { readCacheFile, writeCacheFile } from './store.js';
+import { corePackageVersion } from '../package-version.js';
 
 /** Snapshots larger than this (serialized) are read from git every time rather than kept. */
 export const HISTORY_CACHE_MAX_BYTES = 32 * 1024 * 1024;
@@ -118,10 +118,7 @@ let historyCacheFormat: string | undefined;
 /** The format names the core version: another version's reading of history is not reused. */
 function historyCacheFormatOf(): string {
   if (historyCacheFormat === undefined) {
-    const pkg = JSON.parse(
-      readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
-    ) as { version: string };
-    historyCacheFormat = `fleet.history-cache/v1 @fleet/core@${pkg.version}`;
+    historyCacheFormat = `fleet.history-cache/v1 @fleet/core@${corePackageVersion()}`;
   }
   return historyCacheFormat;
 }

@@ -20,7 +20,7 @@ import { mkdir, open, readFile, readdir, rename, stat, unlink } from 'node:fs/pr
 import { createHash, randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 import { sha256Schema, timestampSchema } from '../wire/protocol.js';

@@ -5,7 +5,7 @@
  * node), and every answer is validated with the route's response schema before a caller sees it.
  */
 import { ulid } from 'ulid';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { zodProblems } from '../zod-problems.js';
 import { routeOf, routePath, type OperationName } from '../wire/routes.js';

@@ -8,7 +8,7 @@
  * It lives in core, not in the CLI, because the node half of a domain (a plugin, inside the
  * controller) is what calls it, and plugins depend on core only.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_CODES, FleetError, type ErrorCode } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 

@@ -11,7 +11,7 @@
 import { mkdir, open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { operationIdSchema, timestampSchema } from '../wire/protocol.js';
 
 export const OPERATOR_LOG_FILE = 'operator.jsonl';

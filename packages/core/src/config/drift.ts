@@ -16,7 +16,7 @@ import type { Git } from '../git.js';
 import { readCanonicalSnapshot, type CanonicalSnapshot } from '../classify/history.js';
 import { readCanonicalSnapshotCached } from '../cache/history.js';
 import { blobId, cacheDirOf, readCacheFile, writeCacheFile } from '../cache/store.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HistoryIndex } from '../classify/history-index.js';
 import { forEachHost, type HostOutcome } from '../client/for-each-host.js';
 import {

@@ -3,7 +3,7 @@
  * another package (possibly built against another copy of this module), so it is validated here
  * before anything uses it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isHomePath } from '../paths.js';
 import { fleetOwnReason, isFleetOwnPath } from '../policy/fleet-paths.js';
 import { actionIdSchema } from '../policy/schema.js';

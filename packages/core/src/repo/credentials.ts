@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { FleetError, type Problem } from '../errors.js';
 import { zodProblems } from '../zod-problems.js';
 import { credentialsSchema, type Credentials } from './schema.js';

@@ -6,13 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { blobId, cacheDirOf, readCacheFile, writeCacheFile } from '../cache/store.js';
 import { closestName } from '../closest.js';
 import { FleetError, type Problem } from '../errors.js';
 import { parseRepoPath } from '../paths.js';
 import { parseYaml, type ParsedYaml } from '../yaml.js';
 import { zodProblems } from '../zod-problems.js';
+import { corePackageVersion } from '../package-version.js';
 import {
   fleetManifestSchema,
   hostVariablesSchema,
@@ -98,12 +99,7 @@ type RepoCacheBody = { manifests: Record<string, unknown>; hosts: Record<string,
 let repoCacheFormat: string | undefined;
 function repoCacheFormatOf(): string {
   if (repoCacheFormat === undefined) {
-    const pkg = JSON.parse(
-      readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
-    ) as {
-      version: string;
-    };
-    repoCacheFormat = `fleet.repo-cache/v1 @fleet/core@${pkg.version}`;
+    repoCacheFormat = `fleet.repo-cache/v1 @fleet/core@${corePackageVersion()}`;
   }
   return repoCacheFormat;
 }

@@ -3,7 +3,7 @@
  * results into a report with its summary. Renderers (Markdown, HTML) and the report-dir writer
  * live beside this file.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExitCode, mostUrgentExit, type FleetErrorLike } from '../errors.js';
 
 export const DRIFT_SCHEMA = 'fleet.drift/v1';

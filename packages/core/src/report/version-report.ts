@@ -6,7 +6,7 @@
  * (contract §10.5). Items are layer
  * `version` (launchd agents and the supervisor's: `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DRIFT_LAYERS,
   HOST_STATUSES,

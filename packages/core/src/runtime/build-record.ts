@@ -11,7 +11,7 @@
  * commit hash, with `-dirty` appended for a build from a tree with uncommitted changes — such a
  * build is not reconstructable from its commit, and fleet.yaml has to say so to name it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 import { pinnedPluginsSchema } from './plugins.js';

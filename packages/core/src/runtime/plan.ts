@@ -4,7 +4,7 @@
  * canonical form — and the reading of a finished transaction into an outcome and exit code.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import type { HostEntry } from '../repo/schema.js';
 import type { PinnedPlugin } from './plugins.js';

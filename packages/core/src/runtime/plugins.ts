@@ -19,7 +19,7 @@
  * `@acme/fleet-x` → `acme-fleet-x-1.2.0.tgz`), beside the runtime artifacts; `fleet validate`
  * checks its sha256 against the pin.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The directory of carried plugins inside the artifact's package directory. */
 export const RUNTIME_PLUGINS_DIR = 'fleet-plugins';

@@ -11,7 +11,7 @@
  *
  * fleet's own state: never a domain's path (contract §5.1).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 import { readDefinitionFile, writeDefinitionFile } from './definition-file.js';

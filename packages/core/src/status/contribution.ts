@@ -5,7 +5,7 @@
  * (docs/architecture.md, "Boundaries"). The harness-policy plugin answers with the harness
  * reconcile's offline_pending hosts; a plugin with nothing to say answers `null`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The oclif hook `fleet status` runs in every plugin that declares it. */
 export const STATUS_HOOK = 'fleet:status';

@@ -12,7 +12,7 @@
  * paging by line is what lets the verifier see the files exactly as they are. A client pages with
  * `fromSeq + lines.length` while `more` is true (docs/audit-log.md).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { sha256Schema } from './protocol.js';
 
 /** Lines one answer carries at most (the request's `limit` may not exceed it). */

@@ -5,7 +5,7 @@
  * writes the log and the operator that checks it (`fleet audit verify`) share them.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { fileModeChangeSchema } from './receipt.js';
 

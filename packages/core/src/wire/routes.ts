@@ -6,7 +6,7 @@
  * wire for `node-admin:tokens` only (wire/tokens.ts); the node-local `fleet token --home` works on
  * the store directly.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { operationIdSchema, type Scope } from './protocol.js';
 import {
   captureRequestSchema,

@@ -2,7 +2,7 @@
  * zod schemas of every request and response body of the controller API (contract §5, §8.4, §9).
  * Every object is strict: an unknown field is a schema violation (`BAD_REQUEST`), on both sides.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   errorBodySchema,
   fileFormatSchema,

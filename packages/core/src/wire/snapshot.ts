@@ -4,7 +4,7 @@
  * node holds of it — the node's share of the published versions (contract §8.2). A file that cannot be
  * read safely is reported refused with its code; the others are still answered.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   homePathSchema,
   jsonObjectSchema,

@@ -6,7 +6,7 @@
  * `fleet bootstrap status`, `node-admin:bootstrap` or `runtime:upgrade`), so the everyday reading
  * scopes open it: `config:read`, `versions:read` (and the runtime scopes); the legacy token too.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { sha256Schema, timestampSchema } from './protocol.js';
 
 export const runtimeAttentionSchema = z.enum(['none', 'in-progress', 'recovery-required']);

@@ -6,7 +6,7 @@
  * token a request is authenticated with unless the request says so (`self: true`). A new token
  * crosses the wire once, in the answer; it is never stored, logged or audited.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { operationIdSchema, scopeSchema, timestampSchema } from './protocol.js';
 
 /** A token's id: its accessor, safe to show and log (`flt_<id>_…`). */

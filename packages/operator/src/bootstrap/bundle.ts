@@ -92,7 +92,7 @@ export async function readBundle(
   limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
 ): Promise<Bundle> {
   const core = await import('@fleet/core');
-  const { z } = await import('zod');
+  const z = await import('@fleet/core/zod');
   const envelopeSchema = z.strictObject({
     schema: z.literal(BUNDLE_SCHEMA, { message: `must be ${BUNDLE_SCHEMA}` }),
     plan: z.unknown().refine((plan) => plan !== undefined, 'is required'),

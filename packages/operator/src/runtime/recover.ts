@@ -5,7 +5,7 @@
  * to a detached runner; acceptance runs after the SSH session closed, and the transaction is
  * followed through the receiver's read-only `status`.
  */
-import { z } from 'zod';
+import * as z from '@fleet/core/zod';
 import type { BootstrapPlan, RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
 import { followTimeout } from './apply.js';

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core';
+import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { HostVerdict } from '@fleet/operator/audit/log.js';
 

@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core';
+import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
 

@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core';
+import { Args, Flags } from '@fleet/core/command';
 import type { DomainPlan, Receipt } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
 

@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core';
+import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { IssuedTokenJson } from './issue.js';
 import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Flags } from '@oclif/core';
+import { Flags } from '@fleet/core/command';
 import { PluginCommand } from '../../cli/base.js';
 import type { ReconcileDocument } from '../../reconcile/model.js';
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// Bundles @fleet/core's compiled entry points into dist/bundle/ (docs/contract.md §14; the why and
+// the rules are in docs/adr/0011-core-ships-a-bundle.md). Run by `npm run build` after `tsc -b`
+// and before the oclif manifests, which import the commands and so core.
+//
+// What importers load is the bundle: core's package.json `exports` point at dist/bundle/*.js, and
+// the types stay tsc's (dist/src/*.d.ts). One esbuild run over every entry with code splitting,
+// so the entries share their chunks: a value is one object whichever entry it came through, and a
+// process holds one copy of core and of what core bundles (zod, tsyringe, ulid, p-limit, …).
+// Left out, and loaded from node_modules as before: node's own modules, the libraries core loads
+// lazily by name on first use (yaml, diff: src/yaml.ts, src/diff.ts), and what the bundled code
+// only names for an optional feature it never uses here (typescript, ts-node).
+//
+// It reads tsc's output, not the TypeScript sources: tsc has already type-checked and emitted the
+// decorator metadata tsyringe needs, which esbuild does not emit. Source maps chain back to the .ts
+// files through tsc's own maps.
+//
+// Usage: node scripts/bundle.mjs [--check]
+//   --check  fail (exit 1) when the bundle is older than any compiled file it is built from,
+//            instead of building (a stale bundle would run code that tsc no longer emits).
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Each bundled package: its directory and its entry points (name → compiled file). */
+export const BUNDLES = [
+  {
+    dir: 'packages/core',
+    entries: {
+      index: 'dist/src/index.js',
+      node: 'dist/src/node.js',
+      command: 'dist/src/command/index.js',
+      zod: 'dist/src/zod.js',
+    },
+  },
+];
+
+/** Named by bundled code for optional features fleet never uses; never bundled. */
+const EXTERNAL = ['typescript', 'ts-node', 'pnpapi', 'yaml', 'diff'];
+
+// CommonJS modules inside an ESM bundle reach node's modules through `require`: give them one.
+const BANNER = [
+  "import { createRequire as __fleetCreateRequire } from 'node:module';",
+  'const require = __fleetCreateRequire(import.meta.url);',
+].join('\n');
+
+async function bundle({ dir, entries }) {
+  const base = path.join(root, dir);
+  const outdir = path.join(base, 'dist', 'bundle');
+  rmSync(outdir, { recursive: true, force: true });
+  const entryPoints = Object.fromEntries(
+    Object.entries(entries).map(([name, file]) => [name, path.join(base, file)]),
+  );
+  await build({
+    absWorkingDir: base,
+    entryPoints,
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    external: EXTERNAL,
+    banner: { js: BANNER },
+    sourcemap: 'linked',
+    chunkNames: 'chunks/[name]-[hash]',
+    logLevel: 'warning',
+  });
+}
+
+/** The newest modification time of the compiled files under `dir` (recursively). */
+function newestUnder(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestUnder(full));
+    else if (entry.name.endsWith('.js')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+function staleBundles() {
+  return BUNDLES.filter(({ dir, entries }) => {
+    const base = path.join(root, dir);
+    const stamp = path.join(base, 'dist', 'bundle', `${Object.keys(entries)[0]}.js`);
+    if (!existsSync(stamp)) return true;
+    return newestUnder(path.join(base, 'dist', 'src')) > statSync(stamp).mtimeMs;
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv.includes('--check')) {
+    const stale = staleBundles();
+    for (const { dir } of stale) {
+      console.error(`${dir}/dist/bundle is older than ${dir}/dist/src: run \`npm run build\``);
+    }
+    process.exit(stale.length === 0 ? 0 : 1);
+  }
+  for (const target of BUNDLES) await bundle(target);
+}
