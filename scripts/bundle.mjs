@@ -7,9 +7,10 @@
 // the types stay tsc's (dist/src/*.d.ts). One esbuild run over every entry with code splitting,
 // so the entries share their chunks: a value is one object whichever entry it came through, and a
 // process holds one copy of core and of what core bundles (zod, tsyringe, ulid, p-limit, …).
-// Left out, and loaded from node_modules as before: node's own modules, the libraries core loads
-// lazily by name on first use (yaml, diff: src/yaml.ts, src/diff.ts), and what the bundled code
-// only names for an optional feature it never uses here (typescript, ts-node).
+// Left out, and loaded from node_modules as before: node's own modules, yaml (core loads it by
+// name on first use, src/yaml.ts: a verb answered from .git/fleet-cache never parses YAML), and
+// what the bundled code only names for an optional feature it never uses here (typescript,
+// ts-node, pnpapi).
 //
 // It reads tsc's output, not the TypeScript sources: tsc has already type-checked and emitted the
 // decorator metadata tsyringe needs, which esbuild does not emit. Source maps chain back to the .ts
@@ -38,8 +39,8 @@ export const BUNDLES = [
   },
 ];
 
-/** Named by bundled code for optional features fleet never uses; never bundled. */
-const EXTERNAL = ['typescript', 'ts-node', 'pnpapi', 'yaml', 'diff'];
+/** Loaded from node_modules, never bundled (see the header). */
+const EXTERNAL = ['typescript', 'ts-node', 'pnpapi', 'yaml'];
 
 // CommonJS modules inside an ESM bundle reach node's modules through `require`: give them one.
 const BANNER = [

@@ -1,17 +1,8 @@
 /** Unified diffs, from the `diff` library (jsdiff). Inputs are already redacted. */
-import { createRequire } from 'node:module';
-
-type DiffLibrary = typeof import('diff');
-let diffModule: DiffLibrary | undefined;
-
-/**
- * The diff library, loaded on first use (its CommonJS build, synchronously): only a file that
- * differs needs it, and a drift of current files never does (contract §14: diffs only for what
- * differs; the CLI loads what the verb needs).
- */
-export function diffLibrary(): DiffLibrary {
-  return (diffModule ??= createRequire(import.meta.url)('diff') as DiffLibrary);
-}
+// Imported statically: inside core's bundle jsdiff is a few kilobytes of the chunk that needs it,
+// where loading the package by name on first use cost its 19 CommonJS modules whenever a file
+// differed (contract §14: the CLI loads what the verb needs; docs/adr/0011-core-ships-a-bundle.md).
+import { createTwoFilesPatch } from 'diff';
 
 export interface DiffOptions {
   /** Label of the old side (`a/~/.config/router/router.yaml`). */
@@ -23,10 +14,9 @@ export interface DiffOptions {
 /** A unified diff of two texts; the empty string when they are equal. */
 export function unifiedDiff(before: string, after: string, options: DiffOptions): string {
   if (before === after) return '';
-  return diffLibrary()
-    .createTwoFilesPatch(options.from, options.to, before, after, undefined, undefined, {
-      context: options.context ?? 3,
-    })
+  return createTwoFilesPatch(options.from, options.to, before, after, undefined, undefined, {
+    context: options.context ?? 3,
+  })
     .split('\n')
     .filter((line) => !line.startsWith('==='))
     .join('\n');

@@ -21,7 +21,7 @@
  * wrote is known by its whole bytes only (the node keeps hashes, not contents): its lines count as
  * known when a published version has them.
  */
-import { diffLibrary } from '../diff.js';
+import { diffArrays } from 'diff';
 
 export type VersionSource =
   | { readonly kind: 'commit'; readonly commit: string; readonly date?: string }
@@ -238,7 +238,7 @@ function describeModified(
   const inserted: LocalLine[] = [];
   let baseLine = 0;
   let liveLine = 0;
-  for (const part of diffLibrary().diffArrays([...base.lines], [...lines])) {
+  for (const part of diffArrays([...base.lines], [...lines])) {
     for (const text of part.value) {
       if (part.removed) removed.push({ line: (baseLine += 1), text });
       else if (part.added) inserted.push({ line: (liveLine += 1), text });
