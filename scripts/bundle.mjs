@@ -6,15 +6,14 @@
 // What importers load is the bundle: core's package.json `exports` point at dist/bundle/*.js, and
 // the types stay tsc's (dist/src/*.d.ts). One esbuild run over every entry with code splitting,
 // so the entries share their chunks: a value is one object whichever entry it came through, and a
-// process holds one copy of core and of what core bundles (zod, tsyringe, ulid, p-limit, …).
+// process holds one copy of core and of what core bundles (zod, oclif, ulid, p-limit, …).
 // Left out, and loaded from node_modules as before: node's own modules, yaml (core loads it by
 // name on first use, src/yaml.ts: a verb answered from .git/fleet-cache never parses YAML), and
 // what the bundled code only names for an optional feature it never uses here (typescript,
 // ts-node, pnpapi).
 //
-// It reads tsc's output, not the TypeScript sources: tsc has already type-checked and emitted the
-// decorator metadata tsyringe needs, which esbuild does not emit. Source maps chain back to the .ts
-// files through tsc's own maps.
+// It reads tsc's output, not the TypeScript sources: what runs is exactly what tsc type-checked
+// and emitted. Source maps chain back to the .ts files through tsc's own maps.
 //
 // Usage: node scripts/bundle.mjs [--check]
 //   --check  fail (exit 1) when the bundle is older than any compiled file it is built from,

@@ -1,12 +1,14 @@
 /**
  * The registry of everything the loaded plugins registered: domains (with their installers and
- * adopters), probers and bootstrap adapters. It lives in a tsyringe child container of its own —
- * never a container shared with plugins, which may carry their own copy of tsyringe — keyed by
- * `Symbol.for()` tokens, and holds only validated plain descriptors. Implementations are loaded
- * lazily, the first time a command needs them.
+ * adopters), probers and bootstrap adapters. It is a container of its own — never one shared with
+ * plugins, which may carry their own copy of core — keyed by `Symbol.for()` tokens, and holds only
+ * validated plain descriptors. Implementations are loaded lazily, the first time a command needs
+ * them.
+ *
+ * A plain map: all it ever did with a dependency-injection container was register values under a
+ * token and list them back, and tsyringe with its reflect-metadata polyfill was a tenth of the
+ * code every CLI call and every controller loads (docs/contract.md §14).
  */
-import 'reflect-metadata';
-import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { FleetError } from '../errors.js';
 import type { Adopter } from '../interfaces/adopter.js';
 import type { BootstrapAdapter, SupervisorKind } from '../interfaces/bootstrap.js';
@@ -42,10 +44,6 @@ const byKey =
   (a: Registered<D>, b: Registered<D>): number =>
     key(a.descriptor).localeCompare(key(b.descriptor));
 
-function resolveAll<D>(container: DependencyContainer, token: symbol): Registered<D>[] {
-  return container.isRegistered(token) ? container.resolveAll<Registered<D>>(token) : [];
-}
-
 /**
  * The assembled registry the CLI and the controller work from. Plugins never construct one: the
  * host does, from {@link assembleRegistrations} (tests: `registryFromHooks` in `@fleet/testkit`).
@@ -55,11 +53,12 @@ export class Registry {
   readonly problems: readonly RegistryProblem[];
   /** Every accepted plugin, in the order it was accepted. */
   readonly plugins: readonly PluginRef[];
-  private readonly container: DependencyContainer;
+  /** Each token's registrations, in the order they were accepted. */
+  private readonly registrations = new Map<symbol, Registered<unknown>[]>();
   private readonly loaded = new Map<string, Promise<unknown>>();
   /**
-   * Each token's registrations, sorted, resolved once: the container is filled in the
-   * constructor and never again, and a controller asks for them on every request (contract §14).
+   * Each token's registrations, sorted once: the map is filled in the constructor and never
+   * again, and a controller asks for them on every request (contract §14).
    */
   private readonly resolved = new Map<symbol, readonly Registered<unknown>[]>();
 
@@ -69,10 +68,11 @@ export class Registry {
   ) {
     this.problems = problems;
     this.plugins = accepted.map(({ plugin }) => plugin);
-    this.container = rootContainer.createChildContainer();
     for (const { plugin, registration } of accepted) {
       const register = <D>(token: symbol, descriptor: D): void => {
-        this.container.register<Registered<D>>(token, { useValue: { plugin, descriptor } });
+        const list = this.registrations.get(token) ?? [];
+        list.push({ plugin, descriptor });
+        this.registrations.set(token, list);
       };
       registration.installers.forEach((d) => register(REGISTRY_TOKENS.domain, d));
       registration.adopters.forEach((d) => register(REGISTRY_TOKENS.adopter, d));
@@ -85,7 +85,8 @@ export class Registry {
   private sorted<D>(token: symbol, key: (d: D) => string): Registered<D>[] {
     let found = this.resolved.get(token) as readonly Registered<D>[] | undefined;
     if (found === undefined) {
-      found = resolveAll<D>(this.container, token).sort(byKey(key));
+      const registered = (this.registrations.get(token) ?? []) as Registered<D>[];
+      found = [...registered].sort(byKey(key));
       this.resolved.set(token, found);
     }
     return [...found];
