@@ -28,6 +28,7 @@ import {
   type NodePolicy,
   type PolicyAction,
   type Registry,
+  compareCodeUnits,
 } from '@fleet/core/node';
 import { backupFileId, parseBackupName } from './backups.js';
 import { STATE_DIR } from './state-paths.js';
@@ -187,7 +188,7 @@ export class Allowlist {
   /** The declared paths of every served domain, sorted. */
   all(): AllowedPath[] {
     return [...this.byPath.values()].sort(
-      (a, b) => a.domain.localeCompare(b.domain) || a.path.localeCompare(b.path),
+      (a, b) => compareCodeUnits(a.domain, b.domain) || compareCodeUnits(a.path, b.path),
     );
   }
 

@@ -7,6 +7,7 @@
 import { constants } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { compareCodeUnits } from '@fleet/core/node';
 import { errnoOf, fsFailure } from './fs/errors.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
 import { checkFdPath, ensureDirUnder, recheckParents, walkDirUnder } from './fs/safe-path.js';
@@ -122,7 +123,7 @@ export async function listBackups(
   return names
     .map((name) => ({ name, parsed: parseBackupName(name) }))
     .filter((entry): entry is { name: string; parsed: BackupName } => entry.parsed !== undefined)
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 /**

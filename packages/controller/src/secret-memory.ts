@@ -24,6 +24,7 @@ import {
   SECRET_MIN_LENGTH,
   type RememberedSecret,
   type SecretValues,
+  compareCodeUnits,
 } from '@fleet/core/node';
 import * as z from '@fleet/core/zod';
 import { writeFileAtomic } from './fs/durable.js';
@@ -147,7 +148,7 @@ export class SecretMemory {
   /** Names follow the chain: a remembered value now under another name takes that name. */
   private adopt(chain: SecretValues): boolean {
     let changed = false;
-    for (const [name, value] of [...chain].sort(([a], [b]) => b.localeCompare(a))) {
+    for (const [name, value] of [...chain].sort(([a], [b]) => compareCodeUnits(b, a))) {
       const entry = this.entries.get(value);
       if (entry && entry.name !== name) {
         entry.name = name;
@@ -185,7 +186,7 @@ export class SecretMemory {
   private async save(): Promise<void> {
     const values = [...this.entries]
       .map(([value, entry]) => ({ name: entry.name, value, holders: [...entry.holders].sort() }))
-      .sort((a, b) => a.name.localeCompare(b.name) || a.value.localeCompare(b.value));
+      .sort((a, b) => compareCodeUnits(a.name, b.name) || compareCodeUnits(a.value, b.value));
     await writeFileAtomic(
       this.file,
       `${JSON.stringify({ schema: SECRET_MEMORY_SCHEMA, values } satisfies z.infer<typeof memorySchema>)}\n`,

@@ -430,6 +430,7 @@ export {
   type StatusHookOptions,
 } from './status/contribution.js';
 export { closestName, editDistance } from './closest.js';
+export { compareCodeUnits } from './compare.js';
 export {
   RECEIPT_SCHEMA,
   receiptActionSchema,

@@ -164,6 +164,7 @@ export { fileModeProblem, formatFileMode, parseFileMode } from './file-mode.js';
 export { escapeControl } from './report/escape-control.js';
 export { compareSemver, parseSemver, type ParsedSemver } from './semver.js';
 export { closestName, editDistance } from './closest.js';
+export { compareCodeUnits } from './compare.js';
 
 // What an install's parameters and actions are called (contract §8.4), without the repo model
 export { RELOAD_ROLE, derivedPathParameter, probedPath } from './config/parameter-names.js';

@@ -9,6 +9,7 @@ import type { Installer } from './interfaces/installer.js';
 import { renderFileForHost } from './render/views.js';
 import type { FleetRepo } from './repo/load.js';
 import { fieldPath } from './zod-problems.js';
+import { compareCodeUnits } from './compare.js';
 
 export interface ValidationReport {
   readonly hosts: number;
@@ -59,7 +60,7 @@ export function validateRepo(input: ValidateInput): ValidationReport {
   let rendered = 0;
   const used = new Set<string>();
   for (const [host, entry] of Object.entries(repo.manifest.hosts).sort(([a], [b]) =>
-    a.localeCompare(b),
+    compareCodeUnits(a, b),
   )) {
     entry.domains.forEach((name, index) => {
       const declaration = domains.get(name);

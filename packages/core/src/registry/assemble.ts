@@ -12,6 +12,7 @@ import type { FleetRegistration } from '../interfaces/registration.js';
 import { zodProblems } from '../zod-problems.js';
 import { formatProblem } from '../errors.js';
 import { registrationEnvelopeSchema, registrationSchema } from './schema.js';
+import { compareCodeUnits } from '../compare.js';
 
 /** The oclif plugin a hook outcome came from. */
 export interface PluginRef {
@@ -61,7 +62,7 @@ const label = (plugin: PluginRef): string => `${plugin.name}@${plugin.version}`;
 
 function bundledFirst(a: HookOutcome, b: HookOutcome): number {
   const rank = (o: HookOutcome): number => (o.plugin.type === 'core' ? 0 : 1);
-  return rank(a) - rank(b) || a.plugin.name.localeCompare(b.plugin.name);
+  return rank(a) - rank(b) || compareCodeUnits(a.plugin.name, b.plugin.name);
 }
 
 function describeError(error: unknown): string {

@@ -22,6 +22,7 @@ import type {
   ProberDescriptor,
 } from '../interfaces/registration.js';
 import type { AcceptedRegistration, PluginRef, RegistryProblem } from './assemble.js';
+import { compareCodeUnits } from '../compare.js';
 
 /** Registry tokens: `Symbol.for` so that any copy of this module names the same token. */
 export const REGISTRY_TOKENS = {
@@ -42,7 +43,7 @@ export interface Registered<D> {
 const byKey =
   <D>(key: (d: D) => string) =>
   (a: Registered<D>, b: Registered<D>): number =>
-    key(a.descriptor).localeCompare(key(b.descriptor));
+    compareCodeUnits(key(a.descriptor), key(b.descriptor));
 
 /**
  * The assembled registry the CLI and the controller work from. Plugins never construct one: the

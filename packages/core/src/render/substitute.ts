@@ -1,4 +1,5 @@
 import { placeholder, type PlaceholderNamespace } from './template.js';
+import { compareCodeUnits } from '../compare.js';
 
 /**
  * Builds a function that replaces every occurrence of the given values by their placeholders in
@@ -13,7 +14,7 @@ export function valueReplacer(
 ): ((text: string, counts?: Record<string, number>) => string) | undefined {
   const entries = [...values]
     .filter(([, value]) => value.length > 0)
-    .sort(([an, av], [bn, bv]) => bv.length - av.length || an.localeCompare(bn));
+    .sort(([an, av], [bn, bv]) => bv.length - av.length || compareCodeUnits(an, bn));
   if (entries.length === 0) return undefined;
   const byValue = new Map<string, string>();
   for (const [name, value] of entries) if (!byValue.has(value)) byValue.set(value, name);

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { ExitCode, mostUrgentExit, type FleetErrorLike } from '../errors.js';
+import { compareCodeUnits } from '../compare.js';
 
 export const DRIFT_SCHEMA = 'fleet.drift/v1';
 export const DRIFT_LAYERS = ['file', 'derived', 'runtime', 'version'] as const;
@@ -104,7 +105,7 @@ export interface DriftReportInput {
 
 /** Assembles the report: hosts sorted by name, the summary counted from their statuses. */
 export function buildDriftReport(input: DriftReportInput): DriftReport {
-  const hosts = [...input.hosts].sort((a, b) => a.host.localeCompare(b.host));
+  const hosts = [...input.hosts].sort((a, b) => compareCodeUnits(a.host, b.host));
   const count = (status: HostStatus) => hosts.filter((h) => h.status === status).length;
   return {
     schema: DRIFT_SCHEMA,

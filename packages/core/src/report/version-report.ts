@@ -15,6 +15,7 @@ import {
   reportExitCode,
 } from './drift-report.js';
 import { sha256Schema } from '../wire/protocol.js';
+import { compareCodeUnits } from '../compare.js';
 
 export const VERSION_SCHEMA = 'fleet.version/v1';
 export const VERSION_ITEM_KINDS = [
@@ -99,7 +100,7 @@ export interface VersionReportInput {
 
 /** Assembles the report: hosts sorted by name, the summary counted from their statuses. */
 export function buildVersionReport(input: VersionReportInput): VersionReport {
-  const hosts = [...input.hosts].sort((a, b) => a.host.localeCompare(b.host));
+  const hosts = [...input.hosts].sort((a, b) => compareCodeUnits(a.host, b.host));
   const count = (status: VersionHost['status']) => hosts.filter((h) => h.status === status).length;
   return {
     schema: VERSION_SCHEMA,

@@ -20,6 +20,7 @@
 import type { JsonValue } from '../interfaces/drift.js';
 import type { SecretValues } from '../interfaces/node-context.js';
 import { placeholder } from '../render/template.js';
+import { compareCodeUnits } from '../compare.js';
 
 /** The shortest secret value fleet resolves and redacts (contract §4). */
 export const SECRET_MIN_LENGTH = 8;
@@ -62,14 +63,14 @@ export function createRedactor(
   const add = (entries: [string, string][]) => {
     entries
       .filter(([, value]) => value.length >= SECRET_MIN_LENGTH)
-      .sort(([an], [bn]) => an.localeCompare(bn))
+      .sort(([an], [bn]) => compareCodeUnits(an, bn))
       .forEach(([name, value]) => {
         if (!byValue.has(value)) byValue.set(value, name);
       });
   };
   add([...current.entries()]);
   add([...remembered].map((entry): [string, string] => [entry.name, entry.value]));
-  const values = [...byValue.keys()].sort((a, b) => b.length - a.length || a.localeCompare(b));
+  const values = [...byValue.keys()].sort((a, b) => b.length - a.length || compareCodeUnits(a, b));
   const pattern =
     values.length === 0 ? undefined : new RegExp(values.map(escapeRegExp).join('|'), 'g');
   const replace = (value: string) => placeholder('secret', byValue.get(value) as string);
