@@ -66,6 +66,11 @@ async function bundle({ dir, entries }) {
     external: EXTERNAL,
     banner: { js: BANNER },
     sourcemap: 'linked',
+    // Whitespace and syntax only, names kept: a third less text for Node to read, decode and
+    // parse at every start (`fleet --help` 8 % faster in an interleaved run); a stack trace reads
+    // through the linked source maps (`node --enable-source-maps`).
+    minifyWhitespace: true,
+    minifySyntax: true,
     chunkNames: 'chunks/[name]-[hash]',
     logLevel: 'warning',
   });
