@@ -66,8 +66,8 @@ describe('request bodies: a text that passed its schema is decoded again without
   it('checks each schema on its own: a text that passed one is checked by another', () => {
     const text = body({ name: 'a' });
     expect(decodeJson(text, z.strictObject({ name: z.string() }))).to.deep.equal({ name: 'a' });
-    expect(
-      refusal(() => decodeJson(text, z.strictObject({ name: z.string().min(5) }))),
-    ).to.match(/^BAD_REQUEST/);
+    expect(refusal(() => decodeJson(text, z.strictObject({ name: z.string().min(5) })))).to.match(
+      /^BAD_REQUEST/,
+    );
   });
 });

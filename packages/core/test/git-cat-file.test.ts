@@ -89,7 +89,8 @@ describe('Git.catFile (real git)', () => {
   it('reads eight hundred small blobs in one read, over many chunks, each whole and in order', async () => {
     const names = Array.from({ length: 800 }, (_, i) => `f${String(i).padStart(4, '0')}.txt`);
     await mkdir(join(root, 'many'));
-    for (const name of names) await writeFile(join(root, 'many', name), `${name}: ${'x'.repeat(200)}\n`);
+    for (const name of names)
+      await writeFile(join(root, 'many', name), `${name}: ${'x'.repeat(200)}\n`);
     execFileSync('git', ['-C', root, 'add', 'many']);
     const oids = execFileSync('git', ['-C', root, 'ls-files', '-s', 'many'], { encoding: 'utf8' })
       .trim()

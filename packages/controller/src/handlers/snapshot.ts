@@ -149,7 +149,13 @@ export const snapshot: Handler = async ({ runtime, principal, route, body }) => 
   const probes: { answer: SnapshotProbeResult; read: Set<string> }[] = [];
   for (const probe of request.probes ?? []) {
     const within = { session, read: new Set<string>() };
-    const answer = await probeAnswer({ runtime, principal, route }, probe, redactor, undefined, within);
+    const answer = await probeAnswer(
+      { runtime, principal, route },
+      probe,
+      redactor,
+      undefined,
+      within,
+    );
     probes.push({ answer, read: within.read });
   }
   // Every directory the request walked, re-checked once after its last read: a file read under

@@ -168,6 +168,19 @@ export async function readAuditHeads(
 }
 
 /**
+ * What a change to one repository's heads must be, as the file's schema says, with each head
+ * checked unless it is one of `read` — the heads just parsed from the file, by identity (contract
+ * §14: a fleet of 1,000 hosts keeps up to 64 heads each, and every verb would check them all twice).
+ */
+function changedHostsSchema(read: ReadonlySet<SeenHead>) {
+  const head = z.custom<SeenHead>(
+    (value) => read.has(value as SeenHead) || seenHeadSchema.safeParse(value).success,
+    'not a head fleet keeps',
+  );
+  return z.record(z.string(), z.array(head).max(MAX_HEADS_PER_HOST));
+}
+
+/**
  * Reads, changes and atomically replaces one repository's heads file (0600 in a 0700 directory).
  * Two verbs racing may lose one's update: that only drops heads, it never invents one.
  */
@@ -180,10 +193,11 @@ export async function updateAuditHeads(
   const dir = join(stateDir(options), AUDIT_HEADS_DIR);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const before = await readAuditHeads(repo, options);
-  const next = auditHeadsFileSchema.parse({
+  const kept = before.repos[repo] ?? {};
+  const next: AuditHeadsFile = {
     ...EMPTY,
-    repos: { [repo]: change(before.repos[repo] ?? {}) },
-  });
+    repos: { [repo]: changedHostsSchema(new Set(Object.values(kept).flat())).parse(change(kept)) },
+  };
   const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', 0o600);
   try {
