@@ -111,6 +111,18 @@ describe('loadRepoAtHead (real git)', () => {
     }
   });
 
+  it('reads other files at the same commit in the same git process, null where there is none', async () => {
+    await writeFile(join(root, 'domains/demo/app.conf'), 'not committed\n');
+    const { files } = await loadRepoAtHead(root, createGit(root), {
+      alsoRead: ['domains/demo/app.conf', 'domains/demo/none.yaml', 'domains/demo'],
+    });
+    expect([...files]).to.deep.equal([
+      ['domains/demo/app.conf', 'v1\n'],
+      ['domains/demo/none.yaml', null],
+      ['domains/demo', null],
+    ]);
+  });
+
   it('does not read a host file whose blob the parsed repo cache holds; reads a changed one', async () => {
     await loadRepoAtHead(root, createGit(root)); // fills .git/fleet-cache/repo-v1.json
     const blob = git('rev-parse', 'HEAD:hosts/alpha.yaml').trim();

@@ -104,7 +104,19 @@ export function parseTreeObject(content: Buffer, oidBytes: number): TreeEntry[] 
 export async function loadRepoAtHead(
   root: string,
   git: Git,
-): Promise<{ readonly repo: FleetRepo; readonly source: RepoSource }> {
+  options: {
+    /**
+     * Other files to read at the same commit, in the same `git cat-file` (a domain's repository
+     * manifest, `domains/files/files.yaml`: one git process fewer than a `git show` of its own).
+     */
+    readonly alsoRead?: readonly string[];
+  } = {},
+): Promise<{
+  readonly repo: FleetRepo;
+  readonly source: RepoSource;
+  /** The texts of `alsoRead` at the commit, by path; `null` where the commit has no such file. */
+  readonly files: ReadonlyMap<string, string | null>;
+}> {
   const status = git.run([...UNCOMMITTED_STATUS_ARGS]);
   status.catch(() => undefined); // awaited below, unless HEAD already failed the load
   const batch = git.catFile();
@@ -117,10 +129,18 @@ export async function loadRepoAtHead(
       );
     }
     const commit = head.oid;
-    const [manifest, hostsTree] = await batch.read([
+    const also = options.alsoRead ?? [];
+    const [manifest, hostsTree, ...others] = await batch.read([
       `${commit}:${MANIFEST_FILE}`,
       `${commit}:${HOSTS_DIR}`,
+      ...also.map((path) => `${commit}:${path}`),
     ]);
+    const files = new Map(
+      also.map((path, i) => {
+        const entry = others[i];
+        return [path, entry?.type === 'blob' ? entry.content.toString('utf8') : null] as const;
+      }),
+    );
     if (!manifest || manifest.type !== 'blob') {
       throw new FleetError(
         'REPO_NOT_FOUND',
@@ -148,7 +168,11 @@ export async function loadRepoAtHead(
         : { entry: host.name, text: text.get(host.name) ?? '' },
     );
     const repo = repoFromTexts(root, manifest.content.toString('utf8'), sources, cache);
-    return { repo, source: { commit, uncommitted: parsePorcelainPaths((await status).stdout) } };
+    return {
+      repo,
+      source: { commit, uncommitted: parsePorcelainPaths((await status).stdout) },
+      files,
+    };
   } finally {
     batch.close();
   }
