@@ -139,7 +139,7 @@ const EMPTY: AuditHeadsFile = { schema: 'fleet.audit-heads/v1', repos: {} };
 export const AUDIT_HEADS_DIGESTS_DIR = 'audit-heads-digests';
 const digestPathOf = (path: string): string =>
   join(dirname(dirname(path)), AUDIT_HEADS_DIGESTS_DIR, `${basename(path)}.sha256`);
-const digestLine = (bytes: string): string =>
+const digestLine = (bytes: Uint8Array): string =>
   `${EMPTY.schema} ${createHash('sha256').update(bytes).digest('hex')}\n`;
 
 async function readDigest(path: string): Promise<string | undefined> {
@@ -152,16 +152,18 @@ async function readDigest(path: string): Promise<string | undefined> {
 
 /** A heads file as fleet wrote it; `undefined` when absent. Malformed: an error naming it. */
 async function readHeadsFile(path: string): Promise<AuditHeadsFile | undefined> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  const text = bytes.toString('utf8');
   const digest = await readDigest(path);
-  if (digest !== undefined && digest === digestLine(text))
+  if (digest !== undefined && digest === digestLine(bytes)) {
     return JSON.parse(text) as AuditHeadsFile;
+  }
   const parsed = auditHeadsFileSchema.safeParse(parseStrictJson(text, path, 'USAGE'));
   if (!parsed.success) {
     throw new FleetError('USAGE', `${path} is not a file of audit heads fleet wrote`, {
@@ -175,7 +177,7 @@ async function readHeadsFile(path: string): Promise<AuditHeadsFile | undefined> 
 async function replaceFile(
   dir: string,
   target: string,
-  text: string,
+  text: string | Uint8Array,
   sync: boolean,
 ): Promise<void> {
   const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
@@ -248,7 +250,7 @@ export async function updateAuditHeads(
     ...EMPTY,
     repos: { [repo]: changedHostsSchema(new Set(Object.values(kept).flat())).parse(change(kept)) },
   };
-  const text = `${JSON.stringify(next, null, 1)}\n`;
+  const text = Buffer.from(`${JSON.stringify(next, null, 1)}\n`, 'utf8');
   await replaceFile(dir, path, text, true);
   const digests = join(stateDir(options), AUDIT_HEADS_DIGESTS_DIR);
   await mkdir(digests, { recursive: true, mode: 0o700 })
