@@ -13,7 +13,7 @@ import {
   MANIFEST_FILE,
   openRepoCache,
   repoCacheHoldsHost,
-  repoFromTexts,
+  repoFromSources,
   type FleetRepo,
   type HostFileSource,
 } from './load.js';
@@ -91,7 +91,7 @@ export function parseTreeObject(content: Buffer, oidBytes: number): TreeEntry[] 
 
 /**
  * fleet.yaml and hosts/ as committed at HEAD, validated like the working tree's
- * ({@link repoFromTexts}), and the uncommitted paths of fleet.yaml, hosts/ and domains/. Two git
+ * (`repoFromTexts`), and the uncommitted paths of fleet.yaml, hosts/ and domains/. Two git
  * processes started together, whatever the number of hosts: `git status`, and one
  * `git cat-file --batch` that resolves HEAD once, then reads fleet.yaml and the hosts/ tree at
  * that commit, then the host files the parsed repo cache does not hold (git itself reads the refs,
@@ -167,7 +167,7 @@ export async function loadRepoAtHead(
         ? { entry: host.name, blob: host.oid }
         : { entry: host.name, text: text.get(host.name) ?? '' },
     );
-    const repo = repoFromTexts(root, manifest.content.toString('utf8'), sources, cache);
+    const repo = repoFromSources(root, manifest.content.toString('utf8'), sources, cache);
     return {
       repo,
       source: { commit, uncommitted: parsePorcelainPaths((await status).stdout) },

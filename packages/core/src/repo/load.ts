@@ -199,14 +199,25 @@ export type HostFileSource =
 /**
  * Validates a repository from the texts of its `fleet.yaml` and `hosts/` entries (name order),
  * wherever they were read: the working tree ({@link loadRepo}) or a commit (`loadRepoAtHead`).
- * Valid texts are taken from, and added to, the parsed repo cache by their blob ids; `cache` is
- * that cache as the caller read it (read here when not given).
+ * Valid texts are taken from, and added to, the parsed repo cache by their blob ids.
  */
 export function repoFromTexts(
   root: string,
   manifestSource: RepoText,
+  hostFiles: readonly { readonly entry: string; readonly text: RepoText }[],
+): FleetRepo {
+  return repoFromSources(root, manifestSource, hostFiles, openRepoCache(root));
+}
+
+/**
+ * {@link repoFromTexts} from host files given by text or, where the cache holds them, by blob id
+ * alone (`loadRepoAtHead`); `cache` is the parsed repo cache as the caller read it.
+ */
+export function repoFromSources(
+  root: string,
+  manifestSource: RepoText,
   hostFiles: readonly HostFileSource[],
-  cache: RepoCache = openRepoCache(root),
+  cache: RepoCache,
 ): FleetRepo {
   const { dir: cacheDir, body: cached } = cache;
   const fresh: RepoCacheBody = { manifests: {}, hosts: {} };
