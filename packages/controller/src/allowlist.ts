@@ -59,6 +59,8 @@ interface Override {
 }
 
 export const DEFAULT_BACKUPS = 10;
+/** Admissions an allowlist remembers at most (see `Allowlist.admitted`). */
+const ADMITTED_ENTRIES = 1024;
 const BACKUP_PREFIX = `~/${STATE_DIR}/backups/`;
 
 /**
@@ -86,6 +88,14 @@ export class Allowlist {
   >();
   private readonly registered = new Map<string, { implemented: boolean }>();
   private readonly servedDomains = new Set<string>();
+  /**
+   * What {@link Allowlist.require} admitted for a domain, by domain and path (contract §14: every
+   * snapshot asks again for the same paths, a files-domain path matched against the policy's
+   * patterns each time). Safe: an allowlist is one registry and one node policy version, never
+   * changed (the policy store builds a new one when the policy file changes), so the answer for a
+   * (domain, path) is always the same; only admissions are kept, at most {@link ADMITTED_ENTRIES}.
+   */
+  private readonly admitted = new Map<string, AllowedPath>();
 
   constructor(
     registry: Pick<Registry, 'domains'>,
@@ -203,16 +213,20 @@ export class Allowlist {
    * policy does not accept for `domain`.
    */
   require(path: string, domain?: string): AllowedPath {
+    if (domain !== undefined) {
+      const known = this.admitted.get(`${domain}\u0000${path}`);
+      if (known !== undefined) return known;
+    }
     parseHomePath(path);
     if (isFleetOwnPath(path)) throw new FleetError('PATH_OUTSIDE_ROOT', fleetOwnReason(path));
     if (domain !== undefined) {
       this.requireServed(domain);
       const entry = this.byPath.get(path);
-      if (entry && entry.domain === domain) return entry;
+      if (entry && entry.domain === domain) return this.admit(domain, path, entry);
       const override = this.overrideOf(path, domain);
-      if (override) return override;
+      if (override) return this.admit(domain, path, override);
       const declared = this.repoDeclaredOf(path, domain);
-      if (declared) return declared;
+      if (declared) return this.admit(domain, path, declared);
       if (this.repoDeclared.has(domain)) {
         const owner = this.declared.get(path);
         throw new FleetError(
@@ -248,6 +262,11 @@ export class Allowlist {
       `${JSON.stringify(path)} is not on this node's allowlist`,
       { suggestions: ['only the paths of the domains this node serves can be read or written'] },
     );
+  }
+
+  private admit(domain: string, path: string, entry: AllowedPath): AllowedPath {
+    if (this.admitted.size < ADMITTED_ENTRIES) this.admitted.set(`${domain}\u0000${path}`, entry);
+    return entry;
   }
 
   /** A managed path or one of the controller's backups of one (readable, never writable). */

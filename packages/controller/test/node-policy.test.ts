@@ -236,6 +236,29 @@ describe('node policy: a write credential is never a shell', () => {
     ]);
     expect(other.body.error.code).to.equal('BAD_REQUEST');
   });
+
+  it('admits a path again under each version of the policy: one the next version drops is refused', async () => {
+    const moved = '~/custom/blue.conf';
+    await node.setPolicy({
+      domains: { fixture: { paths: { 'app.conf': ['~/custom/*.conf'] } }, coupled: {} },
+    });
+    const snapshot = () =>
+      node.call('/v1/snapshot', {
+        token,
+        body: { files: [{ domain: 'fixture', path: moved }], backups: false },
+      });
+    for (let i = 0; i < 2; i += 1) {
+      const read = await snapshot();
+      expect(read.body.files[0].state, read.text).to.be.oneOf(['present', 'absent']);
+    }
+    await node.setPolicy({ domains: { fixture: {}, coupled: {} } });
+    const refused = await snapshot();
+    expect(refused.body.files[0]).to.include({ state: 'refused', code: 'POLICY_REFUSED' });
+    const write = await install(node, token, 'fixture', [
+      { path: moved, fileId: 'app.conf', content: 'y\n' },
+    ]);
+    expect([write.status, write.body.error.code]).to.deep.equal([403, 'POLICY_REFUSED']);
+  });
 });
 
 describe('node policy: the coupled actions it defines', () => {

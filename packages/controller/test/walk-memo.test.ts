@@ -3,13 +3,17 @@
  * request reading several files under the same directories lstats each directory once — and a
  * directory swapped for a symbolic link after that walk is still refused for every later file
  * (catalogue B: symlinks and races), by the fd's real path and the re-check after the read.
+ *
+ * A snapshot's reads go through a `ReadSession`: each file read once for the request (a prober
+ * asking for a file the snapshot read gets the same read), and every directory re-checked once
+ * after the last read — a directory that changed refuses every file the request read under it.
  */
 import { expect } from 'chai';
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetError } from '@fleet/core';
-import { readLive, targetOf, type WalkMemo } from '../src/fs/safe-path.js';
+import { ReadSession, readLive, targetOf, type WalkMemo } from '../src/fs/safe-path.js';
 
 const LIMIT = 1024 * 1024;
 
@@ -86,4 +90,100 @@ describe('safe-path: the directories of one request walked once', () => {
     await writeFile(join(home, '.config', 'app', 'b.conf'), 'swapped\n');
     expect(await refusal(read('~/.config/app/b.conf', memo))).to.equal('SYMLINK_REFUSED');
   });
+});
+
+describe('safe-path ReadSession: the reads of one request, re-checked once after the last', () => {
+  let root: string;
+  let home: string;
+  let outside: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fleet-read-session-'));
+    home = join(root, 'home');
+    outside = join(root, 'outside');
+    await mkdir(join(home, '.config', 'app'), { recursive: true });
+    await mkdir(join(home, '.config', 'elsewhere'), { recursive: true });
+    await mkdir(outside);
+    await writeFile(join(home, '.config', 'app', 'a.conf'), 'a\n');
+    await writeFile(join(home, '.config', 'app', 'b.conf'), 'b\n');
+    await writeFile(join(home, '.config', 'elsewhere', 'c.conf'), 'c\n');
+    await writeFile(join(outside, 'a.conf'), 'planted\n');
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const target = (path: string) => targetOf(home, path);
+
+  it('reads a file once per session: a second ask answers the first read, a new session the file now', async () => {
+    const session = new ReadSession(home, LIMIT);
+    expect((await session.read(target('~/.config/app/a.conf')))?.bytes.toString()).to.equal('a\n');
+    await writeFile(join(home, '.config', 'app', 'a.conf'), 'changed\n');
+    expect((await session.read(target('~/.config/app/a.conf')))?.bytes.toString()).to.equal('a\n');
+    const next = new ReadSession(home, LIMIT);
+    expect((await next.read(target('~/.config/app/a.conf')))?.bytes.toString()).to.equal(
+      'changed\n',
+    );
+  });
+
+  it('refuses nothing when no directory changed, and an absent file is simply absent', async () => {
+    const session = new ReadSession(home, LIMIT);
+    await session.read(target('~/.config/app/a.conf'));
+    await session.read(target('~/.config/app/b.conf'));
+    await session.read(target('~/.config/elsewhere/c.conf'));
+    expect(await session.read(target('~/.config/app/none.conf'))).to.equal(null);
+    expect(await session.read(target('~/.config/none/x.conf'))).to.equal(null);
+    expect((await session.recheck()).size).to.equal(0);
+  });
+
+  it('refuses every file read under a directory swapped for a symbolic link after the reads', async () => {
+    const session = new ReadSession(home, LIMIT);
+    await session.read(target('~/.config/app/a.conf'));
+    await session.read(target('~/.config/app/b.conf'));
+    await session.read(target('~/.config/elsewhere/c.conf'));
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await symlink(outside, join(home, '.config', 'app'));
+    const refused = await session.recheck();
+    expect([...refused.keys()].sort()).to.deep.equal([
+      join(home, '.config', 'app', 'a.conf'),
+      join(home, '.config', 'app', 'b.conf'),
+    ]);
+    for (const error of refused.values()) {
+      expect(error).to.be.instanceOf(FleetError);
+      expect((error as FleetError).code).to.equal('SYMLINK_REFUSED');
+      expect(error.message).to.contain('~/.config/app changed during the operation');
+    }
+  });
+
+  it('refuses the files under a directory replaced by another real directory, and only those', async () => {
+    const session = new ReadSession(home, LIMIT);
+    await session.read(target('~/.config/app/a.conf'));
+    await session.read(target('~/.config/elsewhere/c.conf'));
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await mkdir(join(home, '.config', 'app'));
+    await writeFile(join(home, '.config', 'app', 'a.conf'), 'a\n');
+    const refused = await session.recheck();
+    expect([...refused.keys()]).to.deep.equal([join(home, '.config', 'app', 'a.conf')]);
+    expect((refused.get(join(home, '.config', 'app', 'a.conf')) as FleetError).code).to.equal(
+      'SYMLINK_REFUSED',
+    );
+  });
+
+  it('still refuses, at the read, a parent that is a symbolic link when first walked', async () => {
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await symlink(outside, join(home, '.config', 'app'));
+    const session = new ReadSession(home, LIMIT);
+    expect(await refusal(session.read(target('~/.config/app/a.conf')))).to.be.oneOf([
+      'PATH_OUTSIDE_ROOT',
+      'SYMLINK_REFUSED',
+    ]);
+  });
+
+  async function refusal(promise: Promise<unknown>): Promise<string> {
+    try {
+      await promise;
+    } catch (error) {
+      if (error instanceof FleetError) return error.code;
+      throw error;
+    }
+    return expect.fail('expected the read to be refused');
+  }
 });

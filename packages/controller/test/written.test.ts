@@ -183,6 +183,69 @@ describe('the node records what fleet wrote', () => {
   });
 });
 
+describe('the record of writes, kept between snapshots while its file is unchanged', () => {
+  let node: TestNode;
+  let token: string;
+  beforeEach(async () => {
+    node = await startNode();
+    token = await node.issue(['config:install', 'config:read']);
+  });
+  afterEach(async () => node.dispose());
+
+  const app = async () => {
+    const answer = await node.call('/v1/snapshot', {
+      token,
+      body: { files: [{ domain: 'fixture', path: APP }], backups: false },
+    });
+    expect(answer.status, answer.text).to.equal(200);
+    return answer.body.files[0];
+  };
+  const put = async (content: string) => {
+    const answer = await install(node, token, 'fixture', [
+      { path: APP, fileId: 'app.conf', content },
+    ]);
+    expect(answer.status, answer.text).to.equal(200);
+  };
+  const shas = (file: { writes: { sha256: string }[] }) => file.writes.map((w) => w.sha256);
+
+  it('answers the same record again, and a new one once fleet writes', async () => {
+    await put('v1\n');
+    expect(shas(await app())).to.deep.equal([sha256('v1\n')]);
+    expect(shas(await app())).to.deep.equal([sha256('v1\n')]);
+    await put('v2\n');
+    expect(shas(await app())).to.deep.equal([sha256('v2\n'), sha256('v1\n')]);
+  });
+
+  it('refuses a record read before once it is opened to others, and takes it back once private', async () => {
+    await put('v1\n');
+    expect(await app()).to.include({ state: 'present' });
+    await chmod(join(node.home, RECORD), 0o644);
+    expect(await app()).to.include({ state: 'refused', code: 'RECOVERY_REQUIRED' });
+    await chmod(join(node.home, RECORD), 0o600);
+    expect(shas(await app())).to.deep.equal([sha256('v1\n')]);
+  });
+
+  it('reads a record replaced behind its back: a rewrite with the same size, a symlink', async () => {
+    await put('v1\n');
+    const before = await readFile(join(node.home, RECORD), 'utf8');
+    expect(shas(await app())).to.deep.equal([sha256('v1\n')]);
+    // The same length, another content: only the file's times and inode tell it changed.
+    const forged = before.replace(sha256('v1\n'), sha256('v9\n'));
+    expect(forged.length).to.equal(before.length);
+    await writeFile(join(node.home, RECORD), forged, { mode: 0o600 });
+    expect(shas(await app())).to.deep.equal([sha256('v9\n')]);
+    const elsewhere = await mkdtemp(join(tmpdir(), 'fleet-written-'));
+    try {
+      await writeFile(join(elsewhere, 'forged.json'), before, { mode: 0o600 });
+      await rm(join(node.home, RECORD));
+      await symlink(join(elsewhere, 'forged.json'), join(node.home, RECORD));
+      expect(await app()).to.include({ state: 'refused', code: 'RECOVERY_REQUIRED' });
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the record of writes, bounded in paths', () => {
   it(`keeps ${MAX_PATHS} paths, the least recently written first out`, async () => {
     const home = await mkdtemp(join(tmpdir(), 'fleet-written-'));

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetError } from '../src/errors.js';
 import {
+  AUDIT_HEADS_DIGESTS_DIR,
   AUDIT_HEADS_DIR,
   AUDIT_HEADS_FILE,
   auditHeadsPath,
@@ -101,6 +102,35 @@ describe('audit heads: one file per repository', () => {
     expect((error as FleetError).message).to.include(auditHeadsPath(repoA, options()));
   });
 
+  it('reads the heads it wrote as written, and checks whole a file changed since (a digest apart)', async () => {
+    await recordSeenHeads(repoA, new Map([['node-01', head(3, 'a')]]), 'drift', options());
+    const path = auditHeadsPath(repoA, options());
+    const digests = join(dir, 'state', 'fleet', AUDIT_HEADS_DIGESTS_DIR);
+    expect(await readdir(digests)).to.deep.equal([`${path.split('/').pop()}.sha256`]);
+    expect(seenHeadsOf(await readAuditHeads(repoA, options()), repoA, 'node-01')).to.have.length(1);
+    // A hand edit: another head, not one fleet saw (its sha256 is no digest): refused, not read.
+    const written = await readFile(path, 'utf8');
+    await writeFile(path, written.replace(sha('a'), 'not a digest'));
+    const error = await readAuditHeads(repoA, options()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as FleetError).code).to.equal('USAGE');
+    expect((error as FleetError).message).to.include('is not a file of audit heads fleet wrote');
+    // A duplicate key is refused as well, though the rest is what fleet wrote.
+    await writeFile(path, written.replace('"schema"', '"schema": "x", "schema"'));
+    expect(
+      await readAuditHeads(repoA, options()).then(
+        () => 'read',
+        (e: FleetError) => e.code,
+      ),
+    ).to.equal('USAGE');
+    // Without its digest, a file fleet wrote is checked whole, and read.
+    await writeFile(path, written);
+    await rm(digests, { recursive: true });
+    expect(seenHeadsOf(await readAuditHeads(repoA, options()), repoA, 'node-01')).to.have.length(1);
+  });
+
   it('a verify collapses the heads and forgets the files of repositories that are gone', async () => {
     await recordSeenHeads(repoA, new Map([['node-01', head(3, 'a')]]), 'drift', options());
     await recordSeenHeads(repoA, new Map([['node-01', head(4, 'b')]]), 'drift', options());
@@ -113,6 +143,10 @@ describe('audit heads: one file per repository', () => {
     expect(kept.map((h) => [h.seq, h.verb])).to.deep.equal([[4, 'audit verify']]);
     expect(await readdir(headsDir())).to.deep.equal([
       auditHeadsPath(repoA, options()).split('/').pop(),
+    ]);
+    // The gone repository's digest goes with its heads.
+    expect(await readdir(join(dir, 'state', 'fleet', AUDIT_HEADS_DIGESTS_DIR))).to.deep.equal([
+      `${auditHeadsPath(repoA, options()).split('/').pop()}.sha256`,
     ]);
   });
 });

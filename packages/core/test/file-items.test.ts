@@ -211,6 +211,71 @@ describe('file targets and drift items', () => {
   });
 });
 
+describe('desired views of hosts that render alike, computed once (contract §14)', () => {
+  // An installer's operator half that counts its views: the view is a pure function of what
+  // rendering gave, so a host whose variables render the source alike needs none of its own.
+  const counted = () => {
+    const whole = wholeFileInstaller('demo');
+    const calls: string[] = [];
+    const operator = {
+      view: (...args: Parameters<typeof whole.view>) => {
+        calls.push(args[1]);
+        return whole.view(...args);
+      },
+      managed: whole.managed.bind(whole),
+      check: (_file: unknown, content: string) =>
+        content.includes('forbidden') ? [{ message: 'the domain refuses it' }] : [],
+    };
+    return { runtime: { declaration, operator }, calls };
+  };
+  const desired = (run: DomainRuntime, host: string, vars: Record<string, string>, source = v2) =>
+    targetsForHost(host, vars, [run], {
+      ...snapshot,
+      atRef: new Map([['domains/demo/app.conf', source]]),
+    })[0]?.desired;
+
+  it('renders once for hosts whose named variables are equal, and for each other value', () => {
+    const { runtime: run, calls } = counted();
+    const a = desired(run, 'node-01', { node_id: 'n1', app_path: '~/a.conf' });
+    const b = desired(run, 'node-02', { node_id: 'n1', app_path: '~/b.conf' });
+    const c = desired(run, 'node-03', { node_id: 'n3' });
+    expect(a).to.deep.equal({
+      ok: true,
+      content: 'node = n1\nport = 8081\ntoken = {{ secret.APP_TOKEN }}\n',
+    });
+    expect(b).to.deep.equal(a);
+    expect(c).to.deep.equal({
+      ok: true,
+      content: 'node = n3\nport = 8081\ntoken = {{ secret.APP_TOKEN }}\n',
+    });
+    expect(calls.length).to.equal(2);
+  });
+
+  it('renders a source without placeholders once for every host', () => {
+    const { runtime: run, calls } = counted();
+    for (const host of ['a', 'b', 'c']) {
+      expect(desired(run, host, { node_id: host }, 'static\n')).to.deep.equal({
+        ok: true,
+        content: 'static\n',
+      });
+    }
+    expect(calls.length).to.equal(1);
+  });
+
+  it("computes every failure for its own host: a missing variable, the domain's refusal", () => {
+    const { runtime: run } = counted();
+    const missing = desired(run, 'node-07', {});
+    expect(missing?.ok).to.equal(false);
+    expect(JSON.stringify(missing)).to.contain('hosts/node-07.yaml');
+    const refused = { node_id: 'forbidden' };
+    expect(desired(run, 'node-08', refused)?.ok).to.equal(false);
+    expect(desired(run, 'node-09', refused)).to.deep.equal({
+      ok: false,
+      problem: { file: 'domains/demo/app.conf', message: 'the domain refuses it' },
+    });
+  });
+});
+
 describe("drift of a files entry's mode (contract §10.4)", () => {
   const desired = 'export EDITOR=vim\n';
   const targetWith = (kind: 'whole' | 'block', mode = '0600'): FileTarget => ({

@@ -3,7 +3,7 @@
  * verb's repo load asks HEAD, then paths at its commit, then the host files, in one process).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -81,6 +81,29 @@ describe('Git.catFile (real git)', () => {
       const [entry, small] = await batch.read([oid.trim(), 'HEAD:a.txt']);
       expect(entry?.content.equals(big)).to.equal(true);
       expect(small?.content.toString()).to.equal('first\n');
+    } finally {
+      batch.close();
+    }
+  });
+
+  it('reads eight hundred small blobs in one read, over many chunks, each whole and in order', async () => {
+    const names = Array.from({ length: 800 }, (_, i) => `f${String(i).padStart(4, '0')}.txt`);
+    await mkdir(join(root, 'many'));
+    for (const name of names)
+      await writeFile(join(root, 'many', name), `${name}: ${'x'.repeat(200)}\n`);
+    execFileSync('git', ['-C', root, 'add', 'many']);
+    const oids = execFileSync('git', ['-C', root, 'ls-files', '-s', 'many'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/)[1] as string);
+    const batch = createGit(root).catFile();
+    try {
+      const entries = await batch.read([...oids, 'HEAD:a.txt']);
+      expect(entries.length).to.equal(names.length + 1);
+      entries.slice(0, -1).forEach((entry, i) => {
+        expect(entry?.content.toString()).to.equal(`${names[i]}: ${'x'.repeat(200)}\n`);
+      });
+      expect(entries[names.length]?.content.toString()).to.equal('first\n');
     } finally {
       batch.close();
     }

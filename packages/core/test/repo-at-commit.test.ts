@@ -111,6 +111,43 @@ describe('loadRepoAtHead (real git)', () => {
     }
   });
 
+  it('reads other files at the same commit in the same git process, null where there is none', async () => {
+    await writeFile(join(root, 'domains/demo/app.conf'), 'not committed\n');
+    const { files } = await loadRepoAtHead(root, createGit(root), {
+      alsoRead: ['domains/demo/app.conf', 'domains/demo/none.yaml', 'domains/demo'],
+    });
+    expect([...files]).to.deep.equal([
+      ['domains/demo/app.conf', 'v1\n'],
+      ['domains/demo/none.yaml', null],
+      ['domains/demo', null],
+    ]);
+  });
+
+  it('does not read a host file whose blob the parsed repo cache holds; reads a changed one', async () => {
+    await loadRepoAtHead(root, createGit(root)); // fills .git/fleet-cache/repo-v1.json
+    const blob = git('rev-parse', 'HEAD:hosts/alpha.yaml').trim();
+    // The blob's object gone from git's store: a read of it would fail the load.
+    await rm(join(root, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    const { repo } = await loadRepoAtHead(root, createGit(root));
+    expect(hostVariables(repo, 'alpha')).to.deep.equal({ node_id: 'alpha' });
+    // A new version of the file is another blob, not in the cache: read and parsed.
+    await writeFile(join(root, 'hosts', 'alpha.yaml'), 'node_id: alpha-2\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'v2');
+    const again = await loadRepoAtHead(root, createGit(root));
+    expect(hostVariables(again.repo, 'alpha')).to.deep.equal({ node_id: 'alpha-2' });
+  });
+
+  it('reads and parses every host file when the cache is foreign, and keeps them again', async () => {
+    await loadRepoAtHead(root, createGit(root));
+    const cacheFile = join(root, '.git', 'fleet-cache', 'repo-v1.json');
+    await writeFile(cacheFile, '{"format":"other"}\n{}');
+    const { repo } = await loadRepoAtHead(root, createGit(root));
+    expect(hostVariables(repo, 'alpha')).to.deep.equal({ node_id: 'alpha' });
+    const blob = git('rev-parse', 'HEAD:hosts/alpha.yaml').trim();
+    expect(await readFile(cacheFile, 'utf8')).to.contain(`"${blob}":{"node_id":"alpha"}`);
+  });
+
   it('reads HEAD as git resolves it: packed refs, and a linked worktree at another commit', async () => {
     const first = git('rev-parse', 'HEAD').trim();
     await writeFile(join(root, 'hosts', 'alpha.yaml'), 'node_id: alpha-2\n');

@@ -21,8 +21,8 @@
  * apart is: start-up in segments.ts, the rotation plan (pure) in rotation.ts, counting in
  * refusals.ts.
  */
-import { constants } from 'node:fs';
-import { lstat, readFile, readdir, type FileHandle } from 'node:fs/promises';
+import { constants, lstatSync } from 'node:fs';
+import { readFile, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AUDIT_ACTIVE_SEGMENT,
@@ -366,7 +366,9 @@ export class AuditLog {
     let why: string | undefined;
     const held = await handle.stat();
     try {
-      const named = await lstat(this.activePath);
+      // Synchronous, as the request path's other stats (contract §14): a read, not a write the
+      // power-loss recorder (fs/seam.ts) must see.
+      const named = lstatSync(this.activePath);
       if (!named.isFile() || named.ino !== held.ino || named.dev !== held.dev) {
         why = `${AUDIT_ACTIVE_SEGMENT} was replaced under the controller (inode ${held.ino} → ${named.ino})`;
       }

@@ -108,13 +108,12 @@ function symlinkError(home: string, absolute: string): FleetError {
   return new FleetError('SYMLINK_REFUSED', `${shown(home, absolute)} is a symbolic link; refused`);
 }
 
+/**
+ * lstat, `undefined` when nothing is there. Without an exception for ENOENT: building one (its
+ * message and stack) costs several times the system call, and a walk meets absent paths often.
+ */
 function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch (error) {
-    if (errnoOf(error) === 'ENOENT') return undefined;
-    throw error;
-  }
+  return lstatSync(path, { throwIfNoEntry: false });
 }
 
 /**
@@ -233,7 +232,12 @@ export async function walkDirUnder(
 /** Re-checks that every directory of a chain is still the same real directory. */
 export async function recheckParents(home: string, chain: ParentChain): Promise<void> {
   await Promise.resolve();
-  for (const dir of chain.dirs) {
+  checkDirs(home, chain.dirs);
+}
+
+/** {@link recheckParents}' check: throws for the first directory that is no longer as walked. */
+function checkDirs(home: string, dirs: readonly DirLink[]): void {
+  for (const dir of dirs) {
     const stats = lstatOrUndefined(dir.path);
     if (!stats || stats.isSymbolicLink() || stats.dev !== dir.dev || stats.ino !== dir.ino) {
       throw new FleetError(
@@ -290,7 +294,10 @@ export function sha256Hex(bytes: Uint8Array): string {
  * (`expected`, plus one byte, so the end is seen without a second buffer) and grows only for a
  * file that grew since: a 64 KiB buffer per read, and a second one to see the end, made every
  * snapshot allocate ~1 MiB outside the heap, and a 1,000-node process ran a full GC every few
- * dozen requests (contract §14).
+ * dozen requests (contract §14). A read that comes back short exactly at `expected` bytes is the
+ * end: the byte asked for beyond the size fstat gave was not there (a regular file reads short
+ * only at its end), so no second read is made to see it (one system call per file fewer); a file
+ * whose bytes differ in number from its fstat is read on to a read of none, as always.
  */
 export function readBounded(fd: number, limit: number, what: string, expected: number): Buffer {
   let buffer = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(expected, 0) + 1));
@@ -302,7 +309,8 @@ export function readBounded(fd: number, limit: number, what: string, expected: n
       buffer.copy(grown, 0, 0, total);
       buffer = grown;
     }
-    const bytesRead = readSync(fd, buffer, total, buffer.length - total, null);
+    const asked = buffer.length - total;
+    const bytesRead = readSync(fd, buffer, total, asked, null);
     if (bytesRead === 0) break;
     total += bytesRead;
     if (total > limit) {
@@ -311,6 +319,7 @@ export function readBounded(fd: number, limit: number, what: string, expected: n
         `${what} grew past the ${limit}-byte bound while read`,
       );
     }
+    if (bytesRead < asked && total === expected) break;
   }
   return buffer.subarray(0, total);
 }
@@ -325,6 +334,26 @@ export async function readLive(
   target: Target,
   limit: number,
   memo?: WalkMemo,
+): Promise<LiveFile | null> {
+  const live = await readUnchecked(home, target, limit, memo);
+  if (live === null) return null;
+  try {
+    await recheckParents(home, live.chain);
+  } catch (error) {
+    throw fsFailure(error, target.path);
+  }
+  return live;
+}
+
+/**
+ * {@link readLive} but for the re-check of the parents after the read, which is the caller's (a
+ * {@link ReadSession} re-checks every directory of its request once, after the last read).
+ */
+async function readUnchecked(
+  home: string,
+  target: Target,
+  limit: number,
+  memo: WalkMemo | undefined,
 ): Promise<LiveFile | null> {
   try {
     const chain = await walkParents(home, target, { create: false, ...(memo ? { memo } : {}) });
@@ -357,7 +386,6 @@ export async function readLive(
       }
       await checkFdPath(home, fd, target.absolute);
       const bytes = readBounded(fd, limit, target.path, fstats.size);
-      await recheckParents(home, chain);
       return {
         bytes,
         sha256: sha256Hex(bytes),
@@ -375,6 +403,73 @@ export async function readLive(
     }
   } catch (error) {
     throw fsFailure(error, target.path);
+  }
+}
+
+/**
+ * The reads of one request that reads many files — a snapshot's files and its probers' reads
+ * (contract §14, "means": node-side path checks without a syscall storm; a 1,000-host drift asks
+ * a node for one snapshot, and the probers ask again for files the snapshot just read):
+ *
+ * - each directory is walked once for the request ({@link WalkMemo});
+ * - each file is read once: a second ask for the same file in the same request (a prober reading
+ *   the config file the snapshot read) answers what the first read found — the request sees each
+ *   file as it was at one moment, as if both asks came at once. Nothing outlives the request;
+ * - every directory the request walked is re-checked once, after its last read
+ *   ({@link ReadSession.recheck}), instead of each file's parents after each file's read: a
+ *   directory still the same real directory (device and inode) after every read was so after
+ *   each one, so whatever a per-file re-check would refuse — a parent swapped for a symbolic link
+ *   or another directory and left so — this refuses too, and with it every other file the request
+ *   read under that directory.
+ *
+ * Each file is still opened with `O_NOFOLLOW` after an `lstat`, its size and type decided by
+ * `fstat` on the fd and, on Linux, the fd's real path compared with the expected one (catalogue B).
+ */
+export class ReadSession {
+  private readonly walked: WalkMemo = new Map();
+  private readonly reads = new Map<string, { path: string; read: Promise<LiveFile | null> }>();
+
+  constructor(
+    private readonly home: string,
+    private readonly limit: number,
+  ) {}
+
+  /** The file at `target`, read (unless this session read it already) without the re-check. */
+  read(target: Target): Promise<LiveFile | null> {
+    let entry = this.reads.get(target.absolute);
+    if (entry === undefined) {
+      entry = {
+        path: target.path,
+        read: readUnchecked(this.home, target, this.limit, this.walked),
+      };
+      this.reads.set(target.absolute, entry);
+    }
+    return entry.read;
+  }
+
+  /**
+   * Re-checks, once each, the directories this session walked. Returns, by absolute path, each
+   * file it read (present) under a directory that is no longer the same real directory, with the
+   * error {@link readLive}'s re-check would have raised for it; empty when nothing changed.
+   */
+  async recheck(): Promise<Map<string, Error>> {
+    await Promise.resolve();
+    const changed = new Map<string, unknown>();
+    for (const dir of this.walked.values()) {
+      try {
+        checkDirs(this.home, [dir]);
+      } catch (error) {
+        changed.set(dir.path, error);
+      }
+    }
+    const refused = new Map<string, Error>();
+    if (changed.size === 0) return refused;
+    for (const [absolute, { path, read }] of this.reads) {
+      const live = await read.catch(() => null);
+      const dir = live?.chain.dirs.find((d) => changed.has(d.path));
+      if (dir !== undefined) refused.set(absolute, fsFailure(changed.get(dir.path), path));
+    }
+    return refused;
   }
 }
 

@@ -14,7 +14,7 @@ import {
   type SnapshotProbeResult,
 } from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
-import { domainReader } from '../domain-reader.js';
+import { domainReader, type SessionReads } from '../domain-reader.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { authorize } from '../tokens/auth.js';
 import type { RequestContext } from './types.js';
@@ -43,6 +43,7 @@ export async function runProbe(
   probe: ProbeAsked,
   redactor: Redactor,
   admit?: (entry: Registered) => void,
+  within?: SessionReads,
 ): Promise<ProbeOk> {
   const { runtime } = context;
   const entry = runtime.registry.probers().find((p) => p.descriptor.id === probe.prober);
@@ -63,7 +64,7 @@ export async function runProbe(
     secrets: () => runtime.secrets(),
     ...(entry.descriptor.domain === undefined
       ? {}
-      : { files: domainReader(runtime, entry.descriptor.domain) }),
+      : { files: domainReader(runtime, entry.descriptor.domain, within) }),
   });
   const checked = jsonValueSchema.safeParse(await prober.collect(ctx, probe.parameters));
   if (!checked.success) {
@@ -80,19 +81,30 @@ export async function runProbe(
 
 /**
  * {@link runProbe} inside a read that carries probes: a failure is that prober's answer, never
- * the whole read's.
+ * the whole read's. `within`: the read's own session (a snapshot's), which the prober's file
+ * reads go through.
  */
 export async function probeAnswer(
   context: Pick<RequestContext, 'runtime' | 'principal' | 'route'>,
   probe: ProbeAsked,
   redactor: Redactor,
   admit?: (entry: Registered) => void,
+  within?: SessionReads,
 ): Promise<SnapshotProbeResult> {
   try {
-    return await runProbe(context, probe, redactor, admit);
+    return await runProbe(context, probe, redactor, admit, within);
   } catch (error) {
-    const code = isFleetError(error) ? error.code : 'INTERNAL';
-    const message = isFleetError(error) ? error.message : 'the prober failed';
-    return { prober: probe.prober, state: 'error', code, message: redactor.annotation(message) };
+    return probeFailed(probe.prober, error, redactor);
   }
+}
+
+/** A prober's answer when it could not run, or its reads were refused after it ran. */
+export function probeFailed(
+  prober: string,
+  error: unknown,
+  redactor: Redactor,
+): Extract<SnapshotProbeResult, { state: 'error' }> {
+  const code = isFleetError(error) ? error.code : 'INTERNAL';
+  const message = isFleetError(error) ? error.message : 'the prober failed';
+  return { prober, state: 'error', code, message: redactor.annotation(message) };
 }

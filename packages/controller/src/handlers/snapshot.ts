@@ -6,6 +6,8 @@
  * answered. An unusable record refuses every file (`RECOVERY_REQUIRED`): without it fleet could
  * take a file it wrote for a hand change, or a deleted one for one never installed. Backup contents are bounded per answer (`truncated` says when cut).
  * Requested probers (`probes`) run in the same request, so drift stays one request per host.
+ * The files and the probers' reads go through one {@link ReadSession}: each directory walked and
+ * re-checked once, each file read once, for the whole request (contract §14).
  */
 import { join } from 'node:path';
 import {
@@ -20,11 +22,11 @@ import {
 } from '@fleet/core/node';
 import { redactorOf } from '../runtime.js';
 import { refuseHardLinked } from './files.js';
-import { probeAnswer } from './probe-answer.js';
+import { probeAnswer, probeFailed } from './probe-answer.js';
 import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
 import { managedTarget } from '../fs/managed-target.js';
-import { decodeText, readLive, targetOf, type WalkMemo } from '../fs/safe-path.js';
+import { ReadSession, decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
 import { readWritten, type WrittenRecord } from '../written.js';
@@ -74,6 +76,18 @@ async function backupsOf(
   return out;
 }
 
+/** One file's answer, and where its bytes were read (for the request's final re-check). */
+interface FileAnswer {
+  readonly answer: SnapshotFile;
+  readonly absolute?: string;
+}
+
+function refusedFile(path: string, error: unknown, redactor: Redactor): SnapshotFile {
+  const code = isFleetError(error) ? error.code : 'IO_ERROR';
+  const message = isFleetError(error) ? error.message : 'the file could not be read';
+  return { path, state: 'refused', code, message: redactor.annotation(message) };
+}
+
 async function snapshotFile(
   runtime: ControllerRuntime,
   { domain, path, mode }: SnapshotFileRequest,
@@ -81,37 +95,40 @@ async function snapshotFile(
   redactor: Redactor,
   budget: Budget,
   written: () => Promise<WrittenRecord>,
-  walked: WalkMemo,
-): Promise<SnapshotFile> {
+  session: ReadSession,
+): Promise<FileAnswer> {
   try {
     // The domain is the request's: a domain not served, or a path its policy does not accept,
     // is answered as such (DOMAIN_NOT_SERVED, POLICY_REFUSED), not as an unknown path.
     const entry = runtime.allowlist.require(path, domain);
     const writes = [...((await written()).get(path) ?? [])];
     const target = await managedTarget(runtime.home, path, runtime.allowlist.symlinkDirs);
-    const live = await readLive(runtime.home, target, runtime.limits.maxFileBytes, walked);
+    const live = await session.read(target);
     const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
-    if (live === null) return { path, state: 'absent', backups, writes };
+    if (live === null) return { answer: { path, state: 'absent', backups, writes } };
     refuseHardLinked(path, live, target.parent);
     const text = decodeText(live.bytes, path);
     const content = redactor.content(text);
     return {
-      path,
-      state: 'present',
-      size: live.size,
-      mtime: live.mtime.toISOString(),
-      sha256: live.sha256,
-      content,
-      redacted: content !== text,
-      backups,
-      writes,
-      // Asked for by a files entry with a mode (contract §10.4); Windows has no mode to report.
-      ...(mode === true && process.platform !== 'win32' ? { mode: formatFileMode(live.mode) } : {}),
+      absolute: target.absolute,
+      answer: {
+        path,
+        state: 'present',
+        size: live.size,
+        mtime: live.mtime.toISOString(),
+        sha256: live.sha256,
+        content,
+        redacted: content !== text,
+        backups,
+        writes,
+        // Asked for by a files entry with a mode (contract §10.4); Windows has no mode to report.
+        ...(mode === true && process.platform !== 'win32'
+          ? { mode: formatFileMode(live.mode) }
+          : {}),
+      },
     };
   } catch (error) {
-    const code = isFleetError(error) ? error.code : 'IO_ERROR';
-    const message = isFleetError(error) ? error.message : 'the file could not be read';
-    return { path, state: 'refused', code, message: redactor.annotation(message) };
+    return { answer: refusedFile(path, error, redactor) };
   }
 }
 
@@ -122,21 +139,42 @@ export const snapshot: Handler = async ({ runtime, principal, route, body }) => 
   // Read once per request, and only once a path passed the allowlist.
   let record: Promise<WrittenRecord> | undefined;
   const written = () => (record ??= readWritten(runtime.state));
-  const files: SnapshotFile[] = [];
-  // Each directory walked once for the request's files; each file's own checks still run.
-  const walked: WalkMemo = new Map();
+  const session = new ReadSession(runtime.home, runtime.limits.maxFileBytes);
+  const files: FileAnswer[] = [];
   for (const file of request.files) {
     files.push(
-      await snapshotFile(runtime, file, request.backups, redactor, budget, written, walked),
+      await snapshotFile(runtime, file, request.backups, redactor, budget, written, session),
     );
   }
-  const response: SnapshotResponse = { nodeId: runtime.nodeId, files, truncated: budget.truncated };
-  if (request.probes !== undefined) {
-    const probes: SnapshotProbeResult[] = [];
-    for (const probe of request.probes) {
-      probes.push(await probeAnswer({ runtime, principal, route }, probe, redactor));
-    }
-    return { status: 200, body: { ...response, probes } satisfies SnapshotResponse };
+  const probes: { answer: SnapshotProbeResult; read: Set<string> }[] = [];
+  for (const probe of request.probes ?? []) {
+    const within = { session, read: new Set<string>() };
+    const answer = await probeAnswer(
+      { runtime, principal, route },
+      probe,
+      redactor,
+      undefined,
+      within,
+    );
+    probes.push({ answer, read: within.read });
   }
-  return { status: 200, body: response };
+  // Every directory the request walked, re-checked once after its last read: a file read under
+  // one that changed is refused, and so is a prober that read such a file (ReadSession).
+  const refused = await session.recheck();
+  const refusal = (absolute: string | undefined) =>
+    absolute === undefined ? undefined : refused.get(absolute);
+  const response: SnapshotResponse = {
+    nodeId: runtime.nodeId,
+    files: files.map(({ answer, absolute }) => {
+      const error = refusal(absolute);
+      return error === undefined ? answer : refusedFile(answer.path, error, redactor);
+    }),
+    truncated: budget.truncated,
+  };
+  if (request.probes === undefined) return { status: 200, body: response };
+  const answers = probes.map(({ answer, read }) => {
+    const error = [...read].map(refusal).find((e) => e !== undefined);
+    return error === undefined ? answer : probeFailed(answer.prober, error, redactor);
+  });
+  return { status: 200, body: { ...response, probes: answers } satisfies SnapshotResponse };
 };

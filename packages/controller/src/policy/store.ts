@@ -12,7 +12,7 @@
  *
  * Each request works on one version from start to end (`current()` returns an immutable view).
  */
-import { lstat } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
 import {
   FleetError,
   NODE_POLICY_VERSION,
@@ -132,12 +132,16 @@ export class NodePolicyStore {
     return this.view;
   }
 
-  /** The policy as it is on disk now: read again when the file changed. */
+  /**
+   * The policy as it is on disk now: read again when the file changed. Its lstat, on every
+   * request, is synchronous (a few microseconds; a thread-pool round trip costs several times
+   * that: contract §14).
+   */
   async current(): Promise<PolicyView> {
     const file = nodePolicyFile(this.home);
     let stamp: NodePolicyStamp | null;
     try {
-      const stats = await lstat(file);
+      const stats = lstatSync(file);
       stamp = {
         dev: stats.dev,
         ino: stats.ino,

@@ -166,6 +166,21 @@ function isHttps(url: string): boolean {
   }
 }
 
+/** The transport's modules, loaded on the first request of the process. */
+let transport:
+  | Promise<
+      Pick<typeof import('./transport.js'), 'exchange'> &
+        Pick<typeof import('./connections.js'), 'hostConnections'>
+    >
+  | undefined;
+const loadTransport = async () => {
+  const [{ exchange }, { hostConnections }] = await Promise.all([
+    import('./transport.js'),
+    import('./connections.js'),
+  ]);
+  return { exchange, hostConnections };
+};
+
 export function createControllerClient(options: ControllerClientOptions): ControllerClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -188,11 +203,9 @@ export function createControllerClient(options: ControllerClientOptions): Contro
     const target: RequestTarget = { host: options.host, url: options.url, operation };
     const payload =
       route.request === null ? undefined : checkedRequest(target, route.request, body);
-    // node:http and node:tls load on the first request, not with core: most commands never talk to a node.
-    const [{ exchange }, { hostConnections }] = await Promise.all([
-      import('./transport.js'),
-      import('./connections.js'),
-    ]);
+    // node:net and node:tls load on the first request, not with core: most commands never talk
+    // to a node. Loaded once per process (a fleet-wide verb makes a thousand calls).
+    const { exchange, hostConnections } = await (transport ??= loadTransport());
     connections ??= hostConnections({
       target,
       tlsFingerprint: isHttps(options.url) ? options.tlsFingerprint : undefined,

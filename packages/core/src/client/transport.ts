@@ -1,11 +1,12 @@
 /**
- * One HTTP exchange with a controller, over node:http / node:https directly: fetch offers no way
- * to pin a self-signed certificate or to guarantee nothing is written before the pin is checked.
- * Every exchange has one deadline covering connect, TLS, request and the whole response; a
- * response is bounded in size, parsed as strict JSON (no duplicate or prototype keys) and, for a
- * non-2xx status, turned into the controller's error.
+ * One HTTP exchange with a controller, over the client's own HTTP/1.1 (`http1.ts`) on a `node:net`
+ * or pinned `node:tls` socket: fetch offers no way to pin a self-signed certificate or to
+ * guarantee nothing is written before the pin is checked, and `node:http`'s client machinery was
+ * half of a fleet-wide verb's CPU time (contract §14). Every exchange has one deadline covering
+ * connect, TLS, request and the whole response; a response is bounded in size, parsed as strict
+ * JSON (no duplicate or prototype keys) and, for a non-2xx status, turned into the controller's
+ * error.
  */
-import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
@@ -24,8 +25,8 @@ import {
   wireError,
   type RequestTarget,
 } from './errors.js';
-import type { HostConnections } from './connections.js';
-import { connectPinned } from './tls.js';
+import { openConnection, type Connecting, type HostConnections } from './connections.js';
+import { AnswerReader, requestHead, type Answer } from './http1.js';
 import { AUDIT_HEAD_HEADER, observeAuditHead, parseAuditHeadHeader } from './audit-heads.js';
 
 export interface ExchangeOptions {
@@ -53,13 +54,35 @@ export interface ExchangeOptions {
 
 // A socket the controller closed while it sat idle in the pool fails the next request that picks
 // it up before a byte of the answer arrives: that request never reached the controller, and is
-// sent once more on a new socket (Node's documented pattern for `reusedSocket`).
+// sent once more on a new socket (what Node's own client documents for `reusedSocket`).
 const IDLE_CLOSE_ERRNOS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 export interface Exchange {
   readonly status: number;
   /** The parsed JSON body of a 2xx answer. */
   readonly body: unknown;
+}
+
+/** The request's bytes: its head, then its body (one write). */
+function requestBytes(
+  options: ExchangeOptions,
+  host: string,
+  pooled: boolean,
+  payload: Buffer | undefined,
+): Buffer {
+  const headers: Record<string, string | number> = {
+    accept: 'application/json',
+    authorization: `Bearer ${options.token}`,
+    [PROTOCOL_HEADER]: String(FLEET_PROTOCOL_VERSION),
+    // Without the client's pool: one request per connection, nothing left open after it.
+    connection: pooled ? 'keep-alive' : 'close',
+  };
+  if (payload) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = payload.length;
+  } else if (options.method === 'POST') headers['content-length'] = 0;
+  const head = Buffer.from(requestHead(options.method, options.path, host, headers), 'latin1');
+  return payload ? Buffer.concat([head, payload]) : head;
 }
 
 /**
@@ -95,10 +118,9 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
   }
   // A pool pins exactly one fingerprint, or none for plain http: never a token over a socket
   // that was not checked as this request requires.
-  if (
-    options.connections &&
-    options.connections.tlsFingerprint !== (secure ? options.tlsFingerprint : undefined)
-  ) {
+  const pool = options.connections;
+  const fingerprint = secure ? options.tlsFingerprint : undefined;
+  if (pool && pool.tlsFingerprint !== fingerprint) {
     return Promise.reject(
       new FleetError(
         'INTERNAL',
@@ -106,148 +128,160 @@ export function exchange(options: ExchangeOptions): Promise<Exchange> {
       ),
     );
   }
-  // URL keeps IPv6 literals bracketed; sockets want them bare.
+  // URL keeps IPv6 literals bracketed; sockets want them bare. `Host` is the URL's host (with a
+  // port other than the scheme's default), as Node's own client sends it.
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port === '' ? (secure ? 443 : 80) : Number(url.port);
-  const payload =
-    options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), 'utf8');
+  let bytes: Buffer;
+  try {
+    const payload =
+      options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), 'utf8');
+    bytes = requestBytes(options, url.host, pool !== undefined, payload);
+  } catch (error) {
+    return Promise.reject(
+      new FleetError('USAGE', `host ${target.host}: ${(error as Error).message}`),
+    );
+  }
 
   return new Promise<Exchange>((resolve, reject) => {
     let done = false;
-    let request: ClientRequest | undefined;
-    let cancelConnect: ((reason: Error) => void) | undefined;
+    let socket: Socket | undefined;
+    let connecting: Connecting | undefined;
     const finish = (error: Error | null, value?: Exchange): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       if (error) {
-        cancelConnect?.(error);
-        request?.destroy();
+        connecting?.cancel(error);
+        socket?.destroy();
         reject(error);
       } else resolve(value as Exchange);
     };
     const timer = setTimeout(() => finish(timedOut(target, options.timeoutMs)), options.timeoutMs);
 
-    const pool = options.connections;
-    const send = (socket?: Socket, retried = false): void => {
+    const send = (on: Socket, reused: boolean): void => {
       if (done) {
-        socket?.destroy();
+        on.destroy();
         return;
       }
-      const headers: Record<string, string | number> = {
-        accept: 'application/json',
-        authorization: `Bearer ${options.token}`,
-        [PROTOCOL_HEADER]: String(FLEET_PROTOCOL_VERSION),
+      socket = on;
+      const reader = new AnswerReader(options.maxResponseBytes);
+      const detach = (): void => {
+        on.removeListener('data', onData);
+        on.removeListener('end', onEnd);
+        on.removeListener('error', onError);
+        on.removeListener('close', onClose);
       };
-      // Without the client's pool: one request per connection, nothing left open after it.
-      if (!pool) headers['connection'] = 'close';
-      if (payload) {
-        headers['content-type'] = 'application/json';
-        headers['content-length'] = payload.length;
-      }
-      const sent = http.request({
-        hostname,
-        port,
-        method: options.method,
-        path: options.path,
-        headers,
-        // The client's keep-alive agent (it pins every new TLS socket itself), the pinned TLS
-        // socket (already verified), or a fresh plain TCP connection. With an agent (even
-        // `agent: false`, which makes a new one) http ignores createConnection, so the pinned
-        // socket goes without one.
-        ...(pool
-          ? { agent: pool.agent }
-          : socket
-            ? { createConnection: () => socket }
-            : { agent: false }),
-      });
-      request = sent;
-      let answered = false;
-      sent.on('error', (error: NodeJS.ErrnoException) => {
-        if (!answered && !retried && sent.reusedSocket && IDLE_CLOSE_ERRNOS.has(error.code ?? '')) {
-          send(undefined, true);
+      const settle = (result: ReturnType<AnswerReader['push']>): void => {
+        if (result.state === 'partial') return;
+        detach();
+        if (result.state === 'invalid') {
+          on.destroy();
+          finish(
+            /^the answer exceeds /.test(result.why)
+              ? invalidResponse(target, result.why)
+              : unreachable(target, new Error(result.why)),
+          );
           return;
         }
-        finish(error instanceof ControllerError ? error : unreachable(target, error));
-      });
-      sent.on('response', (response) => {
-        answered = true;
-        readResponse(response);
-      });
-      sent.end(payload);
-    };
-
-    const readResponse = (response: IncomingMessage): void => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > options.maxResponseBytes) {
-          finish(invalidResponse(target, `the answer exceeds ${options.maxResponseBytes} bytes`));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      response.on('error', (error) => finish(unreachable(target, error)));
-      response.on('aborted', () =>
-        finish(unreachable(target, new Error('the answer was cut short'))),
-      );
-      response.on('end', () => {
-        const status = response.statusCode ?? 0;
-        const head = parseAuditHeadHeader(response.headers[AUDIT_HEAD_HEADER]);
-        if (head !== undefined) observeAuditHead(target.host, head);
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown;
-        let parseError: Error | undefined;
-        try {
-          body =
-            text === ''
-              ? undefined
-              : parseStrictJson(text, `${target.host}'s answer`, 'RESPONSE_INVALID');
-        } catch (error) {
-          parseError = error as Error;
-        }
-        const fleetAnswer =
-          !parseError &&
-          body !== undefined &&
-          (status < 200 || status > 299 ? errorBodySchema.safeParse(body).success : true);
-        const peer = response.headers[PROTOCOL_HEADER];
+        socket = undefined;
+        if (pool && result.answer.keepAlive && !result.excess) pool.keep(on);
+        else on.destroy();
+        answered(result.answer);
+      };
+      const cut = (error: Error | undefined): void => {
+        detach();
+        on.destroy();
+        // A reused socket that failed before any byte of the answer: the request never reached
+        // the controller (it had closed the idle socket); once more on a new socket.
+        const errno = error === undefined ? undefined : (error as NodeJS.ErrnoException).code;
         if (
-          options.checkProtocol === true &&
-          fleetAnswer &&
-          protocolOfHeader(peer) !== FLEET_PROTOCOL_VERSION &&
-          // The node refused this client's version itself: its message names both already.
-          (body as { error?: { code?: unknown } }).error?.code !== 'PROTOCOL_MISMATCH'
+          reused &&
+          !reader.started &&
+          (error === undefined || IDLE_CLOSE_ERRNOS.has(errno ?? ''))
         ) {
-          finish(protocolMismatch(target, peer));
+          connect();
           return;
         }
-        if (status < 200 || status > 299) {
-          finish(wireError(target, status, parseError ? undefined : body));
-          return;
-        }
-        if (parseError || body === undefined) {
-          finish(invalidResponse(target, parseError ? parseError.message : 'the answer is empty'));
-          return;
-        }
-        finish(null, { status, body });
-      });
+        finish(
+          error instanceof ControllerError
+            ? error
+            : unreachable(target, error ?? new Error('connection closed before an answer')),
+        );
+      };
+      const onData = (chunk: Buffer): void => settle(reader.push(chunk));
+      const onEnd = (): void => {
+        const result = reader.end();
+        if (result.state === 'invalid' && !reader.started) cut(undefined);
+        else settle(result);
+      };
+      const onError = (error: Error): void => cut(error);
+      const onClose = (): void => cut(undefined);
+      on.on('data', onData);
+      on.once('end', onEnd);
+      on.once('error', onError);
+      on.once('close', onClose);
+      on.write(bytes);
     };
 
-    if (secure && !pool) {
-      const pinned = connectPinned({
-        target,
-        hostname,
-        port,
-        fingerprint: options.tlsFingerprint as string,
-      });
-      cancelConnect = pinned.cancel;
-      pinned.socket.then(
-        (socket) => send(socket),
+    const connect = (): void => {
+      if (done) return;
+      connecting = pool
+        ? pool.open(target, hostname, port)
+        : openConnection(target, hostname, port, fingerprint);
+      const made = connecting;
+      made.socket.then(
+        (on) => {
+          if (connecting === made) connecting = undefined;
+          send(on, false);
+        },
         (error: Error) => finish(error),
       );
-    } else {
-      send();
-    }
+    };
+
+    const answered = (answer: Answer): void => {
+      const { status } = answer;
+      const head = parseAuditHeadHeader(answer.headers.get(AUDIT_HEAD_HEADER));
+      if (head !== undefined) observeAuditHead(target.host, head);
+      const text = answer.body.toString('utf8');
+      let body: unknown;
+      let parseError: Error | undefined;
+      try {
+        body =
+          text === ''
+            ? undefined
+            : parseStrictJson(text, `${target.host}'s answer`, 'RESPONSE_INVALID');
+      } catch (error) {
+        parseError = error as Error;
+      }
+      const fleetAnswer =
+        !parseError &&
+        body !== undefined &&
+        (status < 200 || status > 299 ? errorBodySchema.safeParse(body).success : true);
+      const peer = answer.headers.get(PROTOCOL_HEADER);
+      if (
+        options.checkProtocol === true &&
+        fleetAnswer &&
+        protocolOfHeader(peer) !== FLEET_PROTOCOL_VERSION &&
+        // The node refused this client's version itself: its message names both already.
+        (body as { error?: { code?: unknown } }).error?.code !== 'PROTOCOL_MISMATCH'
+      ) {
+        finish(protocolMismatch(target, peer));
+        return;
+      }
+      if (status < 200 || status > 299) {
+        finish(wireError(target, status, parseError ? undefined : body));
+        return;
+      }
+      if (parseError || body === undefined) {
+        finish(invalidResponse(target, parseError ? parseError.message : 'the answer is empty'));
+        return;
+      }
+      finish(null, { status, body });
+    };
+
+    const idle = pool?.takeIdle();
+    if (idle) send(idle, true);
+    else connect();
   });
 }

@@ -10,7 +10,7 @@ import type { Installer } from '../interfaces/installer.js';
 import { HistoryIndex } from '../classify/history-index.js';
 import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath, nodePathFor } from '../render/views.js';
-import { renderTemplate } from '../render/template.js';
+import { renderTemplate, scanPlaceholders } from '../render/template.js';
 
 /**
  * The operator half of an installer: all that reading and planning need (`check`, when the
@@ -127,17 +127,19 @@ export function targetsForHost(
             ],
           });
         }
-        const rendered = renderTemplate(source, {
-          file: canonical,
-          variables,
-          allowed: declaration.hostVariables,
-          hostFile,
+        desired = desiredView(operator, declaration, file, source, variables, () => {
+          const rendered = renderTemplate(source, {
+            file: canonical,
+            variables,
+            allowed: declaration.hostVariables,
+            hostFile,
+          });
+          const content = operator.view(file, rendered, declaration);
+          const [refused] = checked(operator, file, content);
+          return refused
+            ? { ok: false, problem: { ...refused, file: refused.file ?? canonical } }
+            : { ok: true, content };
         });
-        const content = operator.view(file, rendered, declaration);
-        const [refused] = checked(operator, file, content);
-        desired = refused
-          ? { ok: false, problem: { ...refused, file: refused.file ?? canonical } }
-          : { ok: true, content };
       } catch (error) {
         desired = { ok: false, problem: problemOf(error, canonical) };
       }
@@ -145,6 +147,75 @@ export function targetsForHost(
     }
   }
   return targets;
+}
+
+/**
+ * The desired views computed, per (operator, declaration, declared file) and canonical source, by
+ * the values of the host variables the source names (contract §14: a fleet of 1,000 hosts renders
+ * each canonical 1,000 times, and most — a policy file without placeholders — render alike). Safe:
+ * rendering is a pure function of the source and those values (`{{ host.NAME }}` is the only
+ * variable part, contract §4), and the view and check are the installer's pure functions of what
+ * rendering gave (the check memo below assumes the same); the key holds every value the render
+ * reads. Only a view that rendered, viewed and passed its check is kept — a failure names the
+ * host's file, so it is computed for each host — and only while the memo is small (a source
+ * naming `node_id` renders differently for every host: those are computed each time).
+ */
+interface SourceViews {
+  /** The host variables the source's placeholders name, in order (with repeats). */
+  readonly names: readonly string[];
+  readonly views: Map<string, FileTarget['desired']>;
+}
+const views = new WeakMap<
+  OperatorHalf,
+  WeakMap<DomainDeclaration, WeakMap<ManagedFile, Map<string, SourceViews>>>
+>();
+/** Distinct views remembered per canonical source at most, and the largest one remembered. */
+const VIEW_MEMO_ENTRIES = 64;
+const VIEW_MEMO_BYTES = 64 * 1024;
+
+function memoOf<K extends object, V>(map: WeakMap<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+}
+
+/** `compute()`'s desired view, or the one remembered for a host whose values render alike. */
+function desiredView(
+  operator: OperatorHalf,
+  declaration: DomainDeclaration,
+  file: ManagedFile,
+  source: string,
+  variables: Readonly<Record<string, string>>,
+  compute: () => FileTarget['desired'],
+): FileTarget['desired'] {
+  if (source.length > VIEW_MEMO_BYTES) return compute();
+  const byFile = memoOf(
+    memoOf(views, operator, () => new WeakMap()),
+    declaration,
+    () => new WeakMap(),
+  );
+  const bySource = memoOf(byFile, file, () => new Map<string, SourceViews>());
+  let memo = bySource.get(source);
+  if (memo === undefined) {
+    const names = scanPlaceholders(source)
+      .placeholders.filter((ph) => ph.namespace === 'host')
+      .map((ph) => ph.name);
+    bySource.set(source, (memo = { names, views: new Map() }));
+  }
+  // A variable the host does not set is a render error, never remembered: computed each time.
+  if (!memo.names.every((name) => Object.hasOwn(variables, name))) return compute();
+  const key = JSON.stringify(memo.names.map((name) => variables[name]));
+  const known = memo.views.get(key);
+  if (known !== undefined) return known;
+  const desired = compute();
+  if (
+    desired.ok &&
+    desired.content.length <= VIEW_MEMO_BYTES &&
+    memo.views.size < VIEW_MEMO_ENTRIES
+  ) {
+    memo.views.set(key, desired);
+  }
+  return desired;
 }
 
 const checks = new WeakMap<OperatorHalf, WeakMap<ManagedFile, Map<string, readonly Problem[]>>>();

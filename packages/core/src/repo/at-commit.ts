@@ -7,7 +7,16 @@
  */
 import { FleetError } from '../errors.js';
 import type { Git } from '../git.js';
-import { DOMAINS_DIR, HOSTS_DIR, MANIFEST_FILE, repoFromTexts, type FleetRepo } from './load.js';
+import {
+  DOMAINS_DIR,
+  HOSTS_DIR,
+  MANIFEST_FILE,
+  openRepoCache,
+  repoCacheHoldsHost,
+  repoFromSources,
+  type FleetRepo,
+  type HostFileSource,
+} from './load.js';
 
 /** Where a verb read the repository. */
 export interface RepoSource {
@@ -82,16 +91,32 @@ export function parseTreeObject(content: Buffer, oidBytes: number): TreeEntry[] 
 
 /**
  * fleet.yaml and hosts/ as committed at HEAD, validated like the working tree's
- * ({@link repoFromTexts}), and the uncommitted paths of fleet.yaml, hosts/ and domains/. Two git
+ * (`repoFromTexts`), and the uncommitted paths of fleet.yaml, hosts/ and domains/. Two git
  * processes started together, whatever the number of hosts: `git status`, and one
  * `git cat-file --batch` that resolves HEAD once, then reads fleet.yaml and the hosts/ tree at
- * that commit, then the host files (git itself reads the refs, packed or loose, of whichever
- * worktree: nothing here reads .git).
+ * that commit, then the host files the parsed repo cache does not hold (git itself reads the refs,
+ * packed or loose, of whichever worktree: nothing here reads .git). A host file whose blob id the
+ * cache holds is not read at all (contract §14: a fleet of 1,000 hosts reads 1,000 blobs
+ * otherwise, every call): in a SHA-1 repository the tree's id of a blob is the cache's key, the
+ * id of its content, so the cached variables are those of exactly that text. In a SHA-256
+ * repository the ids differ, and every host file is read.
  */
 export async function loadRepoAtHead(
   root: string,
   git: Git,
-): Promise<{ readonly repo: FleetRepo; readonly source: RepoSource }> {
+  options: {
+    /**
+     * Other files to read at the same commit, in the same `git cat-file` (a domain's repository
+     * manifest, `domains/files/files.yaml`: one git process fewer than a `git show` of its own).
+     */
+    readonly alsoRead?: readonly string[];
+  } = {},
+): Promise<{
+  readonly repo: FleetRepo;
+  readonly source: RepoSource;
+  /** The texts of `alsoRead` at the commit, by path; `null` where the commit has no such file. */
+  readonly files: ReadonlyMap<string, string | null>;
+}> {
   const status = git.run([...UNCOMMITTED_STATUS_ARGS]);
   status.catch(() => undefined); // awaited below, unless HEAD already failed the load
   const batch = git.catFile();
@@ -104,10 +129,18 @@ export async function loadRepoAtHead(
       );
     }
     const commit = head.oid;
-    const [manifest, hostsTree] = await batch.read([
+    const also = options.alsoRead ?? [];
+    const [manifest, hostsTree, ...others] = await batch.read([
       `${commit}:${MANIFEST_FILE}`,
       `${commit}:${HOSTS_DIR}`,
+      ...also.map((path) => `${commit}:${path}`),
     ]);
+    const files = new Map(
+      also.map((path, i) => {
+        const entry = others[i];
+        return [path, entry?.type === 'blob' ? entry.content.toString('utf8') : null] as const;
+      }),
+    );
     if (!manifest || manifest.type !== 'blob') {
       throw new FleetError(
         'REPO_NOT_FOUND',
@@ -119,17 +152,27 @@ export async function loadRepoAtHead(
     )
       .filter((entry) => !entry.name.startsWith('.'))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const wanted = hosts.filter((host) => host.type === 'blob' && host.name.endsWith('.yaml'));
+    const cache = openRepoCache(root);
+    const sha1 = commit.length === 40;
+    const known = (host: TreeEntry) => sha1 && repoCacheHoldsHost(cache, host.oid);
+    const wanted = hosts.filter(
+      (host) => host.type === 'blob' && host.name.endsWith('.yaml') && !known(host),
+    );
     const blobs = await batch.read(wanted.map((host) => host.oid));
     const text = new Map(
       wanted.map((host, i) => [host.name, blobs[i]?.content.toString('utf8') ?? '']),
     );
-    const repo = repoFromTexts(
-      root,
-      manifest.content.toString('utf8'),
-      hosts.map((host) => ({ entry: host.name, text: text.get(host.name) ?? '' })),
+    const sources = hosts.map((host): HostFileSource =>
+      host.type === 'blob' && host.name.endsWith('.yaml') && known(host)
+        ? { entry: host.name, blob: host.oid }
+        : { entry: host.name, text: text.get(host.name) ?? '' },
     );
-    return { repo, source: { commit, uncommitted: parsePorcelainPaths((await status).stdout) } };
+    const repo = repoFromSources(root, manifest.content.toString('utf8'), sources, cache);
+    return {
+      repo,
+      source: { commit, uncommitted: parsePorcelainPaths((await status).stdout) },
+      files,
+    };
   } finally {
     batch.close();
   }

@@ -113,6 +113,26 @@ function readRepoCache(dir: string | null): RepoCacheBody {
   return parsed.success ? parsed.data : empty;
 }
 
+/** The parsed repo cache of a repository, read once for one load. */
+export interface RepoCache {
+  readonly dir: string | null;
+  readonly body: RepoCacheBody;
+}
+
+/** Reads the parsed repo cache of the repository at `root` (empty when there is none). */
+export function openRepoCache(root: string): RepoCache {
+  const dir = cacheDirOf(root);
+  return { dir, body: readRepoCache(dir) };
+}
+
+/**
+ * Whether the cache holds the validated variables of the host file whose git blob id is `blob`:
+ * a load at a commit need not read such a file at all (`loadRepoAtHead`), its tree names the id.
+ */
+export function repoCacheHoldsHost(cache: RepoCache, blob: string): boolean {
+  return Object.hasOwn(cache.body.hosts, blob);
+}
+
 /**
  * The validated variables of a host file's text when the parsed repo cache holds them (by blob
  * id), else `undefined`: a drift reads every version of hosts/*.yaml, and most are HEAD's.
@@ -168,6 +188,15 @@ const stringOf = (text: RepoText): string =>
   typeof text === 'string' ? text : Buffer.from(text).toString('utf8');
 
 /**
+ * A `hosts/` entry (name order): its text, or, for a file read at a commit whose git blob id the
+ * parsed repo cache holds ({@link repoCacheHoldsHost}), that id alone — the cache is keyed by
+ * blob id, and the tree's id of a blob is the id of its content, so the text is never needed.
+ */
+export type HostFileSource =
+  | { readonly entry: string; readonly text: RepoText }
+  | { readonly entry: string; readonly blob: string };
+
+/**
  * Validates a repository from the texts of its `fleet.yaml` and `hosts/` entries (name order),
  * wherever they were read: the working tree ({@link loadRepo}) or a commit (`loadRepoAtHead`).
  * Valid texts are taken from, and added to, the parsed repo cache by their blob ids.
@@ -177,8 +206,20 @@ export function repoFromTexts(
   manifestSource: RepoText,
   hostFiles: readonly { readonly entry: string; readonly text: RepoText }[],
 ): FleetRepo {
-  const cacheDir = cacheDirOf(root);
-  const cached = readRepoCache(cacheDir);
+  return repoFromSources(root, manifestSource, hostFiles, openRepoCache(root));
+}
+
+/**
+ * {@link repoFromTexts} from host files given by text or, where the cache holds them, by blob id
+ * alone (`loadRepoAtHead`); `cache` is the parsed repo cache as the caller read it.
+ */
+export function repoFromSources(
+  root: string,
+  manifestSource: RepoText,
+  hostFiles: readonly HostFileSource[],
+  cache: RepoCache,
+): FleetRepo {
+  const { dir: cacheDir, body: cached } = cache;
   const fresh: RepoCacheBody = { manifests: {}, hosts: {} };
   let missed = false;
 
@@ -201,7 +242,8 @@ export function repoFromTexts(
   if (manifest !== undefined) fresh.manifests[manifestBlob] = manifest;
 
   const variables = new Map<string, HostVariables>();
-  for (const { entry, text } of hostFiles) {
+  for (const source of hostFiles) {
+    const { entry } = source;
     const file = `${HOSTS_DIR}/${entry}`;
     if (!entry.endsWith('.yaml')) {
       problems.push({ file, message: 'host files are named <host>.yaml' });
@@ -214,15 +256,18 @@ export function repoFromTexts(
         message: `host ${host} is not declared under hosts: in ${MANIFEST_FILE}`,
       });
     }
-    const blob = blobId(bytesOf(text));
+    const blob = 'blob' in source ? source.blob : blobId(bytesOf(source.text));
     if (Object.hasOwn(cached.hosts, blob)) {
       variables.set(host, cached.hosts[blob] as HostVariables);
       fresh.hosts[blob] = cached.hosts[blob];
       continue;
     }
+    if (!('text' in source)) {
+      throw new FleetError('INTERNAL', `${file} was not read, and the cache does not hold it`);
+    }
     missed = true;
     try {
-      const parsed = parseHostVariables(stringOf(text), file);
+      const parsed = parseHostVariables(stringOf(source.text), file);
       variables.set(host, parsed);
       fresh.hosts[blob] = parsed;
     } catch (error) {

@@ -3,7 +3,8 @@
  * in name order, a later file overriding an earlier one; `KEY=VALUE` lines and `#` comments.
  * Values never leave the node: errors name files, lines and keys, never values.
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FleetError } from '../errors.js';
 import type { SecretValues } from '../interfaces/node-context.js';
@@ -92,9 +93,16 @@ async function readChain(home: string, files: readonly string[]): Promise<Secret
  */
 type Stamp = string | null;
 
-async function stampOf(path: string): Promise<Stamp> {
+/**
+ * Synchronous: the controller stamps the chain on every request, and a stat is a few microseconds
+ * where a round trip through the thread pool costs several times that (contract §14).
+ */
+function stampOf(path: string): Stamp {
   try {
-    const s = await stat(path, { bigint: true });
+    // An absent file answers `undefined`, not an exception (building one costs several times the
+    // system call, and most chains are mostly absent files).
+    const s = statSync(path, { bigint: true, throwIfNoEntry: false });
+    if (s === undefined) return null;
     return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -115,9 +123,9 @@ export function createEnvChainLoader(home: string): () => Promise<SecretValues> 
   let kept:
     { dir: Stamp; files: readonly string[]; stamps: Stamp[]; values: SecretValues } | undefined;
   return async () => {
-    const dir = await stampOf(join(home, ENV_DIR));
+    const dir = stampOf(join(home, ENV_DIR));
     const files = kept !== undefined && kept.dir === dir ? kept.files : await chainFiles(home);
-    const stamps = await Promise.all(files.map((file) => stampOf(join(home, file))));
+    const stamps = files.map((file) => stampOf(join(home, file)));
     if (
       kept !== undefined &&
       kept.dir === dir &&

@@ -46,7 +46,15 @@ export interface ContextOptions {
 export async function loadFleetContext(options: ContextOptions): Promise<FleetContext> {
   const core = await import('@fleet/core');
   const git = core.createGit(options.root);
-  const { repo, source } = await core.loadRepoAtHead(options.root, git);
+  // The domains' repository manifests (the files domain's files.yaml) are read in the same git
+  // process as fleet.yaml and hosts/, at the same commit.
+  const manifestPaths = options.registry
+    .domains()
+    .map((entry) => core.repoManifestPath(entry.descriptor))
+    .filter((path): path is string => path !== null);
+  const { repo, source, files } = await core.loadRepoAtHead(options.root, git, {
+    alsoRead: manifestPaths,
+  });
   const wanted =
     options.domains ??
     [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
@@ -79,7 +87,9 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
                     installer.repoFiles.bind(installer),
                   ),
                 },
-            await readAtCommit(git, source.commit, manifestPath),
+            files.has(manifestPath)
+              ? (files.get(manifestPath) ?? null)
+              : await readAtCommit(git, source.commit, manifestPath),
             options.registry.domains().map((d) => d.descriptor),
           );
     const runtime = core.domainRuntime(declaration, installer);
