@@ -73,7 +73,10 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  */
 const passedBodies = new WeakMap<z.ZodType, Set<string>>();
 const PASSED_BODIES = 64;
-const PASSED_BODY_BYTES = 64 * 1024;
+// Small bodies only: what repeats is a read's (a snapshot names its files, a few hundred bytes);
+// an install's body carries its files and a fresh operation id, never repeats, and would only
+// hold memory a long-lived controller keeps (contract §14's idle RSS).
+const PASSED_BODY_BYTES = 8 * 1024;
 
 /** Strict JSON from a body: UTF-8, no duplicate or prototype keys, then the schema. */
 export function decodeJson<T extends z.ZodType>(bytes: Buffer, schema: T): z.infer<T> {
