@@ -65,10 +65,12 @@ async function bundle({ dir, entries }) {
     target: 'node20.19',
     external: EXTERNAL,
     banner: { js: BANNER },
-    sourcemap: 'linked',
+    // Written beside each file, not linked from it: Node copies every linked map into each
+    // process's coverage file under NODE_V8_COVERAGE (4 MiB a CLI call), which a suite of
+    // thousands of CLI processes turns into gigabytes for c8 to load (ADR 0011).
+    sourcemap: 'external',
     // Whitespace and syntax only, names kept: a third less text for Node to read, decode and
-    // parse at every start (`fleet --help` 8 % faster in an interleaved run); a stack trace reads
-    // through the linked source maps (`node --enable-source-maps`).
+    // parse at every start (`fleet --help` 8 % faster in an interleaved run).
     minifyWhitespace: true,
     minifySyntax: true,
     chunkNames: 'chunks/[name]-[hash]',

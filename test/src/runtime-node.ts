@@ -175,28 +175,55 @@ export async function startRuntimeNode(
       ...scopes.flatMap((scope) => ['--scope', scope]),
       '--json',
     ]);
-    if (issued.exitCode !== 0) throw new Error(`fleet token issue: ${issued.stderr}`);
+    if (issued.exitCode !== 0) {
+      const ended = issued.signal ? `signal ${issued.signal}` : `exit ${issued.exitCode}`;
+      throw new Error(`fleet token issue (${ended}): ${issued.stderr}${issued.stdout}`);
+    }
     return (JSON.parse(issued.stdout) as { token: string }).token;
   };
-  const token = await issueToken('test-operator', [
-    'runtime:upgrade',
-    'node-admin:bootstrap',
-    'versions:read',
-  ]);
-  const client = createControllerClient({
-    host: NODE_ID,
-    url: `http://127.0.0.1:${port}`,
-    token,
-    timeoutMs: 120_000,
-  });
-  await waitFor(
-    async () => (await client.identity().catch(() => null)) !== null,
-    90_000,
-    'the controller of generation A',
-  ).catch(async (error: Error) => {
-    const status = await manager.systemctl('status', '--no-pager', '--lines=20', unit);
-    throw new Error(`${error.message}; ${unit}:\n${status.stdout}${status.stderr}`);
-  });
+  let disposed = false;
+  const dispose = async (): Promise<void> => {
+    // Once only: a suite's afterEach still holds the previous node when a beforeEach failed.
+    if (disposed) return;
+    disposed = true;
+    // A runner still finishing a transaction writes under the home: let it end first.
+    await waitFor(
+      async () => (await runtimeLockHolder(home)) === null,
+      60_000,
+      'the runtime runner to finish',
+    ).catch(() => undefined);
+    await manager.systemctl('stop', unit);
+    await manager.systemctl('disable', unit);
+    await manager.systemctl('daemon-reload');
+    execFileSync('chmod', ['-R', 'u+w', home]);
+    execFileSync('rm', ['-rf', home]);
+  };
+  let client: ControllerClient;
+  try {
+    const token = await issueToken('test-operator', [
+      'runtime:upgrade',
+      'node-admin:bootstrap',
+      'versions:read',
+    ]);
+    client = createControllerClient({
+      host: NODE_ID,
+      url: `http://127.0.0.1:${port}`,
+      token,
+      timeoutMs: 120_000,
+    });
+    await waitFor(
+      async () => (await client.identity().catch(() => null)) !== null,
+      90_000,
+      'the controller of generation A',
+    ).catch(async (error: Error) => {
+      const status = await manager.systemctl('status', '--no-pager', '--lines=20', unit);
+      throw new Error(`${error.message}; ${unit}:\n${status.stdout}${status.stderr}`);
+    });
+  } catch (error) {
+    // No node to hand back: its unit and home go now (a suite's afterEach never sees them).
+    await dispose().catch(() => undefined);
+    throw error;
+  }
   return {
     manager,
     home,
@@ -208,19 +235,7 @@ export async function startRuntimeNode(
       manager.show(unit, properties),
     systemctl: (verb: string) => manager.systemctl(verb, unit),
     issueToken,
-    dispose: async () => {
-      // A runner still finishing a transaction writes under the home: let it end first.
-      await waitFor(
-        async () => (await runtimeLockHolder(home)) === null,
-        60_000,
-        'the runtime runner to finish',
-      ).catch(() => undefined);
-      await manager.systemctl('stop', unit);
-      await manager.systemctl('disable', unit);
-      await manager.systemctl('daemon-reload');
-      execFileSync('chmod', ['-R', 'u+w', home]);
-      execFileSync('rm', ['-rf', home]);
-    },
+    dispose,
   };
 }
 

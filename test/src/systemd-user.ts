@@ -56,7 +56,6 @@ import {
   type SkippableContext,
 } from '@fleet/testkit';
 import { packedRuntimeArtifact } from './artifact.js';
-import type { FleetRun } from './fleet.js';
 
 /** Where the harness keeps its users' homes and records (root-owned, 0755). */
 export const HARNESS_ROOT = '/var/lib/fleet-systemd-test';
@@ -68,7 +67,9 @@ const SYSTEMD = SYSTEM_TOOLS.systemd.command;
 const LINGER_DIR = '/var/lib/systemd/linger';
 
 export interface UserRun {
+  /** -1 when a signal ended it (then `signal` names it). */
   readonly exitCode: number;
+  readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
 }
@@ -105,7 +106,7 @@ export interface SystemdUser {
   /** The `fleet` entry point of the user's own copy of the packed CLI (unpacked on first use). */
   cli(): Promise<string>;
   /** Runs the user's `fleet ARGS…` as the user (plain output, no update checks). */
-  fleet(args: readonly string[], options?: UserRunOptions): Promise<FleetRun>;
+  fleet(args: readonly string[], options?: UserRunOptions): Promise<UserRun>;
   /** A new empty directory owned by the user, under its home (`<home>/<prefix>-<hex>`). */
   makeDir(prefix: string): string;
   /** Hands `path` (recursively) to the user. */
@@ -183,9 +184,9 @@ function runAs(
       clearTimeout(timer);
       reject(error);
     });
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ exitCode: code ?? -1, stdout, stderr });
+      resolve({ exitCode: code ?? -1, signal, stdout, stderr });
     });
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');

@@ -29,6 +29,7 @@ import { errnoOf } from './fs/errors.js';
 import { ConnectionBudget } from './http/budget.js';
 import { createPipeline } from './http/pipeline.js';
 import { PathLocks } from './locks.js';
+import { processAlive } from './process-alive.js';
 import { OperationStore } from './operations.js';
 import { recoverAtStart } from './recovery.js';
 import { failpoint } from './failpoints.js';
@@ -114,7 +115,7 @@ async function claimHome(state: StatePaths): Promise<() => Promise<void>> {
         if (errnoOf(error) !== 'EEXIST') throw error;
       }
       const pid = Number((await readFile(state.pidFile, 'utf8').catch(() => '')).trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
         throw new FleetError('LOCKED', `another controller (pid ${pid}) serves this home`);
       }
       await unlink(state.pidFile).catch(() => undefined);
@@ -123,15 +124,6 @@ async function claimHome(state: StatePaths): Promise<() => Promise<void>> {
   } catch (error) {
     servedHere.delete(state.root);
     throw error;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errnoOf(error) === 'EPERM';
   }
 }
 

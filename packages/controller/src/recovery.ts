@@ -16,7 +16,8 @@ import { managedTarget } from './fs/managed-target.js';
 import { readLive, walkParents } from './fs/safe-path.js';
 import type { JournalEvent, OperationStore } from './operations.js';
 import type { AuditHead, RecoveryFile } from '@fleet/core/node';
-import { TEMP_PREFIX, type StatePaths } from './state-paths.js';
+import { processAlive } from './process-alive.js';
+import { stateTempWriter, TEMP_PREFIX, type StatePaths } from './state-paths.js';
 import { settlePending } from './settle-pending.js';
 
 export interface RecoveryInput {
@@ -47,7 +48,24 @@ export interface RecoveryReport {
 }
 
 /** Removes the controller's temp files (regular files with its prefix) in one directory. */
-async function sweepDir(dir: string, prefix: string): Promise<number> {
+async function sweepDir(dir: string): Promise<number> {
+  return sweepTemps(dir, (name) => name.startsWith(TEMP_PREFIX));
+}
+
+/**
+ * The state directories' temp files, but not one whose writer still runs: `fleet token issue
+ * --home` may be replacing tokens.json while this controller starts (its temp names its pid).
+ */
+async function sweepStateDir(dir: string): Promise<number> {
+  return sweepTemps(dir, (name) => {
+    if (!name.startsWith(TEMP_PREFIX)) return false;
+    const writer = stateTempWriter(name);
+    return writer === null || writer === process.pid || !processAlive(writer);
+  });
+}
+
+/** Removes the regular files in `dir` whose names `sweepable` picks; returns how many. */
+async function sweepTemps(dir: string, sweepable: (name: string) => boolean): Promise<number> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -56,7 +74,7 @@ async function sweepDir(dir: string, prefix: string): Promise<number> {
   }
   let swept = 0;
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
+    if (!sweepable(name)) continue;
     const path = join(dir, name);
     try {
       if (!(await lstat(path)).isFile()) continue;
@@ -95,9 +113,9 @@ async function sweepAll(input: RecoveryInput, pending: readonly string[]): Promi
     }
   }
   let swept = 0;
-  for (const dir of dirs) swept += await sweepDir(dir, TEMP_PREFIX);
+  for (const dir of dirs) swept += await sweepDir(dir);
   for (const dir of [input.state.root, input.state.journal, input.state.operations]) {
-    swept += await sweepDir(dir, TEMP_PREFIX);
+    swept += await sweepStateDir(dir);
   }
   return swept;
 }

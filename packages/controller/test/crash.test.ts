@@ -7,6 +7,7 @@
  * swept at the next start, an `interrupted` audit record exists, the status says which side the
  * file is on, and a retry succeeds once.
  */
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -209,6 +210,28 @@ describe('kill -9 during an install', () => {
     expect(await modes(abs(home, '~/.config/fixture/second.conf'))).to.equal(0o600);
     for (const name of await readdir(join(home, STATE, 'operations'))) {
       expect(await modes(join(home, STATE, 'operations', name))).to.equal(0o600);
+    }
+  });
+
+  it("sweeps a dead writer's state temp at start, but not one whose writer still runs", async () => {
+    // `fleet token issue --home` replaces tokens.json beside a starting controller: its temp file
+    // names its pid (stateTempName), and only a writer that no longer runs has left it behind.
+    const { home } = await makeHome();
+    homes.push(home);
+    const writer = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const ended = spawn('true', [], { stdio: 'ignore' });
+    await new Promise((resolve) => ended.once('exit', resolve));
+    const root = join(home, STATE);
+    const live = `.fleet-tmp-state-tokens.json-p${writer.pid}-0123456789ab`;
+    const dead = `.fleet-tmp-state-tokens.json-p${ended.pid}-0123456789ab`;
+    const unnamed = '.fleet-tmp-state-written.json-0123456789ab';
+    try {
+      for (const name of [live, dead, unnamed]) await writeFile(join(root, name), '{}\n');
+      child = await spawnController(home);
+      const left = (await readdir(root)).filter((name) => name.startsWith('.fleet-tmp-'));
+      expect(left).to.deep.equal([live]);
+    } finally {
+      writer.kill('SIGKILL');
     }
   });
 });

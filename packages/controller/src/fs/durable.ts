@@ -4,12 +4,11 @@
  * directory fsync). A failed fsync is `DURABILITY_FAILED` and is never retried: after a failed
  * fsync the page cache may already have dropped the data (fsyncgate).
  */
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FleetError } from '@fleet/core/node';
-import { TEMP_PREFIX } from '../state-paths.js';
+import { stateTempName } from '../state-paths.js';
 import { fsFailure } from './errors.js';
 import { ensureDirUnder } from './safe-path.js';
 import { open, rename, unlink } from './seam.js';
@@ -80,10 +79,7 @@ export async function createExclusive(path: string, data: string | Uint8Array): 
 
 /** Replaces `path` atomically and durably with `data` (mode 0600). */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const temp = join(
-    dirname(path),
-    `${TEMP_PREFIX}state-${basename(path)}-${randomBytes(6).toString('hex')}`,
-  );
+  const temp = join(dirname(path), stateTempName(path));
   try {
     await createExclusive(temp, data);
     await rename(temp, path);

@@ -14,7 +14,7 @@
  * Acceptance asks the live runtime's `GET /v1/identity` with a short-lived token the runner
  * issues into the node's own token store (scope `versions:read`) and revokes at the end.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ACCEPTANCE_TIMEOUT_MS,
@@ -47,6 +47,7 @@ import {
   type Transaction,
 } from '../generations/journal.js';
 import { withRuntimeLock } from '../generations/lock.js';
+import { processAlive } from '../process-alive.js';
 import { currentPointer } from '../generations/pointer.js';
 import { rollbackTarget } from './journal-history.js';
 import { LocalIdentityProbe } from './live.js';
@@ -418,21 +419,6 @@ export async function runRuntimeTransaction(options: RunnerOptions): Promise<Run
       await runner.probe.release();
     }
   });
-}
-
-/** Alive and not a zombie (a zombie has ended; its parent has not reaped it yet). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return process.platform !== 'linux';
-  }
 }
 
 export interface GoSignal {

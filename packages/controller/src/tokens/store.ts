@@ -23,6 +23,7 @@ import {
   type Scope,
 } from '@fleet/core/node';
 import { errnoOf } from '../fs/errors.js';
+import { processAlive } from '../process-alive.js';
 import { ensurePrivateDir, writeFileAtomic } from '../fs/durable.js';
 import type { StatePaths } from '../state-paths.js';
 import { mintToken, newTokenId, tokenHash } from './token.js';
@@ -259,21 +260,12 @@ export class TokenStore {
         if (errnoOf(error) !== 'EEXIST') throw error;
       }
       const holder = Number((await readFile(path, 'utf8').catch(() => '')).trim());
-      if (Number.isInteger(holder) && holder > 0 && !isAlive(holder)) {
+      if (Number.isInteger(holder) && holder > 0 && !processAlive(holder)) {
         await unlink(path).catch(() => undefined);
         continue;
       }
       await sleep(25);
     }
     throw new FleetError('LOCKED', 'the token store is locked by another process');
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errnoOf(error) === 'EPERM';
   }
 }
