@@ -1,5 +1,7 @@
 // Helpers shared by the benchmarks in bench/: timing child processes, statistics, tables.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (bench/..). */
@@ -233,4 +235,26 @@ export function renderGoalRows(rows) {
           },
     ),
   );
+}
+
+const BUNDLE_FILE = /\/(?:packages\/core|node_modules\/@fleet\/core)\/dist\/bundle\/(.+\.js)$/;
+const bundleInputsCache = new Map();
+
+/**
+ * The modules bundled into a file of @fleet/core's bundle (`dist/src/…` for core's own,
+ * `node_modules/…` for a dependency's), from the `inputs.json` the bundle step writes beside it;
+ * `null` for a URL outside the bundle. A trace of loaded files sees only the bundle's files: this
+ * says what is inside them.
+ */
+export function bundledModules(url) {
+  const match = BUNDLE_FILE.exec(url);
+  if (!match) return null;
+  const file = fileURLToPath(url);
+  const inputsFile = path.join(file.slice(0, file.length - match[1].length), 'inputs.json');
+  if (!bundleInputsCache.has(inputsFile)) {
+    bundleInputsCache.set(inputsFile, JSON.parse(readFileSync(inputsFile, 'utf8')));
+  }
+  const inputs = bundleInputsCache.get(inputsFile)[match[1]];
+  if (!inputs) throw new Error(`${inputsFile} does not list ${match[1]}: rebuild the bundle`);
+  return inputs;
 }

@@ -1,13 +1,14 @@
 // Modules loaded per verb (contract §14, "means": the CLI entry loads what the verb needs): each
-// verb runs once under bench/trace-imports.mjs against a one-host virtual lab, and the modules it
-// loaded are counted, in total and for the packages that weigh most. `controller serve` is
-// counted up to the moment it serves. No goal: the numbers explain the cold-start and drift rows.
+// verb runs once under bench/trace-imports.mjs against a one-host virtual lab, and what it loaded
+// is counted: the files Node read, the modules inside the files of core's bundle among them, and
+// the modules of the packages that weigh most (bundled or not). `controller serve` is counted up
+// to the moment it serves. No goal: the numbers explain the cold-start and drift rows.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { cleanEnv, renderTable, repoRoot, timeNode } from './lib.js';
+import { bundledModules, cleanEnv, renderTable, repoRoot, timeNode } from './lib.js';
 
 export const name = 'modules';
 export const description =
@@ -27,6 +28,17 @@ function packageOf(url) {
   return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
+/** A bundled module's package: `node_modules/@a/b/x.js` → `@a/b`; core's own → fleet's. */
+function packageOfBundled(module) {
+  if (!module.startsWith('node_modules/')) return 'fleet:packages/core';
+  const parts = module
+    .split('/node_modules/')
+    .at(-1)
+    .replace(/^node_modules\//, '')
+    .split('/');
+  return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+}
+
 function summarizeTrace(traceFile) {
   const urls = existsSync(traceFile)
     ? [
@@ -39,10 +51,14 @@ function summarizeTrace(traceFile) {
         ),
       ]
     : [];
+  // Counted by module: a file of core's bundle counts as the modules inside it.
   const byPackage = {};
+  let bundled = 0;
   for (const url of urls) {
-    const pkg = packageOf(url);
-    byPackage[pkg] = (byPackage[pkg] ?? 0) + 1;
+    const inside = bundledModules(url);
+    const packages = inside ? inside.map(packageOfBundled) : [packageOf(url)];
+    bundled += inside?.length ?? 0;
+    for (const pkg of packages) byPackage[pkg] = (byPackage[pkg] ?? 0) + 1;
   }
   const group = (prefix) =>
     Object.entries(byPackage)
@@ -50,6 +66,7 @@ function summarizeTrace(traceFile) {
       .reduce((n, [, count]) => n + count, 0);
   return {
     total: urls.length,
+    bundled,
     fleet: group('fleet:packages') + group('fleet:plugins'),
     ...Object.fromEntries(GROUPS.map((g) => [g, group(g)])),
   };
@@ -137,7 +154,8 @@ export async function run() {
 export function format(result) {
   const columns = [
     { key: 'verb', label: 'verb' },
-    { key: 'total', label: 'modules', align: 'right' },
+    { key: 'total', label: 'files', align: 'right' },
+    { key: 'bundled', label: 'bundled', align: 'right' },
     { key: 'fleet', label: 'fleet', align: 'right' },
     ...GROUPS.map((g) => ({ key: g, label: g, align: 'right' })),
   ];

@@ -18,7 +18,7 @@
 // Usage: node scripts/bundle.mjs [--check]
 //   --check  fail (exit 1) when the bundle is older than any compiled file it is built from,
 //            instead of building (a stale bundle would run code that tsc no longer emits).
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -38,6 +38,9 @@ export const BUNDLES = [
   },
 ];
 
+/** Beside the bundle: the modules inside each of its files (bundleInputs). */
+export const INPUTS_FILE = 'inputs.json';
+
 /** Loaded from node_modules, never bundled (see the header). */
 const EXTERNAL = ['typescript', 'ts-node', 'pnpapi', 'yaml'];
 
@@ -54,7 +57,7 @@ async function bundle({ dir, entries }) {
   const entryPoints = Object.fromEntries(
     Object.entries(entries).map(([name, file]) => [name, path.join(base, file)]),
   );
-  await build({
+  const { metafile } = await build({
     absWorkingDir: base,
     entryPoints,
     outdir,
@@ -75,7 +78,26 @@ async function bundle({ dir, entries }) {
     minifySyntax: true,
     chunkNames: 'chunks/[name]-[hash]',
     logLevel: 'warning',
+    metafile: true,
   });
+  writeFileSync(path.join(outdir, INPUTS_FILE), `${JSON.stringify(bundleInputs(metafile))}\n`);
+}
+
+/**
+ * What each output file holds: its path under dist/bundle/ → the modules bundled into it, relative
+ * to the package (`dist/src/…` for core's own, `node_modules/…` for a dependency's). What a
+ * bundled process loads is then still answerable module by module: the cold-start bench checks
+ * that `--help` loads none of core's domain modules, and the modules bench counts them.
+ */
+function bundleInputs(metafile) {
+  const inputs = {};
+  for (const [output, { inputs: bundled }] of Object.entries(metafile.outputs)) {
+    if (output.endsWith('.map')) continue;
+    inputs[path.posix.relative('dist/bundle', output)] = Object.keys(bundled)
+      .map((input) => input.replace(/^(?:\.\.\/)+node_modules\//, 'node_modules/'))
+      .sort();
+  }
+  return inputs;
 }
 
 /** The newest modification time of the compiled files under `dir` (recursively). */
