@@ -22,12 +22,13 @@
  * be a hand edit). The write the restore undoes is withdrawn, so a file an install created and
  * rolled back is `missing` afterwards, not `deleted`.
  */
-import { constants, lstatSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { open } from './fs/seam.js';
 import * as z from '@fleet/core/zod';
 import {
   FleetError,
   MAX_WRITES_PER_PATH,
+  fileStamp,
   homePathSchema,
   operationIdSchema,
   parseStrictJson,
@@ -106,10 +107,10 @@ async function readRecord(state: StatePaths): Promise<Record_> {
 /**
  * The last record each state file was parsed into, with the stamp of the file it was read from
  * (contract §14: every snapshot asks for the record, and it changes only when fleet writes).
- * Safe to answer from: the stamp is the device, inode, size and modification and change times in
- * nanoseconds of the name, taken before the read and again after it (kept only when both agree),
- * so a rename over the file (another inode), any write (the change time moves even when the
- * modification time is put back) or a chmod (the change time again) makes another stamp and the
+ * Safe to answer from: the stamp is the name's {@link fileStamp} (mode, device, inode, size,
+ * modification and change times), taken before the read and again after it (kept only when both
+ * agree), so a rename over the file (another inode), any write (the change time moves even when
+ * the modification time is put back) or a chmod (the mode) makes another stamp and the
  * file is read, checked and parsed again. A symbolic link put in its place has a stamp of its own
  * and is refused by the read, as before. The record is never handed out for changing.
  */
@@ -118,11 +119,7 @@ const parsedRecords = new Map<string, { readonly stamp: string; readonly record:
 /** The stamp of the name `path` (not followed), or `null` when there is nothing there. */
 function stampOf(path: string): string | null {
   try {
-    // No exception for an absent file (the usual case on a node fleet never wrote to): building
-    // one costs several times the system call.
-    const s = lstatSync(path, { bigint: true, throwIfNoEntry: false });
-    if (s === undefined) return null;
-    return `${s.mode}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    return fileStamp(path, { follow: false });
   } catch (error) {
     return `unreadable:${errnoOf(error) ?? 'error'}`; // read again: the read says what is wrong
   }

@@ -17,22 +17,36 @@ import { ReadSession, readLive, targetOf, type WalkMemo } from '../src/fs/safe-p
 
 const LIMIT = 1024 * 1024;
 
+/**
+ * A home with ~/.config/app/a.conf and b.conf and an empty ~/.config/elsewhere, a directory
+ * outside the home, and `more` files (path under the root → content).
+ */
+async function makeTree(
+  prefix: string,
+  more: Record<string, string>,
+): Promise<{ root: string; home: string; outside: string }> {
+  const root = await mkdtemp(join(tmpdir(), prefix));
+  const home = join(root, 'home');
+  const outside = join(root, 'outside');
+  await mkdir(join(home, '.config', 'app'), { recursive: true });
+  await mkdir(join(home, '.config', 'elsewhere'), { recursive: true });
+  await mkdir(outside);
+  await writeFile(join(home, '.config', 'app', 'a.conf'), 'a\n');
+  await writeFile(join(home, '.config', 'app', 'b.conf'), 'b\n');
+  for (const [path, content] of Object.entries(more)) await writeFile(join(root, path), content);
+  return { root, home, outside };
+}
+
 describe('safe-path: the directories of one request walked once', () => {
   let root: string;
   let home: string;
   let outside: string;
 
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'fleet-walk-memo-'));
-    home = join(root, 'home');
-    outside = join(root, 'outside');
-    await mkdir(join(home, '.config', 'app'), { recursive: true });
-    await mkdir(join(home, '.config', 'elsewhere'), { recursive: true });
-    await mkdir(outside);
-    await writeFile(join(home, '.config', 'app', 'a.conf'), 'a\n');
-    await writeFile(join(home, '.config', 'app', 'b.conf'), 'b\n');
-    await writeFile(join(outside, 'b.conf'), 'planted\n');
-    await writeFile(join(home, '.config', 'elsewhere', 'b.conf'), 'inside\n');
+    ({ root, home, outside } = await makeTree('fleet-walk-memo-', {
+      'home/.config/elsewhere/b.conf': 'inside\n',
+      'outside/b.conf': 'planted\n',
+    }));
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
@@ -98,16 +112,10 @@ describe('safe-path ReadSession: the reads of one request, re-checked once after
   let outside: string;
 
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'fleet-read-session-'));
-    home = join(root, 'home');
-    outside = join(root, 'outside');
-    await mkdir(join(home, '.config', 'app'), { recursive: true });
-    await mkdir(join(home, '.config', 'elsewhere'), { recursive: true });
-    await mkdir(outside);
-    await writeFile(join(home, '.config', 'app', 'a.conf'), 'a\n');
-    await writeFile(join(home, '.config', 'app', 'b.conf'), 'b\n');
-    await writeFile(join(home, '.config', 'elsewhere', 'c.conf'), 'c\n');
-    await writeFile(join(outside, 'a.conf'), 'planted\n');
+    ({ root, home, outside } = await makeTree('fleet-read-session-', {
+      'home/.config/elsewhere/c.conf': 'c\n',
+      'outside/a.conf': 'planted\n',
+    }));
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 

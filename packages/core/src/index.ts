@@ -123,6 +123,7 @@ export {
   renderFileForHost,
   type RenderedFile,
 } from './render/views.js';
+export { fileStamp, type FileStampOptions } from './file-stamp.js';
 export {
   ENV_DIR,
   ENV_FILE,

@@ -80,6 +80,7 @@ export {
   type RenderOptions,
   type ReverseResult,
 } from './render/template.js';
+export { fileStamp, type FileStampOptions } from './file-stamp.js';
 export {
   ENV_DIR,
   ENV_FILE,

@@ -8,12 +8,13 @@
  * controller answers to every request — it never degrades to "no tokens, no auth". A store that
  * does not exist yet is an empty set (every request is refused as unauthenticated).
  */
-import { constants, statSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { open, readFile, unlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from '@fleet/core/zod';
 import {
   FleetError,
+  fileStamp,
   isScope,
   parseStrictJson,
   scopeSchema,
@@ -89,19 +90,17 @@ export class TokenStore {
 
   /**
    * The current tokens by id, re-read whenever the file changed (a `fleet token revoke` in
-   * another process takes effect for every request that starts after it returned). The stat is
-   * synchronous: one system call of a few microseconds, where a round trip through the thread
-   * pool costs several times that on every request (contract §14).
+   * another process takes effect for every request that starts after it returned): its
+   * {@link fileStamp}, taken on every request, says when.
    */
   async current(): Promise<ReadonlyMap<string, TokenRecord>> {
-    let key: string;
+    let key: string | null;
     try {
-      const s = statSync(this.paths.tokens, { bigint: true });
-      key = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+      key = fileStamp(this.paths.tokens, { follow: true });
     } catch (error) {
-      if (errnoOf(error) === 'ENOENT') return new Map();
       throw recoveryRequired(`cannot be read (${errnoOf(error) ?? 'error'})`, error);
     }
+    if (key === null) return new Map();
     if (this.cache?.key === key) return this.cache.tokens;
     const tokens = new Map((await this.read()).map((record) => [record.id, record]));
     this.cache = { key, tokens };

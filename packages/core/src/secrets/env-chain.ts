@@ -3,10 +3,10 @@
  * in name order, a later file overriding an earlier one; `KEY=VALUE` lines and `#` comments.
  * Values never leave the node: errors name files, lines and keys, never values.
  */
-import { statSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FleetError } from '../errors.js';
+import { fileStamp } from '../file-stamp.js';
 import type { SecretValues } from '../interfaces/node-context.js';
 import { scanPlaceholders } from '../render/template.js';
 import { createRedactor, SECRET_MIN_LENGTH } from './redact.js';
@@ -86,24 +86,12 @@ async function readChain(home: string, files: readonly string[]): Promise<Secret
   return values;
 }
 
-/**
- * What identifies one version of a file or directory without reading it: inode, size, and the
- * modification and change times in nanoseconds (the change time moves on every write, even one
- * that puts the modification time back). `null`: absent.
- */
+/** A {@link fileStamp}, `null` when absent (most of a chain's files usually are). */
 type Stamp = string | null;
 
-/**
- * Synchronous: the controller stamps the chain on every request, and a stat is a few microseconds
- * where a round trip through the thread pool costs several times that (contract §14).
- */
 function stampOf(path: string): Stamp {
   try {
-    // An absent file answers `undefined`, not an exception (building one costs several times the
-    // system call, and most chains are mostly absent files).
-    const s = statSync(path, { bigint: true, throwIfNoEntry: false });
-    if (s === undefined) return null;
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    return fileStamp(path, { follow: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
