@@ -10,7 +10,7 @@
  * Synchronous: one system call of a few microseconds, where a round trip through the thread pool
  * costs several times that on every request.
  */
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync, statSync, type BigIntStats } from 'node:fs';
 
 /** How {@link fileStamp} looks at a path. */
 export interface FileStampOptions {
@@ -19,13 +19,20 @@ export interface FileStampOptions {
 }
 
 /**
- * The stamp of `path`, `null` when nothing is there (ENOENT: answered without an exception, whose
- * building costs several times the system call). Any other failure is thrown, for the caller to
- * say what it means.
+ * The stamp of `path`, `null` when nothing is there: ENOENT, or ENOTDIR (a name below a file, where
+ * nothing can be). Node 20 throws for ENOTDIR even without `throwIfNoEntry` and Node 24 does not;
+ * both answer `null` here. ENOENT is answered without an exception, whose building costs several
+ * times the system call. Any other failure is thrown, for the caller to say what it means.
  */
 export function fileStamp(path: string, options: FileStampOptions): string | null {
-  const s = options.follow
-    ? statSync(path, { bigint: true, throwIfNoEntry: false })
-    : lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  let s: BigIntStats | undefined;
+  try {
+    s = options.follow
+      ? statSync(path, { bigint: true, throwIfNoEntry: false })
+      : lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw error;
+  }
   return s === undefined ? null : `${s.mode}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
 }
