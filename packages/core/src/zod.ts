@@ -9,6 +9,8 @@
  * The list is what fleet's packages use plus the common constructors a plugin's file format
  * needs; a third-party plugin may import `zod` itself (it then loads a second copy, nothing else).
  */
+import './zod-config.js'; // zod configured before a plugin builds its first schema
+
 export {
   ZodError,
   array,

@@ -14,6 +14,7 @@
  * corrupt or foreign file is a miss; deleting it is always safe.
  */
 import { createHash, type Hash } from 'node:crypto';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import type { Problem } from '../errors.js';
 import type { ManagedFile } from '../interfaces/domain.js';

@@ -13,6 +13,7 @@
  * deleting the directory is always safe.
  */
 import { createHash } from 'node:crypto';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import {
   readCanonicalSnapshot,

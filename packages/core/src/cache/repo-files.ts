@@ -9,6 +9,7 @@
  * (`cache/store.ts`), a torn, corrupt or foreign file is a miss; deleting it is always safe.
  */
 import { createHash } from 'node:crypto';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import type { ManagedFile } from '../interfaces/domain.js';
 import type { Installer } from '../interfaces/installer.js';

@@ -15,6 +15,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 
 export const CACHE_DIR = 'fleet-cache';

@@ -8,6 +8,7 @@
  * It lives in core, not in the CLI, because the node half of a domain (a plugin, inside the
  * controller) is what calls it, and plugins depend on core only.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { ERROR_CODES, FleetError, type ErrorCode } from '../errors.js';
 import { parseStrictJson } from '../json.js';

@@ -11,6 +11,7 @@
 import { mkdir, open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { operationIdSchema, timestampSchema } from '../wire/protocol.js';
 

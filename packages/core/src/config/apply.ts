@@ -11,6 +11,7 @@
  * refused file is reported and the host's exit says so (7).
  */
 import { createHash } from 'node:crypto';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { FleetError, mostUrgentExit, type Problem } from '../errors.js';
 import type { DriftState } from '../interfaces/drift.js';

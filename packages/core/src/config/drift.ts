@@ -16,6 +16,7 @@ import type { Git } from '../git.js';
 import { readCanonicalSnapshot, type CanonicalSnapshot } from '../classify/history.js';
 import { readCanonicalSnapshotCached } from '../cache/history.js';
 import { blobId, cacheDirOf, readCacheFile, writeCacheFile } from '../cache/store.js';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import type { HistoryIndex } from '../classify/history-index.js';
 import { forEachHost, type HostOutcome } from '../client/for-each-host.js';

@@ -8,6 +8,7 @@
  * The schema is here, in core, because it is a file format: the controller enforces it, the
  * operator side validates a file with `fleet validate --node-policy`.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { SUPERVISORS } from '../repo/schema.js';
 import { toolNameSchema } from '../wire/versions.js';

@@ -3,6 +3,7 @@
  * another package (possibly built against another copy of this module), so it is validated here
  * before anything uses it.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { isHomePath } from '../paths.js';
 import { fleetOwnReason, isFleetOwnPath } from '../policy/fleet-paths.js';

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { blobId, cacheDirOf, readCacheFile, writeCacheFile } from '../cache/store.js';
 import { closestName } from '../closest.js';

@@ -1,5 +1,6 @@
 /** zod schemas of the fleet repository's files (contract §3). Unknown fields are errors. */
 import { isAbsolute } from 'node:path';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { commitLabelSchema } from '../runtime/build-record.js';
 import { pinnedPluginsSchema } from '../runtime/plugins.js';

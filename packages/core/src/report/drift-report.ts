@@ -3,6 +3,7 @@
  * results into a report with its summary. Renderers (Markdown, HTML) and the report-dir writer
  * live beside this file.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { ExitCode, mostUrgentExit, type FleetErrorLike } from '../errors.js';
 import { compareCodeUnits } from '../compare.js';

@@ -6,6 +6,7 @@
  * (contract §10.5). Items are layer
  * `version` (launchd agents and the supervisor's: `runtime`). Renderers and the report-dir writer are shared in spirit with drift's.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import {
   DRIFT_LAYERS,

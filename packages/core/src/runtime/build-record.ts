@@ -11,6 +11,7 @@
  * commit hash, with `-dirty` appended for a build from a tree with uncommitted changes — such a
  * build is not reconstructable from its commit, and fleet.yaml has to say so to name it.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';

@@ -4,6 +4,7 @@
  * canonical form — and the reading of a finished transaction into an outcome and exit code.
  */
 import { createHash } from 'node:crypto';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import type { HostEntry } from '../repo/schema.js';

@@ -19,6 +19,7 @@
  * `@acme/fleet-x` → `acme-fleet-x-1.2.0.tgz`), beside the runtime artifacts; `fleet validate`
  * checks its sha256 against the pin.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 
 /** The directory of carried plugins inside the artifact's package directory. */

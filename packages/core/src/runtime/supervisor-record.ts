@@ -11,6 +11,7 @@
  *
  * fleet's own state: never a domain's path (contract §5.1).
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';

@@ -5,6 +5,7 @@
  * (docs/architecture.md, "Boundaries"). The harness-policy plugin answers with the harness
  * reconcile's offline_pending hosts; a plugin with nothing to say answers `null`.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 
 /** The oclif hook `fleet status` runs in every plugin that declares it. */

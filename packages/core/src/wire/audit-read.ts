@@ -12,6 +12,7 @@
  * paging by line is what lets the verifier see the files exactly as they are. A client pages with
  * `fromSeq + lines.length` while `more` is true (docs/audit-log.md).
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { sha256Schema } from './protocol.js';
 

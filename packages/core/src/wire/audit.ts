@@ -5,6 +5,7 @@
  * writes the log and the operator that checks it (`fleet audit verify`) share them.
  */
 import { createHash } from 'node:crypto';
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { fileModeChangeSchema } from './receipt.js';

@@ -3,6 +3,7 @@
  * request and response is built from. Everything here is plain data and zod schemas, so the
  * controller (server) and the operator's client validate the same shapes at the boundary.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { fileModeProblem } from '../file-mode.js';
 import { isHomePath } from '../paths.js';

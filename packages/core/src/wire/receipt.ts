@@ -2,6 +2,7 @@
  * The install receipt, `fleet.receipt/v1` (contract §8.4): what the node did for one operation id,
  * per file and per coupled action. Diffs are redacted on the node; paths are `~/`-relative.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import {
   fileModeSchema,

@@ -15,6 +15,7 @@
  *
  * Upgrades need `runtime:upgrade`; bootstrap and its reads need `node-admin:bootstrap`.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { pinnedPluginSchema } from '../runtime/plugins.js';

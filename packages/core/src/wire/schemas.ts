@@ -2,6 +2,7 @@
  * zod schemas of every request and response body of the controller API (contract §5, §8.4, §9).
  * Every object is strict: an unknown field is a schema violation (`BAD_REQUEST`), on both sides.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import {
   errorBodySchema,

@@ -4,6 +4,7 @@
  * node holds of it — the node's share of the published versions (contract §8.2). A file that cannot be
  * read safely is reported refused with its code; the others are still answered.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import {
   homePathSchema,

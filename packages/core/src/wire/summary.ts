@@ -6,6 +6,7 @@
  * `fleet bootstrap status`, `node-admin:bootstrap` or `runtime:upgrade`), so the everyday reading
  * scopes open it: `config:read`, `versions:read` (and the runtime scopes); the legacy token too.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { sha256Schema, timestampSchema } from './protocol.js';
 

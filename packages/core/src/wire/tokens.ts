@@ -6,6 +6,7 @@
  * token a request is authenticated with unless the request says so (`self: true`). A new token
  * crosses the wire once, in the answer; it is never stored, logged or audited.
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { operationIdSchema, scopeSchema, timestampSchema } from './protocol.js';
 

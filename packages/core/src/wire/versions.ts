@@ -6,6 +6,7 @@
  * Read-only; one request per host. The node only observes: deciding what is stale, missing or
  * shadowing is the operator's (`config/version.ts`).
  */
+import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { jsonObjectSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { snapshotProbeResultSchema } from './snapshot.js';

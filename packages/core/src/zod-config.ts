@@ -1,0 +1,17 @@
+/**
+ * zod's settings for every schema fleet builds, made once, before any schema exists: each module
+ * of core that builds schemas imports this one first (`import '../zod-config.js'`), and so does
+ * `@fleet/core/zod` (src/zod.ts), through which the controller, the operator's modules and the
+ * bundled plugins build theirs; an imported module is evaluated before its importer, so none of
+ * those schemas is built before the setting.
+ *
+ * `jitless`: zod compiles each object schema's parser from generated source (`new Function`) when
+ * the schema is built. fleet parses each schema a few times per process — a CLI call parses a
+ * handful of documents, a controller one request at a time — so the compilation costs more than
+ * it saves: one-host verbs ran about 20 ms faster without it, and a 1,000-host drift, which parses
+ * a thousand answers in one process, no slower (contract §14, measured side by side). It also
+ * keeps fleet's processes free of code generated from strings at run time.
+ */
+import { config } from 'zod';
+
+config({ jitless: true });
