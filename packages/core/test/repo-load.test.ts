@@ -369,6 +369,23 @@ describe('repo/load', () => {
       }
     }
 
+    it('names the first ten declared hosts and how many more, not a whole fleet on one line', () => {
+      const hosts = Object.fromEntries(
+        Array.from({ length: 1000 }, (_, i) => [
+          `node-${String(i + 1).padStart(4, '0')}`,
+          { platform: 'linux' },
+        ]),
+      );
+      const fleet = { ...repo, manifest: { ...repo.manifest, hosts } } as FleetRepo;
+      const error = thrown(() => hostEntry(fleet, 'node-1001'));
+      expect(error.code).to.equal('UNKNOWN_HOST');
+      expect(error.message).to.match(/did you mean node-\d{4}\?/);
+      expect(error.message).to.contain(
+        '(fleet.yaml declares: node-0001, node-0002, node-0003, node-0004, node-0005, node-0006, node-0007, node-0008, node-0009, node-0010, … and 990 more)',
+      );
+      expect(error.message.length).to.be.below(300);
+    });
+
     it('readRepoFile reads a canonical file byte-exactly', () => {
       expect(readRepoFile(root, 'domains/router/router.yaml')).to.equal('a: 1\r\n');
     });

@@ -292,6 +292,16 @@ export function repoFromSources(
   return { root, manifest, variables, manifestLine };
 }
 
+/** Declared hosts an unknown-host error names at most: a line, not a 1,000-host fleet's list. */
+const UNKNOWN_HOST_NAMED = 10;
+
+/** The declared hosts for an error line: all of them, or the first few and how many more. */
+function declaredHosts(known: readonly string[]): string {
+  if (known.length === 0) return 'none';
+  if (known.length <= UNKNOWN_HOST_NAMED) return known.join(', ');
+  return `${known.slice(0, UNKNOWN_HOST_NAMED).join(', ')}, … and ${known.length - UNKNOWN_HOST_NAMED} more`;
+}
+
 /** One host's entry; `UNKNOWN_HOST` (exit 2) naming the declared hosts otherwise. */
 export function hostEntry(repo: FleetRepo, host: string): HostEntry {
   if (!Object.hasOwn(repo.manifest.hosts, host)) {
@@ -299,7 +309,7 @@ export function hostEntry(repo: FleetRepo, host: string): HostEntry {
     const guess = closestName(host, known);
     throw new FleetError(
       'UNKNOWN_HOST',
-      `unknown host ${JSON.stringify(host)}${guess === undefined ? '' : ` — did you mean ${guess}?`} (fleet.yaml declares: ${known.join(', ') || 'none'})`,
+      `unknown host ${JSON.stringify(host)}${guess === undefined ? '' : ` — did you mean ${guess}?`} (fleet.yaml declares: ${declaredHosts(known)})`,
       guess === undefined ? {} : { suggestions: [`did you mean ${guess}?`] },
     );
   }
