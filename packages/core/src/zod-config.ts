@@ -3,8 +3,8 @@
  * of core that builds schemas imports this one first (`import '../zod-config.js'`), and so does
  * `@fleet/core/zod` (src/zod.ts), through which the controller, the operator's modules and the
  * bundled plugins build theirs; an imported module is evaluated before its importer, so none of
- * those schemas is built before the setting. The setting is zod's global one, so it holds too for
- * a third-party plugin that builds its schemas with a copy of zod 4 of its own.
+ * those schemas is built before the setting. zod keeps the setting on `globalThis`, so it holds too
+ * for a third-party plugin that builds its schemas with a copy of zod of its own (4.6 does).
  *
  * `jitless`: zod compiles each object schema's parser from generated source (`new Function`) when
  * the schema is built. fleet parses each schema a few times per process — a CLI call parses a
