@@ -3,7 +3,9 @@
 // `git log`, one `git cat-file --batch`), indexing it, and classifying a stale and a diverged live
 // file; then, timed apart, a modified one (one line deleted) and one fleet wrote from a branch
 // (known by the node's record). Measured side by side with the same file holding one version:
-// the difference is what the history adds. Goals: ≤ 1 s including git; the history adds ≤ 50 ms.
+// the difference is what the history adds. Reference figures, with no goal of their own: this
+// pass reads git and indexes every time, which a warm drift skips; contract §14's history goal is
+// the history row of bench/drift-fleet.js (bench/README.md).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,8 +20,6 @@ export const description =
 
 const VERSIONS = 1000;
 const LINES = 300;
-const GOAL_MS = 1000;
-const GOAL_ADDED_MS = 50;
 const FILE = 'domains/harness-policy/CLAUDE.md';
 
 /** Deterministic pseudo-random numbers, so every run builds the same history. */
@@ -147,7 +147,7 @@ export async function run({ runs = 15, warmups = 2 } = {}) {
       name,
       description,
       ok: indexed === VERSIONS,
-      over: stats.medianMs > GOAL_MS || addedMs > GOAL_ADDED_MS,
+      over: false,
       versions: indexed,
       lines: LINES,
       runs,
@@ -157,8 +157,6 @@ export async function run({ runs = 15, warmups = 2 } = {}) {
       oneVersionMedianMs: round(one.medianMs),
       addedMs: round(addedMs),
       modifiedAndInstalledMs: round(extra.medianMs),
-      goalMs: GOAL_MS,
-      goalAddedMs: GOAL_ADDED_MS,
     };
   } finally {
     rmSync(deep, { recursive: true, force: true });
@@ -171,30 +169,22 @@ export function format(result) {
     { key: 'case', label: 'case', align: 'left' },
     { key: 'median', label: 'median', align: 'right' },
     { key: 'range', label: 'min–max ms', align: 'right' },
-    { key: 'goal', label: 'goal', align: 'right' },
-    { key: 'result', label: 'result', align: 'left' },
   ];
   const rows = [
     {
       case: `${result.versions} versions × ${result.lines} lines, ${result.runs} runs`,
       median: `${result.medianMs} ms`,
       range: `${result.minMs}–${result.maxMs}`,
-      goal: `≤ ${result.goalMs} ms`,
-      result: result.medianMs > result.goalMs ? 'OVER' : 'PASS',
     },
     {
       case: 'then a modified file and one fleet wrote (1,000 versions)',
       median: `${result.modifiedAndInstalledMs} ms`,
       range: '',
-      goal: '',
-      result: '',
     },
     {
       case: `added by the history (vs 1 version: ${result.oneVersionMedianMs} ms)`,
       median: `${result.addedMs} ms`,
       range: '',
-      goal: `≤ ${result.goalAddedMs} ms`,
-      result: result.addedMs > result.goalAddedMs ? 'OVER' : 'PASS',
     },
   ];
   return renderTable(columns, rows);
