@@ -323,12 +323,15 @@ describe('a lab of real systemd --user units (lab up --supervisor systemd-user)'
       /^expected_node: node-01-renamed$/m,
     );
     // The switch ran as a transient unit of its own (the restart ended the old controller's
-    // whole control group, and the switch lived on to verify and log the outcome).
-    const log = await readFile(
-      join(home('node-01'), '.local/state/fleet/logs/transport-identity.log'),
-      'utf8',
+    // whole control group, and the switch lived on to verify and log the outcome). The install
+    // returns once the new controller has settled the operation, which can be before the switch
+    // has seen the restart through and logged it: wait for its line.
+    const switchLog = join(home('node-01'), '.local/state/fleet/logs/transport-identity.log');
+    await waitFor(
+      async () => /"switched":true/.test(await readFile(switchLog, 'utf8')),
+      30_000,
+      'the switch to log its outcome',
     );
-    expect(log).to.match(/"switched":true/);
   });
 
   it('rolls a node id back when its controller cannot start: exit 6, the old ExecStart runs again', async () => {
