@@ -7,17 +7,19 @@
 import { expect } from 'chai';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { FleetError } from '../src/errors.js';
 import {
   AUDIT_HEADS_DIGESTS_DIR,
   AUDIT_HEADS_DIR,
   AUDIT_HEADS_FILE,
   auditHeadsPath,
+  journalPathOf,
   readAuditHeads,
   recordSeenHeads,
   seenHeadsOf,
   settleSeenHeads,
+  updateAuditHeads,
 } from '../src/client/audit-heads.js';
 
 const sha = (c: string) => c.repeat(64);
@@ -49,7 +51,12 @@ describe('audit heads: one file per repository', () => {
 
     await recordSeenHeads(repoA, new Map([['node-01', head(4, 'c')]]), 'apply', options());
 
-    expect(await readdir(headsDir())).to.have.length(2);
+    // A's second verb went to A's journal; B's file is as it was.
+    const fileA = auditHeadsPath(repoA, options());
+    expect((await readdir(headsDir())).sort()).to.deep.equal(
+      [fileA, journalPathOf(fileA), fileB].map((p) => basename(p)).sort(),
+    );
+    expect((await stat(journalPathOf(fileA))).mode & 0o777).to.equal(0o600);
     expect(await readFile(fileB, 'utf8')).to.equal(before);
     const a = await readAuditHeads(repoA, options());
     expect(Object.keys(a.repos)).to.deep.equal([repoA]);
@@ -148,5 +155,121 @@ describe('audit heads: one file per repository', () => {
     expect(await readdir(join(dir, 'state', 'fleet', AUDIT_HEADS_DIGESTS_DIR))).to.deep.equal([
       `${auditHeadsPath(repoA, options()).split('/').pop()}.sha256`,
     ]);
+  });
+});
+
+describe('audit heads: the journal a verb appends to', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let repo: string;
+  let clock = 0;
+  const options = () => ({ env, now: () => new Date(Date.UTC(2026, 11, 2, 0, 0, clock++)) });
+  const kept = async () =>
+    seenHeadsOf(await readAuditHeads(repo, options()), repo, 'node-01').map((h) => h.seq);
+  const record = (seq: number, c = 'a') =>
+    recordSeenHeads(repo, new Map([['node-01', head(seq, c)]]), 'drift', options());
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleet-audit-journal-'));
+    env = { XDG_STATE_HOME: join(dir, 'state') };
+    repo = join(dir, 'repo');
+    await mkdir(repo);
+    clock = 0;
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('appends each later verb as one line, leaving the heads file as it was', async () => {
+    await record(1);
+    const file = auditHeadsPath(repo, options());
+    const written = await readFile(file, 'utf8');
+    await record(2, 'b');
+    await record(3, 'c');
+    expect(await readFile(file, 'utf8')).to.equal(written);
+    const lines = (await readFile(journalPathOf(file), 'utf8')).trimEnd().split('\n');
+    expect(lines).to.have.length(2);
+    expect(JSON.parse(lines[0] ?? '')).to.deep.equal({
+      schema: 'fleet.audit-heads-seen/v1',
+      repo,
+      seenAt: '2026-12-02T00:00:01.000Z',
+      verb: 'drift',
+      heads: { 'node-01': `2:${sha('b')}` },
+    });
+    expect(await kept()).to.deep.equal([1, 2, 3]);
+  });
+
+  it('folds the journal into the file once it outgrows it, and at a verify', async () => {
+    await record(1);
+    const file = auditHeadsPath(repo, options());
+    const written = await readFile(file, 'utf8');
+    await record(2, 'b');
+    const lineBytes = (await stat(journalPathOf(file))).size;
+    // The file is small: the journal is folded in once it holds 64 KiB.
+    let seq = 2;
+    do {
+      seq += 1;
+      await record(seq, (seq % 10).toString());
+    } while ((await readFile(file, 'utf8')) === written && seq < 2000);
+    expect(seq).to.be.closeTo(2 + 65536 / lineBytes, 4);
+    expect(await readdir(join(dir, 'state', 'fleet', AUDIT_HEADS_DIR))).to.deep.equal([
+      basename(file),
+    ]);
+    const folded = await kept();
+    expect(folded).to.have.length.at.most(64);
+    expect([folded[0], folded[folded.length - 1]]).to.deep.equal([1, seq]);
+
+    await record(seq + 1, 'f');
+    await settleSeenHeads(repo, new Map([['node-01', head(seq + 1, 'f')]]), 'audit verify', {
+      env,
+    });
+    expect(await kept()).to.deep.equal([seq + 1]);
+    expect(await readdir(join(dir, 'state', 'fleet', AUDIT_HEADS_DIR))).to.deep.equal([
+      basename(file),
+    ]);
+  });
+
+  it('leaves out a last line a crash cut short, and cuts it off before the next append', async () => {
+    await record(1);
+    await record(2, 'b');
+    const journal = journalPathOf(auditHeadsPath(repo, options()));
+    const whole = await readFile(journal, 'utf8');
+    await writeFile(journal, `${whole}{"schema":"fleet.audit-he`);
+    expect(await kept()).to.deep.equal([1, 2]);
+    await record(3, 'c');
+    expect(await kept()).to.deep.equal([1, 2, 3]);
+    expect(
+      (await readFile(journal, 'utf8')).startsWith(`${whole}{"schema":"fleet.audit-heads-seen/v1"`),
+    ).to.equal(true);
+  });
+
+  it('refuses a whole line that is not one fleet wrote, or names another repository', async () => {
+    await record(1);
+    await record(2, 'b');
+    const journal = journalPathOf(auditHeadsPath(repo, options()));
+    const whole = await readFile(journal, 'utf8');
+    const refusal = async () =>
+      readAuditHeads(repo, options()).then(
+        () => 'read',
+        (e: FleetError) => `${e.code} ${e.message}`,
+      );
+    for (const [line, why] of [
+      ['not json\n', 'line 2: the line is not valid JSON'],
+      [whole.replace(`2:${sha('b')}`, `2:${sha('B')}`), 'line 2: not a line of audit heads'],
+      [whole.replace('"heads"', '"heads":{},"heads"'), 'line 2: the line: duplicate key "heads"'],
+      [whole.replace(JSON.stringify(repo), JSON.stringify(`${repo}-x`)), 'another repository'],
+    ]) {
+      await writeFile(journal, `${whole}${line}`);
+      expect(await refusal()).to.match(new RegExp(`^USAGE ${journal}.*${why}`));
+    }
+  });
+
+  it('folds the same journal twice (a crash before its removal) without keeping a head twice', async () => {
+    await record(1);
+    await record(2, 'b');
+    const journal = journalPathOf(auditHeadsPath(repo, options()));
+    const lines = await readFile(journal, 'utf8');
+    await updateAuditHeads(repo, (hosts) => hosts, { env });
+    expect(await kept()).to.deep.equal([1, 2]);
+    await writeFile(journal, lines);
+    expect(await kept()).to.deep.equal([1, 2]);
   });
 });

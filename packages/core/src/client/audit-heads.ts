@@ -7,9 +7,11 @@
  * log rewritten behind the operator's back — consistent, restarted, but without a record the
  * operator saw — no longer contains one of them.
  *
- * One file per repository, not one for all (contract §14): every verb reads and replaces the heads
- * of its own repository only, so its cost follows the size of that fleet, never the number of
- * repositories and labs this operator ever used. The single `audit-heads.json` of earlier versions
+ * One file per repository, not one for all (contract §14): every verb touches the heads of its own
+ * repository only, so its cost follows the size of that fleet, never the number of repositories
+ * and labs this operator ever used. A verb appends what it saw to the repository's journal
+ * (audit-heads-journal.ts) instead of rewriting the file, so its cost follows what it saw, not
+ * how many heads are kept. The single `audit-heads.json` of earlier versions
  * is still read for a repository that has no file of its own yet (its heads carry over at that
  * repository's next write); fleet no longer writes it.
  *
@@ -26,6 +28,12 @@ import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 import { sha256Schema, timestampSchema } from '../wire/protocol.js';
 import type { AuditHead } from '../wire/audit.js';
+import {
+  appendJournalLine,
+  journalLine,
+  parseJournal,
+  type AuditHeadsJournalEntry,
+} from './audit-heads-journal.js';
 import { operatorStateDir } from './operator-log.js';
 
 /** The directory of the per-repository heads files, in the operator's state directory. */
@@ -73,14 +81,19 @@ export function parseAuditHeadHeader(value: string | string[] | undefined): Audi
 }
 
 /**
- * Adds one seen head to a host's list (pure): nothing when it is already the newest kept; past
- * the bound, every other head is dropped (the first and the newest always stay), so what is kept
- * stays spread over the whole stretch since the last verify.
+ * Adds one seen head to a host's list (pure): nothing when it is kept already (so a journal folded
+ * twice after a crash adds nothing); past the bound, every other head is dropped (the first and
+ * the newest always stay), so what is kept stays spread over the whole stretch since the last
+ * verify.
  */
 export function addSeenHead(list: readonly SeenHead[], head: SeenHead): SeenHead[] {
-  const last = list[list.length - 1];
-  if (last && last.seq === head.seq && last.sha256 === head.sha256) return [...list];
-  let out = [...list, head];
+  if (list.some((kept) => kept.seq === head.seq && kept.sha256 === head.sha256)) return [...list];
+  return thinned([...list, head]);
+}
+
+/** Past the bound, every other head dropped (the first and the newest stay) until within it. */
+function thinned(list: SeenHead[]): SeenHead[] {
+  let out = list;
   while (out.length > MAX_HEADS_PER_HOST) {
     out = out.filter((_, index) => index === 0 || index === out.length - 1 || index % 2 === 0);
   }
@@ -205,6 +218,71 @@ export async function readAuditHeads(
   options: AuditHeadsOptions = {},
 ): Promise<AuditHeadsFile> {
   const path = auditHeadsPath(repo, options);
+  const [kept, journal] = await Promise.all([
+    readKeptHeads(repo, path, options),
+    readJournal(journalPathOf(path), repo),
+  ]);
+  if (journal.length === 0) return kept;
+  return { ...EMPTY, repos: { [repo]: foldJournal(kept.repos[repo] ?? {}, journal) } };
+}
+
+/** The journal of heads seen since `path` was written (audit-heads-journal.ts). */
+export const journalPathOf = (path: string): string => path.replace(/\.json$/, '.seen.jsonl');
+
+/** The journal is folded into the heads file once larger than it, and than this. */
+const FOLD_MIN_BYTES = 64 * 1024;
+
+async function readJournal(path: string, repo: string): Promise<AuditHeadsJournalEntry[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return parseJournal(text, path, repo);
+}
+
+/**
+ * The journal's entries added to the kept heads, oldest first, as {@link addSeenHead} adds them
+ * (pure; in one pass, as a journal may hold a hundred heads per host for a thousand hosts).
+ */
+export function foldJournal(
+  hosts: Readonly<Record<string, SeenHead[]>>,
+  entries: readonly AuditHeadsJournalEntry[],
+): Record<string, SeenHead[]> {
+  const lists = new Map<string, { list: SeenHead[]; keys: Set<string> }>();
+  for (const entry of entries) {
+    for (const [host, value] of Object.entries(entry.heads)) {
+      let kept = lists.get(host);
+      if (kept === undefined) {
+        const list = [...(hosts[host] ?? [])];
+        kept = { list, keys: new Set(list.map((head) => `${head.seq}:${head.sha256}`)) };
+        lists.set(host, kept);
+      }
+      const head = parseAuditHeadHeader(value);
+      if (head === undefined || kept.keys.has(value)) continue; // the schema admits what parses
+      kept.keys.add(value);
+      kept.list.push({
+        seq: head.seq,
+        sha256: head.sha256,
+        seenAt: entry.seenAt,
+        verb: entry.verb,
+      });
+      if (kept.list.length > MAX_HEADS_PER_HOST) kept.list = thinned(kept.list);
+    }
+  }
+  const out = { ...hosts };
+  for (const [host, { list }] of lists) out[host] = list;
+  return out;
+}
+
+/** The heads file's own content: the repository's file, else the single file of earlier versions. */
+async function readKeptHeads(
+  repo: string,
+  path: string,
+  options: AuditHeadsOptions,
+): Promise<AuditHeadsFile> {
   const own = await readHeadsFile(path);
   if (own !== undefined) {
     const others = Object.keys(own.repos).filter((key) => key !== repo);
@@ -234,8 +312,9 @@ function changedHostsSchema(read: ReadonlySet<SeenHead>) {
 }
 
 /**
- * Reads, changes and atomically replaces one repository's heads file (0600 in a 0700 directory).
- * Two verbs racing may lose one's update: that only drops heads, it never invents one.
+ * Reads (the file and its journal), changes and atomically replaces one repository's heads file
+ * (0600 in a 0700 directory), then removes the journal it folded in. Two verbs racing may lose
+ * one's update: that only drops heads, it never invents one.
  */
 export async function updateAuditHeads(
   repo: string,
@@ -257,6 +336,11 @@ export async function updateAuditHeads(
   await mkdir(digests, { recursive: true, mode: 0o700 })
     .then(() => replaceFile(digests, digestPathOf(path), digestLine(text), false))
     .catch(() => undefined);
+  // Folded now. A crash before this leaves the journal to be folded again, which keeps no head
+  // twice (one thinned out meanwhile may come back: only more is kept, never a head not seen).
+  await unlink(journalPathOf(path)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
   return path;
 }
 
@@ -281,10 +365,20 @@ export async function forgetVanishedRepos(options: AuditHeadsOptions = {}): Prom
     const present = await Promise.all(repos.map(exists));
     if (present.some(Boolean)) continue;
     await unlink(join(dir, name)).catch(() => undefined);
+    await unlink(journalPathOf(join(dir, name))).catch(() => undefined);
     await unlink(digestPathOf(join(dir, name))).catch(() => undefined);
     forgotten += 1;
   }
   return forgotten;
+}
+
+async function sizeOf(path: string): Promise<number | null> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -296,7 +390,12 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Keeps the heads one verb saw, for the hosts of `repo`. */
+/**
+ * Keeps the heads one verb saw, for the hosts of `repo`: one line appended to the repository's
+ * journal, so a verb's cost follows what it saw, not how many heads are kept (contract §14). The
+ * journal is folded into the heads file when there is no file yet (the first verb, which also
+ * carries over the file of earlier versions) or the journal has outgrown it.
+ */
 export async function recordSeenHeads(
   repo: string,
   heads: ReadonlyMap<string, AuditHead>,
@@ -305,6 +404,12 @@ export async function recordSeenHeads(
 ): Promise<void> {
   if (heads.size === 0) return;
   const seenAt = (options.now?.() ?? new Date()).toISOString();
+  const path = auditHeadsPath(repo, options);
+  const [kept, journal] = await Promise.all([sizeOf(path), sizeOf(journalPathOf(path))]);
+  if (kept !== null && (journal ?? 0) < Math.max(FOLD_MIN_BYTES, kept)) {
+    await appendJournalLine(journalPathOf(path), journalLine(repo, heads, seenAt, verb));
+    return;
+  }
   await updateAuditHeads(
     repo,
     (kept) => {
