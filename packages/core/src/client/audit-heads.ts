@@ -12,8 +12,8 @@
  * and labs this operator ever used. A verb appends what it saw to the repository's journal
  * (audit-heads-journal.ts) instead of rewriting the file, so its cost follows what it saw, not
  * how many heads are kept. The single `audit-heads.json` of earlier versions
- * is still read for a repository that has no file of its own yet (its heads carry over at that
- * repository's next write); fleet no longer writes it.
+ * is still read for a repository that has no file of its own yet (its heads carry over when that
+ * repository's file is first written); fleet no longer writes it.
  *
  * Only the heads seen since the last successful verify are kept (a verify collapses them to the
  * head it verified), at most {@link MAX_HEADS_PER_HOST} per host (see {@link addSeenHead}).
@@ -81,10 +81,9 @@ export function parseAuditHeadHeader(value: string | string[] | undefined): Audi
 }
 
 /**
- * Adds one seen head to a host's list (pure): nothing when it is kept already (so a journal folded
- * twice after a crash adds nothing); past the bound, every other head is dropped (the first and
- * the newest always stay), so what is kept stays spread over the whole stretch since the last
- * verify.
+ * Adds one seen head to a host's list (pure): nothing when it is kept already; past the bound,
+ * every other head is dropped (the first and the newest always stay), so what is kept stays
+ * spread over the whole stretch since the last verify.
  */
 export function addSeenHead(list: readonly SeenHead[], head: SeenHead): SeenHead[] {
   if (list.some((kept) => kept.seq === head.seq && kept.sha256 === head.sha256)) return [...list];
@@ -261,7 +260,9 @@ export function foldJournal(
         lists.set(host, kept);
       }
       const head = parseAuditHeadHeader(value);
-      if (head === undefined || kept.keys.has(value)) continue; // the schema admits what parses
+      // Each head once, even from a journal folded twice (a crash before its removal). The
+      // entry's schema admits only what parses.
+      if (head === undefined || kept.keys.has(value)) continue;
       kept.keys.add(value);
       kept.list.push({
         seq: head.seq,
