@@ -137,7 +137,8 @@ export function interleave({ runs, warmups = 1, a, b, prepare = () => undefined 
 
 /**
  * One goal row of contract §14: the ratio of two medians measured in the same run, against a goal
- * (a ratio not to exceed). `fleet` and `peer` are sample arrays (ms) with labels.
+ * (a ratio not to exceed). `fleet` and `peer` are sample arrays (ms) with labels. Without a goal,
+ * a reference row: measured and shown beside the goals, never `OVER`, left out of the summary.
  */
 export function ratioRow({ id, label, workload, fleet, peer, goal, note, unit = 'ms' }) {
   const f = summarize(fleet.samples);
@@ -156,10 +157,13 @@ export function ratioRow({ id, label, workload, fleet, peer, goal, note, unit = 
     unit,
     ratio: round(ratio, 3),
     goal,
-    status: ratio <= goal ? 'ok' : 'OVER',
+    status: goal === undefined ? 'reference' : ratio <= goal ? 'ok' : 'OVER',
     ...(note ? { note } : {}),
   };
 }
+
+/** Whether a row has a goal of contract §14 (not a reference row). */
+export const hasGoal = (row) => row.goal !== undefined || row.goalMs !== undefined;
 
 /**
  * A goal row measured as a difference: what `fleet` (the case with the extra work) adds to
@@ -195,6 +199,13 @@ function roundStats(stats) {
   return { medianMs: round(stats.medianMs), minMs: round(stats.minMs), maxMs: round(stats.maxMs) };
 }
 
+const goalText = (row) =>
+  row.goalMs !== undefined
+    ? `≤ +${row.goalMs} ms`
+    : row.goal !== undefined
+      ? `≤ ${row.goal}×`
+      : '—';
+
 /** The text table of goal rows (every benchmark's, and the summary of bench/run.js). */
 export function renderGoalRows(rows) {
   const range = (s) => `${s.minMs.toFixed(0)}–${s.maxMs.toFixed(0)}`;
@@ -215,7 +226,7 @@ export function renderGoalRows(rows) {
       row.status === 'skipped'
         ? {
             label: row.label,
-            goal: row.goalMs === undefined ? `≤ ${row.goal}×` : `≤ +${row.goalMs} ms`,
+            goal: goalText(row),
             status: `skipped (${row.reason})`,
           }
         : {
@@ -230,7 +241,7 @@ export function renderGoalRows(rows) {
               row.deltaMs === undefined
                 ? `${row.ratio.toFixed(3)}×`
                 : `${row.deltaMs >= 0 ? '+' : ''}${row.deltaMs.toFixed(1)} ms`,
-            goal: row.goalMs === undefined ? `≤ ${row.goal}×` : `≤ +${row.goalMs} ms`,
+            goal: goalText(row),
             status: row.status,
           },
     ),
