@@ -18,7 +18,7 @@ import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 import { timestampSchema } from '../wire/protocol.js';
-import type { AuditHead } from '../wire/audit.js';
+import { formatAuditHead, parseAuditHead, type AuditHead } from '../wire/audit.js';
 
 export const AUDIT_HEADS_JOURNAL_SCHEMA = 'fleet.audit-heads-seen/v1';
 
@@ -28,10 +28,17 @@ const journalEntrySchema = z.strictObject({
   repo: z.string().min(1),
   seenAt: timestampSchema,
   verb: z.string().max(100),
-  /** Host → `<seq>:<sha256>`, as the controller's `fleet-audit-head` header carries it. */
-  heads: z.record(z.string(), z.string().regex(/^[1-9]\d{0,14}:[0-9a-f]{64}$/)),
+  /** Host → `<seq>:<sha256>` ({@link formatAuditHead}), read as the head it names. */
+  heads: z.record(
+    z.string(),
+    z.string().transform((text, ctx) => {
+      const head = parseAuditHead(text);
+      if (head === undefined) ctx.addIssue({ code: 'custom', message: 'not <seq>:<sha256>' });
+      return head ?? z.NEVER;
+    }),
+  ),
 });
-export type AuditHeadsJournalEntry = z.infer<typeof journalEntrySchema>;
+export type AuditHeadsJournalEntry = z.output<typeof journalEntrySchema>;
 
 /** The line one verb appends (with its newline). */
 export function journalLine(
@@ -40,14 +47,12 @@ export function journalLine(
   seenAt: string,
   verb: string,
 ): string {
-  const entry: AuditHeadsJournalEntry = {
+  const entry: z.input<typeof journalEntrySchema> = {
     schema: AUDIT_HEADS_JOURNAL_SCHEMA,
     repo,
     seenAt,
     verb: verb.slice(0, 100),
-    heads: Object.fromEntries(
-      [...heads].map(([host, head]) => [host, `${head.seq}:${head.sha256}`]),
-    ),
+    heads: Object.fromEntries([...heads].map(([host, head]) => [host, formatAuditHead(head)])),
   };
   return `${JSON.stringify(entry)}\n`;
 }

@@ -27,7 +27,7 @@ import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
 import { sha256Schema, timestampSchema } from '../wire/protocol.js';
-import type { AuditHead } from '../wire/audit.js';
+import { formatAuditHead, parseAuditHead, type AuditHead } from '../wire/audit.js';
 import {
   appendJournalLine,
   journalLine,
@@ -73,11 +73,7 @@ export function seenHeadsOf(file: AuditHeadsFile, repo: string, host: string): S
 
 /** `<seq>:<sha256>` as a controller sends it; `undefined` for anything else. */
 export function parseAuditHeadHeader(value: string | string[] | undefined): AuditHead | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  const match = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text ?? '');
-  if (!match) return undefined;
-  const seq = Number(match[1]);
-  return seq > 0 ? { seq, sha256: match[2] as string } : undefined;
+  return parseAuditHead((Array.isArray(value) ? value[0] : value) ?? '');
 }
 
 /**
@@ -252,18 +248,17 @@ export function foldJournal(
 ): Record<string, SeenHead[]> {
   const lists = new Map<string, { list: SeenHead[]; keys: Set<string> }>();
   for (const entry of entries) {
-    for (const [host, value] of Object.entries(entry.heads)) {
+    for (const [host, head] of Object.entries(entry.heads)) {
       let kept = lists.get(host);
       if (kept === undefined) {
         const list = [...(hosts[host] ?? [])];
-        kept = { list, keys: new Set(list.map((head) => `${head.seq}:${head.sha256}`)) };
+        kept = { list, keys: new Set(list.map(formatAuditHead)) };
         lists.set(host, kept);
       }
-      const head = parseAuditHeadHeader(value);
-      // Each head once, even from a journal folded twice (a crash before its removal). The
-      // entry's schema admits only what parses.
-      if (head === undefined || kept.keys.has(value)) continue;
-      kept.keys.add(value);
+      // Each head once, even from a journal folded twice (a crash before its removal).
+      const key = formatAuditHead(head);
+      if (kept.keys.has(key)) continue;
+      kept.keys.add(key);
       kept.list.push({
         seq: head.seq,
         sha256: head.sha256,

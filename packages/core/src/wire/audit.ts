@@ -113,6 +113,20 @@ export interface AuditHead {
   readonly sha256: string;
 }
 
+/**
+ * A head as text, `<seq>:<sha256>`: how the `fleet-audit-head` header carries it and the
+ * operator's journal of seen heads keeps it (core client/audit-heads-journal.ts).
+ */
+export const formatAuditHead = (head: AuditHead): string => `${head.seq}:${head.sha256}`;
+
+/** {@link formatAuditHead}'s text back; `undefined` for anything else (seq 0 included). */
+export function parseAuditHead(text: string): AuditHead | undefined {
+  const match = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text);
+  if (!match) return undefined;
+  const seq = Number(match[1]);
+  return seq > 0 ? { seq, sha256: match[2] as string } : undefined;
+}
+
 export interface AuditVerification {
   readonly ok: boolean;
   /** Records that parsed. */
