@@ -64,12 +64,20 @@ const environment = {
   cpus: os.availableParallelism?.() ?? os.cpus().length,
   loadavg: os.loadavg().map((l) => Math.round(l * 100) / 100),
   startedAt: new Date().toISOString(),
+  // Node.js 20 reads this file at every start, before any JavaScript runs; see bench/README.md.
+  nodeExtraCaCerts: process.env.NODE_EXTRA_CA_CERTS ?? null,
 };
 if (!values.json) {
   console.log(
     `fleet benchmarks — node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ` +
       `load average ${environment.loadavg.join(' ')}`,
   );
+  if (environment.nodeExtraCaCerts !== null) {
+    console.log(
+      `note: NODE_EXTRA_CA_CERTS is set (${environment.nodeExtraCaCerts}): every Node.js side ` +
+        '(fleet, its lab, node -e 0) parses it at start on Node.js 20; the peers do not (bench/README.md)',
+    );
+  }
 }
 
 const results = [];
