@@ -23,16 +23,16 @@ if (args.length === 1 && args[0] === '--version') {
     cliRoot: fileURLToPath(new URL('..', import.meta.url)),
   });
 } else {
-  // oclif comes from inside @fleet/core's bundle (`@fleet/core/command`: one file for oclif and
-  // what it uses, where @oclif/core is 160 modules; docs/adr/0011-core-ships-a-bundle.md). It
-  // checks its own engines range when first imported, evaluating the semver package for it; the
-  // CLI checks its own, stricter `engines.node` without one (src/engines.ts) and skips oclif's for
-  // that one import.
   // V8's compile cache (Node.js 22.1+), in fleet's own private cache directory, before anything
   // large is imported: the code of oclif and core is then compiled once, not on every call
   // (src/compile-cache.ts).
   const { enableCompileCache } = await import('../dist/src/compile-cache.js');
   enableCompileCache();
+  // oclif comes from inside @fleet/core's bundle (`@fleet/core/command`: one file for oclif and
+  // what it uses, where @oclif/core is 160 modules; docs/adr/0011-core-ships-a-bundle.md). It
+  // checks its own engines range when first imported, evaluating the semver package for it; the
+  // CLI checks its own, stricter `engines.node` without one (src/engines.ts) and skips oclif's for
+  // that one import.
   const { readFileSync } = await import('node:fs');
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   const userSetting = process.env.OCLIF_DISABLE_ENGINE_WARNING;
