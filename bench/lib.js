@@ -248,7 +248,7 @@ export function renderGoalRows(rows) {
   );
 }
 
-const BUNDLE_FILE = /\/(?:packages\/core|node_modules\/@fleet\/core)\/dist\/bundle\/(.+\.js)$/;
+const BUNDLE_FILE = /\/(?:packages\/core|node_modules\/@fleet\/core)\/dist\/bundle\/(.+\.c?js)$/;
 const bundleInputsCache = new Map();
 
 /**

@@ -18,9 +18,10 @@
 // Usage: node scripts/bundle.mjs [--check]
 //   --check  fail (exit 1) when the bundle is older than any compiled file it is built from,
 //            instead of building (a stale bundle would run code that tsc no longer emits).
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,6 +36,9 @@ export const BUNDLES = [
       command: 'dist/src/command/index.js',
       zod: 'dist/src/zod.js',
     },
+    // oclif as one CommonJS file beside them, which the command entry's `oclif.js` loads with
+    // V8's code cache (docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md).
+    commonjs: { file: 'oclif.cjs', require: '@oclif/core', loader: 'dist/src/command/oclif.js' },
   },
 ];
 
@@ -50,7 +54,7 @@ const BANNER = [
   'const require = __fleetCreateRequire(import.meta.url);',
 ].join('\n');
 
-async function bundle({ dir, entries }) {
+async function bundle({ dir, entries, commonjs }) {
   const base = path.join(root, dir);
   const outdir = path.join(base, 'dist', 'bundle');
   rmSync(outdir, { recursive: true, force: true });
@@ -68,6 +72,9 @@ async function bundle({ dir, entries }) {
     target: 'node20.19',
     external: EXTERNAL,
     banner: { js: BANNER },
+    // Core's sources import oclif's values from `@oclif/core` (so their types are oclif's own);
+    // in the bundle those imports reach the module that loads the CommonJS file instead.
+    ...(commonjs ? { alias: { [commonjs.require]: path.join(base, commonjs.loader) } } : {}),
     // Written beside each file, not linked from it: Node copies every linked map into each
     // process's coverage file under NODE_V8_COVERAGE (4 MiB a CLI call), which a suite of
     // thousands of CLI processes turns into gigabytes for c8 to load (ADR 0011).
@@ -80,7 +87,54 @@ async function bundle({ dir, entries }) {
     logLevel: 'warning',
     metafile: true,
   });
-  writeFileSync(path.join(outdir, INPUTS_FILE), `${JSON.stringify(bundleInputs(metafile))}\n`);
+  const inputs = bundleInputs(metafile);
+  if (commonjs) {
+    const owner = Object.keys(inputs).find((file) => inputs[file].includes(commonjs.loader));
+    if (owner === undefined || path.posix.dirname(owner) !== '.') {
+      throw new Error(`${commonjs.loader} must land in an entry file of dist/bundle, not ${owner}`);
+    }
+    Object.assign(inputs, await bundleCommonJs(base, outdir, commonjs));
+  }
+  writeFileSync(path.join(outdir, INPUTS_FILE), `${JSON.stringify(inputs)}\n`);
+}
+
+// A dynamic `import(` call in the CommonJS bundle (not a string saying "import()"): the bundle runs
+// inside a vm.Script, where Node.js 20 allows no `import()` without an experimental flag, so each
+// call becomes `__fleetImport(`, the importer the loading ES module passes in (code-cached.ts).
+const DYNAMIC_IMPORT = /(?<![\w$."'`])import\((?!\))/g;
+
+/** One CommonJS file of `commonjs.require` and what it requires; returns its inputs entry. */
+async function bundleCommonJs(base, outdir, commonjs) {
+  const outfile = path.join(outdir, commonjs.file);
+  const { metafile } = await build({
+    absWorkingDir: base,
+    stdin: {
+      contents: `module.exports = require(${JSON.stringify(commonjs.require)});`,
+      resolveDir: base,
+      sourcefile: `${commonjs.file}.entry.cjs`,
+    },
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20.19',
+    external: EXTERNAL,
+    sourcemap: 'external',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+    metafile: true,
+  });
+  const text = readFileSync(outfile, 'utf8');
+  const rewritten = text.replace(DYNAMIC_IMPORT, '__fleetImport(');
+  if (rewritten === text)
+    throw new Error(`${commonjs.file}: no import() to rewrite; check the rule`);
+  // It must still compile as the body of the loader's function (code-cached.ts).
+  new vm.Script(
+    `(function (exports, require, module, __filename, __dirname, __fleetImport) { ${rewritten}\n})`,
+  );
+  writeFileSync(outfile, rewritten);
+  return bundleInputs(metafile);
 }
 
 /**
