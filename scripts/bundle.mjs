@@ -12,6 +12,11 @@
 // what the bundled code only names for an optional feature it never uses here (typescript,
 // ts-node, pnpapi).
 //
+// oclif is the one exception to the shared chunks: a second run writes it, with what it requires,
+// as one CommonJS file beside them (oclif.cjs), which the command entry runs with V8's cached data
+// (docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md). Its `import(` calls are rewritten after
+// esbuild, so on those few lines its source map's columns are off by the longer name.
+//
 // It reads tsc's output, not the TypeScript sources: what runs is exactly what tsc type-checked
 // and emitted. Source maps chain back to the .ts files through tsc's own maps.
 //
