@@ -25,7 +25,7 @@
 //            instead of building (a stale bundle would run code that tsc no longer emits).
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
 import { build } from 'esbuild';
 
@@ -105,11 +105,17 @@ async function bundle({ dir, entries, commonjs }) {
 
 // A dynamic `import(` call in the CommonJS bundle (not a string saying "import()"): the bundle runs
 // inside a vm.Script, where Node.js 20 allows no `import()` without an experimental flag, so each
-// call becomes `__fleetImport(`, the importer the loading ES module passes in (code-cached.ts).
+// call becomes `__fleetImport(` (the loader's IMPORT_PARAMETER), the importer the loading ES
+// module passes in (code-cached.ts).
 const DYNAMIC_IMPORT = /(?<![\w$."'`])import\((?!\))/g;
 
 /** One CommonJS file of `commonjs.require` and what it requires; returns its inputs entry. */
 async function bundleCommonJs(base, outdir, commonjs) {
+  // The loader's own wrapper and importer name, from tsc's output (which the bundle is built from;
+  // imported here, not at the top, so that `--check` runs before any build).
+  const { IMPORT_PARAMETER, wrapBundle } = await import(
+    pathToFileURL(path.join(base, 'dist', 'src', 'command', 'code-cached.js')).href
+  );
   const outfile = path.join(outdir, commonjs.file);
   const { metafile } = await build({
     absWorkingDir: base,
@@ -131,13 +137,11 @@ async function bundleCommonJs(base, outdir, commonjs) {
     metafile: true,
   });
   const text = readFileSync(outfile, 'utf8');
-  const rewritten = text.replace(DYNAMIC_IMPORT, '__fleetImport(');
+  const rewritten = text.replace(DYNAMIC_IMPORT, `${IMPORT_PARAMETER}(`);
   if (rewritten === text)
     throw new Error(`${commonjs.file}: no import() to rewrite; check the rule`);
   // It must still compile as the body of the loader's function (code-cached.ts).
-  new vm.Script(
-    `(function (exports, require, module, __filename, __dirname, __fleetImport) { ${rewritten}\n})`,
-  );
+  new vm.Script(wrapBundle(rewritten));
   writeFileSync(outfile, rewritten);
   return bundleInputs(metafile);
 }

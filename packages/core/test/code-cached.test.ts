@@ -43,6 +43,11 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
     for (const write of pendingWrites.splice(0)) write();
   };
   const cacheFiles = () => readdirSync(cacheDirectory).sort();
+  const requireCache = createRequire(import.meta.url).cache;
+  /** The next load as a new process's: the bundle no longer in require.cache. */
+  const forgetBundle = () => {
+    delete requireCache[bundle];
+  };
 
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'fleet-code-cached-'));
@@ -54,7 +59,7 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
     pendingWrites = [];
   });
   afterEach(() => {
-    delete createRequire(import.meta.url).cache[bundle];
+    forgetBundle();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -62,7 +67,7 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
     const loaded = loadWithoutCache();
     expect(loaded.cache).to.equal('none');
     expect(loaded.exports).to.deep.include({ answer: 42, file: bundle, dir: root });
-    expect(createRequire(import.meta.url).cache[bundle]?.exports).to.equal(loaded.exports);
+    expect(requireCache[bundle]?.exports).to.equal(loaded.exports);
     expect(pendingWrites).to.have.length(0);
   });
 
@@ -83,7 +88,7 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
     if (process.platform !== 'win32') {
       expect(statSync(join(cacheDirectory, name)).mode & 0o777).to.equal(0o600);
     }
-    delete createRequire(import.meta.url).cache[bundle];
+    forgetBundle();
     const second = load();
     expect(second).to.deep.include({ cache: 'hit', cacheFile: join(cacheDirectory, name) });
     expect((second.exports as { answer: number }).answer).to.equal(42);
@@ -97,7 +102,7 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
     expect(loaded.cache).to.equal('rejected');
     expect((loaded.exports as { answer: number }).answer).to.equal(42);
     exit();
-    delete createRequire(import.meta.url).cache[bundle];
+    forgetBundle();
     expect(load().cache).to.equal('hit');
   });
 
@@ -107,7 +112,7 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
     const old = cacheFileName(bundle, BUNDLE);
     const changed = `${BUNDLE}\nexports.extra = true;\n`;
     writeFileSync(bundle, changed);
-    delete createRequire(import.meta.url).cache[bundle];
+    forgetBundle();
     expect(load().cache).to.equal('miss');
     exit();
     expect(cacheFiles()).to.deep.equal([cacheFileName(bundle, changed)]);
@@ -131,7 +136,7 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
       writeFileSync(elsewhere, '');
       rmSync(join(cacheDirectory, name));
       symlinkSync(elsewhere, join(cacheDirectory, name));
-      delete createRequire(import.meta.url).cache[bundle];
+      forgetBundle();
       expect(load().cache).to.equal('miss');
       exit();
       expect(statSync(join(cacheDirectory, name)).size).to.be.greaterThan(0);
@@ -142,7 +147,7 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
   it('a bundle that throws is not left in require.cache', () => {
     writeFileSync(bundle, "throw new Error('broken bundle');");
     expect(() => load()).to.throw('broken bundle');
-    expect(createRequire(import.meta.url).cache[bundle]).to.equal(undefined);
+    expect(requireCache[bundle]).to.equal(undefined);
   });
 
   it('a cache that cannot be written costs nothing but speed', () => {

@@ -37,10 +37,16 @@ export const CODE_CACHE_DIRECTORY = Symbol.for('fleet.codeCacheDirectory');
 /** What replaces `import()` inside the bundle. */
 export type DynamicImport = (specifier: string) => Promise<unknown>;
 
-/** The function the bundle's text runs in: Node's five CommonJS parameters, then the importer. */
-const WRAPPER_HEAD =
-  '(function (exports, require, module, __filename, __dirname, __fleetImport) { ';
-const WRAPPER_TAIL = '\n})';
+/** The parameter that stands in for `import(` inside the bundle (the bundle step renames to it). */
+export const IMPORT_PARAMETER = '__fleetImport';
+
+/**
+ * The script a bundle's text runs as: a function of Node's five CommonJS parameters, then the
+ * importer. The bundle step compiles it too, to check the text it wrote.
+ */
+export function wrapBundle(source: string): string {
+  return `(function (exports, require, module, __filename, __dirname, ${IMPORT_PARAMETER}) { ${source}\n})`;
+}
 
 /** Larger than any cache of fleet's bundles; a bigger file is not read. */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024;
@@ -142,7 +148,7 @@ export function loadCodeCached(
   const cacheFile =
     directory === undefined ? undefined : path.join(directory, cacheFileName(bundle, source));
   const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
-  const script = new vm.Script(`${WRAPPER_HEAD}${source}${WRAPPER_TAIL}`, {
+  const script = new vm.Script(wrapBundle(source), {
     filename: bundle,
     ...(cachedData === undefined ? {} : { cachedData }),
   });
