@@ -5,8 +5,11 @@
  * (catalogue B: symlinks and races), by the fd's real path and the re-check after the read.
  *
  * A snapshot's reads go through a `ReadSession`: each file read once for the request (a prober
- * asking for a file the snapshot read gets the same read), and every directory re-checked once
- * after the last read — a directory that changed refuses every file the request read under it.
+ * asking for a file the snapshot read gets the same read). On Linux each read is first proved by
+ * its fd alone (the fd's real path is the expected one: no walk, nothing to re-check); a read the
+ * proof does not cover, and every read where there is no `/proc/self/fd` (`provedByFd: false`
+ * here), walks its directories and re-checks each once after the last read — a directory that
+ * changed refuses every file the request read under it.
  */
 import { expect } from 'chai';
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
@@ -106,7 +109,7 @@ describe('safe-path: the directories of one request walked once', () => {
   });
 });
 
-describe('safe-path ReadSession: the reads of one request, re-checked once after the last', () => {
+describe('safe-path ReadSession, walked: the reads of one request, re-checked once after the last', () => {
   let root: string;
   let home: string;
   let outside: string;
@@ -143,7 +146,7 @@ describe('safe-path ReadSession: the reads of one request, re-checked once after
   });
 
   it('refuses every file read under a directory swapped for a symbolic link after the reads', async () => {
-    const session = new ReadSession(home, LIMIT);
+    const session = new ReadSession(home, LIMIT, { provedByFd: false });
     await session.read(target('~/.config/app/a.conf'));
     await session.read(target('~/.config/app/b.conf'));
     await session.read(target('~/.config/elsewhere/c.conf'));
@@ -162,7 +165,7 @@ describe('safe-path ReadSession: the reads of one request, re-checked once after
   });
 
   it('refuses the files under a directory replaced by another real directory, and only those', async () => {
-    const session = new ReadSession(home, LIMIT);
+    const session = new ReadSession(home, LIMIT, { provedByFd: false });
     await session.read(target('~/.config/app/a.conf'));
     await session.read(target('~/.config/elsewhere/c.conf'));
     await rename(join(home, '.config', 'app'), join(root, 'moved'));
@@ -183,6 +186,76 @@ describe('safe-path ReadSession: the reads of one request, re-checked once after
       'PATH_OUTSIDE_ROOT',
       'SYMLINK_REFUSED',
     ]);
+  });
+
+  async function refusal(promise: Promise<unknown>): Promise<string> {
+    try {
+      await promise;
+    } catch (error) {
+      if (error instanceof FleetError) return error.code;
+      throw error;
+    }
+    return expect.fail('expected the read to be refused');
+  }
+});
+
+describe('safe-path ReadSession, proved by the fd (Linux): no walk, and refused as the walk refuses', () => {
+  let root: string;
+  let home: string;
+  let outside: string;
+
+  before(function () {
+    if (process.platform !== 'linux') this.skip(); // the proof reads /proc/self/fd
+  });
+  beforeEach(async () => {
+    ({ root, home, outside } = await makeTree('fleet-read-proved-', {
+      'home/.config/elsewhere/a.conf': 'inside\n',
+      'outside/a.conf': 'planted\n',
+    }));
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const target = (path: string) => targetOf(home, path);
+
+  it('reads the file that was at its path when opened, and has no directory to re-check', async () => {
+    const session = new ReadSession(home, LIMIT);
+    const a = await session.read(target('~/.config/app/a.conf'));
+    expect(a?.bytes.toString()).to.equal('a\n');
+    expect(a?.chain.dirs).to.deep.equal([]);
+    // Swapped after the open: the bytes read were the real file's, so nothing is refused (the
+    // walked session above refuses them, having only its re-check to prove the open).
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await symlink(outside, join(home, '.config', 'app'));
+    expect((await session.recheck()).size).to.equal(0);
+  });
+
+  it('refuses a parent that is a symbolic link out of the home at the open', async () => {
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await symlink(outside, join(home, '.config', 'app'));
+    const session = new ReadSession(home, LIMIT);
+    expect(await refusal(session.read(target('~/.config/app/a.conf')))).to.equal(
+      'PATH_OUTSIDE_ROOT',
+    );
+  });
+
+  it('refuses a parent that is a symbolic link inside the home at the open', async () => {
+    await rename(join(home, '.config', 'app'), join(root, 'moved'));
+    await symlink(join(home, '.config', 'elsewhere'), join(home, '.config', 'app'));
+    const session = new ReadSession(home, LIMIT);
+    expect(await refusal(session.read(target('~/.config/app/a.conf')))).to.equal('SYMLINK_REFUSED');
+  });
+
+  it('refuses a file that is a symbolic link, and answers an absent file or parent as absent', async () => {
+    await symlink(join(home, '.config', 'app', 'a.conf'), join(home, '.config', 'app', 'c.conf'));
+    const session = new ReadSession(home, LIMIT);
+    expect(await refusal(session.read(target('~/.config/app/c.conf')))).to.equal('SYMLINK_REFUSED');
+    expect(await session.read(target('~/.config/app/none.conf'))).to.equal(null);
+    expect(await session.read(target('~/.config/none/x.conf'))).to.equal(null);
+  });
+
+  it('refuses a file over the bound, as the walked read does', async () => {
+    const session = new ReadSession(home, 1);
+    expect(await refusal(session.read(target('~/.config/app/a.conf')))).to.equal('FILE_TOO_LARGE');
   });
 
   async function refusal(promise: Promise<unknown>): Promise<string> {
