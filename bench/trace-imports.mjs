@@ -6,7 +6,8 @@
 // Its `resolve` hook then runs, on the loader thread, for every ESM `import`/`import()` and appends
 // one JSON line { kind: 'esm', specifier, parent, url } to the file named by FLEET_TRACE_IMPORTS.
 // CommonJS `require()` does not go through ESM hooks on Node 20, so on exit the main thread also
-// appends every module in `require.cache` as { kind: 'cjs', url }. Without the variable it does nothing.
+// appends every module in `require.cache` as { kind: 'cjs', url }, then one { kind: 'evaluated',
+// coreEntries, zod } line: what ran of core's CommonJS file. Without the variable it does nothing.
 import { appendFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -27,6 +28,15 @@ if (traceFile && isMainThread) {
     for (const file of Object.keys(requireCache)) {
       record({ kind: 'cjs', url: pathToFileURL(file).href });
     }
+    // What ran of core's one CommonJS file (scripts/bundle.mjs): the entries its loader was asked
+    // for (each evaluates only its own modules), and whether zod was evaluated at all (zod keeps
+    // its settings on globalThis from its first module on).
+    const entries = globalThis[Symbol.for('fleet.coreEntries')];
+    record({
+      kind: 'evaluated',
+      coreEntries: entries instanceof Set ? [...entries].sort() : null,
+      zod: globalThis.__zod_globalConfig !== undefined,
+    });
   });
 }
 

@@ -4,18 +4,21 @@
 // and before the oclif manifests, which import the commands and so core.
 //
 // What importers load is the bundle: core's package.json `exports` point at dist/bundle/*.js, and
-// the types stay tsc's (dist/src/*.d.ts). One esbuild run over every entry with code splitting,
-// so the entries share their chunks: a value is one object whichever entry it came through, and a
-// process holds one copy of core and of what core bundles (zod, oclif, ulid, p-limit, …).
+// the types stay tsc's (dist/src/*.d.ts). A process holds one copy of core and of what core
+// bundles (zod, ulid, p-limit, …), whichever entry a value came through:
+// - core.cjs: the `index`, `node` and `zod` entries as one CommonJS file, each entry evaluated
+//   when first asked for, run with V8's cached data by loader.js; index.js, node.js and zod.js are
+//   generated ES module facades over it (docs/adr/0013-core-runs-from-one-code-cached-file.md);
+// - command.js: the `command` entry as a small ES module of its own (`--help` loads nothing else
+//   of core), whose imports of the rest of core go through the index facade;
+// - oclif.cjs: oclif and what it requires, one CommonJS file that command.js runs with V8's cached
+//   data (docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md).
+// The `import(` calls of both CommonJS files are rewritten after esbuild, so on those few lines
+// their source maps' columns are off by the longer name.
 // Left out, and loaded from node_modules as before: node's own modules, yaml (core loads it by
 // name on first use, src/yaml.ts: a verb answered from .git/fleet-cache never parses YAML), and
 // what the bundled code only names for an optional feature it never uses here (typescript,
 // ts-node, pnpapi).
-//
-// oclif is the one exception to the shared chunks: a second run writes it, with what it requires,
-// as one CommonJS file beside them (oclif.cjs), which the command entry runs with V8's cached data
-// (docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md). Its `import(` calls are rewritten after
-// esbuild, so on those few lines its source map's columns are off by the longer name.
 //
 // It reads tsc's output, not the TypeScript sources: what runs is exactly what tsc type-checked
 // and emitted. Source maps chain back to the .ts files through tsc's own maps.
@@ -41,6 +44,11 @@ export const BUNDLES = [
       command: 'dist/src/command/index.js',
       zod: 'dist/src/zod.js',
     },
+    // Every entry but `command` in one CommonJS file, each evaluated when first asked for; their
+    // entry files are ES module facades over it, through one loader. `command` stays a small ES
+    // module of its own, which reaches the rest of core through the `index` facade
+    // (docs/adr/0013-core-runs-from-one-code-cached-file.md).
+    core: { file: 'core.cjs', loader: 'loader.js', separate: 'command', through: 'index' },
     // oclif as one CommonJS file beside them, which the command entry's `oclif.js` loads with
     // V8's code cache (docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md).
     commonjs: { file: 'oclif.cjs', require: '@oclif/core', loader: 'dist/src/command/oclif.js' },
@@ -53,34 +61,137 @@ export const INPUTS_FILE = 'inputs.json';
 /** Loaded from node_modules, never bundled (see the header). */
 const EXTERNAL = ['typescript', 'ts-node', 'pnpapi', 'yaml'];
 
+/** What `import.meta.url` becomes inside a CommonJS file: a variable holding the file's URL. */
+const META_URL = '__fleetMetaUrl';
+
 // CommonJS modules inside an ESM bundle reach node's modules through `require`: give them one.
 const BANNER = [
   "import { createRequire as __fleetCreateRequire } from 'node:module';",
   'const require = __fleetCreateRequire(import.meta.url);',
 ].join('\n');
 
-async function bundle({ dir, entries, commonjs }) {
+async function bundle({ dir, entries, core, commonjs }) {
   const base = path.join(root, dir);
   const outdir = path.join(base, 'dist', 'bundle');
   rmSync(outdir, { recursive: true, force: true });
-  const entryPoints = Object.fromEntries(
-    Object.entries(entries).map(([name, file]) => [name, path.join(base, file)]),
+  // The loader's own wrapper and importer name, from tsc's output (which the bundle is built from;
+  // imported here, not at the top, so that `--check` runs before any build).
+  const loader = await import(
+    pathToFileURL(path.join(base, 'dist', 'src', 'command', 'code-cached.js')).href
   );
+  const { [core.separate]: separate, ...shared } = entries;
+  const inputs = await bundleSeparate(base, outdir, core, separate, commonjs);
+  Object.assign(inputs, await bundleCore(base, outdir, shared, core, separate, loader));
+  Object.assign(inputs, await bundleLoader(base, outdir, core));
+  for (const [name, names] of Object.entries(await entryExports(base, shared))) {
+    writeFileSync(path.join(outdir, `${name}.js`), facade(core.loader, name, names));
+    inputs[`${name}.js`] = [];
+  }
+  Object.assign(inputs, await bundleCommonJs(base, outdir, commonjs, loader));
+  writeFileSync(path.join(outdir, INPUTS_FILE), `${JSON.stringify(inputs)}\n`);
+}
+
+/**
+ * The separate entry (`command`) as one ES module: the modules of its own directory inside, every
+ * other module of core it imports — all of them imported inside functions, when a command runs —
+ * through the `through` facade, so that a process holds one copy of core; oclif's imports reach
+ * its loader (`commonjs.loader`), which must be inside, so that `./oclif.cjs` is beside it.
+ */
+async function bundleSeparate(base, outdir, core, file, commonjs) {
+  const own = path.dirname(path.join(base, file));
   const { metafile } = await build({
     absWorkingDir: base,
-    entryPoints,
+    entryPoints: { [core.separate]: path.join(base, file) },
     outdir,
     bundle: true,
-    splitting: true,
     format: 'esm',
     platform: 'node',
     target: 'node20.19',
     external: EXTERNAL,
     banner: { js: BANNER },
-    // Core's sources import oclif's values from `@oclif/core` (so their types are oclif's own);
-    // in the bundle those imports reach the module that loads the CommonJS file instead.
-    ...(commonjs ? { alias: { [commonjs.require]: path.join(base, commonjs.loader) } } : {}),
-    // Written beside each file, not linked from it: Node copies every linked map into each
+    alias: { [commonjs.require]: path.join(base, commonjs.loader) },
+    plugins: [
+      {
+        name: 'core-through-facade',
+        setup(builder) {
+          builder.onResolve({ filter: /^\.\.?\// }, ({ path: specifier, resolveDir }) => {
+            const resolved = path.resolve(resolveDir, specifier);
+            if (resolved.startsWith(`${own}${path.sep}`)) return undefined;
+            return { path: `./${core.through}.js`, external: true };
+          });
+        },
+      },
+    ],
+    sourcemap: 'external',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+    metafile: true,
+  });
+  const inputs = bundleInputs(metafile);
+  if (!inputs[`${core.separate}.js`]?.includes(commonjs.loader)) {
+    throw new Error(
+      `${commonjs.loader} must be inside ${core.separate}.js, beside ${commonjs.file}`,
+    );
+  }
+  return inputs;
+}
+
+/** The names each entry exports, as esbuild sees them (an ES module build, not written). */
+async function entryExports(base, entries) {
+  const { metafile } = await build({
+    absWorkingDir: base,
+    entryPoints: Object.fromEntries(
+      Object.entries(entries).map(([name, file]) => [name, path.join(base, file)]),
+    ),
+    outdir: path.join(base, 'dist', 'bundle'),
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    external: [...EXTERNAL, '@oclif/core'],
+    write: false,
+    logLevel: 'warning',
+    metafile: true,
+  });
+  const exported = {};
+  for (const output of Object.values(metafile.outputs)) {
+    if (output.entryPoint === undefined) continue;
+    const name = Object.keys(entries).find((key) => entries[key] === output.entryPoint);
+    if (name !== undefined) exported[name] = [...output.exports].sort();
+  }
+  const missing = Object.keys(entries).filter((name) => exported[name] === undefined);
+  if (missing.length > 0) throw new Error(`no exports found for ${missing.join(', ')}`);
+  return exported;
+}
+
+/**
+ * The other entries as one CommonJS file: `module.exports` holds one function per entry, which
+ * requires (and so evaluates, once) that entry and what it imports — esbuild wraps each module so
+ * that it runs when first required. `import.meta.url` becomes the file's own URL. Nothing of the
+ * separate entry's directory may be inside (it would be a second copy), nor oclif.
+ */
+async function bundleCore(base, outdir, entries, core, separateFile, loader) {
+  const outfile = path.join(outdir, core.file);
+  const { metafile } = await build({
+    absWorkingDir: base,
+    stdin: {
+      contents: `module.exports = { ${Object.entries(entries)
+        .map(([name, file]) => `${name}: () => require(${JSON.stringify(`./${file}`)})`)
+        .join(', ')} };`,
+      resolveDir: base,
+      sourcefile: `${core.file}.entry.cjs`,
+    },
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20.19',
+    external: EXTERNAL,
+    define: { 'import.meta.url': META_URL },
+    banner: { js: `var ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
+    // Written beside the file, not linked from it: Node copies every linked map into each
     // process's coverage file under NODE_V8_COVERAGE (4 MiB a CLI call), which a suite of
     // thousands of CLI processes turns into gigabytes for c8 to load (ADR 0011).
     sourcemap: 'external',
@@ -88,34 +199,102 @@ async function bundle({ dir, entries, commonjs }) {
     // parse at every start (`fleet --help` 8 % faster in an interleaved run).
     minifyWhitespace: true,
     minifySyntax: true,
-    chunkNames: 'chunks/[name]-[hash]',
     logLevel: 'warning',
     metafile: true,
   });
   const inputs = bundleInputs(metafile);
-  if (commonjs) {
-    const owner = Object.keys(inputs).find((file) => inputs[file].includes(commonjs.loader));
-    if (owner === undefined || path.posix.dirname(owner) !== '.') {
-      throw new Error(`${commonjs.loader} must land in an entry file of dist/bundle, not ${owner}`);
-    }
-    Object.assign(inputs, await bundleCommonJs(base, outdir, commonjs));
+  const separateDir = `${path.posix.dirname(separateFile)}/`;
+  const strays = inputs[core.file].filter(
+    (input) => input.startsWith(separateDir) || input.startsWith('node_modules/@oclif/'),
+  );
+  if (strays.length > 0) {
+    throw new Error(`${core.file} must not hold ${strays.join(', ')}`);
   }
-  writeFileSync(path.join(outdir, INPUTS_FILE), `${JSON.stringify(inputs)}\n`);
+  await writeRewritten(outfile, core.file, loader);
+  return inputs;
 }
 
-// A dynamic `import(` call in the CommonJS bundle (not a string saying "import()"): the bundle runs
-// inside a vm.Script, where Node.js 20 allows no `import()` without an experimental flag, so each
-// call becomes `__fleetImport(` (the loader's IMPORT_PARAMETER), the importer the loading ES
-// module passes in (code-cached.ts).
-const DYNAMIC_IMPORT = /(?<![\w$."'`])import\((?!\))/g;
+/**
+ * The loader the facades share (an ES module): runs the CommonJS file once per process, with V8's
+ * code cache when the CLI's entry handed a cache directory over, and records the entries asked
+ * for under `fleet.coreEntries` (the cold-start bench's tracer reads it).
+ */
+async function bundleLoader(base, outdir, core) {
+  const { metafile } = await build({
+    absWorkingDir: base,
+    stdin: {
+      contents: [
+        "import { fileURLToPath } from 'node:url';",
+        "import { handedCacheDirectory, loadCodeCached } from './dist/src/command/code-cached.js';",
+        'const asked = new Set();',
+        "globalThis[Symbol.for('fleet.coreEntries')] = asked;",
+        `const entries = loadCodeCached(fileURLToPath(new URL(${JSON.stringify(`./${core.file}`)}, import.meta.url)), (specifier) => import(specifier), {`,
+        '  cacheDirectory: handedCacheDirectory(),',
+        '}).exports;',
+        'export function entry(name) {',
+        '  asked.add(name);',
+        '  return entries[name]();',
+        '}',
+      ].join('\n'),
+      resolveDir: base,
+      sourcefile: `${core.loader}.entry.js`,
+    },
+    outfile: path.join(outdir, core.loader),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    sourcemap: 'external',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+    metafile: true,
+  });
+  return bundleInputs(metafile);
+}
+
+/** An entry's ES module: its exports, read once from the entry the loader evaluated. */
+function facade(loader, name, names) {
+  const lines = [
+    `// Generated by scripts/bundle.mjs: @fleet/core's \`${name}\` entry, from ${loader}'s one copy of core.`,
+    `import { entry } from './${loader}';`,
+    `const m = entry(${JSON.stringify(name)});`,
+    ...names.map((exported, i) => `const e${i} = m[${JSON.stringify(exported)}];`),
+    `export { ${names.map((exported, i) => `e${i} as ${exported}`).join(', ')} };`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Where each dynamic `import(…)` call of `text` starts, found by TypeScript's parser: a CommonJS
+ * file of the bundle runs inside a vm.Script, where Node.js 20 allows no `import()` without an
+ * experimental flag, so each call becomes `__fleetImport(…)` (the loader's IMPORT_PARAMETER), the
+ * importer the loading ES module passes in (code-cached.ts). A parser, not a pattern: core's own
+ * text holds `import(` inside strings and template literals (the plugin scaffold's templates,
+ * oclif's messages), which must stay as they are.
+ */
+export async function dynamicImportStarts(text) {
+  const { default: ts } = await import('typescript');
+  const file = ts.createSourceFile(
+    'bundle.cjs',
+    text,
+    ts.ScriptTarget.Latest,
+    false,
+    ts.ScriptKind.JS,
+  );
+  const starts = [];
+  const visit = (node) => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      starts.push(node.expression.getStart(file));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return starts;
+}
 
 /** One CommonJS file of `commonjs.require` and what it requires; returns its inputs entry. */
-async function bundleCommonJs(base, outdir, commonjs) {
-  // The loader's own wrapper and importer name, from tsc's output (which the bundle is built from;
-  // imported here, not at the top, so that `--check` runs before any build).
-  const { IMPORT_PARAMETER, wrapBundle } = await import(
-    pathToFileURL(path.join(base, 'dist', 'src', 'command', 'code-cached.js')).href
-  );
+async function bundleCommonJs(base, outdir, commonjs, loader) {
   const outfile = path.join(outdir, commonjs.file);
   const { metafile } = await build({
     absWorkingDir: base,
@@ -136,14 +315,25 @@ async function bundleCommonJs(base, outdir, commonjs) {
     logLevel: 'warning',
     metafile: true,
   });
-  const text = readFileSync(outfile, 'utf8');
-  const rewritten = text.replace(DYNAMIC_IMPORT, `${IMPORT_PARAMETER}(`);
-  if (rewritten === text)
-    throw new Error(`${commonjs.file}: no import() to rewrite; check the rule`);
-  // It must still compile as the body of the loader's function (code-cached.ts).
-  new vm.Script(wrapBundle(rewritten));
-  writeFileSync(outfile, rewritten);
+  await writeRewritten(outfile, commonjs.file, loader);
   return bundleInputs(metafile);
+}
+
+/**
+ * Rewrites the dynamic `import(` calls of a CommonJS file of the bundle (dynamicImportStarts) with
+ * the loader's own importer name, and checks that the text still compiles as the body of the
+ * loader's function (code-cached.ts, from tsc's output).
+ */
+async function writeRewritten(outfile, name, { IMPORT_PARAMETER, wrapBundle }) {
+  let text = readFileSync(outfile, 'utf8');
+  const starts = await dynamicImportStarts(text);
+  if (starts.length === 0) throw new Error(`${name}: no import() to rewrite; check the rule`);
+  for (const start of starts.sort((a, b) => b - a)) {
+    if (!text.startsWith('import', start)) throw new Error(`${name}: no import at ${start}`);
+    text = `${text.slice(0, start)}${IMPORT_PARAMETER}${text.slice(start + 'import'.length)}`;
+  }
+  new vm.Script(wrapBundle(text));
+  writeFileSync(outfile, text);
 }
 
 /**
