@@ -94,8 +94,10 @@ async function bundle({ dir, entries, core, commonjs }) {
 /**
  * The separate entry (`command`) as one ES module: the modules of its own directory inside, every
  * other module of core it imports — all of them imported inside functions, when a command runs —
- * through the `through` facade, so that a process holds one copy of core; oclif's imports reach
- * its loader (`commonjs.loader`), which must be inside, so that `./oclif.cjs` is beside it.
+ * through the `through` facade, so that a process holds one copy of core (what it takes from them
+ * must be exported by that entry: every command's first run would meet a name that is not);
+ * oclif's imports reach its loader (`commonjs.loader`), which must be inside, so that
+ * `./oclif.cjs` is beside it.
  */
 async function bundleSeparate(base, outdir, core, file, commonjs) {
   const own = path.dirname(path.join(base, file));
