@@ -27,16 +27,20 @@ const CHECKS_CACHE_FORMAT = 'fleet.checks-cache/v1';
 /** Answers kept: this run's first, then the newest earlier ones (a fleet of 1,000 hosts needs 2,000). */
 export const CHECKS_CACHE_ENTRIES = 20_000;
 
-const problemSchema = z.strictObject({
-  file: z.string().optional(),
-  line: z.number().int().positive().optional(),
-  path: z.string().optional(),
-  message: z.string(),
-});
-const answerSchema = z.array(problemSchema);
-const bodySchema = z.strictObject({
-  answers: z.record(z.string().regex(/^[0-9a-f]{64}$/), answerSchema),
-});
+const problemSchema = z.lazy(() =>
+  z.strictObject({
+    file: z.string().optional(),
+    line: z.number().int().positive().optional(),
+    path: z.string().optional(),
+    message: z.string(),
+  }),
+);
+const answerSchema = z.lazy(() => z.array(problemSchema));
+const bodySchema = z.lazy(() =>
+  z.strictObject({
+    answers: z.record(z.string().regex(/^[0-9a-f]{64}$/), answerSchema),
+  }),
+);
 
 export type InstallerCheck = NonNullable<Installer['check']>;
 

@@ -29,19 +29,23 @@ export const HISTORY_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
 const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
-const versionSchema = z.strictObject({
-  commit: z.string().regex(COMMIT_ID),
-  date: z.string(),
-  content: z.string(),
-});
+const versionSchema = z.lazy(() =>
+  z.strictObject({
+    commit: z.string().regex(COMMIT_ID),
+    date: z.string(),
+    content: z.string(),
+  }),
+);
 
-const historyCacheBodySchema = z.strictObject({
-  commit: z.string().regex(COMMIT_ID),
-  paths: z.array(z.string()),
-  directories: z.array(z.string()),
-  atRef: z.record(z.string(), z.string().nullable()),
-  history: z.record(z.string(), z.array(versionSchema)),
-});
+const historyCacheBodySchema = z.lazy(() =>
+  z.strictObject({
+    commit: z.string().regex(COMMIT_ID),
+    paths: z.array(z.string()),
+    directories: z.array(z.string()),
+    atRef: z.record(z.string(), z.string().nullable()),
+    history: z.record(z.string(), z.array(versionSchema)),
+  }),
+);
 export type HistoryCacheBody = z.infer<typeof historyCacheBodySchema>;
 
 /** What a snapshot is of: the commit and the paths and directories whose history it holds. */

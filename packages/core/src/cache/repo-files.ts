@@ -21,12 +21,14 @@ const REPO_FILES_CACHE_FORMAT = 'fleet.repo-files-cache/v1';
 /** Entries kept (one per plugin, domain and manifest version seen): the newest win. */
 export const REPO_FILES_CACHE_ENTRIES = 32;
 
-const entrySchema = z.strictObject({
-  key: z.string(),
-  files: z.array(z.unknown()),
-  hostVariables: z.array(z.string()),
-});
-const bodySchema = z.strictObject({ entries: z.array(entrySchema) });
+const entrySchema = z.lazy(() =>
+  z.strictObject({
+    key: z.string(),
+    files: z.array(z.unknown()),
+    hostVariables: z.array(z.string()),
+  }),
+);
+const bodySchema = z.lazy(() => z.strictObject({ entries: z.array(entrySchema) }));
 type Body = z.infer<typeof bodySchema>;
 
 /** The cache key of one parse: the plugin, the domain, and the manifest's git blob id. */

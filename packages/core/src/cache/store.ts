@@ -20,10 +20,12 @@ import * as z from 'zod';
 
 export const CACHE_DIR = 'fleet-cache';
 
-const headerSchema = z.strictObject({
-  format: z.string().min(1),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-});
+const headerSchema = z.lazy(() =>
+  z.strictObject({
+    format: z.string().min(1),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+);
 
 /**
  * The git object id of a blob with these bytes (`git hash-object`): sha1 over `blob <size>\0`

@@ -22,22 +22,24 @@ import { formatAuditHead, parseAuditHead, type AuditHead } from '../wire/audit.j
 
 export const AUDIT_HEADS_JOURNAL_SCHEMA = 'fleet.audit-heads-seen/v1';
 
-const journalEntrySchema = z.strictObject({
-  schema: z.literal(AUDIT_HEADS_JOURNAL_SCHEMA),
-  /** The repository the heads belong to, as in the heads file (a copied file is refused). */
-  repo: z.string().min(1),
-  seenAt: timestampSchema,
-  verb: z.string().max(100),
-  /** Host → `<seq>:<sha256>` ({@link formatAuditHead}), read as the head it names. */
-  heads: z.record(
-    z.string(),
-    z.string().transform((text, ctx) => {
-      const head = parseAuditHead(text);
-      if (head === undefined) ctx.addIssue({ code: 'custom', message: 'not <seq>:<sha256>' });
-      return head ?? z.NEVER;
-    }),
-  ),
-});
+const journalEntrySchema = z.lazy(() =>
+  z.strictObject({
+    schema: z.literal(AUDIT_HEADS_JOURNAL_SCHEMA),
+    /** The repository the heads belong to, as in the heads file (a copied file is refused). */
+    repo: z.string().min(1),
+    seenAt: timestampSchema,
+    verb: z.string().max(100),
+    /** Host → `<seq>:<sha256>` ({@link formatAuditHead}), read as the head it names. */
+    heads: z.record(
+      z.string(),
+      z.string().transform((text, ctx) => {
+        const head = parseAuditHead(text);
+        if (head === undefined) ctx.addIssue({ code: 'custom', message: 'not <seq>:<sha256>' });
+        return head ?? z.NEVER;
+      }),
+    ),
+  }),
+);
 export type AuditHeadsJournalEntry = z.output<typeof journalEntrySchema>;
 
 /** The line one verb appends (with its newline). */

@@ -44,26 +44,30 @@ export const AUDIT_HEADS_FILE = 'audit-heads.json';
 export { AUDIT_HEAD_HEADER } from '../wire/protocol.js';
 export const MAX_HEADS_PER_HOST = 64;
 
-const seenHeadSchema = z.strictObject({
-  seq: z.number().int().positive(),
-  sha256: sha256Schema,
-  seenAt: timestampSchema,
-  /** The verb that saw it (`drift`, `config install`, `audit verify`). */
-  verb: z.string().max(100),
-});
+const seenHeadSchema = z.lazy(() =>
+  z.strictObject({
+    seq: z.number().int().positive(),
+    sha256: sha256Schema,
+    seenAt: timestampSchema,
+    /** The verb that saw it (`drift`, `config install`, `audit verify`). */
+    verb: z.string().max(100),
+  }),
+);
 export type SeenHead = z.infer<typeof seenHeadSchema>;
 
-export const auditHeadsFileSchema = z.strictObject({
-  schema: z.literal('fleet.audit-heads/v1'),
-  /**
-   * By fleet repository (its real path), then by host: a host name means one node only within
-   * one repository (two labs both have a `node-01`).
-   */
-  repos: z.record(
-    z.string(),
-    z.record(z.string(), z.array(seenHeadSchema).max(MAX_HEADS_PER_HOST)),
-  ),
-});
+export const auditHeadsFileSchema = z.lazy(() =>
+  z.strictObject({
+    schema: z.literal('fleet.audit-heads/v1'),
+    /**
+     * By fleet repository (its real path), then by host: a host name means one node only within
+     * one repository (two labs both have a `node-01`).
+     */
+    repos: z.record(
+      z.string(),
+      z.record(z.string(), z.array(seenHeadSchema).max(MAX_HEADS_PER_HOST)),
+    ),
+  }),
+);
 export type AuditHeadsFile = z.infer<typeof auditHeadsFileSchema>;
 
 /** The heads kept for one host of one repository (oldest first). */

@@ -18,19 +18,21 @@ import { operationIdSchema, timestampSchema } from '../wire/protocol.js';
 export const OPERATOR_LOG_FILE = 'operator.jsonl';
 const MAX_DETAIL = 500;
 
-export const operatorLogRecordSchema = z.strictObject({
-  ts: timestampSchema,
-  /** The verb as typed, without its flags' values (`config install`). */
-  verb: z.string().min(1).max(100),
-  host: z.string().nullable(),
-  operationId: operationIdSchema.nullable(),
-  domain: z.string().nullable(),
-  paths: z.array(z.string()),
-  outcome: z.enum(['ok', 'unchanged', 'failed', 'refused', 'unreachable', 'planned']),
-  code: z.string().nullable(),
-  exitCode: z.number().int().nonnegative(),
-  detail: z.string().max(MAX_DETAIL),
-});
+export const operatorLogRecordSchema = z.lazy(() =>
+  z.strictObject({
+    ts: timestampSchema,
+    /** The verb as typed, without its flags' values (`config install`). */
+    verb: z.string().min(1).max(100),
+    host: z.string().nullable(),
+    operationId: operationIdSchema.nullable(),
+    domain: z.string().nullable(),
+    paths: z.array(z.string()),
+    outcome: z.enum(['ok', 'unchanged', 'failed', 'refused', 'unreachable', 'planned']),
+    code: z.string().nullable(),
+    exitCode: z.number().int().nonnegative(),
+    detail: z.string().max(MAX_DETAIL),
+  }),
+);
 export type OperatorLogRecord = z.infer<typeof operatorLogRecordSchema>;
 
 export interface OperatorVerb {

@@ -37,37 +37,41 @@ export function applyDecision(state: DriftState, force: boolean): ApplyDecision 
   return 'blocked';
 }
 
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
-const errorSchema = z.strictObject({
-  code: z.string(),
-  message: z.string(),
-  exitCode: z.number().int().nonnegative(),
-});
+const sha256Hex = z.lazy(() => z.string().regex(/^[0-9a-f]{64}$/));
+const errorSchema = z.lazy(() =>
+  z.strictObject({
+    code: z.string(),
+    message: z.string(),
+    exitCode: z.number().int().nonnegative(),
+  }),
+);
 
-export const applyFileSchema = z.strictObject({
-  fileId: z.string(),
-  path: z.string(),
-  state: z.enum([
-    'current',
-    'stale',
-    'modified',
-    'diverged',
-    'missing',
-    'deleted',
-    'unmanaged',
-    'unsupported',
-    'error',
-  ]),
-  decision: z.enum(['install', 'current', 'refused', 'blocked']),
-  /** The live sha256 the plan was made against (`null`: no file). */
-  liveSha256: sha256Hex.nullable(),
-  /** The sha256 of the content an install sends (template space), `null` when not computable. */
-  desiredSha256: sha256Hex.nullable(),
-  localLines: z.number().int().nonnegative().optional(),
-  detail: z.string().optional(),
-  /** Redacted unified diff (made on the node side of the redaction). */
-  diff: z.string().optional(),
-});
+export const applyFileSchema = z.lazy(() =>
+  z.strictObject({
+    fileId: z.string(),
+    path: z.string(),
+    state: z.enum([
+      'current',
+      'stale',
+      'modified',
+      'diverged',
+      'missing',
+      'deleted',
+      'unmanaged',
+      'unsupported',
+      'error',
+    ]),
+    decision: z.enum(['install', 'current', 'refused', 'blocked']),
+    /** The live sha256 the plan was made against (`null`: no file). */
+    liveSha256: sha256Hex.nullable(),
+    /** The sha256 of the content an install sends (template space), `null` when not computable. */
+    desiredSha256: sha256Hex.nullable(),
+    localLines: z.number().int().nonnegative().optional(),
+    detail: z.string().optional(),
+    /** Redacted unified diff (made on the node side of the redaction). */
+    diff: z.string().optional(),
+  }),
+);
 
 export const applyDomainSchema = z.strictObject({
   domain: z.string(),
@@ -76,23 +80,27 @@ export const applyDomainSchema = z.strictObject({
   actions: z.array(z.string()),
 });
 
-export const applyHostPlanSchema = z.strictObject({
-  host: z.string(),
-  /** `planned`: the host was read; otherwise why it could not be (nothing is sent to it). */
-  status: z.enum(['planned', 'unreachable', 'denied', 'error']),
-  error: errorSchema.optional(),
-  domains: z.array(applyDomainSchema),
-});
+export const applyHostPlanSchema = z.lazy(() =>
+  z.strictObject({
+    host: z.string(),
+    /** `planned`: the host was read; otherwise why it could not be (nothing is sent to it). */
+    status: z.enum(['planned', 'unreachable', 'denied', 'error']),
+    error: errorSchema.optional(),
+    domains: z.array(applyDomainSchema),
+  }),
+);
 
 /** The saved plan (`--out`): what `--plan PLAN --confirm` installs exactly, or refuses. */
-export const applyPlanSchema = z.strictObject({
-  schema: z.literal(APPLY_PLAN_SCHEMA),
-  createdAt: z.string(),
-  /** The commit fleet.yaml, hosts/ and domains/ were read at: the plan binds it. */
-  repoCommit: z.string().regex(/^[0-9a-f]{40,64}$/),
-  force: z.boolean(),
-  hosts: z.array(applyHostPlanSchema),
-});
+export const applyPlanSchema = z.lazy(() =>
+  z.strictObject({
+    schema: z.literal(APPLY_PLAN_SCHEMA),
+    createdAt: z.string(),
+    /** The commit fleet.yaml, hosts/ and domains/ were read at: the plan binds it. */
+    repoCommit: z.string().regex(/^[0-9a-f]{40,64}$/),
+    force: z.boolean(),
+    hosts: z.array(applyHostPlanSchema),
+  }),
+);
 
 export type ApplyFile = z.infer<typeof applyFileSchema>;
 export type ApplyDomain = z.infer<typeof applyDomainSchema>;
@@ -106,50 +114,54 @@ export const applyDomainResultSchema = applyDomainSchema.extend({
   error: errorSchema.optional(),
 });
 
-export const applyHostResultSchema = z.strictObject({
-  host: z.string(),
-  /**
-   * `planned` (no `--confirm`: nothing sent); `current` (nothing to install); `installed` /
-   * `unchanged` (every install verified); `refused` (something was refused or blocked: the rest
-   * was installed); `unreachable`, `denied`, `failed`.
-   */
-  outcome: z.enum([
-    'planned',
-    'current',
-    'installed',
-    'unchanged',
-    'refused',
-    'unreachable',
-    'denied',
-    'failed',
-  ]),
-  exitCode: z.number().int().nonnegative(),
-  error: errorSchema.optional(),
-  domains: z.array(applyDomainResultSchema),
-});
-
-export const applyDocumentSchema = z.strictObject({
-  /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
-  repository: z.string().optional(),
-  schema: z.literal(APPLY_SCHEMA),
-  generatedAt: z.string(),
-  repoCommit: z.string(),
-  confirmed: z.boolean(),
-  force: z.boolean(),
-  /** The saved plan this run wrote (`--out`) or installed (`--plan`). */
-  planFile: z.string().optional(),
-  summary: z.strictObject({
-    hosts: z.number().int().nonnegative(),
-    install: z.number().int().nonnegative(),
-    refused: z.number().int().nonnegative(),
-    blocked: z.number().int().nonnegative(),
-    installed: z.number().int().nonnegative(),
-    failed: z.number().int().nonnegative(),
-    unreachable: z.number().int().nonnegative(),
+export const applyHostResultSchema = z.lazy(() =>
+  z.strictObject({
+    host: z.string(),
+    /**
+     * `planned` (no `--confirm`: nothing sent); `current` (nothing to install); `installed` /
+     * `unchanged` (every install verified); `refused` (something was refused or blocked: the rest
+     * was installed); `unreachable`, `denied`, `failed`.
+     */
+    outcome: z.enum([
+      'planned',
+      'current',
+      'installed',
+      'unchanged',
+      'refused',
+      'unreachable',
+      'denied',
+      'failed',
+    ]),
+    exitCode: z.number().int().nonnegative(),
+    error: errorSchema.optional(),
+    domains: z.array(applyDomainResultSchema),
   }),
-  hosts: z.array(applyHostResultSchema),
-  exitCode: z.number().int().nonnegative(),
-});
+);
+
+export const applyDocumentSchema = z.lazy(() =>
+  z.strictObject({
+    /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
+    repository: z.string().optional(),
+    schema: z.literal(APPLY_SCHEMA),
+    generatedAt: z.string(),
+    repoCommit: z.string(),
+    confirmed: z.boolean(),
+    force: z.boolean(),
+    /** The saved plan this run wrote (`--out`) or installed (`--plan`). */
+    planFile: z.string().optional(),
+    summary: z.strictObject({
+      hosts: z.number().int().nonnegative(),
+      install: z.number().int().nonnegative(),
+      refused: z.number().int().nonnegative(),
+      blocked: z.number().int().nonnegative(),
+      installed: z.number().int().nonnegative(),
+      failed: z.number().int().nonnegative(),
+      unreachable: z.number().int().nonnegative(),
+    }),
+    hosts: z.array(applyHostResultSchema),
+    exitCode: z.number().int().nonnegative(),
+  }),
+);
 
 export type ApplyDomainResult = z.infer<typeof applyDomainResultSchema>;
 export type ApplyHostResult = z.infer<typeof applyHostResultSchema>;

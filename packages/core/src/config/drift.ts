@@ -147,7 +147,9 @@ export interface Assessment {
 const HOST_VERSIONS_CACHE_FILE = 'host-versions-v1.json';
 const HOST_VERSIONS_CACHE_FORMAT = 'fleet.host-versions-cache/v1';
 /** Earlier host files, by blob id: their variables, or `null` for one that never validated. */
-const hostVersionsCacheSchema = z.record(z.string(), z.record(z.string(), z.string()).nullable());
+const hostVersionsCacheSchema = z.lazy(() =>
+  z.record(z.string(), z.record(z.string(), z.string()).nullable()),
+);
 
 /**
  * Each host's variables as they were in the repo's history, other than the current ones: a

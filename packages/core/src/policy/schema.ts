@@ -42,160 +42,183 @@ export function isAbsoluteProgram(path: string): boolean {
   return (path.startsWith('/') && !path.startsWith('//')) || /^[A-Za-z]:[\\/][^\\/]/.test(path);
 }
 
-const domainName = z
-  .string()
-  .regex(/^[a-z][a-z0-9-]*$/, 'must be a domain name (lower-case letters, digits, -)');
+const domainName = z.lazy(() =>
+  z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be a domain name (lower-case letters, digits, -)'),
+);
 
-const fileId = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be one of the domain's file or derived-path ids");
+const fileId = z.lazy(() =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be one of the domain's file or derived-path ids"),
+);
 
 /** An action id (`router-reload`): what a request and fleet.yaml name, never an argv. */
-export const actionIdSchema = z
-  .string()
-  .regex(
-    /^[a-z][a-z0-9._-]{0,63}$/,
-    'must be an action id (lower-case letters, digits, ., _, -; at most 64)',
-  );
+export const actionIdSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^[a-z][a-z0-9._-]{0,63}$/,
+      'must be an action id (lower-case letters, digits, ., _, -; at most 64)',
+    ),
+);
 
-const homePattern = z.string().superRefine((value, ctx) => {
-  try {
-    parseHomePattern(value);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return;
-  }
-  if (patternReachesFleetState(value)) {
-    ctx.addIssue({
-      code: 'custom',
-      message:
-        "names fleet's own state (~/.local/state/fleet/, ~/.local/share/fleet/, the env files, the node policy, the credentials): never a domain's path",
-    });
-  }
-});
+const homePattern = z.lazy(() =>
+  z.string().superRefine((value, ctx) => {
+    try {
+      parseHomePattern(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return;
+    }
+    if (patternReachesFleetState(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          "names fleet's own state (~/.local/state/fleet/, ~/.local/share/fleet/, the env files, the node policy, the credentials): never a domain's path",
+      });
+    }
+  }),
+);
 
-const argument = z
-  .string({ message: 'must be a string (one argument)' })
-  .min(1, 'must not be empty')
-  .max(4096, 'must be at most 4096 characters')
-  .refine((arg) => !hasControl(arg), 'must not contain control characters');
+const argument = z.lazy(() =>
+  z
+    .string({ message: 'must be a string (one argument)' })
+    .min(1, 'must not be empty')
+    .max(4096, 'must be at most 4096 characters')
+    .refine((arg) => !hasControl(arg), 'must not contain control characters'),
+);
 
-export const policyActionSchema = z
-  .strictObject({
+export const policyActionSchema = z.lazy(() =>
+  z
+    .strictObject({
+      /**
+       * The program and its arguments, run as they are: no shell, no PATH lookup. The program is an
+       * absolute path — what the audit record names is exactly what ran.
+       */
+      argv: z
+        .array(argument, { message: 'must be an argv array (["/abs/program", "arg", …])' })
+        .min(1, 'must name a program')
+        .max(64, 'must have at most 64 arguments')
+        .refine((argv) => isAbsoluteProgram(argv[0] ?? ''), {
+          message: 'the program (first element) must be an absolute path: no PATH lookup, no shell',
+          path: [0],
+        }),
+      /** Killed after this many seconds (default 10, at most 25: an install is bounded at 30 s). */
+      timeoutSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_ACTION_TIMEOUT_SECONDS)
+        .default(DEFAULT_ACTION_TIMEOUT_SECONDS),
+      /** `discard` (default): nothing the action prints leaves the node. `return`: redacted, cut. */
+      output: z.enum(['discard', 'return']).default('discard'),
+      /** With `output: return`: at most this many bytes travel back (default 1024, at most 4096). */
+      outputBytes: z.number().int().min(1).max(MAX_ACTION_OUTPUT_BYTES).optional(),
+    })
+    .refine((action) => action.outputBytes === undefined || action.output === 'return', {
+      message: 'only with output: return',
+      path: ['outputBytes'],
+    }),
+);
+
+const domainPolicyObject = z.lazy(() =>
+  z.strictObject({
     /**
-     * The program and its arguments, run as they are: no shell, no PATH lookup. The program is an
-     * absolute path — what the audit record names is exactly what ran.
+     * Per file or derived-path id: where a host's variables may move it (exact paths or patterns).
+     * A domain's declared default paths are always accepted.
      */
-    argv: z
-      .array(argument, { message: 'must be an argv array (["/abs/program", "arg", …])' })
-      .min(1, 'must name a program')
-      .max(64, 'must have at most 64 arguments')
-      .refine((argv) => isAbsoluteProgram(argv[0] ?? ''), {
-        message: 'the program (first element) must be an absolute path: no PATH lookup, no shell',
-        path: [0],
-      }),
-    /** Killed after this many seconds (default 10, at most 25: an install is bounded at 30 s). */
-    timeoutSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_ACTION_TIMEOUT_SECONDS)
-      .default(DEFAULT_ACTION_TIMEOUT_SECONDS),
-    /** `discard` (default): nothing the action prints leaves the node. `return`: redacted, cut. */
-    output: z.enum(['discard', 'return']).default('discard'),
-    /** With `output: return`: at most this many bytes travel back (default 1024, at most 4096). */
-    outputBytes: z.number().int().min(1).max(MAX_ACTION_OUTPUT_BYTES).optional(),
-  })
-  .refine((action) => action.outputBytes === undefined || action.output === 'return', {
-    message: 'only with output: return',
-    path: ['outputBytes'],
-  });
-
-const domainPolicyObject = z.strictObject({
-  /**
-   * Per file or derived-path id: where a host's variables may move it (exact paths or patterns).
-   * A domain's declared default paths are always accepted.
-   */
-  paths: z.record(fileId, z.array(homePattern).min(1).max(64)).optional(),
-  /** For a domain whose paths come from the repo (the `files` domain, contract §10.4). */
-  patterns: z.array(homePattern).max(256).optional(),
-  /** The coupled actions this domain's installs may run, by id. */
-  actions: z.record(actionIdSchema, policyActionSchema).optional(),
-  /** Unattended installs (contract §10.3); always refused for a process-coupled domain. */
-  unattended: z.enum(['allow', 'deny']).default('deny'),
-});
+    paths: z.record(fileId, z.array(homePattern).min(1).max(64)).optional(),
+    /** For a domain whose paths come from the repo (the `files` domain, contract §10.4). */
+    patterns: z.array(homePattern).max(256).optional(),
+    /** The coupled actions this domain's installs may run, by id. */
+    actions: z.record(actionIdSchema, policyActionSchema).optional(),
+    /** Unattended installs (contract §10.3); always refused for a process-coupled domain. */
+    unattended: z.enum(['allow', 'deny']).default('deny'),
+  }),
+);
 
 /** One domain's section; `router:` with nothing under it (YAML null) means `{}`. */
-const domainPolicySchema = z.preprocess((value) => value ?? {}, domainPolicyObject);
+const domainPolicySchema = z.lazy(() => z.preprocess((value) => value ?? {}, domainPolicyObject));
 
-const homeDirectory = z
-  .string()
-  .refine(isHomePath, 'must be a ~/-relative directory inside the node home')
-  .refine((path) => !isHomePath(path) || !isFleetOwnPath(path), {
-    message: "is fleet's own state: a managed file can never link into it",
-  });
+const homeDirectory = z.lazy(() =>
+  z
+    .string()
+    .refine(isHomePath, 'must be a ~/-relative directory inside the node home')
+    .refine((path) => !isHomePath(path) || !isFleetOwnPath(path), {
+      message: "is fleet's own state: a managed file can never link into it",
+    }),
+);
 
-const absoluteDirectory = z
-  .string()
-  .min(1)
-  .max(4096)
-  .refine((dir) => !hasControl(dir), 'must not contain control characters')
-  .refine(isAbsoluteProgram, 'must be an absolute directory');
+const absoluteDirectory = z.lazy(() =>
+  z
+    .string()
+    .min(1)
+    .max(4096)
+    .refine((dir) => !hasControl(dir), 'must not contain control characters')
+    .refine(isAbsoluteProgram, 'must be an absolute directory'),
+);
 
-const supervisorSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('systemd-user'),
-    unit: z
-      .string()
-      .regex(/^[A-Za-z0-9:_.\\@-]+\.service$/, 'must be a systemd unit name ending in .service'),
-  }),
-  z.strictObject({
-    kind: z.literal('windows-task'),
-    task: z
-      .string()
-      .regex(/^(\\[^\\]+)+$/, 'must be a task path (\\fleet\\controller)')
-      .refine((task) => !hasControl(task), 'must not contain control characters'),
-  }),
-  z.strictObject({
-    kind: z.literal('launchd'),
-    label: z
-      .string()
-      .regex(/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/, 'must be a launchd label (dev.fleet.controller)'),
-  }),
-  z.strictObject({
-    kind: z.literal('lab'),
-    /** The lab supervisor's control socket (`DIR/nodes/<host>/supervisor.sock`). */
-    socket: absoluteDirectory,
-  }),
-  z.strictObject({ kind: z.literal('none') }),
-]);
+const supervisorSchema = z.lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('systemd-user'),
+      unit: z
+        .string()
+        .regex(/^[A-Za-z0-9:_.\\@-]+\.service$/, 'must be a systemd unit name ending in .service'),
+    }),
+    z.strictObject({
+      kind: z.literal('windows-task'),
+      task: z
+        .string()
+        .regex(/^(\\[^\\]+)+$/, 'must be a task path (\\fleet\\controller)')
+        .refine((task) => !hasControl(task), 'must not contain control characters'),
+    }),
+    z.strictObject({
+      kind: z.literal('launchd'),
+      label: z
+        .string()
+        .regex(
+          /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/,
+          'must be a launchd label (dev.fleet.controller)',
+        ),
+    }),
+    z.strictObject({
+      kind: z.literal('lab'),
+      /** The lab supervisor's control socket (`DIR/nodes/<host>/supervisor.sock`). */
+      socket: absoluteDirectory,
+    }),
+    z.strictObject({ kind: z.literal('none') }),
+  ]),
+);
 
-export const nodePolicySchema = z.strictObject({
-  version: z.literal(NODE_POLICY_VERSION, { message: `must be ${NODE_POLICY_VERSION}` }),
-  /** The domains this node serves: a domain not listed is not served (`DOMAIN_NOT_SERVED`). */
-  domains: z.record(domainName, domainPolicySchema).default({}),
-  /** What `fleet version` may run here: each tool's `--version`, resolved on `path`. */
-  versions: z
-    .strictObject({
-      tools: z.array(toolNameSchema).max(32).default([]),
-      /** The login PATH, in order (default: the controller's own PATH). */
-      path: z.array(absoluteDirectory).max(64).optional(),
-    })
-    .default({ tools: [] }),
-  /** Directories a managed file may be a symbolic link into (`~/.zshrc -> ~/dotfiles/zshrc`). */
-  symlinkInto: z.array(homeDirectory).max(64).default([]),
-  /** Whether a bootstrap may install a runtime here, and through which supervisors (contract §12). */
-  bootstrap: z
-    .strictObject({
-      allow: z.boolean(),
-      supervisors: z
-        .array(z.enum(SUPERVISORS.filter((s) => s !== 'none') as [string, ...string[]]))
-        .optional(),
-    })
-    .default({ allow: false }),
-  /** The supervisor that runs this node's controller (for coupled restarts: never a request's). */
-  supervisor: supervisorSchema.optional(),
-});
+export const nodePolicySchema = z.lazy(() =>
+  z.strictObject({
+    version: z.literal(NODE_POLICY_VERSION, { message: `must be ${NODE_POLICY_VERSION}` }),
+    /** The domains this node serves: a domain not listed is not served (`DOMAIN_NOT_SERVED`). */
+    domains: z.record(domainName, domainPolicySchema).default({}),
+    /** What `fleet version` may run here: each tool's `--version`, resolved on `path`. */
+    versions: z
+      .strictObject({
+        tools: z.array(toolNameSchema).max(32).default([]),
+        /** The login PATH, in order (default: the controller's own PATH). */
+        path: z.array(absoluteDirectory).max(64).optional(),
+      })
+      .default({ tools: [] }),
+    /** Directories a managed file may be a symbolic link into (`~/.zshrc -> ~/dotfiles/zshrc`). */
+    symlinkInto: z.array(homeDirectory).max(64).default([]),
+    /** Whether a bootstrap may install a runtime here, and through which supervisors (contract §12). */
+    bootstrap: z
+      .strictObject({
+        allow: z.boolean(),
+        supervisors: z
+          .array(z.enum(SUPERVISORS.filter((s) => s !== 'none') as [string, ...string[]]))
+          .optional(),
+      })
+      .default({ allow: false }),
+    /** The supervisor that runs this node's controller (for coupled restarts: never a request's). */
+    supervisor: supervisorSchema.optional(),
+  }),
+);
 
 export type NodePolicy = z.infer<typeof nodePolicySchema>;
 export type NodePolicyInput = z.input<typeof nodePolicySchema>;

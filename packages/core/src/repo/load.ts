@@ -91,10 +91,12 @@ async function readOptional(path: string): Promise<Buffer | undefined> {
  * cache written by another build, whose schemas may differ, is foreign.
  */
 const REPO_CACHE_FILE = 'repo-v1.json';
-const repoCacheBodySchema = z.strictObject({
-  manifests: z.record(z.string(), z.unknown()),
-  hosts: z.record(z.string(), z.unknown()),
-});
+const repoCacheBodySchema = z.lazy(() =>
+  z.strictObject({
+    manifests: z.record(z.string(), z.unknown()),
+    hosts: z.record(z.string(), z.unknown()),
+  }),
+);
 type RepoCacheBody = { manifests: Record<string, unknown>; hosts: Record<string, unknown> };
 
 let repoCacheFormat: string | undefined;

@@ -11,77 +11,94 @@ export const SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab', 'n
 // Keys that would reach an object's prototype machinery if they ever got past the schema.
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-const hostName = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a host name (lower-case letters, digits, -)');
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits');
-const semver = z
-  .string()
-  .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, 'must be a semantic version');
+const hostName = z.lazy(() =>
+  z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a host name (lower-case letters, digits, -)'),
+);
+const sha256Hex = z.lazy(() =>
+  z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits'),
+);
+const semver = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/,
+      'must be a semantic version',
+    ),
+);
 
-const controllerUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return (
-      (url.protocol === 'http:' || url.protocol === 'https:') &&
-      url.username === '' &&
-      url.password === '' &&
-      (url.pathname === '/' || url.pathname === '') &&
-      url.search === '' &&
-      url.hash === ''
-    );
-  } catch {
-    return false;
-  }
-}, 'must be an http:// or https:// origin without credentials or path');
+const controllerUrl = z.lazy(() =>
+  z.string().refine((value) => {
+    try {
+      const url = new URL(value);
+      return (
+        (url.protocol === 'http:' || url.protocol === 'https:') &&
+        url.username === '' &&
+        url.password === '' &&
+        (url.pathname === '/' || url.pathname === '') &&
+        url.search === '' &&
+        url.hash === ''
+      );
+    } catch {
+      return false;
+    }
+  }, 'must be an http:// or https:// origin without credentials or path'),
+);
 
-const tlsFingerprint = z
-  .string()
-  .regex(
-    /^sha256:([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$/,
-    'must be sha256: followed by 32 colon-separated hex bytes',
-  );
+const tlsFingerprint = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^sha256:([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$/,
+      'must be sha256: followed by 32 colon-separated hex bytes',
+    ),
+);
 
-const sshKey = z
-  .string()
-  .regex(
-    /^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,3}$/,
-    'must be an OpenSSH public key (type and base64, no comment)',
-  );
+const sshKey = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,3}$/,
+      'must be an OpenSSH public key (type and base64, no comment)',
+    ),
+);
 
-export const hostEntrySchema = z
-  .strictObject({
-    controller: controllerUrl,
-    tls: z.strictObject({ fingerprint: tlsFingerprint }).optional(),
-    platform: z.enum(PLATFORMS),
-    supervisor: z.enum(SUPERVISORS),
-    upgrade: z.strictObject({ strategy: z.enum(['tarball']) }).optional(),
-    domains: z.array(z.string().min(1)).default([]),
-    ssh: z
-      .strictObject({
-        host: z
-          .string()
-          .min(1)
-          .regex(/^[A-Za-z0-9.:[\]-]+$/, 'must be a host name or address'),
-        port: z.number().int().min(1).max(65535).default(22),
-        user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name'),
-        hostKey: sshKey,
-      })
-      .optional(),
-    probes: z.strictObject({ tools: z.array(z.string().min(1)).default([]) }).optional(),
-  })
-  .refine((host) => !host.controller.startsWith('http:') || isLoopbackUrl(host.controller), {
-    message: 'a non-loopback controller must use https:// with tls.fingerprint',
-    path: ['controller'],
-  })
-  .refine((host) => !host.controller.startsWith('https:') || host.tls !== undefined, {
-    message: 'an https:// controller needs tls.fingerprint (the pinned certificate)',
-    path: ['tls'],
-  })
-  .refine((host) => new Set(host.domains).size === host.domains.length, {
-    message: 'a domain is listed twice',
-    path: ['domains'],
-  });
+export const hostEntrySchema = z.lazy(() =>
+  z
+    .strictObject({
+      controller: controllerUrl,
+      tls: z.strictObject({ fingerprint: tlsFingerprint }).optional(),
+      platform: z.enum(PLATFORMS),
+      supervisor: z.enum(SUPERVISORS),
+      upgrade: z.strictObject({ strategy: z.enum(['tarball']) }).optional(),
+      domains: z.array(z.string().min(1)).default([]),
+      ssh: z
+        .strictObject({
+          host: z
+            .string()
+            .min(1)
+            .regex(/^[A-Za-z0-9.:[\]-]+$/, 'must be a host name or address'),
+          port: z.number().int().min(1).max(65535).default(22),
+          user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name'),
+          hostKey: sshKey,
+        })
+        .optional(),
+      probes: z.strictObject({ tools: z.array(z.string().min(1)).default([]) }).optional(),
+    })
+    .refine((host) => !host.controller.startsWith('http:') || isLoopbackUrl(host.controller), {
+      message: 'a non-loopback controller must use https:// with tls.fingerprint',
+      path: ['controller'],
+    })
+    .refine((host) => !host.controller.startsWith('https:') || host.tls !== undefined, {
+      message: 'an https:// controller needs tls.fingerprint (the pinned certificate)',
+      path: ['tls'],
+    })
+    .refine((host) => new Set(host.domains).size === host.domains.length, {
+      message: 'a domain is listed twice',
+      path: ['domains'],
+    }),
+);
 
 function isLoopbackUrl(value: string): boolean {
   const host = new URL(value).hostname;
@@ -103,68 +120,74 @@ function hasControl(text: string): boolean {
  */
 const ARGV_MOVED =
   'an argv no longer goes in fleet.yaml: a node runs only the actions its own policy defines (~/.config/fleet/node-policy.yaml on the node: domains.<domain>.actions.<id>.argv, see docs/node-policy.md); name the action id here, e.g. reload: router-reload';
-const reloadActionId = z
-  .string({
-    error: (issue) =>
-      Array.isArray(issue.input) ? ARGV_MOVED : 'must be an action id of the node policy',
-  })
-  .regex(/^[a-z][a-z0-9._-]{0,63}$/, {
-    error: (issue) =>
-      /\s/.test(String(issue.input))
-        ? ARGV_MOVED
-        : 'must be an action id (lower-case letters, digits, ., _, -; at most 64)',
-  });
+const reloadActionId = z.lazy(() =>
+  z
+    .string({
+      error: (issue) =>
+        Array.isArray(issue.input) ? ARGV_MOVED : 'must be an action id of the node policy',
+    })
+    .regex(/^[a-z][a-z0-9._-]{0,63}$/, {
+      error: (issue) =>
+        /\s/.test(String(issue.input))
+          ? ARGV_MOVED
+          : 'must be an action id (lower-case letters, digits, ., _, -; at most 64)',
+    }),
+);
 
-export const fleetManifestSchema = z.strictObject({
-  apiVersion: z.literal('fleet/v1', { message: 'must be fleet/v1' }),
-  canonicalVersion: semver,
-  artifacts: z
-    .array(
-      z.strictObject({
-        version: semver,
-        file: z.string().min(1),
-        sha256: sha256Hex,
-        /** The artifact's own commit label (its build record, contract §1.8): checked, not trusted. */
-        commit: commitLabelSchema,
-      }),
-    )
-    .default([]),
-  /**
-   * The third-party plugins every node runs (contract §10.5), each pinned by its packed tarball's
-   * sha256: the runtime artifact carries them, `fleet version` reports a node lacking one.
-   */
-  plugins: pinnedPluginsSchema.default([]),
-  hosts: z.record(hostName, hostEntrySchema),
-  domains: z
-    .record(
-      z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be a domain name'),
-      z.strictObject({
-        unattended: z.enum(['allow', 'deny']).default('deny'),
-        backups: z.number().int().min(1).max(1000).optional(),
-        /**
-         * The node policy action the domain's installer runs after writing (the router's reload):
-         * an id; the argv, its timeout and environment are each node's own (contract §5.1).
-         */
-        reload: reloadActionId.optional(),
-      }),
-    )
-    .default({}),
-});
+export const fleetManifestSchema = z.lazy(() =>
+  z.strictObject({
+    apiVersion: z.literal('fleet/v1', { message: 'must be fleet/v1' }),
+    canonicalVersion: semver,
+    artifacts: z
+      .array(
+        z.strictObject({
+          version: semver,
+          file: z.string().min(1),
+          sha256: sha256Hex,
+          /** The artifact's own commit label (its build record, contract §1.8): checked, not trusted. */
+          commit: commitLabelSchema,
+        }),
+      )
+      .default([]),
+    /**
+     * The third-party plugins every node runs (contract §10.5), each pinned by its packed tarball's
+     * sha256: the runtime artifact carries them, `fleet version` reports a node lacking one.
+     */
+    plugins: pinnedPluginsSchema.default([]),
+    hosts: z.record(hostName, hostEntrySchema),
+    domains: z
+      .record(
+        z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be a domain name'),
+        z.strictObject({
+          unattended: z.enum(['allow', 'deny']).default('deny'),
+          backups: z.number().int().min(1).max(1000).optional(),
+          /**
+           * The node policy action the domain's installer runs after writing (the router's reload):
+           * an id; the argv, its timeout and environment are each node's own (contract §5.1).
+           */
+          reload: reloadActionId.optional(),
+        }),
+      )
+      .default({}),
+  }),
+);
 
 export type FleetManifest = z.infer<typeof fleetManifestSchema>;
 export type HostEntry = z.infer<typeof hostEntrySchema>;
 
 /** `hosts/<host>.yaml`: a flat map NAME: string. No secrets here, ever. */
-export const hostVariablesSchema = z.record(
-  z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a variable name (letters, digits, _)')
-    .refine((name) => !RESERVED_KEYS.has(name), 'is a reserved name'),
-  z
-    .string({ message: 'must be a string (quote numbers and booleans)' })
-    // One line: a rendered placeholder stays on its line, which keeps rendering reversible and
-    // lets history be compared line by line.
-    .refine((value) => !/[\r\n]/.test(value), 'must be a single line'),
+export const hostVariablesSchema = z.lazy(() =>
+  z.record(
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a variable name (letters, digits, _)')
+      .refine((name) => !RESERVED_KEYS.has(name), 'is a reserved name'),
+    z
+      .string({ message: 'must be a string (quote numbers and booleans)' })
+      // One line: a rendered placeholder stays on its line, which keeps rendering reversible and
+      // lets history be compared line by line.
+      .refine((value) => !/[\r\n]/.test(value), 'must be a single line'),
+  ),
 );
 export type HostVariables = z.infer<typeof hostVariablesSchema>;
 
@@ -172,22 +195,26 @@ export type HostVariables = z.infer<typeof hostVariablesSchema>;
  * The operator's private key for a host's SSH recovery path (contract §12, `bootstrap apply
  * --recover`): referenced by absolute path, never stored in the repo or in this file.
  */
-const identityFile = z
-  .string()
-  .min(1)
-  .max(4096)
-  .refine((path) => !hasControl(path), 'must not contain control characters')
-  .refine((path) => isAbsolute(path), 'must be an absolute path');
+const identityFile = z.lazy(() =>
+  z
+    .string()
+    .min(1)
+    .max(4096)
+    .refine((path) => !hasControl(path), 'must not contain control characters')
+    .refine((path) => isAbsolute(path), 'must be an absolute path'),
+);
 
 /** The operator's credentials file (contract §3), outside the repo. */
-export const credentialsSchema = z.strictObject({
-  version: z.literal(1),
-  hosts: z.record(
-    hostName,
-    z.strictObject({
-      token: z.string().min(16),
-      ssh: z.strictObject({ identityFile }).optional(),
-    }),
-  ),
-});
+export const credentialsSchema = z.lazy(() =>
+  z.strictObject({
+    version: z.literal(1),
+    hosts: z.record(
+      hostName,
+      z.strictObject({
+        token: z.string().min(16),
+        ssh: z.strictObject({ identityFile }).optional(),
+      }),
+    ),
+  }),
+);
 export type Credentials = z.infer<typeof credentialsSchema>;

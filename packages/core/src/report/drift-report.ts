@@ -24,65 +24,75 @@ export const ITEM_STATES = [
 /** `denied`: the host refused the credentials (exit 4, contract §7) — not a generic `error`. */
 export const HOST_STATUSES = ['current', 'drifted', 'unreachable', 'denied', 'error'] as const;
 
-const lineSchema = z.strictObject({ line: z.number().int().min(1), text: z.string() });
+const lineSchema = z.lazy(() =>
+  z.strictObject({ line: z.number().int().min(1), text: z.string() }),
+);
 
 /** A known version (contract §8.2): a commit of the repository, or a content fleet wrote on the host. */
-export const knownVersionSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('commit'), commit: z.string(), date: z.string().optional() }),
-  z.strictObject({ kind: z.literal('installed'), at: z.string(), operationId: z.string() }),
-]);
+export const knownVersionSchema = z.lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('commit'), commit: z.string(), date: z.string().optional() }),
+    z.strictObject({ kind: z.literal('installed'), at: z.string(), operationId: z.string() }),
+  ]),
+);
 
-export const driftItemSchema = z.strictObject({
-  layer: z.enum(DRIFT_LAYERS),
-  domain: z.string().optional(),
-  path: z.string().optional(),
-  state: z.enum(ITEM_STATES),
-  localLines: z.number().int().min(0).optional(),
-  /** For `diverged`: the local lines (redacted), each with its line number in the live file. */
-  lines: z.array(lineSchema).optional(),
-  /**
-   * The known version named: for `stale` the one the file equals, for `modified` the one it is
-   * described against, for `deleted` fleet's last write there.
-   */
-  version: knownVersionSchema.optional(),
-  /** For `modified` (redacted): lines of `version` the file lacks (their line numbers there)… */
-  deletedLines: z.array(lineSchema).optional(),
-  /** …lines of it out of order (line numbers in the live file)… */
-  movedLines: z.array(lineSchema).optional(),
-  /** …and known lines it adds: repeated, or from another known version. */
-  addedLines: z.array(lineSchema).optional(),
-  detail: z.string().optional(),
-  diff: z.string().optional(),
-});
-
-export const driftHostSchema = z.strictObject({
-  host: z.string(),
-  status: z.enum(HOST_STATUSES),
-  detail: z.string().optional(),
-  items: z.array(driftItemSchema),
-});
-
-export const driftReportSchema = z.strictObject({
-  /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
-  repository: z.string().optional(),
-  schema: z.literal(DRIFT_SCHEMA),
-  generatedAt: z.string(),
-  /** The commit fleet.yaml, hosts/ and domains/ were all read at (HEAD when the run started). */
-  repoCommit: z.string(),
-  /** Paths under fleet.yaml, hosts/ and domains/ with uncommitted changes: not in this report. */
-  uncommitted: z.array(z.string()).optional(),
-  canonicalVersion: z.string(),
-  summary: z.strictObject({
-    hosts: z.number().int(),
-    current: z.number().int(),
-    drifted: z.number().int(),
-    unreachable: z.number().int(),
-    /** Hosts that refused the credentials (absent in reports written before it was counted). */
-    denied: z.number().int().optional(),
-    errors: z.number().int(),
+export const driftItemSchema = z.lazy(() =>
+  z.strictObject({
+    layer: z.enum(DRIFT_LAYERS),
+    domain: z.string().optional(),
+    path: z.string().optional(),
+    state: z.enum(ITEM_STATES),
+    localLines: z.number().int().min(0).optional(),
+    /** For `diverged`: the local lines (redacted), each with its line number in the live file. */
+    lines: z.array(lineSchema).optional(),
+    /**
+     * The known version named: for `stale` the one the file equals, for `modified` the one it is
+     * described against, for `deleted` fleet's last write there.
+     */
+    version: knownVersionSchema.optional(),
+    /** For `modified` (redacted): lines of `version` the file lacks (their line numbers there)… */
+    deletedLines: z.array(lineSchema).optional(),
+    /** …lines of it out of order (line numbers in the live file)… */
+    movedLines: z.array(lineSchema).optional(),
+    /** …and known lines it adds: repeated, or from another known version. */
+    addedLines: z.array(lineSchema).optional(),
+    detail: z.string().optional(),
+    diff: z.string().optional(),
   }),
-  hosts: z.array(driftHostSchema),
-});
+);
+
+export const driftHostSchema = z.lazy(() =>
+  z.strictObject({
+    host: z.string(),
+    status: z.enum(HOST_STATUSES),
+    detail: z.string().optional(),
+    items: z.array(driftItemSchema),
+  }),
+);
+
+export const driftReportSchema = z.lazy(() =>
+  z.strictObject({
+    /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
+    repository: z.string().optional(),
+    schema: z.literal(DRIFT_SCHEMA),
+    generatedAt: z.string(),
+    /** The commit fleet.yaml, hosts/ and domains/ were all read at (HEAD when the run started). */
+    repoCommit: z.string(),
+    /** Paths under fleet.yaml, hosts/ and domains/ with uncommitted changes: not in this report. */
+    uncommitted: z.array(z.string()).optional(),
+    canonicalVersion: z.string(),
+    summary: z.strictObject({
+      hosts: z.number().int(),
+      current: z.number().int(),
+      drifted: z.number().int(),
+      unreachable: z.number().int(),
+      /** Hosts that refused the credentials (absent in reports written before it was counted). */
+      denied: z.number().int().optional(),
+      errors: z.number().int(),
+    }),
+    hosts: z.array(driftHostSchema),
+  }),
+);
 
 export type DriftReport = z.infer<typeof driftReportSchema>;
 export type DriftHost = z.infer<typeof driftHostSchema>;

@@ -28,59 +28,67 @@ export const VERSION_ITEM_KINDS = [
   'plugin',
 ] as const;
 
-export const versionItemSchema = z.strictObject({
-  layer: z.enum(DRIFT_LAYERS),
-  kind: z.enum(VERSION_ITEM_KINDS),
-  /** The runtime's package, the tool's name, `PATH`, the launchd label, or the plugin's name. */
-  name: z.string(),
-  path: z.string().optional(),
-  state: z.enum(ITEM_STATES),
-  /** What was observed (a version, a `--version` line). */
-  version: z.string().optional(),
-  /** What the repository names (the runtime's `canonicalVersion`, a plugin's pinned version). */
-  expected: z.string().optional(),
-  /** A plugin's: the sha256 of the tarball the node carries it from (`version` is its version). */
-  sha256: z.string().optional(),
-  /** A plugin's: the sha256 fleet.yaml pins. */
-  expectedSha256: z.string().optional(),
-  detail: z.string().optional(),
-});
-
-export const versionRuntimeSchema = z.strictObject({
-  package: z.string(),
-  version: z.string(),
-  build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
-  /** True when the runtime runs from no staged generation (`build` is all `null`). */
-  development: z.boolean(),
-  platform: z.enum(['linux', 'darwin', 'win32']),
-});
-
-export const versionHostSchema = z.strictObject({
-  host: z.string(),
-  status: z.enum(HOST_STATUSES),
-  detail: z.string().optional(),
-  runtime: versionRuntimeSchema.optional(),
-  items: z.array(versionItemSchema),
-});
-
-export const versionReportSchema = z.strictObject({
-  /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
-  repository: z.string().optional(),
-  schema: z.literal(VERSION_SCHEMA),
-  generatedAt: z.string(),
-  repoCommit: z.string(),
-  canonicalVersion: z.string(),
-  summary: z.strictObject({
-    hosts: z.number().int(),
-    current: z.number().int(),
-    drifted: z.number().int(),
-    unreachable: z.number().int(),
-    /** Hosts that refused the credentials (absent in reports written before it was counted). */
-    denied: z.number().int().optional(),
-    errors: z.number().int(),
+export const versionItemSchema = z.lazy(() =>
+  z.strictObject({
+    layer: z.enum(DRIFT_LAYERS),
+    kind: z.enum(VERSION_ITEM_KINDS),
+    /** The runtime's package, the tool's name, `PATH`, the launchd label, or the plugin's name. */
+    name: z.string(),
+    path: z.string().optional(),
+    state: z.enum(ITEM_STATES),
+    /** What was observed (a version, a `--version` line). */
+    version: z.string().optional(),
+    /** What the repository names (the runtime's `canonicalVersion`, a plugin's pinned version). */
+    expected: z.string().optional(),
+    /** A plugin's: the sha256 of the tarball the node carries it from (`version` is its version). */
+    sha256: z.string().optional(),
+    /** A plugin's: the sha256 fleet.yaml pins. */
+    expectedSha256: z.string().optional(),
+    detail: z.string().optional(),
   }),
-  hosts: z.array(versionHostSchema),
-});
+);
+
+export const versionRuntimeSchema = z.lazy(() =>
+  z.strictObject({
+    package: z.string(),
+    version: z.string(),
+    build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
+    /** True when the runtime runs from no staged generation (`build` is all `null`). */
+    development: z.boolean(),
+    platform: z.enum(['linux', 'darwin', 'win32']),
+  }),
+);
+
+export const versionHostSchema = z.lazy(() =>
+  z.strictObject({
+    host: z.string(),
+    status: z.enum(HOST_STATUSES),
+    detail: z.string().optional(),
+    runtime: versionRuntimeSchema.optional(),
+    items: z.array(versionItemSchema),
+  }),
+);
+
+export const versionReportSchema = z.lazy(() =>
+  z.strictObject({
+    /** The fleet repository the verb used (its real path): on `--json` output, not in report files. */
+    repository: z.string().optional(),
+    schema: z.literal(VERSION_SCHEMA),
+    generatedAt: z.string(),
+    repoCommit: z.string(),
+    canonicalVersion: z.string(),
+    summary: z.strictObject({
+      hosts: z.number().int(),
+      current: z.number().int(),
+      drifted: z.number().int(),
+      unreachable: z.number().int(),
+      /** Hosts that refused the credentials (absent in reports written before it was counted). */
+      denied: z.number().int().optional(),
+      errors: z.number().int(),
+    }),
+    hosts: z.array(versionHostSchema),
+  }),
+);
 
 export type VersionReport = z.infer<typeof versionReportSchema>;
 export type VersionHost = z.infer<typeof versionHostSchema>;

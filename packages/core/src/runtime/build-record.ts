@@ -25,47 +25,56 @@ export const BUILD_RECORD_SCHEMA = 'fleet.build/v1';
 /** Who may set an artifact's version after packing (the build record's `versionSet.by`). */
 export const VERSION_SET_BY_LAB = 'fleet lab build';
 
-const semanticVersion = z
-  .string()
-  .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, 'must be a semantic version');
+const semanticVersion = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/,
+      'must be a semantic version',
+    ),
+);
 
 /** A full git object id: sha-1 (40) or sha-256 (64) lower-case hex. Abbreviations are ambiguous. */
 const fullCommit = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
-export const buildRecordSchema = z.strictObject({
-  schema: z.literal(BUILD_RECORD_SCHEMA),
-  commit: z.string().regex(fullCommit, 'must be a full git commit hash (40 or 64 hex digits)'),
-  /** The work tree had uncommitted changes (tracked or untracked, not ignored) when it was packed. */
-  dirty: z.boolean(),
-  /**
-   * The third-party plugins packed inside (contract §10.5; runtime/plugins.ts): what the node
-   * loads from its generation besides the bundled ones. Absent in an artifact packed without any.
-   */
-  plugins: pinnedPluginsSchema.default([]),
-  /**
-   * Present when the package's version was set after `npm pack` rather than taken from the
-   * checkout: `fleet lab build --version V` does so to give a lab a second build of one checkout
-   * (docs/runtime-lifecycle.md). `from` is the checkout's version, `to` the one written into
-   * `package/package.json`, which must then say `to`. Such an artifact is a lab build, never a
-   * release: its commit is still the one it was packed from.
-   */
-  versionSet: z
-    .strictObject({
-      by: z.literal(VERSION_SET_BY_LAB),
-      from: semanticVersion,
-      to: semanticVersion,
-    })
-    .optional(),
-});
+export const buildRecordSchema = z.lazy(() =>
+  z.strictObject({
+    schema: z.literal(BUILD_RECORD_SCHEMA),
+    commit: z.string().regex(fullCommit, 'must be a full git commit hash (40 or 64 hex digits)'),
+    /** The work tree had uncommitted changes (tracked or untracked, not ignored) when it was packed. */
+    dirty: z.boolean(),
+    /**
+     * The third-party plugins packed inside (contract §10.5; runtime/plugins.ts): what the node
+     * loads from its generation besides the bundled ones. Absent in an artifact packed without any.
+     */
+    plugins: pinnedPluginsSchema.default([]),
+    /**
+     * Present when the package's version was set after `npm pack` rather than taken from the
+     * checkout: `fleet lab build --version V` does so to give a lab a second build of one checkout
+     * (docs/runtime-lifecycle.md). `from` is the checkout's version, `to` the one written into
+     * `package/package.json`, which must then say `to`. Such an artifact is a lab build, never a
+     * release: its commit is still the one it was packed from.
+     */
+    versionSet: z
+      .strictObject({
+        by: z.literal(VERSION_SET_BY_LAB),
+        from: semanticVersion,
+        to: semanticVersion,
+      })
+      .optional(),
+  }),
+);
 export type BuildRecord = z.infer<typeof buildRecordSchema>;
 
 /** fleet.yaml's `artifacts[].commit`: a full commit hash, `-dirty` for a build from a dirty tree. */
-export const commitLabelSchema = z
-  .string()
-  .regex(
-    /^(?:[0-9a-f]{40}|[0-9a-f]{64})(?:-dirty)?$/,
-    'must be the full commit hash the artifact was built from (40 or 64 hex digits, -dirty for a build from a tree with uncommitted changes)',
-  );
+export const commitLabelSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^(?:[0-9a-f]{40}|[0-9a-f]{64})(?:-dirty)?$/,
+      'must be the full commit hash the artifact was built from (40 or 64 hex digits, -dirty for a build from a tree with uncommitted changes)',
+    ),
+);
 
 /** The label of a record: its commit, `-dirty` appended for a dirty build. */
 export function commitLabel(record: BuildRecord): string {

@@ -28,20 +28,24 @@ export const RUNTIME_PLUGINS_DIR = 'fleet-plugins';
 export const PLUGIN_TARBALLS_DIR = 'artifacts/plugins';
 
 /** An npm package name (scoped or not), as npm accepts it for a new package. */
-export const pluginNameSchema = z
-  .string()
-  .max(214)
-  .regex(
-    /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/,
-    'must be an npm package name (lower-case, optionally @scope/)',
-  );
+export const pluginNameSchema = z.lazy(() =>
+  z
+    .string()
+    .max(214)
+    .regex(
+      /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/,
+      'must be an npm package name (lower-case, optionally @scope/)',
+    ),
+);
 
-const pluginVersionSchema = z
-  .string()
-  .regex(
-    /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/,
-    'must be a semantic version (the plugin package.json version)',
-  );
+const pluginVersionSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/,
+      'must be a semantic version (the plugin package.json version)',
+    ),
+);
 
 /** One pinned plugin: fleet.yaml's entry, the build record's entry, the catalog's identity. */
 export const pinnedPluginSchema = z.strictObject({
@@ -53,11 +57,13 @@ export const pinnedPluginSchema = z.strictObject({
 export type PinnedPlugin = z.infer<typeof pinnedPluginSchema>;
 
 /** A list of pins, each name once. */
-export const pinnedPluginsSchema = z
-  .array(pinnedPluginSchema)
-  .refine((list) => new Set(list.map((p) => p.name)).size === list.length, {
-    message: 'a plugin is named twice',
-  });
+export const pinnedPluginsSchema = z.lazy(() =>
+  z
+    .array(pinnedPluginSchema)
+    .refine((list) => new Set(list.map((p) => p.name)).size === list.length, {
+      message: 'a plugin is named twice',
+    }),
+);
 
 /** The carried plugin's package directory, relative to the artifact's package directory. */
 export function carriedPluginDir(name: string): string {

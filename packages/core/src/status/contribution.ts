@@ -11,28 +11,30 @@ import * as z from 'zod';
 /** The oclif hook `fleet status` runs in every plugin that declares it. */
 export const STATUS_HOOK = 'fleet:status';
 
-const timestamp = z.string().min(1).max(64);
+const timestamp = z.lazy(() => z.string().min(1).max(64));
 
-export const statusContributionSchema = z.union([
-  z.strictObject({
-    /** Which state this is, for warnings (`harness reconcile`). */
-    source: z.string().min(1).max(64),
-    /** When the state was last written. */
-    lastRun: timestamp,
-    /** Hosts with work still pending because they were unreachable, and since when. */
-    pending: z
-      .array(
-        z.strictObject({ host: z.string().min(1), first_seen: timestamp, last_seen: timestamp }),
-      )
-      .max(100_000),
-  }),
-  z.strictObject({
-    source: z.string().min(1).max(64),
-    /** The state exists but could not be read (it is only named, never changed). */
-    problem: z.string().min(1).max(2_000),
-  }),
-  z.null(),
-]);
+export const statusContributionSchema = z.lazy(() =>
+  z.union([
+    z.strictObject({
+      /** Which state this is, for warnings (`harness reconcile`). */
+      source: z.string().min(1).max(64),
+      /** When the state was last written. */
+      lastRun: timestamp,
+      /** Hosts with work still pending because they were unreachable, and since when. */
+      pending: z
+        .array(
+          z.strictObject({ host: z.string().min(1), first_seen: timestamp, last_seen: timestamp }),
+        )
+        .max(100_000),
+    }),
+    z.strictObject({
+      source: z.string().min(1).max(64),
+      /** The state exists but could not be read (it is only named, never changed). */
+      problem: z.string().min(1).max(2_000),
+    }),
+    z.null(),
+  ]),
+);
 
 export type StatusContribution = z.infer<typeof statusContributionSchema>;
 

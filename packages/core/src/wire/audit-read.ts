@@ -21,28 +21,32 @@ export const MAX_AUDIT_READ_LINES = 5000;
 /** Lines one answer carries when the request names no `limit`. */
 export const DEFAULT_AUDIT_READ_LINES = 1000;
 
-export const auditReadRequestSchema = z.strictObject({
-  /** The 1-based line to start at (default 1); equal to the record's seq in an intact log. */
-  fromSeq: z.number().int().positive().optional(),
-  limit: z.number().int().positive().max(MAX_AUDIT_READ_LINES).optional(),
-});
+export const auditReadRequestSchema = z.lazy(() =>
+  z.strictObject({
+    /** The 1-based line to start at (default 1); equal to the record's seq in an intact log. */
+    fromSeq: z.number().int().positive().optional(),
+    limit: z.number().int().positive().max(MAX_AUDIT_READ_LINES).optional(),
+  }),
+);
 
-export const auditReadResponseSchema = z.strictObject({
-  nodeId: z.string(),
-  /** The line the first of `lines` is (the request's `fromSeq`, default 1). */
-  fromSeq: z.number().int().positive(),
-  /** Complete lines of `audit.jsonl`, verbatim, without their newline. */
-  lines: z.array(z.string()).max(MAX_AUDIT_READ_LINES),
-  /**
-   * The last record the controller appended, as it holds it in memory (`null`: nothing appended
-   * since the log was created). Taken before the file is read, so every line up to it is there.
-   */
-  head: z.strictObject({ seq: z.number().int().positive(), sha256: sha256Schema }).nullable(),
-  /** More lines follow: ask again from `fromSeq + lines.length`. */
-  more: z.boolean(),
-  /** The file ends in an incomplete line (no newline). It is not in `lines`. */
-  torn: z.boolean(),
-});
+export const auditReadResponseSchema = z.lazy(() =>
+  z.strictObject({
+    nodeId: z.string(),
+    /** The line the first of `lines` is (the request's `fromSeq`, default 1). */
+    fromSeq: z.number().int().positive(),
+    /** Complete lines of `audit.jsonl`, verbatim, without their newline. */
+    lines: z.array(z.string()).max(MAX_AUDIT_READ_LINES),
+    /**
+     * The last record the controller appended, as it holds it in memory (`null`: nothing appended
+     * since the log was created). Taken before the file is read, so every line up to it is there.
+     */
+    head: z.strictObject({ seq: z.number().int().positive(), sha256: sha256Schema }).nullable(),
+    /** More lines follow: ask again from `fromSeq + lines.length`. */
+    more: z.boolean(),
+    /** The file ends in an incomplete line (no newline). It is not in `lines`. */
+    torn: z.boolean(),
+  }),
+);
 
 export type AuditReadRequest = z.infer<typeof auditReadRequestSchema>;
 export type AuditReadResponse = z.infer<typeof auditReadResponseSchema>;

@@ -24,36 +24,42 @@ export const AUDIT_OUTCOMES = [
   'recovered',
 ] as const;
 
-export const auditFileSchema = z.strictObject({
-  path: z.string(),
-  beforeSha256: sha256Schema.nullable(),
-  afterSha256: sha256Schema.nullable(),
-  backupPath: z.string().nullable(),
-  /** The mode before and after, for a file whose install named one (contract §10.4). */
-  mode: fileModeChangeSchema.optional(),
-});
+export const auditFileSchema = z.lazy(() =>
+  z.strictObject({
+    path: z.string(),
+    beforeSha256: sha256Schema.nullable(),
+    afterSha256: sha256Schema.nullable(),
+    backupPath: z.string().nullable(),
+    /** The mode before and after, for a file whose install named one (contract §10.4). */
+    mode: fileModeChangeSchema.optional(),
+  }),
+);
 
 /** One coupled action an operation ran: the node policy's id, the argv exactly, how it ended. */
-export const auditActionSchema = z.strictObject({
-  id: z.string(),
-  argv: z.array(z.string()),
-  exitCode: z.number().int().nullable(),
-  timedOut: z.boolean(),
-});
+export const auditActionSchema = z.lazy(() =>
+  z.strictObject({
+    id: z.string(),
+    argv: z.array(z.string()),
+    exitCode: z.number().int().nullable(),
+    timedOut: z.boolean(),
+  }),
+);
 
 /**
  * Refusals that carried no operation id, counted instead of written one by one (contract §15): one
  * record per (client or remote address, operation, code) per interval, so a flood of 401s cannot
  * fill the disk.
  */
-export const auditAggregateSchema = z.strictObject({
-  count: z.number().int().positive(),
-  /** The remote address the refusals came from (`null` when they are counted per client). */
-  remote: z.string().nullable(),
-  /** The first and the last refusal counted. */
-  since: timestampSchema,
-  until: timestampSchema,
-});
+export const auditAggregateSchema = z.lazy(() =>
+  z.strictObject({
+    count: z.number().int().positive(),
+    /** The remote address the refusals came from (`null` when they are counted per client). */
+    remote: z.string().nullable(),
+    /** The first and the last refusal counted. */
+    since: timestampSchema,
+    until: timestampSchema,
+  }),
+);
 
 /**
  * What the first record of a segment says about the segments before it (contract §15): the log
@@ -61,33 +67,37 @@ export const auditAggregateSchema = z.strictObject({
  * head, and `retainedFromSeq`/`retainedPrev` say where the kept log starts after older segments
  * were pruned — so a pruned segment is told from a removed one.
  */
-export const auditSegmentSchema = z.strictObject({
-  /** The file the previous records were closed into (`audit.000000000001.jsonl`). */
-  previous: z.string(),
-  /** The first record still kept; every record before it was pruned by retention. */
-  retainedFromSeq: z.number().int().positive(),
-  /** The line hash of the record before `retainedFromSeq` (genesis when nothing was pruned). */
-  retainedPrev: sha256Schema,
-});
+export const auditSegmentSchema = z.lazy(() =>
+  z.strictObject({
+    /** The file the previous records were closed into (`audit.000000000001.jsonl`). */
+    previous: z.string(),
+    /** The first record still kept; every record before it was pruned by retention. */
+    retainedFromSeq: z.number().int().positive(),
+    /** The line hash of the record before `retainedFromSeq` (genesis when nothing was pruned). */
+    retainedPrev: sha256Schema,
+  }),
+);
 
-export const auditRecordSchema = z.strictObject({
-  seq: z.number().int().positive(),
-  ts: timestampSchema,
-  prev: sha256Schema,
-  operationId: operationIdSchema.nullable(),
-  /** The token's id (its accessor), `legacy`, or `null` when no token was accepted. Never a token. */
-  client: z.string().nullable(),
-  operation: z.string(),
-  paths: z.array(z.string()),
-  files: z.array(auditFileSchema),
-  outcome: z.enum(AUDIT_OUTCOMES),
-  code: z.string().nullable(),
-  detail: z.string(),
-  /** The node policy actions the operation ran, in order (contract §5.1); absent when none. */
-  actions: z.array(auditActionSchema).optional(),
-  aggregate: auditAggregateSchema.optional(),
-  segment: auditSegmentSchema.optional(),
-});
+export const auditRecordSchema = z.lazy(() =>
+  z.strictObject({
+    seq: z.number().int().positive(),
+    ts: timestampSchema,
+    prev: sha256Schema,
+    operationId: operationIdSchema.nullable(),
+    /** The token's id (its accessor), `legacy`, or `null` when no token was accepted. Never a token. */
+    client: z.string().nullable(),
+    operation: z.string(),
+    paths: z.array(z.string()),
+    files: z.array(auditFileSchema),
+    outcome: z.enum(AUDIT_OUTCOMES),
+    code: z.string().nullable(),
+    detail: z.string(),
+    /** The node policy actions the operation ran, in order (contract §5.1); absent when none. */
+    actions: z.array(auditActionSchema).optional(),
+    aggregate: auditAggregateSchema.optional(),
+    segment: auditSegmentSchema.optional(),
+  }),
+);
 
 export type AuditAction = z.infer<typeof auditActionSchema>;
 export type AuditRecord = z.infer<typeof auditRecordSchema>;

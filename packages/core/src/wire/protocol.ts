@@ -60,7 +60,7 @@ export const SCOPES = [
   'node-admin:tokens',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
-export const scopeSchema = z.enum(SCOPES);
+export const scopeSchema = z.lazy(() => z.enum(SCOPES));
 
 /** True when `value` is one of {@link SCOPES}, spelled exactly. */
 export function isScope(value: string): value is Scope {
@@ -68,37 +68,44 @@ export function isScope(value: string): value is Scope {
 }
 
 /** An operation id: a ULID in its canonical upper-case Crockford form (26 characters). */
-export const operationIdSchema = z
-  .string()
-  .regex(/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/, 'must be a ULID (26 upper-case Crockford characters)');
+export const operationIdSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/, 'must be a ULID (26 upper-case Crockford characters)'),
+);
 
 /** A lower-case hex sha256. */
-export const sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lower-case hex sha256');
+export const sha256Schema = z.lazy(() =>
+  z.string().regex(/^[0-9a-f]{64}$/, 'must be a lower-case hex sha256'),
+);
 
 /** A `~/`-relative node path (validated again, with the allowlist, on the node). */
-export const homePathSchema = z
-  .string()
-  .max(1024)
-  .refine(isHomePath, 'must be a ~/-relative path inside the node home');
+export const homePathSchema = z.lazy(() =>
+  z.string().max(1024).refine(isHomePath, 'must be a ~/-relative path inside the node home'),
+);
 
 /** An ISO-8601 UTC timestamp. */
-export const timestampSchema = z.iso.datetime();
+export const timestampSchema = z.lazy(() => z.iso.datetime());
 
 /** A live file's permission bits as a node observed them (`"0644"`, `"1755"`): any mode at all. */
-export const observedModeSchema = z.string().regex(/^[0-7]{4}$/, 'must be 4 octal digits');
+export const observedModeSchema = z.lazy(() =>
+  z.string().regex(/^[0-7]{4}$/, 'must be 4 octal digits'),
+);
 
 /**
  * A managed file's mode on the wire (contract §10.4): always four octal digits (`"0600"`), and only
  * a mode fleet writes (`file-mode.ts`: no set-id or sticky bit, never group/other-writable).
  */
-export const fileModeSchema = z
-  .string()
-  .regex(/^[0-7]{4}$/, 'must be 4 octal digits ("0600")')
-  .refine((text) => fileModeProblem(text) === null, {
-    error: (issue) => `mode ${fileModeProblem(String(issue.input)) ?? 'is invalid'}`,
-  });
+export const fileModeSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(/^[0-7]{4}$/, 'must be 4 octal digits ("0600")')
+    .refine((text) => fileModeProblem(text) === null, {
+      error: (issue) => `mode ${fileModeProblem(String(issue.input)) ?? 'is invalid'}`,
+    }),
+);
 
-export const fileFormatSchema = z.enum(['yaml', 'json', 'markdown', 'text']);
+export const fileFormatSchema = z.lazy(() => z.enum(['yaml', 'json', 'markdown', 'text']));
 
 /** A plain object: its prototype is Object's or none (a Date, a Map or a class instance is not). */
 function isPlainObject(value: object): boolean {
@@ -148,13 +155,14 @@ export function isJsonObject(value: unknown): boolean {
 }
 
 /** JSON values (facts and parameters cross the wire as JSON). */
-export const jsonValueSchema = z.custom<z.core.util.JSONType>(
-  isJsonValue,
-  'Invalid input: not a JSON value',
+export const jsonValueSchema = z.lazy(() =>
+  z.custom<z.core.util.JSONType>(isJsonValue, 'Invalid input: not a JSON value'),
 );
-export const jsonObjectSchema = z.custom<Record<string, z.core.util.JSONType>>(
-  isJsonObject,
-  'Invalid input: not an object of JSON values',
+export const jsonObjectSchema = z.lazy(() =>
+  z.custom<Record<string, z.core.util.JSONType>>(
+    isJsonObject,
+    'Invalid input: not an object of JSON values',
+  ),
 );
 
 /** Every error response: `{ error: { code, message } }`, plus the live sha for a failed precondition. */

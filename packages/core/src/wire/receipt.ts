@@ -16,39 +16,45 @@ import {
  * A file's mode before and after an install that named one (contract §10.4); `before` is `null`
  * for a file the install created. Absent when the request named no mode.
  */
-export const fileModeChangeSchema = z.strictObject({
-  before: observedModeSchema.nullable(),
-  after: fileModeSchema,
-});
+export const fileModeChangeSchema = z.lazy(() =>
+  z.strictObject({
+    before: observedModeSchema.nullable(),
+    after: fileModeSchema,
+  }),
+);
 
 export const RECEIPT_SCHEMA = 'fleet.receipt/v1';
 
-export const receiptFileSchema = z.strictObject({
-  path: z.string(),
-  /** The domain's id for the file (`router.yaml`, `volume`). */
-  fileId: z.string(),
-  beforeSha256: sha256Schema.nullable(),
-  afterSha256: sha256Schema,
-  /** `~/`-relative backup of the replaced content; `null` when nothing was replaced. */
-  backupPath: z.string().nullable(),
-  /** Redacted unified diff, before → after (empty when unchanged). */
-  diff: z.string(),
-  /** `written`; `unchanged` (nothing written); `restored` (written, then put back). */
-  state: z.enum(['written', 'unchanged', 'restored']),
-  /**
-   * `true` when the replaced file had other hard links (catalogue 16): the rename put a new inode
-   * in place, so the other names kept the old content. Absent otherwise.
-   */
-  hardlinkBroken: z.literal(true).optional(),
-  mode: fileModeChangeSchema.optional(),
-});
+export const receiptFileSchema = z.lazy(() =>
+  z.strictObject({
+    path: z.string(),
+    /** The domain's id for the file (`router.yaml`, `volume`). */
+    fileId: z.string(),
+    beforeSha256: sha256Schema.nullable(),
+    afterSha256: sha256Schema,
+    /** `~/`-relative backup of the replaced content; `null` when nothing was replaced. */
+    backupPath: z.string().nullable(),
+    /** Redacted unified diff, before → after (empty when unchanged). */
+    diff: z.string(),
+    /** `written`; `unchanged` (nothing written); `restored` (written, then put back). */
+    state: z.enum(['written', 'unchanged', 'restored']),
+    /**
+     * `true` when the replaced file had other hard links (catalogue 16): the rename put a new inode
+     * in place, so the other names kept the old content. Absent otherwise.
+     */
+    hardlinkBroken: z.literal(true).optional(),
+    mode: fileModeChangeSchema.optional(),
+  }),
+);
 
-export const receiptActionSchema = z.strictObject({
-  kind: z.string(),
-  /** `pending`: settled by the restarted controller after the answer (poll the operation's status). */
-  status: z.enum(['ok', 'skipped', 'failed', 'rolled-back', 'pending']),
-  detail: z.string(),
-});
+export const receiptActionSchema = z.lazy(() =>
+  z.strictObject({
+    kind: z.string(),
+    /** `pending`: settled by the restarted controller after the answer (poll the operation's status). */
+    status: z.enum(['ok', 'skipped', 'failed', 'rolled-back', 'pending']),
+    detail: z.string(),
+  }),
+);
 
 export const receiptSchema = z.strictObject({
   schema: z.literal(RECEIPT_SCHEMA),

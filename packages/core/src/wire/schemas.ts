@@ -19,111 +19,125 @@ import { receiptSchema } from './receipt.js';
 import { actionIdSchema } from '../policy/schema.js';
 import { pinnedPluginSchema } from '../runtime/plugins.js';
 
-const name = z.string().min(1).max(200);
+const name = z.lazy(() => z.string().min(1).max(200));
 
 // ---- identity and health ----------------------------------------------------------------------
 
-export const healthSchema = z.strictObject({
-  status: z.enum(['ok', 'degraded']),
-  checks: z.array(z.strictObject({ name, status: z.enum(['ok', 'failing']), detail: z.string() })),
-});
+export const healthSchema = z.lazy(() =>
+  z.strictObject({
+    status: z.enum(['ok', 'degraded']),
+    checks: z.array(
+      z.strictObject({ name, status: z.enum(['ok', 'failing']), detail: z.string() }),
+    ),
+  }),
+);
 
 /** A plugin the node loaded from its generation: its verified pin and the domains it serves. */
 export const carriedPluginSchema = pinnedPluginSchema.extend({ domains: z.array(name) });
 
-export const catalogSchema = z.strictObject({
-  domains: z.array(
-    z.strictObject({
-      domain: name,
-      plugin: name,
-      version: name,
-      coupling: z.enum(['none', 'process']),
-      implemented: z.boolean(),
-    }),
-  ),
-  probers: z.array(
-    z.strictObject({
-      id: name,
-      layer: z.enum(['file', 'derived', 'runtime', 'version']),
-      domain: name.nullable(),
-      plugin: name,
-      version: name,
-      implemented: z.boolean(),
-    }),
-  ),
-  bootstrapAdapters: z.array(
-    z.strictObject({
-      supervisor: name,
-      platforms: z.array(z.enum(['linux', 'darwin', 'win32'])),
-      plugin: name,
-      version: name,
-      implemented: z.boolean(),
-    }),
-  ),
-  /**
-   * The third-party plugins the running generation carries and the node loaded (contract §10.5),
-   * each with its pin and the domains it registered; bundled plugins are not listed. Absent from a
-   * runtime that predates plugins in fleet.yaml.
-   */
-  plugins: z.array(carriedPluginSchema).optional(),
-});
+export const catalogSchema = z.lazy(() =>
+  z.strictObject({
+    domains: z.array(
+      z.strictObject({
+        domain: name,
+        plugin: name,
+        version: name,
+        coupling: z.enum(['none', 'process']),
+        implemented: z.boolean(),
+      }),
+    ),
+    probers: z.array(
+      z.strictObject({
+        id: name,
+        layer: z.enum(['file', 'derived', 'runtime', 'version']),
+        domain: name.nullable(),
+        plugin: name,
+        version: name,
+        implemented: z.boolean(),
+      }),
+    ),
+    bootstrapAdapters: z.array(
+      z.strictObject({
+        supervisor: name,
+        platforms: z.array(z.enum(['linux', 'darwin', 'win32'])),
+        plugin: name,
+        version: name,
+        implemented: z.boolean(),
+      }),
+    ),
+    /**
+     * The third-party plugins the running generation carries and the node loaded (contract §10.5),
+     * each with its pin and the domains it registered; bundled plugins are not listed. Absent from a
+     * runtime that predates plugins in fleet.yaml.
+     */
+    plugins: z.array(carriedPluginSchema).optional(),
+  }),
+);
 
 /** `GET /v1/identity`: the exact shape of contract §5. */
-export const identityResponseSchema = z.strictObject({
-  nodeId: name,
-  nodeIdFlag: name,
-  package: name,
-  version: name,
-  build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
-  protocol: z.number().int().positive(),
-  catalog: catalogSchema,
-  pid: z.number().int().positive(),
-  startedAt: timestampSchema,
-  health: healthSchema,
-});
+export const identityResponseSchema = z.lazy(() =>
+  z.strictObject({
+    nodeId: name,
+    nodeIdFlag: name,
+    package: name,
+    version: name,
+    build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
+    protocol: z.number().int().positive(),
+    catalog: catalogSchema,
+    pid: z.number().int().positive(),
+    startedAt: timestampSchema,
+    health: healthSchema,
+  }),
+);
 
 export const healthResponseSchema = healthSchema;
 
 // ---- inventory and export ---------------------------------------------------------------------
 
-const fileError = z.strictObject({ code: z.string(), message: z.string() });
+const fileError = z.lazy(() => z.strictObject({ code: z.string(), message: z.string() }));
 
-export const inventoryFileSchema = z.strictObject({
-  domain: name,
-  fileId: name,
-  path: z.string(),
-  kind: z.enum(['file', 'derived']),
-  format: fileFormatSchema,
-  exists: z.boolean(),
-  size: z.number().int().nonnegative().optional(),
-  mtime: timestampSchema.optional(),
-  sha256: sha256Schema.optional(),
-  /** Why the file could not be read (a symlink, binary content, over the size bound…). */
-  error: fileError.optional(),
-});
+export const inventoryFileSchema = z.lazy(() =>
+  z.strictObject({
+    domain: name,
+    fileId: name,
+    path: z.string(),
+    kind: z.enum(['file', 'derived']),
+    format: fileFormatSchema,
+    exists: z.boolean(),
+    size: z.number().int().nonnegative().optional(),
+    mtime: timestampSchema.optional(),
+    sha256: sha256Schema.optional(),
+    /** Why the file could not be read (a symlink, binary content, over the size bound…). */
+    error: fileError.optional(),
+  }),
+);
 
-export const inventoryBackupSchema = z.strictObject({
-  domain: name,
-  fileId: name,
-  /** The managed path the backup is a copy of. */
-  of: z.string(),
-  /** The backup's own `~/` path (exportable). */
-  path: z.string(),
-  size: z.number().int().nonnegative(),
-  mtime: timestampSchema,
-  sha256: sha256Schema,
-});
+export const inventoryBackupSchema = z.lazy(() =>
+  z.strictObject({
+    domain: name,
+    fileId: name,
+    /** The managed path the backup is a copy of. */
+    of: z.string(),
+    /** The backup's own `~/` path (exportable). */
+    path: z.string(),
+    size: z.number().int().nonnegative(),
+    mtime: timestampSchema,
+    sha256: sha256Schema,
+  }),
+);
 
-export const inventoryResponseSchema = z.strictObject({
-  nodeId: name,
-  generatedAt: timestampSchema,
-  files: z.array(inventoryFileSchema),
-  backups: z.array(inventoryBackupSchema),
-  /** True when the backup listing was cut at its bound. */
-  truncated: z.boolean(),
-});
+export const inventoryResponseSchema = z.lazy(() =>
+  z.strictObject({
+    nodeId: name,
+    generatedAt: timestampSchema,
+    files: z.array(inventoryFileSchema),
+    backups: z.array(inventoryBackupSchema),
+    /** True when the backup listing was cut at its bound. */
+    truncated: z.boolean(),
+  }),
+);
 
-export const exportRequestSchema = z.strictObject({ path: homePathSchema });
+export const exportRequestSchema = z.lazy(() => z.strictObject({ path: homePathSchema }));
 
 const exportedCommon = {
   path: z.string(),
@@ -133,114 +147,134 @@ const exportedCommon = {
   format: fileFormatSchema,
 };
 
-export const exportResponseSchema = z.discriminatedUnion('exists', [
-  z.strictObject({
-    ...exportedCommon,
-    exists: z.literal(true),
-    size: z.number().int().nonnegative(),
-    mtime: timestampSchema,
-    /** sha256 of the live bytes (what an install's `expectedSha256` is compared with). */
-    sha256: sha256Schema,
-    /** The content with every secret value of the node's env chain back to its placeholder. */
-    content: z.string(),
-    /** True when at least one secret value was replaced. */
-    redacted: z.boolean(),
-  }),
-  z.strictObject({ ...exportedCommon, exists: z.literal(false) }),
-]);
+export const exportResponseSchema = z.lazy(() =>
+  z.discriminatedUnion('exists', [
+    z.strictObject({
+      ...exportedCommon,
+      exists: z.literal(true),
+      size: z.number().int().nonnegative(),
+      mtime: timestampSchema,
+      /** sha256 of the live bytes (what an install's `expectedSha256` is compared with). */
+      sha256: sha256Schema,
+      /** The content with every secret value of the node's env chain back to its placeholder. */
+      content: z.string(),
+      /** True when at least one secret value was replaced. */
+      redacted: z.boolean(),
+    }),
+    z.strictObject({ ...exportedCommon, exists: z.literal(false) }),
+  ]),
+);
 
 // ---- install ----------------------------------------------------------------------------------
 
-export const installFileRequestSchema = z.strictObject({
-  fileId: name,
-  path: homePathSchema,
-  expectedSha256: sha256Schema.nullable(),
-  /** Desired content in template space: `{{ secret.NAME }}` placeholders are resolved on the node. */
-  content: z.string(),
-  /** A repository-declared block file's markers (contract §10.4); absent for every other file. */
-  markers: z
-    .strictObject({ begin: z.string().min(1).max(200), end: z.string().min(1).max(200) })
-    .optional(),
-  /**
-   * The mode the file is written with (contract §10.4: a files entry's `mode`); absent: a replaced
-   * file keeps its mode, a new one is 0600. An optional addition within protocol 2: a node that
-   * predates it refuses the field (strict objects), it never ignores it.
-   */
-  mode: fileModeSchema.optional(),
-  /**
-   * The node policy action run after this file is written, when it changed (contract §10.4, §5.1:
-   * `domains.<domain>.actions.<id>`; an id the policy lacks is `POLICY_REFUSED` before any write).
-   */
-  action: actionIdSchema.optional(),
-});
+export const installFileRequestSchema = z.lazy(() =>
+  z.strictObject({
+    fileId: name,
+    path: homePathSchema,
+    expectedSha256: sha256Schema.nullable(),
+    /** Desired content in template space: `{{ secret.NAME }}` placeholders are resolved on the node. */
+    content: z.string(),
+    /** A repository-declared block file's markers (contract §10.4); absent for every other file. */
+    markers: z
+      .strictObject({ begin: z.string().min(1).max(200), end: z.string().min(1).max(200) })
+      .optional(),
+    /**
+     * The mode the file is written with (contract §10.4: a files entry's `mode`); absent: a replaced
+     * file keeps its mode, a new one is 0600. An optional addition within protocol 2: a node that
+     * predates it refuses the field (strict objects), it never ignores it.
+     */
+    mode: fileModeSchema.optional(),
+    /**
+     * The node policy action run after this file is written, when it changed (contract §10.4, §5.1:
+     * `domains.<domain>.actions.<id>`; an id the policy lacks is `POLICY_REFUSED` before any write).
+     */
+    action: actionIdSchema.optional(),
+  }),
+);
 
 /** A role a domain gives an action (the router's `reload`), or a file id of a repo-defined domain. */
-export const actionRoleSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be an action role (letters, digits, . _ -)');
+export const actionRoleSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be an action role (letters, digits, . _ -)'),
+);
 
 /**
  * `POST /v1/install`: the wire form of core's `NodeInstallRequest`. Coupled actions are named by
  * the ids of the node policy's actions (`actions: { reload: "router-reload" }`), never by an argv:
  * what runs is the node's decision (contract §5.1).
  */
-export const installRequestSchema = z.strictObject({
-  operationId: operationIdSchema,
-  domain: name,
-  files: z.array(installFileRequestSchema).min(1).max(64),
-  parameters: z.record(z.string(), z.string()),
-  actions: z.record(actionRoleSchema, actionIdSchema).optional(),
-  /** Sent by a scheduled `fleet harness reconcile --unattended` (contract §10.3): marked in the audit. */
-  unattended: z.boolean().optional(),
-});
+export const installRequestSchema = z.lazy(() =>
+  z.strictObject({
+    operationId: operationIdSchema,
+    domain: name,
+    files: z.array(installFileRequestSchema).min(1).max(64),
+    parameters: z.record(z.string(), z.string()),
+    actions: z.record(actionRoleSchema, actionIdSchema).optional(),
+    /** Sent by a scheduled `fleet harness reconcile --unattended` (contract §10.3): marked in the audit. */
+    unattended: z.boolean().optional(),
+  }),
+);
 
 export const installResponseSchema = receiptSchema;
 
 // ---- capture (adopt) and probe ------------------------------------------------------------------
 
-export const captureRequestSchema = z.strictObject({
-  operationId: operationIdSchema,
-  path: homePathSchema,
-});
+export const captureRequestSchema = z.lazy(() =>
+  z.strictObject({
+    operationId: operationIdSchema,
+    path: homePathSchema,
+  }),
+);
 
 /** The wire form of core's `Capture` (redacted on the node), plus when it was taken. */
-export const captureResponseSchema = z.strictObject({
-  operationId: operationIdSchema,
-  host: name,
-  domain: name,
-  fileId: name,
-  path: z.string(),
-  sha256: sha256Schema,
-  content: z.string(),
-  redacted: z.boolean(),
-  /** The controller's build identity (`@fleet/controller@0.1.0+<sha256|dev>`). */
-  controller: z.string(),
-  capturedAt: timestampSchema,
-});
+export const captureResponseSchema = z.lazy(() =>
+  z.strictObject({
+    operationId: operationIdSchema,
+    host: name,
+    domain: name,
+    fileId: name,
+    path: z.string(),
+    sha256: sha256Schema,
+    content: z.string(),
+    redacted: z.boolean(),
+    /** The controller's build identity (`@fleet/controller@0.1.0+<sha256|dev>`). */
+    controller: z.string(),
+    capturedAt: timestampSchema,
+  }),
+);
 
-export const probeRequestSchema = z.strictObject({
-  prober: name,
-  parameters: jsonObjectSchema,
-});
+export const probeRequestSchema = z.lazy(() =>
+  z.strictObject({
+    prober: name,
+    parameters: jsonObjectSchema,
+  }),
+);
 
-export const probeResponseSchema = z.strictObject({
-  prober: name,
-  layer: z.enum(['file', 'derived', 'runtime', 'version']),
-  facts: jsonValueSchema,
-  collectedAt: timestampSchema,
-});
+export const probeResponseSchema = z.lazy(() =>
+  z.strictObject({
+    prober: name,
+    layer: z.enum(['file', 'derived', 'runtime', 'version']),
+    facts: jsonValueSchema,
+    collectedAt: timestampSchema,
+  }),
+);
 
 // ---- operation status -------------------------------------------------------------------------
 
-export const operationStateSchema = z.enum(['in-progress', 'completed', 'failed', 'interrupted']);
+export const operationStateSchema = z.lazy(() =>
+  z.enum(['in-progress', 'completed', 'failed', 'interrupted']),
+);
 
 /** What recovery at the controller's start observed for an interrupted operation, per file. */
-export const recoveryFileSchema = z.strictObject({
-  path: z.string(),
-  liveSha256: sha256Schema.nullable(),
-  /** Which side of the write the live file is on: wholly old, wholly new, or something else. */
-  matches: z.enum(['before', 'after', 'neither', 'unknown']),
-});
+export const recoveryFileSchema = z.lazy(() =>
+  z.strictObject({
+    path: z.string(),
+    liveSha256: sha256Schema.nullable(),
+    /** Which side of the write the live file is on: wholly old, wholly new, or something else. */
+    matches: z.enum(['before', 'after', 'neither', 'unknown']),
+  }),
+);
 
 export const operationStatusResponseSchema = z.strictObject({
   operationId: operationIdSchema,

@@ -10,40 +10,48 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { sha256Schema, timestampSchema } from './protocol.js';
 
-export const runtimeAttentionSchema = z.enum(['none', 'in-progress', 'recovery-required']);
+export const runtimeAttentionSchema = z.lazy(() =>
+  z.enum(['none', 'in-progress', 'recovery-required']),
+);
 
-export const runtimeSummarySchema = z.strictObject({
-  journal: z.enum(['empty', 'ok', 'torn-tail', 'corrupt']),
-  /** A live process holds the runtime lock (a transaction is being worked on now). */
-  busy: z.boolean(),
-  /**
-   * `in-progress`: a transaction is open and being worked on (or staged, awaiting activation);
-   * `recovery-required`: the journal is corrupt, a transaction ended in manual recovery, or an
-   * activated transaction is open with nobody working on it.
-   */
-  attention: runtimeAttentionSchema,
-  transaction: z
-    .strictObject({
-      id: z.string().min(1).max(64),
-      kind: z.enum(['upgrade', 'bootstrap', 'rollback']),
-      lastStep: z.string().min(1),
-      /** When its last step was journaled. */
-      at: timestampSchema,
-      outcome: z.enum(['accepted', 'rolled-back', 'manual-recovery-required', 'failed']).nullable(),
-    })
-    .nullable(),
-});
+export const runtimeSummarySchema = z.lazy(() =>
+  z.strictObject({
+    journal: z.enum(['empty', 'ok', 'torn-tail', 'corrupt']),
+    /** A live process holds the runtime lock (a transaction is being worked on now). */
+    busy: z.boolean(),
+    /**
+     * `in-progress`: a transaction is open and being worked on (or staged, awaiting activation);
+     * `recovery-required`: the journal is corrupt, a transaction ended in manual recovery, or an
+     * activated transaction is open with nobody working on it.
+     */
+    attention: runtimeAttentionSchema,
+    transaction: z
+      .strictObject({
+        id: z.string().min(1).max(64),
+        kind: z.enum(['upgrade', 'bootstrap', 'rollback']),
+        lastStep: z.string().min(1),
+        /** When its last step was journaled. */
+        at: timestampSchema,
+        outcome: z
+          .enum(['accepted', 'rolled-back', 'manual-recovery-required', 'failed'])
+          .nullable(),
+      })
+      .nullable(),
+  }),
+);
 
-export const nodeSummaryResponseSchema = z.strictObject({
-  nodeId: z.string(),
-  package: z.string(),
-  version: z.string(),
-  build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
-  protocol: z.number().int().positive(),
-  startedAt: timestampSchema,
-  health: z.enum(['ok', 'degraded']),
-  runtime: runtimeSummarySchema,
-});
+export const nodeSummaryResponseSchema = z.lazy(() =>
+  z.strictObject({
+    nodeId: z.string(),
+    package: z.string(),
+    version: z.string(),
+    build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
+    protocol: z.number().int().positive(),
+    startedAt: timestampSchema,
+    health: z.enum(['ok', 'degraded']),
+    runtime: runtimeSummarySchema,
+  }),
+);
 
 export type RuntimeAttention = z.infer<typeof runtimeAttentionSchema>;
 export type RuntimeSummary = z.infer<typeof runtimeSummarySchema>;

@@ -11,85 +11,99 @@ import * as z from 'zod';
 import { operationIdSchema, scopeSchema, timestampSchema } from './protocol.js';
 
 /** A token's id: its accessor, safe to show and log (`flt_<id>_…`). */
-export const tokenIdSchema = z
-  .string()
-  .regex(/^[0-9a-f]{16}$/, 'must be a token id (16 hex digits)');
+export const tokenIdSchema = z.lazy(() =>
+  z.string().regex(/^[0-9a-f]{16}$/, 'must be a token id (16 hex digits)'),
+);
 
 /** Who a token is for. */
-export const tokenClientSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, 'letters, digits, . _ @ - (at most 64)');
+export const tokenClientSchema = z.lazy(() =>
+  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, 'letters, digits, . _ @ - (at most 64)'),
+);
 
 /** The longest lifetime a token issued or rotated through the wire may get. */
 export const MAX_WIRE_TOKEN_TTL_MS = 366 * 86_400_000;
 /** The longest grace period a rotated-out token may keep through the wire. */
 export const MAX_WIRE_GRACE_MS = 7 * 86_400_000;
 
-const ttlSchema = z.number().int().positive().max(MAX_WIRE_TOKEN_TTL_MS);
+const ttlSchema = z.lazy(() => z.number().int().positive().max(MAX_WIRE_TOKEN_TTL_MS));
 
-export const tokenStateSchema = z.enum(['active', 'grace', 'expired', 'revoked']);
+export const tokenStateSchema = z.lazy(() => z.enum(['active', 'grace', 'expired', 'revoked']));
 
 /** A token as listed: never the token, never its hash. */
-export const tokenSummarySchema = z.strictObject({
-  id: tokenIdSchema,
-  client: tokenClientSchema,
-  scopes: z.array(scopeSchema).min(1),
-  state: tokenStateSchema,
-  createdAt: timestampSchema,
-  expiresAt: timestampSchema,
-  rotatedFrom: tokenIdSchema.optional(),
-  graceUntil: timestampSchema.optional(),
-  revokedAt: timestampSchema.optional(),
-});
+export const tokenSummarySchema = z.lazy(() =>
+  z.strictObject({
+    id: tokenIdSchema,
+    client: tokenClientSchema,
+    scopes: z.array(scopeSchema).min(1),
+    state: tokenStateSchema,
+    createdAt: timestampSchema,
+    expiresAt: timestampSchema,
+    rotatedFrom: tokenIdSchema.optional(),
+    graceUntil: timestampSchema.optional(),
+    revokedAt: timestampSchema.optional(),
+  }),
+);
 
-export const tokenListResponseSchema = z.strictObject({
-  /** The id of the token the request was authenticated with. */
-  self: tokenIdSchema,
-  tokens: z.array(tokenSummarySchema),
-});
+export const tokenListResponseSchema = z.lazy(() =>
+  z.strictObject({
+    /** The id of the token the request was authenticated with. */
+    self: tokenIdSchema,
+    tokens: z.array(tokenSummarySchema),
+  }),
+);
 
-export const tokenIssueRequestSchema = z.strictObject({
-  operationId: operationIdSchema,
-  client: tokenClientSchema,
-  scopes: z.array(scopeSchema).min(1).max(16),
-  ttlMs: ttlSchema,
-});
+export const tokenIssueRequestSchema = z.lazy(() =>
+  z.strictObject({
+    operationId: operationIdSchema,
+    client: tokenClientSchema,
+    scopes: z.array(scopeSchema).min(1).max(16),
+    ttlMs: ttlSchema,
+  }),
+);
 
-export const tokenRotateRequestSchema = z.strictObject({
-  operationId: operationIdSchema,
-  id: tokenIdSchema,
-  /** How long the old token stays valid (0: not at all; never past its own expiry). */
-  graceMs: z.number().int().min(0).max(MAX_WIRE_GRACE_MS),
-  /** The new token's lifetime; absent: the old one's. */
-  ttlMs: ttlSchema.optional(),
-});
+export const tokenRotateRequestSchema = z.lazy(() =>
+  z.strictObject({
+    operationId: operationIdSchema,
+    id: tokenIdSchema,
+    /** How long the old token stays valid (0: not at all; never past its own expiry). */
+    graceMs: z.number().int().min(0).max(MAX_WIRE_GRACE_MS),
+    /** The new token's lifetime; absent: the old one's. */
+    ttlMs: ttlSchema.optional(),
+  }),
+);
 
-export const tokenRevokeRequestSchema = z.strictObject({
-  operationId: operationIdSchema,
-  id: tokenIdSchema,
-  /** The caller knows it revokes the token it is authenticated with (a lockout it asked for). */
-  self: z.boolean(),
-});
+export const tokenRevokeRequestSchema = z.lazy(() =>
+  z.strictObject({
+    operationId: operationIdSchema,
+    id: tokenIdSchema,
+    /** The caller knows it revokes the token it is authenticated with (a lockout it asked for). */
+    self: z.boolean(),
+  }),
+);
 
 /** A new token (issue, rotate): shown once. */
-export const issuedTokenResponseSchema = z.strictObject({
-  id: tokenIdSchema,
-  token: z.string().regex(/^flt_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/),
-  client: tokenClientSchema,
-  scopes: z.array(scopeSchema).min(1),
-  expiresAt: timestampSchema,
-  /** Rotate only: the old token's id and until when it is still accepted. */
-  rotatedFrom: tokenIdSchema.optional(),
-  graceUntil: timestampSchema.optional(),
-});
+export const issuedTokenResponseSchema = z.lazy(() =>
+  z.strictObject({
+    id: tokenIdSchema,
+    token: z.string().regex(/^flt_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/),
+    client: tokenClientSchema,
+    scopes: z.array(scopeSchema).min(1),
+    expiresAt: timestampSchema,
+    /** Rotate only: the old token's id and until when it is still accepted. */
+    rotatedFrom: tokenIdSchema.optional(),
+    graceUntil: timestampSchema.optional(),
+  }),
+);
 
-export const revokedTokenResponseSchema = z.strictObject({
-  id: tokenIdSchema,
-  client: tokenClientSchema,
-  revokedAt: timestampSchema,
-  /** True when it was the token this request was authenticated with. */
-  self: z.boolean(),
-});
+export const revokedTokenResponseSchema = z.lazy(() =>
+  z.strictObject({
+    id: tokenIdSchema,
+    client: tokenClientSchema,
+    revokedAt: timestampSchema,
+    /** True when it was the token this request was authenticated with. */
+    self: z.boolean(),
+  }),
+);
 
 export type TokenSummary = z.infer<typeof tokenSummarySchema>;
 export type TokenListResponse = z.infer<typeof tokenListResponseSchema>;

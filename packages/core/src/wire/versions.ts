@@ -30,9 +30,9 @@ export const FLEET_LAUNCHD_LABELS = [
 ] as const;
 
 /** A bare command name (no path, no shell syntax): what is looked up along PATH. */
-export const toolNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, 'must be a bare command name');
+export const toolNameSchema = z.lazy(() =>
+  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, 'must be a bare command name'),
+);
 
 /** Probers one versions request may run: the host's supervisor's, with room to spare. */
 export const MAX_VERSION_PROBES = 8;
@@ -42,90 +42,102 @@ export const MAX_VERSION_PROBES = 8;
  * (`systemd-user.unit`, `windows-task.task`) or a `version` prober. A domain's prober is answered
  * `SCOPE_DENIED`: its facts are a domain's, read with `config:read` through a snapshot.
  */
-export const versionsProbeSchema = z.strictObject({
-  prober: z.string().min(1).max(200),
-  parameters: jsonObjectSchema,
-});
-
-export const versionsRequestSchema = z.strictObject({
-  tools: z.array(toolNameSchema).max(MAX_VERSION_TOOLS),
-  /**
-   * Added within protocol 2: a node that predates it refuses the key (`BAD_REQUEST`), and the
-   * operator then asks `POST /v1/probe` instead (`config/version.ts`).
-   */
-  probes: z.array(versionsProbeSchema).max(MAX_VERSION_PROBES).optional(),
-});
-
-const versionText = z.string().max(MAX_VERSION_TEXT);
-
-export const versionsToolSchema = z.discriminatedUnion('state', [
-  /** Found on PATH and `--version` exited 0: its first output line. */
+export const versionsProbeSchema = z.lazy(() =>
   z.strictObject({
-    name: toolNameSchema,
-    state: z.literal('found'),
-    path: z.string(),
-    version: versionText,
+    prober: z.string().min(1).max(200),
+    parameters: jsonObjectSchema,
   }),
-  /** Found on PATH but `--version` failed (exit code, timeout, no output). */
+);
+
+export const versionsRequestSchema = z.lazy(() =>
   z.strictObject({
-    name: toolNameSchema,
-    state: z.literal('failed'),
-    path: z.string(),
-    detail: versionText,
+    tools: z.array(toolNameSchema).max(MAX_VERSION_TOOLS),
+    /**
+     * Added within protocol 2: a node that predates it refuses the key (`BAD_REQUEST`), and the
+     * operator then asks `POST /v1/probe` instead (`config/version.ts`).
+     */
+    probes: z.array(versionsProbeSchema).max(MAX_VERSION_PROBES).optional(),
   }),
-  /** No executable of that name on the controller's PATH. */
-  z.strictObject({ name: toolNameSchema, state: z.literal('missing') }),
-  /** Not run: the node policy does not list it in `versions.tools` (contract §5.1). */
-  z.strictObject({ name: toolNameSchema, state: z.literal('refused'), detail: versionText }),
-]);
+);
+
+const versionText = z.lazy(() => z.string().max(MAX_VERSION_TEXT));
+
+export const versionsToolSchema = z.lazy(() =>
+  z.discriminatedUnion('state', [
+    /** Found on PATH and `--version` exited 0: its first output line. */
+    z.strictObject({
+      name: toolNameSchema,
+      state: z.literal('found'),
+      path: z.string(),
+      version: versionText,
+    }),
+    /** Found on PATH but `--version` failed (exit code, timeout, no output). */
+    z.strictObject({
+      name: toolNameSchema,
+      state: z.literal('failed'),
+      path: z.string(),
+      detail: versionText,
+    }),
+    /** No executable of that name on the controller's PATH. */
+    z.strictObject({ name: toolNameSchema, state: z.literal('missing') }),
+    /** Not run: the node policy does not list it in `versions.tools` (contract §5.1). */
+    z.strictObject({ name: toolNameSchema, state: z.literal('refused'), detail: versionText }),
+  ]),
+);
 
 /** One `fleet` along PATH, in PATH order: runnable (with the version it reports) or dead. */
-export const fleetOnPathSchema = z.strictObject({
-  path: z.string(),
-  runnable: z.boolean(),
-  /** The semantic version it reported (`null`: dead, or its output names none). */
-  version: z.string().nullable(),
-  /** Why it is dead (not executable, broken symlink, exit status, timeout), or its output line. */
-  detail: versionText,
-});
+export const fleetOnPathSchema = z.lazy(() =>
+  z.strictObject({
+    path: z.string(),
+    runnable: z.boolean(),
+    /** The semantic version it reported (`null`: dead, or its output names none). */
+    version: z.string().nullable(),
+    /** Why it is dead (not executable, broken symlink, exit status, timeout), or its output line. */
+    detail: versionText,
+  }),
+);
 
 /** `launchctl print` of one label, parsed (darwin only). */
-export const launchdAgentSchema = z.strictObject({
-  label: z.string(),
-  /** Its plist exists in `~/Library/LaunchAgents/`. */
-  present: z.boolean(),
-  /** launchd knows the service in the user's gui domain. */
-  loaded: z.boolean(),
-  /** launchd's `state` line (`running`, `not running`…), when loaded. */
-  state: z.string().nullable(),
-  pid: z.number().int().nullable(),
-  /** `last exit code`; `null` when it never exited or is not loaded. */
-  lastExitStatus: z.number().int().nullable(),
-});
+export const launchdAgentSchema = z.lazy(() =>
+  z.strictObject({
+    label: z.string(),
+    /** Its plist exists in `~/Library/LaunchAgents/`. */
+    present: z.boolean(),
+    /** launchd knows the service in the user's gui domain. */
+    loaded: z.boolean(),
+    /** launchd's `state` line (`running`, `not running`…), when loaded. */
+    state: z.string().nullable(),
+    pid: z.number().int().nullable(),
+    /** `last exit code`; `null` when it never exited or is not loaded. */
+    lastExitStatus: z.number().int().nullable(),
+  }),
+);
 
-export const versionsResponseSchema = z.strictObject({
-  nodeId: z.string(),
-  package: z.string(),
-  version: z.string(),
-  /**
-   * The running runtime's build identity: the generation its script sits in. Both `null`: a
-   * development build (not run from a staged generation).
-   */
-  build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
-  platform: z.enum(['linux', 'darwin', 'win32']),
-  tools: z.array(versionsToolSchema),
-  fleet: z.array(fleetOnPathSchema).max(MAX_FLEET_ON_PATH),
-  /**
-   * The third-party plugins the node loaded from its generation (its catalog's `plugins`, contract
-   * §10.5), each with its verified pin. Absent from a runtime that predates them: none reported.
-   */
-  plugins: z.array(pinnedPluginSchema).optional(),
-  /** Present on darwin only. */
-  launchd: z.array(launchdAgentSchema).optional(),
-  /** Present when the request named `probes`: each prober's facts, or why it did not run. */
-  probes: z.array(snapshotProbeResultSchema).optional(),
-  collectedAt: timestampSchema,
-});
+export const versionsResponseSchema = z.lazy(() =>
+  z.strictObject({
+    nodeId: z.string(),
+    package: z.string(),
+    version: z.string(),
+    /**
+     * The running runtime's build identity: the generation its script sits in. Both `null`: a
+     * development build (not run from a staged generation).
+     */
+    build: z.strictObject({ sha256: sha256Schema.nullable(), commit: z.string().nullable() }),
+    platform: z.enum(['linux', 'darwin', 'win32']),
+    tools: z.array(versionsToolSchema),
+    fleet: z.array(fleetOnPathSchema).max(MAX_FLEET_ON_PATH),
+    /**
+     * The third-party plugins the node loaded from its generation (its catalog's `plugins`, contract
+     * §10.5), each with its verified pin. Absent from a runtime that predates them: none reported.
+     */
+    plugins: z.array(pinnedPluginSchema).optional(),
+    /** Present on darwin only. */
+    launchd: z.array(launchdAgentSchema).optional(),
+    /** Present when the request named `probes`: each prober's facts, or why it did not run. */
+    probes: z.array(snapshotProbeResultSchema).optional(),
+    collectedAt: timestampSchema,
+  }),
+);
 
 export type VersionsRequest = z.infer<typeof versionsRequestSchema>;
 export type VersionsResponse = z.infer<typeof versionsResponseSchema>;

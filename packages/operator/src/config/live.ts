@@ -4,13 +4,12 @@
  * wrote there (known versions, and what tells `deleted` from `missing`: contract §8.2). Backups
  * are not asked for: they are no known versions.
  */
-import { liveFilesOf } from '@fleet/core';
+import { liveFilesOf, snapshotFilesOf } from '@fleet/core';
 import type { FileTarget, ProbeAnswer, ReadLive, ReadSnapshot, SnapshotProbe } from '@fleet/core';
 import type { FleetContext } from './context.js';
 
 export function readLiveThroughController(context: FleetContext): ReadLive {
   return async (host: string, targets: readonly FileTarget[]) => {
-    const { snapshotFilesOf } = await import('@fleet/core');
     const answer = await context
       .client(host)
       .snapshot({ files: snapshotFilesOf(targets), backups: false });
@@ -24,7 +23,6 @@ export function readLiveThroughController(context: FleetContext): ReadLive {
  */
 export function readSnapshotThroughController(context: FleetContext): ReadSnapshot {
   return async (host, targets, probes) => {
-    const { snapshotFilesOf } = await import('@fleet/core');
     const answer = await context.client(host).snapshot({
       files: snapshotFilesOf(targets),
       backups: false,
