@@ -260,8 +260,11 @@ export async function run({ runs = 5 } = {}) {
           const historyRepo = path.join(work, 'repo-with-history');
           repoWithHistory(lab.repo, historyRepo);
           const withHistory = { ...env, FLEET_REPO: historyRepo };
+          // A difference of tens of milliseconds between two medians of ~450 ms: more pairs than
+          // the ratio rows, or the median moves with the machine (7 pairs read −7 ms in one run
+          // and +89 ms in the next).
           const pairs = interleave({
-            runs: Math.max(measuredRuns, 7),
+            runs: Math.max(measuredRuns, 15),
             warmups: 1,
             a: () => checkedDrift(withHistory, expect),
             b: () => checkedDrift(env, expect),
