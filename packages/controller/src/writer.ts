@@ -18,7 +18,7 @@
  * the window after the last check, and what it cannot catch is listed in docs/durability.md.
  */
 import { constants, lstatSync, readdirSync } from 'node:fs';
-import { access, type FileHandle } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import {
   FleetError,
@@ -32,7 +32,7 @@ import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
 import { errnoOf, fsFailure } from './fs/errors.js';
-import { link, open, rename, unlink } from './fs/seam.js';
+import { link, open, rename, unlink, type DurableHandle } from './fs/seam.js';
 import {
   readLive,
   recheckParents,
@@ -370,7 +370,7 @@ export class OperationWriter implements SafeFileWriter {
       target.parent,
       `${TEMP_PREFIX}${this.options.operationId}-${tag}${this.seq++}`,
     );
-    let handle: FileHandle | undefined;
+    let handle: DurableHandle | undefined;
     try {
       handle = await open(temp, CREATE_TEMP, 0o600);
       await handle.writeFile(content);

@@ -22,7 +22,7 @@
  * refusals.ts.
  */
 import { constants, lstatSync } from 'node:fs';
-import { readFile, readdir, type FileHandle } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AUDIT_ACTIVE_SEGMENT,
@@ -36,7 +36,7 @@ import {
 } from '@fleet/core/node';
 import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
-import { open, rename, unlink } from '../fs/seam.js';
+import { open, rename, unlink, type DurableHandle } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
 import { RefusalCounter, type Refusal } from './refusals.js';
 import { planRotation, type ClosedSegment } from './rotation.js';
@@ -71,7 +71,7 @@ interface Tail {
 
 export class AuditLog {
   private queue: Promise<unknown> = Promise.resolve();
-  private handle: FileHandle | undefined;
+  private handle: DurableHandle | undefined;
   private size = 0;
   private last: Tail = { seq: 0, hash: AUDIT_GENESIS, line: Buffer.alloc(0) };
   private active: { firstSeq: number; firstPrev: string } | null = null;
@@ -277,7 +277,7 @@ export class AuditLog {
   }
 
   private async writeRecords(entries: readonly AuditEntry[]): Promise<AuditHead> {
-    const handle = this.handle as FileHandle;
+    const handle = this.handle as DurableHandle;
     const at = this.options.clock.now().toISOString();
     let tail = this.last;
     const lines: Buffer[] = [];
@@ -332,7 +332,7 @@ export class AuditLog {
    * Cuts the file back to the end of the last whole record, verified on disk: the file must be at
    * least that long and end there with that record's line. Returns why not, when it cannot.
    */
-  private async cutBack(handle: FileHandle): Promise<string | undefined> {
+  private async cutBack(handle: DurableHandle): Promise<string | undefined> {
     try {
       const { size } = await handle.stat();
       if (size < this.size) {
@@ -362,7 +362,7 @@ export class AuditLog {
    * at the size it left it. Anything else — replaced, removed, truncated, appended by another
    * writer — refuses writes, and the head file keeps what the controller knew for the next start.
    */
-  private async checkUnchanged(handle: FileHandle): Promise<void> {
+  private async checkUnchanged(handle: DurableHandle): Promise<void> {
     let why: string | undefined;
     const held = await handle.stat();
     try {
@@ -415,7 +415,7 @@ export class AuditLog {
       this.alarm(`an audit rotation failed (${reasonOf(error)}); nothing was done`);
       throw this.unavailable(reasonOf(error));
     }
-    const old = this.handle as FileHandle;
+    const old = this.handle as DurableHandle;
     try {
       await fsyncDir(this.dir, 'state directory');
       await rename(next, this.activePath);

@@ -5,19 +5,18 @@
  * fsync the page cache may already have dropped the data (fsyncgate).
  */
 import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FleetError } from '@fleet/core/node';
 import { stateTempName } from '../state-paths.js';
 import { fsFailure } from './errors.js';
 import { ensureDirUnder } from './safe-path.js';
-import { open, rename, unlink } from './seam.js';
+import { open, rename, unlink, type DurableHandle } from './seam.js';
 
 const CREATE_EXCLUSIVE =
   constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 
 /** fsync, mapping a failure to `DURABILITY_FAILED`. */
-export async function syncHandle(handle: FileHandle, what: string): Promise<void> {
+export async function syncHandle(handle: DurableHandle, what: string): Promise<void> {
   try {
     await handle.sync();
   } catch (error) {
@@ -32,7 +31,7 @@ export async function syncHandle(handle: FileHandle, what: string): Promise<void
 /** fsync of a directory, so a rename or create inside it survives a power loss. */
 export async function fsyncDir(path: string, what = 'directory'): Promise<void> {
   if (process.platform === 'win32') return; // no directory fsync on Windows (best effort there)
-  let handle: FileHandle;
+  let handle: DurableHandle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_DIRECTORY);
   } catch (error) {

@@ -28,7 +28,6 @@ import {
   realpathSync,
   type Stats,
 } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { FleetError, parseHomePath } from '@fleet/core/node';
 import { errnoOf, fsFailure } from './errors.js';
@@ -254,7 +253,7 @@ function checkDirs(home: string, dirs: readonly DirLink[]): void {
 /** On Linux: the fd's real path must be the expected one (no symlink swapped in meanwhile). */
 export async function checkFdPath(
   home: string,
-  handle: FileHandle | number,
+  handle: { readonly fd: number } | number,
   expected: string,
 ): Promise<void> {
   await Promise.resolve();

@@ -12,9 +12,8 @@
  * fully applied, rebuilds exactly the tree on disk — so no write went around the seam unseen.
  */
 import { closeSync, constants, fsyncSync, lstatSync, openSync, type Stats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, relative, sep } from 'node:path';
-import { nodeDurableFs, type DurableFs } from '../../src/fs/seam.js';
+import { nodeDurableFs, type DurableFs, type DurableHandle } from '../../src/fs/seam.js';
 import {
   applyTrace,
   crashStates,
@@ -91,7 +90,7 @@ export class CrashRecorder implements DurableFs {
 
   // ---- DurableFs ----------------------------------------------------------------------------
 
-  async open(path: string, flags: number | string, mode?: number): Promise<FileHandle> {
+  async open(path: string, flags: number | string, mode?: number): Promise<DurableHandle> {
     const numeric = numericFlags(flags);
     const existed = lstatOrUndefined(path) !== undefined;
     const handle = await nodeDurableFs.open(path, flags, mode);
@@ -256,7 +255,7 @@ export class CrashRecorder implements DurableFs {
     return this.known(lstatSync(path), path);
   }
 
-  private wrap(handle: FileHandle, node: NodeId, path: string, append: boolean): FileHandle {
+  private wrap(handle: DurableHandle, node: NodeId, path: string, append: boolean): DurableHandle {
     let position = 0;
     const write = async (
       bytes: Buffer,
