@@ -191,6 +191,30 @@ describe('managed block (HTML comment markers): findBlock', () => {
   it('treats a lone CR as line content, not as a line ending', () => {
     expect(findBlock(`a\rb\n${B}\nx\n${E}\n`)?.prefix).to.equal('a\rb\n');
   });
+
+  // Lower-casing `İ` makes two characters and `Σ` depends on its neighbours: with either in the
+  // file, damaged markers are looked for line by line, not in the lower-cased text as a whole.
+  // Each case is checked both ways, in an ASCII text and after such a line.
+  const unicodeLines = [
+    ['plain ASCII', 'notes'],
+    ['a character lower-cased into two (İ)', 'İstanbul notes'],
+    ['a character lower-cased by its neighbours (Σ)', 'ΟΔΟΣ notes'],
+  ] as const;
+  for (const [name, first] of unicodeLines) {
+    it(`after ${name}: finds the block and refuses a damaged marker on any line`, () => {
+      expect(findBlock(`${first}\n${B}\nrule\n${E}\ntail\n`)?.body).to.equal('rule\n');
+      expect(codeOf(() => findBlock(`${first}\n${B}\nrule\n${E.toUpperCase()}\n`))).to.equal(
+        'MARKERS_UNPAIRED',
+      );
+      expect(codeOf(() => findBlock(`${first}\n${B}\nrule ${E}\n${E}\n`))).to.equal(
+        'MARKERS_UNPAIRED',
+      );
+      expect(codeOf(() => findBlock(`${first}\n${B}\nrule\n${E}\n${E}\n`))).to.equal(
+        'MARKERS_DUPLICATE',
+      );
+      expect(findBlock(`${first}\nno markers\n`)).to.equal(null);
+    });
+  }
 });
 
 describe('managed block (HTML comment markers): normaliseBody', () => {

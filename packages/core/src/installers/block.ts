@@ -105,13 +105,73 @@ function token(marker: string): string {
   return bare === '' ? marker.trim().toLowerCase() : bare;
 }
 
-function classify(line: Line, markers: BlockMarkers): LineKind {
-  if (line.content === markers.begin) return 'begin';
-  if (line.content === markers.end) return 'end';
-  const lower = line.content.toLowerCase();
-  return lower.includes(token(markers.begin)) || lower.includes(token(markers.end))
-    ? 'damaged'
-    : 'text';
+/** A line that is a marker, or mentions one (`damaged`); text lines are not kept. */
+interface MarkerLine {
+  readonly kind: Exclude<LineKind, 'text'>;
+  readonly line: Line;
+}
+
+/**
+ * The marker lines of `text` — begin, end and damaged ones — in one pass that makes a `Line` of
+ * those alone: a drift reads a managed file of every host, and nearly all of its lines are text.
+ * A line is damaged when its lower-cased content holds either marker's {@link token}; where
+ * lower-casing kept every character in its place (no character grew, and no `Σ`, the one whose
+ * lower case depends on its neighbours), that is looked up in the lower-cased text once, else
+ * line by line.
+ */
+function markerLines(text: string, markers: BlockMarkers): MarkerLine[] {
+  const tokens = [token(markers.begin), token(markers.end)];
+  const lower = text.toLowerCase();
+  const aligned = lower.length === text.length && !text.includes('\u03a3');
+  // The next place at or after the current line where each token starts in `lower`.
+  const next = tokens.map((t) => (aligned ? lower.indexOf(t) : -1));
+  const mentions = (start: number, contentEnd: number): boolean => {
+    if (!aligned) {
+      const content = text.slice(start, contentEnd).toLowerCase();
+      return tokens.some((t) => content.includes(t));
+    }
+    return tokens.some((t, i) => {
+      let at = next[i] as number;
+      if (at !== -1 && at < start) next[i] = at = lower.indexOf(t, start);
+      return at !== -1 && at + t.length <= contentEnd;
+    });
+  };
+  const is = (marker: string, start: number, contentEnd: number): boolean =>
+    contentEnd - start === marker.length && text.startsWith(marker, start);
+  const found: MarkerLine[] = [];
+  let number = 0;
+  let start = text.startsWith(BOM) ? BOM.length : 0;
+  while (start < text.length) {
+    number += 1;
+    const newline = text.indexOf('\n', start);
+    const crlf = newline > start && text.charCodeAt(newline - 1) === 0x0d;
+    const contentEnd = newline === -1 ? text.length : crlf ? newline - 1 : newline;
+    const end = newline === -1 ? text.length : newline + 1;
+    const kind = is(markers.begin, start, contentEnd)
+      ? 'begin'
+      : is(markers.end, start, contentEnd)
+        ? 'end'
+        : mentions(start, contentEnd)
+          ? 'damaged'
+          : 'text';
+    if (kind !== 'text') {
+      const content = text.slice(start, contentEnd);
+      const eol = newline === -1 ? '' : crlf ? '\r\n' : '\n';
+      found.push({ kind, line: { number, start, content, eol, end } });
+    }
+    start = end;
+  }
+  return found;
+}
+
+/** The line endings of the lines in `[from, to)` of `text` (bounds on line starts). */
+function endingsBetween(text: string, from: number, to: number): Set<Eol> {
+  const endings = new Set<Eol>();
+  for (let newline = text.indexOf('\n', from); newline !== -1 && newline < to;) {
+    endings.add(newline > from && text.charCodeAt(newline - 1) === 0x0d ? '\r\n' : '\n');
+    newline = text.indexOf('\n', newline + 1);
+  }
+  return endings;
 }
 
 function refuse(
@@ -145,9 +205,8 @@ function damagedWhy(line: Line, markers: BlockMarkers): string {
  * every damaged, unpaired, duplicated or reversed marker. `source` names the file in messages.
  */
 export function findBlock(text: string, markers: BlockMarkers, source = 'file'): Block | null {
-  const lines = splitLines(text);
-  const kinds = lines.map((line) => classify(line, markers));
-  const of = (kind: LineKind): Line[] => lines.filter((_, i) => kinds[i] === kind);
+  const marked = markerLines(text, markers);
+  const of = (kind: LineKind): Line[] => marked.filter((m) => m.kind === kind).map((m) => m.line);
   const damaged = of('damaged');
   const begins = of('begin');
   const ends = of('end');
@@ -186,11 +245,12 @@ export function findBlock(text: string, markers: BlockMarkers, source = 'file'):
 
   // The marker lines' endings must be the file's own: those of the lines outside the block or,
   // in a file that is only the block, of its body; with neither, the two markers must agree.
-  const outside = lines.filter((l) => l.number < begin.number || l.number > end.number);
-  const inside = lines.filter((l) => l.number > begin.number && l.number < end.number);
-  const endings = (ls: readonly Line[]): Set<string> =>
-    new Set(ls.map((l) => l.eol).filter((e) => e !== ''));
-  const reference = [endings(outside), endings(inside)].find((set) => set.size > 0);
+  const outside = new Set([
+    ...endingsBetween(text, text.startsWith(BOM) ? BOM.length : 0, begin.start),
+    ...endingsBetween(text, end.end, text.length),
+  ]);
+  const inside = endingsBetween(text, begin.end, end.start);
+  const reference = [outside, inside].find((set) => set.size > 0);
   const odd =
     reference === undefined
       ? begin.eol !== '' && end.eol !== '' && begin.eol !== end.eol
@@ -228,7 +288,7 @@ export function normaliseBody(body: string): string {
 
 /** Refuses a body that mentions a marker: the spliced file would not parse back. */
 export function assertNoMarkers(body: string, markers: BlockMarkers, source = 'block body'): void {
-  const lines = splitLines(body).filter((line) => classify(line, markers) !== 'text');
+  const lines = markerLines(body, markers).map((m) => m.line);
   if (lines.length > 0) {
     throw refuse('MARKER_IN_BODY', source, 'the new block body contains a marker line', lines);
   }
