@@ -295,6 +295,53 @@ export async function dynamicImportStarts(text) {
   return starts;
 }
 
+/**
+ * Two edits of oclif's start-up, each an exact text that must be found once (an oclif upgrade
+ * that changes it fails the build here, to be looked at again), for what every `fleet` call paid
+ * before any command ran (docs/adr/0015-two-edits-of-oclif-start-up.md):
+ * - a plugin's commands sorted by code unit, not `localeCompare`: its first call builds ICU's
+ *   collator, 7 ms of a 300 ms call; oclif's help sorts what it lists itself, and command ids
+ *   (lower-case words, `:` and `-`) sort the same both ways;
+ * - a core plugin named without a glob matched by equality: minimatch built ~180 patterns (every
+ *   dependency against every name in `oclif.plugins`), 5 ms; a name with any character minimatch
+ *   gives a meaning (a wildcard, a class or brace, an escape, an extglob's parenthesis, a leading
+ *   `!` or a `#`) still goes to minimatch.
+ */
+export const OCLIF_EDITS = [
+  {
+    file: '@oclif/core/lib/config/plugin.js',
+    find: '.sort((a, b) => a.id.localeCompare(b.id));',
+    replace: '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));',
+  },
+  {
+    file: '@oclif/core/lib/config/plugin-loader.js',
+    find: 'patterns.some((w) => (0, minimatch_1.minimatch)(p, w))',
+    replace:
+      'patterns.some((w) => (/[*?[\\]{}()#\\\\]|^!/.test(w) ? (0, minimatch_1.minimatch)(p, w) : p === w))',
+  },
+];
+
+/** `text` with `edit` applied, or an error naming the file when its text is not there once. */
+export function applyEdit(text, edit) {
+  const at = text.indexOf(edit.find);
+  if (at === -1 || text.indexOf(edit.find, at + 1) !== -1) {
+    throw new Error(`${edit.file}: the text to edit is not there exactly once: ${edit.find}`);
+  }
+  return `${text.slice(0, at)}${edit.replace}${text.slice(at + edit.find.length)}`;
+}
+
+const oclifEdits = {
+  name: 'oclif-edits',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/]/ }, (args) => {
+      const file = args.path.split(path.sep).join('/');
+      const edit = OCLIF_EDITS.find((candidate) => file.endsWith(`node_modules/${candidate.file}`));
+      if (edit === undefined) return undefined;
+      return { contents: applyEdit(readFileSync(args.path, 'utf8'), edit), loader: 'js' };
+    });
+  },
+};
+
 /** One CommonJS file of `commonjs.require` and what it requires; returns its inputs entry. */
 async function bundleCommonJs(base, outdir, commonjs, loader) {
   const outfile = path.join(outdir, commonjs.file);
@@ -311,6 +358,7 @@ async function bundleCommonJs(base, outdir, commonjs, loader) {
     platform: 'node',
     target: 'node20.19',
     external: EXTERNAL,
+    plugins: [oclifEdits],
     sourcemap: 'external',
     minifyWhitespace: true,
     minifySyntax: true,

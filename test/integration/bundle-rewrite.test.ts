@@ -6,7 +6,9 @@
  * once rewrote and broke every scaffolded plugin. A table of cases, then the built files.
  */
 import { expect } from 'chai';
+import { isAscii } from 'node:buffer';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Bundle from '../../scripts/bundle.mjs';
@@ -48,5 +50,53 @@ describe('the bundle step: dynamic import() calls, found by a parser', () => {
     }
     const core = readFileSync(join(BUNDLE_DIR, 'core.cjs'), 'utf8');
     expect(core).to.contain("load: () => import('./installer.js')");
+  });
+
+  it('left core.cjs ASCII, which its loader takes as one-byte text without decoding UTF-8', () => {
+    expect(isAscii(readFileSync(join(BUNDLE_DIR, 'core.cjs')))).to.equal(true);
+  });
+});
+
+describe('the bundle step: two edits of oclif start-up (docs/adr/0015-two-edits-of-oclif-start-up.md)', () => {
+  let bundle: typeof Bundle;
+
+  before(async () => {
+    bundle = (await import(pathToFileURL(join(ROOT, 'scripts/bundle.mjs')).href)) as typeof Bundle;
+  });
+
+  it('each edit finds its text exactly once in the installed oclif, and fails loudly otherwise', () => {
+    for (const edit of bundle.OCLIF_EDITS) {
+      const text = readFileSync(join(ROOT, 'node_modules', edit.file), 'utf8');
+      expect(bundle.applyEdit(text, edit), edit.file).to.contain(edit.replace);
+      expect(() => bundle.applyEdit(text.replace(edit.find, ''), edit)).to.throw(
+        `${edit.file}: the text to edit is not there exactly once`,
+      );
+      expect(() => bundle.applyEdit(`${text}\n${edit.find}`, edit)).to.throw(edit.file);
+    }
+  });
+
+  it('oclif.cjs sorts without localeCompare and matches plain plugin names by equality', () => {
+    const oclif = readFileSync(join(BUNDLE_DIR, 'oclif.cjs'), 'utf8');
+    expect(oclif).not.to.contain('localeCompare');
+    expect(oclif).to.contain('a.id<b.id?-1:a.id>b.id?1:0');
+    expect(oclif).to.contain('|^!/.test(w)?(0,minimatch_1.minimatch)(p,w):p===w');
+  });
+
+  it("the equality rule gives minimatch's answer for every name with none of its special characters", () => {
+    // oclif's own copy of minimatch, as its plugin loader requires it.
+    const oclifRequire = createRequire(join(ROOT, 'node_modules/@oclif/core/lib/config/'));
+    const { minimatch } = oclifRequire('minimatch') as {
+      minimatch: (path: string, pattern: string) => boolean;
+    };
+    const special = /[*?[\]{}()#\\]|^!/;
+    const names = ['@oclif/plugin-help', '@fleet/plugin-files', 'a.b', 'x-y_z', '.dot', 'p+q@1'];
+    for (const pattern of names) {
+      expect(special.test(pattern), pattern).to.equal(false);
+      for (const dependency of [...names, '@oclif/plugin-helper', 'A.B', '@oclif/plugin-hel']) {
+        expect(dependency === pattern, `${dependency} vs ${pattern}`).to.equal(
+          minimatch(dependency, pattern),
+        );
+      }
+    }
   });
 });

@@ -8,8 +8,10 @@ import { FleetError } from './errors.js';
 
 const MAX_PATH_BYTES = 1024;
 const MAX_COMPONENT_BYTES = 255;
-// Windows device names are reserved with any extension (`nul.txt`), in any case.
-const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
+// Windows device names are reserved with any extension (`nul.txt`), in any case. The superscript
+// digits ¹²³ are written as escapes, so that core's bundle is ASCII (src/command/code-cached.ts).
+const WINDOWS_RESERVED =
+  /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(\..*)?$/i;
 // C0/C1 controls and DEL, and the Unicode bidi controls and zero-width characters that make a name
 // display differently from what it is.
 const CONTROL_OR_BIDI =

@@ -71,6 +71,15 @@ describe('loadCodeCached: a CommonJS bundle run with V8’s code cache', () => {
     expect(pendingWrites).to.have.length(0);
   });
 
+  it('reads an ASCII bundle and a UTF-8 one alike, and names the cache by the text either way', () => {
+    const text = "exports.greeting = 'Grüße — 你好'; exports.pattern = /[¹²³]/.test('²');";
+    writeFileSync(bundle, text);
+    const loaded = loadCodeCached(bundle, importer, { cacheDirectory, onExit });
+    expect(loaded.exports).to.deep.equal({ greeting: 'Grüße — 你好', pattern: true });
+    expect(loaded.cacheFile).to.equal(join(cacheDirectory, cacheFileName(bundle, text)));
+    expect(cacheFileName(bundle, Buffer.from(text))).to.equal(cacheFileName(bundle, text));
+  });
+
   it('hands __fleetImport’s calls to the importer (import() needs a flag inside a vm.Script)', async () => {
     const { exports } = loadWithoutCache() as { exports: { load: DynamicImport } };
     const path = (await exports.load('node:path')) as { join: unknown };

@@ -49,6 +49,8 @@ const REFUSED: [input: string, why: RegExp][] = [
   ['~/nul.txt', /reserved device name/],
   ['~/dir/Aux.tar.gz', /reserved device name/],
   ['~/COM1', /reserved device name/],
+  ['~/com¹.log', /reserved device name/],
+  ['~/LPT³', /reserved device name/],
   ['~/lpt9.log', /reserved device name/],
   ['~/x:stream', /colon/],
   ['~/C:/x', /colon/],

@@ -15,6 +15,7 @@
  * function the bundle runs in: the importer the ES module that loads the bundle passes in, whose
  * `import()` resolves as its own would (scripts/bundle.mjs).
  */
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import {
   closeSync,
@@ -78,7 +79,7 @@ export function handedCacheDirectory(): string | undefined {
  * architecture, then a hash of the text. Two Node.js lines sharing a home keep one file each; a
  * new text replaces only its own line's file (see {@link writeCache}).
  */
-export function cacheFileName(bundle: string, source: string): string {
+export function cacheFileName(bundle: string, source: string | Uint8Array): string {
   const text = createHash('sha256').update(source).digest('hex').slice(0, 24);
   return `${cachePrefix(bundle)}${text}.v8cache`;
 }
@@ -143,10 +144,14 @@ export function loadCodeCached(
   importer: DynamicImport,
   options: LoadOptions = {},
 ): Loaded {
-  const source = readFileSync(bundle, 'utf8');
+  // The text hashed as read (a string would be encoded to UTF-8 again for the hash: the same
+  // digest, 2 ms later), and an ASCII file — fleet's bundles are — taken as one-byte text without
+  // decoding UTF-8 (2 ms of each ~500 KB file on every call).
+  const bytes = readFileSync(bundle);
+  const source = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
   const directory = options.cacheDirectory;
   const cacheFile =
-    directory === undefined ? undefined : path.join(directory, cacheFileName(bundle, source));
+    directory === undefined ? undefined : path.join(directory, cacheFileName(bundle, bytes));
   const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
   const script = new vm.Script(wrapBundle(source), {
     filename: bundle,
