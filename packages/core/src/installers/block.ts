@@ -59,34 +59,18 @@ interface Line {
 
 type LineKind = 'begin' | 'end' | 'damaged' | 'text';
 
-/** Splits after an optional leading BOM; `\n` and `\r\n` end lines, a lone `\r` is content. */
-function splitLines(text: string): Line[] {
-  const lines: Line[] = [];
-  let start = text.startsWith(BOM) ? BOM.length : 0;
-  while (start < text.length) {
-    const newline = text.indexOf('\n', start);
-    if (newline === -1) {
-      lines.push({
-        number: lines.length + 1,
-        start,
-        content: text.slice(start),
-        eol: '',
-        end: text.length,
-      });
-      break;
-    }
-    const crlf = newline > start && text[newline - 1] === '\r';
-    const contentEnd = crlf ? newline - 1 : newline;
-    lines.push({
-      number: lines.length + 1,
-      start,
-      content: text.slice(start, contentEnd),
-      eol: crlf ? '\r\n' : '\n',
-      end: newline + 1,
-    });
-    start = newline + 1;
-  }
-  return lines;
+/** Where a text's first line starts: after its BOM, if it has one. */
+function firstLineStart(text: string): number {
+  return text.startsWith(BOM) ? BOM.length : 0;
+}
+
+/**
+ * The ending of the line that `newline` ends, given a position at or before that line's start:
+ * CRLF when a CR of the same line comes right before it (`\n` and `\r\n` end lines; a lone `\r` is
+ * content).
+ */
+function endingAt(text: string, newline: number, lineStart: number): Eol {
+  return newline > lineStart && text.charCodeAt(newline - 1) === 0x0d ? '\r\n' : '\n';
 }
 
 /**
@@ -140,12 +124,12 @@ function markerLines(text: string, markers: BlockMarkers): MarkerLine[] {
     contentEnd - start === marker.length && text.startsWith(marker, start);
   const found: MarkerLine[] = [];
   let number = 0;
-  let start = text.startsWith(BOM) ? BOM.length : 0;
+  let start = firstLineStart(text);
   while (start < text.length) {
     number += 1;
     const newline = text.indexOf('\n', start);
-    const crlf = newline > start && text.charCodeAt(newline - 1) === 0x0d;
-    const contentEnd = newline === -1 ? text.length : crlf ? newline - 1 : newline;
+    const eol = newline === -1 ? '' : endingAt(text, newline, start);
+    const contentEnd = newline === -1 ? text.length : newline + 1 - eol.length;
     const end = newline === -1 ? text.length : newline + 1;
     const kind = is(markers.begin, start, contentEnd)
       ? 'begin'
@@ -156,7 +140,6 @@ function markerLines(text: string, markers: BlockMarkers): MarkerLine[] {
           : 'text';
     if (kind !== 'text') {
       const content = text.slice(start, contentEnd);
-      const eol = newline === -1 ? '' : crlf ? '\r\n' : '\n';
       found.push({ kind, line: { number, start, content, eol, end } });
     }
     start = end;
@@ -168,7 +151,7 @@ function markerLines(text: string, markers: BlockMarkers): MarkerLine[] {
 function endingsBetween(text: string, from: number, to: number): Set<Eol> {
   const endings = new Set<Eol>();
   for (let newline = text.indexOf('\n', from); newline !== -1 && newline < to;) {
-    endings.add(newline > from && text.charCodeAt(newline - 1) === 0x0d ? '\r\n' : '\n');
+    endings.add(endingAt(text, newline, from));
     newline = text.indexOf('\n', newline + 1);
   }
   return endings;
@@ -246,7 +229,7 @@ export function findBlock(text: string, markers: BlockMarkers, source = 'file'):
   // The marker lines' endings must be the file's own: those of the lines outside the block or,
   // in a file that is only the block, of its body; with neither, the two markers must agree.
   const outside = new Set([
-    ...endingsBetween(text, text.startsWith(BOM) ? BOM.length : 0, begin.start),
+    ...endingsBetween(text, firstLineStart(text), begin.start),
     ...endingsBetween(text, end.end, text.length),
   ]);
   const inside = endingsBetween(text, begin.end, end.start);
@@ -296,8 +279,9 @@ export function assertNoMarkers(body: string, markers: BlockMarkers, source = 'b
 
 /** The line ending a file already uses: its first one outside any block; LF when it has none. */
 function fileEol(text: string): Eol {
-  const first = splitLines(text).find((line) => line.eol !== '');
-  return first === undefined ? '\n' : (first.eol as Eol);
+  const start = firstLineStart(text);
+  const newline = text.indexOf('\n', start);
+  return newline === -1 ? '\n' : endingAt(text, newline, start);
 }
 
 /** Rewrites a body (in any line-ending style) into `eol`, with a final line ending. */
