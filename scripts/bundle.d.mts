@@ -10,6 +10,9 @@ export interface OclifEdit {
   readonly replace: string;
 }
 
+/** A name in `oclif.plugins` that minimatch would read as more than itself (the second edit). */
+export const GLOB_SPECIAL: RegExp;
+
 /** The edits of oclif's start-up the bundle step makes (docs/adr/0015-two-edits-of-oclif-start-up.md). */
 export const OCLIF_EDITS: readonly OclifEdit[];
 

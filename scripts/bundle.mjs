@@ -307,6 +307,9 @@ export async function dynamicImportStarts(text) {
  *   gives a meaning (a wildcard, a class or brace, an escape, an extglob's parenthesis, a leading
  *   `!` or a `#`) still goes to minimatch.
  */
+/** A name in `oclif.plugins` that minimatch would read as more than itself (the second edit). */
+export const GLOB_SPECIAL = /[*?[\]{}()#\\]|^!/;
+
 export const OCLIF_EDITS = [
   {
     file: '@oclif/core/lib/config/plugin.js',
@@ -316,8 +319,7 @@ export const OCLIF_EDITS = [
   {
     file: '@oclif/core/lib/config/plugin-loader.js',
     find: 'patterns.some((w) => (0, minimatch_1.minimatch)(p, w))',
-    replace:
-      'patterns.some((w) => (/[*?[\\]{}()#\\\\]|^!/.test(w) ? (0, minimatch_1.minimatch)(p, w) : p === w))',
+    replace: `patterns.some((w) => (${GLOB_SPECIAL}.test(w) ? (0, minimatch_1.minimatch)(p, w) : p === w))`,
   },
 ];
 
