@@ -31,6 +31,7 @@ import {
   repoRoot,
   round,
   timeCommand,
+  withResident,
 } from './lib.js';
 
 export const name = 'drift-fleet';
@@ -245,6 +246,26 @@ export async function run({ runs = 5 } = {}) {
               goal: GOAL_FLOOR_RATIO,
             }),
           );
+          // The same drift with the operator's resident process (docs/resident.md) started once.
+          await withResident(CLI, work, env, (residentEnv) => {
+            const resident = interleave({
+              runs: measuredRuns,
+              warmups: 2,
+              a: () => checkedDrift(residentEnv, expect),
+              b: () => floorRun(planFile, size, files.length),
+            });
+            goals.push(
+              ratioRow({
+                id: 'drift-1000-floor-resident',
+                label:
+                  '1,000 hosts all current: drift vs the in-process floor, with the resident process',
+                workload: `${size} virtual hosts × ${files.length} files`,
+                fleet: { label: 'fleet drift (resident)', samples: resident.a },
+                peer: { label: 'floor (bench/drift-floor.js)', samples: resident.b },
+                goal: GOAL_FLOOR_RATIO,
+              }),
+            );
+          });
           const drifted = lab.hosts.filter((_, i) => i % 10 === 0);
           for (const host of drifted)
             appendFileSync(path.join(host.home, '.claude/CLAUDE.md'), '- a local rule\n');

@@ -1,6 +1,6 @@
 // Helpers shared by the benchmarks in bench/: timing child processes, statistics, tables.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -9,10 +9,12 @@ export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * The environment for timed child processes: the caller's, without variables that would change
- * what Node.js loads or prints (NODE_OPTIONS could preload code, NODE_DEBUG adds output).
+ * what Node.js loads or prints (NODE_OPTIONS could preload code, NODE_DEBUG adds output). A fleet
+ * call runs in its own process (`FLEET_RESIDENT=off`) unless a row asks for the resident
+ * ({@link withResident}): a resident the person running the bench has started is never used.
  */
 export function cleanEnv(extra = {}) {
-  const env = { ...process.env, ...extra };
+  const env = { ...process.env, FLEET_RESIDENT: 'off', ...extra };
   delete env.NODE_OPTIONS;
   delete env.NODE_DEBUG;
   return env;
@@ -268,4 +270,25 @@ export function bundledModules(url) {
   const inputs = bundleInputsCache.get(inputsFile)[match[1]];
   if (!inputs) throw new Error(`${inputsFile} does not list ${match[1]}: rebuild the bundle`);
   return inputs;
+}
+
+/**
+ * Runs `fn(env)` with fleet's resident operator process (docs/resident.md) started for `env`, in
+ * a runtime directory of `work`'s own (never the user's resident), and stops it after. `env` is
+ * what the rows' calls use, with the resident allowed.
+ */
+export async function withResident(cli, work, env, fn) {
+  const runtime = path.join(work, 'resident-runtime');
+  mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  chmodSync(runtime, 0o700);
+  const residentEnv = { ...env, XDG_RUNTIME_DIR: runtime, FLEET_RESIDENT: 'on' };
+  const fleet = (args) =>
+    spawnSync(process.execPath, [cli, ...args], { env: cleanEnv(residentEnv), encoding: 'utf8' });
+  const start = fleet(['resident', 'start', '--json']);
+  if (start.status !== 0) throw new Error(`fleet resident start: ${start.stderr.slice(0, 600)}`);
+  try {
+    return await fn(residentEnv);
+  } finally {
+    fleet(['resident', 'stop']);
+  }
 }

@@ -23,6 +23,7 @@ import {
   repoRoot,
   skippedRow,
   timeCommand,
+  withResident,
 } from './lib.js';
 import { FILES, dotdropTemplate, render } from './workload/files.js';
 
@@ -272,24 +273,27 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
     // --- one host, 5 files: fleet vs dotdrop --------------------------------------------------
     const workload1 = `1 host × ${FILES.length} templated files`;
     if (!onPath('dotdrop')) {
-      rows.push(
-        skippedRow({
-          id: 'one-host-drift',
-          label: 'one host: drift vs dotdrop compare',
-          workload: workload1,
-          goal: GOALS.oneHost,
-          reason: install('dotdrop'),
-        }),
-      );
-      rows.push(
-        skippedRow({
-          id: 'one-host-install',
-          label: 'one host: config install vs dotdrop install',
-          workload: workload1,
-          goal: GOALS.oneHost,
-          reason: install('dotdrop'),
-        }),
-      );
+      for (const [id, label] of [
+        ['one-host-drift', 'one host: drift vs dotdrop compare'],
+        ['one-host-install', 'one host: config install vs dotdrop install'],
+        [
+          'one-host-drift-resident',
+          'one host: drift vs dotdrop compare, with the resident process',
+        ],
+        [
+          'one-host-install-resident',
+          'one host: config install vs dotdrop install, with the resident process',
+        ],
+      ])
+        rows.push(
+          skippedRow({
+            id,
+            label,
+            workload: workload1,
+            goal: GOALS.oneHost,
+            reason: install('dotdrop'),
+          }),
+        );
     } else {
       const dotdrop = dotdropSetUp(work, first);
       drift(one);
@@ -335,6 +339,59 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
           goal: GOALS.oneHost,
         }),
       );
+      // The same two rows with the operator's resident process (docs/resident.md) started once
+      // before them: each call then pays Node.js's start and a socket, not loading fleet. Two
+      // warm-up pairs: the resident's first calls compile what later calls reuse.
+      await withResident(CLI, work, env, (residentEnv) => {
+        const residentCompare = interleave({
+          runs: fastRuns,
+          warmups: 2,
+          a: () => fleetRun(residentEnv, driftArgs, [1]),
+          b: () => dotdrop.compare(),
+        });
+        rows.push(
+          ratioRow({
+            id: 'one-host-drift-resident',
+            label: 'one host: drift vs dotdrop compare, with the resident process',
+            workload: workload1,
+            fleet: { label: 'fleet drift (resident)', samples: residentCompare.a },
+            peer: { label: 'dotdrop compare', samples: residentCompare.b },
+            goal: GOALS.oneHost,
+          }),
+        );
+        const residentInstalls = interleave({
+          runs: fastRuns,
+          warmups: 2,
+          prepare: () => drift(one),
+          a: () => {
+            const r = fleetRun(residentEnv, [
+              'config',
+              'install',
+              first.name,
+              DOMAIN,
+              '--confirm',
+              '--json',
+            ]);
+            expectCurrent(one);
+            return r;
+          },
+          b: () => {
+            const r = dotdrop.install();
+            expectCurrent(one);
+            return r;
+          },
+        });
+        rows.push(
+          ratioRow({
+            id: 'one-host-install-resident',
+            label: 'one host: config install vs dotdrop install, with the resident process',
+            workload: workload1,
+            fleet: { label: 'fleet config install (resident)', samples: residentInstalls.a },
+            peer: { label: 'dotdrop install', samples: residentInstalls.b },
+            goal: GOALS.oneHost,
+          }),
+        );
+      });
     }
 
     // --- 10 hosts, all drifted: fleet vs Ansible ----------------------------------------------

@@ -219,7 +219,7 @@ describe('e2e: fleet apply on a lab fleet', function () {
     async function streamed(args: readonly string[]) {
       const child = spawn(process.execPath, [FLEET_BIN, ...args, '--timeout', '600000'], {
         cwd: lab.tmp,
-        env: { ...process.env, ...lab.env, NO_COLOR: '1' },
+        env: { ...process.env, ...lab.env, NO_COLOR: '1', FLEET_RESIDENT: 'off' },
       });
       let stdout = '';
       let stderr = '';

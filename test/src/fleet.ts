@@ -37,7 +37,15 @@ export function fleet(args: readonly string[], options: FleetRunOptions = {}): P
     const child = spawn(process.execPath, [FLEET_BIN, ...args], {
       cwd: options.cwd ?? ROOT,
       // Plain output whatever the environment: CI=true makes colour libraries emit ANSI codes.
-      env: { OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      // Each call in its own process unless a test asks for the resident (a resident the person
+      // running the tests has started would otherwise run them: docs/resident.md).
+      env: {
+        OCLIF_SKIP_NEW_VERSION_CHECK: 'true',
+        ...env,
+        FLEET_RESIDENT: options.env?.['FLEET_RESIDENT'] ?? 'off',
+        NO_COLOR: '1',
+        FORCE_COLOR: '0',
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -6,6 +6,24 @@
 //   controller process loads neither oclif nor the CLI (contract §14) — whatever supervisor
 //   started it with this script (docs/runtime-lifecycle.md). `--help` still goes to oclif.
 const args = process.argv.slice(2);
+
+/**
+ * A verb the operator's resident process runs goes there when this user's resident listens
+ * (`fleet resident start`; docs/resident.md): the call then pays Node.js's start and a socket, not
+ * loading oclif, core and the plugins. False when the verb is to run in this process.
+ */
+async function ranInResident() {
+  if (process.platform === 'win32' || process.env.FLEET_RESIDENT === 'off') return false;
+  const { residentVerb, usablePlace } = await import('../dist/src/resident/place.js');
+  const place = residentVerb(args) ? usablePlace() : undefined;
+  if (place === undefined) return false;
+  const { callResident } = await import('../dist/src/resident/client.js');
+  const code = await callResident(place, args);
+  if (code === undefined) return false;
+  process.exitCode = code;
+  return true;
+}
+
 const serve =
   args[0] === 'controller:serve' ? 1 : args[0] === 'controller' && args[1] === 'serve' ? 2 : 0;
 if (args.length === 1 && args[0] === '--version') {
@@ -22,7 +40,7 @@ if (args.length === 1 && args[0] === '--version') {
   await runControllerServe(args.slice(serve), {
     cliRoot: fileURLToPath(new URL('..', import.meta.url)),
   });
-} else {
+} else if (!(await ranInResident())) {
   // V8's compile cache (Node.js 22.1+), in fleet's own private cache directory, before anything
   // large is imported: the code of oclif and core is then compiled once, not on every call
   // (src/compile-cache.ts).

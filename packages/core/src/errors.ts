@@ -117,6 +117,11 @@ export const ERROR_CODES = {
   SUPERVISOR_MISMATCH: { exit: ExitCode.usage, http: 503 },
   /** No token with that id in the node's store (token administration, contract §5). */
   TOKEN_NOT_FOUND: { exit: ExitCode.usage, http: 404 },
+  /**
+   * The resident operator process cannot run here (docs/resident.md): its socket directory is not
+   * this user's alone (named, with why), or the platform has no Unix sockets for it (Windows).
+   */
+  RESIDENT_REFUSED: { exit: ExitCode.usage },
   // plugin loading
   PLUGIN_REFUSED: { exit: ExitCode.usage },
   PLUGIN_API_MISMATCH: { exit: ExitCode.usage },

@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Flags } from '@fleet/core/command';
+import { FleetCommand } from '../../base-command.js';
+
+export default class ResidentServe extends FleetCommand {
+  static override hidden = true;
+  static override summary =
+    'Run the resident operator process in the foreground (`fleet resident start` starts it).';
+  static override description =
+    "Listens on this user's resident socket and runs the calls `fleet` sends it, one at a time, until it is stopped, its code changes on disk, a call leaves work running, or it has had no call for --idle-minutes (docs/resident.md).";
+  static override flags = {
+    'idle-minutes': Flags.integer({
+      description: 'end after this many minutes without a call',
+      min: 1,
+      max: 1440,
+      default: 15,
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(ResidentServe);
+    const { cliRoot: root, ensurePrivateDir, ownPlace } = await import('../../resident/place.js');
+    const { fingerprint, watchedFiles } = await import('../../resident/fingerprint.js');
+    const { serveResident } = await import('../../resident/server.js');
+    const { execute, reportedFailure } = await import('@fleet/core/command');
+    const { FleetError, takeObservedHeads } = await import('@fleet/core');
+    if (process.platform === 'win32')
+      throw new FleetError(
+        'RESIDENT_REFUSED',
+        'the resident process needs Unix sockets: not on Windows',
+      );
+    const cliRoot = root();
+    const place = ownPlace();
+    const problem = ensurePrivateDir(place.dir, process.getuid?.() ?? -1);
+    if (problem !== undefined)
+      throw new FleetError(
+        'RESIDENT_REFUSED',
+        `${place.dir} ${problem}: it must be yours alone (mode 700)`,
+      );
+    const binPath = join(cliRoot, 'bin', 'run.js');
+    const files = watchedFiles({
+      cliRoot,
+      plugins: this.config.getPluginsList(),
+      dataDir: this.config.dataDir,
+      coreBundleFile: fileURLToPath(import.meta.resolve('@fleet/core/command')),
+    });
+    const loaded = fingerprint(files);
+    // The resident's own lines go to its log (its stderr), never into a call's output.
+    const ownStderr = process.stderr.write.bind(process.stderr);
+    await serveResident({
+      place,
+      idleMinutes: flags['idle-minutes'],
+      binPath,
+      execute: (argv) => execute({ args: [...argv], dir: pathToFileURL(binPath).href }),
+      current: () => fingerprint(files) === loaded,
+      freshState: () => {
+        // What a process of its own starts without: the last failure, and audit heads observed.
+        reportedFailure.last = null;
+        takeObservedHeads();
+        return Promise.resolve();
+      },
+      log: (line) => ownStderr(`[${new Date().toISOString()}] ${line}\n`),
+    });
+    // Runs until the resident ends the process (serveResident's shutdown).
+    await new Promise<never>(() => undefined);
+  }
+}

@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { Flags } from '@fleet/core/command';
+import type { ResidentInfo } from '../../resident/frames.js';
+import { FleetCommand } from '../../base-command.js';
+
+const START_BOUND_MS = 20_000;
+
+export default class ResidentStart extends FleetCommand {
+  static override summary =
+    'Start your resident operator process: later drift, status, apply and config verbs skip loading fleet.';
+  static override description = `Starts one process that keeps fleet's CLI loaded and listens on a Unix socket in a directory only you can enter ($XDG_RUNTIME_DIR/fleet, else <tmpdir>/fleet-<uid>). From then on \`fleet drift\`, \`status\`, \`validate\`, \`apply\` and \`config install|plan|inventory\` run there, each with your environment, working directory, output and exit code, and start in a fraction of the time. Any other verb, a second call while one runs, or FLEET_RESIDENT=off runs as before, in its own process.
+
+The resident ends after --idle-minutes without a call, when fleet or a plugin changes on disk, when a call leaves work running, on Ctrl-C of the call it runs, and with \`fleet resident stop\`. Starting one that runs already changes nothing. Not on Windows (docs/resident.md).`;
+  static override examples = [
+    '<%= config.bin %> resident start',
+    '<%= config.bin %> resident start --idle-minutes 60',
+  ];
+  static override flags = {
+    'idle-minutes': Flags.integer({
+      description: 'end after this many minutes without a call',
+      min: 1,
+      max: 1440,
+      default: 15,
+    }),
+  };
+
+  async run(): Promise<ResidentInfo & { started: boolean }> {
+    const { flags } = await this.parse(ResidentStart);
+    const { cliRoot, ensurePrivateDir, ownPlace } = await import('../../resident/place.js');
+    const { pingResident } = await import('../../resident/client.js');
+    const { FleetError } = await import('@fleet/core');
+    if (process.platform === 'win32')
+      throw new FleetError(
+        'RESIDENT_REFUSED',
+        'the resident process needs Unix sockets: not on Windows',
+      );
+    const place = ownPlace();
+    const problem = ensurePrivateDir(place.dir, process.getuid?.() ?? -1);
+    if (problem !== undefined)
+      throw new FleetError(
+        'RESIDENT_REFUSED',
+        `${place.dir} ${problem}: it must be yours alone (mode 700)`,
+      );
+    const running = await pingResident();
+    if (running !== undefined) {
+      this.log(`Your resident process runs already: pid ${running.pid}, on ${running.socket}.`);
+      return { ...running, started: false };
+    }
+    // A socket no process listens on (a resident that was killed): ours, in our directory.
+    fs.rmSync(place.socket, { force: true });
+    const logFile = place.socket.replace(/\.sock$/, '.log');
+    const log = fs.openSync(logFile, 'a', 0o600);
+    const child = spawn(
+      process.execPath,
+      [
+        join(cliRoot(), 'bin', 'run.js'),
+        'resident',
+        'serve',
+        '--idle-minutes',
+        String(flags['idle-minutes']),
+      ],
+      {
+        cwd: place.dir,
+        detached: true,
+        stdio: ['ignore', log, log],
+        env: { ...process.env, FLEET_RESIDENT: 'off' },
+      },
+    );
+    fs.closeSync(log);
+    let exited: number | null | undefined;
+    child.once('exit', (code) => (exited = code));
+    child.unref();
+    const until = Date.now() + START_BOUND_MS;
+    for (;;) {
+      const info = await pingResident();
+      if (info !== undefined) {
+        this.log(
+          `Started your resident process: pid ${info.pid}, on ${info.socket}; it ends after ${info.idleMinutes} idle minutes, or with \`fleet resident stop\`.`,
+        );
+        return { ...info, started: true };
+      }
+      if (exited !== undefined || Date.now() > until) {
+        const tail = fs.readFileSync(logFile, 'utf8').trim().split('\n').slice(-1)[0] ?? '';
+        throw new FleetError(
+          'ACTION_FAILED',
+          `the resident process ${exited === undefined ? 'did not listen within 20 s' : `exited (${exited})`}: ${tail} (log: ${logFile})`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}

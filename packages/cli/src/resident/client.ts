@@ -1,0 +1,98 @@
+/**
+ * The caller's side of the resident operator process (docs/resident.md): `bin/run.js` imports it
+ * once `place.ts` found this user's resident listening, and the `fleet resident` commands ask
+ * the resident what it is and to end.
+ */
+import { connect } from 'node:net';
+import { Frame, FrameReader, encodeFrame, type CallRequest, type ResidentInfo } from './frames.js';
+import { usablePlace, type ResidentPlace } from './place.js';
+
+/**
+ * Runs `argv` in the resident listening at `place` (`usablePlace`) and gives its exit code, or
+ * `undefined` when the verb is to run in this process: nothing listens there, or the resident
+ * declined (busy, other plugin directories, its code changed on disk). Output goes to this
+ * process's stdout and stderr as the call writes it; Ctrl-C reaches the call.
+ */
+export async function callResident(
+  place: ResidentPlace,
+  argv: readonly string[],
+): Promise<number | undefined> {
+  const request: CallRequest = {
+    argv,
+    env: Object.fromEntries(
+      Object.entries(process.env).filter(
+        (entry): entry is [string, string] => entry[1] !== undefined,
+      ),
+    ),
+    cwd: process.cwd(),
+    umask: process.umask(),
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+    ...(process.stdout.columns ? { columns: process.stdout.columns } : {}),
+  };
+  return new Promise((resolve) => {
+    const socket = connect(place.socket);
+    const reader = new FrameReader();
+    let accepted = false;
+    let interrupted = false;
+    let code: number | undefined;
+    const onInterrupt = (): void => {
+      interrupted = true;
+      socket.write(encodeFrame(Frame.signal));
+    };
+    socket.on('connect', () => socket.write(encodeFrame(Frame.call, JSON.stringify(request))));
+    socket.on('error', () => socket.destroy());
+    socket.on('data', (chunk: Buffer) => {
+      for (const frame of reader.push(chunk)) {
+        if (frame.type === Frame.accepted) {
+          accepted = true;
+          process.on('SIGINT', onInterrupt);
+        } else if (frame.type === Frame.stdout) process.stdout.write(frame.payload);
+        else if (frame.type === Frame.stderr) process.stderr.write(frame.payload);
+        else if (frame.type === Frame.exit) {
+          code = (JSON.parse(frame.payload.toString('utf8')) as { code: number }).code;
+        }
+      }
+    });
+    socket.on('close', () => {
+      process.off('SIGINT', onInterrupt);
+      if (!accepted) return resolve(undefined);
+      if (code !== undefined) return resolve(code);
+      if (interrupted) return resolve(130);
+      process.stderr.write(
+        `Error: the resident process ended during the call; its log is beside ${place.socket}\n`,
+      );
+      resolve(1);
+    });
+  });
+}
+
+/** Sends one frame to the resident and reads its info answer; `undefined` when none listens. */
+async function ask(type: number): Promise<ResidentInfo | undefined> {
+  const place = usablePlace();
+  if (place === undefined) return undefined;
+  return new Promise((resolve) => {
+    const socket = connect(place.socket);
+    const reader = new FrameReader();
+    let info: ResidentInfo | undefined;
+    socket.on('connect', () => socket.write(encodeFrame(type)));
+    socket.on('error', () => socket.destroy());
+    socket.on('data', (chunk: Buffer) => {
+      for (const frame of reader.push(chunk)) {
+        if (frame.type === Frame.info)
+          info = JSON.parse(frame.payload.toString('utf8')) as ResidentInfo;
+      }
+    });
+    socket.on('close', () => resolve(info));
+  });
+}
+
+/** What this user's resident says of itself, or `undefined` when none listens. */
+export function pingResident(): Promise<ResidentInfo | undefined> {
+  return ask(Frame.ping);
+}
+
+/** Asks this user's resident to end (after the call it runs, if any). */
+export function quitResident(): Promise<ResidentInfo | undefined> {
+  return ask(Frame.quit);
+}

@@ -1,0 +1,147 @@
+/**
+ * What `bin/run.js` asks before it loads anything (docs/resident.md): whether a verb is one the
+ * resident operator process runs, and whether this user's resident listens. The resident listens
+ * on a Unix socket in a directory only this user can enter, named after the CLI it runs and the
+ * Node.js that runs it, so a call never reaches a resident of another install or another Node.js.
+ *
+ * The caller checks the directory before every connection, not only the resident when it makes
+ * it: a socket someone else placed would receive the caller's environment. This module is all a
+ * call pays when no resident listens: it imports Node's own modules only.
+ */
+import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The verbs a resident runs (docs/resident.md): the operator's repeated reads and installs, none
+ * of which reads stdin, prompts, or runs for long. Everything else runs in its own process.
+ */
+export const RESIDENT_VERBS: readonly (readonly string[])[] = [
+  ['drift'],
+  ['status'],
+  ['validate'],
+  ['apply'],
+  ['config', 'install'],
+  ['config', 'plan'],
+  ['config', 'inventory'],
+];
+
+/** Whether `argv` names a verb a resident runs (with spaces, or oclif's `topic:verb`). */
+export function residentVerb(argv: readonly string[]): boolean {
+  const words = argv[0]?.includes(':') ? [...argv[0].split(':'), ...argv.slice(1)] : argv;
+  return RESIDENT_VERBS.some((verb) => verb.every((word, index) => words[index] === word));
+}
+
+/** The CLI's root directory, its real path (this file is its dist/src/resident/place.js). */
+export function cliRoot(): string {
+  return realpathSync(fileURLToPath(new URL('../../../', import.meta.url)));
+}
+
+export interface ResidentPlace {
+  /** The private directory (0700, this user's). */
+  readonly dir: string;
+  /** The socket, in {@link ResidentPlace.dir}. */
+  readonly socket: string;
+}
+
+export interface PlaceInputs {
+  readonly env: NodeJS.ProcessEnv;
+  readonly uid: number;
+  /** The CLI's root directory, as its bin script names it. */
+  readonly cliRoot: string;
+  readonly nodeVersion: string;
+  readonly execPath: string;
+}
+
+/**
+ * FNV-1a, 64 bits, as 16 hex digits: tells installs apart in a name. Not a digest of anything
+ * secret (the directory is what keeps others out), and `node:crypto` alone would cost a call that
+ * finds no resident more than everything else here.
+ */
+export function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, '0');
+}
+
+/**
+ * The socket's place: `$XDG_RUNTIME_DIR/fleet` (the user's runtime directory, 0700 under a
+ * systemd login), else `<tmpdir>/fleet-<uid>`. Pure: nothing is read or made.
+ */
+export function residentPlace(inputs: PlaceInputs): ResidentPlace {
+  const runtime = inputs.env['XDG_RUNTIME_DIR'];
+  const dir =
+    runtime !== undefined && runtime.startsWith('/')
+      ? join(runtime, 'fleet')
+      : join(tmpdir(), `fleet-${inputs.uid}`);
+  const identity = fnv1a64(`${inputs.cliRoot}\0${inputs.nodeVersion}\0${inputs.execPath}`);
+  return { dir, socket: join(dir, `operator-${identity}.sock`) };
+}
+
+/**
+ * Why `stats` (an lstat) is no private directory of `uid`, or `undefined` when it is one: a real
+ * directory (not a link), owned by the user, that no group or other may enter.
+ */
+export function privateDirProblem(stats: Stats, uid: number): string | undefined {
+  if (stats.isSymbolicLink()) return 'is a symbolic link';
+  if (!stats.isDirectory()) return 'is not a directory';
+  if (stats.uid !== uid) return `belongs to uid ${stats.uid}, not ${uid}`;
+  if ((stats.mode & 0o077) !== 0) return `has mode ${(stats.mode & 0o777).toString(8)}, not 700`;
+  return undefined;
+}
+
+/** Why the socket at `stats` (an lstat) is not one this user made, or `undefined`. */
+export function socketProblem(stats: Stats, uid: number): string | undefined {
+  if (!stats.isSocket()) return 'is not a socket';
+  if (stats.uid !== uid) return `belongs to uid ${stats.uid}, not ${uid}`;
+  return undefined;
+}
+
+/** The directory's problem, `missing` when it does not exist. */
+export function checkPrivateDir(dir: string, uid: number): string | undefined {
+  const stats = lstatSync(dir, { throwIfNoEntry: false });
+  if (stats === undefined) return 'does not exist';
+  return privateDirProblem(stats, uid);
+}
+
+/** Makes the directory (0700) when it is missing; its problem when what is there is not private. */
+export function ensurePrivateDir(dir: string, uid: number): string | undefined {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    // Made meanwhile, by us or by someone else: the check below tells which.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return checkPrivateDir(dir, uid);
+}
+
+/** This CLI's resident place, for the user and the Node.js running this process. */
+export function ownPlace(): ResidentPlace {
+  return residentPlace({
+    env: process.env,
+    uid: process.getuid?.() ?? -1,
+    cliRoot: cliRoot(),
+    nodeVersion: process.version,
+    execPath: process.execPath,
+  });
+}
+
+/**
+ * This user's resident place when a resident may listen there — a private directory holding this
+ * user's socket — else `undefined` (also when the directory cannot be read at all).
+ */
+export function usablePlace(): ResidentPlace | undefined {
+  try {
+    const place = ownPlace();
+    const uid = process.getuid?.() ?? -1;
+    const dir = lstatSync(place.dir, { throwIfNoEntry: false });
+    if (dir === undefined || privateDirProblem(dir, uid) !== undefined) return undefined;
+    const socket = lstatSync(place.socket, { throwIfNoEntry: false });
+    return socket !== undefined && socketProblem(socket, uid) === undefined ? place : undefined;
+  } catch {
+    return undefined;
+  }
+}
