@@ -1,20 +1,39 @@
 // Helpers shared by the benchmarks in bench/: timing child processes, statistics, tables.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (bench/..). */
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
+let emptyRuntime;
+
+/**
+ * An empty runtime directory of this bench run's own (0700): where a fleet call looks for the
+ * operator's resident process and finds none, so a row measures a call in its own process as an
+ * operator without a resident runs it — the look included — and never a resident the person
+ * running the bench has started (docs/resident.md).
+ */
+function noResidentRuntime() {
+  if (emptyRuntime === undefined) {
+    emptyRuntime = mkdtempSync(path.join(tmpdir(), 'fleet-bench-runtime-'));
+    chmodSync(emptyRuntime, 0o700);
+    process.once('exit', () => rmSync(emptyRuntime, { recursive: true, force: true }));
+  }
+  return emptyRuntime;
+}
+
 /**
  * The environment for timed child processes: the caller's, without variables that would change
  * what Node.js loads or prints (NODE_OPTIONS could preload code, NODE_DEBUG adds output). A fleet
- * call runs in its own process (`FLEET_RESIDENT=off`) unless a row asks for the resident
- * ({@link withResident}): a resident the person running the bench has started is never used.
+ * call runs in its own process (an empty runtime directory: no resident) unless a row starts one
+ * ({@link withResident}).
  */
 export function cleanEnv(extra = {}) {
-  const env = { ...process.env, FLEET_RESIDENT: 'off', ...extra };
+  const env = { ...process.env, XDG_RUNTIME_DIR: noResidentRuntime(), ...extra };
+  delete env.FLEET_RESIDENT;
   delete env.NODE_OPTIONS;
   delete env.NODE_DEBUG;
   return env;
@@ -281,7 +300,7 @@ export async function withResident(cli, work, env, fn) {
   const runtime = path.join(work, 'resident-runtime');
   mkdirSync(runtime, { recursive: true, mode: 0o700 });
   chmodSync(runtime, 0o700);
-  const residentEnv = { ...env, XDG_RUNTIME_DIR: runtime, FLEET_RESIDENT: 'on' };
+  const residentEnv = { ...env, XDG_RUNTIME_DIR: runtime };
   const fleet = (args) =>
     spawnSync(process.execPath, [cli, ...args], { env: cleanEnv(residentEnv), encoding: 'utf8' });
   const start = fleet(['resident', 'start', '--json']);

@@ -342,6 +342,7 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
       // The same two rows with the operator's resident process (docs/resident.md) started once
       // before them: each call then pays Node.js's start and a socket, not loading fleet. Two
       // warm-up pairs: the resident's first calls compile what later calls reuse.
+      drift(one); // the installs above left the host current
       await withResident(CLI, work, env, (residentEnv) => {
         const residentCompare = interleave({
           runs: fastRuns,

@@ -37,6 +37,9 @@ export async function callResident(
     let interrupted = false;
     let code: number | undefined;
     const onInterrupt = (): void => {
+      // A second Ctrl-C does not wait for the call: this process ends, and the resident sees
+      // its caller go away (the same as an interrupt).
+      if (interrupted) process.exit(130);
       interrupted = true;
       socket.write(encodeFrame(Frame.signal));
     };
