@@ -46,15 +46,19 @@ export async function callResident(
     socket.on('connect', () => socket.write(encodeFrame(Frame.call, JSON.stringify(request))));
     socket.on('error', () => socket.destroy());
     socket.on('data', (chunk: Buffer) => {
-      for (const frame of reader.push(chunk)) {
-        if (frame.type === Frame.accepted) {
-          accepted = true;
-          process.on('SIGINT', onInterrupt);
-        } else if (frame.type === Frame.stdout) process.stdout.write(frame.payload);
-        else if (frame.type === Frame.stderr) process.stderr.write(frame.payload);
-        else if (frame.type === Frame.exit) {
-          code = (JSON.parse(frame.payload.toString('utf8')) as { code: number }).code;
+      try {
+        for (const frame of reader.push(chunk)) {
+          if (frame.type === Frame.accepted) {
+            accepted = true;
+            process.on('SIGINT', onInterrupt);
+          } else if (frame.type === Frame.stdout) process.stdout.write(frame.payload);
+          else if (frame.type === Frame.stderr) process.stderr.write(frame.payload);
+          else if (frame.type === Frame.exit) {
+            code = (JSON.parse(frame.payload.toString('utf8')) as { code: number }).code;
+          }
         }
+      } catch {
+        socket.destroy(); // not the resident's protocol: as if it ended (see 'close')
       }
     });
     socket.on('close', () => {
@@ -81,9 +85,13 @@ async function ask(type: number): Promise<ResidentInfo | undefined> {
     socket.on('connect', () => socket.write(encodeFrame(type)));
     socket.on('error', () => socket.destroy());
     socket.on('data', (chunk: Buffer) => {
-      for (const frame of reader.push(chunk)) {
-        if (frame.type === Frame.info)
-          info = JSON.parse(frame.payload.toString('utf8')) as ResidentInfo;
+      try {
+        for (const frame of reader.push(chunk)) {
+          if (frame.type === Frame.info)
+            info = JSON.parse(frame.payload.toString('utf8')) as ResidentInfo;
+        }
+      } catch {
+        socket.destroy();
       }
     });
     socket.on('close', () => resolve(info));
