@@ -190,6 +190,64 @@ function dotdropSetUp(work, host) {
   return { compare: () => run('compare', []), install: () => run('install', ['-f']) };
 }
 
+/** The ids and labels of the one-host rows (drift, then install), with the resident or not. */
+function oneHostRowNames(resident) {
+  const id = resident ? '-resident' : '';
+  const label = resident ? ', with the resident process' : '';
+  return [
+    { id: `one-host-drift${id}`, label: `one host: drift vs dotdrop compare${label}` },
+    { id: `one-host-install${id}`, label: `one host: config install vs dotdrop install${label}` },
+  ];
+}
+
+/**
+ * The one-host rows against dotdrop, each interleaved on its own: drift (the host drifted first),
+ * then config install (the host drifted again before every run). `env` is the fleet calls'.
+ */
+function oneHostRows({ host, dotdrop, workload, runs, warmups, env, resident }) {
+  const one = [host];
+  const [driftName, installName] = oneHostRowNames(resident);
+  const fleetLabel = (verb) => `fleet ${verb}${resident ? ' (resident)' : ''}`;
+  drift(one);
+  const compare = interleave({
+    runs,
+    warmups,
+    a: () => fleetRun(env, ['drift', '--host', host.name, '--domain', DOMAIN, '--json'], [1]),
+    b: () => dotdrop.compare(),
+  });
+  const installs = interleave({
+    runs,
+    warmups,
+    prepare: () => drift(one),
+    a: () => {
+      const r = fleetRun(env, ['config', 'install', host.name, DOMAIN, '--confirm', '--json']);
+      expectCurrent(one);
+      return r;
+    },
+    b: () => {
+      const r = dotdrop.install();
+      expectCurrent(one);
+      return r;
+    },
+  });
+  return [
+    ratioRow({
+      ...driftName,
+      workload,
+      fleet: { label: fleetLabel('drift'), samples: compare.a },
+      peer: { label: 'dotdrop compare', samples: compare.b },
+      goal: GOALS.oneHost,
+    }),
+    ratioRow({
+      ...installName,
+      workload,
+      fleet: { label: fleetLabel('config install'), samples: installs.a },
+      peer: { label: 'dotdrop install', samples: installs.b },
+      goal: GOALS.oneHost,
+    }),
+  ];
+}
+
 /** Ansible's side: 10 hosts as local connections, each writing into its lab node's home. */
 function ansibleSetUp(work, hosts, harness) {
   const dir = path.join(work, 'ansible');
@@ -268,130 +326,29 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
     setup = await setUp(work);
     const { env, hosts } = setup;
     const [first] = hosts;
-    const one = [first];
 
     // --- one host, 5 files: fleet vs dotdrop --------------------------------------------------
     const workload1 = `1 host × ${FILES.length} templated files`;
     if (!onPath('dotdrop')) {
-      for (const [id, label] of [
-        ['one-host-drift', 'one host: drift vs dotdrop compare'],
-        ['one-host-install', 'one host: config install vs dotdrop install'],
-        [
-          'one-host-drift-resident',
-          'one host: drift vs dotdrop compare, with the resident process',
-        ],
-        [
-          'one-host-install-resident',
-          'one host: config install vs dotdrop install, with the resident process',
-        ],
-      ])
-        rows.push(
-          skippedRow({
-            id,
-            label,
-            workload: workload1,
-            goal: GOALS.oneHost,
-            reason: install('dotdrop'),
-          }),
-        );
+      for (const resident of [false, true])
+        for (const name of oneHostRowNames(resident))
+          rows.push(
+            skippedRow({
+              ...name,
+              workload: workload1,
+              goal: GOALS.oneHost,
+              reason: install('dotdrop'),
+            }),
+          );
     } else {
       const dotdrop = dotdropSetUp(work, first);
-      drift(one);
-      const driftArgs = ['drift', '--host', first.name, '--domain', DOMAIN, '--json'];
-      const compare = interleave({
-        runs: fastRuns,
-        warmups,
-        a: () => fleetRun(env, driftArgs, [1]),
-        b: () => dotdrop.compare(),
-      });
-      rows.push(
-        ratioRow({
-          id: 'one-host-drift',
-          label: 'one host: drift vs dotdrop compare',
-          workload: workload1,
-          fleet: { label: 'fleet drift', samples: compare.a },
-          peer: { label: 'dotdrop compare', samples: compare.b },
-          goal: GOALS.oneHost,
-        }),
-      );
-      const installs = interleave({
-        runs: fastRuns,
-        warmups,
-        prepare: () => drift(one),
-        a: () => {
-          const r = fleetRun(env, ['config', 'install', first.name, DOMAIN, '--confirm', '--json']);
-          expectCurrent(one);
-          return r;
-        },
-        b: () => {
-          const r = dotdrop.install();
-          expectCurrent(one);
-          return r;
-        },
-      });
-      rows.push(
-        ratioRow({
-          id: 'one-host-install',
-          label: 'one host: config install vs dotdrop install',
-          workload: workload1,
-          fleet: { label: 'fleet config install', samples: installs.a },
-          peer: { label: 'dotdrop install', samples: installs.b },
-          goal: GOALS.oneHost,
-        }),
-      );
+      const oneHost = { host: first, dotdrop, workload: workload1, runs: fastRuns };
+      rows.push(...oneHostRows({ ...oneHost, env, warmups, resident: false }));
       // The same two rows with the operator's resident process (docs/resident.md) started once
       // before them: each call then pays Node.js's start and a socket, not loading fleet. Two
       // warm-up pairs: the resident's first calls compile what later calls reuse.
-      drift(one); // the installs above left the host current
       await withResident(CLI, work, env, (residentEnv) => {
-        const residentCompare = interleave({
-          runs: fastRuns,
-          warmups: 2,
-          a: () => fleetRun(residentEnv, driftArgs, [1]),
-          b: () => dotdrop.compare(),
-        });
-        rows.push(
-          ratioRow({
-            id: 'one-host-drift-resident',
-            label: 'one host: drift vs dotdrop compare, with the resident process',
-            workload: workload1,
-            fleet: { label: 'fleet drift (resident)', samples: residentCompare.a },
-            peer: { label: 'dotdrop compare', samples: residentCompare.b },
-            goal: GOALS.oneHost,
-          }),
-        );
-        const residentInstalls = interleave({
-          runs: fastRuns,
-          warmups: 2,
-          prepare: () => drift(one),
-          a: () => {
-            const r = fleetRun(residentEnv, [
-              'config',
-              'install',
-              first.name,
-              DOMAIN,
-              '--confirm',
-              '--json',
-            ]);
-            expectCurrent(one);
-            return r;
-          },
-          b: () => {
-            const r = dotdrop.install();
-            expectCurrent(one);
-            return r;
-          },
-        });
-        rows.push(
-          ratioRow({
-            id: 'one-host-install-resident',
-            label: 'one host: config install vs dotdrop install, with the resident process',
-            workload: workload1,
-            fleet: { label: 'fleet config install (resident)', samples: residentInstalls.a },
-            peer: { label: 'dotdrop install', samples: residentInstalls.b },
-            goal: GOALS.oneHost,
-          }),
-        );
+        rows.push(...oneHostRows({ ...oneHost, env: residentEnv, warmups: 2, resident: true }));
       });
     }
 

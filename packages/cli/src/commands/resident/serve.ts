@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { idleMinutesFlag, placeToListen } from '../../resident/listen.js';
 
 export default class ResidentServe extends FleetCommand {
   static override hidden = true;
@@ -10,34 +10,18 @@ export default class ResidentServe extends FleetCommand {
   static override description =
     "Listens on this user's resident socket and runs the calls `fleet` sends it, one at a time, until it is stopped, its code changes on disk, a call leaves work running, or it has had no call for --idle-minutes (docs/resident.md).";
   static override flags = {
-    'idle-minutes': Flags.integer({
-      description: 'end after this many minutes without a call',
-      min: 1,
-      max: 1440,
-      default: 15,
-    }),
+    'idle-minutes': idleMinutesFlag,
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(ResidentServe);
-    const { cliRoot: root, ensurePrivateDir, ownPlace } = await import('../../resident/place.js');
+    const { cliRoot: root } = await import('../../resident/place.js');
     const { fingerprint, watchedFiles } = await import('../../resident/fingerprint.js');
     const { serveResident } = await import('../../resident/server.js');
     const { execute, reportedFailure } = await import('@fleet/core/command');
-    const { FleetError, takeObservedHeads } = await import('@fleet/core');
-    if (process.platform === 'win32')
-      throw new FleetError(
-        'RESIDENT_REFUSED',
-        'the resident process needs Unix sockets: not on Windows',
-      );
+    const { takeObservedHeads } = await import('@fleet/core');
     const cliRoot = root();
-    const place = ownPlace();
-    const problem = ensurePrivateDir(place.dir, process.getuid?.() ?? -1);
-    if (problem !== undefined)
-      throw new FleetError(
-        'RESIDENT_REFUSED',
-        `${place.dir} ${problem}: it must be yours alone (mode 700)`,
-      );
+    const place = await placeToListen();
     const binPath = join(cliRoot, 'bin', 'run.js');
     const files = watchedFiles({
       cliRoot,

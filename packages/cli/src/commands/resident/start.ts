@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { Flags } from '@fleet/core/command';
 import type { ResidentInfo } from '../../resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
+import { idleMinutesFlag, placeToListen } from '../../resident/listen.js';
 
 const START_BOUND_MS = 20_000;
 
@@ -18,31 +18,15 @@ The resident ends after --idle-minutes without a call, when fleet or a plugin ch
     '<%= config.bin %> resident start --idle-minutes 60',
   ];
   static override flags = {
-    'idle-minutes': Flags.integer({
-      description: 'end after this many minutes without a call',
-      min: 1,
-      max: 1440,
-      default: 15,
-    }),
+    'idle-minutes': idleMinutesFlag,
   };
 
   async run(): Promise<ResidentInfo & { started: boolean }> {
     const { flags } = await this.parse(ResidentStart);
-    const { cliRoot, ensurePrivateDir, ownPlace } = await import('../../resident/place.js');
+    const { cliRoot } = await import('../../resident/place.js');
     const { pingResident } = await import('../../resident/client.js');
     const { FleetError } = await import('@fleet/core');
-    if (process.platform === 'win32')
-      throw new FleetError(
-        'RESIDENT_REFUSED',
-        'the resident process needs Unix sockets: not on Windows',
-      );
-    const place = ownPlace();
-    const problem = ensurePrivateDir(place.dir, process.getuid?.() ?? -1);
-    if (problem !== undefined)
-      throw new FleetError(
-        'RESIDENT_REFUSED',
-        `${place.dir} ${problem}: it must be yours alone (mode 700)`,
-      );
+    const place = await placeToListen();
     const running = await pingResident();
     if (running !== undefined) {
       this.log(`Your resident process runs already: pid ${running.pid}, on ${running.socket}.`);

@@ -1,0 +1,33 @@
+/**
+ * What `fleet resident start` and `fleet resident serve` share (docs/resident.md): the idle flag,
+ * and the place a resident may listen on — refused on Windows, and in a directory that is not the
+ * user's alone.
+ */
+import { Flags } from '@fleet/core/command';
+import type { ResidentPlace } from './place.js';
+
+export const idleMinutesFlag = Flags.integer({
+  description: 'end after this many minutes without a call',
+  min: 1,
+  max: 1440,
+  default: 15,
+});
+
+/** This user's resident place, its directory made (0700) when missing; `RESIDENT_REFUSED` else. */
+export async function placeToListen(): Promise<ResidentPlace> {
+  const { FleetError } = await import('@fleet/core');
+  const { ensurePrivateDir, ownPlace } = await import('./place.js');
+  if (process.platform === 'win32')
+    throw new FleetError(
+      'RESIDENT_REFUSED',
+      'the resident process needs Unix sockets: not on Windows',
+    );
+  const place = ownPlace();
+  const problem = ensurePrivateDir(place.dir, process.getuid?.() ?? -1);
+  if (problem !== undefined)
+    throw new FleetError(
+      'RESIDENT_REFUSED',
+      `${place.dir} ${problem}: it must be yours alone (mode 700)`,
+    );
+  return place;
+}
