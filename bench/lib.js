@@ -11,10 +11,8 @@ export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 let emptyRuntime;
 
 /**
- * An empty runtime directory of this bench run's own (0700): where a fleet call looks for the
- * operator's resident process and finds none, so a row measures a call in its own process as an
- * operator without a resident runs it — the look included — and never a resident the person
- * running the bench has started (docs/resident.md).
+ * An empty runtime directory of this bench run's own (0700), for every call in its own process: a
+ * resident the person running the bench has started is never used (docs/resident.md).
  */
 function noResidentRuntime() {
   if (emptyRuntime === undefined) {
@@ -28,12 +26,16 @@ function noResidentRuntime() {
 /**
  * The environment for timed child processes: the caller's, without variables that would change
  * what Node.js loads or prints (NODE_OPTIONS could preload code, NODE_DEBUG adds output). A fleet
- * call runs in its own process (an empty runtime directory: no resident) unless a row starts one
- * ({@link withResident}).
+ * call runs in its own process and starts no resident (`FLEET_RESIDENT=off`, in an empty runtime
+ * directory) unless a row runs fleet as it runs by default ({@link withAutoStartedResident}).
  */
 export function cleanEnv(extra = {}) {
-  const env = { ...process.env, XDG_RUNTIME_DIR: noResidentRuntime(), ...extra };
-  delete env.FLEET_RESIDENT;
+  const env = {
+    ...process.env,
+    XDG_RUNTIME_DIR: noResidentRuntime(),
+    FLEET_RESIDENT: 'off',
+    ...extra,
+  };
   delete env.NODE_OPTIONS;
   delete env.NODE_DEBUG;
   return env;
@@ -292,21 +294,38 @@ export function bundledModules(url) {
 }
 
 /**
- * Runs `fn(env)` with fleet's resident operator process (docs/resident.md) started for `env`, in
- * a runtime directory of `work`'s own (never the user's resident), and stops it after. `env` is
- * what the rows' calls use, with the resident allowed.
+ * Runs `fn` with fleet as it runs by default (`FLEET_RESIDENT` auto, docs/resident.md): `first`,
+ * the rows' first call, finds no resident in a runtime directory of `work`'s own, runs in its own
+ * process and starts one as it ends; `fn` gets the rows' environment and that first call's time
+ * once the resident listens. The resident is stopped after.
  */
-export async function withResident(cli, work, env, fn) {
+export async function withAutoStartedResident(cli, work, env, first, fn) {
   const runtime = path.join(work, 'resident-runtime');
   mkdirSync(runtime, { recursive: true, mode: 0o700 });
   chmodSync(runtime, 0o700);
-  const residentEnv = { ...env, XDG_RUNTIME_DIR: runtime };
+  const residentEnv = cleanEnv({
+    OCLIF_SKIP_NEW_VERSION_CHECK: 'true',
+    ...env,
+    XDG_RUNTIME_DIR: runtime,
+    FLEET_RESIDENT: 'auto',
+  });
   const fleet = (args) =>
-    spawnSync(process.execPath, [cli, ...args], { env: cleanEnv(residentEnv), encoding: 'utf8' });
-  const start = fleet(['resident', 'start', '--json']);
-  if (start.status !== 0) throw new Error(`fleet resident start: ${start.stderr.slice(0, 600)}`);
+    spawnSync(process.execPath, [cli, ...args], { env: residentEnv, encoding: 'utf8' });
+  const status = () => {
+    const run = fleet(['resident', 'status', '--json']);
+    return run.status === 0 && JSON.parse(run.stdout).running === true;
+  };
+  if (status()) throw new Error(`a resident runs already in ${runtime}`);
+  const call = timeCommand(process.execPath, [cli, ...first.args], { env: residentEnv });
   try {
-    return await fn(residentEnv);
+    if (!first.accept.includes(call.status))
+      throw new Error(`fleet ${first.args.join(' ')} exited ${call.status}: ${call.stderr}`);
+    const until = Date.now() + 30_000;
+    while (!status()) {
+      if (Date.now() > until) throw new Error('no resident listened 30 s after the first call');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return await fn(residentEnv, call.ms);
   } finally {
     fleet(['resident', 'stop']);
   }

@@ -47,7 +47,8 @@ describe('integration: the resident operator process', function () {
       FLEET_DATA_DIR: join(lab.tmp, 'oclif-data'),
       FLEET_CONFIG_DIR: join(lab.tmp, 'oclif-config'),
       FLEET_CACHE_DIR: join(lab.tmp, 'oclif-cache'),
-      FLEET_RESIDENT: 'on',
+      // Calls use a running resident and never start one, but where a test says otherwise.
+      FLEET_RESIDENT: 'manual',
     };
   });
   after(async () => {
@@ -141,7 +142,7 @@ describe('integration: the resident operator process', function () {
     const before = await calls();
     chmodSync(dir, 0o750);
     try {
-      const drift: FleetRun = await run(['drift', '--json']);
+      const drift: FleetRun = await run(['drift', '--json'], { FLEET_RESIDENT: 'auto' });
       expect(drift.exitCode).to.equal(1);
       const start = await run(['resident', 'start']);
       expect(start.exitCode).to.equal(2);
@@ -195,6 +196,30 @@ describe('integration: the resident operator process', function () {
     } finally {
       process.kill(stopped, 'SIGCONT');
     }
+  });
+
+  it('FLEET_RESIDENT unset or auto: a call that finds none starts one as it ends; a killed one is replaced', async () => {
+    expect(await status()).to.deep.equal({ running: false });
+    const auto = { FLEET_RESIDENT: 'auto' };
+    // manual: the call runs in its own process and leaves nothing behind.
+    expect((await run(['validate', '--json'])).exitCode).to.equal(0);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await status()).to.deep.equal({ running: false });
+    const first = await run(['drift', '--json'], auto);
+    expect(first.exitCode).to.equal(1);
+    expect(first.stderr).to.equal(''); // not a terminal: no word of it
+    await waitFor(async () => (await status()).running, 20_000, 'the resident the call started');
+    const { pid, socket } = await status();
+    const second = await run(['drift', '--json'], auto);
+    expect(withoutTime(second.stdout)).to.deep.equal(withoutTime(first.stdout));
+    expect(await calls()).to.equal(1);
+    // Killed outright, it leaves its socket; the next call finds nobody there and starts another.
+    process.kill(pid ?? 0, 'SIGKILL');
+    await waitFor(() => !pidAlive(pid ?? 0), 10_000, 'the resident to die');
+    expect(existsSync(socket ?? '')).to.equal(true);
+    expect((await run(['validate', '--json'], auto)).exitCode).to.equal(0);
+    await waitFor(async () => (await status()).running, 20_000, 'a new resident');
+    expect((await status()).pid).not.to.equal(pid);
   });
 
   it('stop ends it and removes its socket', async () => {

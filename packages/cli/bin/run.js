@@ -9,19 +9,31 @@ const args = process.argv.slice(2);
 
 /**
  * A verb the operator's resident process runs goes there when this user's resident listens
- * (`fleet resident start`; docs/resident.md): the call then pays Node.js's start and a socket, not
- * loading oclif, core and the plugins. False when the verb is to run in this process.
+ * (docs/resident.md): the call then pays Node.js's start and a socket, not loading oclif, core and
+ * the plugins. False when the verb is to run in this process — which, when no resident listens and
+ * FLEET_RESIDENT is unset or `auto`, starts one as it ends (ADR 0017).
  */
 async function ranInResident() {
   if (process.platform === 'win32' || process.env.FLEET_RESIDENT === 'off') return false;
-  const { residentVerb, usablePlace } = await import('../dist/src/resident/place.js');
-  const place = residentVerb(args) ? usablePlace() : undefined;
-  if (place === undefined) return false;
-  const { callResident } = await import('../dist/src/resident/client.js');
-  const code = await callResident(place, args);
-  if (code === undefined) return false;
-  process.exitCode = code;
-  return true;
+  const { residentMode, residentVerb, usablePlace } = await import('../dist/src/resident/place.js');
+  const { mode, problem } = residentMode(process.env.FLEET_RESIDENT);
+  if (problem !== undefined) process.stderr.write(`Warning: ${problem}\n`);
+  if (mode === 'off' || !residentVerb(args)) return false;
+  const place = usablePlace();
+  if (place !== undefined) {
+    const { callResident } = await import('../dist/src/resident/client.js');
+    const answer = await callResident(place, args);
+    if (typeof answer === 'number') {
+      process.exitCode = answer;
+      return true;
+    }
+    if (answer === 'declined') return false;
+  }
+  if (mode === 'auto') {
+    const { startResidentAtExit } = await import('../dist/src/resident/autostart.js');
+    startResidentAtExit();
+  }
+  return false;
 }
 
 const serve =

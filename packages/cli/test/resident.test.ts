@@ -5,8 +5,8 @@
  * resident.test.ts).
  */
 import { expect } from 'chai';
-import { mkdtempSync, mkdirSync, realpathSync, rmSync, type Stats } from 'node:fs';
-import { connect, type Server } from 'node:net';
+import { linkSync, mkdtempSync, mkdirSync, realpathSync, rmSync, type Stats } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enterCall, replaceEnv } from '../src/resident/call-scope.js';
@@ -18,9 +18,11 @@ import {
   type CallRequest,
   type DecodedFrame,
 } from '../src/resident/frames.js';
+import { callResident } from '../src/resident/client.js';
 import {
   fnv1a64,
   privateDirProblem,
+  residentMode,
   residentPlace,
   residentVerb,
   socketProblem,
@@ -88,6 +90,24 @@ describe('the resident operator process: its parts', () => {
     for (const [argv, runs] of cases) {
       it(`${argv.join(' ') || '(nothing)'}: ${runs ? 'runs there' : 'runs in its own process'}`, () => {
         expect(residentVerb(argv)).to.equal(runs);
+      });
+    }
+  });
+
+  describe('FLEET_RESIDENT: whether a call uses a resident, and may start one', () => {
+    const cases: [string | undefined, string, string | undefined][] = [
+      [undefined, 'auto', undefined],
+      ['', 'auto', undefined],
+      ['auto', 'auto', undefined],
+      ['manual', 'manual', undefined],
+      ['off', 'off', undefined],
+      // A typo never starts a process the operator meant to forbid.
+      ['on', 'off', 'FLEET_RESIDENT is "on", not auto, manual or off: taken as off'],
+      ['OFF', 'off', 'FLEET_RESIDENT is "OFF", not auto, manual or off: taken as off'],
+    ];
+    for (const [value, mode, problem] of cases) {
+      it(`${value === undefined ? 'unset' : JSON.stringify(value)} → ${mode}`, () => {
+        expect(residentMode(value)).to.deep.equal(problem ? { mode, problem } : { mode });
       });
     }
   });
@@ -378,6 +398,27 @@ describe('the resident operator process: its parts', () => {
       expect(
         reason(await exchange([call(['drift'], { env: { ...process.env, HOME: '/elsewhere' } })])),
       ).to.equal('another home, or other oclif directories, than its own');
+    });
+
+    it('ends when its socket is removed or taken: nobody can reach it any more', async () => {
+      await start({ socketCheckMs: 20 });
+      rmSync(place().socket);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(exits).to.deep.equal([0]);
+    });
+
+    it('the caller tells a resident that declined from a socket nobody listens on', async () => {
+      await start({});
+      expect(await callResident(place(), ['lab', 'up'])).to.equal('declined');
+      // A killed resident's socket: the name outlives the listener (a hard link kept past close).
+      const stale = join(work, 'run', 'stale.sock');
+      const listener = createServer();
+      await new Promise<void>((resolve) => listener.listen(join(work, 'run', 'l.sock'), resolve));
+      linkSync(join(work, 'run', 'l.sock'), stale);
+      await new Promise((resolve) => listener.close(resolve));
+      expect(await callResident({ dir: join(work, 'run'), socket: stale }, ['drift'])).to.equal(
+        'absent',
+      );
     });
 
     it('declines the call and ends when its code changed on disk', async () => {

@@ -8,15 +8,21 @@ import { Frame, FrameReader, encodeFrame, type CallRequest, type ResidentInfo } 
 import { usablePlace, type ResidentPlace } from './place.js';
 
 /**
- * Runs `argv` in the resident listening at `place` (`usablePlace`) and gives its exit code, or
- * `undefined` when the verb is to run in this process: nothing listens there, or the resident
- * declined (busy, other plugin directories, its code changed on disk). Output goes to this
- * process's stdout and stderr as the call writes it; Ctrl-C reaches the call.
+ * Why a verb is to run in this process after all: nothing listens on the socket (`absent`: a
+ * resident that was killed left it), or the resident answered and declined (busy, other plugin
+ * directories, its code changed on disk).
+ */
+export type NotRun = 'absent' | 'declined';
+
+/**
+ * Runs `argv` in the resident listening at `place` (`usablePlace`) and gives its exit code, or why
+ * the verb is to run in this process ({@link NotRun}). Output goes to this process's stdout and
+ * stderr as the call writes it; Ctrl-C reaches the call.
  */
 export async function callResident(
   place: ResidentPlace,
   argv: readonly string[],
-): Promise<number | undefined> {
+): Promise<number | NotRun> {
   const request: CallRequest = {
     argv,
     env: Object.fromEntries(
@@ -34,6 +40,7 @@ export async function callResident(
     const socket = connect(place.socket);
     const reader = new FrameReader();
     let accepted = false;
+    let answered = false;
     let interrupted = false;
     let code: number | undefined;
     const onInterrupt = (): void => {
@@ -48,6 +55,7 @@ export async function callResident(
     socket.on('data', (chunk: Buffer) => {
       try {
         for (const frame of reader.push(chunk)) {
+          answered = true;
           if (frame.type === Frame.accepted) {
             accepted = true;
             process.on('SIGINT', onInterrupt);
@@ -63,7 +71,7 @@ export async function callResident(
     });
     socket.on('close', () => {
       process.off('SIGINT', onInterrupt);
-      if (!accepted) return resolve(undefined);
+      if (!accepted) return resolve(answered ? 'declined' : 'absent');
       if (code !== undefined) return resolve(code);
       if (interrupted) return resolve(130);
       process.stderr.write(

@@ -33,6 +33,27 @@ export function residentVerb(argv: readonly string[]): boolean {
   return RESIDENT_VERBS.some((verb) => verb.every((word, index) => words[index] === word));
 }
 
+/**
+ * What `FLEET_RESIDENT` asks of a call (docs/resident.md): `auto` — the default, also when unset or
+ * empty — runs a resident verb in this user's resident and, when none listens, starts one as the
+ * call ends; `manual` uses one that runs but never starts one; `off` runs every call in its own
+ * process. Any other value is taken as `off`, with `problem` saying so: a typo never starts a
+ * process the operator meant to forbid.
+ */
+export type ResidentMode = 'auto' | 'manual' | 'off';
+
+export function residentMode(value: string | undefined): {
+  readonly mode: ResidentMode;
+  readonly problem?: string;
+} {
+  if (value === undefined || value === '' || value === 'auto') return { mode: 'auto' };
+  if (value === 'manual' || value === 'off') return { mode: value };
+  return {
+    mode: 'off',
+    problem: `FLEET_RESIDENT is ${JSON.stringify(value)}, not auto, manual or off: taken as off`,
+  };
+}
+
 /** The CLI's root directory, its real path (this file is its dist/src/resident/place.js). */
 export function cliRoot(): string {
   return realpathSync(fileURLToPath(new URL('../../../', import.meta.url)));

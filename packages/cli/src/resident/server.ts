@@ -34,6 +34,8 @@ export interface ResidentOptions {
   readonly interrupt?: () => void;
   /** How long a call's leftover work may run on before the resident gives up on it. */
   readonly drainMs?: number;
+  /** How often the resident checks that its socket's name still leads to it. */
+  readonly socketCheckMs?: number;
 }
 
 const callRequestSchema = z.strictObject({
@@ -106,6 +108,7 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
   let closed = false;
   let socketIno: number | undefined = undefined; // set once it listens
   let idle: NodeJS.Timeout | undefined;
+  let ownSocket: NodeJS.Timeout | undefined = undefined; // set once it listens
 
   const removeSocket = (): void => {
     // Only the socket this process made: a later resident may have taken the name since.
@@ -118,6 +121,7 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
     closed = true;
     options.log(`resident ${process.pid} ends: ${why}`);
     clearTimeout(idle);
+    clearInterval(ownSocket);
     removeSocket();
     server.close();
     exit(0);
@@ -256,5 +260,13 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
   socketIno = lstatSync(options.place.socket).ino;
   options.log(`resident ${process.pid} listens on ${options.place.socket}`);
   armIdle();
+  // A resident nobody can reach ends: its socket removed, or replaced by another resident's (two
+  // that started at once, each taking the name of a killed one's socket).
+  ownSocket = setInterval(() => {
+    if (lstatSync(options.place.socket, { throwIfNoEntry: false })?.ino !== socketIno)
+      shutdown('its socket was removed or taken by another resident');
+  }, options.socketCheckMs ?? 30_000);
+  ownSocket.unref();
+  server.once('close', () => clearInterval(ownSocket));
   return server;
 }

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FleetCommand } from '../../base-command.js';
@@ -18,6 +19,7 @@ export default class ResidentServe extends FleetCommand {
     const { cliRoot: root } = await import('../../resident/place.js');
     const { fingerprint, watchedFiles } = await import('../../resident/fingerprint.js');
     const { serveResident } = await import('../../resident/server.js');
+    const { pingResident } = await import('../../resident/client.js');
     const { execute, reportedFailure } = await import('@fleet/core/command');
     const { takeObservedHeads } = await import('@fleet/core');
     const cliRoot = root();
@@ -32,6 +34,18 @@ export default class ResidentServe extends FleetCommand {
     const loaded = fingerprint(files);
     // The resident's own lines go to its log (its stderr), never into a call's output.
     const ownStderr = process.stderr.write.bind(process.stderr);
+    const log = (line: string): void => {
+      ownStderr(`[${new Date().toISOString()}] ${line}\n`);
+    };
+    // Two calls that found none may each have started one: the later to get here leaves it to
+    // the one that listens. A socket nobody answers on is a resident's that was killed: ours, in
+    // our directory, to replace.
+    const running = await pingResident();
+    if (running !== undefined) {
+      log(`resident ${process.pid} ends: resident ${running.pid} listens already`);
+      return;
+    }
+    rmSync(place.socket, { force: true });
     await serveResident({
       place,
       idleMinutes: flags['idle-minutes'],
@@ -44,7 +58,7 @@ export default class ResidentServe extends FleetCommand {
         takeObservedHeads();
         return Promise.resolve();
       },
-      log: (line) => ownStderr(`[${new Date().toISOString()}] ${line}\n`),
+      log,
     });
     // Runs until the resident ends the process (serveResident's shutdown).
     await new Promise<never>(() => undefined);

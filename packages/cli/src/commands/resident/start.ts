@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { join } from 'node:path';
 import type { ResidentInfo } from '../../resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
 import { idleMinutesFlag, placeToListen } from '../../resident/listen.js';
@@ -9,10 +7,10 @@ const START_BOUND_MS = 20_000;
 
 export default class ResidentStart extends FleetCommand {
   static override summary =
-    'Start your resident operator process: later drift, status, apply and config verbs skip loading fleet.';
-  static override description = `Starts one process that keeps fleet's CLI loaded and listens on a Unix socket in a directory only you can enter ($XDG_RUNTIME_DIR/fleet, else <tmpdir>/fleet-<uid>). From then on \`fleet drift\`, \`status\`, \`validate\`, \`apply\` and \`config install|plan|inventory\` run there, each with your environment, working directory, output and exit code, and start in a fraction of the time. Any other verb, a second call while one runs, or FLEET_RESIDENT=off runs as before, in its own process.
+    'Start your resident operator process now: drift, status, apply and config verbs then skip loading fleet.';
+  static override description = `Starts one process that keeps fleet's CLI loaded and listens on a Unix socket in a directory only you can enter ($XDG_RUNTIME_DIR/fleet, else <tmpdir>/fleet-<uid>). \`fleet drift\`, \`status\`, \`validate\`, \`apply\` and \`config install|plan|inventory\` run there, each with your environment, working directory, output and exit code, and start in a fraction of the time. Any other verb, a second call while one runs, or FLEET_RESIDENT=off runs as before, in its own process.
 
-The resident ends after --idle-minutes without a call, when fleet or a plugin changes on disk, when a call leaves work running, on Ctrl-C of the call it runs, and with \`fleet resident stop\`. Starting one that runs already changes nothing. Not on Windows (docs/resident.md).`;
+One of those verbs that finds no resident starts one itself as it ends (15 idle minutes), unless FLEET_RESIDENT is manual or off: this command starts one at once, or with another --idle-minutes. The resident ends after --idle-minutes without a call, when fleet or a plugin changes on disk, when a call leaves work running, on Ctrl-C of the call it runs, and with \`fleet resident stop\`. Starting one that runs already changes nothing. Not on Windows (docs/resident.md).`;
   static override examples = [
     '<%= config.bin %> resident start',
     '<%= config.bin %> resident start --idle-minutes 60',
@@ -23,7 +21,6 @@ The resident ends after --idle-minutes without a call, when fleet or a plugin ch
 
   async run(): Promise<ResidentInfo & { started: boolean }> {
     const { flags } = await this.parse(ResidentStart);
-    const { cliRoot } = await import('../../resident/place.js');
     const { pingResident } = await import('../../resident/client.js');
     const { FleetError } = await import('@fleet/core');
     const place = await placeToListen();
@@ -32,30 +29,11 @@ The resident ends after --idle-minutes without a call, when fleet or a plugin ch
       this.log(`Your resident process runs already: pid ${running.pid}, on ${running.socket}.`);
       return { ...running, started: false };
     }
-    // A socket no process listens on (a resident that was killed): ours, in our directory.
-    fs.rmSync(place.socket, { force: true });
-    const logFile = place.socket.replace(/\.sock$/, '.log');
-    const log = fs.openSync(logFile, 'a', 0o600);
-    const child = spawn(
-      process.execPath,
-      [
-        join(cliRoot(), 'bin', 'run.js'),
-        'resident',
-        'serve',
-        '--idle-minutes',
-        String(flags['idle-minutes']),
-      ],
-      {
-        cwd: place.dir,
-        detached: true,
-        stdio: ['ignore', log, log],
-        env: { ...process.env, FLEET_RESIDENT: 'off' },
-      },
-    );
-    fs.closeSync(log);
+    const { residentLog, spawnResident } = await import('../../resident/spawn.js');
+    const logFile = residentLog(place);
+    const child = spawnResident(place, flags['idle-minutes']);
     let exited: number | null | undefined;
     child.once('exit', (code) => (exited = code));
-    child.unref();
     const until = Date.now() + START_BOUND_MS;
     for (;;) {
       const info = await pingResident();
