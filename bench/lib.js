@@ -11,8 +11,10 @@ export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 let emptyRuntime;
 
 /**
- * An empty runtime directory of this bench run's own (0700), for every call in its own process: a
- * resident the person running the bench has started is never used (docs/resident.md).
+ * An empty runtime directory of this bench run's own (0700): where a fleet call looks for the
+ * operator's resident process and finds none, so a row measures a call in its own process as fleet
+ * runs by default — the look included — and never a resident the person running the bench has
+ * started (docs/resident.md).
  */
 function noResidentRuntime() {
   if (emptyRuntime === undefined) {
@@ -26,16 +28,13 @@ function noResidentRuntime() {
 /**
  * The environment for timed child processes: the caller's, without variables that would change
  * what Node.js loads or prints (NODE_OPTIONS could preload code, NODE_DEBUG adds output). A fleet
- * call runs in its own process and starts no resident (`FLEET_RESIDENT=off`, in an empty runtime
- * directory) unless a row runs fleet as it runs by default ({@link withAutoStartedResident}).
+ * call runs as fleet does by default (`FLEET_RESIDENT` unset: use a resident, never start one) in
+ * an empty runtime directory, so in its own process, unless a row asks for the resident
+ * ({@link withAutoStartedResident}).
  */
 export function cleanEnv(extra = {}) {
-  const env = {
-    ...process.env,
-    XDG_RUNTIME_DIR: noResidentRuntime(),
-    FLEET_RESIDENT: 'off',
-    ...extra,
-  };
+  const env = { ...process.env, XDG_RUNTIME_DIR: noResidentRuntime(), ...extra };
+  if (extra.FLEET_RESIDENT === undefined) delete env.FLEET_RESIDENT;
   delete env.NODE_OPTIONS;
   delete env.NODE_DEBUG;
   return env;
@@ -294,10 +293,10 @@ export function bundledModules(url) {
 }
 
 /**
- * Runs `fn` with fleet as it runs by default (`FLEET_RESIDENT` auto, docs/resident.md): `first`,
- * the rows' first call, finds no resident in a runtime directory of `work`'s own, runs in its own
- * process and starts one as it ends; `fn` gets the rows' environment and that first call's time
- * once the resident listens. The resident is stopped after.
+ * Runs `fn` with the operator's resident process as `FLEET_RESIDENT=auto` runs it
+ * (docs/resident.md): `first`, the rows' first call, finds no resident in a runtime directory of
+ * `work`'s own, runs in its own process and starts one as it ends; `fn` gets the rows' environment
+ * and that first call's time once the resident listens. The resident is stopped after.
  */
 export async function withAutoStartedResident(cli, work, env, first, fn) {
   const runtime = path.join(work, 'resident-runtime');

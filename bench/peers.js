@@ -191,12 +191,12 @@ function dotdropSetUp(work, host) {
 }
 
 /**
- * The ids and labels of the one-host rows (drift, then install): fleet as it runs by default (its
- * resident process started by the first call), or each call in its own process.
+ * The ids and labels of the one-host rows (drift, then install): each call in its own process, as
+ * fleet runs by default, or with the resident process (`FLEET_RESIDENT=auto`).
  */
-function oneHostRowNames(ownProcess) {
-  const id = ownProcess ? '-own-process' : '';
-  const label = ownProcess ? ', each call in its own process (FLEET_RESIDENT=off)' : '';
+function oneHostRowNames(resident) {
+  const id = resident ? '-resident' : '';
+  const label = resident ? ', with the resident process (FLEET_RESIDENT=auto)' : '';
   return [
     { id: `one-host-drift${id}`, label: `one host: drift vs dotdrop compare${label}` },
     { id: `one-host-install${id}`, label: `one host: config install vs dotdrop install${label}` },
@@ -204,16 +204,16 @@ function oneHostRowNames(ownProcess) {
 }
 
 /**
- * The one-host rows, drift then install, each interleaved against dotdrop on the same host. With
- * `firstCallMs` (the call that found no resident and started one) they are contract §14's goal
- * rows; each call in its own process, references.
+ * The one-host rows, drift then install, each interleaved against dotdrop on the same host: each
+ * call in its own process, or — given `firstCallMs`, the call that found no resident and started
+ * one — with the resident process.
  */
 function oneHostRows({ host, dotdrop, workload, runs, warmups, env, firstCallMs }) {
   const one = [host];
-  const ownProcess = firstCallMs === undefined;
-  const [driftName, installName] = oneHostRowNames(ownProcess);
-  const fleetLabel = (verb) => `fleet ${verb}${ownProcess ? ' (FLEET_RESIDENT=off)' : ''}`;
-  const goal = ownProcess ? REFERENCE : GOALS.oneHost;
+  const resident = firstCallMs !== undefined;
+  const [driftName, installName] = oneHostRowNames(resident);
+  const fleetLabel = (verb) => `fleet ${verb}${resident ? ' (resident)' : ''}`;
+  const goal = GOALS.oneHost;
   drift(one);
   const compare = interleave({
     runs,
@@ -243,7 +243,7 @@ function oneHostRows({ host, dotdrop, workload, runs, warmups, env, firstCallMs 
       fleet: { label: fleetLabel('drift'), samples: compare.a },
       peer: { label: 'dotdrop compare', samples: compare.b },
       goal,
-      ...(ownProcess
+      ...(!resident
         ? {}
         : {
             note: `the first call, which found no resident and started one as it ended: ${firstCallMs.toFixed(1)} ms`,
@@ -341,23 +341,24 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
     // --- one host, 5 files: fleet vs dotdrop --------------------------------------------------
     const workload1 = `1 host × ${FILES.length} templated files`;
     if (!onPath('dotdrop')) {
-      for (const ownProcess of [false, true])
-        for (const name of oneHostRowNames(ownProcess))
+      for (const resident of [false, true])
+        for (const name of oneHostRowNames(resident))
           rows.push(
             skippedRow({
               ...name,
               workload: workload1,
-              goal: ownProcess ? REFERENCE : GOALS.oneHost,
+              goal: GOALS.oneHost,
               reason: install('dotdrop'),
             }),
           );
     } else {
       const dotdrop = dotdropSetUp(work, first);
       const oneHost = { host: first, dotdrop, workload: workload1, runs: fastRuns };
-      // fleet as it runs by default (docs/resident.md): the first call finds no resident, runs in
-      // its own process and starts one as it ends; the rows' calls then pay Node.js's start and a
-      // socket, not loading fleet. Two warm-up pairs: the resident's first calls compile what
-      // later calls reuse.
+      rows.push(...oneHostRows({ ...oneHost, env, warmups }));
+      // The same two rows with the operator's resident process (docs/resident.md), as
+      // FLEET_RESIDENT=auto runs it: the first call finds none, runs in its own process and starts
+      // one as it ends; the rows' calls then pay Node.js's start and a socket, not loading fleet.
+      // Two warm-up pairs: the resident's first calls compile what later calls reuse.
       drift([first]);
       const firstCall = {
         args: ['drift', '--host', first.name, '--domain', DOMAIN, '--json'],
@@ -366,8 +367,6 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
       await withAutoStartedResident(CLI, work, env, firstCall, (residentEnv, firstCallMs) => {
         rows.push(...oneHostRows({ ...oneHost, env: residentEnv, warmups: 2, firstCallMs }));
       });
-      // The same rows with each call in its own process, as FLEET_RESIDENT=off runs them.
-      rows.push(...oneHostRows({ ...oneHost, env, warmups }));
     }
 
     // --- 10 hosts, all drifted: fleet vs Ansible ----------------------------------------------

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -198,10 +199,10 @@ describe('integration: the resident operator process', function () {
     }
   });
 
-  it('FLEET_RESIDENT unset or auto: a call that finds none starts one as it ends; a killed one is replaced', async () => {
+  it('FLEET_RESIDENT=auto: a call that finds none starts one as it ends; a killed one is replaced', async () => {
     expect(await status()).to.deep.equal({ running: false });
     const auto = { FLEET_RESIDENT: 'auto' };
-    // manual: the call runs in its own process and leaves nothing behind.
+    // manual (the default): the call runs in its own process and leaves nothing behind.
     expect((await run(['validate', '--json'])).exitCode).to.equal(0);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await status()).to.deep.equal({ running: false });
@@ -220,6 +221,16 @@ describe('integration: the resident operator process', function () {
     expect((await run(['validate', '--json'], auto)).exitCode).to.equal(0);
     await waitFor(async () => (await status()).running, 20_000, 'a new resident');
     expect((await status()).pid).not.to.equal(pid);
+    // A runtime directory of another user (`sudo -E` keeps the invoking user's): nothing made in
+    // it, nothing started. Only root can give a directory away.
+    if (process.getuid?.() === 0) {
+      const theirs = join(lab.tmp, 'their-runtime');
+      mkdirSync(theirs, { mode: 0o700 });
+      chownSync(theirs, 65534, 65534);
+      const call = await run(['validate', '--json'], { ...auto, XDG_RUNTIME_DIR: theirs });
+      expect(call.exitCode).to.equal(0);
+      expect(readdirSync(theirs)).to.deep.equal([]);
+    }
   });
 
   it('stop ends it and removes its socket', async () => {

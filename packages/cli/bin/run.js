@@ -11,7 +11,7 @@ const args = process.argv.slice(2);
  * A verb the operator's resident process runs goes there when this user's resident listens
  * (docs/resident.md): the call then pays Node.js's start and a socket, not loading oclif, core and
  * the plugins. False when the verb is to run in this process — which, when no resident listens and
- * FLEET_RESIDENT is unset or `auto`, starts one as it ends (ADR 0017).
+ * the operator set FLEET_RESIDENT=auto, starts one as it ends (ADR 0017).
  */
 async function ranInResident() {
   if (process.platform === 'win32' || process.env.FLEET_RESIDENT === 'off') return false;

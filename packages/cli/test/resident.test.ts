@@ -96,10 +96,11 @@ describe('the resident operator process: its parts', () => {
 
   describe('FLEET_RESIDENT: whether a call uses a resident, and may start one', () => {
     const cases: [string | undefined, string, string | undefined][] = [
-      [undefined, 'auto', undefined],
-      ['', 'auto', undefined],
-      ['auto', 'auto', undefined],
+      // No daemon on the operator seat unless the operator asks for one (contract §1.1).
+      [undefined, 'manual', undefined],
+      ['', 'manual', undefined],
       ['manual', 'manual', undefined],
+      ['auto', 'auto', undefined],
       ['off', 'off', undefined],
       // A typo never starts a process the operator meant to forbid.
       ['on', 'off', 'FLEET_RESIDENT is "on", not auto, manual or off: taken as off'],

@@ -1,9 +1,10 @@
 /**
- * A call that found no resident listening starts one as it ends (`FLEET_RESIDENT` unset or
- * `auto`; docs/resident.md, ADR 0017), so the operator's next drift, status, apply or config call
- * skips loading fleet. As it ends, not as it starts: the resident's loading then does not take a
- * core from the call the operator waits for. Nothing here may fail the call.
+ * With `FLEET_RESIDENT=auto` (the operator's opt-in; docs/resident.md, ADR 0017) a call that found
+ * no resident listening starts one as it ends, so the operator's next drift, status, apply or
+ * config call skips loading fleet. As it ends, not as it starts: the resident's loading then does
+ * not take a core from the call the operator waits for. Nothing here may fail the call.
  */
+import { lstatSync } from 'node:fs';
 import { ensurePrivateDir, ownPlace } from './place.js';
 import { spawnResident } from './spawn.js';
 
@@ -11,19 +12,27 @@ import { spawnResident } from './spawn.js';
 export const AUTO_IDLE_MINUTES = 15;
 
 /**
- * Starts this user's resident when this process exits — unless its directory is not the user's
- * alone, which the resident would refuse too. `env` is taken now, before the verb runs.
+ * Starts this user's resident when this process exits — unless the call was interrupted (Ctrl-C:
+ * exit 130), its runtime directory is another user's (`sudo -E` keeps the invoking user's
+ * `XDG_RUNTIME_DIR`: a directory made there would be root's, and refuse that user's resident),
+ * or its directory is not the user's alone, which the resident would refuse too. `env` is taken
+ * now, before the verb runs.
  */
 export function startResidentAtExit(): void {
   const env = { ...process.env };
-  process.once('exit', () => {
+  const place = ownPlace();
+  process.once('exit', (code) => {
     try {
-      const place = ownPlace();
-      if (ensurePrivateDir(place.dir, process.getuid?.() ?? -1) !== undefined) return;
+      if (code === 130) return;
+      const uid = process.getuid?.() ?? -1;
+      const runtime = env['XDG_RUNTIME_DIR'];
+      if (runtime?.startsWith('/') && lstatSync(runtime, { throwIfNoEntry: false })?.uid !== uid)
+        return;
+      if (ensurePrivateDir(place.dir, uid) !== undefined) return;
       const child = spawnResident(place, AUTO_IDLE_MINUTES, env);
       if (process.stderr.isTTY === true && child.pid !== undefined)
         process.stderr.write(
-          `fleet: starting your resident process (pid ${child.pid}): later drift, status, apply and config calls skip loading fleet; it ends after ${AUTO_IDLE_MINUTES} idle minutes (FLEET_RESIDENT=manual or off: docs/resident.md)\n`,
+          `fleet: starting your resident process (pid ${child.pid}): later drift, status, apply and config calls skip loading fleet; it ends after ${AUTO_IDLE_MINUTES} idle minutes (FLEET_RESIDENT=auto: docs/resident.md)\n`,
         );
     } catch {
       // No resident this time: the next call that finds none tries again.

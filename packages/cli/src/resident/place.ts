@@ -34,11 +34,12 @@ export function residentVerb(argv: readonly string[]): boolean {
 }
 
 /**
- * What `FLEET_RESIDENT` asks of a call (docs/resident.md): `auto` — the default, also when unset or
- * empty — runs a resident verb in this user's resident and, when none listens, starts one as the
- * call ends; `manual` uses one that runs but never starts one; `off` runs every call in its own
- * process. Any other value is taken as `off`, with `problem` saying so: a typo never starts a
- * process the operator meant to forbid.
+ * What `FLEET_RESIDENT` asks of a call (docs/resident.md, ADR 0017): `manual` — the default, also
+ * when unset or empty — runs a resident verb in this user's resident when one listens and never
+ * starts one (contract §1.1: no daemon on the operator seat the operator did not start); `auto`,
+ * the operator's opt-in, also starts one as the call ends when none listens; `off` runs every call
+ * in its own process. Any other value is taken as `off`, with `problem` saying so: a typo never
+ * starts a process the operator did not ask for.
  */
 export type ResidentMode = 'auto' | 'manual' | 'off';
 
@@ -46,8 +47,8 @@ export function residentMode(value: string | undefined): {
   readonly mode: ResidentMode;
   readonly problem?: string;
 } {
-  if (value === undefined || value === '' || value === 'auto') return { mode: 'auto' };
-  if (value === 'manual' || value === 'off') return { mode: value };
+  if (value === undefined || value === '' || value === 'manual') return { mode: 'manual' };
+  if (value === 'auto' || value === 'off') return { mode: value };
   return {
     mode: 'off',
     problem: `FLEET_RESIDENT is ${JSON.stringify(value)}, not auto, manual or off: taken as off`,

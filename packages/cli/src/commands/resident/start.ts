@@ -7,10 +7,10 @@ const START_BOUND_MS = 20_000;
 
 export default class ResidentStart extends FleetCommand {
   static override summary =
-    'Start your resident operator process now: drift, status, apply and config verbs then skip loading fleet.';
+    'Start your resident operator process: later drift, status, apply and config verbs skip loading fleet.';
   static override description = `Starts one process that keeps fleet's CLI loaded and listens on a Unix socket in a directory only you can enter ($XDG_RUNTIME_DIR/fleet, else <tmpdir>/fleet-<uid>). \`fleet drift\`, \`status\`, \`validate\`, \`apply\` and \`config install|plan|inventory\` run there, each with your environment, working directory, output and exit code, and start in a fraction of the time. Any other verb, a second call while one runs, or FLEET_RESIDENT=off runs as before, in its own process.
 
-One of those verbs that finds no resident starts one itself as it ends (15 idle minutes), unless FLEET_RESIDENT is manual or off: this command starts one at once, or with another --idle-minutes. The resident ends after --idle-minutes without a call, when fleet or a plugin changes on disk, when a call leaves work running, on Ctrl-C of the call it runs, and with \`fleet resident stop\`. Starting one that runs already changes nothing. Not on Windows (docs/resident.md).`;
+fleet never starts one on its own: this command does, or FLEET_RESIDENT=auto in your environment lets one of those verbs that finds none start it as it ends (15 idle minutes). The resident ends after --idle-minutes without a call, when fleet or a plugin changes on disk, when a call leaves work running, on Ctrl-C of the call it runs, and with \`fleet resident stop\`. Starting one that runs already changes nothing. Not on Windows (docs/resident.md).`;
   static override examples = [
     '<%= config.bin %> resident start',
     '<%= config.bin %> resident start --idle-minutes 60',
