@@ -108,7 +108,6 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
   let closed = false;
   let socketIno: number | undefined = undefined; // set once it listens
   let idle: NodeJS.Timeout | undefined;
-  let ownSocket: NodeJS.Timeout | undefined = undefined; // set once it listens
 
   const removeSocket = (): void => {
     // Only the socket this process made: a later resident may have taken the name since.
@@ -121,7 +120,6 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
     closed = true;
     options.log(`resident ${process.pid} ends: ${why}`);
     clearTimeout(idle);
-    clearInterval(ownSocket);
     removeSocket();
     server.close();
     exit(0);
@@ -262,11 +260,11 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
   armIdle();
   // A resident nobody can reach ends: its socket removed, or replaced by another resident's (two
   // that started at once, each taking the name of a killed one's socket).
-  ownSocket = setInterval(() => {
+  const ownSocket = setInterval(() => {
     if (lstatSync(options.place.socket, { throwIfNoEntry: false })?.ino !== socketIno)
       shutdown('its socket was removed or taken by another resident');
   }, options.socketCheckMs ?? 30_000);
   ownSocket.unref();
-  server.once('close', () => clearInterval(ownSocket));
+  server.once('close', () => clearInterval(ownSocket)); // shutdown closes it too
   return server;
 }
