@@ -230,6 +230,12 @@ describe('integration: the resident operator process', function () {
       const call = await run(['validate', '--json'], { ...auto, XDG_RUNTIME_DIR: theirs });
       expect(call.exitCode).to.equal(0);
       expect(readdirSync(theirs)).to.deep.equal([]);
+      // Nor does `resident start`: it refuses, in one line, before it makes anything.
+      const start = await run(['resident', 'start'], { XDG_RUNTIME_DIR: theirs });
+      expect(start.exitCode).to.equal(2);
+      expect(start.stderr).to.match(/XDG_RUNTIME_DIR .* belongs to uid 65534, not 0: /);
+      expect(start.stderr.trim().split('\n')).to.have.length(1);
+      expect(readdirSync(theirs)).to.deep.equal([]);
     }
   });
 

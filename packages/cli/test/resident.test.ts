@@ -25,6 +25,7 @@ import {
   residentMode,
   residentPlace,
   residentVerb,
+  runtimeDirProblem,
   socketProblem,
 } from '../src/resident/place.js';
 import { samePluginDirs, serveResident, type ResidentOptions } from '../src/resident/server.js';
@@ -172,6 +173,25 @@ describe('the resident operator process: its parts', () => {
         'belongs to uid 0, not 1000',
       );
       expect(socketProblem(stats('file', UID, 0o100600), UID)).to.equal('is not a socket');
+    });
+
+    it('$XDG_RUNTIME_DIR must be the user’s own (sudo -E keeps the invoking user’s)', () => {
+      const runtime = realpathSync(mkdtempSync(join(tmpdir(), 'fleet-runtime-')));
+      try {
+        const own = process.getuid?.() ?? -1;
+        expect(runtimeDirProblem({ XDG_RUNTIME_DIR: runtime }, own)).to.equal(undefined);
+        expect(runtimeDirProblem({ XDG_RUNTIME_DIR: runtime }, own + 1)).to.equal(
+          `XDG_RUNTIME_DIR ${runtime} belongs to uid ${own}, not ${own + 1}`,
+        );
+        expect(runtimeDirProblem({ XDG_RUNTIME_DIR: join(runtime, 'gone') }, own)).to.equal(
+          `XDG_RUNTIME_DIR ${join(runtime, 'gone')} does not exist`,
+        );
+        // Unset or relative: the place is under the temporary directory, which has its own check.
+        expect(runtimeDirProblem({}, own)).to.equal(undefined);
+        expect(runtimeDirProblem({ XDG_RUNTIME_DIR: 'run' }, own)).to.equal(undefined);
+      } finally {
+        rmSync(runtime, { recursive: true, force: true });
+      }
     });
 
     it('a call with another home or other oclif directories is not the resident’s to run', () => {

@@ -4,8 +4,7 @@
  * config call skips loading fleet. As it ends, not as it starts: the resident's loading then does
  * not take a core from the call the operator waits for. Nothing here may fail the call.
  */
-import { lstatSync } from 'node:fs';
-import { ensurePrivateDir, ownPlace } from './place.js';
+import { ensurePrivateDir, ownPlace, runtimeDirProblem } from './place.js';
 import { spawnResident } from './spawn.js';
 
 /** How long a resident a call started waits for the next call (`resident start` can say more). */
@@ -25,9 +24,7 @@ export function startResidentAtExit(): void {
     try {
       if (code === 130) return;
       const uid = process.getuid?.() ?? -1;
-      const runtime = env['XDG_RUNTIME_DIR'];
-      if (runtime?.startsWith('/') && lstatSync(runtime, { throwIfNoEntry: false })?.uid !== uid)
-        return;
+      if (runtimeDirProblem(env, uid) !== undefined) return;
       if (ensurePrivateDir(place.dir, uid) !== undefined) return;
       const child = spawnResident(place, AUTO_IDLE_MINUTES, env);
       if (process.stderr.isTTY === true && child.pid !== undefined)

@@ -1,7 +1,7 @@
 /**
  * What `fleet resident start` and `fleet resident serve` share (docs/resident.md): the idle flag,
- * and the place a resident may listen on — refused on Windows, and in a directory that is not the
- * user's alone.
+ * and the place a resident may listen on — refused on Windows, in another user's runtime directory,
+ * and in a directory that is not the user's alone.
  */
 import { Flags } from '@fleet/core/command';
 import type { ResidentPlace } from './place.js';
@@ -16,14 +16,23 @@ export const idleMinutesFlag = Flags.integer({
 /** This user's resident place, its directory made (0700) when missing; `RESIDENT_REFUSED` else. */
 export async function placeToListen(): Promise<ResidentPlace> {
   const { FleetError } = await import('@fleet/core');
-  const { ensurePrivateDir, ownPlace } = await import('./place.js');
+  const { ensurePrivateDir, ownPlace, runtimeDirProblem } = await import('./place.js');
   if (process.platform === 'win32')
     throw new FleetError(
       'RESIDENT_REFUSED',
       'the resident process needs Unix sockets: not on Windows',
     );
+  const uid = process.getuid?.() ?? -1;
+  // Checked before anything is made: under `sudo -E` the directory would be made in, and then
+  // belong to root inside, the invoking user's runtime directory.
+  const runtime = runtimeDirProblem(process.env, uid);
+  if (runtime !== undefined)
+    throw new FleetError(
+      'RESIDENT_REFUSED',
+      `${runtime}: a resident listens only in your own runtime directory (sudo -E keeps the invoking user's)`,
+    );
   const place = ownPlace();
-  const problem = ensurePrivateDir(place.dir, process.getuid?.() ?? -1);
+  const problem = ensurePrivateDir(place.dir, uid);
   if (problem !== undefined)
     throw new FleetError(
       'RESIDENT_REFUSED',

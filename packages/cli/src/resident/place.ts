@@ -122,6 +122,21 @@ export function socketProblem(stats: Stats, uid: number): string | undefined {
   return undefined;
 }
 
+/**
+ * Why `$XDG_RUNTIME_DIR` is not this user's own, or `undefined` (also when it is unset or relative:
+ * the place is then under the temporary directory). `sudo -E` keeps the invoking user's: a `fleet/`
+ * root made there would belong to root, and refuse that user's own resident afterwards.
+ */
+export function runtimeDirProblem(env: NodeJS.ProcessEnv, uid: number): string | undefined {
+  const runtime = env['XDG_RUNTIME_DIR'];
+  if (runtime === undefined || !runtime.startsWith('/')) return undefined;
+  const stats = lstatSync(runtime, { throwIfNoEntry: false });
+  if (stats === undefined) return `XDG_RUNTIME_DIR ${runtime} does not exist`;
+  if (stats.uid !== uid)
+    return `XDG_RUNTIME_DIR ${runtime} belongs to uid ${stats.uid}, not ${uid}`;
+  return undefined;
+}
+
 /** The directory's problem, `missing` when it does not exist. */
 export function checkPrivateDir(dir: string, uid: number): string | undefined {
   const stats = lstatSync(dir, { throwIfNoEntry: false });
