@@ -23,8 +23,8 @@ export async function placeToListen(): Promise<ResidentPlace> {
       'the resident process needs Unix sockets: not on Windows',
     );
   const uid = process.getuid?.() ?? -1;
-  // Checked before anything is made: under `sudo -E` the directory would be made in, and then
-  // belong to root inside, the invoking user's runtime directory.
+  // Checked before anything is made: under `sudo -E`, root would make its directory inside the
+  // invoking user's runtime directory, and own it there.
   const runtime = runtimeDirProblem(process.env, uid);
   if (runtime !== undefined)
     throw new FleetError(
