@@ -4,7 +4,7 @@
  * config call skips loading fleet. As it ends, not as it starts: the resident's loading then does
  * not take a core from the call the operator waits for. Nothing here may fail the call.
  */
-import { ensurePrivateDir, ownPlace, runtimeDirProblem } from './place.js';
+import { listenProblem, ownPlace } from './place.js';
 import { spawnResident } from './spawn.js';
 
 /** How long a resident a call started waits for the next call (`resident start` can say more). */
@@ -12,10 +12,8 @@ export const AUTO_IDLE_MINUTES = 15;
 
 /**
  * Starts this user's resident when this process exits — unless the call was interrupted (Ctrl-C:
- * exit 130), its runtime directory is another user's (`sudo -E` keeps the invoking user's
- * `XDG_RUNTIME_DIR`: a directory made there would be root's, and refuse that user's resident),
- * or its directory is not the user's alone, which the resident would refuse too. `env` is taken
- * now, before the verb runs.
+ * exit 130), or where `fleet resident start` would refuse to listen ({@link listenProblem}): the
+ * resident would refuse too. `env` is taken now, before the verb runs.
  */
 export function startResidentAtExit(): void {
   const env = { ...process.env };
@@ -23,9 +21,7 @@ export function startResidentAtExit(): void {
   process.once('exit', (code) => {
     try {
       if (code === 130) return;
-      const uid = process.getuid?.() ?? -1;
-      if (runtimeDirProblem(env, uid) !== undefined) return;
-      if (ensurePrivateDir(place.dir, uid) !== undefined) return;
+      if (listenProblem(place, env, process.getuid?.() ?? -1) !== undefined) return;
       const child = spawnResident(place, AUTO_IDLE_MINUTES, env);
       if (process.stderr.isTTY === true && child.pid !== undefined)
         process.stderr.write(

@@ -16,27 +16,14 @@ export const idleMinutesFlag = Flags.integer({
 /** This user's resident place, its directory made (0700) when missing; `RESIDENT_REFUSED` else. */
 export async function placeToListen(): Promise<ResidentPlace> {
   const { FleetError } = await import('@fleet/core');
-  const { ensurePrivateDir, ownPlace, runtimeDirProblem } = await import('./place.js');
+  const { listenProblem, ownPlace } = await import('./place.js');
   if (process.platform === 'win32')
     throw new FleetError(
       'RESIDENT_REFUSED',
       'the resident process needs Unix sockets: not on Windows',
     );
-  const uid = process.getuid?.() ?? -1;
-  // Checked before anything is made: under `sudo -E`, root would make its directory inside the
-  // invoking user's runtime directory, and own it there.
-  const runtime = runtimeDirProblem(process.env, uid);
-  if (runtime !== undefined)
-    throw new FleetError(
-      'RESIDENT_REFUSED',
-      `${runtime}: a resident listens only in your own runtime directory (sudo -E keeps the invoking user's)`,
-    );
   const place = ownPlace();
-  const problem = ensurePrivateDir(place.dir, uid);
-  if (problem !== undefined)
-    throw new FleetError(
-      'RESIDENT_REFUSED',
-      `${place.dir} ${problem}: it must be yours alone (mode 700)`,
-    );
+  const problem = listenProblem(place, process.env, process.getuid?.() ?? -1);
+  if (problem !== undefined) throw new FleetError('RESIDENT_REFUSED', problem);
   return place;
 }

@@ -155,6 +155,24 @@ export function ensurePrivateDir(dir: string, uid: number): string | undefined {
   return checkPrivateDir(dir, uid);
 }
 
+/**
+ * Why a resident may not listen at `place`, in one line, or `undefined` when it may: its directory
+ * is then made (0700) when missing. The runtime directory is checked first, before anything is
+ * made: under `sudo -E`, root would make its directory inside the invoking user's, and own it there.
+ * `fleet resident start`/`serve` refuse with this line; a call with `FLEET_RESIDENT=auto` starts none.
+ */
+export function listenProblem(
+  place: ResidentPlace,
+  env: NodeJS.ProcessEnv,
+  uid: number,
+): string | undefined {
+  const runtime = runtimeDirProblem(env, uid);
+  if (runtime !== undefined)
+    return `${runtime}: a resident listens only in your own runtime directory (sudo -E keeps the invoking user's)`;
+  const dir = ensurePrivateDir(place.dir, uid);
+  return dir === undefined ? undefined : `${place.dir} ${dir}: it must be yours alone (mode 700)`;
+}
+
 /** This CLI's resident place, for the user and the Node.js running this process. */
 export function ownPlace(): ResidentPlace {
   return residentPlace({
