@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { linkSync, mkdtempSync, mkdirSync, realpathSync, rmSync, type Stats } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -448,6 +449,27 @@ describe('the resident operator process: its parts', () => {
       current = false;
       expect(reason(await exchange([call(['drift'])]))).to.equal('the code on disk changed');
       expect(exits).to.deep.equal([0]);
+    });
+
+    it('lets its process end once its server is closed, whoever closes it', () => {
+      // The idle timer (a minute here) is armed as it listens: a resident closed by its embedder
+      // must not hold that process open until the timer fires.
+      const server = new URL('../src/resident/server.js', import.meta.url).href;
+      const script = [
+        `import { serveResident } from ${JSON.stringify(server)};`,
+        `const place = ${JSON.stringify(place())};`,
+        'const server = await serveResident({ place, idleMinutes: 1, binPath: "/bin/run.js",',
+        '  execute: async () => {}, current: () => true, freshState: async () => {},',
+        '  log: () => {}, exit: () => {}, interrupt: () => {} });',
+        'server.close();',
+      ].join('\n');
+      const started = Date.now();
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        timeout: 10_000, // killed then: status null
+      });
+      expect(child.status, child.stderr).to.equal(0);
+      expect(Date.now() - started).to.be.below(10_000);
     });
 
     it('Ctrl-C of the caller interrupts the call; a call that leaves work running ends it', async () => {

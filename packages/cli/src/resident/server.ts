@@ -126,6 +126,7 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
   };
   const armIdle = (): void => {
     clearTimeout(idle);
+    if (closed) return;
     idle = setTimeout(
       () => shutdown(`${options.idleMinutes} minutes without a call`),
       options.idleMinutes * 60_000,
@@ -265,6 +266,12 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
       shutdown('its socket was removed or taken by another resident');
   }, options.socketCheckMs ?? 30_000);
   ownSocket.unref();
-  server.once('close', () => clearInterval(ownSocket)); // shutdown closes it too
+  // Whoever closes the server (shutdown, or a test or embedder calling close()), no timer of this
+  // resident outlives it: a closed resident must not hold its process open for the idle minutes.
+  server.once('close', () => {
+    closed = true;
+    clearInterval(ownSocket);
+    clearTimeout(idle);
+  });
   return server;
 }
