@@ -29,6 +29,7 @@ const nodeGlobals = Object.fromEntries(
     'structuredClone',
     'TextDecoder',
     'TextEncoder',
+    'WeakRef',
   ].map((name) => [name, 'readonly']),
 );
 
