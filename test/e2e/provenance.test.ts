@@ -3,7 +3,7 @@
  * it was built from (`package/fleet-build.json`), and `validate`, `bootstrap plan` and `upgrade`
  * refuse a fleet.yaml `commit` that differs from it — exit 2, one line naming both — before
  * anything reaches the node. (That a real `npm pack` writes the record is in
- * test/integration/runtime-artifact.test.ts; that acceptance holds the runtime's reported commit
+ * test/e2e/runtime-artifact.test.ts; that acceptance holds the runtime's reported commit
  * against the artifact's is in test/e2e/runtime-lab.test.ts.)
  */
 import { access, copyFile, mkdir, writeFile } from 'node:fs/promises';

@@ -11,7 +11,7 @@
  * its node policy), and `fleet drift`, `fleet config plan`, `fleet config install --confirm` and
  * `fleet config adopt` work on it like on any bundled domain, leaving the host's own lines in
  * ~/.gitconfig byte for byte. (The refusals of broken, foreign-API, clashing and outside-home
- * plugins carried next to it are test/integration/controller-plugins.test.ts's: a refused plugin
+ * plugins carried next to it are test/e2e/controller-plugins.test.ts's: a refused plugin
  * degrades the node's health, so a runtime carrying one is never accepted by an upgrade.)
  *
  * The isolated oclif directories are set in `process.env` for the duration of this file (and put

@@ -2,7 +2,7 @@
  * The lab bootstrap adapter, pure parts (contract §12–§13): the definition it generates for a
  * generation and reads back, the checks the lab supervisor applies before it runs one, the CLI's
  * own `fleet:register` hook, and the preflight without a supervisor. The adapter driving a real
- * lab is test/integration/lab-adapter.test.ts.
+ * lab is test/e2e/lab-adapter.test.ts.
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
