@@ -27,21 +27,25 @@ function fake(options: FakeArtifactOptions = {}): Buffer {
   return fakeRuntimeArtifact({ salt: `${Date.now()}-${Math.random()}`, ...options });
 }
 
+async function pointer(node: RuntimeNode): Promise<string | null> {
+  const state = await readCurrentPointer(runtimeLayout(node.home, 'linux'));
+  return state.state === 'set' ? state.buildId : null;
+}
+
 describe('runtime upgrade on a node: acceptance and verified rollback', function () {
   this.timeout(600_000);
   let node: RuntimeNode;
 
-  beforeEach(async function () {
+  // One node serves these cases in turn, as the kill suite's does: each ends rolled back to
+  // generation A, verified — which each case checks — so the next starts where a fresh node would,
+  // with the earlier cases' failed generations kept beside it (as on a real node). The crash case
+  // comes last: a unit that crash-loops has spent its start limit.
+  before(async function () {
     node = await startRuntimeNode(this);
   });
-  afterEach(async () => {
+  after(async () => {
     await node?.dispose();
   });
-
-  async function pointer(): Promise<string | null> {
-    const state = await readCurrentPointer(runtimeLayout(node.home, 'linux'));
-    return state.state === 'set' ? state.buildId : null;
-  }
 
   it('accepts a runtime that reports exactly what is expected, and rolls back on request', async () => {
     const bytes = fake();
@@ -55,7 +59,7 @@ describe('runtime upgrade on a node: acceptance and verified rollback', function
     expect(status.state).to.equal('rolled-back');
     expect(status.transaction?.kind).to.equal('rollback');
     expect(status.observed.live).to.equal(node.artifact.sha256);
-    expect(await pointer()).to.equal(node.artifact.sha256);
+    expect(await pointer(node)).to.equal(node.artifact.sha256);
     const journal = await readFile(
       join(node.home, '.local/state/fleet/journal/runtime.jsonl'),
       'utf8',
@@ -129,7 +133,7 @@ describe('runtime upgrade on a node: acceptance and verified rollback', function
       // The prior runtime answers again and passed the same acceptance.
       expect(status.observed.live).to.equal(node.artifact.sha256);
       expect(status.problems).to.deep.equal([]);
-      expect(await pointer()).to.equal(node.artifact.sha256);
+      expect(await pointer(node)).to.equal(node.artifact.sha256);
       const lines = status.transaction?.steps.map((s) => `${s.step}: ${s.detail}`).join('\n') ?? '';
       expect(lines).to.match(evidence);
       expect(lines).to.match(/rolled-back: rolled back to/);
@@ -140,6 +144,19 @@ describe('runtime upgrade on a node: acceptance and verified rollback', function
       expect(identity.build.sha256).to.equal(node.artifact.sha256);
     });
   }
+});
+
+describe('runtime upgrade on a node whose prior generation is damaged', function () {
+  this.timeout(600_000);
+  let node: RuntimeNode;
+
+  // Each case damages its node's prior generation: a node of its own each.
+  beforeEach(async function () {
+    node = await startRuntimeNode(this);
+  });
+  afterEach(async () => {
+    await node?.dispose();
+  });
 
   it('ends in manual-recovery-required, runtime stopped and evidence kept, when the prior does not verify', async () => {
     const layout = runtimeLayout(node.home, 'linux');
@@ -190,7 +207,7 @@ describe('runtime upgrade on a node: acceptance and verified rollback', function
       /NO_PRIOR_GENERATION: the prior generation [0-9a-f]{12} does not verify \(missing\)/,
     );
     // current still names the failed generation: never a missing one.
-    expect(await pointer()).to.equal(sha(bytes));
+    expect(await pointer(node)).to.equal(sha(bytes));
   });
 });
 
