@@ -47,7 +47,9 @@ export function commandLine(pid: number): string[] | undefined {
 }
 
 function hasSequence(args: readonly string[], sequence: readonly string[]): boolean {
-  if (args.length === 1) return (args[0] as string).includes(sequence.join(' '));
+  // One string (ps off Linux): the sequence as whole words, so that `--dir /srv/lab` is not found
+  // in `--dir /srv/lab2` — a recycled pid running another lab's process must not be signalled.
+  if (args.length === 1) return ` ${args[0] as string} `.includes(` ${sequence.join(' ')} `);
   for (let i = 0; i + sequence.length <= args.length; i += 1) {
     if (sequence.every((part, j) => args[i + j] === part)) return true;
   }

@@ -1,0 +1,213 @@
+/**
+ * What the operator makes of a node's answers in the runtime verbs (contract §12), as tables: the
+ * SSH recovery receiver's answer to `apply` (its JSON on stdout, or its refusal on stderr), when a
+ * stage sent without the artifact's bytes is sent again with them, the warning for an artifact
+ * built from a dirty tree, and how long a transaction is followed. Pure: no SSH, no controller.
+ */
+import { expect } from 'chai';
+import { isFleetError, type ArtifactIdentity } from '@fleet/core';
+import { followTimeout, uploadInstead } from '../src/runtime/apply.js';
+import { dirtyWarning } from '../src/runtime/artifact.js';
+import { parseReceiverAnswer } from '../src/runtime/bootstrap-plan.js';
+import { receiverApplyAnswerSchema } from '../src/runtime/recover.js';
+
+const answer = {
+  transaction: '01J0000000000000000000TX01',
+  buildId: 'b'.repeat(64),
+  treeHash: 'c'.repeat(64),
+  reused: false,
+  prior: null,
+  runner: 4242,
+  log: '/home/fleet/.local/state/fleet/runner.log',
+};
+const json = JSON.stringify(answer);
+
+describe("bootstrap apply --recover: the receiver's answer to apply", () => {
+  const notAnswer = {
+    code: 'RESPONSE_INVALID',
+    exitCode: 5,
+    message: "the node's recovery receiver answered apply with something that is not its answer",
+  };
+  const cases: {
+    name: string;
+    result: { exitCode: number; stdout: string; stderr: string };
+    expected: typeof answer | { code: string; exitCode: number; message: string };
+  }[] = [
+    {
+      name: 'exit 0 with the answer on one line',
+      result: { exitCode: 0, stdout: `${json}\n`, stderr: '' },
+      expected: answer,
+    },
+    {
+      name: 'exit 0: the last line is the answer, whatever came before it',
+      result: { exitCode: 0, stdout: `staging…\n${json}\n\n`, stderr: 'a warning\n' },
+      expected: answer,
+    },
+    {
+      name: 'exit 0 with something after the answer',
+      result: { exitCode: 0, stdout: `${json}\ndone`, stderr: '' },
+      expected: notAnswer,
+    },
+    {
+      name: 'exit 0 with nothing',
+      result: { exitCode: 0, stdout: '', stderr: '' },
+      expected: notAnswer,
+    },
+    {
+      name: 'exit 0 with JSON null',
+      result: { exitCode: 0, stdout: 'null\n', stderr: '' },
+      expected: notAnswer,
+    },
+    {
+      name: 'exit 0 with a field the answer does not have',
+      result: { exitCode: 0, stdout: JSON.stringify({ ...answer, shell: '/bin/sh' }), stderr: '' },
+      expected: notAnswer,
+    },
+    {
+      name: 'exit 0 with a runner pid that is not one',
+      result: { exitCode: 0, stdout: JSON.stringify({ ...answer, runner: 0 }), stderr: '' },
+      expected: notAnswer,
+    },
+    {
+      name: "a refusal naming fleet's code on its last line keeps that code",
+      result: { exitCode: 6, stdout: '', stderr: 'GENERATION_INVALID: the bundle is torn\n' },
+      expected: {
+        code: 'GENERATION_INVALID',
+        exitCode: 6,
+        message:
+          "the node's recovery receiver refused apply (exit 6): GENERATION_INVALID: the bundle is torn",
+      },
+    },
+    {
+      name: 'a refusal is read from the last line of stderr, and stdout is not used',
+      result: {
+        exitCode: 6,
+        stdout: json,
+        stderr: 'staging\nNODE_ID_MISMATCH: the plan is for node node-01\n',
+      },
+      expected: {
+        code: 'NODE_ID_MISMATCH',
+        exitCode: 6,
+        message:
+          "the node's recovery receiver refused apply (exit 6): NODE_ID_MISMATCH: the plan is for node node-01",
+      },
+    },
+    {
+      name: 'a failure with an upper-case word that is no fleet code is ACTION_FAILED',
+      result: { exitCode: 6, stdout: '', stderr: 'Error: HOME_DIR is not writable\n' },
+      expected: {
+        code: 'ACTION_FAILED',
+        exitCode: 6,
+        message:
+          "the node's recovery receiver refused apply (exit 6): Error: HOME_DIR is not writable",
+      },
+    },
+    {
+      name: 'a failure without a message says so',
+      result: { exitCode: 6, stdout: '', stderr: '  \n' },
+      expected: {
+        code: 'ACTION_FAILED',
+        exitCode: 6,
+        message: "the node's recovery receiver refused apply (exit 6): no message",
+      },
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      let got: unknown;
+      try {
+        got = await parseReceiverAnswer(c.result, receiverApplyAnswerSchema, 'apply');
+      } catch (error) {
+        if (!isFleetError(error)) throw error;
+        got = { code: error.code, exitCode: error.exitCode, message: error.message };
+      }
+      expect(got).to.deep.equal(c.expected);
+    });
+  }
+});
+
+describe('upgrade / bootstrap: a stage without the bytes is sent again with them when…', () => {
+  const cases: { code: string; message: string; again: boolean; why: string }[] = [
+    {
+      code: 'GENERATION_NOT_HELD',
+      message: 'the node does not hold generation bbbb verified',
+      again: true,
+      why: 'the node does not hold the generation',
+    },
+    {
+      code: 'BAD_REQUEST',
+      message: 'request body: artifact.content: required',
+      again: true,
+      why: 'the node predates stages without bytes',
+    },
+    {
+      code: 'BAD_REQUEST',
+      message: 'request body: transaction: required',
+      again: false,
+      why: 'not when the bad request is about something else',
+    },
+    {
+      code: 'GENERATION_INVALID',
+      message: 'artifact.content does not match its sha256',
+      again: false,
+      why: 'not when the node refused the generation itself',
+    },
+    {
+      code: 'HOST_UNREACHABLE',
+      message: 'connect ECONNREFUSED',
+      again: false,
+      why: 'not when the node is gone',
+    },
+    {
+      code: 'AUTH_INVALID',
+      message: 'token refused',
+      again: false,
+      why: 'not when the token is refused',
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.code} "${c.message}": ${c.again ? 'again, with the bytes' : 'the answer stands'} (${c.why})`, () => {
+      expect(uploadInstead({ code: c.code, message: c.message })).to.equal(c.again);
+    });
+  }
+});
+
+describe('bootstrap plan / upgrade: the warning for an artifact built from a dirty tree (contract §1.8)', () => {
+  const identity = (commit: string | null): ArtifactIdentity => ({
+    file: 'artifacts/fleet-cli-0.2.0.tgz',
+    sha256: 'a'.repeat(64),
+    bytes: 1000,
+    package: '@fleet/cli',
+    version: '0.2.0',
+    commit,
+  });
+  const cases: { commit: string | null; warning: string | null }[] = [
+    { commit: '9c1e0aa5'.repeat(5), warning: null },
+    { commit: null, warning: null },
+    { commit: 'dirty-tree-1234', warning: null },
+    {
+      commit: `${'9c1e0aa5'.repeat(5)}-dirty`,
+      warning: `warning: artifacts/fleet-cli-0.2.0.tgz was built from a tree with uncommitted changes (${'9c1e0aa5'.repeat(5)}-dirty): it cannot be reconstructed from its commit (contract §1.8)`,
+    },
+  ];
+  for (const c of cases) {
+    it(`commit ${JSON.stringify(c.commit)}: ${c.warning === null ? 'no warning' : 'warns'}`, () => {
+      expect(dirtyWarning({ identity: identity(c.commit), bytes: Buffer.alloc(0) })).to.equal(
+        c.warning,
+      );
+    });
+  }
+});
+
+describe('upgrade / bootstrap: how long a transaction is followed', () => {
+  const cases: { acceptanceMs: number; followMs: number }[] = [
+    { acceptanceMs: 0, followMs: 180_000 },
+    { acceptanceMs: 30_000, followMs: 240_000 },
+    { acceptanceMs: 120_000, followMs: 420_000 },
+  ];
+  for (const c of cases) {
+    it(`acceptance ${c.acceptanceMs} ms: followed for ${c.followMs} ms (restart, acceptance, a rollback with its own)`, () => {
+      expect(followTimeout(c.acceptanceMs)).to.equal(c.followMs);
+    });
+  }
+});
