@@ -81,3 +81,27 @@ describe('.ci/run reads mocha’s output', () => {
     );
   });
 });
+
+describe('.ci/run times its phases', () => {
+  it('prints the wall time of each phase and the total, in minutes and seconds', () => {
+    // bash's SECONDS is assignable: the test sets the clock instead of waiting on it.
+    const script = [
+      'source .ci/run',
+      'SECONDS=0; phase "system packages"',
+      'SECONDS=75; phase "whole suite (npm test) on node v26.1.0"',
+      'SECONDS=1290; phase ""',
+      'print_phases',
+    ].join('\n');
+    const result = spawnSync('bash', ['-c', script], { cwd: ROOT, encoding: 'utf8' });
+    expect(result.status, result.stderr).to.equal(0);
+    expect(result.stdout.split('\n')).to.deep.equal([
+      '=== system packages',
+      '=== whole suite (npm test) on node v26.1.0',
+      'wall time per phase:',
+      `  ${'system packages'.padEnd(44)}   1:15`,
+      `  ${'whole suite (npm test) on node v26.1.0'.padEnd(44)}  20:15`,
+      `  ${'total'.padEnd(44)}  21:30`,
+      '',
+    ]);
+  });
+});
