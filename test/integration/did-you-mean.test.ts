@@ -4,6 +4,7 @@
  * and with --json the error envelope is all of stdout; `fleet autocomplete` writes completion
  * scripts (@oclif/plugin-autocomplete).
  */
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleet, json, tempDir } from '../src/fleet.js';
@@ -68,9 +69,21 @@ describe('did you mean, and shell completion', function () {
     expect(run.exitCode, run.stderr).to.equal(2);
     const { error } = json<Envelope>(run);
     expect(error.code).to.equal('UNKNOWN_HOST');
-    expect(error.message).to.contain('did you mean node-01?');
+    expect(error.suggestions).to.deep.equal(['did you mean node-01?']);
+    expect(error.message).to.not.contain('did you mean');
     const far = await fleet(['version', '--host', 'web', '--repo', repo, '--json'], { env });
-    expect(json<Envelope>(far).error.message).to.not.contain('did you mean');
+    expect(json<Envelope>(far).error.suggestions ?? []).to.deep.equal([]);
+    // Printed for a person once, under the error, whichever verb refuses the host.
+    const credentials = join(dir.path, 'credentials.json');
+    await writeFile(credentials, '{"version":1,"hosts":{}}\n', { mode: 0o600 });
+    for (const verb of [['drift', '--host'], ['upgrade']]) {
+      const human = await fleet([...verb, 'node-1', '--repo', repo], {
+        env: { ...env, FLEET_CREDENTIALS: credentials },
+      });
+      expect(human.exitCode, human.stderr).to.equal(2);
+      expect(human.stderr.match(/did you mean/g), human.stderr).to.have.length(1);
+      expect(human.stderr).to.contain('hint: did you mean node-01?');
+    }
   });
 
   it('writes a bash completion script for fleet', async () => {

@@ -1,8 +1,8 @@
 /**
  * "Did you mean …?" (contract §7): the closest of some names to a mistyped one, by edit distance
  * (insert, delete, substitute, and swap of two neighbours — the typos people make). A guess is
- * offered only when it is close: at most a third of the longer name's length, so `node-1` finds
- * `node-01` but `web` does not find `node-01`. Ties go to the first candidate in sorted order.
+ * offered only when it is close: at most a third of the longer name's length, rounded up, so
+ * `node-1` finds `node-01` and `alfa` finds `alpha`, but `web` does not find `node-01`. Ties go to the first candidate in sorted order.
  * Twenty lines, pure: not worth a runtime dependency in every artifact.
  */
 
@@ -31,7 +31,7 @@ export function closestName(name: string, candidates: Iterable<string>): string 
   let best: { name: string; distance: number } | undefined;
   for (const candidate of [...candidates].sort()) {
     const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    const limit = Math.max(1, Math.floor(Math.max(name.length, candidate.length) / 3));
+    const limit = Math.max(1, Math.ceil(Math.max(name.length, candidate.length) / 3));
     if (distance > limit) continue;
     if (best === undefined || distance < best.distance) best = { name: candidate, distance };
   }

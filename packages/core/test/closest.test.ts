@@ -15,6 +15,9 @@ describe('closestName', () => {
     ['', hosts, undefined],
     ['statsu', ['status', 'drift', 'version'], 'status'],
     ['x', [], undefined],
+    ['alfa', ['alpha', 'beta'], 'alpha'], // two edits in five letters: a typo still
+    ['betta', ['alpha', 'beta'], 'beta'],
+    ['dev', ['alpha', 'beta'], undefined], // three edits from beta: another name
   ];
   for (const [name, candidates, want] of rows) {
     it(`${JSON.stringify(name)} → ${want ?? 'none'}`, () => {

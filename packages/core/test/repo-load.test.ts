@@ -379,7 +379,9 @@ describe('repo/load', () => {
       const fleet = { ...repo, manifest: { ...repo.manifest, hosts } } as FleetRepo;
       const error = thrown(() => hostEntry(fleet, 'node-1001'));
       expect(error.code).to.equal('UNKNOWN_HOST');
-      expect(error.message).to.match(/did you mean node-\d{4}\?/);
+      expect(error.suggestions).to.have.length(1);
+      expect(error.suggestions[0]).to.match(/^did you mean node-\d{4}\?$/);
+      expect(error.message).to.not.contain('did you mean'); // once, as the hint
       expect(error.message).to.contain(
         '(fleet.yaml declares: node-0001, node-0002, node-0003, node-0004, node-0005, node-0006, node-0007, node-0008, node-0009, node-0010, … and 990 more)',
       );

@@ -311,7 +311,8 @@ export function hostEntry(repo: FleetRepo, host: string): HostEntry {
     const guess = closestName(host, known);
     throw new FleetError(
       'UNKNOWN_HOST',
-      `unknown host ${JSON.stringify(host)}${guess === undefined ? '' : ` — did you mean ${guess}?`} (fleet.yaml declares: ${declaredHosts(known)})`,
+      // The guess is a hint of its own (printed once, under the message; `suggestions` in --json).
+      `unknown host ${JSON.stringify(host)} (fleet.yaml declares: ${declaredHosts(known)})`,
       guess === undefined ? {} : { suggestions: [`did you mean ${guess}?`] },
     );
   }
