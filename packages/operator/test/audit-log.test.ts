@@ -249,6 +249,16 @@ describe('audit verify: the verdict of one log, problem by problem', () => {
       ],
     },
     {
+      name: 'a line that is JSON but not a record says nothing of seqs: record 2 is missing',
+      lines: [at(1), '{"seq":2}', at(3), at(4)],
+      records: 3,
+      head: headOf(at(4), 4),
+      problems: [
+        { seq: null, line: 2, kind: 'malformed', message: 'line 2 is not an audit record' },
+        { seq: 2, line: 3, kind: 'removed', message: 'record 2 missing before line 3' },
+      ],
+    },
+    {
       name: 'a torn tail read through a controller is one more line, without a seq',
       lines: full,
       log: { torn: true },

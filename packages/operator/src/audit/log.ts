@@ -179,10 +179,15 @@ function seqOf(line: string | undefined): number | null {
  * The first seq missing at a `removed` problem: in a gap before `line`, the one after the record
  * before it; at a cut tail (the problem is on the last line), the one after that line's.
  */
-function missingSeq(lines: readonly string[], line: number): number | null {
+function missingSeq(
+  lines: readonly string[],
+  line: number,
+  unreadable: ReadonlySet<number>,
+): number | null {
   let before = 0;
   for (let index = line - 2; index >= 0; index -= 1) {
-    const seq = seqOf(lines[index]);
+    // A line core could not read as a record says nothing of the seqs around it, whatever it holds.
+    const seq = unreadable.has(index + 1) ? null : seqOf(lines[index]);
     if (seq !== null) {
       before = seq;
       break;
@@ -208,11 +213,18 @@ export async function verifyLog(
   const result = log.segments
     ? verifyAuditSegments(log.segments, options)
     : verifyAuditChain(log.lines, options);
+  const unreadable = new Set(
+    result.problems
+      .filter((problem) => problem.kind === 'malformed' || problem.kind === 'torn')
+      .map((problem) => problem.line),
+  );
   const problems: VerifyProblem[] = result.problems.map((problem) => ({
     seq:
       problem.kind === 'removed'
-        ? missingSeq(log.lines, problem.line)
-        : seqOf(log.lines[problem.line - 1]),
+        ? missingSeq(log.lines, problem.line, unreadable)
+        : unreadable.has(problem.line)
+          ? null
+          : seqOf(log.lines[problem.line - 1]),
     line: problem.line,
     kind: problem.kind,
     message: problem.message,
