@@ -11,28 +11,28 @@
 
 const DRAIN_MS = Number(process.env.FLEET_TEST_DRAIN_MS ?? 5000);
 
-/** The test file running now: set before each test; hooks between two files name both. */
+/**
+ * The test file running now (set before each test), and whether we are between two tests, where
+ * a timer belongs to the hooks of the file before or of the file after.
+ */
 let runningFile = '(before the first test)';
-let previousFile = undefined;
-let betweenFiles = false;
-const timers = new Set(); // { ref: WeakRef<Timeout>, madeIn: () => string, name }
+let betweenTests = false;
+/** Timers made between two tests, waiting to learn the file of the next one. */
+let pendingGap = [];
+const timers = new Set(); // { ref: WeakRef<Timeout>, madeIn: () => string, name, ms }
 
 function madeInNow() {
-  if (!betweenFiles) {
-    const file = runningFile;
-    return () => file;
-  }
-  // Made after the previous file's last test and before the next file's first: one file's
-  // `after` hooks or the next one's `before` hooks.
-  const before = previousFile;
+  const file = runningFile;
+  if (!betweenTests) return () => file;
+  // A later hook of this file (`afterEach`, `after`) or a hook of the next one (`before`).
   const marker = { next: undefined };
   pendingGap.push(marker);
-  return () =>
-    marker.next === undefined
-      ? `${before} (after its last test)`
-      : `${before ?? '(start)'} (after its last test) or ${marker.next} (before its first)`;
+  return () => {
+    if (marker.next === undefined) return `${file} (after its last test)`;
+    if (marker.next === file) return file;
+    return `${file} (after its last test) or ${marker.next} (before its first)`;
+  };
 }
-let pendingGap = [];
 
 function wrapTimer(original) {
   return function wrapped(callback, ...rest) {
@@ -102,16 +102,13 @@ function leftovers() {
 
 export const mochaHooks = {
   beforeEach() {
-    const file = this.currentTest?.file;
-    if (file === undefined || file === runningFile) return;
-    for (const marker of pendingGap) marker.next = file;
+    runningFile = this.currentTest?.file ?? runningFile;
+    for (const marker of pendingGap) marker.next = runningFile;
     pendingGap = [];
-    runningFile = file;
-    betweenFiles = false;
+    betweenTests = false;
   },
   afterEach() {
-    previousFile = runningFile;
-    betweenFiles = true; // until the next test: a later hook of this file, or the next file's
+    betweenTests = true; // until the next test's beforeEach
   },
   async afterAll() {
     this.timeout(DRAIN_MS + 5000);

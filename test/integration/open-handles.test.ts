@@ -16,39 +16,51 @@ const HOOKS = join(ROOT, 'test', 'open-handles.mjs');
 
 const CASES: ReadonlyArray<{
   readonly what: string;
-  readonly body: string;
+  /** The bodies of the file's tests, in order. */
+  readonly tests: readonly string[];
+  /** The body of the file's `after` hook, if any. */
+  readonly after?: string;
   readonly status: number;
   readonly names: readonly RegExp[];
 }> = [
   {
     what: 'a test that cleans up',
-    body: 'const t = setTimeout(() => {}, 60_000); clearTimeout(t); const s = net.createServer().listen(0); await new Promise((r) => s.close(r));',
+    tests: [
+      'const t = setTimeout(() => {}, 60_000); clearTimeout(t); const s = net.createServer().listen(0); await new Promise((r) => s.close(r));',
+    ],
     status: 0,
     names: [],
   },
   {
     what: 'an unref()ed timer',
-    body: 'setTimeout(() => {}, 60_000).unref();',
+    tests: ['setTimeout(() => {}, 60_000).unref();'],
     status: 0,
     names: [],
   },
   {
     what: 'a timer of a minute',
-    body: 'setTimeout(function idleShutdown() {}, 60_000);',
+    tests: ['setTimeout(function idleShutdown() {}, 60_000);'],
     status: 1,
-    names: [/timer \(60000 ms, idleShutdown\) made in .*leaky\.test\.mjs/],
+    names: [/timer \(60000 ms, idleShutdown\) made in .*leaky\.test\.mjs$/m],
+  },
+  {
+    what: "a timer made by a file's second test",
+    tests: ['', 'setTimeout(function second() {}, 60_000);'],
+    status: 1,
+    names: [/timer \(60000 ms, second\) made in .*leaky\.test\.mjs$/m],
   },
   {
     what: 'an interval made in an after hook',
-    body: '',
+    tests: [''],
+    after: 'setInterval(() => {}, 1000);',
     status: 1,
     names: [
-      /timer \(1000 ms, an anonymous callback\) made in .*leaky\.test\.mjs \(after its last test\)/,
+      /timer \(1000 ms, an anonymous callback\) made in .*leaky\.test\.mjs \(after its last test\)$/m,
     ],
   },
   {
     what: 'a listening server',
-    body: 'net.createServer().listen(0, "127.0.0.1");',
+    tests: ['net.createServer().listen(0, "127.0.0.1");'],
     status: 1,
     names: [/server listening on 127\.0\.0\.1:\d+/],
   },
@@ -62,15 +74,16 @@ describe('a test run that leaves something alive fails, and ends', function () {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  for (const { what, body, status, names } of CASES) {
+  for (const { what, tests, after: afterBody, status, names } of CASES) {
     it(`${what}: exit ${status}`, () => {
       const file = join(dir, 'leaky.test.mjs');
-      const afterHook = what.includes('after hook')
-        ? 'after(() => { setInterval(() => {}, 1000); });'
-        : '';
+      const body = [
+        ...tests.map((test, index) => `it('t${index + 1}', async () => { ${test} });`),
+        ...(afterBody === undefined ? [] : [`after(() => { ${afterBody} });`]),
+      ];
       writeFileSync(
         file,
-        `import net from 'node:net';\ndescribe('s', () => { it('t', async () => { ${body} }); ${afterHook} });\n`,
+        `import net from 'node:net';\ndescribe('s', () => {\n${body.join('\n')}\n});\n`,
       );
       const started = Date.now();
       const run = spawnSync(process.execPath, [MOCHA, '--require', HOOKS, file], {
