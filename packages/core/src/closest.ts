@@ -2,7 +2,8 @@
  * "Did you mean …?" (contract §7): the closest of some names to a mistyped one, by edit distance
  * (insert, delete, substitute, and swap of two neighbours — the typos people make). A guess is
  * offered only when it is close: at most a third of the longer name's length, rounded up, so
- * `node-1` finds `node-01` and `alfa` finds `alpha`, but `web` does not find `node-01`. Ties go to the first candidate in sorted order.
+ * `node-1` finds `node-01` and `alfa` finds `alpha`, but `web` does not find `node-01`. Ties go to
+ * the first candidate in sorted order.
  * Twenty lines, pure: not worth a runtime dependency in every artifact.
  */
 
