@@ -18,9 +18,15 @@
  *    check the same directory (`.ci/run` installs packages before the tests and removes a
  *    leftover marker). A lock directory serialises the marker window between test processes.
  *
- * One manager per test process, started on first use and stopped by pid when the process ends
- * (a root `after` hook, and an exit handler as the safety net). A user left over by a test
- * process that was killed is found by its record and removed by the next one.
+ * Most suites share one manager per test process (`requireSystemdUser`), started on first use and
+ * stopped by pid when the process ends (a root `after` hook, and an exit handler as the safety
+ * net). A suite that needs several (test/src/netns-host.ts: one per simulated host) starts its own
+ * with `startSystemdUser`, each for a user of its own, optionally inside a network namespace
+ * (`nsenter --net`, not `ip netns exec`: that one makes a mount namespace and remounts /sys, which
+ * hides /sys/fs/cgroup from systemd) and a mount namespace of the caller's with a
+ * `/run/systemd/system` of its own (then the marker window of 4. is not needed); those stop with
+ * `stop()`, or with the process. A user left over by a test process that was killed is found by
+ * its record and removed by the next one.
  *
  * The user needs to run fleet: the packed runtime (the artifact `npm pack -w packages/cli` makes,
  * which runs on its own) is unpacked into the user's home as its CLI, and the node binary is
@@ -60,6 +66,8 @@ import { packedRuntimeArtifact } from './artifact.js';
 /** Where the harness keeps its users' homes and records (root-owned, 0755). */
 export const HARNESS_ROOT = '/var/lib/fleet-systemd-test';
 const USER_PREFIX = 'fleet-sdt-';
+/** Every harness user's name starts with this (the records of stale users are found by it). */
+const HARNESS_USER_PREFIX = 'fleet-';
 const MARKER = '/run/systemd/system';
 const MARKER_LOCK = '/run/fleet-systemd-test-marker.lock';
 const SYSTEMD = SYSTEM_TOOLS.systemd.command;
@@ -97,7 +105,17 @@ export interface SystemdUser {
   readonly node: string;
   /** The environment a process of the user gets here: HOME, USER, PATH, XDG_RUNTIME_DIR, LANG. */
   readonly env: Readonly<Record<string, string>>;
-  /** Runs a program as the user (`runuser`, no shell), with the user's environment. */
+  /**
+   * The network namespace the manager (and every `run`) is in, as a path (`/run/netns/<name>`),
+   * or `null` for the machine's own.
+   */
+  readonly netns: string | null;
+  /** The mount namespace the manager (and every `run`) is in, as a path, or `null`. */
+  readonly mountns: string | null;
+  /**
+   * Runs a program as the user (`runuser`, no shell), with the user's environment — inside the
+   * manager's network and mount namespaces when it has them.
+   */
   run(command: string, args: readonly string[], options?: UserRunOptions): Promise<UserRun>;
   /** `systemctl --user ARGS` as the user. */
   systemctl(...args: string[]): Promise<UserRun>;
@@ -113,6 +131,28 @@ export interface SystemdUser {
   chown(path: string): void;
 }
 
+/** A manager of its own (`startSystemdUser`): stop it when done (else it stops with the process). */
+export interface OwnedSystemdUser extends SystemdUser {
+  /** Stops the manager and removes the user, its home, runtime dir, cgroups and linger record. */
+  stop(): Promise<void>;
+}
+
+export interface SystemdUserOptions {
+  /**
+   * The user's name is `<prefix><8 hex>` (default `fleet-sdt-`); it must start with `fleet-` and
+   * the whole name fit in 32 characters.
+   */
+  readonly userPrefix?: string;
+  /** Runs the manager (and every `run`) inside this network namespace: a name or a path. */
+  readonly netns?: string;
+  /**
+   * Runs the manager (and every `run`) inside this mount namespace (a path, `/proc/<pid>/ns/mnt`),
+   * which must show a `/run/systemd/system` of its own: the machine's marker is then left alone,
+   * and `systemctl --user is-system-running` there says `running`, not `offline`.
+   */
+  readonly mountns?: string;
+}
+
 interface UserRecord {
   readonly user: string;
   readonly uid: number;
@@ -120,12 +160,14 @@ interface UserRecord {
   readonly ownerPid: number;
   readonly managerPid: number | null;
   readonly cgroups: readonly string[];
+  readonly netns?: string | null;
+  readonly mountns?: string | null;
 }
 
 // ---- what the machine offers ----------------------------------------------------------------
 
 /** Why a user manager cannot be started here, or `null` when it can. */
-function environmentProblem(): string | null {
+export function systemdUserProblem(): string | null {
   if (process.platform !== 'linux') return `the machine runs ${process.platform}, not Linux`;
   if (process.getuid?.() !== 0) {
     return 'the real user manager is started for a dedicated test user, which needs root (useradd, runuser, cgroup delegation); run the suite as root';
@@ -191,6 +233,44 @@ function runAs(
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** `/run/netns/<name>` for a name, the path itself for a path. */
+function netnsPath(netns: string): string {
+  return netns.includes('/') ? netns : `/run/netns/${netns}`;
+}
+
+/** The namespaces a manager and its user's commands are in (`null`: the machine's own). */
+interface Namespaces {
+  readonly net: string | null;
+  readonly mount: string | null;
+}
+
+/**
+ * The argv prefix that runs a command inside `ns` (nothing for the machine's own). Entering a
+ * mount namespace moves the working directory to its root: `cwd` is set again inside.
+ */
+function inNamespaces(ns: Namespaces, cwd = '/'): string[] {
+  if (ns.net === null && ns.mount === null) return [];
+  return [
+    'nsenter',
+    ...(ns.net === null ? [] : [`--net=${ns.net}`]),
+    ...(ns.mount === null ? [] : [`--mount=${ns.mount}`, `--wd=${cwd}`]),
+    '--',
+  ];
+}
+
+/** `runAs` of `command ARGS` inside `ns`. */
+function runIn(
+  ns: Namespaces,
+  command: string,
+  args: readonly string[],
+  options: Parameters<typeof runAs>[2] = {},
+): Promise<UserRun> {
+  const prefix = inNamespaces(ns, options.cwd);
+  return prefix.length === 0
+    ? runAs(command, args, options)
+    : runAs(prefix[0] as string, [...prefix.slice(1), command, ...args], options);
 }
 
 function must(command: string, args: readonly string[]): string {
@@ -303,13 +383,14 @@ function removeUser(record: UserRecord): void {
 /** Users left by test processes that are gone. */
 function removeStaleUsers(): void {
   for (const name of readdirSync(HARNESS_ROOT)) {
-    if (!name.startsWith(USER_PREFIX) || !name.endsWith('.json')) continue;
+    if (!name.startsWith(HARNESS_USER_PREFIX) || !name.endsWith('.json')) continue;
     let record: UserRecord;
     try {
       record = JSON.parse(readFileSync(join(HARNESS_ROOT, name), 'utf8')) as UserRecord;
     } catch {
       continue;
     }
+    if (typeof record.uid !== 'number' || !record.user?.startsWith(HARNESS_USER_PREFIX)) continue;
     if (!alive(record.ownerPid)) removeUser(record);
   }
 }
@@ -337,14 +418,34 @@ async function executableBy(user: string, path: string): Promise<boolean> {
   return tested.exitCode === 0;
 }
 
-async function startManager(): Promise<SystemdUser> {
+/** `useradd`/`userdel` lock /etc/passwd: another test process may hold it for a moment. */
+async function mustRetrying(command: string, args: readonly string[]): Promise<string> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return must(command, args);
+    } catch (error) {
+      const stderr = (error as { stderr?: Buffer | string }).stderr?.toString() ?? '';
+      if (attempt >= 50 || !/lock|try again/i.test(stderr)) throw error;
+      await sleep(100);
+    }
+  }
+}
+
+async function startManager(options: SystemdUserOptions = {}): Promise<SystemdUser> {
   mkdirSync(HARNESS_ROOT, { recursive: true, mode: 0o755 });
   chmodSync(HARNESS_ROOT, 0o755);
   removeStaleUsers();
-  const user = `${USER_PREFIX}${randomBytes(4).toString('hex')}`;
+  const prefix = options.userPrefix ?? USER_PREFIX;
+  if (!prefix.startsWith(HARNESS_USER_PREFIX) || prefix.length + 8 > 32) {
+    throw new Error(`user prefix ${prefix}: must start with ${HARNESS_USER_PREFIX}, ≤ 24 chars`);
+  }
+  const netns = options.netns === undefined ? null : netnsPath(options.netns);
+  const mountns = options.mountns ?? null;
+  const ns: Namespaces = { net: netns, mount: mountns };
+  const user = `${prefix}${randomBytes(4).toString('hex')}`;
   const home = join(HARNESS_ROOT, user);
   // A shell: sshd runs a forced command through the user's shell (the SSH recovery tests).
-  must('useradd', [
+  await mustRetrying('useradd', [
     '--system',
     '--user-group',
     '--no-create-home',
@@ -359,8 +460,17 @@ async function startManager(): Promise<SystemdUser> {
   const uid = Number(must('id', ['-u', user]).trim());
   const gid = Number(must('id', ['-g', user]).trim());
   const cgroups = cgroupLayout();
-  let record: UserRecord = { user, uid, ownerPid: process.pid, managerPid: null, cgroups };
+  let record: UserRecord = {
+    user,
+    uid,
+    ownerPid: process.pid,
+    managerPid: null,
+    cgroups,
+    netns,
+    mountns,
+  };
   writeRecord(record);
+  owned.set(user, record);
   try {
     mkdirSync(home, { mode: 0o755 });
     chownSync(home, uid, gid);
@@ -398,8 +508,9 @@ async function startManager(): Promise<SystemdUser> {
     }
 
     const log = join(HARNESS_ROOT, `${user}.log`);
-    const unlockMarker = await lockMarker();
-    const ownMarker = !existsSync(MARKER);
+    // A mount namespace of the caller's has its own marker: the machine's is left alone.
+    const unlockMarker = mountns === null ? await lockMarker() : () => undefined;
+    const ownMarker = mountns === null && !existsSync(MARKER);
     let launcher: number;
     try {
       if (ownMarker) mkdirSync(MARKER, { recursive: true });
@@ -407,42 +518,44 @@ async function startManager(): Promise<SystemdUser> {
       try {
         // The shell moves itself into the delegated cgroups, then becomes runuser, whose child
         // is the manager (so the manager starts inside the subtree its user owns).
-        const child = spawn(
+        // Inside a namespace, nsenter execs the shell: the launcher's pid stays the same.
+        const launch = [
+          ...inNamespaces(ns),
           'sh',
-          [
-            '-c',
-            'count=$1; shift; while [ "$count" -gt 0 ]; do echo $$ > "$1" || exit 97; shift; count=$((count - 1)); done; exec runuser -u "$FLEET_SDT_USER" -- env -i "$@"',
-            'sh',
-            String(procs.length),
-            ...procs,
-            ...envArgs(env),
-            SYSTEMD,
-            '--user',
-          ],
-          {
-            detached: true,
-            stdio: ['ignore', fd, fd],
-            cwd: '/',
-            env: {
-              PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-              FLEET_SDT_USER: user,
-            },
+          '-c',
+          'count=$1; shift; while [ "$count" -gt 0 ]; do echo $$ > "$1" || exit 97; shift; count=$((count - 1)); done; exec runuser -u "$FLEET_SDT_USER" -- env -i "$@"',
+          'sh',
+          String(procs.length),
+          ...procs,
+          ...envArgs(env),
+          SYSTEMD,
+          '--user',
+        ];
+        const child = spawn(launch[0] as string, launch.slice(1), {
+          detached: true,
+          stdio: ['ignore', fd, fd],
+          cwd: '/',
+          env: {
+            PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+            FLEET_SDT_USER: user,
           },
-        );
+        });
         child.unref();
         launcher = child.pid as number;
       } finally {
         closeSync(fd);
       }
-      const managerPid = await waitForManager(user, env, launcher, log);
+      const managerPid = await waitForManager(user, env, launcher, log, ns);
       record = { ...record, managerPid };
       writeRecord(record);
+      owned.set(user, record);
     } finally {
       if (ownMarker) rmSync(MARKER, { recursive: true, force: true });
       unlockMarker();
     }
     return systemdUser(record, home, node, env);
   } catch (error) {
+    owned.delete(user);
     removeUser(record);
     throw error;
   }
@@ -454,11 +567,12 @@ async function waitForManager(
   env: Record<string, string>,
   launcher: number,
   log: string,
+  ns: Namespaces,
 ): Promise<number> {
   const until = Date.now() + 30_000;
   let last = '';
   for (;;) {
-    const state = await runAs('runuser', [
+    const state = await runIn(ns, 'runuser', [
       '-u',
       user,
       '--',
@@ -495,8 +609,11 @@ function systemdUser(
   const { user, uid } = record;
   const gid = statSync(home).gid;
   let cliPath: Promise<string> | undefined;
+  const netns = record.netns ?? null;
+  const mountns = record.mountns ?? null;
   const run = (command: string, args: readonly string[], options: UserRunOptions = {}) =>
-    runAs(
+    runIn(
+      { net: netns, mount: mountns },
       'runuser',
       ['-u', user, '--', 'env', '-i', ...envArgs({ ...env, ...options.env }), command, ...args],
       {
@@ -517,6 +634,8 @@ function systemdUser(
     managerPid: record.managerPid as number,
     node,
     env,
+    netns,
+    mountns,
     run,
     systemctl: (...args: string[]) => run('systemctl', ['--user', ...args]),
     async show(unit, properties) {
@@ -572,6 +691,9 @@ function systemdUser(
 
 // ---- one manager per test process -----------------------------------------------------------
 
+/** Every user this process made and has not removed yet, by name (for the exit handler). */
+const owned = new Map<string, UserRecord>();
+
 let shared: Promise<SystemdUser> | undefined;
 let sharedRecord: (() => UserRecord | null) | undefined;
 
@@ -579,37 +701,95 @@ function stopShared(): void {
   const record = sharedRecord?.();
   sharedRecord = undefined;
   shared = undefined;
-  if (record) removeUser(record);
+  if (record) {
+    owned.delete(record.user);
+    removeUser(record);
+  }
 }
 
-process.once('exit', stopShared);
+/** The safety net: whatever this process still has when it exits. */
+function stopAll(): void {
+  stopShared();
+  for (const record of [...owned.values()]) {
+    owned.delete(record.user);
+    removeUser(record);
+  }
+}
+
+process.once('exit', stopAll);
 // A root hook when this module is loaded with the test files: the manager stops with the run.
 if (typeof after === 'function') after(stopShared);
+
+/** The tools a user manager needs (the suite is pending, naming the package, when one is missing). */
+export const SYSTEMD_USER_TOOLS = [
+  SYSTEM_TOOLS.systemd,
+  SYSTEM_TOOLS.systemctl,
+  SYSTEM_TOOLS.systemdRun,
+  SYSTEM_TOOLS.runuser,
+  SYSTEM_TOOLS.useradd,
+  SYSTEM_TOOLS.usermod,
+  SYSTEM_TOOLS.userdel,
+] as const;
+
+/**
+ * In a `before` hook: a new user manager of its own (for a new user, optionally inside a network
+ * namespace), or the suite is pending with the reason why this machine cannot run one. Stop it
+ * with `stop()` (an `after` hook); the process exit handler removes what is left.
+ */
+export async function startSystemdUser(
+  context: SkippableContext,
+  options: SystemdUserOptions = {},
+): Promise<OwnedSystemdUser> {
+  requireSystemdUserEnvironment(context);
+  let started: SystemdUser;
+  try {
+    started = await startManager(options);
+  } catch (error) {
+    skipForCgroups(context, error);
+    throw error;
+  }
+  let stopped = false;
+  return {
+    ...started,
+    stop() {
+      if (!stopped) {
+        stopped = true;
+        const record = owned.get(started.user);
+        owned.delete(started.user);
+        if (record) removeUser(record);
+      }
+      return Promise.resolve();
+    },
+  };
+}
+
+/** Pending (tools, root, PID 1, cgroups) unless a user manager can run here. */
+function requireSystemdUserEnvironment(context: SkippableContext): void {
+  requireSystemTools(context, SYSTEMD_USER_TOOLS, 'runs against a real systemd --user manager');
+  const problem = systemdUserProblem();
+  if (problem !== null) {
+    skipForEnvironment(context, `runs against a real systemd --user manager: ${problem}`, [
+      'systemd',
+    ]);
+  }
+}
+
+function skipForCgroups(context: SkippableContext, error: unknown): void {
+  if ((error as { cgroupProblem?: boolean }).cgroupProblem) {
+    skipForEnvironment(
+      context,
+      `runs against a real systemd --user manager: the cgroups cannot be delegated (${(error as Error).message})`,
+      ['systemd'],
+    );
+  }
+}
 
 /**
  * In a `before` hook: the running user manager (started on first use), or the suite is pending
  * with the reason why this machine cannot run one.
  */
 export async function requireSystemdUser(context: SkippableContext): Promise<SystemdUser> {
-  requireSystemTools(
-    context,
-    [
-      SYSTEM_TOOLS.systemd,
-      SYSTEM_TOOLS.systemctl,
-      SYSTEM_TOOLS.systemdRun,
-      SYSTEM_TOOLS.runuser,
-      SYSTEM_TOOLS.useradd,
-      SYSTEM_TOOLS.usermod,
-      SYSTEM_TOOLS.userdel,
-    ],
-    'runs against a real systemd --user manager',
-  );
-  const problem = environmentProblem();
-  if (problem !== null) {
-    skipForEnvironment(context, `runs against a real systemd --user manager: ${problem}`, [
-      'systemd',
-    ]);
-  }
+  requireSystemdUserEnvironment(context);
   if (!shared) {
     shared = startManager();
     shared
@@ -624,13 +804,7 @@ export async function requireSystemdUser(context: SkippableContext): Promise<Sys
   try {
     return await shared;
   } catch (error) {
-    if ((error as { cgroupProblem?: boolean }).cgroupProblem) {
-      skipForEnvironment(
-        context,
-        `runs against a real systemd --user manager: the cgroups cannot be delegated (${(error as Error).message})`,
-        ['systemd'],
-      );
-    }
+    skipForCgroups(context, error);
     throw error;
   }
 }
