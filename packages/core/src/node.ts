@@ -272,6 +272,7 @@ export * from './runtime/controller-supervisor.js';
 export * from './runtime/supervisor-record.js';
 export * from './runtime/node-supervisor.js';
 export * from './runtime/plan.js';
+export * from './runtime/listen.js';
 export * from './runtime/build-record.js';
 export * from './runtime/plugins.js';
 export {

@@ -181,6 +181,48 @@ describe('transaction verdicts (pure)', () => {
     });
   }
 
+  // Issue 35 item 3: the message says why first, and says "manual recovery required" once —
+  // whether the node's detail carries the words (an older node) or not.
+  const step = (seq: number, name: string, detail: string) => ({
+    seq,
+    at: '2026-11-29T00:00:00.000Z',
+    step: name,
+    detail,
+  });
+  const manualCases: Array<[string, string, string]> = [
+    [
+      'an older node, whose detail repeats the words',
+      'manual recovery required: NO_PRIOR_GENERATION: there is no prior generation to roll back to',
+      'failed during acceptance: ACCEPTANCE_FAILED: the new runtime was not accepted: reachable; controller log (journalctl): Error: listen EADDRINUSE; manual recovery required: NO_PRIOR_GENERATION: there is no prior generation to roll back to',
+    ],
+    [
+      'a node that journals the reason alone',
+      'NO_PRIOR_GENERATION: there is no prior generation to roll back to',
+      'failed during acceptance: ACCEPTANCE_FAILED: the new runtime was not accepted: reachable; controller log (journalctl): Error: listen EADDRINUSE; manual recovery required: NO_PRIOR_GENERATION: there is no prior generation to roll back to',
+    ],
+  ];
+  for (const [what, detail, message] of manualCases) {
+    it(`manual recovery, ${what}: the reason once, after the failure`, () => {
+      const verdict = transactionVerdict(
+        status({
+          outcome: 'manual-recovery-required',
+          steps: [
+            step(
+              1,
+              'failed',
+              'failed during acceptance: ACCEPTANCE_FAILED: the new runtime was not accepted: reachable; controller log (journalctl): Error: listen EADDRINUSE',
+            ),
+            step(2, 'manual-recovery-required', detail),
+            step(3, 'end', 'manual-recovery-required'),
+          ],
+        }),
+        'T1',
+      );
+      expect(verdict.done && verdict.error?.message).to.equal(message);
+      expect(message.match(/manual recovery required/g)).to.have.length(1);
+    });
+  }
+
   it('is not done while open, while a runner works, or for another transaction', () => {
     expect(
       transactionVerdict(status({ lastStep: 'activated', outcome: null }), 'T1').done,

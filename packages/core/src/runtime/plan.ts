@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import type { HostEntry } from '../repo/schema.js';
 import type { PinnedPlugin } from './plugins.js';
+import { plannedListenSchema } from './listen.js';
 import { FLEET_PROTOCOL_VERSION, sha256Schema } from '../wire/protocol.js';
 import {
   runtimeExpectationSchema,
@@ -86,6 +87,14 @@ const planBodySchema = z.strictObject({
   protocol: z.number().int().positive(),
   /** What the new runtime must report to be accepted (includes the expected catalog). */
   target: runtimeExpectationSchema,
+  /**
+   * Where the new controller listens: fleet.yaml's `controller` URL (`controllerListen`), which
+   * the runner installs as its flags (contract §12, issue 35), and fleet.yaml's pinned
+   * `tls.fingerprint`, which the node's certificate must match before anything is activated.
+   * Optional so a plan written by an older CLI still reads (its id then
+   * differs from a new derivation: apply asks for a new plan).
+   */
+  listen: plannedListenSchema.optional(),
 });
 export type BootstrapPlanBody = z.infer<typeof planBodySchema>;
 
@@ -183,13 +192,19 @@ export function transactionVerdict(
           { problems: evidence.map((message) => ({ message })) },
         ),
       };
-    case 'manual-recovery-required':
+    case 'manual-recovery-required': {
+      // An older node's detail already says "manual recovery required: " (journal-history.ts):
+      // said once here. The failure that led to it comes first — it is why (issue 35 item 3).
+      const reason = (
+        [...txn.steps].reverse().find((s) => s.step === 'manual-recovery-required')?.detail ??
+        'see the journal'
+      ).replace(/^manual recovery required:\s*/i, '');
       return {
         done: true,
         outcome: 'manual-recovery-required',
         error: new FleetError(
           'RECOVERY_REQUIRED',
-          `manual recovery required: ${[...txn.steps].reverse().find((s) => s.step === 'manual-recovery-required')?.detail ?? 'see the journal'}`,
+          `${failure ? `${failure.detail}; ` : ''}manual recovery required: ${reason}`,
           {
             problems: evidence.map((message) => ({ message })),
             suggestions: [
@@ -198,6 +213,7 @@ export function transactionVerdict(
           },
         ),
       };
+    }
     default:
       return {
         done: true,

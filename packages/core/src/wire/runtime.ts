@@ -19,6 +19,7 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { pinnedPluginSchema } from '../runtime/plugins.js';
+import { controllerListenSchema } from '../runtime/listen.js';
 
 /** The largest artifact one stage request carries (a bundled runtime is ~10 MiB). */
 export const MAX_ARTIFACT_BYTES = 128 * 1024 * 1024;
@@ -91,6 +92,14 @@ export const runtimeStageRequestSchema = z.lazy(() =>
        */
       content: z.base64().optional(),
     }),
+    /**
+     * Where the new controller listens (fleet.yaml's `controller` URL, `controllerListen`): the
+     * runner installs these flags, and with `tls` the node makes (or keeps) its certificate at
+     * stage and answers its fingerprint. Absent: the flags of the unit installed now are carried
+     * over. A node that predates it answers `BAD_REQUEST` naming `listen`; the operator then
+     * stages without it (contract §12).
+     */
+    listen: controllerListenSchema.optional(),
   }),
 );
 export type RuntimeStageRequest = z.infer<typeof runtimeStageRequestSchema>;
@@ -104,6 +113,12 @@ export const runtimeStageResponseSchema = z.lazy(() =>
     reused: z.boolean(),
     /** The build the node runs now (the rollback target), `null` when it runs no generation. */
     prior: sha256Schema.nullable(),
+    /**
+     * The certificate the new controller will serve (a `listen` with `tls`): its fingerprint in
+     * fleet.yaml's `tls.fingerprint` form, which the operator holds against the pin before it
+     * activates anything.
+     */
+    tls: z.strictObject({ fingerprint: z.string() }).optional(),
   }),
 );
 export type RuntimeStageResponse = z.infer<typeof runtimeStageResponseSchema>;
