@@ -46,10 +46,18 @@ export {
 } from './lifecycle/runner.js';
 export {
   stageTransaction,
+  abandonStaged,
   priorFromPointer,
   type StagedTransaction,
   type StageTransactionInput,
 } from './lifecycle/stage.js';
+// The controller's own certificate and listen flags (issue 35: a bootstrap honours fleet.yaml)
+export {
+  ensureControllerCertificate,
+  controllerCertificateFiles,
+  controllerListenFlags,
+  type ControllerCertificate,
+} from './tls/certificate.js';
 export { runtimeStatusOf, type StatusInput } from './lifecycle/status.js';
 export { spawnRunner, runnerFiles, type RunnerStart, type RunnerArgs } from './lifecycle/spawn.js';
 export {

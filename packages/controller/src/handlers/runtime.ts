@@ -60,6 +60,7 @@ export const runtimeStage: Handler = async (ctx) => {
     target: request.target,
     artifact: { sha256: request.artifact.sha256, bytes },
     prior: expectationOf(await identityOf(runtime)),
+    ...(request.listen === undefined ? {} : { listen: request.listen }),
   });
   return {
     status: 200,

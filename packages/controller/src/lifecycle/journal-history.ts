@@ -48,7 +48,10 @@ export function describeRecord(record: JournalRecord): string {
     case 'rolled-back':
       return `rolled back to ${short(record.data.buildId)}, which passed acceptance`;
     case 'manual-recovery-required':
-      return `manual recovery required: ${record.data.reason}`;
+      // Shown after the step name ("manual-recovery-required: NO_PRIOR_GENERATION: …"), and
+      // prefixed "manual recovery required:" by the operator's verdict: saying it here too
+      // printed it twice (issue 35 item 3).
+      return record.data.reason;
     case 'end':
       return `${record.data.outcome}`; // shown after the step name: "end: accepted"
   }

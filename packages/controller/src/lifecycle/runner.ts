@@ -15,10 +15,12 @@
  * issues into the node's own token store (scope `versions:read`) and revokes at the end.
  */
 import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ACCEPTANCE_TIMEOUT_MS,
   argvFlag,
+  describeListen,
   FleetError,
   isFleetError,
   readDefinitionFile,
@@ -26,6 +28,7 @@ import {
   runtimeCommand,
   runtimeLayout,
   type BootstrapAdapter,
+  type ControllerListen,
   type IdentityResponse,
   type NodeContext,
   type Registry,
@@ -51,6 +54,9 @@ import { processAlive } from '../process-alive.js';
 import { currentPointer } from '../generations/pointer.js';
 import { rollbackTarget } from './journal-history.js';
 import { LocalIdentityProbe } from './live.js';
+import { readListenRecord } from './listen-record.js';
+import { controllerLogLine } from './controller-log.js';
+import { controllerCertificateFiles, controllerListenFlags } from '../tls/certificate.js';
 import { policySupervisorName, policySupervisorOf } from './supervisor.js';
 
 export interface RunnerOptions {
@@ -83,6 +89,11 @@ const IMMUTABLE = new Set<AcceptanceCriterion>([
   'protocol',
   'catalog',
 ]);
+/**
+ * How long a `failed` record's message may be: room for the criteria and the controller's log
+ * excerpt (controller-log.ts bounds it to 1,500 characters). The journal's schema bounds none.
+ */
+const FAILURE_CHARS = 2_500;
 const FLAGS_CARRIED = ['--port', '--bind', '--tls-cert', '--tls-key', '--allowed-host'] as const;
 
 class Runner {
@@ -146,25 +157,46 @@ class Runner {
     return { flags, environment: facts?.environment ?? {} };
   }
 
-  /** Points the supervisor at generation `buildId` and restarts it; returns the command. */
+  /**
+   * Points the supervisor at generation `buildId` and restarts it; returns the command. With the
+   * transaction's `listen` (fleet.yaml's controller URL, stage.ts), the controller is installed
+   * to listen there — the certificate stage made when it serves TLS — so a first bootstrap
+   * answers where every verb connects (issue 35). Without one (an older operator, a rollback) the
+   * installed unit's flags are carried over.
+   */
   private async install(
     adapter: BootstrapAdapter,
     buildId: string,
     nodeId: string,
+    listen: ControllerListen | null = null,
   ): Promise<readonly string[]> {
     const shape = await this.currentShape(adapter);
-    const port = shape.flags.get('--port');
-    const command = runtimeCommand({
+    const base = {
       nodePath: process.execPath,
       generationDir: this.layout.generation(buildId),
       home: this.options.home,
       nodeId,
-      ...(port === undefined ? {} : { port: Number(port) }),
-      ...(shape.flags.has('--bind') ? { bind: shape.flags.get('--bind') } : {}),
-    });
-    for (const flag of ['--tls-cert', '--tls-key', '--allowed-host'] as const) {
-      const value = shape.flags.get(flag);
-      if (value !== undefined) command.push(flag, value);
+    };
+    let command: string[];
+    if (listen !== null) {
+      command = [
+        ...runtimeCommand(base),
+        ...controllerListenFlags(
+          listen,
+          listen.tls ? controllerCertificateFiles(this.options.home) : null,
+        ),
+      ];
+    } else {
+      const port = shape.flags.get('--port');
+      command = runtimeCommand({
+        ...base,
+        ...(port === undefined ? {} : { port: Number(port) }),
+        ...(shape.flags.has('--bind') ? { bind: shape.flags.get('--bind') } : {}),
+      });
+      for (const flag of ['--tls-cert', '--tls-key', '--allowed-host'] as const) {
+        const value = shape.flags.get(flag);
+        if (value !== undefined) command.push(flag, value);
+      }
     }
     const name = await this.recordedName(adapter);
     await adapter.installDefinition(
@@ -180,6 +212,25 @@ class Runner {
     this.log(`definition installed for ${buildId.slice(0, 12)}; restarting ${adapter.supervisor}`);
     await adapter.restart(this.ctx);
     return command;
+  }
+
+  /**
+   * The controller's own last words (issue 35 item 3), for a failure where it never answered:
+   * its supervisor's log, bounded and redacted (controller-log.ts).
+   */
+  private async controllerLog(adapter: BootstrapAdapter): Promise<string> {
+    const name = await this.recordedName(adapter);
+    const unit = basename(
+      adapter.definition({
+        home: this.options.home,
+        nodeId: this.ctx.nodeId,
+        command: [process.execPath],
+        ...(name === undefined ? {} : { name }),
+      }).path,
+    );
+    const line = await controllerLogLine({ ctx: this.ctx, supervisor: adapter.supervisor, unit });
+    this.log(line);
+    return line;
   }
 
   /** Polls the live identity until it is accepted or the timeout passes. */
@@ -245,7 +296,10 @@ class Runner {
       return this.rollback(txn.id, txn.begin.data.prior, supervisor);
     }
     try {
-      command = await this.install(adapter, buildId, target.nodeId);
+      const listen = await readListenRecord(this.options.home, txn.id);
+      if (listen !== null)
+        this.log(`listen: ${describeListen(listen)} (fleet.yaml's controller URL)`);
+      command = await this.install(adapter, buildId, target.nodeId, listen);
       const observed = await adapter.observe(this.ctx).catch(() => null);
       await this.journal.append(txn.id, 'supervisor-restarted', {
         supervisor,
@@ -253,20 +307,29 @@ class Runner {
       });
     } catch (error) {
       this.log(`restart failed: ${(error as Error).message}`);
-      await this.journal.append(txn.id, 'failed', this.failedData('restart', error));
+      const why = await this.controllerLog(adapter);
+      await this.journal.append(txn.id, 'failed', {
+        ...this.failedData('restart', error),
+        message: `${(error as Error).message}; ${why}`.slice(0, FAILURE_CHARS),
+      });
       return this.rollback(txn.id, txn.begin.data.prior, supervisor);
     }
-    const { acceptance } = await this.accept(command, target);
+    const { acceptance, identity } = await this.accept(command, target);
     if (acceptance.accepted) {
       await this.journal.append(txn.id, 'accepted', { buildId });
       await this.journal.append(txn.id, 'end', { outcome: 'accepted' });
       return { transaction: txn.id, outcome: 'accepted' };
     }
     const criteria = describeFailures(acceptance.failures);
+    // A controller that never answered did not come up: its log says why (issue 35 item 3).
+    const why = identity === null ? `; ${await this.controllerLog(adapter)}` : '';
     await this.journal.append(txn.id, 'failed', {
       during: 'acceptance',
       code: 'ACCEPTANCE_FAILED',
-      message: `the new runtime was not accepted: ${criteria.join('; ')}`.slice(0, 500),
+      message: `the new runtime was not accepted: ${criteria.join('; ')}${why}`.slice(
+        0,
+        FAILURE_CHARS,
+      ),
       criteria,
     });
     return this.rollback(txn.id, txn.begin.data.prior, supervisor);

@@ -16,6 +16,7 @@ import {
   readCurrentPointer,
   runtimeLayout,
   type Platform,
+  type ControllerListen,
   type Registry,
   type RuntimeExpectation,
   type SupervisorKind,
@@ -33,6 +34,8 @@ import { withRuntimeLock } from '../generations/lock.js';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { requireSupervisorOfPolicy } from './supervisor.js';
 import { requireBootstrapAllowed } from './policy.js';
+import { writeListenRecord } from './listen-record.js';
+import { ensureControllerCertificate } from '../tls/certificate.js';
 
 export interface StageTransactionInput {
   readonly home: string;
@@ -50,6 +53,11 @@ export interface StageTransactionInput {
   readonly artifact: { readonly sha256: string; readonly bytes: Buffer | null };
   /** What the running runtime must report to be accepted again: the rollback target. */
   readonly prior: RuntimeExpectation | null;
+  /**
+   * Where the new controller listens (fleet.yaml's `controller` URL, core `controllerListen`):
+   * kept for the runner, which installs these flags; absent, it keeps the installed unit's.
+   */
+  readonly listen?: ControllerListen;
 }
 
 export interface StagedTransaction {
@@ -58,6 +66,8 @@ export interface StagedTransaction {
   readonly treeHash: string;
   readonly reused: boolean;
   readonly prior: string | null;
+  /** The certificate the new controller serves (a listen with TLS), in fleet.yaml's form. */
+  readonly tls?: { readonly fingerprint: string };
 }
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -139,6 +149,13 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
             ),
           }
         : { bytes: input.artifact.bytes };
+    // The certificate is node configuration, not runtime: made (or kept) before the journal
+    // opens, so a node that cannot make one opens no transaction. Its key never leaves the node;
+    // its fingerprint goes back for the operator to hold against fleet.yaml's pin.
+    const certificate =
+      input.listen?.tls === true
+        ? await ensureControllerCertificate(input.home, input.listen)
+        : null;
     const txn = await journal.begin({
       kind: input.kind,
       supervisor: input.supervisor,
@@ -148,6 +165,7 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
     });
     const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
     try {
+      if (input.listen !== undefined) await writeListenRecord(input.home, txn, input.listen);
       const staged =
         'held' in source ? source.held : await stageUpload(input, source.bytes, upload);
       await journal.append(txn, 'staged', {
@@ -161,6 +179,7 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
         treeHash: staged.manifest.treeHash,
         reused: staged.reused,
         prior: input.prior?.build.sha256 ?? null,
+        ...(certificate === null ? {} : { tls: { fingerprint: certificate.fingerprint } }),
       };
     } catch (error) {
       const fleet = isFleetError(error) ? error : null;
@@ -181,18 +200,25 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
 }
 
 /**
- * Closes a transaction that was staged but whose audit record could not be written: not audited,
- * so not done (contract §15) — journaled `failed` then `end`, so it neither stays open nor blocks
- * the next stage. The generation stays staged (immutable, reusable by a later stage).
+ * Closes a transaction that was staged but may not go on: not audited, so not done (contract
+ * §15; `AUDIT_UNAVAILABLE`, the default), or refused before activation — the certificate the node
+ * made is not the one fleet.yaml pins (`TLS_FINGERPRINT_MISMATCH`, issue 35). Journaled `failed`
+ * then `end`, so it neither stays open nor blocks the next stage. The generation stays staged
+ * (immutable, reusable by a later stage).
  */
-export async function abandonStaged(home: string, txn: string, reason: string): Promise<void> {
+export async function abandonStaged(
+  home: string,
+  txn: string,
+  reason: string,
+  code = 'AUDIT_UNAVAILABLE',
+): Promise<void> {
   await withRuntimeLock(home, async () => {
     const journal = new RuntimeJournal(home);
     const open = lastTransaction(await journal.readTrusted());
     if (!open || open.id !== txn || open.ended || open.last.step !== 'staged') return;
     await journal.append(txn, 'failed', {
       during: 'stage',
-      code: 'AUDIT_UNAVAILABLE',
+      code,
       message: reason.slice(0, 500),
       criteria: [],
     });
