@@ -6,7 +6,7 @@ import { FleetCommand } from '../base-command.js';
 export default class Status extends FleetCommand {
   static override summary =
     'One screen for the whole fleet: reachability, runtime, last drift, offline_pending, runtime transactions.';
-  static override description = `Every host is asked once, concurrently (with a bound and a per-host timeout), through GET /v1/summary — which config:read or versions:read opens: who it is, the runtime it runs and its health, and whether a runtime transaction is in progress or needs recovery. With that: the runtime against canonicalVersion (as fleet version judges it), the host's state in the repository's newest drift report (reports/drift/, and its age), and offline_pending from the harness reconcile's state in your state directory. Progress on stderr names the hosts still being waited for. Read-only: writes nothing.
+  static override description = `Reads fleet.yaml and hosts/ as committed at HEAD, as drift does (named on the first line; uncommitted changes are not used, and a warning says so). Every host is asked once, concurrently (with a bound and a per-host timeout), through GET /v1/summary — which config:read or versions:read opens: who it is, the runtime it runs and its health, and whether a runtime transaction is in progress or needs recovery. With that: the runtime against canonicalVersion (as fleet version judges it), the host's state in the repository's newest drift report (reports/drift/, and its age), and offline_pending from the harness reconcile's state in your state directory. Progress on stderr names the hosts still being waited for. Read-only: writes nothing.
 
 Exit codes, the most urgent across hosts: 4 when a host refused the credentials, 5 when one was unreachable, 1 when one needs attention (each reason is listed), 0 when all are ok.`;
   static override examples = [
@@ -14,6 +14,7 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
     '<%= config.bin %> status --json',
     '<%= config.bin %> status --timeout 2000',
   ];
+  static override repoLine = 'commit' as const; // on the commit line
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override flags = {
     concurrency: Flags.integer({ description: 'hosts asked at once', default: 32, min: 1 }),
@@ -28,13 +29,16 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
     const { flags } = await this.parse(Status);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const repo = await core.loadRepo(root);
+    // What drift reads (contract §7): fleet.yaml and hosts/ as committed at HEAD, named on the
+    // first line, with a warning naming what the working tree has not committed.
+    const { repo, source } = await core.loadRepoAtHead(root, core.createGit(root));
+    await this.noteSource(source);
     const hosts = Object.keys(repo.manifest.hosts).sort();
     const credentialsPath = core.defaultCredentialsPath(process.env);
     const credentials = await core.loadCredentials(credentialsPath);
     const { WaitingProgress } = await import('../progress.js');
     const progress = new WaitingProgress('status', hosts);
-    const [outcomes, drift, reconcile, head] = await Promise.all([
+    const [outcomes, drift, reconcile] = await Promise.all([
       core.forEachHost(
         hosts,
         (host) =>
@@ -45,16 +49,11 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
       ),
       core.latestDriftReport(root),
       this.readReconcile(),
-      core
-        .createGit(root)
-        .run(['rev-parse', 'HEAD'])
-        .then((out) => out.stdout.trim())
-        .catch(() => null),
     ]);
     progress.finish();
     const report = core.assembleStatus({
       manifest: repo.manifest,
-      repoCommit: head,
+      repoCommit: source.commit,
       now: new Date(),
       hosts: outcomes.map((outcome) => ({
         host: outcome.host,
