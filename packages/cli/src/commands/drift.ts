@@ -104,8 +104,19 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
   }
 }
 
-/** States whose item says *why* on the line: without the reason an error is not actionable. */
-const WHY_STATES = new Set(['error', 'unsupported']);
+/**
+ * Whether an item says *why* on its line (the reason its JSON carries, `detail`): an error or
+ * unsupported item (without the reason it is not actionable), a missing file item (whether the
+ * file does not exist or exists without its managed block: "missing file" alone reads as the
+ * first), and every item of the derived and runtime layers, whose state alone names no cause
+ * (`stale runtime` — a unit disabled, a daemon-reload pending, another node id). A file item's
+ * other states say what they are (the version, the local lines) in the plan and the report.
+ */
+export function saysWhy(item: Pick<DriftHost['items'][number], 'state' | 'layer'>): boolean {
+  if (item.state === 'current') return false;
+  if (item.state === 'error' || item.state === 'unsupported') return true;
+  return item.layer === 'file' ? item.state === 'missing' : true;
+}
 
 /** What to do about the states that refuse (a line each, only for states present). */
 function hints(report: DriftReport): string[] {
@@ -125,8 +136,9 @@ function hints(report: DriftReport): string[] {
 }
 
 /**
- * One host's lines: the host and its status, one indented line per item that is not current — an
- * error or unsupported item with its reason (`DOMAIN_NOT_SERVED: …`, `POLICY_REFUSED: …`).
+ * One host's lines: the host and its status, one indented line per item that is not current — with
+ * its reason where the state alone does not say it ({@link saysWhy}: `DOMAIN_NOT_SERVED: …`,
+ * `the file has no managed block …`, a stale runtime item's disagreements).
  */
 export function renderHost(
   host: DriftHost,
@@ -141,7 +153,7 @@ export function renderHost(
           item.localLines
             ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})`
             : ''
-        }${WHY_STATES.has(item.state) && item.detail ? `  ${escape(item.detail)}` : ''}`,
+        }${saysWhy(item) && item.detail ? `  ${escape(item.detail)}` : ''}`,
     );
   const detail = host.detail ? `  ${escape(host.detail)}` : '';
   return [`${host.host.padEnd(12)} ${palette.state(host.status)}${detail}`, ...items].join('\n');
