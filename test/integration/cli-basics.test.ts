@@ -58,5 +58,8 @@ describe('fleet CLI shell', () => {
     expect(topics).to.match(/\n\s+lab\s+A local fleet on 127\.0\.0\.1/);
     expect(topics).to.match(/\n\s+config\s+One host's managed files/);
     expect(topics).to.not.contain('Stop the processes a lab started');
+    // issue 35: plugins read as its one authoring command, "Write a new domain plugin package…"
+    expect(topics).to.match(/\n\s+plugins\s+Plugins: list, install, link, update \(oclif\); new/);
+    expect(topics).to.not.contain('Write a new domain plugin package');
   });
 });
