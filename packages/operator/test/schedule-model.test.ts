@@ -13,9 +13,16 @@ import {
   taskInterval,
   type ScheduleInput,
 } from '../src/schedule/generate.js';
-import { definitionFiles, resolveHome, type ScheduleHost } from '../src/schedule/io.js';
+import {
+  definitionFiles,
+  resolveHome,
+  serviceRunning,
+  type ScheduleHost,
+} from '../src/schedule/io.js';
 import {
   TEST_PERIOD_ENV,
+  describeLastRun,
+  jobOf,
   formatEvery,
   launchdLabel,
   normaliseName,
@@ -344,5 +351,91 @@ describe("fleet schedule: each platform's definition files, and where they go", 
   it('an absolute path, and a sibling of ~/.config, are left alone', () => {
     expect(resolveHome(host('linux', '/xdg'), '/etc/x')).to.equal('/etc/x');
     expect(resolveHome(host('linux', '/xdg'), '~/.configX/a')).to.equal('/home/al/.configX/a');
+  });
+});
+
+describe('fleet schedule list: the last run, for a person (issue 35)', () => {
+  const at = 'Sat 2026-12-05 10:00:00 UTC';
+  const end = 'Sat 2026-12-05 10:00:09 UTC';
+  const cases: {
+    why: string;
+    run: { result: string; exitStatus: number | null; endedAt: string | null; running: boolean };
+    job: string | undefined;
+    line: string;
+  }[] = [
+    {
+      why: 'the first run, still running: not the "success" the manager holds before any ended',
+      run: { result: 'success', exitStatus: 0, endedAt: null, running: true },
+      job: 'drift',
+      line: `running, started ${at}`,
+    },
+    {
+      why: 'a later run still running: not the previous run’s result',
+      run: { result: 'exit-code', exitStatus: 1, endedAt: null, running: true },
+      job: 'version',
+      line: `running, started ${at}`,
+    },
+    {
+      why: 'drift exit 1 is drift found, not a failure (contract §7)',
+      run: { result: 'exit-code', exitStatus: 1, endedAt: end, running: false },
+      job: 'drift',
+      line: `drift found (exit 1), started ${at}, ended ${end}`,
+    },
+    {
+      why: 'version exit 1 too',
+      run: { result: 'exit-code', exitStatus: 1, endedAt: end, running: false },
+      job: 'version',
+      line: `drift found (exit 1), started ${at}, ended ${end}`,
+    },
+    {
+      why: 'a reconcile exit 1 is what the manager says',
+      run: { result: 'exit-code', exitStatus: 1, endedAt: end, running: false },
+      job: 'harness-reconcile',
+      line: `exit-code, exit 1, started ${at}, ended ${end}`,
+    },
+    {
+      why: 'drift exit 5 (a host unreachable) is a failure as the manager says',
+      run: { result: 'exit-code', exitStatus: 5, endedAt: end, running: false },
+      job: 'drift',
+      line: `exit-code, exit 5, started ${at}, ended ${end}`,
+    },
+    {
+      why: 'a clean run',
+      run: { result: 'success', exitStatus: 0, endedAt: end, running: false },
+      job: 'drift',
+      line: `success, exit 0, started ${at}, ended ${end}`,
+    },
+    {
+      why: 'killed by a timeout',
+      run: { result: 'timeout', exitStatus: null, endedAt: end, running: false },
+      job: 'drift',
+      line: `timeout, exit ?, started ${at}, ended ${end}`,
+    },
+  ];
+  for (const { why, run, job, line } of cases) {
+    it(why, () => {
+      expect(describeLastRun({ ...run, startedAt: at }, job)).to.equal(line);
+    });
+  }
+
+  const states: [active: string | undefined, sub: string | undefined, running: boolean][] = [
+    ['activating', 'start', true], // a oneshot's whole run
+    ['active', 'running', true],
+    ['active', 'exited', false], // RemainAfterExit, after its run
+    ['inactive', 'dead', false],
+    ['failed', 'failed', false],
+    [undefined, undefined, false],
+  ];
+  for (const [active, sub, running] of states) {
+    it(`ActiveState ${active ?? '(none)'}, SubState ${sub ?? '(none)'}: ${running ? 'running' : 'not running'}`, () => {
+      expect(serviceRunning(active, sub)).to.equal(running);
+    });
+  }
+
+  it('names the job a schedule runs', () => {
+    expect(
+      jobOf(['/usr/bin/node', '/fleet/run.js', 'report-run', 'drift', '--repo', '/r']),
+    ).to.equal('drift');
+    expect(jobOf(['/usr/bin/node', '/fleet/run.js', 'drift'])).to.equal(undefined);
   });
 });

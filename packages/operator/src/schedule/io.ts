@@ -69,12 +69,18 @@ export interface InstalledSchedule {
   readonly lastLog: string | null;
 }
 
-/** The service's last result (`systemctl --user show`: Result, ExecMainStatus, timestamps). */
+/**
+ * The service's last result (`systemctl --user show`: Result, ExecMainStatus, timestamps,
+ * ActiveState). While a run is still going the manager's `Result` is the previous one's (or
+ * `success` before any ended), so `running` says so: the run's result is not known yet.
+ */
 export interface ScheduleLastRun {
   readonly result: string;
   readonly exitStatus: number | null;
   readonly startedAt: string | null;
   readonly endedAt: string | null;
+  /** The service is running now (ActiveState activating or active, not exited). */
+  readonly running: boolean;
 }
 
 export interface InstallResult {
@@ -315,6 +321,15 @@ async function lastLogLine(command: readonly string[]): Promise<string | null> {
   return lines.at(-1) ?? null;
 }
 
+/**
+ * Whether a schedule's oneshot service is running: `activating` (a oneshot's whole run, SubState
+ * `start`) or `active` but not `exited` (a service with RemainAfterExit after its run).
+ */
+export function serviceRunning(activeState?: string, subState?: string): boolean {
+  if (activeState === 'activating' || activeState === 'reloading') return true;
+  return activeState === 'active' && subState !== 'exited';
+}
+
 /** The systemd user manager's view of a schedule (timer state, the service's last result). */
 async function managerView(
   supervisor: Supervisor,
@@ -362,6 +377,10 @@ async function managerView(
           'ExecMainStartTimestamp',
           '-p',
           'ExecMainExitTimestamp',
+          '-p',
+          'ActiveState',
+          '-p',
+          'SubState',
         ],
         'reading the last run',
         true,
@@ -378,6 +397,7 @@ async function managerView(
             service['ExecMainStatus'] === undefined ? null : Number(service['ExecMainStatus']),
           startedAt: started,
           endedAt: service['ExecMainExitTimestamp'] || null,
+          running: serviceRunning(service['ActiveState'], service['SubState']),
         };
   return { problem, lastRun };
 }

@@ -146,3 +146,34 @@ export function testPeriodSeconds(env: NodeJS.ProcessEnv): number | undefined {
     );
   return Number(text);
 }
+
+/** The job a schedule's command line runs (the word after `report-run`), when it has one. */
+export function jobOf(command: readonly string[]): string | undefined {
+  const at = command.indexOf('report-run');
+  return at === -1 ? undefined : command[at + 1];
+}
+
+/**
+ * The last run of a schedule, for a person (`fleet schedule list`): `running` while it runs (the
+ * manager's Result is then the previous run's, or `success` before any ended); for a drift or
+ * version report, exit 1 is `drift found` — the report was written and found drift (contract §7),
+ * not a failure, though the manager records it as `exit-code`; anything else as the manager says.
+ */
+export function describeLastRun(
+  run: {
+    readonly result: string;
+    readonly exitStatus: number | null;
+    readonly startedAt: string | null;
+    readonly endedAt: string | null;
+    readonly running: boolean;
+  },
+  job: string | undefined,
+): string {
+  const started = `started ${run.startedAt ?? '?'}`;
+  if (run.running) return `running, ${started}`;
+  const ended = run.endedAt ? `, ended ${run.endedAt}` : '';
+  const report = job === 'drift' || job === 'version';
+  if (report && run.exitStatus === 1 && (run.result === 'exit-code' || run.result === 'success'))
+    return `drift found (exit 1), ${started}${ended}`;
+  return `${run.result}, exit ${run.exitStatus ?? '?'}, ${started}${ended}`;
+}

@@ -9,7 +9,7 @@ export interface ScheduleListJson {
 export default class ScheduleList extends FleetCommand {
   static override summary = 'List the report schedules fleet installed on this seat.';
   static override description =
-    'Reads the definitions fleet wrote (by its naming convention: fleet-report-* systemd user timers, dev.fleet.report-* launchd agents, fleet-report-* task definitions) and prints each with its interval and command line, whether it is installed or half-installed (a file missing, or — linux — a timer the user manager does not run), the last run the manager recorded (systemctl --user show: Result, ExecMainStatus, timestamps) and the last line of the repository reports/runs.log. Writes nothing.';
+    'Reads the definitions fleet wrote (by its naming convention: fleet-report-* systemd user timers, dev.fleet.report-* launchd agents, fleet-report-* task definitions) and prints each with its interval and command line, whether it is installed or half-installed (a file missing, or — linux — a timer the user manager does not run), the last run the manager recorded (systemctl --user show: Result, ExecMainStatus, timestamps, ActiveState — running while it runs; for drift and version, exit 1 is drift found, not a failure) and the last line of the repository reports/runs.log. Writes nothing.';
   static override examples = [
     '<%= config.bin %> schedule list',
     '<%= config.bin %> schedule list --json',
@@ -20,6 +20,7 @@ export default class ScheduleList extends FleetCommand {
     const { listSchedules } = await import('@fleet/operator/schedule/io.js');
     const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const { escapeControl } = await import('@fleet/core');
+    const { describeLastRun, jobOf } = await import('@fleet/operator/schedule/model.js');
     const schedules = await listSchedules(await operatorScheduleHost());
     if (schedules.length === 0) this.log('No fleet schedules installed.');
     for (const schedule of schedules) {
@@ -27,11 +28,8 @@ export default class ScheduleList extends FleetCommand {
         `${schedule.name.padEnd(32)} ${schedule.state.padEnd(14)} every ${(schedule.every ?? '?').padEnd(6)} ${escapeControl(schedule.command.join(' '))}`,
       );
       if (schedule.detail !== null) this.log(`  ${escapeControl(schedule.detail)}`);
-      const run = schedule.lastRun;
-      if (run !== null)
-        this.log(
-          `  last run: ${run.result}, exit ${run.exitStatus ?? '?'}, started ${run.startedAt ?? '?'}${run.endedAt ? `, ended ${run.endedAt}` : ''}`,
-        );
+      if (schedule.lastRun !== null)
+        this.log(`  last run: ${describeLastRun(schedule.lastRun, jobOf(schedule.command))}`);
       if (schedule.lastLog !== null) this.log(`  last logged: ${escapeControl(schedule.lastLog)}`);
     }
     return { schema: 'fleet.schedules/v1', schedules };
