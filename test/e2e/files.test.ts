@@ -155,7 +155,9 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     // adopt takes content only, and says so: the mode is the entry's.
     const adopted = await lab.run(['config', 'adopt', 'node-01', HELLO]);
     expect(adopted.exitCode, adopted.stdout + adopted.stderr).to.equal(0);
-    expect(adopted.stderr).to.contain(`adopt takes content only: ${HELLO} keeps the mode 0644`);
+    expect(adopted.stderr).to.contain(
+      `adopt takes content only: ${HELLO} keeps the mode 0644 its files.yaml entry says, not its live 0600`,
+    );
     const run = await install();
     expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
     const file = receiptOf(run)?.files.find((f) => f.path === HELLO);
@@ -165,6 +167,10 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     const last = JSON.parse(audit[audit.length - 1] ?? '{}') as { files?: { mode?: unknown }[] };
     expect(last.files?.[0]?.mode).to.deep.equal({ before: '0600', after: '0644' });
     expect(stateOf((await drift()).report, HELLO)).to.equal('current');
+    // The mode is the entry's again: adopt has no mode to note (issue 35).
+    const again = await lab.run(['config', 'adopt', 'node-01', HELLO]);
+    expect(again.exitCode, again.stdout + again.stderr).to.equal(0);
+    expect(again.stderr).to.not.contain('adopt takes content only');
   });
 
   // An entry's coupled action: an id of the node's own policy (contract §10.4, §5.1).

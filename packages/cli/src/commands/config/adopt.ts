@@ -119,6 +119,9 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
         detail,
       });
     try {
+      const { adoptModeNote, liveModeFor } = await import('@fleet/operator/config/adopt-mode.js');
+      // Asked beside the capture, only for a whole file whose entry declares a mode.
+      const liveMode = liveModeFor(context, args.host, declaration.domain, file, args.path);
       const capture = await context.client(args.host).capture({ operationId, path: args.path });
       const candidate = core.adoptCandidate({
         host: args.host,
@@ -188,11 +191,9 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
           ? `Adopted ${args.host}:${args.path} as ${candidate.mirrorPath}${promoted ? ` and ${promoted.write.path}` : ''} (commit ${commit.slice(0, 12)}).`
           : `${candidate.mirrorPath}${promoted ? ` and ${promoted.write.path}` : ''} already hold exactly this capture: nothing to commit.`,
       );
-      if (file.mode !== undefined && file.kind === 'whole') {
-        this.note(
-          `adopt takes content only: ${args.path} keeps the mode ${file.mode} its files.yaml entry says (a mode-only difference has nothing to adopt: change the entry's mode, or fleet config install sets it back)`,
-        );
-      }
+      // Said only when the live mode differs from the entry's (issue 35).
+      const modeNote = adoptModeNote(args.path, file, await liveMode);
+      if (modeNote !== null) this.note(modeNote);
       return { ...result, commit };
     } catch (error) {
       const failure = core.asFleetError(error);
