@@ -36,6 +36,14 @@ describe('scripts/demo.sh (the README demo)', function () {
         expect(found, `"${line}" after position ${at}`).to.be.greaterThan(-1);
         at = found;
       }
+      // A line on stderr that announces something is followed by it (issue 35: lab up's "Use it
+      // with …:" stood alone there, the exports it announced having gone to eval).
+      const notes = run.stderr.split('\n');
+      notes.forEach((line, i) => {
+        if (line.trimEnd().endsWith(':')) {
+          expect(notes[i + 1] ?? '', `the line after "${line}"`).to.match(/^\s+\S/);
+        }
+      });
       expect(existsSync(join(lab, 'lab.json'))).to.equal(true);
       for (const pid of labPids(lab)) expect(pidAlive(pid), `pid ${pid}`).to.equal(false);
     } finally {

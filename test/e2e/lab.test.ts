@@ -256,6 +256,30 @@ describe('fleet lab', function () {
       expect((await fleet(['lab', 'down', '--dir', dir])).exitCode).to.equal(0);
       for (const host of again.hosts) expect(pidAlive(host.pid)).to.equal(false);
     });
+
+    it('human: a comment and its exports together on stdout, evaluable; stderr announces nothing missing', async () => {
+      const run = await fleet(['lab', 'up', '--dir', dir]);
+      try {
+        expect(run.exitCode, run.stderr).to.equal(0);
+        const lines = run.stdout.trimEnd().split('\n');
+        expect(lines[0]).to.match(/^# This lab's repository and credentials for your shell: /);
+        expect(lines.slice(1)).to.deep.equal([
+          `export FLEET_REPO=${document.repo}`,
+          `export FLEET_CREDENTIALS=${document.credentials}`,
+        ]);
+        // issue 35: "Use it with …:" went to stderr, its exports to stdout (to eval, in the demo)
+        expect(run.stderr).to.match(/^Lab up in /m);
+        expect(run.stderr.trimEnd()).to.not.match(/:$/m);
+        const shell = execFileSync(
+          'sh',
+          ['-c', 'eval "$1"; printf "%s\\n" "$FLEET_REPO" "$FLEET_CREDENTIALS"', 'sh', run.stdout],
+          { encoding: 'utf8' },
+        );
+        expect(shell).to.equal(`${document.repo}\n${document.credentials}\n`);
+      } finally {
+        expect((await fleet(['lab', 'down', '--dir', dir])).exitCode).to.equal(0);
+      }
+    });
   });
 
   describe('up --virtual --hosts 50', () => {

@@ -7,6 +7,18 @@ function shellWord(value: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * What `fleet lab up` prints on stdout: a comment saying what the lines are for, then the exports
+ * (evaluated by `eval "$(fleet lab up)"`, read by a person otherwise).
+ */
+export function exportLines(document: Pick<LabDocument, 'repo' | 'credentials'>): string[] {
+  return [
+    `# This lab's repository and credentials for your shell: run these lines (eval "$(fleet lab up …)" does)`,
+    `export FLEET_REPO=${shellWord(document.repo)}`,
+    `export FLEET_CREDENTIALS=${shellWord(document.credentials)}`,
+  ];
+}
+
 export default class LabUp extends FleetCommand {
   static override summary =
     'Start a local lab fleet on 127.0.0.1: a repo, N controllers and their tokens.';
@@ -14,7 +26,7 @@ export default class LabUp extends FleetCommand {
 
 Hosts are named node-01, node-02, … and run every registered config domain. --virtual runs all the nodes' controllers in one process (for scale runs of hundreds of nodes). --supervisor systemd-user runs each controller as a real unit of the calling user's running systemd --user manager instead (fleet-lab-<tag>-<host>.service, installed through the bootstrap-systemd adapter and linked from the node's home; the user must linger). A DIR holding a stopped lab is brought up again as it was (with the supervisor it had); a DIR holding a running lab is refused.
 
-Prints the export lines to use it (eval "$(fleet lab up)"); progress goes to stderr.`;
+Prints, on stdout, the export lines to use it after a comment saying so (eval "$(fleet lab up)" runs them); progress goes to stderr.`;
   static override examples = [
     '<%= config.bin %> lab up',
     'eval "$(<%= config.bin %> lab up --hosts 2 --dir /tmp/lab)"',
@@ -65,9 +77,9 @@ Prints the export lines to use it (eval "$(fleet lab up)"); progress goes to std
       for (const host of shown) {
         this.note(host ? `  ${host.name}  ${host.controller}  pid ${host.pid}` : '  …');
       }
-      this.note('Use it with (or: eval "$(fleet lab up …)"):');
-      this.log(`export FLEET_REPO=${shellWord(document.repo)}`);
-      this.log(`export FLEET_CREDENTIALS=${shellWord(document.credentials)}`);
+      // The note and its exports together on stdout (a shell comment, so `eval` takes the lines
+      // as they are): under `eval "$(fleet lab up)"` stderr shows no note introducing nothing.
+      this.log(exportLines(document).join('\n'));
     }
     return document;
   }
