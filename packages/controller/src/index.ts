@@ -89,3 +89,12 @@ export {
   type NodeSupervisor,
 } from './lifecycle/supervisor.js';
 export { LocalIdentityProbe } from './lifecycle/live.js';
+export {
+  enrollNode,
+  readEnrollRequest,
+  enrollRequestSchema,
+  ENROLL_REQUEST_SCHEMA,
+  type EnrollInput,
+  type EnrollRequest,
+  type EnrollResult,
+} from './enroll/enroll.js';
