@@ -18,7 +18,8 @@ export interface ScaffoldOptions {
   readonly dir: string;
   /** Registered domains; those with example files are enabled on the example host. */
   readonly domains: readonly DomainDeclaration[];
-  readonly exampleHost?: string;
+  /** The example host's name (default `node-01`); `null`: no host (they come from `fleet host add`). */
+  readonly exampleHost?: string | null;
 }
 
 export interface ScaffoldResult {
@@ -42,20 +43,23 @@ Check it with \`fleet validate\`.
 `;
 
 /** The example fleet.yaml text, built from the registered domains. */
-export function exampleManifest(host: string, domains: readonly string[]): string {
+export function exampleManifest(host: string | null, domains: readonly string[]): string {
   const manifest = {
     apiVersion: 'fleet/v1',
     canonicalVersion: '0.1.0',
-    hosts: {
-      [host]: {
-        controller: 'http://127.0.0.1:7701',
-        platform: 'linux',
-        supervisor: 'systemd-user',
-        upgrade: { strategy: 'tarball' },
-        domains,
-        probes: { tools: ['node', 'git'] },
-      },
-    },
+    hosts:
+      host === null
+        ? {}
+        : {
+            [host]: {
+              controller: 'http://127.0.0.1:7701',
+              platform: 'linux',
+              supervisor: 'systemd-user',
+              upgrade: { strategy: 'tarball' },
+              domains,
+              probes: { tools: ['node', 'git'] },
+            },
+          },
     domains: Object.fromEntries(domains.map((domain) => [domain, { unattended: 'deny' }])),
   };
   const text = `# fleet manifest: see the fleet README for every field.\n${stringify(manifest)}`;
@@ -93,7 +97,7 @@ async function isEmptyOrAbsent(dir: string): Promise<boolean> {
 
 export async function scaffoldFleetRepo(options: ScaffoldOptions): Promise<ScaffoldResult> {
   const root = resolve(options.dir);
-  const host = options.exampleHost ?? 'node-01';
+  const host = options.exampleHost === undefined ? 'node-01' : options.exampleHost;
   if (!(await isEmptyOrAbsent(root))) {
     throw new FleetError(
       'INIT_TARGET_NOT_EMPTY',
@@ -109,7 +113,9 @@ export async function scaffoldFleetRepo(options: ScaffoldOptions): Promise<Scaff
       withExamples.map((d) => d.domain),
     ),
   );
-  files.set(`${HOSTS_DIR}/${host}.yaml`, stringify(exampleVariables(host, withExamples)));
+  if (host !== null) {
+    files.set(`${HOSTS_DIR}/${host}.yaml`, stringify(exampleVariables(host, withExamples)));
+  } else files.set(`${HOSTS_DIR}/.gitkeep`, '');
   files.set('README.md', README);
   for (const declaration of withExamples) {
     for (const example of declaration.examples ?? []) {
