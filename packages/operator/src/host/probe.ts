@@ -1,0 +1,152 @@
+/**
+ * What `fleet host add` learns about a host before it changes anything (contract §12.1): one POSIX
+ * shell script run over SSH, printing `key=value` lines, read here by a pure function, and the
+ * problems that stop an enrollment — each with exactly what to run to fix it.
+ */
+import { compareSemver } from '@fleet/core';
+
+/** Node.js releases the runtime runs on (the artifact's engines floor). */
+export const NODE_FLOOR = '20.19.0';
+
+export interface HostFacts {
+  readonly os: string;
+  readonly arch: string;
+  readonly user: string;
+  readonly uid: number | null;
+  readonly home: string;
+  readonly node: string | null;
+  readonly nodeVersion: string | null;
+  readonly tar: boolean;
+  readonly systemctl: boolean;
+  /** `systemctl --user is-system-running`: running, degraded, starting, … or `absent`. */
+  readonly manager: string;
+  readonly linger: boolean;
+  /** The listen port on the listen address: `free`, `EADDRINUSE`, `EADDRNOTAVAIL`, … */
+  readonly port: string;
+  /** Generations the node holds (their build ids). */
+  readonly generations: readonly string[];
+  /** Artifacts already uploaded (their sha256). */
+  readonly artifacts: readonly string[];
+  /** The controller's certificate (PEM), when there is one. */
+  readonly certificate: string | null;
+  /** The fleet controller unit is active. */
+  readonly controllerActive: boolean;
+  /** sha256 of the node policy file, when there is one. */
+  readonly policySha256: string | null;
+}
+
+export const CERT_FILE = '.config/fleet/tls/controller-cert.pem';
+export const ARTIFACT_CACHE = '.cache/fleet/artifacts';
+export const ENROLL_CACHE = '.cache/fleet/enroll';
+export const GENERATIONS = '.local/share/fleet/runtime/generations';
+export const CONTROLLER_UNIT = 'fleet-controller.service';
+export const POLICY_FILE = '.config/fleet/node-policy.yaml';
+
+/** The probe script for a controller to listen on `bind`:`port`. */
+export function probeScript(bind: string, port: number): string {
+  const listen = `require("net").createServer().once("error",e=>{console.log("port="+e.code)}).listen(${port},${JSON.stringify(bind)},function(){console.log("port=free");this.close()})`;
+  return [
+    'echo "os=$(uname -s)"',
+    'echo "arch=$(uname -m)"',
+    'echo "user=$(id -un)"',
+    'echo "uid=$(id -u)"',
+    'echo "home=$HOME"',
+    'n=$(command -v node 2>/dev/null || true)',
+    'echo "node=$n"',
+    'if [ -n "$n" ]; then echo "nodeVersion=$("$n" --version 2>/dev/null)"; fi',
+    'if command -v tar >/dev/null 2>&1; then echo tar=yes; else echo tar=no; fi',
+    'if command -v systemctl >/dev/null 2>&1; then echo systemctl=yes; echo "manager=$(systemctl --user is-system-running 2>/dev/null || true)"; else echo systemctl=no; fi',
+    'if [ -e "/var/lib/systemd/linger/$(id -un)" ]; then echo linger=yes; else echo "linger=$(loginctl show-user "$(id -un)" --property=Linger --value 2>/dev/null || echo no)"; fi',
+    `if systemctl --user is-active --quiet ${CONTROLLER_UNIT} 2>/dev/null; then echo controller=active; else echo controller=inactive; fi`,
+    `if [ -n "$n" ]; then "$n" -e '${listen}' 2>/dev/null; fi`,
+    `for g in "$HOME/${GENERATIONS}"/*; do [ -d "$g" ] && echo "generation=\${g##*/}"; done 2>/dev/null`,
+    `for a in "$HOME/${ARTIFACT_CACHE}"/*.tgz; do [ -f "$a" ] && a=\${a##*/} && echo "artifact=\${a%.tgz}"; done 2>/dev/null`,
+    `if [ -f "$HOME/${CERT_FILE}" ]; then echo "certificate=$(base64 -w0 < "$HOME/${CERT_FILE}" 2>/dev/null || base64 < "$HOME/${CERT_FILE}" | tr -d '\\n')"; fi`,
+    `if [ -f "$HOME/${POLICY_FILE}" ]; then echo "policy=$(sha256sum < "$HOME/${POLICY_FILE}" | cut -d' ' -f1)"; fi`,
+    'exit 0',
+  ].join('\n');
+}
+
+/** Reads the probe's output (pure). Unknown keys are ignored; a missing one reads as absent. */
+export function parseProbe(output: string): HostFacts {
+  const values = new Map<string, string[]>();
+  for (const line of output.split('\n')) {
+    const at = line.indexOf('=');
+    if (at <= 0) continue;
+    const key = line.slice(0, at);
+    values.set(key, [...(values.get(key) ?? []), line.slice(at + 1).trim()]);
+  }
+  const one = (key: string): string => values.get(key)?.[0] ?? '';
+  const uid = Number.parseInt(one('uid'), 10);
+  const certificate = one('certificate');
+  return {
+    os: one('os'),
+    arch: one('arch'),
+    user: one('user'),
+    uid: Number.isInteger(uid) ? uid : null,
+    home: one('home'),
+    node: one('node') || null,
+    nodeVersion: one('nodeVersion').replace(/^v/, '') || null,
+    tar: one('tar') === 'yes',
+    systemctl: one('systemctl') === 'yes',
+    manager: one('manager') || 'absent',
+    linger: one('linger') === 'yes',
+    port: one('port') || 'unknown',
+    generations: (values.get('generation') ?? []).filter((id) => /^[0-9a-f]{64}$/.test(id)),
+    artifacts: (values.get('artifact') ?? []).filter((id) => /^[0-9a-f]{64}$/.test(id)),
+    certificate:
+      certificate === '' ? null : Buffer.from(certificate, 'base64').toString('utf8') || null,
+    controllerActive: one('controller') === 'active',
+    policySha256: /^[0-9a-f]{64}$/.test(one('policy')) ? one('policy') : null,
+  };
+}
+
+/**
+ * Why this host cannot be enrolled (pure): one line each, with the command that fixes it. Empty
+ * when it can. `listen` names the address and port the controller is to take.
+ */
+export function enrollmentProblems(facts: HostFacts, listen: string): string[] {
+  const problems: string[] = [];
+  if (facts.os !== 'Linux') {
+    problems.push(
+      facts.os === 'Darwin'
+        ? 'macOS: fleet host add installs the controller under systemd --user only so far (a launchd adapter is not built yet)'
+        : `${facts.os || 'an unknown system'}: fleet host add enrolls Linux hosts with systemd --user only so far`,
+    );
+    return problems;
+  }
+  if (facts.home === '' || !facts.home.startsWith('/'))
+    problems.push('the SSH user has no home directory ($HOME)');
+  if (facts.node === null || facts.nodeVersion === null) {
+    problems.push(
+      `no Node.js on the SSH user's PATH: install Node.js ${NODE_FLOOR} or later (Debian/Ubuntu: apt install nodejs, or the nodejs.org binaries)`,
+    );
+  } else if ((compareSemver(facts.nodeVersion, NODE_FLOOR) ?? -1) < 0) {
+    problems.push(
+      `Node.js ${facts.nodeVersion} at ${facts.node} is older than fleet's floor ${NODE_FLOOR}: install a newer Node.js`,
+    );
+  }
+  if (!facts.tar) problems.push('no tar on the PATH (apt install tar)');
+  if (!facts.systemctl)
+    problems.push('no systemctl: the controller runs under systemd --user (apt install systemd)');
+  else if (!['running', 'degraded'].includes(facts.manager)) {
+    problems.push(
+      `the user's systemd manager is not running (systemctl --user is-system-running: ${facts.manager || 'no answer'}): enable lingering so it runs without a login — sudo loginctl enable-linger ${facts.user || 'USER'}`,
+    );
+  }
+  if (facts.systemctl && !facts.linger) {
+    problems.push(
+      `lingering is off for ${facts.user || 'the user'}: the controller would stop at logout — run sudo loginctl enable-linger ${facts.user || 'USER'}`,
+    );
+  }
+  if (facts.port !== 'free' && !facts.controllerActive) {
+    problems.push(
+      facts.port === 'EADDRINUSE'
+        ? `${listen} is taken by another program on the host: choose another --port`
+        : facts.port === 'EADDRNOTAVAIL'
+          ? `the host has no address ${listen.replace(/:\d+$/, '')}: give --address one of its own`
+          : `cannot tell whether ${listen} is free on the host (${facts.port})`,
+    );
+  }
+  return problems;
+}

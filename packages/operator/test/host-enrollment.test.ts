@@ -1,0 +1,185 @@
+/**
+ * `fleet host add`'s pure parts (contract §12.1): the SSH address and host-key pin it accepts, what
+ * it reads from the host's probe, what stops an enrollment (with the fix), the node policy and
+ * fleet.yaml entry it writes. The end-to-end run is test/e2e/host-add.test.ts.
+ */
+import { expect } from 'chai';
+import { parseManifest } from '@fleet/core';
+import {
+  controllerUrl,
+  enrollmentPolicy,
+  hostEntryFor,
+  OPERATOR_TOKEN_SCOPES,
+  type EnrollmentInput,
+} from '../src/host/enrollment.js';
+import { manifestWithHost } from '../src/host/fleet-files.js';
+import { enrollmentProblems, parseProbe, type HostFacts } from '../src/host/probe.js';
+import { parseHostKeyPin, parseSshAddress } from '../src/host/ssh-session.js';
+
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
+
+describe('host add: the SSH address', () => {
+  const cases: [string, { user: string; host: string; port: number } | null][] = [
+    ['me@10.0.0.2', { user: 'me', host: '10.0.0.2', port: 22 }],
+    ['me@box.lan:2222', { user: 'me', host: 'box.lan', port: 2222 }],
+    ['me@[fd00::2]:22', { user: 'me', host: 'fd00::2', port: 22 }],
+    ['10.0.0.2', null],
+    ['me@-oProxyCommand=x', null],
+    ['me@host:0', null],
+    ['me@host:70000', null],
+    ['Me@host', null],
+    ['me@host;id', null],
+  ];
+  for (const [text, expected] of cases) {
+    it(`${JSON.stringify(text)} → ${expected === null ? 'USAGE' : JSON.stringify(expected)}`, () => {
+      if (expected === null) expect(() => parseSshAddress(text)).to.throw(/USER@HOST/);
+      else expect(parseSshAddress(text)).to.deep.equal(expected);
+    });
+  }
+});
+
+describe('host add: the host key pin', () => {
+  it('takes a public key line (its comment dropped) or a SHA256 fingerprint', () => {
+    expect(parseHostKeyPin(`${KEY} root@box`)).to.deep.equal({ line: KEY });
+    const fingerprint = 'SHA256:' + 'A'.repeat(43);
+    expect(parseHostKeyPin(fingerprint)).to.deep.equal({ fingerprint });
+  });
+  for (const bad of ['', 'SHA256:short', 'md5:aa:bb', 'ssh-ed25519 notbase64!', 'yes']) {
+    it(`refuses ${JSON.stringify(bad)}`, () => {
+      expect(() => parseHostKeyPin(bad)).to.throw(/--host-key/);
+    });
+  }
+});
+
+const PROBE = [
+  'os=Linux',
+  'arch=x86_64',
+  'user=me',
+  'uid=1000',
+  'home=/home/me',
+  'node=/usr/bin/node',
+  'nodeVersion=v20.20.2',
+  'tar=yes',
+  'systemctl=yes',
+  'manager=running',
+  'linger=yes',
+  'controller=inactive',
+  'port=free',
+  `generation=${'a'.repeat(64)}`,
+  'generation=not-a-build-id',
+  `artifact=${'b'.repeat(64)}`,
+].join('\n');
+
+describe('host add: the probe', () => {
+  it('reads every fact, ignoring what is not a build id', () => {
+    const facts = parseProbe(PROBE);
+    expect(facts).to.include({
+      os: 'Linux',
+      user: 'me',
+      uid: 1000,
+      home: '/home/me',
+      node: '/usr/bin/node',
+      nodeVersion: '20.20.2',
+      linger: true,
+      port: 'free',
+      controllerActive: false,
+      certificate: null,
+    });
+    expect(facts.generations).to.deep.equal(['a'.repeat(64)]);
+    expect(facts.artifacts).to.deep.equal(['b'.repeat(64)]);
+  });
+  it('reads an empty answer as a host that has nothing', () => {
+    const facts = parseProbe('');
+    expect(facts).to.include({ node: null, tar: false, systemctl: false, manager: 'absent' });
+  });
+});
+
+describe('host add: what stops an enrollment, and what to run', () => {
+  const base = parseProbe(PROBE);
+  const cases: [string, Partial<HostFacts>, RegExp | null][] = [
+    ['a ready host', {}, null],
+    ['macOS', { os: 'Darwin' }, /launchd adapter is not built yet/],
+    ['no Node.js', { node: null, nodeVersion: null }, /install Node\.js 20\.19\.0 or later/],
+    ['an old Node.js', { nodeVersion: '18.19.0' }, /older than fleet's floor/],
+    ['lingering off', { linger: false }, /sudo loginctl enable-linger me/],
+    ['no user manager', { manager: 'offline' }, /enable-linger me/],
+    ['no systemctl', { systemctl: false }, /apt install systemd/],
+    ['the port taken', { port: 'EADDRINUSE' }, /taken by another program.*--port/],
+    ['no such address', { port: 'EADDRNOTAVAIL' }, /give --address/],
+    ['the port held by our own controller', { port: 'EADDRINUSE', controllerActive: true }, null],
+  ];
+  for (const [what, change, expected] of cases) {
+    it(`${what}: ${expected === null ? 'none' : expected.source}`, () => {
+      const problems = enrollmentProblems({ ...base, ...change }, '10.0.0.2:7701');
+      if (expected === null) expect(problems).to.deep.equal([]);
+      else expect(problems.join('\n')).to.match(expected);
+    });
+  }
+});
+
+const INPUT: EnrollmentInput = {
+  name: 'alpha',
+  ssh: { user: 'me', host: '10.0.0.2', port: 22 },
+  hostKey: KEY,
+  address: '10.0.0.2',
+  port: 7701,
+  domains: ['files', 'router'],
+  filesPaths: ['~/.zshrc', '~/.config/git/config'],
+  tools: [],
+};
+const FINGERPRINT = `sha256:${Array.from({ length: 32 }, () => 'AB').join(':')}`;
+
+describe('host add: what it writes', () => {
+  it('a node policy serving exactly the files.yaml paths, no globs, no actions', () => {
+    const policy = enrollmentPolicy(INPUT);
+    expect(policy.domains).to.deep.equal({
+      files: { patterns: ['~/.config/git/config', '~/.zshrc'] },
+      router: {},
+    });
+    expect(policy.bootstrap).to.deep.equal({ allow: true, supervisors: ['systemd-user'] });
+    expect(policy.supervisor).to.deep.equal({
+      kind: 'systemd-user',
+      unit: 'fleet-controller.service',
+    });
+  });
+  it('a token without node-admin:tokens (token administration stays on SSH)', () => {
+    expect(OPERATOR_TOKEN_SCOPES).to.not.include('node-admin:tokens');
+    expect(OPERATOR_TOKEN_SCOPES).to.include.members([
+      'config:read',
+      'config:install',
+      'runtime:upgrade',
+    ]);
+  });
+  it('an https URL, brackets for IPv6', () => {
+    expect(controllerUrl('10.0.0.2', 7701)).to.equal('https://10.0.0.2:7701');
+    expect(controllerUrl('fd00::2', 7701)).to.equal('https://[fd00::2]:7701');
+  });
+  it('a fleet.yaml entry that validates, comments and other hosts kept', () => {
+    const text = [
+      '# my fleet',
+      'apiVersion: fleet/v1',
+      'canonicalVersion: 0.1.0',
+      'hosts:',
+      '  other: # kept',
+      '    controller: http://127.0.0.1:7701',
+      '    platform: linux',
+      '    supervisor: systemd-user',
+      '',
+    ].join('\n');
+    const edited = manifestWithHost(text, 'alpha', hostEntryFor(INPUT, FINGERPRINT));
+    expect(edited).to.contain('# my fleet').and.contain('# kept');
+    const manifest = parseManifest(edited);
+    expect(manifest.hosts['alpha']?.controller).to.equal('https://10.0.0.2:7701');
+    expect(manifest.hosts['alpha']?.tls?.fingerprint).to.equal(FINGERPRINT);
+    expect(manifest.hosts['alpha']?.ssh?.hostKey).to.equal(KEY);
+    const removed = parseManifest(manifestWithHost(edited, 'alpha', null));
+    expect(Object.keys(removed.hosts)).to.deep.equal(['other']);
+  });
+  it('into an empty hosts map (fleet init --no-example-host)', () => {
+    const text = 'apiVersion: fleet/v1\ncanonicalVersion: 0.1.0\nhosts: {}\n';
+    const manifest = parseManifest(
+      manifestWithHost(text, 'alpha', hostEntryFor(INPUT, FINGERPRINT)),
+    );
+    expect(Object.keys(manifest.hosts)).to.deep.equal(['alpha']);
+  });
+});

@@ -1,0 +1,197 @@
+/**
+ * The first day on real machines (issue 35, docs/getting-started.md): two hosts that are not
+ * loopback — each a network namespace with its own address, a real sshd and a real `systemd
+ * --user` manager for its own Unix user (test/src/netns-host.ts) — enrolled from nothing with
+ * `fleet host add`, a dotfile applied and drift read over TLS at the namespaces' addresses, a hand
+ * edit seen as diverged, one host removed.
+ */
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { packedRuntimeArtifact, type RuntimeArtifact } from '../src/artifact.js';
+import { fleet, json, tempDir } from '../src/fleet.js';
+import { startNetnsHosts, type NetnsHost } from '../src/netns-host.js';
+import { generateKey, run } from '../src/sshd.js';
+
+const DOTFILE = '.config/fleet-demo/hello.conf';
+
+/** `SHA256:…` of an OpenSSH public key line, as ssh-keygen -l prints it. */
+function fingerprintOf(line: string): string {
+  const blob = Buffer.from(line.split(' ')[1] as string, 'base64');
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
+}
+
+describe('fleet host add: two hosts in network namespaces, from nothing (getting-started)', function () {
+  this.timeout(600_000);
+  let dir: { path: string; cleanup: () => Promise<void> } | undefined;
+  let hosts: NetnsHost[] = [];
+  let alpha: NetnsHost;
+  let beta: NetnsHost;
+  let key: { privateKey: string; publicKey: string };
+  let artifact: RuntimeArtifact;
+  let repo: string;
+  let env: Record<string, string>;
+  const add = (host: NetnsHost, ...extra: string[]) =>
+    fleet(
+      [
+        'host',
+        'add',
+        host.name,
+        '--ssh',
+        `${host.user}@${host.address}`,
+        '--identity',
+        key.privateKey,
+        '--repo',
+        repo,
+        ...extra,
+      ],
+      { env },
+    );
+
+  before(async function () {
+    dir = await tempDir('fleet-host-add-');
+    key = await generateKey(join(dir.path, 'operator_ed25519'));
+    hosts = await startNetnsHosts(this, [{ name: 'alpha' }, { name: 'beta' }], {
+      authorizedKey: key.publicKey,
+    });
+    [alpha, beta] = hosts as [NetnsHost, NetnsHost];
+    artifact = await packedRuntimeArtifact();
+    env = {
+      FLEET_CREDENTIALS: join(dir.path, 'config', 'credentials.json'),
+      SSH_AUTH_SOCK: '',
+    };
+    repo = join(dir.path, 'my-fleet');
+    const init = await fleet(['init', repo, '--no-example-host'], { env });
+    expect(init.exitCode, init.stderr).to.equal(0);
+    // The runtime pinned as `fleet release` would pin it (issue 36 makes that one command).
+    await mkdir(join(repo, 'artifacts'));
+    await copyFile(artifact.path, join(repo, 'artifacts', 'fleet-cli.tgz'));
+    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    await writeFile(
+      join(repo, 'fleet.yaml'),
+      manifest.replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${artifact.version}`) +
+        `artifacts:\n  - version: ${artifact.version}\n    file: artifacts/fleet-cli.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n`,
+    );
+    await run('git', ['-C', repo, 'add', '-A']);
+    await run('git', [
+      '-C',
+      repo,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@t',
+      'commit',
+      '-qm',
+      'pin the runtime',
+    ]);
+  });
+  after(async () => {
+    for (const host of hosts) await host.stop();
+    await dir?.cleanup();
+  });
+
+  it('shows the plan without --confirm: the host key to compare, the policy, nothing changed', async () => {
+    const planned = await add(alpha);
+    expect(planned.exitCode, planned.stderr).to.equal(0);
+    expect(planned.stdout).to.contain(fingerprintOf(alpha.hostKey));
+    expect(planned.stdout).to.contain(`https://${alpha.address}:7701`);
+    expect(planned.stdout).to.contain(`~/${DOTFILE}`);
+    expect(planned.stdout).to.contain('to upload');
+    const refused = await add(alpha, '--confirm');
+    expect(refused.exitCode, refused.stderr).to.equal(7);
+    expect(refused.stderr).to.contain(fingerprintOf(alpha.hostKey));
+    const state = await alpha.systemctl('is-active', 'fleet-controller.service');
+    expect(state.stdout.trim()).to.not.equal('active');
+  });
+
+  it('enrolls alpha over SSH, reachable over TLS at its own address, and commits it', async () => {
+    const added = await add(
+      alpha,
+      '--host-key',
+      fingerprintOf(alpha.hostKey),
+      '--confirm',
+      '--json',
+    );
+    expect(added.exitCode, added.stderr).to.equal(0);
+    const result = json<{
+      outcome: string;
+      bytesSent: number;
+      fingerprint: string;
+      commit: string;
+    }>(added);
+    expect(result.outcome).to.equal('enrolled');
+    expect(result.bytesSent).to.equal(artifact.bytes);
+    expect(result.fingerprint).to.match(/^sha256:[0-9A-F:]+$/);
+    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    expect(manifest).to.contain(`controller: https://${alpha.address}:7701`);
+    expect(manifest).to.contain(result.fingerprint);
+    const log = await run('git', ['-C', repo, 'log', '-1', '--format=%B']);
+    expect(log.stdout).to.contain(`host add alpha: https://${alpha.address}:7701`);
+    expect(log.stdout).to.contain(artifact.sha256);
+    const credentials = JSON.parse(await readFile(env['FLEET_CREDENTIALS'] as string, 'utf8')) as {
+      hosts: Record<string, { token: string }>;
+    };
+    expect(credentials.hosts['alpha']?.token).to.match(/^flt_/);
+    // The TLS key was made on the host and stays there.
+    const keyFile = await alpha.run([
+      'stat',
+      '-c',
+      '%a',
+      `${alpha.home}/.config/fleet/tls/controller-key.pem`,
+    ]);
+    expect(keyFile.stdout.trim()).to.equal('600');
+  });
+
+  it('changes nothing and sends nothing when alpha is added again', async () => {
+    const again = await add(alpha, '--confirm', '--json');
+    expect(again.exitCode, again.stderr).to.equal(0);
+    const result = json<{ outcome: string; bytesSent: number }>(again);
+    expect(result.outcome).to.equal('unchanged');
+    expect(result.bytesSent).to.equal(0);
+  });
+
+  it('enrolls beta, applies the dotfile to both and reads drift clean over TLS', async () => {
+    const added = await add(beta, '--host-key', beta.hostKey, '--confirm');
+    expect(added.exitCode, added.stderr).to.equal(0);
+    const apply = await fleet(['apply', '--confirm', '--repo', repo], { env });
+    expect(apply.exitCode, apply.stdout + apply.stderr).to.equal(0);
+    for (const host of hosts) {
+      const content = await host.run(['cat', `${host.home}/${DOTFILE}`]);
+      expect(content.stdout).to.contain('hello from the fleet');
+    }
+    const drift = await fleet(['drift', '--repo', repo], { env });
+    expect(drift.exitCode, drift.stdout + drift.stderr).to.equal(0);
+  });
+
+  it('shows a hand edit on alpha as diverged', async () => {
+    await alpha.run(['sh', '-c', `echo 'greeting = changed by hand' > ${alpha.home}/${DOTFILE}`]);
+    const drift = await fleet(['drift', '--repo', repo, '--json'], { env });
+    expect(drift.exitCode, drift.stderr).to.equal(1);
+    expect(drift.stdout).to.contain('diverged');
+  });
+
+  it('removes beta: controller stopped, tokens revoked, fleet.yaml without it, files left', async () => {
+    const removed = await fleet(
+      [
+        'host',
+        'remove',
+        'beta',
+        '--identity',
+        key.privateKey,
+        '--repo',
+        repo,
+        '--confirm',
+        '--json',
+      ],
+      { env },
+    );
+    expect(removed.exitCode, removed.stderr).to.equal(0);
+    expect(json<{ revoked: string[] }>(removed).revoked).to.have.length(1);
+    const state = await beta.systemctl('is-active', 'fleet-controller.service');
+    expect(state.stdout.trim()).to.not.equal('active');
+    expect(await readFile(join(repo, 'fleet.yaml'), 'utf8')).to.not.contain('beta:');
+    const content = await beta.run(['cat', `${beta.home}/${DOTFILE}`]);
+    expect(content.stdout).to.contain('hello from the fleet');
+  });
+});
