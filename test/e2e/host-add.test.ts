@@ -6,7 +6,7 @@
  * edit seen as diverged, one host removed.
  */
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { packedRuntimeArtifact, type RuntimeArtifact } from '../src/artifact.js';
@@ -64,31 +64,50 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     repo = join(dir.path, 'my-fleet');
     const init = await fleet(['init', repo, '--no-example-host'], { env });
     expect(init.exitCode, init.stderr).to.equal(0);
-    // The runtime pinned as `fleet release` would pin it (issue 36 makes that one command).
-    await mkdir(join(repo, 'artifacts'));
-    await copyFile(artifact.path, join(repo, 'artifacts', 'fleet-cli.tgz'));
-    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
-    await writeFile(
-      join(repo, 'fleet.yaml'),
-      manifest.replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${artifact.version}`) +
-        `artifacts:\n  - version: ${artifact.version}\n    file: artifacts/fleet-cli.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n`,
-    );
-    await run('git', ['-C', repo, 'add', '-A']);
-    await run('git', [
-      '-C',
-      repo,
-      '-c',
-      'user.name=t',
-      '-c',
-      'user.email=t@t',
-      'commit',
-      '-qm',
-      'pin the runtime',
-    ]);
+    // Step 2: the runtime, packed from this checkout and pinned (out of git history).
+    const released = await fleet(['release', '--confirm', '--repo', repo, '--json'], { env });
+    expect(released.exitCode, released.stderr).to.equal(0);
+    expect(json<{ sha256: string }>(released).sha256).to.equal(artifact.sha256);
   });
   after(async () => {
     for (const host of hosts) await host.stop();
     await dir?.cleanup();
+  });
+
+  it('keeps the release out of git history and pins it; a second release changes nothing', async () => {
+    const tracked = await run('git', ['-C', repo, 'ls-files']);
+    expect(tracked.stdout).to.not.contain('.tgz');
+    expect(await readFile(join(repo, '.gitignore'), 'utf8')).to.contain('/.fleet/');
+    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    expect(manifest).to.contain(`canonicalVersion: ${artifact.version}`);
+    expect(manifest).to.contain(`file: .fleet/artifacts/${artifact.sha256}.tgz`);
+    const again = await fleet(['release', '--confirm', '--repo', repo, '--json'], { env });
+    expect(again.exitCode, again.stderr).to.equal(0);
+    expect(json<{ outcome: string; sha256: string }>(again)).to.include({
+      outcome: 'unchanged',
+      sha256: artifact.sha256,
+    });
+  });
+
+  it('release verify rebuilds the pin from its commit and restores a missing store', async function () {
+    if (artifact.commit.endsWith('-dirty')) {
+      // A checkout with uncommitted changes (a developer's tree) cannot rebuild its release.
+      const refused = await fleet(['release', 'verify', '--repo', repo], { env });
+      expect(refused.exitCode, refused.stderr).to.equal(2);
+      expect(refused.stderr).to.contain('cannot be rebuilt from its commit');
+      return;
+    }
+    const store = join(repo, '.fleet', 'artifacts', `${artifact.sha256}.tgz`);
+    await rm(store);
+    const verified = await fleet(['release', 'verify', '--restore', '--repo', repo, '--json'], {
+      env,
+    });
+    expect(verified.exitCode, verified.stderr).to.equal(0);
+    expect(json<{ store: string; restored: boolean }>(verified)).to.include({
+      store: 'missing',
+      restored: true,
+    });
+    expect((await readFile(store)).length).to.equal(artifact.bytes);
   });
 
   it('shows the plan without --confirm: the host key to compare, the policy, nothing changed', async () => {

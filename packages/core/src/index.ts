@@ -101,6 +101,7 @@ export {
   type ScaffoldOptions,
   type ScaffoldResult,
 } from './repo/scaffold.js';
+export { manifestWithArtifact, manifestWithHost, type ArtifactPin } from './repo/manifest-edit.js';
 export { validateRepo, type ValidateInput, type ValidationReport } from './validate.js';
 export { createGit, identityArgs, type CatFileSession, type Git, type GitResult } from './git.js';
 
@@ -516,6 +517,12 @@ export * from './runtime/plan.js';
 export * from './runtime/listen.js';
 export * from './runtime/build-record.js';
 export * from './runtime/plugins.js';
+export {
+  RUNTIME_PACKAGE,
+  fleetCheckoutVersion,
+  npmPackRuntime,
+  pinnedPluginTarballs,
+} from './runtime/npm-pack.js';
 export {
   readPointerFacts,
   runtimeDisagreements,

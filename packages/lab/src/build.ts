@@ -19,8 +19,6 @@
  * uncommitted changes, which the commit would otherwise take along.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import {
   mkdir,
   mkdtemp,
@@ -35,7 +33,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FleetManifest, PinnedPlugin } from '@fleet/core';
 import { DEFAULT_LAB_DIR, labLayout } from './layout.js';
-import { npmPackRuntime } from './npm-pack.js';
 import { readLabDocument } from './state.js';
 import { editJsonText, editTarballFiles } from './tarball-edit.js';
 
@@ -74,7 +71,6 @@ export interface LabBuildResult {
 }
 
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
-const CLI_PACKAGE = '@fleet/cli';
 
 /**
  * Why fleet.yaml cannot take version `version` (pure): not a semantic version, or already listed.
@@ -89,59 +85,6 @@ export function labBuildRefusal(manifest: FleetManifest, version: string): strin
     return `fleet.yaml already lists version ${version} (${listed.file}): give another --version`;
   }
   return null;
-}
-
-/** The checkout's @fleet/cli version; `USAGE` when `root` is not a fleet checkout. */
-async function checkoutVersion(root: string): Promise<string> {
-  const { FleetError } = await import('@fleet/core');
-  const notCheckout = (why: string) =>
-    new FleetError(
-      'USAGE',
-      `fleet runs from ${root}, which is not a fleet checkout (${why}): lab build packs the runtime with npm pack -w packages/cli from the checkout the CLI runs from`,
-    );
-  let workspace: { workspaces?: unknown };
-  let cli: { name?: unknown; version?: unknown };
-  try {
-    workspace = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as typeof workspace;
-    cli = JSON.parse(
-      await readFile(join(root, 'packages', 'cli', 'package.json'), 'utf8'),
-    ) as typeof cli;
-  } catch {
-    throw notCheckout('no workspace package.json with packages/cli');
-  }
-  if (!Array.isArray(workspace.workspaces) || cli.name !== CLI_PACKAGE) {
-    throw notCheckout(`no workspace holding ${CLI_PACKAGE}`);
-  }
-  if (!existsSync(join(root, '.git'))) throw notCheckout('not a git work tree');
-  if (typeof cli.version !== 'string') throw notCheckout('packages/cli has no version');
-  return cli.version;
-}
-
-/** The pinned plugins' tarballs in the repo, each checked against its pin. */
-async function pinnedTarballs(repo: string, manifest: FleetManifest): Promise<string[]> {
-  const { FleetError, pinnedTarballPath } = await import('@fleet/core');
-  const files: string[] = [];
-  for (const plugin of manifest.plugins) {
-    const rel = pinnedTarballPath(plugin);
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(join(repo, rel));
-    } catch {
-      throw new FleetError(
-        'ARTIFACT_PLUGINS',
-        `fleet.yaml pins plugin ${plugin.name} ${plugin.version}, but ${rel} is missing: put its npm pack tarball there`,
-      );
-    }
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    if (sha256 !== plugin.sha256) {
-      throw new FleetError(
-        'ARTIFACT_PLUGINS',
-        `${rel} has sha256 ${sha256}, but fleet.yaml pins ${plugin.name} ${plugin.version} at ${plugin.sha256}`,
-      );
-    }
-    files.push(join(repo, rel));
-  }
-  return files;
 }
 
 /** The packed tarball with its package's version set to `to`, the build record saying so. */
@@ -178,24 +121,6 @@ async function packedIdentity(tgz: Buffer, file: string, version: string) {
       : `${file} is version ${String(pkg.version)}, not ${version}`;
   if (problem !== null) throw new core.FleetError('GENERATION_INVALID', problem);
   return record;
-}
-
-/** fleet.yaml's text with the artifact appended to `artifacts` (comments and layout kept). */
-function manifestWith(
-  text: string,
-  entry: { version: string; file: string; sha256: string; commit: string },
-  canonical: boolean,
-): string {
-  // The yaml library's CommonJS build, as core loads it: only this verb edits YAML in the lab.
-  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
-  const doc = yaml.parseDocument(text);
-  const artifacts = doc.get('artifacts');
-  if (yaml.isSeq(artifacts)) {
-    artifacts.flow = false;
-    artifacts.add(doc.createNode(entry));
-  } else doc.set('artifacts', doc.createNode([entry]));
-  if (canonical) doc.set('canonicalVersion', entry.version);
-  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 async function writeAtomic(path: string, data: Buffer | string): Promise<void> {
@@ -261,7 +186,7 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
   });
   const manifest = core.parseManifest(manifestText);
   const checkout = await realpath(options.checkout);
-  const from = await checkoutVersion(checkout);
+  const from = await core.fleetCheckoutVersion(checkout);
   const version = options.version ?? from;
   const refusal = labBuildRefusal(manifest, version);
   if (refusal !== null) throw new core.FleetError('USAGE', refusal);
@@ -273,16 +198,16 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
       `${manifestPath} has uncommitted changes: commit or discard them first (lab build commits fleet.yaml)`,
     );
   }
-  const plugins = await pinnedTarballs(repo, manifest);
+  const plugins = await core.pinnedPluginTarballs(repo, manifest);
 
-  const file = `artifacts/${core.packedFileName(CLI_PACKAGE, version)}`;
+  const file = `artifacts/${core.packedFileName(core.RUNTIME_PACKAGE, version)}`;
   const scratch = await mkdtemp(join(tmpdir(), 'fleet-lab-build-'));
   let tgz: Buffer;
   try {
     options.progress?.(
       `packing the runtime from ${checkout} (npm pack -w packages/cli${plugins.length > 0 ? `, ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}` : ''})…`,
     );
-    tgz = await readFile(await npmPackRuntime(checkout, scratch, plugins));
+    tgz = await readFile(await core.npmPackRuntime(checkout, scratch, plugins));
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -301,8 +226,7 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
   await mkdir(join(repo, 'artifacts'), { recursive: true });
   await writeAtomic(join(repo, ...file.split('/')), tgz);
   const canonical = options.canonical === true;
-  const edited = manifestWith(manifestText, { version, file, sha256, commit }, canonical);
-  core.parseManifest(edited); // what is committed must itself be a valid fleet.yaml
+  const edited = core.manifestWithArtifact(manifestText, { version, file, sha256, commit }, canonical);
   await writeAtomic(manifestPath, edited);
   await git.run(['add', '--', core.MANIFEST_FILE, file]);
   await git.run([
@@ -310,7 +234,7 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
     'commit',
     '--quiet',
     '-m',
-    `lab build: ${CLI_PACKAGE} ${version}${version === from ? '' : ` (version set by fleet lab build, from ${from})`}, built from ${commit}${canonical ? '; canonicalVersion' : ''}`,
+    `lab build: ${core.RUNTIME_PACKAGE} ${version}${version === from ? '' : ` (version set by fleet lab build, from ${from})`}, built from ${commit}${canonical ? '; canonicalVersion' : ''}`,
     '--',
     core.MANIFEST_FILE,
     file,

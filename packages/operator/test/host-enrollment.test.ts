@@ -4,7 +4,7 @@
  * fleet.yaml entry it writes. The end-to-end run is test/e2e/host-add.test.ts.
  */
 import { expect } from 'chai';
-import { parseManifest } from '@fleet/core';
+import { manifestWithHost, parseManifest } from '@fleet/core';
 import {
   controllerUrl,
   enrollmentPolicy,
@@ -12,7 +12,6 @@ import {
   OPERATOR_TOKEN_SCOPES,
   type EnrollmentInput,
 } from '../src/host/enrollment.js';
-import { manifestWithHost } from '../src/host/fleet-files.js';
 import { enrollmentProblems, parseProbe, type HostFacts } from '../src/host/probe.js';
 import { parseHostKeyPin, parseSshAddress } from '../src/host/ssh-session.js';
 

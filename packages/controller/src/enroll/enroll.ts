@@ -25,7 +25,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import * as z from 'zod';
+import * as z from '@fleet/core/zod';
 import {
   FleetError,
   isScope,

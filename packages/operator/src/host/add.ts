@@ -20,7 +20,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as z from 'zod';
+import * as z from '@fleet/core/zod';
 import * as core from '@fleet/core';
 import { acceptRuntime } from '@fleet/controller';
 import type { BootstrapPlan, FleetManifest, HostEntry, Registry } from '@fleet/core';

@@ -12,7 +12,6 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import * as core from '@fleet/core';
 import type { HostEntry } from '@fleet/core';
-import { isMap, parseDocument } from 'yaml';
 import type { LoadedArtifact } from '../runtime/artifact.js';
 
 const HOSTS_DIR = 'hosts';
@@ -32,16 +31,6 @@ async function writeAtomic(path: string, text: string): Promise<void> {
     await unlink(temp).catch(() => undefined);
     throw error;
   }
-}
-
-/** fleet.yaml's text with `hosts.<name>` set to `entry` (`null`: removed). Pure. */
-export function manifestWithHost(text: string, name: string, entry: HostEntry | null): string {
-  const doc = parseDocument(text);
-  if (entry === null) doc.deleteIn(['hosts', name]);
-  else doc.setIn(['hosts', name], doc.createNode(entry, { flow: false }));
-  const hosts = doc.get('hosts');
-  if (isMap(hosts)) hosts.flow = false;
-  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 /** Refuses when `paths` have uncommitted changes: the commit would take them along. */
@@ -70,7 +59,7 @@ export async function commitHostFiles(
   const manifestPath = join(root, core.MANIFEST_FILE);
   const variables = `${HOSTS_DIR}/${name}.yaml`;
   const text = await readFile(manifestPath, 'utf8');
-  const edited = manifestWithHost(text, name, entry);
+  const edited = core.manifestWithHost(text, name, entry);
   const parsedEntry = core.parseManifest(edited).hosts[name];
   const unchanged =
     existing !== undefined &&
@@ -110,7 +99,7 @@ export async function commitHostFiles(
 export async function commitHostRemoval(root: string, name: string): Promise<string> {
   const manifestPath = join(root, core.MANIFEST_FILE);
   await requireCommitted(root, [core.MANIFEST_FILE]);
-  const edited = manifestWithHost(await readFile(manifestPath, 'utf8'), name, null);
+  const edited = core.manifestWithHost(await readFile(manifestPath, 'utf8'), name, null);
   core.parseManifest(edited);
   await writeAtomic(manifestPath, edited);
   const git = core.createGit(root);

@@ -1,13 +1,77 @@
 /**
- * `npm pack -w packages/cli` in a fleet checkout, for `fleet lab build` (build.ts): the release
- * path itself — @fleet/cli's prepack writes the build record, carries the plugins named by
+ * `npm pack -w packages/cli` in a fleet checkout, for `fleet release` and `fleet lab build`: the
+ * release path itself — @fleet/cli's prepack writes the build record, carries the plugins named by
  * `FLEET_RUNTIME_PLUGINS` and bundles the dependencies (docs/runtime-lifecycle.md) — with none of
  * an outer npm's settings that would change what is packed or where.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
+import { FleetError } from '../errors.js';
+import type { FleetManifest } from '../repo/schema.js';
+import { pinnedTarballPath } from './plugins.js';
+
+/** The runtime's package: what `npm pack -w packages/cli` packs. */
+export const RUNTIME_PACKAGE = '@fleet/cli';
+
+/**
+ * The @fleet/cli version of the fleet checkout at `root` (the workspace the running CLI belongs
+ * to); `USAGE` when `root` is not one — a fleet installed from a tarball cannot pack itself.
+ */
+export async function fleetCheckoutVersion(root: string): Promise<string> {
+  const notCheckout = (why: string) =>
+    new FleetError(
+      'USAGE',
+      `fleet runs from ${root}, which is not a fleet checkout (${why}): the runtime is packed with npm pack -w packages/cli from the checkout the CLI runs from`,
+    );
+  let workspace: { workspaces?: unknown };
+  let cli: { name?: unknown; version?: unknown };
+  try {
+    workspace = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as typeof workspace;
+    cli = JSON.parse(
+      await readFile(join(root, 'packages', 'cli', 'package.json'), 'utf8'),
+    ) as typeof cli;
+  } catch {
+    throw notCheckout('no workspace package.json with packages/cli');
+  }
+  if (!Array.isArray(workspace.workspaces) || cli.name !== RUNTIME_PACKAGE) {
+    throw notCheckout(`no workspace holding ${RUNTIME_PACKAGE}`);
+  }
+  if (!existsSync(join(root, '.git'))) throw notCheckout('not a git work tree');
+  if (typeof cli.version !== 'string') throw notCheckout('packages/cli has no version');
+  return cli.version;
+}
+
+/** The tarballs of the plugins fleet.yaml pins (contract §10.5), each checked against its pin. */
+export async function pinnedPluginTarballs(
+  repo: string,
+  manifest: FleetManifest,
+): Promise<string[]> {
+  const files: string[] = [];
+  for (const plugin of manifest.plugins) {
+    const rel = pinnedTarballPath(plugin);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(join(repo, rel));
+    } catch {
+      throw new FleetError(
+        'ARTIFACT_PLUGINS',
+        `fleet.yaml pins plugin ${plugin.name} ${plugin.version}, but ${rel} is missing: put its npm pack tarball there`,
+      );
+    }
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    if (sha256 !== plugin.sha256) {
+      throw new FleetError(
+        'ARTIFACT_PLUGINS',
+        `${rel} has sha256 ${sha256}, but fleet.yaml pins ${plugin.name} ${plugin.version} at ${plugin.sha256}`,
+      );
+    }
+    files.push(join(repo, rel));
+  }
+  return files;
+}
 
 /** The environment for npm: none of an outer npm's settings that would change what is packed or where. */
 function npmEnv(plugins: readonly string[]): NodeJS.ProcessEnv {
@@ -30,8 +94,7 @@ export async function npmPackRuntime(
   checkout: string,
   destination: string,
   plugins: readonly string[],
-) {
-  const { FleetError } = await import('@fleet/core');
+): Promise<string> {
   const args = ['pack', '-w', 'packages/cli', '--pack-destination', destination, '--json'];
   const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
     (resolve, reject) => {

@@ -1,0 +1,45 @@
+import { FleetCommand } from '../../base-command.js';
+import { Flags } from '@fleet/core/command';
+
+export default class Release extends FleetCommand {
+  static override summary =
+    "Pack the runtime of the fleet you run and pin it as fleet.yaml's canonicalVersion.";
+  static override description = `Runs npm pack -w packages/cli in the checkout this fleet runs from (its prepack writes the build record — the commit it was packed from — bundles the dependencies and carries the plugins fleet.yaml pins), keeps the tarball in the repository's artifact store .fleet/artifacts/<sha256>.tgz (git-ignored: the bytes stay out of history), pins it in fleet.yaml's artifacts with its sha256 and commit, sets canonicalVersion, and commits. The version is the checkout's @fleet/cli version. Packing one commit twice gives the same bytes: a version already pinned at the same sha256 changes nothing; at another sha256 it is refused (bump the version). fleet release verify rebuilds a pinned release and compares it. Without --confirm it says what it would pack. Packing takes about a minute; progress goes to stderr. See docs/releases.md.`;
+  static override examples = [
+    '<%= config.bin %> release',
+    '<%= config.bin %> release --confirm',
+    '<%= config.bin %> release --confirm --json',
+  ];
+  static override baseFlags = { ...FleetCommand.repoFlags };
+  static override flags = {
+    confirm: Flags.boolean({ description: 'really pack, pin and commit', default: false }),
+  };
+
+  async run(): Promise<Record<string, unknown>> {
+    const { flags } = await this.parse(Release);
+    const path = await import('node:path');
+    const { release } = await import('@fleet/operator/release/release.js');
+    const result = await release({
+      root: await this.findRepo(flags.repo),
+      // packages/cli → the workspace root it belongs to
+      checkout: path.resolve(this.config.root, '..', '..'),
+      confirm: flags.confirm,
+      progress: (line) => this.note(line),
+    });
+    for (const warning of result.warnings) this.note(warning);
+    if (result.outcome === 'planned') {
+      this.log(
+        `release would pack @fleet/cli ${result.version} from ${result.checkout}${result.plugins.length > 0 ? ` with ${result.plugins.map((p) => `${p.name} ${p.version}`).join(', ')}` : ''}, keep it in .fleet/artifacts/ and pin it as canonicalVersion. Run again with --confirm.`,
+      );
+    } else if (result.outcome === 'unchanged') {
+      this.log(
+        `@fleet/cli ${result.version} is pinned already with these very bytes (sha256 ${result.sha256}): nothing changed.`,
+      );
+    } else {
+      this.log(
+        `Released @fleet/cli ${result.version}: ${result.file} (${result.bytes} bytes), built from ${result.commit}; canonicalVersion, commit ${result.repoCommit?.slice(0, 12)}.`,
+      );
+    }
+    return { ...result };
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Edits of fleet.yaml made by fleet's own verbs (`fleet host add|remove`, `fleet release`,
+ * `fleet lab build`), pure: the text is edited as a YAML document — comments, key order and the
+ * rest of the file stay as the operator wrote them — and the result must itself be a valid
+ * fleet.yaml (contract §3), or the edit throws before anything is written.
+ */
+import type { HostEntry } from './schema.js';
+import { parseManifest } from './load.js';
+import { yamlLibrary } from '../yaml.js';
+
+/** One `artifacts` entry (contract §3). */
+export interface ArtifactPin {
+  readonly version: string;
+  readonly file: string;
+  readonly sha256: string;
+  readonly commit: string;
+}
+
+function render(doc: ReturnType<ReturnType<typeof yamlLibrary>['parseDocument']>): string {
+  const text = doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+  parseManifest(text); // what a verb writes must itself validate
+  return text;
+}
+
+/** fleet.yaml's text with `hosts.<name>` set to `entry` (`null`: removed). */
+export function manifestWithHost(text: string, name: string, entry: HostEntry | null): string {
+  const yaml = yamlLibrary();
+  const doc = yaml.parseDocument(text);
+  if (entry === null) doc.deleteIn(['hosts', name]);
+  else doc.setIn(['hosts', name], doc.createNode(entry, { flow: false }));
+  const hosts = doc.get('hosts');
+  if (yaml.isMap(hosts)) hosts.flow = false;
+  return render(doc);
+}
+
+/**
+ * fleet.yaml's text with `pin` in `artifacts` — replacing an entry of the same version, else
+ * appended — and, with `canonical`, `canonicalVersion: pin.version`.
+ */
+export function manifestWithArtifact(text: string, pin: ArtifactPin, canonical: boolean): string {
+  const yaml = yamlLibrary();
+  const doc = yaml.parseDocument(text);
+  const node = doc.createNode({ ...pin });
+  const artifacts = doc.get('artifacts');
+  if (yaml.isSeq(artifacts)) {
+    artifacts.flow = false;
+    const at = artifacts.items.findIndex(
+      (item) => yaml.isMap(item) && item.get('version') === pin.version,
+    );
+    if (at === -1) artifacts.add(node);
+    else artifacts.set(at, node);
+  } else doc.set('artifacts', doc.createNode([pin]));
+  if (canonical) doc.set('canonicalVersion', pin.version);
+  return render(doc);
+}

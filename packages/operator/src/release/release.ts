@@ -1,0 +1,215 @@
+/**
+ * `fleet release` (docs/releases.md, ADR 0018): the runtime of the fleet you run, packed from the
+ * checkout the CLI belongs to — `npm pack -w packages/cli`, whose prepack writes the build record
+ * and carries the plugins fleet.yaml pins — into the repository's artifact store, pinned in
+ * fleet.yaml as `canonicalVersion` and committed.
+ *
+ * - **Out of git history.** The bytes go to `.fleet/artifacts/<sha256>.tgz`, which the repository
+ *   ignores (`/.fleet/` in `.gitignore`, added in the same commit); fleet.yaml pins the sha256 and
+ *   the commit the build record names. A clone without the store rebuilds the artifact with
+ *   `fleet release verify --restore` (release-verify.ts).
+ * - **One version, one build.** The version is the checkout's `@fleet/cli` version. Packing the
+ *   same commit again gives the same bytes (npm pack sorts entries and fixes times): a version
+ *   fleet.yaml already pins at the same sha256 is `unchanged`; at another sha256 it is refused —
+ *   a release is never silently replaced.
+ * - Refused before anything is packed: a fleet not run from a checkout, a fleet.yaml with
+ *   uncommitted changes (the commit would take them along); after packing, before anything is
+ *   written: a pinned plugin the artifact does not carry as pinned.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as core from '@fleet/core';
+import { loadArtifact } from '../runtime/artifact.js';
+
+/** The artifact store, relative to the repository root (git-ignored). */
+export const ARTIFACT_STORE = '.fleet/artifacts';
+const IGNORE_LINE = '/.fleet/';
+
+export interface ReleaseOptions {
+  /** The fleet repository. */
+  readonly root: string;
+  /** The fleet checkout the running CLI belongs to. */
+  readonly checkout: string;
+  readonly confirm: boolean;
+  readonly progress: (line: string) => void;
+}
+
+export interface ReleaseResult {
+  readonly outcome: 'planned' | 'released' | 'unchanged';
+  readonly version: string;
+  readonly checkout: string;
+  /** Relative to the repository: `.fleet/artifacts/<sha256>.tgz`; `null` when only planned. */
+  readonly file: string | null;
+  readonly sha256: string | null;
+  readonly bytes: number | null;
+  /** The commit label its build record names. */
+  readonly commit: string | null;
+  readonly plugins: readonly core.PinnedPlugin[];
+  /** The repository commit that pins it; `null` when nothing was committed. */
+  readonly repoCommit: string | null;
+  readonly warnings: readonly string[];
+}
+
+export function storeFile(sha256: string): string {
+  return `${ARTIFACT_STORE}/${sha256}.tgz`;
+}
+
+export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
+  const manifestPath = join(options.root, core.MANIFEST_FILE);
+  const manifestText = await readFile(manifestPath, 'utf8');
+  const manifest = core.parseManifest(manifestText);
+  const version = await core.fleetCheckoutVersion(options.checkout);
+  const git = core.createGit(options.root);
+  const dirty = await git.run(['status', '--porcelain=v1', '--', core.MANIFEST_FILE, '.gitignore']);
+  if (dirty.stdout.trim() !== '') {
+    throw new core.FleetError(
+      'REPO_DIRTY',
+      `${core.MANIFEST_FILE} or .gitignore has uncommitted changes: commit or discard them first (fleet release commits them); nothing was packed`,
+    );
+  }
+  const base = { version, checkout: options.checkout, plugins: manifest.plugins, warnings: [] };
+  if (!options.confirm) {
+    return {
+      ...base,
+      outcome: 'planned',
+      file: null,
+      sha256: null,
+      bytes: null,
+      commit: null,
+      repoCommit: null,
+    };
+  }
+  const plugins = await core.pinnedPluginTarballs(options.root, manifest);
+  const scratch = await mkdtemp(join(tmpdir(), 'fleet-release-'));
+  let tgz: Buffer;
+  try {
+    options.progress(
+      `packing ${core.RUNTIME_PACKAGE} ${version} from ${options.checkout} (npm pack -w packages/cli${plugins.length > 0 ? `, ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}` : ''})…`,
+    );
+    tgz = await readFile(await core.npmPackRuntime(options.checkout, scratch, plugins));
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  const sha256 = createHash('sha256').update(tgz).digest('hex');
+  const file = storeFile(sha256);
+  await writeStore(join(options.root, file), tgz);
+  // The same reading every later verb does: build record, version, the pinned plugins carried.
+  const artifact = await loadArtifact(options.root, file, undefined, manifest.plugins);
+  if (artifact.identity.version !== version) {
+    throw new core.FleetError(
+      'GENERATION_INVALID',
+      `${file} is version ${artifact.identity.version}, not the checkout's ${version}`,
+    );
+  }
+  const commit = artifact.identity.commit as string;
+  const warnings = core.isDirtyLabel(commit)
+    ? [
+        `warning: the checkout has uncommitted changes (${commit}): this release cannot be rebuilt from its commit (contract §1.8); commit them and release again`,
+      ]
+    : [];
+  const listed = manifest.artifacts.find((entry) => entry.version === version);
+  if (listed !== undefined && listed.sha256 !== sha256) {
+    throw new core.FleetError(
+      'USAGE',
+      `fleet.yaml already pins ${version} at sha256 ${listed.sha256.slice(0, 12)}, and this pack is ${sha256.slice(0, 12)} (built from ${commit}): a release is never replaced — bump packages/cli's version, commit, and release again`,
+    );
+  }
+  if (
+    listed !== undefined &&
+    listed.file === file &&
+    listed.commit === commit &&
+    manifest.canonicalVersion === version
+  ) {
+    return {
+      ...base,
+      warnings,
+      outcome: 'unchanged',
+      file,
+      sha256,
+      bytes: tgz.length,
+      commit,
+      repoCommit: null,
+    };
+  }
+  const edited = core.manifestWithArtifact(manifestText, { version, file, sha256, commit }, true);
+  await writeText(manifestPath, edited);
+  const ignored = await ensureIgnored(options.root);
+  await git.run(['add', '--', core.MANIFEST_FILE, ...(ignored ? ['.gitignore'] : [])]);
+  await git.run([
+    ...(await core.identityArgs(git)),
+    'commit',
+    '--quiet',
+    '-m',
+    `release ${core.RUNTIME_PACKAGE} ${version}: canonicalVersion`,
+    '-m',
+    [
+      `sha256   ${sha256}`,
+      `bytes    ${tgz.length}`,
+      `built    from ${commit}`,
+      `package  ${artifact.identity.package}`,
+      ...manifest.plugins.map((plugin) => `carries  ${plugin.name} ${plugin.version} ${plugin.sha256}`),
+    ].join('\n'),
+    '--',
+    core.MANIFEST_FILE,
+    ...(ignored ? ['.gitignore'] : []),
+  ]);
+  const repoCommit = (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
+  return {
+    ...base,
+    warnings,
+    outcome: 'released',
+    file,
+    sha256,
+    bytes: tgz.length,
+    commit,
+    repoCommit,
+  };
+}
+
+/** Writes a store file: exclusive temp file (0644), fsync, rename; the directory made first. */
+export async function writeStore(path: string, bytes: Buffer): Promise<void> {
+  await mkdir(join(path, '..'), { recursive: true });
+  if (existsSync(path)) {
+    const held = createHash('sha256').update(await readFile(path)).digest('hex');
+    if (`${held}.tgz` === path.split('/').pop()) return;
+  }
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(temp, 'wx', 0o644);
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, path).catch(async (error: unknown) => {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  });
+}
+
+async function writeText(path: string, text: string): Promise<void> {
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(temp, 'wx', 0o644);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, path);
+}
+
+/** Adds `/.fleet/` to the repository's .gitignore; true when the file changed. */
+async function ensureIgnored(root: string): Promise<boolean> {
+  const path = join(root, '.gitignore');
+  const text = await readFile(path, 'utf8').catch(() => '');
+  if (text.split('\n').some((line) => line.trim() === IGNORE_LINE)) return false;
+  await writeText(
+    path,
+    `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}# fleet's artifact store: the bytes stay out of history, fleet.yaml pins their sha256\n${IGNORE_LINE}\n`,
+  );
+  return true;
+}
