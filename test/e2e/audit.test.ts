@@ -11,6 +11,8 @@
  * changed file before its next append and stops writing), and put back the same way.
  */
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -63,6 +65,9 @@ describe('fleet audit show|verify on a lab', function () {
   /** node-01's log and head file as its controller left them when stopped. */
   let original: string;
   let originalHead: string;
+  /** The install's receipt (`--json`), and the lab repository's HEAD it was rendered from. */
+  let receipt: Record<string, unknown>;
+  let head: string;
 
   const home = (host: string) => lab.hosts.find((h) => h.name === host)?.home as string;
   const stateDir = (host: string) => join(home(host), '.local', 'state', 'fleet');
@@ -143,6 +148,10 @@ describe('fleet audit show|verify on a lab', function () {
       '--json',
     ]);
     expect(install.exitCode, install.stderr).to.equal(0);
+    receipt = json<{ receipt: Record<string, unknown> }>(install).receipt;
+    head = (
+      await promisify(execFile)('git', ['rev-parse', 'HEAD'], { cwd: lab.repo })
+    ).stdout.trim();
     // Two refusals after it: audited too, so the install is not the last line (an edit of the
     // last line needs a head to be seen).
     for (const path of ['~/.ssh/id_rsa', '~/.ssh/config']) {
@@ -315,6 +324,28 @@ describe('fleet audit show|verify on a lab', function () {
     });
     const human = await run(['audit', 'show']);
     expect(human.stdout).to.contain(node.operationId);
+  });
+
+  it('every write names its commit: the receipt, the node record, the operator log and audit show name HEAD', async () => {
+    // Issue 36, contract §8.4: the commit the install's content was rendered from.
+    expect(head).to.match(/^[0-9a-f]{40}$/);
+    expect(receipt['repoCommit']).to.equal(head);
+    const node = records().find((r) => r['operation'] === 'install');
+    expect(node).to.include({ operationId: receipt['operationId'], repoCommit: head });
+    const operator = json<ShowJson>(await run(['audit', 'show', '--json']));
+    const logged = operator.records.filter((r) => r['verb'] === 'config install');
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.include({ operationId: receipt['operationId'], repoCommit: head });
+    // The tables: a COMMIT column, 12 digits, on the install's row (through --host, too).
+    for (const args of [[], ['--host', 'node-01']]) {
+      const human = await run(['audit', 'show', ...args]);
+      expect(human.exitCode, human.stderr).to.equal(0);
+      const [header, ...rows] = human.stdout.trimEnd().split('\n');
+      expect(header).to.contain('COMMIT');
+      const row = rows.find((line) => line.includes(receipt['operationId'] as string));
+      expect(row, human.stdout).to.contain(` ${head.slice(0, 12)} `);
+      expect(row).to.not.contain(head.slice(0, 13));
+    }
   });
 
   it('audit show --host answers the node’s records verbatim; --limit keeps the newest', async () => {

@@ -19,9 +19,35 @@ const NODE_HEADER = [
   'CLIENT',
   'OPERATION ID',
   'CODE',
+  'COMMIT',
   'PATHS',
 ];
-const OPERATOR_HEADER = ['TIME', 'VERB', 'HOST', 'OPERATION ID', 'OUTCOME', 'CODE', 'PATHS'];
+const OPERATOR_HEADER = [
+  'TIME',
+  'VERB',
+  'HOST',
+  'OPERATION ID',
+  'OUTCOME',
+  'CODE',
+  'COMMIT',
+  'PATHS',
+];
+
+/** How many hex digits of a commit the table shows (as the other verbs print one: 12). */
+const SHORT_COMMIT = 12;
+
+/**
+ * The COMMIT cell (contract §8.4: the fleet repository commit a write was rendered from): a full
+ * commit id shortened to {@link SHORT_COMMIT} digits — `--json` keeps it whole —, `-` when the
+ * record names none. Anything else in that field (a record not written by fleet) is shown whole,
+ * escaped: shortening it could hide what it says.
+ */
+export function commitCell(value: unknown, safe: Safe): string {
+  if (value === undefined || value === null) return '-';
+  if (typeof value === 'string' && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(value))
+    return value.slice(0, SHORT_COMMIT);
+  return safe(value);
+}
 
 function paths(record: AuditRecord, safe: Safe): string {
   return Array.isArray(record['paths']) ? (record['paths'] as unknown[]).map(safe).join(' ') : '';
@@ -36,6 +62,7 @@ function nodeRow(record: AuditRecord, safe: Safe): string[] {
     safe(record['client'] ?? '-'),
     safe(record['operationId'] ?? '-'),
     safe(record['code'] ?? '-'),
+    commitCell(record['repoCommit'], safe),
     paths(record, safe),
   ];
 }
@@ -48,6 +75,7 @@ function operatorRow(record: AuditRecord, safe: Safe): string[] {
     safe(record['operationId'] ?? '-'),
     safe(record['outcome']),
     safe(record['code'] ?? '-'),
+    commitCell(record['repoCommit'], safe),
     paths(record, safe),
   ];
 }

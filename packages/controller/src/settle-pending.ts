@@ -191,6 +191,8 @@ export async function settlePending(
     outcome,
     code: receipt.error?.code ?? null,
     detail,
+    // The commit the original request named, kept in its journaled receipt (contract §8.4).
+    ...(receipt.repoCommit === undefined ? {} : { repoCommit: receipt.repoCommit }),
   });
   await input.operations.finish({
     operationId: id,

@@ -400,6 +400,7 @@ export {
   PROTOCOL_HEADER,
   SCOPES,
   WIRE_PREFIX,
+  commitIdSchema,
   errorBodySchema,
   fileFormatSchema,
   homePathSchema,

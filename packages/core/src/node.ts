@@ -177,6 +177,7 @@ export {
   PROTOCOL_HEADER,
   SCOPES,
   WIRE_PREFIX,
+  commitIdSchema,
   errorBodySchema,
   fileFormatSchema,
   homePathSchema,

@@ -305,6 +305,13 @@ describe('harness reconcile engine (real repo history, fake transports)', functi
     const first = run.requests.find((r) => r.host === 'node-01')?.request as InstallRequest;
     expect(first.domain).to.equal(DOMAIN);
     expect(first).to.not.have.property('unattended');
+    // Every write names its commit (issue 36): the request and the operator log's entry.
+    const head = (await assessment()).snapshot.commit;
+    expect(head).to.match(/^[0-9a-f]{40}$/);
+    expect(run.requests.map((r) => r.request.repoCommit)).to.deep.equal(
+      run.requests.map(() => head),
+    );
+    expect(run.records.map((r) => r.repoCommit)).to.deep.equal(run.records.map(() => head));
     expect(first.files.map((f) => [f.path, f.expectedSha256])).to.deep.equal([
       [CLAUDE, sha256(v1)],
       [AGENTS, sha256(withBlock(v1))],

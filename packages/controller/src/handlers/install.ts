@@ -10,6 +10,11 @@
  * cannot be, the writes are undone and the answer is `AUDIT_UNAVAILABLE`.
  *
  * A replayed id is answered from the stored record of the original: never executed twice.
+ *
+ * The request's `repoCommit` — the fleet repository commit the content was rendered from, a full
+ * commit id by the request's schema — is written into the receipt and the audit record (contract
+ * §8.4, issue 36), only when the request carried it: an operator that predates the field never
+ * gets a receipt key its strict schema would refuse.
  */
 import { basename, join } from 'node:path';
 import {
@@ -189,6 +194,7 @@ async function execute(
             ? { error: { code: redactedError.code, message: redactedError.message } }
             : {}),
           finishedAt,
+          ...(request.repoCommit === undefined ? {} : { repoCommit: request.repoCommit }),
         })
       : undefined;
   const httpStatus = receipt ? 200 : (failure as WireError).status;
@@ -226,6 +232,7 @@ async function execute(
           ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
           : (redactedError?.message ?? '')),
       ...(runs.length > 0 ? { actions: auditedActions(runs, redactor) } : {}),
+      ...(request.repoCommit === undefined ? {} : { repoCommit: request.repoCommit }),
     });
   } catch (error) {
     return auditFailed(
@@ -392,9 +399,12 @@ async function runInstaller(
         ? { policySupervisor: runtime.view.policy.supervisor }
         : {}),
     });
+    // The commit is the node's record of provenance, not the installer's input: a plugin's
+    // `NodeInstallRequest` stays what it was (core interfaces/installer.ts).
+    const { repoCommit: _provenance, ...forInstaller } = request;
     result = await installer.install(
       ctx,
-      { ...request, files: [...request.files], actions: { ...request.actions } },
+      { ...forInstaller, files: [...request.files], actions: { ...request.actions } },
       writer,
     );
     if (!result.verified && result.pending === undefined)
@@ -572,6 +582,9 @@ async function replay(
     outcome: 'replayed',
     code: previous.error?.code ?? null,
     detail: 'answered from the record of the original; not executed again',
+    ...(previous.receipt?.repoCommit === undefined
+      ? {}
+      : { repoCommit: previous.receipt.repoCommit }),
   });
   return {
     status: previous.httpStatus,

@@ -82,6 +82,8 @@ export function buildReceipt(input: {
   verified: boolean;
   error?: { code: string; message: string };
   finishedAt: string;
+  /** The request's `repoCommit`, echoed only when it named one (contract §8.4). */
+  repoCommit?: string | null;
 }): UnauditedReceipt {
   const rolledBack = input.error !== undefined;
   return {
@@ -99,6 +101,7 @@ export function buildReceipt(input: {
     verified: input.verified,
     ...(input.error === undefined ? {} : { error: input.error }),
     finishedAt: input.finishedAt,
+    ...(input.repoCommit === undefined ? {} : { repoCommit: input.repoCommit }),
   };
 }
 

@@ -332,6 +332,16 @@ function answerEntry(
   };
 }
 
+/**
+ * An install refused after its body passed the schema (a policy refusal, `LOCKED`, a stale sha256)
+ * still names the commit its request did (contract §8.4): the schema made it a full commit id.
+ */
+function commitOf(route: RouteSpec | null, body: unknown): { repoCommit?: string | null } {
+  if (route?.operation !== 'install') return {};
+  const commit = (body as { repoCommit?: unknown } | undefined)?.repoCommit;
+  return typeof commit === 'string' || commit === null ? { repoCommit: commit } : {};
+}
+
 interface FailureContext {
   readonly route: RouteSpec | null;
   readonly principal: Principal | undefined;
@@ -379,6 +389,7 @@ async function auditFailure(
     outcome,
     code: wire.code,
     detail: `answered ${wire.status}`,
+    ...commitOf(route, context.body),
   };
   if (operationId === null) {
     runtime.audit.appendRead(entry);

@@ -21,6 +21,8 @@ export interface InstallOptions {
   /** Node policy action ids by role (`{ reload: 'router-reload' }`). */
   readonly actions?: Record<string, string>;
   readonly unattended?: boolean;
+  /** The fleet repository commit the request names (`null` included); absent: not sent. */
+  readonly repoCommit?: string | null;
 }
 
 export async function installBody(
@@ -47,6 +49,7 @@ export async function installBody(
     parameters: options.parameters ?? {},
     ...(options.actions ? { actions: options.actions } : {}),
     ...(options.unattended === undefined ? {} : { unattended: options.unattended }),
+    ...(options.repoCommit === undefined ? {} : { repoCommit: options.repoCommit }),
   };
 }
 

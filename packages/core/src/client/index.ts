@@ -71,6 +71,7 @@ export {
   type LabSupervisorResponse,
   type LabSupervisorState,
 } from './lab-supervisor.js';
+export { installThrough, refusedRepoCommitKey, type InstallSent } from './install.js';
 export {
   DEFAULT_PENDING_TIMEOUT_MS,
   hasPendingActions,

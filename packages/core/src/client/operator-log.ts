@@ -13,7 +13,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
-import { operationIdSchema, timestampSchema } from '../wire/protocol.js';
+import { commitIdSchema, operationIdSchema, timestampSchema } from '../wire/protocol.js';
 
 export const OPERATOR_LOG_FILE = 'operator.jsonl';
 const MAX_DETAIL = 500;
@@ -26,6 +26,12 @@ export const operatorLogRecordSchema = z.lazy(() =>
     host: z.string().nullable(),
     operationId: operationIdSchema.nullable(),
     domain: z.string().nullable(),
+    /**
+     * The fleet repository commit the verb read its content at (contract §8.4: for an install,
+     * what it rendered from — the commit its request, receipt and node audit record name; for an
+     * adopt, the commit it read before it committed); `null` for a verb that read none.
+     */
+    repoCommit: commitIdSchema.nullable(),
     paths: z.array(z.string()),
     outcome: z.enum(['ok', 'unchanged', 'failed', 'refused', 'unreachable', 'planned']),
     code: z.string().nullable(),
@@ -40,6 +46,8 @@ export interface OperatorVerb {
   readonly host?: string | null;
   readonly operationId?: string | null;
   readonly domain?: string | null;
+  /** The commit the verb's content came from (a full commit id); absent or `null`: none. */
+  readonly repoCommit?: string | null;
   readonly paths?: readonly string[];
   readonly outcome: OperatorLogRecord['outcome'];
   readonly code?: string | null;
@@ -92,6 +100,7 @@ export function operatorLogRecord(
     host: entry.host ?? null,
     operationId: entry.operationId ?? null,
     domain: entry.domain ?? null,
+    repoCommit: entry.repoCommit ?? null,
     paths: [...(entry.paths ?? [])].map((path) => scrubDetail(path, secrets)),
     outcome: entry.outcome,
     code: entry.code ?? null,

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
-import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
+import { commitIdSchema, operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { fileModeChangeSchema } from './receipt.js';
 
 /** `prev` of the first record. */
@@ -94,6 +94,11 @@ export const auditRecordSchema = z.lazy(() =>
     detail: z.string(),
     /** The node policy actions the operation ran, in order (contract §5.1); absent when none. */
     actions: z.array(auditActionSchema).optional(),
+    /**
+     * An install's fleet repository commit, as its request named it (contract §8.4): the record
+     * says which commit the written content came from. Absent when the request named none.
+     */
+    repoCommit: commitIdSchema.nullable().optional(),
     aggregate: auditAggregateSchema.optional(),
     segment: auditSegmentSchema.optional(),
   }),

@@ -79,6 +79,18 @@ export const sha256Schema = z.lazy(() =>
   z.string().regex(/^[0-9a-f]{64}$/, 'must be a lower-case hex sha256'),
 );
 
+/**
+ * The fleet repository commit a write's content was rendered from (contract §1.8, §8.4): a full
+ * git object id — sha-1 (40) or sha-256 (64) lower-case hex, as `git rev-parse HEAD` gives it.
+ * Never free text and never an abbreviation (one can become ambiguous as the repository grows):
+ * the receipt, the node's audit record and the operator's log must each name exactly one commit.
+ */
+export const commitIdSchema = z.lazy(() =>
+  z
+    .string()
+    .regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'must be a full git commit id (40 or 64 hex digits)'),
+);
+
 /** A `~/`-relative node path (validated again, with the allowlist, on the node). */
 export const homePathSchema = z.lazy(() =>
   z.string().max(1024).refine(isHomePath, 'must be a ~/-relative path inside the node home'),

@@ -5,6 +5,7 @@
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import {
+  commitIdSchema,
   fileModeSchema,
   observedModeSchema,
   operationIdSchema,
@@ -73,6 +74,12 @@ export const receiptSchema = z.strictObject({
   verified: z.boolean(),
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
   finishedAt: timestampSchema,
+  /**
+   * The fleet repository commit the install request named (contract §8.4): what this content was
+   * rendered from. Present exactly when the request carried `repoCommit`, so an operator that
+   * predates the field (and never sends it) never gets a key its strict schema refuses.
+   */
+  repoCommit: commitIdSchema.nullable().optional(),
   /** The node's audit record for this operation: its sequence number and line sha256. */
   audit: z.strictObject({ seq: z.number().int().nonnegative(), sha256: sha256Schema }),
 });

@@ -5,6 +5,7 @@
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import {
+  commitIdSchema,
   errorBodySchema,
   fileFormatSchema,
   fileModeSchema,
@@ -213,6 +214,14 @@ export const installRequestSchema = z.lazy(() =>
     actions: z.record(actionRoleSchema, actionIdSchema).optional(),
     /** Sent by a scheduled `fleet harness reconcile --unattended` (contract §10.3): marked in the audit. */
     unattended: z.boolean().optional(),
+    /**
+     * The fleet repository commit the files' content was rendered from (contract §1.8, §8.4): the
+     * node writes it into the receipt and the operation's audit record; `null`: the sender read
+     * no commit. An optional addition within protocol 2: a node that predates it refuses the key
+     * (`BAD_REQUEST` naming `repoCommit`, before the operation id is claimed), and the operator
+     * sends the same request again without it (`installThrough`, client/install.ts).
+     */
+    repoCommit: commitIdSchema.nullable().optional(),
   }),
 );
 

@@ -111,6 +111,7 @@ async function installHost(
         verb: APPLY_VERB,
         host: planned.plan.host,
         domain: domain.domain,
+        repoCommit: input.context.source.commit,
         paths: refused.map((file) => file.path),
         outcome: 'refused',
         code: null,

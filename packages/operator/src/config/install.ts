@@ -5,6 +5,11 @@
  * the domain's host variables and its coupled actions named by node-policy action id (fleet.yaml
  * `domains.<d>.reload`: the node decides what that runs); waits for a coupled restart of the
  * controller itself to settle; and records the verb in the operator's log, refused, failed or not.
+ *
+ * Every write names its commit (contract §8.4, issue 36): the request carries `repoCommit`, the
+ * HEAD commit the context read everything at (`source.commit`), which the node writes into the
+ * receipt and its audit record, and the operator's log entry names it too. A node that predates
+ * the field is sent the request again without it (core `installThrough`), and says so.
  */
 import type { PlannedInstall, Receipt } from '@fleet/core';
 import type { FleetContext } from './context.js';
@@ -16,7 +21,10 @@ export interface InstallPlannedInput {
   readonly planned: PlannedInstall;
   /** The verb named in the operator's log (`config install`, `apply`). */
   readonly verb: string;
-  /** Progress while a coupled restart settles (stderr). */
+  /**
+   * Progress while a coupled restart settles, and the note that a node predates `repoCommit`
+   * (stderr).
+   */
   readonly onWait?: (line: string) => void;
 }
 
@@ -35,15 +43,23 @@ export async function installPlanned(input: InstallPlannedInput): Promise<Receip
   const parameters = core.installParameters(context.repo, host, runtime.declaration);
   const actions = core.installActions(context.repo, runtime.declaration);
   const paths = planned.files.map((file) => file.path);
+  const repoCommit = context.source.commit;
   let receipt: Receipt;
   try {
-    receipt = await context.client(host).install({
+    const sent = await core.installThrough(context.client(host), {
       operationId,
       domain,
       files: planned.files.map((file) => ({ ...file })),
       parameters,
       ...(Object.keys(actions).length > 0 ? { actions } : {}),
+      repoCommit,
     });
+    receipt = sent.receipt;
+    if (!sent.commitSent) {
+      input.onWait?.(
+        `${host}: the node predates an install's repoCommit: installed without it, so its receipt and audit record do not name commit ${repoCommit.slice(0, 12)} (the operator log does)`,
+      );
+    }
     // A coupled restart of the controller itself (transport-identity) answers before it
     // happens: poll the node until the restarted controller settles the operation, then
     // check its identity (contract §10.2).
@@ -60,6 +76,7 @@ export async function installPlanned(input: InstallPlannedInput): Promise<Receip
       host,
       operationId,
       domain,
+      repoCommit,
       paths,
       outcome: failure.code === 'HOST_UNREACHABLE' ? 'unreachable' : 'failed',
       code: failure.code,
@@ -73,6 +90,7 @@ export async function installPlanned(input: InstallPlannedInput): Promise<Receip
     host,
     operationId,
     domain,
+    repoCommit,
     paths,
     outcome:
       receipt.outcome === 'unchanged'

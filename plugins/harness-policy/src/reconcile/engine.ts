@@ -140,10 +140,13 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
   // --force, unsupported and error refused) never has to refuse: such a target is simply not
   // part of the request.
   const declaration = input.runtime.declaration;
+  // The commit everything was read and rendered at: named by the request (so by the receipt and
+  // the node's audit record) and by the operator log's entry (contract §8.4, issue 36).
+  const repoCommit = input.assessment.snapshot.commit;
   const plan = buildDomainPlan({
     host,
     domain,
-    repoCommit: input.assessment.snapshot.commit,
+    repoCommit,
     actions: declaration.coupling.kind === 'process' ? declaration.coupling.actions : [],
     assessed,
   });
@@ -160,6 +163,7 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
       files: planned.files.map((file) => ({ ...file })),
       parameters: input.parameters(host),
       ...(unattended ? { unattended: true } : {}),
+      repoCommit,
     });
   } catch (error) {
     const failure: FleetErrorLike = isFleetError(error)
@@ -175,6 +179,7 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
       host,
       operationId,
       domain,
+      repoCommit,
       paths,
       outcome: lost ? 'unreachable' : 'failed',
       code: failure.code,
@@ -215,6 +220,7 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
     host,
     operationId,
     domain,
+    repoCommit,
     paths,
     outcome: !verified ? 'failed' : receipt.outcome === 'unchanged' ? 'unchanged' : 'ok',
     code: receipt.error?.code ?? null,

@@ -22,6 +22,8 @@ export default class AuditShow extends FleetCommand {
 
 --host H (repeatable): the node's audit log through its controller (needs config:read). --home DIR: the log of a controller running on this machine with that home (<DIR>/.local/state/fleet/audit.jsonl and the closed segments audit.<seq>.jsonl it rotated into, oldest first), read directly.
 
+A write names its commit: the COMMIT column shows the fleet repository commit an install's content was rendered from (an adopt's: the commit it read at), 12 digits; --json keeps the full id in repoCommit. "-": the record names none (a read, a runtime or token verb, a node that predates the field).
+
 Control characters in records are printed escaped (\\x1b…), never raw. --json prints { schema: "fleet.audit/v1", source, records }. To check a log's hash chain, use \`fleet audit verify\`.`;
   static override examples = [
     '<%= config.bin %> audit show',

@@ -112,6 +112,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
         host: args.host,
         operationId,
         domain: declaration.domain,
+        // The commit adopt read at; the commit it makes is in the detail (contract §8.5).
+        repoCommit: context.source.commit,
         paths: [args.path],
         outcome,
         code,

@@ -97,6 +97,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
         verb: 'config install',
         host: args.host,
         domain: args.domain,
+        repoCommit: context.source.commit,
         paths: plan.files.map((file) => file.path),
         outcome: 'refused',
         code: failure.code,

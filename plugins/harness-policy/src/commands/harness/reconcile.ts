@@ -192,7 +192,9 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
         mode,
         // What `config install` sends besides the files (declared host variables, derived paths).
         parameters: (host) => core.installParameters(repo, host, declaration),
-        install: (host, request) => client(host).install(request),
+        // A node that predates the request's repoCommit is sent it again without (core).
+        install: async (host, request) =>
+          (await core.installThrough(client(host), request)).receipt,
         record: async (entry) => {
           await core.recordOperatorVerb(entry);
         },
