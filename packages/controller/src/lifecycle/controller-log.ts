@@ -129,7 +129,7 @@ export async function controllerLogLine(input: {
     const redactor = createRedactor(await input.ctx.secrets().catch(() => new Map()));
     const excerpt = logExcerpt(raw.text, (line) => redactor.annotation(line));
     return excerpt === null
-      ? `controller log (${raw.source}): empty`
+      ? `controller log (${raw.source}): no lines (${input.supervisor === 'systemd-user' ? 'the user journal holds none for this unit' : 'the log is empty'})`
       : `controller log (${raw.source}): ${excerpt}`;
   } catch (error) {
     return `controller log unavailable: ${(error as Error).message}`;

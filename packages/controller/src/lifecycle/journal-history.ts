@@ -43,8 +43,12 @@ export function describeRecord(record: JournalRecord): string {
       return `${record.data.supervisor} restarted the runtime (pid ${record.data.pid ?? '?'})`;
     case 'accepted':
       return `${short(record.data.buildId)} accepted`;
-    case 'failed':
-      return `failed during ${record.data.during}: ${record.data.code}: ${record.data.message}${record.data.criteria.length ? ` [${record.data.criteria.join('; ')}]` : ''}`;
+    case 'failed': {
+      // The runner's acceptance message already lists its criteria: said once (issue 35).
+      const { criteria, message } = record.data;
+      const unsaid = criteria.filter((criterion) => !message.includes(criterion));
+      return `failed during ${record.data.during}: ${record.data.code}: ${message}${unsaid.length ? ` [${unsaid.join('; ')}]` : ''}`;
+    }
     case 'rolled-back':
       return `rolled back to ${short(record.data.buildId)}, which passed acceptance`;
     case 'manual-recovery-required':
