@@ -6,7 +6,8 @@
  */
 import { expect } from 'chai';
 import { isFleetError, type ArtifactIdentity } from '@fleet/core';
-import { followTimeout, uploadInstead } from '../src/runtime/apply.js';
+import { followTimeout, stepProgress, uploadInstead, withoutListen } from '../src/runtime/apply.js';
+import { remoteAcceptanceProblems } from '../src/runtime/accept-remote.js';
 import { dirtyWarning } from '../src/runtime/artifact.js';
 import { parseReceiverAnswer } from '../src/runtime/bootstrap-plan.js';
 import { receiverApplyAnswerSchema } from '../src/runtime/recover.js';
@@ -100,6 +101,48 @@ describe("bootstrap apply --recover: the receiver's answer to apply", () => {
         exitCode: 6,
         message:
           "the node's recovery receiver refused apply (exit 6): Error: HOME_DIR is not writable",
+      },
+    },
+    {
+      name: "the receiver's fleet-error line keeps the node's code and exit, whatever follows it",
+      result: {
+        exitCode: 4,
+        stdout: '',
+        stderr: `fleet-error: ${JSON.stringify({ code: 'TLS_FINGERPRINT_MISMATCH', message: "alpha's new controller certificate is sha256:AB, but fleet.yaml pins sha256:CD" })}\nError: alpha's new controller certificate is sha256:AB, but fleet.yaml pins sha256:CD\n  hint: pin it\n`,
+      },
+      expected: {
+        code: 'TLS_FINGERPRINT_MISMATCH',
+        exitCode: 4,
+        message:
+          "the node's recovery receiver refused apply (exit 4): alpha's new controller certificate is sha256:AB, but fleet.yaml pins sha256:CD",
+      },
+    },
+    {
+      name: "an older receiver: the Error line's code, not the hint after it",
+      result: {
+        exitCode: 7,
+        stdout: '',
+        stderr:
+          'Error: BOOTSTRAP_REFUSED: the node policy does not allow it\n  hint: edit bootstrap.allow\n',
+      },
+      expected: {
+        code: 'BOOTSTRAP_REFUSED',
+        exitCode: 7,
+        message:
+          "the node's recovery receiver refused apply (exit 7): Error: BOOTSTRAP_REFUSED: the node policy does not allow it",
+      },
+    },
+    {
+      name: 'a fleet-error line with a code fleet does not know is ACTION_FAILED, its message kept',
+      result: {
+        exitCode: 1,
+        stdout: '',
+        stderr: `fleet-error: ${JSON.stringify({ code: 'SOMETHING_NEW', message: 'a newer node' })}\n`,
+      },
+      expected: {
+        code: 'ACTION_FAILED',
+        exitCode: 6,
+        message: "the node's recovery receiver refused apply (exit 1): a newer node",
       },
     },
     {
@@ -210,4 +253,98 @@ describe('upgrade / bootstrap: how long a transaction is followed', () => {
       expect(followTimeout(c.acceptanceMs)).to.equal(c.followMs);
     });
   }
+});
+
+describe('upgrade / bootstrap: a stage is sent again without listen when… (issue 35)', () => {
+  const cases: { code: string; message: string; again: boolean }[] = [
+    {
+      code: 'BAD_REQUEST',
+      message: 'request body: (root): Unrecognized key: "listen"',
+      again: true,
+    },
+    { code: 'BAD_REQUEST', message: 'request body: listen.port: too big', again: true },
+    { code: 'BAD_REQUEST', message: 'request body: artifact.content: required', again: false },
+    { code: 'BAD_REQUEST', message: 'request body: listener: unknown', again: false },
+    { code: 'ACTION_FAILED', message: 'listen EADDRINUSE', again: false },
+  ];
+  for (const c of cases) {
+    it(`${c.code} "${c.message}": ${c.again ? 'again, without it' : 'the answer stands'}`, () => {
+      expect(withoutListen(c)).to.equal(c.again);
+    });
+  }
+});
+
+describe("bootstrap / upgrade: acceptance from the operator's seat (issue 35)", () => {
+  const target = {
+    nodeId: 'alpha',
+    package: '@fleet/cli',
+    version: '1.0.0',
+    build: { sha256: 'a'.repeat(64), commit: 'c1' },
+    protocol: { min: 2, max: 2 },
+    catalog: { domains: [], probers: [], bootstrapAdapters: ['systemd-user'] },
+  };
+  const cases: {
+    name: string;
+    identity: { nodeId: string; build: { sha256: string | null; commit: string | null } };
+    problems: string[];
+  }[] = [
+    {
+      name: 'the target',
+      identity: { nodeId: 'alpha', build: { sha256: 'a'.repeat(64), commit: 'c1' } },
+      problems: [],
+    },
+    {
+      name: 'another node behind the URL',
+      identity: { nodeId: 'beta', build: { sha256: 'a'.repeat(64), commit: 'c1' } },
+      problems: ['node id beta, not alpha'],
+    },
+    {
+      name: 'the old build still answering there',
+      identity: { nodeId: 'alpha', build: { sha256: 'b'.repeat(64), commit: 'c0' } },
+      problems: [`build ${'b'.repeat(12)}, not ${'a'.repeat(12)}`],
+    },
+    {
+      name: 'a development build',
+      identity: { nodeId: 'alpha', build: { sha256: null, commit: null } },
+      problems: [`build (development build), not ${'a'.repeat(12)}`],
+    },
+    {
+      name: 'the same build from another commit label',
+      identity: { nodeId: 'alpha', build: { sha256: 'a'.repeat(64), commit: 'c1-dirty' } },
+      problems: ['build commit c1-dirty, not c1'],
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.problems.length === 0 ? 'accepted' : 'refused'}`, () => {
+      expect(remoteAcceptanceProblems(target, c.identity)).to.deep.equal(c.problems);
+    });
+  }
+});
+
+describe('bootstrap / upgrade: progress while the node works (issue 35 item 3)', () => {
+  it('each new step once, then a line every 10 s of the same step', () => {
+    const lines: string[] = [];
+    let now = 0;
+    const onStatus = stepProgress(
+      (line) => lines.push(line),
+      () => now,
+    );
+    const at = (t: number, step: string, detail: string) => {
+      now = t;
+      onStatus({ transaction: { steps: [{ seq: 1, at: '', step, detail }] } } as never);
+    };
+    at(0, 'activated', 'current -> b');
+    at(1_000, 'activated', 'current -> b');
+    at(2_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
+    at(9_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
+    at(12_500, 'supervisor-restarted', 'systemd-user restarted the runtime');
+    at(20_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
+    at(23_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
+    expect(lines).to.deep.equal([
+      'activated: current -> b',
+      'supervisor-restarted: systemd-user restarted the runtime',
+      'still after supervisor-restarted: waited 11 s',
+      'still after supervisor-restarted: waited 21 s',
+    ]);
+  });
 });

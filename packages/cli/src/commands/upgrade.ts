@@ -94,6 +94,10 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
         artifact,
         acceptanceTimeoutMs: flags['acceptance-timeout'] * 1000,
         onProgress: (line) => this.note(`  ${line}`),
+        // Where fleet.yaml says the controller is, and its pin (issue 35): the upgraded
+        // controller listens there, with the certificate the node keeps.
+        listen: core.controllerListen(host.entry.controller),
+        pinned: host.entry.tls?.fingerprint ?? null,
       }),
     );
     await recordRuntimeVerb('upgrade', args.host, applied.transaction, applied.verdict);

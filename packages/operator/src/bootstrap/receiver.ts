@@ -15,7 +15,7 @@ import {
   type ReceiverContext,
   type ReceiverHandlers,
 } from './receiver-handlers.js';
-import { RECOVERY_VERBS, isRecoveryVerb } from './verbs.js';
+import { RECEIVER_ERROR_PREFIX, RECOVERY_VERBS, isRecoveryVerb } from './verbs.js';
 
 /** The receiver log, under the node's state directory (as the controller's, 0700/0600). */
 export const RECEIVER_LOG = ['.local', 'state', 'fleet', 'receiver.log'] as const;
@@ -137,6 +137,13 @@ export async function runReceiver(options: ReceiverOptions): Promise<number> {
     await log(
       `failed ${quoteRequest(verb)}: ${typeof code === 'string' ? code : 'INTERNAL'}`,
     ).catch(() => undefined);
+    // The node's own code for the operator (parseReceiverAnswer), before the human lines.
+    options.stderr.write(
+      `${RECEIVER_ERROR_PREFIX}${JSON.stringify({
+        code: typeof code === 'string' ? code : 'INTERNAL',
+        message: (error as Error).message,
+      })}\n`,
+    );
     throw error;
   }
 }

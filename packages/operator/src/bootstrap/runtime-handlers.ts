@@ -11,7 +11,14 @@
  *
  * The bundle brings no credentials and no policy: the node's own decide.
  */
+import type { ControllerListen, PlannedListen } from '@fleet/core';
 import type { ReceiverContext, ReceiverHandler } from './receiver-handlers.js';
+
+/** The listen a plan binds, without the pin (which the node does not keep). */
+function listenOf(planned: PlannedListen): ControllerListen {
+  const { fingerprint: _pin, ...listen } = planned;
+  return listen;
+}
 
 async function nodeContext(context: ReceiverContext, nodeId: string) {
   const { createNodeContext } = await import('@fleet/controller');
@@ -95,7 +102,26 @@ export const apply: ReceiverHandler = async (context) => {
       target: plan.target,
       artifact: { sha256: bundle.artifact.sha256, bytes: bundle.data },
       prior,
+      // fleet.yaml's controller URL, as the plan bound it (issue 35): the runner installs it.
+      ...(plan.listen === undefined ? {} : { listen: listenOf(plan.listen) }),
     });
+    // The certificate the node made must be the one fleet.yaml pins, or every later verb would
+    // refuse the new controller: closed before any runner starts, nothing activated. Here, not
+    // at the operator: on this path the runner starts as soon as this session ends.
+    const refusal = core.pinnedCertificateRefusal({
+      host: plan.host,
+      pinned: plan.listen?.fingerprint ?? null,
+      actual: staged.tls?.fingerprint,
+    });
+    if (refusal !== null) {
+      await controller.abandonStaged(
+        context.home,
+        staged.transaction,
+        refusal.message,
+        refusal.code,
+      );
+      throw refusal;
+    }
     const runner = await controller.spawnRunner({
       home: context.home,
       nodeId: plan.nodeId,
@@ -108,7 +134,10 @@ export const apply: ReceiverHandler = async (context) => {
     await context.log(
       `apply: transaction ${staged.transaction} staged; runner ${runner.pid} (${runner.via})`,
     );
-    context.stdout.write(`${JSON.stringify({ ...staged, runner: runner.pid, log: runner.log })}\n`);
+    // The answer keeps its shape (an older operator reads it strictly): the fingerprint was
+    // checked above.
+    const { tls: _checked, ...answer } = staged;
+    context.stdout.write(`${JSON.stringify({ ...answer, runner: runner.pid, log: runner.log })}\n`);
     // No go: the runner begins when this process (and with it the SSH session) has ended.
     return 0;
   } finally {

@@ -10,3 +10,10 @@ export type RecoveryVerb = (typeof RECOVERY_VERBS)[number];
 export function isRecoveryVerb(value: string): value is RecoveryVerb {
   return (RECOVERY_VERBS as readonly string[]).includes(value);
 }
+
+/**
+ * The line a failing receiver writes to stderr before its human error (issue 35 item 3): the
+ * node's error as `fleet-error: {"code","message"}`, so the operator keeps the node's code (and
+ * its exit code, contract §7) instead of guessing it from the human lines, which name none.
+ */
+export const RECEIVER_ERROR_PREFIX = 'fleet-error: ';

@@ -9,6 +9,7 @@
  */
 import type {
   ControllerClient,
+  ControllerListen,
   RuntimeExpectation,
   RuntimeStageRequest,
   RuntimeStageResponse,
@@ -17,6 +18,7 @@ import type {
 } from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
 import { followTransaction } from './follow.js';
+import { acceptedFromHere } from './accept-remote.js';
 
 export interface ApplyThroughController {
   readonly client: ControllerClient;
@@ -32,6 +34,14 @@ export interface ApplyThroughController {
    * read its status; absent, the node is asked before anything is uploaded.
    */
   readonly held?: readonly string[];
+  /**
+   * Where the new controller listens (fleet.yaml's `controller` URL, core `controllerListen`):
+   * sent with the stage, so the runner installs it (issue 35). A node that predates the field is
+   * staged without it, and keeps its unit's flags.
+   */
+  readonly listen?: ControllerListen;
+  /** fleet.yaml's `tls.fingerprint`: the certificate the node made must be this one. */
+  readonly pinned?: string | null;
 }
 
 export interface AppliedRuntime {
@@ -56,40 +66,110 @@ export function followTimeout(acceptanceTimeoutMs: number): number {
 export async function applyThroughController(
   input: ApplyThroughController,
 ): Promise<AppliedRuntime> {
-  const { newOperationId } = await import('@fleet/core');
+  const { newOperationId, pinnedCertificateRefusal } = await import('@fleet/core');
   const progress = input.onProgress ?? (() => undefined);
   const { staged, uploaded } = await stageRuntime({ ...input, onProgress: progress });
   progress(
-    `staged generation ${staged.buildId.slice(0, 12)}${staged.reused ? ' (already present, verified)' : ''}; transaction ${staged.transaction}`,
+    `staged generation ${staged.buildId.slice(0, 12)}${staged.reused ? ' (already present, verified)' : ''}; transaction ${staged.transaction}${staged.tls ? `; certificate ${staged.tls.fingerprint}` : ''}`,
   );
+  const refusal = pinnedCertificateRefusal({
+    host: input.client.host,
+    pinned: input.pinned ?? null,
+    actual: staged.tls?.fingerprint,
+  });
+  if (refusal !== null) {
+    await closeStaged(input, staged.transaction, progress);
+    throw refusal;
+  }
   const started = await input.client.runtimeActivate({
     operationId: newOperationId(),
     transaction: staged.transaction,
     acceptanceTimeoutMs: input.acceptanceTimeoutMs,
   });
   progress(`activating: runner ${started.runner} on the node (log ${started.log})`);
-  let lastStep = '';
   const followed = await followTransaction(
     () => input.client.runtimeStatus({ supervisor: input.supervisor }),
     {
       transaction: staged.transaction,
       timeoutMs: followTimeout(input.acceptanceTimeoutMs),
-      onStatus: (status) => {
-        const step = status.transaction?.steps.at(-1);
-        if (step && step.step !== lastStep) {
-          lastStep = step.step;
-          progress(`${step.step}: ${step.detail}`);
-        }
-      },
+      onStatus: stepProgress(progress),
     },
   );
   return {
     transaction: staged.transaction,
     staged: { buildId: staged.buildId, reused: staged.reused, uploaded, prior: staged.prior },
     runnerLog: started.log,
-    verdict: followed.verdict,
+    // The runner accepted from the node; the operator accepts from where it connects (issue 35).
+    verdict: await acceptedFromHere(followed.verdict, {
+      client: input.client,
+      target: input.target,
+      onProgress: progress,
+    }),
     status: followed.status,
   };
+}
+
+/** How often a step that has not changed is reported again while waiting (stderr). */
+const STILL_EVERY_MS = 10_000;
+
+/**
+ * The progress lines of a followed transaction: each new step once, and — while the node works
+ * on one (restarting, accepting) — a line every 10 s saying how long it has waited, so a slow
+ * acceptance is not silence (issue 35 item 3).
+ */
+export function stepProgress(
+  progress: (line: string) => void,
+  now: () => number = Date.now,
+): (status: RuntimeStatusResponse) => void {
+  let lastStep = '';
+  let since = now();
+  let said = since;
+  return (status) => {
+    const step = status.transaction?.steps.at(-1);
+    if (!step) return;
+    if (step.step !== lastStep) {
+      lastStep = step.step;
+      since = now();
+      said = since;
+      progress(`${step.step}: ${step.detail}`);
+    } else if (now() - said >= STILL_EVERY_MS) {
+      said = now();
+      progress(`still after ${step.step}: waited ${Math.round((said - since) / 1000)} s`);
+    }
+  };
+}
+
+/**
+ * Closes a staged transaction the operator refuses to activate (a certificate that is not the
+ * pinned one): the rollback route closes a transaction open at `staged` as `failed`, nothing
+ * activated. When that is refused (an upgrade token without `node-admin:bootstrap`) the refusal
+ * still stands; the transaction is left for `fleet bootstrap rollback`, and the line says so.
+ */
+async function closeStaged(
+  input: ApplyThroughController,
+  transaction: string,
+  progress: (line: string) => void,
+): Promise<void> {
+  const { asFleetError, newOperationId } = await import('@fleet/core');
+  try {
+    await input.client.runtimeRollback({
+      operationId: newOperationId(),
+      acceptanceTimeoutMs: input.acceptanceTimeoutMs,
+    });
+    const closed = await followTransaction(
+      () => input.client.runtimeStatus({ supervisor: input.supervisor }),
+      { transaction, timeoutMs: 30_000 },
+    );
+    progress(
+      closed.verdict.done
+        ? `transaction ${transaction} closed, nothing activated`
+        : `transaction ${transaction} is being closed on the node (nothing activated)`,
+    );
+  } catch (error) {
+    progress(
+      `transaction ${transaction} stays open at "staged" (${asFleetError(error).code}): close it with \`fleet bootstrap rollback ${input.client.host} --confirm\`; nothing was activated`,
+    );
+  }
 }
 
 /**
@@ -100,6 +180,15 @@ export async function applyThroughController(
 export function uploadInstead(error: { readonly code: string; readonly message: string }): boolean {
   if (error.code === 'GENERATION_NOT_HELD') return true;
   return error.code === 'BAD_REQUEST' && error.message.includes('artifact.content');
+}
+
+/**
+ * Whether a stage should be sent again without `listen`: a node that predates the field refuses
+ * the key (`BAD_REQUEST` naming it, contract §5.2: objects are strict). Staged without it, the
+ * node keeps its installed unit's flags, as before issue 35.
+ */
+export function withoutListen(error: { readonly code: string; readonly message: string }): boolean {
+  return error.code === 'BAD_REQUEST' && /\blisten\b/.test(error.message);
 }
 
 /**
@@ -115,6 +204,7 @@ export async function stageRuntime(
   const held =
     input.held ?? (await input.client.runtimeStatus({ supervisor: input.supervisor })).generations;
   const { identity, bytes } = input.artifact;
+  let listen = input.listen;
   const request = (content: string | undefined): RuntimeStageRequest => ({
     operationId: newOperationId(),
     kind: input.kind,
@@ -126,11 +216,24 @@ export async function stageRuntime(
       bytes: bytes.length,
       ...(content === undefined ? {} : { content }),
     },
+    ...(listen === undefined ? {} : { listen }),
   });
+  const stage = async (content: string | undefined): Promise<RuntimeStageResponse> => {
+    try {
+      return await input.client.runtimeStage(request(content));
+    } catch (error) {
+      if (listen === undefined || !withoutListen(asFleetError(error))) throw error;
+      progress(
+        "the node predates the stage's listen: staged without it, the controller keeps its unit's --bind/--port/TLS flags",
+      );
+      listen = undefined;
+      return input.client.runtimeStage(request(content));
+    }
+  };
   if (held.includes(identity.sha256)) {
     progress(`the node holds generation ${identity.sha256.slice(0, 12)}: staging it, no upload`);
     try {
-      return { staged: await input.client.runtimeStage(request(undefined)), uploaded: false };
+      return { staged: await stage(undefined), uploaded: false };
     } catch (error) {
       const failure = asFleetError(error);
       if (!uploadInstead(failure)) throw error;
@@ -138,6 +241,6 @@ export async function stageRuntime(
     }
   }
   progress(`uploading ${identity.file} (${bytes.length} bytes)`);
-  const staged = await input.client.runtimeStage(request(bytes.toString('base64')));
+  const staged = await stage(bytes.toString('base64'));
   return { staged, uploaded: true };
 }

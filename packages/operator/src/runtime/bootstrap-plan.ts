@@ -8,6 +8,7 @@ import type { BootstrapPlanBody, RuntimeStatusResponse } from '@fleet/core';
 import type { RecoveryTarget } from '../bootstrap/ssh.js';
 import { canonicalArtifact, loadArtifact, type LoadedArtifact } from './artifact.js';
 import type { HostRuntime } from './host.js';
+import { RECEIVER_ERROR_PREFIX } from '../bootstrap/verbs.js';
 
 /** The SSH recovery target of a host, or `null` when fleet.yaml or credentials have none. */
 export function recoveryTarget(host: HostRuntime): RecoveryTarget | null {
@@ -73,7 +74,43 @@ export async function statusOverSsh(target: RecoveryTarget): Promise<RuntimeStat
   return parseReceiverAnswer(result, core.runtimeStatusResponseSchema, 'status');
 }
 
-/** The receiver's JSON answer (exit 0), or its error as a fleet error. */
+/**
+ * The node's error in a failed receiver's stderr (pure): its `fleet-error:` line (receiver.ts)
+ * when there is one — the node's code, kept — else, from a receiver that predates it, the human
+ * `Error:` line (not a trailing hint) with the first known fleet code it names.
+ */
+export function receiverFailure(
+  stderr: string,
+  knownCodes: Readonly<Record<string, unknown>>,
+): { readonly code: string | null; readonly message: string } {
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  for (const line of lines) {
+    if (!line.startsWith(RECEIVER_ERROR_PREFIX)) continue;
+    try {
+      const value = JSON.parse(line.slice(RECEIVER_ERROR_PREFIX.length)) as unknown;
+      const { code, message } = (value ?? {}) as { code?: unknown; message?: unknown };
+      if (typeof code === 'string' && typeof message === 'string') {
+        return { code: Object.hasOwn(knownCodes, code) ? code : null, message };
+      }
+    } catch {
+      // not the line it looks like: read the human lines instead
+    }
+  }
+  const human = lines.filter((line) => !line.startsWith(RECEIVER_ERROR_PREFIX));
+  const line =
+    human.findLast((l) => l.startsWith('Error: ')) ??
+    human.findLast((l) => !l.startsWith('hint: ')) ??
+    '';
+  const code = [...line.matchAll(/\b([A-Z][A-Z_]+[A-Z])\b/g)]
+    .map((match) => match[1] as string)
+    .find((word) => Object.hasOwn(knownCodes, word));
+  return { code: code ?? null, message: line };
+}
+
+/** The receiver's JSON answer (exit 0), or its error as a fleet error with the node's code. */
 export async function parseReceiverAnswer<T>(
   result: { exitCode: number; stdout: string; stderr: string },
   schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
@@ -81,12 +118,10 @@ export async function parseReceiverAnswer<T>(
 ): Promise<T> {
   const core = await import('@fleet/core');
   if (result.exitCode !== 0) {
-    const line = result.stderr.trim().split('\n').at(-1) ?? '';
-    const code = /\b([A-Z][A-Z_]+[A-Z])\b/.exec(line)?.[1];
-    const known = code !== undefined && code in core.ERROR_CODES;
+    const failure = receiverFailure(result.stderr, core.ERROR_CODES);
     throw new core.FleetError(
-      known ? (code as keyof typeof core.ERROR_CODES) : 'ACTION_FAILED',
-      `the node's recovery receiver refused ${verb} (exit ${result.exitCode}): ${line || 'no message'}`,
+      (failure.code ?? 'ACTION_FAILED') as keyof typeof core.ERROR_CODES,
+      `the node's recovery receiver refused ${verb} (exit ${result.exitCode}): ${failure.message || 'no message'}`,
     );
   }
   let value: unknown;
@@ -158,6 +193,8 @@ export async function derivePlan(
       artifact: artifact.identity,
       plugins: host.repo.manifest.plugins,
     }),
+    // Where the new controller listens, and the certificate pin it must match (issue 35).
+    listen: core.plannedListen(host.entry),
   };
   return { body, artifact, observation };
 }

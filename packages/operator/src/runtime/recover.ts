@@ -8,7 +8,8 @@
 import * as z from '@fleet/core/zod';
 import type { BootstrapPlan, RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
-import { followTimeout } from './apply.js';
+import { followTimeout, stepProgress } from './apply.js';
+import { acceptedFromHere } from './accept-remote.js';
 import { followTransaction } from './follow.js';
 import { parseReceiverAnswer, recoveryTarget, statusOverSsh } from './bootstrap-plan.js';
 import type { HostRuntime } from './host.js';
@@ -69,6 +70,17 @@ export async function applyOverSsh(input: {
       const { code } = core.asFleetError(error);
       return code === 'HOSTKEY_MISMATCH' || code === 'HOSTKEY_UNKNOWN';
     },
+    onStatus: stepProgress(progress),
   });
-  return { transaction: answer.transaction, verdict, status };
+  // The runner accepted from the node; the operator accepts from where it connects (issue 35):
+  // after a recovery the controller must answer at fleet.yaml's URL, not only over SSH.
+  return {
+    transaction: answer.transaction,
+    verdict: await acceptedFromHere(verdict, {
+      client: input.host.client,
+      target: input.plan.target,
+      onProgress: progress,
+    }),
+    status,
+  };
 }

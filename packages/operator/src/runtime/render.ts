@@ -13,7 +13,18 @@ export function renderBootstrapPlan(plan: BootstrapPlan): string {
     `  repo        ${plan.repoCommit ?? '(no commit)'}`,
     `  protocol    ${plan.protocol}`,
     `  catalog     domains ${plan.target.catalog.domains.join(', ') || '(none)'}; adapters ${plan.target.catalog.bootstrapAdapters.join(', ')}`,
+    ...(plan.listen ? [renderListen(plan.listen)] : []),
   ].join('\n');
+}
+
+/** The plan's listen: bind, port, TLS and the pin, the Host names (issue 35). */
+function renderListen(listen: NonNullable<BootstrapPlan['listen']>): string {
+  const bind = listen.bind.includes(':') ? `[${listen.bind}]` : listen.bind;
+  const tls = listen.tls
+    ? `TLS, certificate made on the node${listen.fingerprint ? `, pinned ${listen.fingerprint}` : ''}`
+    : 'no TLS';
+  const hosts = listen.allowedHosts.length > 0 ? `; Host ${listen.allowedHosts.join(', ')}` : '';
+  return `  listen      bind ${bind}, port ${listen.port}, ${tls}${hosts} (fleet.yaml controller URL)`;
 }
 
 export function renderRuntimeStatus(

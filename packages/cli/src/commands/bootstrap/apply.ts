@@ -1,6 +1,16 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
+import type { ControllerListen, PlannedListen } from '@fleet/core';
+
+/** A plan's listen as the stage sends it, and the pin the node's certificate must match. */
+function listenAndPin(planned: PlannedListen): {
+  listen: ControllerListen;
+  pinned: string | null;
+} {
+  const { fingerprint, ...listen } = planned;
+  return { listen, pinned: fingerprint };
+}
 
 export default class BootstrapApply extends FleetCommand {
   static override summary = 'Apply a bootstrap plan (with --confirm).';
@@ -8,7 +18,9 @@ export default class BootstrapApply extends FleetCommand {
 
 A reachable node goes through its controller: the artifact is uploaded (unless the node already holds its generation, which it verifies again), staged, activated, the runtime restarted under its supervisor and accepted — or rolled back to the prior generation and verified. Only with --recover, for a plan whose route is ssh (the controller does not answer), is the bundle (plan and artifact: no credentials, no policy) sent over SSH to the node's fixed receiver command, after the host key was checked against the pinned hostKey.
 
-Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after a verified rollback or when manual recovery is required.`;
+The controller is installed to listen where the plan says (fleet.yaml's controller URL); for https the node makes its own certificate (the key never leaves it), and one that is not the certificate fleet.yaml pins stops the apply before anything is activated (exit 4, naming the fingerprint to pin). After the node accepted the new runtime, it is accepted again from here, at fleet.yaml's URL. A runtime that did not come up is reported with its controller's last log lines.
+
+Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after a verified rollback, when manual recovery is required, or when the node accepted a runtime fleet.yaml's URL does not reach.`;
   static override examples = [
     '<%= config.bin %> bootstrap apply node-01.plan.json --confirm',
     '<%= config.bin %> bootstrap apply node-01.plan.json --confirm --recover',
@@ -88,6 +100,8 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
           ...(derived.observation.through === 'controller'
             ? { held: derived.observation.status.generations }
             : {}),
+          // fleet.yaml's controller URL and pin, as the plan bound them (issue 35).
+          ...(plan.listen ? listenAndPin(plan.listen) : {}),
         }),
       );
       ({ transaction, verdict, status } = applied);
