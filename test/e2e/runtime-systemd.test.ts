@@ -3,7 +3,11 @@
  * manager (contract §11, §12; catalogue 51, 54; test/src/systemd-user.ts): a node from nothing —
  * no controller, no unit, only its owner's bootstrap policy and a token — is bootstrapped over SSH
  * (the receiver, in a session without XDG_RUNTIME_DIR), its controller installed as the user unit
- * `fleet-node-01.service` (the unit its node policy names) and accepted; upgraded to a second build (accepted); upgraded to a
+ * `fleet-node-01.service` (the unit its node policy names) and accepted where fleet.yaml says it
+ * is — https on 127.0.0.2 and a port that is not the default, with the certificate the node made
+ * and the operator pinned (issue 35: a first apply with another pin stops before anything is
+ * activated, naming the one to pin; one whose controller cannot listen says why); upgraded to a
+ * second build (accepted); upgraded to a
  * build that lies about its identity (rolled back, verified); rolled back on request. Each restart
  * ends the controller unit's whole control group: the runner lives in a transient unit of its own.
  */
@@ -12,7 +16,8 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { createControllerClient } from '@fleet/core';
+import { createServer, type Server } from 'node:net';
+import { certificateFingerprint, createControllerClient } from '@fleet/core';
 import { fakeRuntimeArtifact } from '@fleet/testkit';
 import { packedRuntimeArtifact, repackedArtifact, type RuntimeArtifact } from '../src/artifact.js';
 import { fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
@@ -20,14 +25,20 @@ import { carriedCommit, NODE_ID, sha256, writeRuntimeNodePolicy } from '../src/r
 import { requireSshd, startSshd, type Sshd } from '../src/sshd.js';
 import { requireSystemdUser, type SystemdUser } from '../src/systemd-user.js';
 
-/** A first bootstrap knows no port but the controller's default. */
-const PORT = 7701;
+/**
+ * Where fleet.yaml says the controller is: not the `controller serve` default (127.0.0.1:7701),
+ * which a first bootstrap used to listen on whatever fleet.yaml said (issue 35).
+ */
+const ADDRESS = '127.0.0.2';
+const PORT = 7815;
+/** A pin that is no certificate's: what an operator writes before the node made one. */
+const NO_PIN = `sha256:${Array.from({ length: 32 }, () => '00').join(':')}`;
 /** The unit the node's policy names: a first bootstrap installs the controller under it. */
 const UNIT = 'fleet-node-01.service';
 
-function portFree(port: number): Promise<boolean> {
+function portFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
+    const socket = createConnection({ host, port });
     socket.once('connect', () => {
       socket.destroy();
       resolve(false);
@@ -45,6 +56,8 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
   let artifact: RuntimeArtifact;
   let second: Awaited<ReturnType<typeof repackedArtifact>>;
   let token: string;
+  /** The fingerprint of the certificate the node made, once it made one. */
+  let pin = NO_PIN;
   const repo = () => join(scratch.path, 'repo');
   const git = (...args: string[]) =>
     execFileSync(
@@ -62,7 +75,40 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
       },
     });
   const client = () =>
-    createControllerClient({ host: NODE_ID, url: `http://127.0.0.1:${PORT}`, token });
+    createControllerClient({
+      host: NODE_ID,
+      url: `https://${ADDRESS}:${PORT}`,
+      token,
+      tlsFingerprint: pin,
+    });
+  /** fleet.yaml's pin for the host, committed. */
+  async function pinCertificate(fingerprint: string): Promise<void> {
+    const text = await readFile(join(repo(), 'fleet.yaml'), 'utf8');
+    await writeFile(
+      join(repo(), 'fleet.yaml'),
+      text.replace(/fingerprint: "[^"]*"/, `fingerprint: "${fingerprint}"`),
+    );
+    git('add', '-A');
+    git('commit', '-q', '-m', 'pin the controller certificate');
+    pin = fingerprint;
+  }
+  const plan = async (): Promise<string> => {
+    const file = join(scratch.path, `node-01-${Date.now()}.plan.json`);
+    const planned = await run(['bootstrap', 'plan', NODE_ID, '--out', file, '--json']);
+    expect(planned.exitCode, planned.stderr + planned.stdout).to.equal(0);
+    return file;
+  };
+  const applyOverSsh = (file: string, timeoutSeconds: number) =>
+    run([
+      'bootstrap',
+      'apply',
+      file,
+      '--confirm',
+      '--recover',
+      '--acceptance-timeout',
+      String(timeoutSeconds),
+      '--json',
+    ]);
 
   /**
    * fleet.yaml with `file` as the canonical artifact (`version`) and the commit its build record
@@ -89,8 +135,8 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
   before(async function () {
     requireSshd(this);
     manager = await requireSystemdUser(this);
-    if (!(await portFree(PORT))) {
-      throw new Error(`127.0.0.1:${PORT} is taken: a first bootstrap listens on the default port`);
+    if (!(await portFree(PORT, ADDRESS))) {
+      throw new Error(`${ADDRESS}:${PORT} is taken: the bootstrapped controller listens there`);
     }
     scratch = await tempDir('fleet-runtime-systemd-');
     artifact = await packedRuntimeArtifact();
@@ -137,7 +183,8 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
         'artifacts:',
         'hosts:',
         `  ${NODE_ID}:`,
-        `    controller: http://127.0.0.1:${PORT}`,
+        `    controller: https://${ADDRESS}:${PORT}`,
+        `    tls: { fingerprint: "${NO_PIN}" }`,
         '    platform: linux',
         '    supervisor: systemd-user',
         '    upgrade: { strategy: tarball }',
@@ -160,26 +207,76 @@ describe('runtime lifecycle through the CLI on a real systemd --user manager (fr
     await scratch?.cleanup();
   });
 
-  it('bootstraps the node from nothing over SSH: the unit installed, started and accepted', async () => {
+  it('a first bootstrap whose certificate is not the pinned one stops before activation, naming it (exit 4)', async () => {
     await makeCanonical(artifact.path, artifact.version);
-    const planFile = join(scratch.path, 'node-01.plan.json');
-    const planned = await run(['bootstrap', 'plan', NODE_ID, '--out', planFile, '--json']);
-    expect(planned.exitCode, planned.stderr + planned.stdout).to.equal(0);
-    const plan = json<{ route: string; prior: { build: string | null } }>(planned);
-    expect(plan).to.deep.include({ route: 'ssh', prior: { build: null, observedThrough: 'ssh' } });
+    const planFile = await plan();
+    const planned = JSON.parse(await readFile(planFile, 'utf8')) as {
+      route: string;
+      prior: { build: string | null };
+      listen: unknown;
+    };
+    expect(planned).to.deep.include({
+      route: 'ssh',
+      prior: { build: null, observedThrough: 'ssh' },
+    });
+    expect(planned.listen).to.deep.equal({
+      bind: ADDRESS,
+      port: PORT,
+      tls: true,
+      allowedHosts: [],
+      fingerprint: NO_PIN,
+    });
+    const human = await run(['bootstrap', 'plan', NODE_ID]);
+    expect(human.stdout).to.include(
+      `listen      bind ${ADDRESS}, port ${PORT}, TLS, certificate made on the node, pinned ${NO_PIN}`,
+    );
 
-    const applied = await run([
-      'bootstrap',
-      'apply',
-      planFile,
-      '--confirm',
-      '--recover',
-      '--acceptance-timeout',
-      '90',
-      '--json',
-    ]);
+    const refused = await run(['bootstrap', 'apply', planFile, '--confirm', '--recover']);
+    expect(refused.exitCode, refused.stderr).to.equal(4);
+    // The node made its certificate (the key stays there); the error names its fingerprint.
+    const made = certificateFingerprint(
+      await readFile(join(home, '.config/fleet/tls/controller-cert.pem')),
+    );
+    expect(refused.stderr).to.include(`hosts.${NODE_ID}.tls.fingerprint: '${made}'`);
+    expect(refused.stderr).to.include('nothing was activated');
+    // Nothing activated: no unit, the transaction closed before a runner started.
+    expect(await manager.show(UNIT, ['LoadState'])).to.deep.equal({ LoadState: 'not-found' });
+    const journal = await readFile(join(home, '.local/state/fleet/journal/runtime.jsonl'), 'utf8');
+    expect(journal).to.match(/"code":"TLS_FINGERPRINT_MISMATCH"/);
+    expect(journal).to.not.match(/"step":"activated"/);
+    await pinCertificate(made);
+  });
+
+  it('a controller that cannot listen: the failure says why, "manual recovery required" once (exit 6)', async () => {
+    // Another program holds the address fleet.yaml names: the new controller exits at start.
+    // (each connection ended at once: a socket left open would keep close() waiting)
+    const squatter: Server = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => squatter.listen(PORT, ADDRESS, resolve));
+    try {
+      const failed = await applyOverSsh(await plan(), 10);
+      expect(failed.exitCode, failed.stderr + failed.stdout).to.equal(6);
+      const message = (JSON.parse(failed.stdout) as { error: { code: string; message: string } })
+        .error;
+      expect(message.code).to.equal('RECOVERY_REQUIRED');
+      // Its supervisor's log, or why there is none: never silence.
+      expect(message.message).to.match(/controller log( unavailable)?[ :(]/);
+      expect(message.message.match(/manual recovery required/g)).to.have.length(1);
+      // The operator showed progress while it waited.
+      expect(failed.stderr).to.match(/supervisor-restarted|activated/);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
+  it('bootstraps the node over SSH with the pin: installed, listening where fleet.yaml says, accepted from here', async () => {
+    const applied = await applyOverSsh(await plan(), 90);
     expect(applied.exitCode, applied.stderr + applied.stdout).to.equal(0);
     expect(json<{ outcome: string }>(applied).outcome).to.equal('accepted');
+    expect(applied.stderr).to.include(`accepting from here: https://${ADDRESS}:${PORT}`);
+    // The unit runs the controller with fleet.yaml's listen, the node's own certificate.
+    const unit = await readFile(join(home, '.config/systemd/user', UNIT), 'utf8');
+    expect(unit).to.include(`--bind ${ADDRESS} --port ${PORT} --tls-cert`);
+    expect(await portFree(7701)).to.equal(true);
 
     // A real unit of the user's manager, recorded by the node, running generation A.
     const record = JSON.parse(

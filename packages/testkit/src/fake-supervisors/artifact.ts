@@ -1,7 +1,8 @@
 /**
  * Test runtime artifacts (reliability catalogue 51: "a test generation whose binary prints a
  * wrong version, exits 1, or sleeps forever"): `npm pack`-shaped tarballs whose
- * `package/bin/run.js` accepts `controller serve --home H --node-id N --port P [--bind A]` and
+ * `package/bin/run.js` accepts `controller serve --home H --node-id N --port P [--bind A]`
+ * `[--tls-cert F --tls-key F]` (then https) and
  * answers `GET /v1/identity` like a controller — from its own generation (`generation.json`:
  * build id and commit), its `package.json` and its `--node-id` — unless told to lie. Like a real
  * artifact it carries a build record (`package/fleet-build.json`, contract §1.8), so fleet.yaml can
@@ -98,7 +99,11 @@ const identity = () => ({
   startedAt,
   health: { status: config.lie.health || 'ok', checks: [{ name: 'fake', status: config.lie.health === 'degraded' ? 'failing' : 'ok', detail: 'fake runtime' }] },
 });
-const server = http.createServer((req, res) => {
+// With --tls-cert/--tls-key it serves https, as the real controller does (issue 35: a bootstrap
+// installs the listen fleet.yaml names, TLS included).
+const tlsCert = flag('--tls-cert');
+const tlsKey = flag('--tls-key');
+const handler = (req, res) => {
   if (req.method === 'GET' && req.url === '/v1/identity') {
     res.writeHead(200, { 'content-type': 'application/json', [config.header]: String(config.lie.protocol || config.protocol) });
     res.end(JSON.stringify(identity()));
@@ -106,10 +111,13 @@ const server = http.createServer((req, res) => {
     res.writeHead(404, { 'content-type': 'application/json', [config.header]: String(config.lie.protocol || config.protocol) });
     res.end(JSON.stringify({ error: { code: 'OP_UNKNOWN', message: 'fake runtime' } }));
   }
-});
+};
+const server = tlsCert && tlsKey
+  ? require('node:https').createServer({ cert: fs.readFileSync(tlsCert), key: fs.readFileSync(tlsKey) }, handler)
+  : http.createServer(handler);
 // Without --port, the port of "controller serve" (7701), as the real runtime listens on.
 server.listen(Number(flag('--port', '7701')), flag('--bind', '127.0.0.1'), () => {
-  process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + server.address().port, fake: true, salt: config.salt }) + '\\n');
+  process.stdout.write(JSON.stringify({ url: (tlsCert ? 'https' : 'http') + '://127.0.0.1:' + server.address().port, fake: true, salt: config.salt }) + '\\n');
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
