@@ -8,7 +8,12 @@ import { createHash } from 'node:crypto';
 import { access, chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { FLEET_PROTOCOL_VERSION, readCurrentPointer, runtimeLayout } from '@fleet/core';
+import {
+  FLEET_PROTOCOL_VERSION,
+  nodePolicyFile,
+  readCurrentPointer,
+  runtimeLayout,
+} from '@fleet/core';
 import { fakeRuntimeArtifact, type FakeArtifactOptions } from '@fleet/testkit';
 import { waitFor } from '../src/fleet.js';
 import {
@@ -18,6 +23,7 @@ import {
   startRuntimeNode,
   upgradeThroughController,
   waitForEnd,
+  writeRuntimeNodePolicy,
   type RuntimeNode,
 } from '../src/runtime-node.js';
 
@@ -282,6 +288,16 @@ describe('runtime stage refusals: nothing staged, nothing journaled', function (
     expect(refused.code).to.equal('BOOTSTRAP_REFUSED');
     expect((refused as unknown as { exitCode: number }).exitCode).to.equal(7);
     expect(await journal()).to.equal('');
+  });
+
+  it('an upgrade too: every runtime change needs bootstrap.allow (issue 36)', async () => {
+    const refused = await refusal(node.client.runtimeStage(request(fake())));
+    expect(refused.code).to.equal('BOOTSTRAP_REFUSED');
+    expect(refused.message).to.contain('denies runtime changes');
+    expect(await journal()).to.equal('');
+    // The refusals below are past the policy: from here on the node allows runtime changes.
+    await writeRuntimeNodePolicy(node.home, { unit: node.unit, replace: true });
+    node.manager.chown(nodePolicyFile(node.home));
   });
 
   it('an artifact whose bytes changed in transfer: GENERATION_INVALID', async () => {

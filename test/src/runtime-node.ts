@@ -24,6 +24,7 @@ import {
   runtimeCommand,
   runtimeLayout,
   type ControllerClient,
+  type NodePolicyInput,
   type RuntimeExpectation,
   type RuntimeStatusResponse,
 } from '@fleet/core';
@@ -65,6 +66,11 @@ export interface RuntimeNodeOptions {
   readonly environment?: Readonly<Record<string, string>>;
   /** Writes an allowing bootstrap policy (default true). */
   readonly allowBootstrap?: boolean;
+  /**
+   * The policy's `runtime` section (ADR 0019). Default `{ allowUnsigned: true }`: a hand-made
+   * test node stages unsigned runtimes, and says so explicitly.
+   */
+  readonly runtime?: NodePolicyInput['runtime'];
 }
 
 export const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -106,20 +112,34 @@ async function copyStagedGeneration(artifact: RuntimeArtifact, home: string): Pr
 
 /**
  * The node's own policy (contract §5.1), as its owner writes it: no config domain served,
- * bootstrap allowed through systemd-user (unless `allow` is false), and — when given — the unit
- * that runs the controller (else the adapter's record alone names it, docs/runtime-lifecycle.md).
+ * runtime changes allowed through systemd-user (unless `allow` is false), and — when given — the
+ * unit that runs the controller (else the adapter's record alone names it,
+ * docs/runtime-lifecycle.md). Its `runtime` section (ADR 0019) is `runtime` when given, else
+ * `{ allowUnsigned: true }` — written out, never a default of the policy: a hand-made test node
+ * stages unsigned artifacts because its policy says so. `replace` replaces a policy already there.
  */
 export async function writeRuntimeNodePolicy(
   home: string,
-  options: { readonly allow?: boolean; readonly unit?: string } = {},
+  options: {
+    readonly allow?: boolean;
+    readonly unit?: string;
+    readonly runtime?: NodePolicyInput['runtime'];
+    readonly replace?: boolean;
+  } = {},
 ): Promise<void> {
   await writeNodePolicy(
     home,
-    defaultNodePolicy([], {
-      bootstrap:
-        options.allow === false ? { allow: false } : { allow: true, supervisors: ['systemd-user'] },
-      ...(options.unit ? { supervisor: { kind: 'systemd-user', unit: options.unit } } : {}),
-    }),
+    {
+      ...defaultNodePolicy([], {
+        bootstrap:
+          options.allow === false
+            ? { allow: false }
+            : { allow: true, supervisors: ['systemd-user'] },
+        ...(options.unit ? { supervisor: { kind: 'systemd-user', unit: options.unit } } : {}),
+      }),
+      runtime: options.runtime ?? { allowUnsigned: true },
+    },
+    { force: options.replace === true },
   );
 }
 
@@ -139,7 +159,11 @@ export async function startRuntimeNode(
   const layout = runtimeLayout(home, 'linux');
   await copyStagedGeneration(artifact, home);
   await currentPointer(layout, 'symlink').flip(artifact.sha256);
-  await writeRuntimeNodePolicy(home, { allow: options.allowBootstrap !== false, unit });
+  await writeRuntimeNodePolicy(home, {
+    allow: options.allowBootstrap !== false,
+    unit,
+    ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+  });
   const setup = join(home, '.runtime-node-setup.mjs');
   await copyFile(join(FIXTURES, 'runtime-node-setup.mjs'), setup);
   manager.chown(home);
@@ -269,7 +293,12 @@ export async function upgradeThroughController(
   node: RuntimeNode,
   bytes: Buffer,
   target: RuntimeExpectation,
-  options: { readonly acceptanceTimeoutMs?: number; readonly kind?: 'upgrade' | 'bootstrap' } = {},
+  options: {
+    readonly acceptanceTimeoutMs?: number;
+    readonly kind?: 'upgrade' | 'bootstrap';
+    /** The release signature's one-line body (ADR 0019), sent as `artifact.signature`. */
+    readonly signature?: string;
+  } = {},
 ): Promise<string> {
   const staged = await node.client.runtimeStage({
     operationId: newOperationId(),
@@ -277,7 +306,12 @@ export async function upgradeThroughController(
     supervisor: 'systemd-user',
     planId: null,
     target,
-    artifact: { sha256: sha256(bytes), bytes: bytes.length, content: bytes.toString('base64') },
+    artifact: {
+      sha256: sha256(bytes),
+      bytes: bytes.length,
+      content: bytes.toString('base64'),
+      ...(options.signature === undefined ? {} : { signature: options.signature }),
+    },
   });
   await node.client.runtimeActivate({
     operationId: newOperationId(),

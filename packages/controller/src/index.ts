@@ -46,11 +46,14 @@ export {
 } from './lifecycle/runner.js';
 export {
   stageTransaction,
+  stageRelease,
   abandonStaged,
   priorFromPointer,
+  type StagedRelease,
   type StagedTransaction,
   type StageTransactionInput,
 } from './lifecycle/stage.js';
+export { admissionDetail, type ReleaseAdmission } from './lifecycle/signature.js';
 // The controller's own certificate and listen flags (issue 35: a bootstrap honours fleet.yaml)
 export {
   ensureControllerCertificate,

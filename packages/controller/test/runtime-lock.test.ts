@@ -27,7 +27,7 @@ import {
 } from '../src/generations/lock.js';
 import { RuntimeJournal, lastTransaction } from '../src/generations/journal.js';
 import { startNode, type TestNode } from './support/node.js';
-import { stageBody, stagingRegistry } from './support/staging.js';
+import { stageBody, stagingPolicy, stagingRegistry } from './support/staging.js';
 
 const HOLDER = fileURLToPath(new URL('../../test/fixtures/hold-runtime-lock.js', import.meta.url));
 
@@ -85,7 +85,7 @@ describe('the runtime lock (catalogue 33)', function () {
   let token: string;
 
   beforeEach(async () => {
-    node = await startNode({ registry: await stagingRegistry() });
+    node = await startNode({ registry: await stagingRegistry(), policy: stagingPolicy() });
     token = await node.issue(['runtime:upgrade']);
   });
   afterEach(async () => {
@@ -139,7 +139,10 @@ describe('the runtime lock (catalogue 33)', function () {
   });
 
   it('a stage under another supervisor than the node policy names: SUPERVISOR_MISMATCH, nothing staged', async () => {
-    await node.setPolicy({ supervisor: { kind: 'windows-task', task: '\\fleet-controller' } });
+    await node.setPolicy({
+      ...stagingPolicy(),
+      supervisor: { kind: 'windows-task', task: '\\fleet-controller' },
+    });
     const answer = await node.call('/v1/runtime/stage', { token, body: stageBody('2.0.0') });
     expect([answer.status, answer.body.error?.code], answer.text).to.deep.equal([
       503,

@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import { ERROR_CODES, ExitCode } from '@fleet/core';
 import { stageGeneration } from '../src/generations/generation.js';
 import { startNode, type TestNode } from './support/node.js';
-import { stageBody, stagingRegistry } from './support/staging.js';
+import { stageBody, stagingPolicy, stagingRegistry } from './support/staging.js';
 
 const GENERATIONS = '~/.local/share/fleet/runtime/generations';
 const JOURNAL = '~/.local/state/fleet/journal/runtime.jsonl';
@@ -34,7 +34,7 @@ describe('runtime stage without the artifact: the held generation (contract §12
   let scratch: string;
 
   beforeEach(async () => {
-    node = await startNode({ registry: await stagingRegistry() });
+    node = await startNode({ registry: await stagingRegistry(), policy: stagingPolicy() });
     token = await node.issue(['runtime:upgrade']);
     scratch = await mkdtemp(join(tmpdir(), 'fleet-held-'));
   });
@@ -82,14 +82,16 @@ describe('runtime stage without the artifact: the held generation (contract §12
     expect(staged?.data.reused).to.equal(true);
     const audit = await lastStageAudit();
     expect(audit?.detail).to.equal(
-      `runtime-stage ${body.artifact.sha256.slice(0, 12)}: held generation reused, not uploaded; answered 200`,
+      `runtime-stage ${body.artifact.sha256.slice(0, 12)}: held generation reused, not uploaded; unsigned, allowed by runtime.allowUnsigned; answered 200`,
     );
   });
 
   it('an upload says so in the audit record', async () => {
     const answer = await node.call('/v1/runtime/stage', { token, body: stageBody('2.0.0') });
     expect([answer.status, answer.body.reused], answer.text).to.deep.equal([200, false]);
-    expect((await lastStageAudit())?.detail).to.match(/: artifact uploaded; answered 200$/);
+    expect((await lastStageAudit())?.detail).to.match(
+      /: artifact uploaded; unsigned, allowed by runtime.allowUnsigned; answered 200$/,
+    );
   });
 
   it('a generation it does not hold: GENERATION_NOT_HELD (exit 3), nothing staged, nothing journaled', async () => {

@@ -187,6 +187,17 @@ export const ERROR_CODES = {
   UNATTENDED_REFUSED: { exit: ExitCode.policy },
   /** The node's local bootstrap policy does not allow this bootstrap (contract §12). */
   BOOTSTRAP_REFUSED: { exit: ExitCode.policy, http: 403 },
+  /**
+   * A runtime change (a stage of an upgrade or a bootstrap) without a release signature, on a node
+   * whose policy does not say `runtime.allowUnsigned: true` (ADR 0019): nothing staged.
+   */
+  ARTIFACT_UNSIGNED: { exit: ExitCode.policy, http: 403 },
+  /**
+   * A release signature that does not verify against the node policy's `runtime.trustedKeys`
+   * (another namespace, an untrusted or non-Ed25519 key, changed bytes, not a signature; ADR
+   * 0019): nothing staged.
+   */
+  SIGNATURE_INVALID: { exit: ExitCode.policy, http: 403 },
   SECRET_FOUND: { exit: ExitCode.policy },
   /**
    * A secret a file uses has a value shorter than the redaction floor (8 characters, contract §4):

@@ -115,6 +115,7 @@ export {
   type NodePolicy,
   type NodePolicyInput,
   type NodeSupervisor,
+  type NodeRuntimePolicy,
   type PolicyAction,
 } from './policy/schema.js';
 export {
@@ -276,6 +277,7 @@ export * from './runtime/plan.js';
 export * from './runtime/listen.js';
 export * from './runtime/build-record.js';
 export * from './runtime/plugins.js';
+export * from './runtime/sshsig.js';
 export {
   readPointerFacts,
   runtimeDisagreements,

@@ -211,6 +211,34 @@ describe('node policy schema', () => {
       'bootstrap.supervisors[0]',
       /Invalid|expected/,
     ],
+    [
+      'a trusted key that is RSA (ADR 0019: Ed25519 only)',
+      "version: 1\nruntime:\n  trustedKeys:\n    - 'ssh-rsa AAAAB3NzaC1yc2EAAAABAw== me'\n",
+      4,
+      'runtime.trustedKeys[0]',
+      /the key type is "ssh-rsa", not ssh-ed25519: only ssh-ed25519 keys sign releases/,
+    ],
+    [
+      'a trusted key that is no key',
+      "version: 1\nruntime: { trustedKeys: ['release key'] }\n",
+      2,
+      'runtime.trustedKeys[0]',
+      /the key type is "release", not ssh-ed25519/,
+    ],
+    [
+      'an unknown field in runtime',
+      'version: 1\nruntime: { allowUnsigned: true, trust: all }\n',
+      2,
+      'runtime.trust',
+      /unknown field/,
+    ],
+    [
+      'allowUnsigned that is not a boolean',
+      "version: 1\nruntime: { allowUnsigned: 'yes' }\n",
+      2,
+      'runtime.allowUnsigned',
+      /boolean/,
+    ],
   ];
   for (const [title, text, line, path, message] of cases) {
     it(`refuses ${title}, with its line and field`, () => {
@@ -222,6 +250,22 @@ describe('node policy schema', () => {
       expect(first?.message).to.match(message);
     });
   }
+
+  it('reads the runtime section (ADR 0019): trusted ssh-ed25519 keys, allowUnsigned default false', () => {
+    const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcH';
+    expect(
+      parseNodePolicy(`version: 1\nruntime:\n  trustedKeys: ['${key} release@seat']\n`, 'f').policy
+        .runtime,
+    ).to.deep.equal({ trustedKeys: [`${key} release@seat`], allowUnsigned: false });
+    expect(
+      parseNodePolicy('version: 1\nruntime: { allowUnsigned: true }\n', 'f').policy.runtime,
+    ).to.deep.equal({ trustedKeys: [], allowUnsigned: true });
+    expect(parseNodePolicy('version: 1\n', 'f').policy.runtime).to.equal(undefined);
+    // node-policy init writes no runtime section: such a node refuses runtime changes.
+    expect(defaultNodePolicy(['router'], { bootstrap: { allow: true } })).to.not.have.property(
+      'runtime',
+    );
+  });
 
   it('writes what it reads: a default policy round-trips through its YAML', () => {
     const input = defaultNodePolicy(['router', 'harness-policy'], {

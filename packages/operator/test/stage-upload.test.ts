@@ -115,7 +115,12 @@ describe('the operator stages a runtime without uploading what the node holds', 
 
   beforeEach(async () => {
     home = await mkdtemp(join(tmpdir(), 'fleet-stage-upload-'));
-    await writeNodePolicy(home, { ...defaultNodePolicy([]), version: NODE_POLICY_VERSION });
+    // A hand-made node that takes runtime changes, unsigned ones explicitly (ADR 0019).
+    await writeNodePolicy(home, {
+      ...defaultNodePolicy([], { bootstrap: { allow: true, supervisors: ['systemd-user'] } }),
+      runtime: { allowUnsigned: true },
+      version: NODE_POLICY_VERSION,
+    });
     const registry = await registryFromHooks([
       {
         plugin: { name: '@fleet/plugin-staging-fixture', version: '1.0.0', type: 'core' },

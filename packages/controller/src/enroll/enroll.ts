@@ -74,6 +74,15 @@ export const enrollRequestSchema = z.strictObject({
     .regex(/^restrict,command="[^"\r\n]+" [^\r\n]+ fleet-bootstrap$/)
     .nullable(),
   acceptanceTimeoutMs: z.number().int().min(1000).max(600_000).optional(),
+  /**
+   * The artifact's release signature (ADR 0019; armored or its one-line body): the stage checks
+   * it against the written policy's `runtime.trustedKeys`. Absent: staged only when that policy
+   * says `runtime.allowUnsigned`.
+   */
+  signature: z
+    .string()
+    .max(16 * 1024)
+    .optional(),
 });
 export type EnrollRequest = z.infer<typeof enrollRequestSchema>;
 
@@ -160,7 +169,7 @@ export async function enrollNode(input: EnrollInput): Promise<EnrollResult> {
   });
   await log(`enroll: token ${issued.record.id} issued to ${request.token.client}`);
   try {
-    const { tls, ...staged } = await stageAndRun(input, plan, request.acceptanceTimeoutMs, bytes);
+    const { tls, ...staged } = await stageAndRun(input, plan, request, bytes);
     if (tls) await log(`enroll: TLS certificate ${tls.fingerprint}`);
     await log(
       `enroll: transaction ${staged.transaction} staged; runner ${staged.runner.pid} (${staged.runner.via})`,
@@ -194,9 +203,10 @@ export async function enrollNode(input: EnrollInput): Promise<EnrollResult> {
 async function stageAndRun(
   input: EnrollInput,
   plan: BootstrapPlan,
-  acceptanceTimeoutMs: number | undefined,
+  request: EnrollRequest,
   bytes: Buffer,
 ) {
+  const { acceptanceTimeoutMs } = request;
   const ctx = createNodeContext({ home: input.home, nodeId: plan.nodeId });
   const supervised = await nodeSupervisor(input.registry, ctx, plan.supervisor);
   const running = supervised?.observed?.nodeIdFlag;
@@ -234,6 +244,7 @@ async function stageAndRun(
         : {}),
       artifact: { sha256: plan.artifact.sha256, bytes },
       prior,
+      ...(request.signature === undefined ? {} : { signature: request.signature }),
     });
     const runner = await spawnRunner({
       home: input.home,

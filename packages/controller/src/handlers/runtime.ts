@@ -19,7 +19,8 @@ import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder, withRuntimeLock } from '../generations/lock.js';
 import { expectationOf } from '../lifecycle/expectation.js';
 import { rollbackTarget } from '../lifecycle/journal-history.js';
-import { abandonStaged, stageTransaction } from '../lifecycle/stage.js';
+import { abandonStaged, stageRelease } from '../lifecycle/stage.js';
+import { admissionDetail } from '../lifecycle/signature.js';
 import { spawnRunner, type RunnerStart } from '../lifecycle/spawn.js';
 import { runtimeStatusOf } from '../lifecycle/status.js';
 import { authorize } from '../tokens/auth.js';
@@ -49,7 +50,7 @@ export const runtimeStage: Handler = async (ctx) => {
     );
   }
   const node = createNodeContext({ home: runtime.home, nodeId: runtime.nodeId });
-  const staged = await stageTransaction({
+  const { admission, staged } = await stageRelease({
     home: runtime.home,
     platform: node.platform,
     registry: runtime.registry,
@@ -61,10 +62,13 @@ export const runtimeStage: Handler = async (ctx) => {
     artifact: { sha256: request.artifact.sha256, bytes },
     prior: expectationOf(await identityOf(runtime)),
     ...(request.listen === undefined ? {} : { listen: request.listen }),
+    ...(request.artifact.signature === undefined ? {} : { signature: request.artifact.signature }),
   });
   return {
     status: 200,
     body: staged,
+    // Who signed what was staged (ADR 0019), in the stage's audit record, not in the answer.
+    auditDetail: admissionDetail(admission),
     undo: () =>
       abandonStaged(runtime.home, staged.transaction, 'the audit record could not be written'),
   };

@@ -14,6 +14,11 @@ export interface RequestContext {
 export interface HandlerResult {
   readonly status: number;
   readonly body: unknown;
+  /**
+   * Words the pipeline adds to the route's audit record's detail (a stage's signer, ADR 0019):
+   * never a secret, never a token.
+   */
+  readonly auditDetail?: string;
   /** The handler wrote the audit record itself (success or failure). */
   readonly audited?: boolean;
   /**

@@ -175,7 +175,14 @@ export function createPipeline(shared: ControllerRuntime, options: PipelineOptio
       }
       noteDurability(runtime, codeIn(result.body));
       if (!result.audited) {
-        const entry = answerEntry(route, principal, operationId, body, result.status);
+        const entry = answerEntry(
+          route,
+          principal,
+          operationId,
+          body,
+          result.status,
+          result.auditDetail,
+        );
         if (route.audit === 'always' || (result.status !== 200 && operationId !== null)) {
           try {
             await runtime.audit.append(entry);
@@ -318,6 +325,7 @@ function answerEntry(
   operationId: string | null,
   body: unknown,
   status: number,
+  extra?: string,
 ): AuditEntry {
   const { paths, detail } = requested(route, body);
   return {
@@ -328,7 +336,7 @@ function answerEntry(
     files: [],
     outcome: status === 200 ? 'ok' : 'failed',
     code: null,
-    detail: `${detail}; answered ${status}`,
+    detail: `${detail}${extra === undefined ? '' : `; ${extra}`}; answered ${status}`,
   };
 }
 

@@ -1,5 +1,7 @@
 /**
- * Opening a runtime transaction on the node (contract §11, §12): the uploaded artifact's sha256 is
+ * Opening a runtime transaction on the node (contract §11, §12): the node policy must allow a
+ * runtime change and admit the artifact's release signature (ADR 0019: by one of its
+ * `runtime.trustedKeys`, or none with `runtime.allowUnsigned`), the uploaded artifact's sha256 is
  * checked again after transfer, the journal's `begin` records the target and the prior runtime
  * (the rollback target), the generation is staged immutably, and `staged` is journaled. Shared by
  * the controller's `runtime-stage` route and the SSH recovery receiver.
@@ -11,10 +13,12 @@ import {
   FLEET_PROTOCOL_VERSION,
   FleetError,
   isFleetError,
+  GENERATION_ARTIFACT,
   GENERATION_MANIFEST,
   parseStrictJson,
   readCurrentPointer,
   runtimeLayout,
+  type NodeRuntimePolicy,
   type Platform,
   type ControllerListen,
   type Registry,
@@ -35,6 +39,7 @@ import { TEMP_PREFIX } from '../state-paths.js';
 import { requireSupervisorOfPolicy } from './supervisor.js';
 import { requireBootstrapAllowed } from './policy.js';
 import { writeListenRecord } from './listen-record.js';
+import { admitRelease, requireSignatureOrLeave, type ReleaseAdmission } from './signature.js';
 import { ensureControllerCertificate } from '../tls/certificate.js';
 
 export interface StageTransactionInput {
@@ -58,6 +63,13 @@ export interface StageTransactionInput {
    * kept for the runner, which installs these flags; absent, it keeps the installed unit's.
    */
   readonly listen?: ControllerListen;
+  /**
+   * The release signature (armored, or its one-line base64 body; ADR 0019): checked against the
+   * node policy's `runtime.trustedKeys` over the artifact's exact bytes — the upload's, or the
+   * held generation's `artifact.tgz` — before anything is journaled. Absent: refused
+   * (`ARTIFACT_UNSIGNED`) unless the policy says `runtime.allowUnsigned`.
+   */
+  readonly signature?: string;
 }
 
 export interface StagedTransaction {
@@ -70,13 +82,30 @@ export interface StagedTransaction {
   readonly tls?: { readonly fingerprint: string };
 }
 
+/** A stage and how its artifact was admitted ({@link stageRelease}). */
+export interface StagedRelease {
+  readonly staged: StagedTransaction;
+  /**
+   * Whose release signature admitted the artifact, or that none did (allowUnsigned): for the
+   * stage's audit record. Not in the journal — older generations read it strictly and a rollback
+   * runs one (docs/runtime-lifecycle.md) — and not in {@link StagedTransaction}, whose fields
+   * callers pass on to answers older operators read strictly.
+   */
+  readonly admission: ReleaseAdmission;
+}
+
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
-/** Checks everything that needs no lock: policy, target, the bytes as they arrived. */
-async function precheck(input: StageTransactionInput): Promise<void> {
-  if (input.kind === 'bootstrap')
-    await requireBootstrapAllowed(input.home, input.supervisor, input.registry);
+/**
+ * Checks everything that needs no lock: policy, target, the bytes as they arrived and their
+ * signature. Answers how uploaded bytes were admitted (`null` for a held generation: its bytes
+ * are read and checked under the lock).
+ */
+async function precheck(input: StageTransactionInput): Promise<Prechecked> {
+  // Every runtime change — an upgrade as much as a bootstrap — needs bootstrap.allow (issue 36).
+  const runtime = await requireBootstrapAllowed(input.home, input.supervisor, input.registry);
   await requireSupervisorOfPolicy(input.home, input.supervisor);
+  requireSignatureOrLeave(runtime, input.signature);
   if (input.target.nodeId !== input.nodeId) {
     throw new FleetError(
       'NODE_ID_MISMATCH',
@@ -93,6 +122,10 @@ async function precheck(input: StageTransactionInput): Promise<void> {
       `the artifact's sha256 after transfer is ${actual}, not ${input.artifact.sha256}; nothing was staged`,
     );
   }
+  const admission =
+    input.artifact.bytes === null
+      ? null
+      : admitRelease(runtime, input.signature, input.artifact.bytes);
   const adapter = await input.registry.bootstrapAdapter(input.supervisor as SupervisorKind);
   if (!adapter.platforms.includes(input.platform)) {
     throw new FleetError(
@@ -111,10 +144,42 @@ async function precheck(input: StageTransactionInput): Promise<void> {
       `the ${input.supervisor} supervisor cannot be driven on this node: ${problems.map((p) => `${p.code}: ${p.message}`).join('; ')}; nothing was staged`,
     );
   }
+  return { runtime, admission };
+}
+
+interface Prechecked {
+  /** The node policy's `runtime` section, as read for this stage. */
+  readonly runtime: NodeRuntimePolicy | undefined;
+  readonly admission: ReleaseAdmission | null;
+}
+
+/**
+ * The held generation's `artifact.tgz` admitted by its signature, as uploaded bytes are: read
+ * once, its sha256 held against the build id (what `heldGeneration` verified), then checked.
+ */
+async function admitHeld(
+  input: StageTransactionInput,
+  runtime: NodeRuntimePolicy | undefined,
+  held: StagedGeneration,
+): Promise<ReleaseAdmission> {
+  if (input.signature === undefined) return admitRelease(runtime, undefined, Buffer.alloc(0)); // precheck allowed it
+  const bytes = await readFile(join(held.directory, GENERATION_ARTIFACT));
+  if (sha256(bytes) !== held.buildId) {
+    throw new FleetError(
+      'GENERATION_NOT_HELD',
+      `generations/${held.buildId}/${GENERATION_ARTIFACT} changed while it was read; nothing was staged: send the artifact`,
+    );
+  }
+  return admitRelease(runtime, input.signature, bytes);
 }
 
 export async function stageTransaction(input: StageTransactionInput): Promise<StagedTransaction> {
-  await precheck(input);
+  return (await stageRelease(input)).staged;
+}
+
+/** {@link stageTransaction}, answering also how the artifact was admitted (ADR 0019). */
+export async function stageRelease(input: StageTransactionInput): Promise<StagedRelease> {
+  const checked = await precheck(input);
   return withRuntimeLock(input.home, async () => {
     const journal = new RuntimeJournal(input.home);
     let open = lastTransaction(await journal.readTrusted());
@@ -149,6 +214,12 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
             ),
           }
         : { bytes: input.artifact.bytes };
+    // A held generation's signature is checked against its own bytes, still before the journal.
+    const admission =
+      checked.admission ??
+      ('held' in source
+        ? await admitHeld(input, checked.runtime, source.held)
+        : admitRelease(checked.runtime, input.signature, source.bytes));
     // The certificate is node configuration, not runtime: made (or kept) before the journal
     // opens, so a node that cannot make one opens no transaction. Its key never leaves the node;
     // its fingerprint goes back for the operator to hold against fleet.yaml's pin.
@@ -174,12 +245,15 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
         reused: staged.reused,
       });
       return {
-        transaction: txn,
-        buildId: staged.buildId,
-        treeHash: staged.manifest.treeHash,
-        reused: staged.reused,
-        prior: input.prior?.build.sha256 ?? null,
-        ...(certificate === null ? {} : { tls: { fingerprint: certificate.fingerprint } }),
+        staged: {
+          transaction: txn,
+          buildId: staged.buildId,
+          treeHash: staged.manifest.treeHash,
+          reused: staged.reused,
+          prior: input.prior?.build.sha256 ?? null,
+          ...(certificate === null ? {} : { tls: { fingerprint: certificate.fingerprint } }),
+        },
+        admission,
       };
     } catch (error) {
       const fleet = isFleetError(error) ? error : null;

@@ -6,7 +6,17 @@ import { createHash } from 'node:crypto';
 import { defineRegistration, type BootstrapAdapter, type RuntimeExpectation } from '@fleet/core';
 import { registryFromHooks } from '@fleet/testkit';
 import { makeTgz, runtimePackage } from './tar.js';
-import { newId } from './node.js';
+import { newId, type PolicyInput } from './node.js';
+
+/**
+ * The policy of a hand-made node that stages runtimes: runtime changes allowed through
+ * systemd-user, and — explicitly, a test node's leave, never a default (ADR 0019) — artifacts
+ * without a release signature.
+ */
+export const stagingPolicy = (): PolicyInput => ({
+  bootstrap: { allow: true, supervisors: ['systemd-user'] },
+  runtime: { allowUnsigned: true },
+});
 
 /** Staging touches only `preflight`; any other call would be a test bug, and says so. */
 const notForStaging = (what: string) => () => {

@@ -15,6 +15,7 @@ import { toolNameSchema } from '../wire/versions.js';
 import { isFleetOwnPath } from './fleet-paths.js';
 import { parseHomePattern, patternReachesFleetState } from './pattern.js';
 import { isHomePath } from '../paths.js';
+import { parseSshEd25519PublicKey } from '../runtime/sshsig.js';
 
 export const NODE_POLICY_VERSION = 1;
 
@@ -191,6 +192,34 @@ const supervisorSchema = z.lazy(() =>
   ]),
 );
 
+/** An OpenSSH `ssh-ed25519 AAAA… comment` line a release may be signed with (ADR 0019). */
+const trustedKeySchema = z.lazy(() =>
+  z
+    .string()
+    .max(4096)
+    .superRefine((line, ctx) => {
+      try {
+        parseSshEd25519PublicKey(line);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+);
+
+/**
+ * Which runtimes this node stages (ADR 0019, docs/node-policy.md): a runtime change needs the
+ * artifact's release signature by one of `trustedKeys`; without a trusted key a runtime change is
+ * refused unless `allowUnsigned` (a hand-made test node). Absent: no trusted key, unsigned denied.
+ */
+const runtimePolicySchema = z.lazy(() =>
+  z.strictObject({
+    /** OpenSSH public key lines (`ssh-ed25519 AAAA… comment`; the comment is ignored). */
+    trustedKeys: z.array(trustedKeySchema).max(32).default([]),
+    /** Stage an artifact that carries no signature (never one whose signature does not verify). */
+    allowUnsigned: z.boolean().default(false),
+  }),
+);
+
 export const nodePolicySchema = z.lazy(() =>
   z.strictObject({
     version: z.literal(NODE_POLICY_VERSION, { message: `must be ${NODE_POLICY_VERSION}` }),
@@ -217,6 +246,8 @@ export const nodePolicySchema = z.lazy(() =>
       .default({ allow: false }),
     /** The supervisor that runs this node's controller (for coupled restarts: never a request's). */
     supervisor: supervisorSchema.optional(),
+    /** The release signatures a runtime change needs (ADR 0019); absent: none trusted. */
+    runtime: runtimePolicySchema.optional(),
   }),
 );
 
@@ -225,3 +256,4 @@ export type NodePolicyInput = z.input<typeof nodePolicySchema>;
 export type DomainPolicy = z.infer<typeof domainPolicyObject>;
 export type PolicyAction = z.infer<typeof policyActionSchema>;
 export type NodeSupervisor = z.infer<typeof supervisorSchema>;
+export type NodeRuntimePolicy = z.infer<typeof runtimePolicySchema>;

@@ -91,6 +91,14 @@ export const runtimeStageRequestSchema = z.lazy(() =>
        * `BAD_REQUEST` naming `artifact.content`.
        */
       content: z.base64().optional(),
+      /**
+       * The release signature (ADR 0019): the one-line base64 body of `ssh-keygen -Y sign -n
+       * fleet-release` over the tarball's exact bytes (`signatureBody`). The node verifies it
+       * against its policy's `runtime.trustedKeys` — over the uploaded bytes, or the held
+       * generation's `artifact.tgz` — before anything is journaled. A node that predates it
+       * answers `BAD_REQUEST` naming `artifact.signature`.
+       */
+      signature: z.base64().max(16 * 1024).optional(),
     }),
     /**
      * Where the new controller listens (fleet.yaml's `controller` URL, `controllerListen`): the
