@@ -101,7 +101,12 @@ export {
   type ScaffoldOptions,
   type ScaffoldResult,
 } from './repo/scaffold.js';
-export { manifestWithArtifact, manifestWithHost, type ArtifactPin } from './repo/manifest-edit.js';
+export {
+  manifestWithArtifact,
+  manifestWithHost,
+  manifestWithSigningKey,
+  type ArtifactPin,
+} from './repo/manifest-edit.js';
 export { validateRepo, type ValidateInput, type ValidationReport } from './validate.js';
 export { createGit, identityArgs, type CatFileSession, type Git, type GitResult } from './git.js';
 
@@ -526,6 +531,13 @@ export {
   npmPackRuntime,
   pinnedPluginTarballs,
 } from './runtime/npm-pack.js';
+export {
+  SIGNING_NAMESPACE,
+  defaultSigningKeyFile,
+  signArtifact,
+  signingKey,
+  type SigningKey,
+} from './runtime/signing.js';
 export {
   readPointerFacts,
   runtimeDisagreements,

@@ -14,6 +14,8 @@ export interface ArtifactPin {
   readonly file: string;
   readonly sha256: string;
   readonly commit: string;
+  /** The base64 body of its release signature (ADR 0019). */
+  readonly signature?: string;
 }
 
 function render(doc: ReturnType<ReturnType<typeof yamlLibrary>['parseDocument']>): string {
@@ -51,5 +53,18 @@ export function manifestWithArtifact(text: string, pin: ArtifactPin, canonical: 
     else artifacts.set(at, node);
   } else doc.set('artifacts', doc.createNode([pin]));
   if (canonical) doc.set('canonicalVersion', pin.version);
+  return render(doc);
+}
+
+/** fleet.yaml's text with `key` among `signing.keys` (appended when absent). */
+export function manifestWithSigningKey(text: string, key: string): string {
+  const yaml = yamlLibrary();
+  const doc = yaml.parseDocument(text);
+  const keys = doc.getIn(['signing', 'keys']);
+  if (yaml.isSeq(keys)) {
+    if (keys.items.some((item) => yaml.isScalar(item) && item.value === key)) return text;
+    keys.flow = false;
+    keys.add(doc.createNode(key));
+  } else doc.setIn(['signing', 'keys'], doc.createNode([key]));
   return render(doc);
 }

@@ -146,9 +146,36 @@ export const fleetManifestSchema = z.lazy(() =>
           sha256: sha256Hex,
           /** The artifact's own commit label (its build record, contract §1.8): checked, not trusted. */
           commit: commitLabelSchema,
+          /**
+           * Its release signature (docs/releases.md, ADR 0019): the base64 body of an SSH
+           * signature (`ssh-keygen -Y sign -n fleet-release`) over the tarball's bytes. A node
+           * stages only what one of its policy's trusted keys signed.
+           */
+          signature: z
+            .string()
+            .regex(/^[A-Za-z0-9+/]{40,4000}={0,2}$/, 'must be the base64 body of an SSH signature')
+            .optional(),
         }),
       )
       .default([]),
+    /**
+     * The operator's release signing keys (docs/releases.md): `fleet host add` writes them into a
+     * new node's policy as its trusted keys; `fleet release` adds the key it signs with.
+     */
+    signing: z
+      .strictObject({
+        keys: z
+          .array(
+            z
+              .string()
+              .regex(
+                /^ssh-ed25519 [A-Za-z0-9+/]+={0,3}$/,
+                'must be an Ed25519 OpenSSH public key (ssh-ed25519 and base64, no comment)',
+              ),
+          )
+          .min(1),
+      })
+      .optional(),
     /**
      * The third-party plugins every node runs (contract §10.5), each pinned by its packed tarball's
      * sha256: the runtime artifact carries them, `fleet version` reports a node lacking one.

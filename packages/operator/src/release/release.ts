@@ -12,6 +12,9 @@
  *   same commit again gives the same bytes (npm pack sorts entries and fixes times): a version
  *   fleet.yaml already pins at the same sha256 is `unchanged`; at another sha256 it is refused —
  *   a release is never silently replaced.
+ * - **Signed**: an SSH signature over the tarball's bytes (core's runtime/signing.ts, ADR 0019), pinned beside its
+ *   sha256; the signing key's public half joins fleet.yaml's `signing.keys`, which `fleet host
+ *   add` writes into each new node's policy as its trusted keys.
  * - Refused before anything is packed: a fleet not run from a checkout, a fleet.yaml with
  *   uncommitted changes (the commit would take them along); after packing, before anything is
  *   written: a pinned plugin the artifact does not carry as pinned.
@@ -34,6 +37,8 @@ export interface ReleaseOptions {
   /** The fleet checkout the running CLI belongs to. */
   readonly checkout: string;
   readonly confirm: boolean;
+  /** The Ed25519 key to sign with (default: `signing_ed25519` beside the credentials file). */
+  readonly signingKey?: string;
   readonly progress: (line: string) => void;
 }
 
@@ -50,6 +55,8 @@ export interface ReleaseResult {
   readonly plugins: readonly core.PinnedPlugin[];
   /** The repository commit that pins it; `null` when nothing was committed. */
   readonly repoCommit: string | null;
+  /** The public key it is signed with (`ssh-keygen -Y sign`, namespace fleet-release). */
+  readonly signedBy: string | null;
   readonly warnings: readonly string[];
 }
 
@@ -80,8 +87,10 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
       bytes: null,
       commit: null,
       repoCommit: null,
+      signedBy: null,
     };
   }
+  const key = await core.signingKey(options.signingKey);
   const plugins = await core.pinnedPluginTarballs(options.root, manifest);
   const scratch = await mkdtemp(join(tmpdir(), 'fleet-release-'));
   let tgz: Buffer;
@@ -117,10 +126,13 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
       `fleet.yaml already pins ${version} at sha256 ${listed.sha256.slice(0, 12)}, and this pack is ${sha256.slice(0, 12)} (built from ${commit}): a release is never replaced — bump packages/cli's version, commit, and release again`,
     );
   }
+  const trusted = manifest.signing?.keys.includes(key.publicKey) === true;
   if (
     listed !== undefined &&
     listed.file === file &&
     listed.commit === commit &&
+    listed.signature !== undefined &&
+    trusted &&
     manifest.canonicalVersion === version
   ) {
     return {
@@ -132,9 +144,15 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
       bytes: tgz.length,
       commit,
       repoCommit: null,
+      signedBy: key.publicKey,
     };
   }
-  const edited = core.manifestWithArtifact(manifestText, { version, file, sha256, commit }, true);
+  options.progress(`signing it with ${key.privateKeyFile} (ssh-keygen -Y sign -n fleet-release)…`);
+  const signature = await core.signArtifact(tgz, key);
+  const edited = core.manifestWithSigningKey(
+    core.manifestWithArtifact(manifestText, { version, file, sha256, commit, signature }, true),
+    key.publicKey,
+  );
   await writeText(manifestPath, edited);
   const ignored = await ensureIgnored(options.root);
   await git.run(['add', '--', core.MANIFEST_FILE, ...(ignored ? ['.gitignore'] : [])]);
@@ -149,8 +167,11 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
       `sha256   ${sha256}`,
       `bytes    ${tgz.length}`,
       `built    from ${commit}`,
+      `signed   by ${key.publicKey}`,
       `package  ${artifact.identity.package}`,
-      ...manifest.plugins.map((plugin) => `carries  ${plugin.name} ${plugin.version} ${plugin.sha256}`),
+      ...manifest.plugins.map(
+        (plugin) => `carries  ${plugin.name} ${plugin.version} ${plugin.sha256}`,
+      ),
     ].join('\n'),
     '--',
     core.MANIFEST_FILE,
@@ -166,6 +187,7 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     bytes: tgz.length,
     commit,
     repoCommit,
+    signedBy: key.publicKey,
   };
 }
 
@@ -173,7 +195,9 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
 export async function writeStore(path: string, bytes: Buffer): Promise<void> {
   await mkdir(join(path, '..'), { recursive: true });
   if (existsSync(path)) {
-    const held = createHash('sha256').update(await readFile(path)).digest('hex');
+    const held = createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
     if (`${held}.tgz` === path.split('/').pop()) return;
   }
   const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;

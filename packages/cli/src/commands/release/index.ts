@@ -4,7 +4,7 @@ import { Flags } from '@fleet/core/command';
 export default class Release extends FleetCommand {
   static override summary =
     "Pack the runtime of the fleet you run and pin it as fleet.yaml's canonicalVersion.";
-  static override description = `Runs npm pack -w packages/cli in the checkout this fleet runs from (its prepack writes the build record — the commit it was packed from — bundles the dependencies and carries the plugins fleet.yaml pins), keeps the tarball in the repository's artifact store .fleet/artifacts/<sha256>.tgz (git-ignored: the bytes stay out of history), pins it in fleet.yaml's artifacts with its sha256 and commit, sets canonicalVersion, and commits. The version is the checkout's @fleet/cli version. Packing one commit twice gives the same bytes: a version already pinned at the same sha256 changes nothing; at another sha256 it is refused (bump the version). fleet release verify rebuilds a pinned release and compares it. Without --confirm it says what it would pack. Packing takes about a minute; progress goes to stderr. See docs/releases.md.`;
+  static override description = `Runs npm pack -w packages/cli in the checkout this fleet runs from (its prepack writes the build record — the commit it was packed from — bundles the dependencies and carries the plugins fleet.yaml pins), keeps the tarball in the repository's artifact store .fleet/artifacts/<sha256>.tgz (git-ignored: the bytes stay out of history), signs it (ssh-keygen -Y sign, namespace fleet-release, an Ed25519 key: --signing-key or signing_ed25519 beside your credentials file, made on first use; its public key joins fleet.yaml's signing.keys), pins it in fleet.yaml's artifacts with its sha256 and commit, sets canonicalVersion, and commits. The version is the checkout's @fleet/cli version. Packing one commit twice gives the same bytes: a version already pinned at the same sha256 changes nothing; at another sha256 it is refused (bump the version). fleet release verify rebuilds a pinned release and compares it. Without --confirm it says what it would pack. Packing takes about a minute; progress goes to stderr. See docs/releases.md.`;
   static override examples = [
     '<%= config.bin %> release',
     '<%= config.bin %> release --confirm',
@@ -12,7 +12,12 @@ export default class Release extends FleetCommand {
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override flags = {
-    confirm: Flags.boolean({ description: 'really pack, pin and commit', default: false }),
+    confirm: Flags.boolean({ description: 'really pack, sign, pin and commit', default: false }),
+    'signing-key': Flags.file({
+      description:
+        'the Ed25519 private key to sign with (default: signing_ed25519 beside your credentials file, made on first use)',
+      exists: true,
+    }),
   };
 
   async run(): Promise<Record<string, unknown>> {
@@ -24,6 +29,7 @@ export default class Release extends FleetCommand {
       // packages/cli → the workspace root it belongs to
       checkout: path.resolve(this.config.root, '..', '..'),
       confirm: flags.confirm,
+      ...(flags['signing-key'] === undefined ? {} : { signingKey: flags['signing-key'] }),
       progress: (line) => this.note(line),
     });
     for (const warning of result.warnings) this.note(warning);
@@ -37,7 +43,7 @@ export default class Release extends FleetCommand {
       );
     } else {
       this.log(
-        `Released @fleet/cli ${result.version}: ${result.file} (${result.bytes} bytes), built from ${result.commit}; canonicalVersion, commit ${result.repoCommit?.slice(0, 12)}.`,
+        `Released @fleet/cli ${result.version}: ${result.file} (${result.bytes} bytes), built from ${result.commit}, signed by ${result.signedBy}; canonicalVersion, commit ${result.repoCommit?.slice(0, 12)}.`,
       );
     }
     return { ...result };
