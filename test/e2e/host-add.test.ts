@@ -6,7 +6,7 @@
  * edit seen as diverged, one host removed.
  */
 import { createHash } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { packedRuntimeArtifact, type RuntimeArtifact } from '../src/artifact.js';
@@ -168,6 +168,37 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     const result = json<{ outcome: string; bytesSent: number }>(again);
     expect(result.outcome).to.equal('unchanged');
     expect(result.bytesSent).to.equal(0);
+  });
+
+  it('brings a second trusted key to alpha over SSH: the first step of a key rotation', async () => {
+    const next = await generateKey(join(dir!.path, 'next_signing_ed25519'));
+    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    await writeFile(
+      join(repo, 'fleet.yaml'),
+      manifest.replace(/^(signing:\n {2}keys:\n)((?: {4}- .*\n)+)/m, `$1$2    - ${next.publicKey}\n`),
+    );
+    await run('git', [
+      '-C',
+      repo,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@t',
+      'commit',
+      '-qam',
+      'trust the next signing key',
+    ]);
+    const again = await fleet(
+      ['host', 'add', 'alpha', '--identity', key.privateKey, '--repo', repo, '--confirm', '--json'],
+      { env },
+    );
+    expect(again.exitCode, again.stderr).to.equal(0);
+    expect(json<{ outcome: string; bytesSent: number }>(again)).to.include({
+      outcome: 'policy-updated',
+      bytesSent: 0,
+    });
+    const policy = await alpha.run(['cat', `${alpha.home}/.config/fleet/node-policy.yaml`]);
+    expect(policy.stdout).to.contain(next.publicKey);
   });
 
   it('enrolls beta, applies the dotfile to both and reads drift clean over TLS', async () => {

@@ -226,7 +226,17 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
   await mkdir(join(repo, 'artifacts'), { recursive: true });
   await writeAtomic(join(repo, ...file.split('/')), tgz);
   const canonical = options.canonical === true;
-  const edited = core.manifestWithArtifact(manifestText, { version, file, sha256, commit }, canonical);
+  // Signed with the lab's key, which its nodes trust (lab up made it): a lab runs the real path.
+  const key = await core.signingKey(core.defaultSigningKeyFile(document.credentials));
+  const signature = await core.signArtifact(tgz, key);
+  const edited = core.manifestWithSigningKey(
+    core.manifestWithArtifact(
+      manifestText,
+      { version, file, sha256, commit, signature },
+      canonical,
+    ),
+    key.publicKey,
+  );
   await writeAtomic(manifestPath, edited);
   await git.run(['add', '--', core.MANIFEST_FILE, file]);
   await git.run([

@@ -3,7 +3,8 @@
  * `<home>/.config/fleet/node-policy.yaml` serving the three config domains at their declared
  * paths and the files domain where {@link LAB_FILES_PATTERNS} match, `fleet version` allowed to
  * probe the tools the lab repo names (node, git), bootstrap allowed through the supervisor that
- * runs the node (contract §12: a lab is a sandbox), and that supervisor: the lab supervisor's
+ * runs the node (contract §12: a lab is a sandbox) for runtimes signed by the lab's release key
+ * (ADR 0019), and that supervisor: the lab supervisor's
  * control socket, or the node's unit under `lab up --supervisor systemd-user`. No coupled action:
  * a lab that wants a reload defines one in its nodes' policies, as an operator would on a real
  * node. `fleet lab up` writes it once, when the node has none: a lab brought up again keeps
@@ -26,8 +27,14 @@ export const LAB_TOOLS = ['node', 'git'] as const;
 /** What runs a lab node: its lab supervisor (by socket) or its own systemd user unit. */
 export type LabNodeSupervisor = Extract<NodeSupervisor, { kind: 'lab' } | { kind: 'systemd-user' }>;
 
-/** The policy of a lab node run by `supervisor`. */
-export async function labNodePolicy(supervisor: LabNodeSupervisor): Promise<NodePolicyInput> {
+/**
+ * The policy of a lab node run by `supervisor`, trusting `trustedKeys` (the lab's release signing
+ * key, ADR 0019): a lab's runtime changes take the signed path, as on any node.
+ */
+export async function labNodePolicy(
+  supervisor: LabNodeSupervisor,
+  trustedKeys: readonly string[],
+): Promise<NodePolicyInput> {
   const { defaultNodePolicy } = await import('@fleet/core');
   const policy = defaultNodePolicy(LAB_DOMAINS, {
     tools: LAB_TOOLS,
@@ -37,6 +44,7 @@ export async function labNodePolicy(supervisor: LabNodeSupervisor): Promise<Node
   return {
     ...policy,
     domains: { ...policy.domains, files: { patterns: [...LAB_FILES_PATTERNS] } },
+    runtime: { trustedKeys: [...trustedKeys], allowUnsigned: false },
   };
 }
 
@@ -47,11 +55,12 @@ export async function labNodePolicy(supervisor: LabNodeSupervisor): Promise<Node
 export async function writeLabNodePolicy(
   home: string,
   supervisor: LabNodeSupervisor,
+  trustedKeys: readonly string[],
 ): Promise<string> {
   const { isFleetError, nodePolicyFile } = await import('@fleet/core');
   const { writeNodePolicy } = await import('@fleet/controller');
   try {
-    return await writeNodePolicy(home, await labNodePolicy(supervisor));
+    return await writeNodePolicy(home, await labNodePolicy(supervisor, trustedKeys));
   } catch (error) {
     if (isFleetError(error) && error.code === 'INIT_TARGET_NOT_EMPTY') return nodePolicyFile(home);
     throw error;

@@ -86,6 +86,7 @@ function manifestText(
   domains: readonly string[],
   canonicalVersion: string,
   supervisor: 'lab' | 'systemd-user',
+  signingKey: string | undefined,
 ): string {
   const platform =
     process.platform === 'darwin' || process.platform === 'win32' ? process.platform : 'linux';
@@ -111,6 +112,8 @@ function manifestText(
   }
   lines.push('domains:');
   for (const domain of domains) lines.push(`  ${domain}: { unattended: deny }`);
+  // The lab's release signing key: what its nodes trust and `fleet lab build` signs with.
+  if (signingKey !== undefined) lines.push('signing:', `  keys: [${quote(signingKey)}]`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -120,6 +123,8 @@ export async function buildLabRepo(options: {
   readonly domains: readonly DomainDeclaration[];
   /** What runs the hosts' controllers (fleet.yaml `supervisor:`; default the lab supervisor). */
   readonly supervisor?: 'lab' | 'systemd-user';
+  /** The lab's release signing key (`ssh-ed25519 AAAA…`), for fleet.yaml's `signing.keys`. */
+  readonly signingKey?: string;
 }): Promise<LabRepoResult> {
   const core = await import('@fleet/core');
   const { root, hosts } = options;
@@ -144,7 +149,13 @@ export async function buildLabRepo(options: {
   const domainNames = withExamples.map((d) => d.domain);
   await writeFile(
     join(root, core.MANIFEST_FILE),
-    manifestText(hosts, domainNames, canonicalVersion, options.supervisor ?? 'lab'),
+    manifestText(
+      hosts,
+      domainNames,
+      canonicalVersion,
+      options.supervisor ?? 'lab',
+      options.signingKey,
+    ),
   );
   for (const host of hosts) {
     const variables = labVariables(host, withExamples);

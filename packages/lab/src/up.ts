@@ -228,6 +228,9 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     credentials = await issueLabTokens(homes);
     await writeCredentials(lab.credentials, credentials);
   }
+  // The lab's release signing key (docs/releases.md): lab build signs with it, its nodes trust it,
+  // so runtime changes on a lab take the real, signed path.
+  const signing = await core.signingKey(core.defaultSigningKeyFile(lab.credentials));
   // Each node's own policy (contract §5.1): the three config domains and files, bootstrap through
   // the supervisor that runs it (a lab is a sandbox, contract §12), that supervisor, no coupled
   // action.
@@ -238,11 +241,12 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
       supervisor === 'systemd-user'
         ? { kind: 'systemd-user', unit: labUnitName(lab.dir, host) }
         : { kind: 'lab', socket: node.socket },
+      [signing.publicKey],
     );
   }
 
   if (supervisor === 'systemd-user') {
-    return labUpUnits(options, lab, hosts, homes, previous, credentials);
+    return labUpUnits(options, lab, hosts, homes, previous, credentials, signing.publicKey);
   }
   // The node records what runs its controller (contract §12): the lab supervisor.
   for (const [host, home] of homes) {
@@ -316,6 +320,7 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
           nodeId: (states.get(host) as LabSupervisorState).flags.nodeId,
         })),
         domains: options.registry.domains().map((entry) => entry.descriptor),
+        signingKey: signing.publicKey,
       });
     }
 
@@ -359,6 +364,7 @@ async function labUpUnits(
   homes: ReadonlyMap<string, string>,
   previous: LabDocument | undefined,
   credentials: import('@fleet/core').Credentials,
+  signingKey: string,
 ): Promise<LabDocument> {
   const progress = options.progress ?? (() => undefined);
   const readyTimeout = options.readyTimeoutMs ?? 60_000;
@@ -396,6 +402,7 @@ async function labUpUnits(
         hosts: hosts.map((host) => ({ name: host, controller: controllerOf(host), nodeId: host })),
         domains: options.registry.domains().map((entry) => entry.descriptor),
         supervisor: 'systemd-user',
+        signingKey,
       });
     }
     progress('checking every controller answers /v1/identity with its node id');

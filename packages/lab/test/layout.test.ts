@@ -108,6 +108,7 @@ describe("lab layout: a node's systemd user unit (lab up --supervisor systemd-us
 });
 
 describe('lab node policy: what a lab node serves, probes and lets bootstrap', () => {
+  const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
   const common = {
     version: 1 as const,
     domains: {
@@ -118,6 +119,8 @@ describe('lab node policy: what a lab node serves, probes and lets bootstrap', (
     },
     versions: { tools: ['node', 'git'] },
     symlinkInto: [],
+    // Runtimes signed by the lab's release key only (ADR 0019): the lab takes the real path.
+    runtime: { trustedKeys: [KEY], allowUnsigned: false },
   };
   const cases: { name: string; supervisor: LabNodeSupervisor; expected: NodePolicyInput }[] = [
     {
@@ -141,7 +144,7 @@ describe('lab node policy: what a lab node serves, probes and lets bootstrap', (
   ];
   for (const c of cases) {
     it(c.name, async () => {
-      expect(await labNodePolicy(c.supervisor)).to.deep.equal(c.expected);
+      expect(await labNodePolicy(c.supervisor, [KEY])).to.deep.equal(c.expected);
     });
   }
 
@@ -175,11 +178,11 @@ describe('lab node policy: what a lab node serves, probes and lets bootstrap', (
           await mkdir(join(file, '..'), { recursive: true });
           await writeFile(file, row.existing);
         }
-        expect(await writeLabNodePolicy(home, lab)).to.equal(file);
+        expect(await writeLabNodePolicy(home, lab, [KEY])).to.equal(file);
         const text = await readFile(file, 'utf8');
         if (row.kept) expect(text).to.equal(row.existing);
         else {
-          expect(text).to.equal(formatNodePolicy(await labNodePolicy(lab)));
+          expect(text).to.equal(formatNodePolicy(await labNodePolicy(lab, [KEY])));
           expect((await stat(file)).mode & 0o777).to.equal(0o600);
         }
       });

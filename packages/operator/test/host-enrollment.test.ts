@@ -12,6 +12,7 @@ import {
   OPERATOR_TOKEN_SCOPES,
   type EnrollmentInput,
 } from '../src/host/enrollment.js';
+import { signingProblems } from '../src/host/add.js';
 import { enrollmentProblems, parseProbe, type HostFacts } from '../src/host/probe.js';
 import { parseHostKeyPin, parseSshAddress } from '../src/host/ssh-session.js';
 
@@ -125,6 +126,7 @@ const INPUT: EnrollmentInput = {
   domains: ['files', 'router'],
   filesPaths: ['~/.zshrc', '~/.config/git/config'],
   tools: [],
+  trustedKeys: [KEY],
 };
 const FINGERPRINT = `sha256:${Array.from({ length: 32 }, () => 'AB').join(':')}`;
 
@@ -181,4 +183,40 @@ describe('host add: what it writes', () => {
     );
     expect(Object.keys(manifest.hosts)).to.deep.equal(['alpha']);
   });
+});
+
+describe('host add: a node stages only signed runtimes', () => {
+  const SHA = 'c'.repeat(64);
+  const manifest = (signature: string | undefined, keys: string[] | undefined) =>
+    parseManifest(
+      [
+        'apiVersion: fleet/v1',
+        'canonicalVersion: 0.2.0',
+        'artifacts:',
+        `  - version: 0.2.0`,
+        `    file: .fleet/artifacts/${SHA}.tgz`,
+        `    sha256: ${SHA}`,
+        `    commit: ${'d'.repeat(40)}`,
+        ...(signature === undefined ? [] : [`    signature: ${signature}`]),
+        'hosts: {}',
+        ...(keys === undefined
+          ? []
+          : ['signing:', `  keys: [${keys.map((k) => JSON.stringify(k)).join(', ')}]`]),
+        '',
+      ].join('\n'),
+    );
+  const SIGNATURE = 'U1NIU0lH'.repeat(10);
+  const cases: [string, string | undefined, string[] | undefined, RegExp[]][] = [
+    ['signed, a key to trust', SIGNATURE, [KEY], []],
+    ['unsigned', undefined, [KEY], [/0\.2\.0 is not signed.*fleet release --confirm/]],
+    ['no key to trust', SIGNATURE, undefined, [/no release signing key/]],
+    ['neither', undefined, undefined, [/not signed/, /no release signing key/]],
+  ];
+  for (const [what, signature, keys, expected] of cases) {
+    it(`${what}: ${expected.length === 0 ? 'enrollable' : expected.map((e) => e.source).join(' and ')}`, () => {
+      const problems = signingProblems(manifest(signature, keys), SHA);
+      expect(problems).to.have.length(expected.length);
+      expected.forEach((pattern, index) => expect(problems[index]).to.match(pattern));
+    });
+  }
 });

@@ -6,7 +6,13 @@
  */
 import { expect } from 'chai';
 import { isFleetError, type ArtifactIdentity } from '@fleet/core';
-import { followTimeout, stepProgress, uploadInstead, withoutListen } from '../src/runtime/apply.js';
+import {
+  followTimeout,
+  stepProgress,
+  uploadInstead,
+  withoutListen,
+  withoutSignature,
+} from '../src/runtime/apply.js';
 import { remoteAcceptanceProblems } from '../src/runtime/accept-remote.js';
 import { dirtyWarning } from '../src/runtime/artifact.js';
 import { parseReceiverAnswer } from '../src/runtime/bootstrap-plan.js';
@@ -270,6 +276,30 @@ describe('upgrade / bootstrap: a stage is sent again without listen when… (iss
   for (const c of cases) {
     it(`${c.code} "${c.message}": ${c.again ? 'again, without it' : 'the answer stands'}`, () => {
       expect(withoutListen(c)).to.equal(c.again);
+    });
+  }
+});
+
+describe('upgrade / bootstrap: a stage is sent again without its signature when… (ADR 0019)', () => {
+  const cases: { code: string; message: string; again: boolean }[] = [
+    // A node that predates release signatures: its strict schema names the unknown field.
+    {
+      code: 'BAD_REQUEST',
+      message: 'request body: artifact.signature: unknown field',
+      again: true,
+    },
+    // A node that knows signatures and refuses this one: never retried without it.
+    {
+      code: 'SIGNATURE_INVALID',
+      message: 'artifact.signature: not by a trusted key',
+      again: false,
+    },
+    { code: 'ARTIFACT_UNSIGNED', message: 'the artifact is not signed', again: false },
+    { code: 'BAD_REQUEST', message: 'request body: artifact.content: unknown field', again: false },
+  ];
+  for (const c of cases) {
+    it(`${c.code} "${c.message}": ${c.again ? 'again, without it' : 'the answer stands'}`, () => {
+      expect(withoutSignature(c)).to.equal(c.again);
     });
   }
 });

@@ -51,7 +51,12 @@ export const apply: ReceiverHandler = async (context) => {
   const controller = await import('@fleet/controller');
   const { readBundle } = await import('./bundle.js');
   const bundle = await readBundle(context.stdin);
-  const envelope = bundle.plan as { plan?: unknown; acceptanceTimeoutMs?: unknown } | null;
+  const envelope = bundle.plan as {
+    plan?: unknown;
+    acceptanceTimeoutMs?: unknown;
+    signature?: unknown;
+  } | null;
+  const signature = typeof envelope?.signature === 'string' ? envelope.signature : undefined;
   const plan = core.readPlan(envelope?.plan, 'the bundle');
   const timeout = envelope?.acceptanceTimeoutMs;
   const acceptanceTimeoutMs =
@@ -102,6 +107,9 @@ export const apply: ReceiverHandler = async (context) => {
       target: plan.target,
       artifact: { sha256: bundle.artifact.sha256, bytes: bundle.data },
       prior,
+      // The release signature the operator's fleet.yaml pins (ADR 0019): checked against this
+      // node's policy before anything is staged.
+      ...(signature === undefined ? {} : { signature }),
       // fleet.yaml's controller URL, as the plan bound it (issue 35): the runner installs it.
       ...(plan.listen === undefined ? {} : { listen: listenOf(plan.listen) }),
     });

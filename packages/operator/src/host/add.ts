@@ -61,7 +61,8 @@ export interface AddHostOptions {
   readonly root: string;
   readonly registry: Registry;
   readonly name: string;
-  readonly ssh: string;
+  /** `USER@HOST[:PORT]`; default: fleet.yaml's `ssh` of an enrolled host. */
+  readonly ssh?: string;
   readonly address?: string;
   readonly port?: number;
   readonly hostKey?: string;
@@ -99,7 +100,6 @@ const enrollAnswerSchema = z.object({
 
 export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
   const { name } = options;
-  const ssh = parseSshAddress(options.ssh);
   const context = await loadFleetContext({
     root: options.root,
     registry: options.registry,
@@ -108,6 +108,20 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
   });
   const manifest = context.repo.manifest;
   const existing = manifest.hosts[name];
+  if (options.ssh === undefined && existing?.ssh === undefined) {
+    throw new core.FleetError(
+      'USAGE',
+      `--ssh USER@HOST[:PORT] is needed: fleet.yaml has no ssh for ${name}`,
+    );
+  }
+  const ssh =
+    options.ssh === undefined
+      ? {
+          user: existing?.ssh?.user as string,
+          host: existing?.ssh?.host as string,
+          port: existing?.ssh?.port ?? 22,
+        }
+      : parseSshAddress(options.ssh);
   const domains = options.domains ?? existing?.domains ?? [...DEFAULT_DOMAINS];
   for (const domain of domains) options.registry.domain(domain); // an unknown domain: USAGE
   const filesPaths = domains.includes('files') ? await filesPathsAtHead(options) : [];
@@ -136,10 +150,14 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
       domains,
       filesPaths,
       tools: existing?.probes?.tools ?? [],
+      trustedKeys: manifest.signing?.keys ?? [],
     };
     const held = facts.generations.includes(artifact.identity.sha256);
     const upload = !held && !facts.artifacts.includes(artifact.identity.sha256);
-    const problems = enrollmentProblems(facts, `${listen.bind}:${listen.port}`);
+    const problems = [
+      ...enrollmentProblems(facts, `${listen.bind}:${listen.port}`),
+      ...signingProblems(manifest, artifact.identity.sha256),
+    ];
     const text = renderEnrollment({
       input,
       facts,
@@ -189,7 +207,10 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
         commit,
       };
     }
-    const enrolledNow = await enroll(session, input, facts, artifact, options, { held, upload });
+    const enrolledNow = await enroll(session, manifest, input, facts, artifact, options, {
+      held,
+      upload,
+    });
     const entry = hostEntryFor(input, enrolledNow.fingerprint);
     const commit = await commitHostFiles(options.root, name, entry, artifact, existing);
     return {
@@ -231,6 +252,26 @@ async function updatePolicy(
     text,
   );
   return true;
+}
+
+/**
+ * Why the pinned runtime cannot be installed on a node that trusts only signed releases (pure):
+ * it is not signed, or fleet.yaml names no key to trust.
+ */
+export function signingProblems(manifest: FleetManifest, sha256: string): string[] {
+  const pin = manifest.artifacts.find((entry) => entry.sha256 === sha256);
+  const problems: string[] = [];
+  if (pin?.signature === undefined) {
+    problems.push(
+      `the pinned runtime${pin === undefined ? '' : ` ${pin.version}`} is not signed, and a node stages only signed runtimes: fleet release --confirm signs it`,
+    );
+  }
+  if ((manifest.signing?.keys ?? []).length === 0) {
+    problems.push(
+      'fleet.yaml names no release signing key (signing.keys): fleet release --confirm adds yours',
+    );
+  }
+  return problems;
 }
 
 async function filesPathsAtHead(options: AddHostOptions): Promise<string[]> {
@@ -305,6 +346,7 @@ function domainsServed(
 
 async function enroll(
   session: SshSession,
+  manifest: FleetManifest,
   input: EnrollmentInput,
   facts: HostFacts,
   artifact: LoadedArtifact,
@@ -342,8 +384,13 @@ async function enroll(
   }
   const node = facts.node as string;
   const recovery = await ensureRecoveryKey();
-  const entry = hostEntryFor(input, 'sha256:' + '00:'.repeat(31) + '00');
-  const plan = await enrollmentPlan(options, input, entry, artifact);
+  // The entry as planned: its certificate does not exist yet (the stage makes it), so its pin is
+  // a placeholder here; the plan reads only its domains, supervisor and controller URL.
+  const entry = hostEntryFor(input, `sha256:${Array(32).fill('00').join(':')}`);
+  const plan = await enrollmentPlan(options, manifest, input, entry, artifact);
+  const artifactSignature = manifest.artifacts.find(
+    (entry) => entry.sha256 === artifact.identity.sha256,
+  )?.signature;
   const request = {
     schema: 'fleet.enroll/v1',
     plan,
@@ -367,6 +414,7 @@ async function enroll(
     ...(options.acceptanceTimeoutMs === undefined
       ? {}
       : { acceptanceTimeoutMs: options.acceptanceTimeoutMs }),
+    ...(artifactSignature === undefined ? {} : { signature: artifactSignature }),
   };
   const credentialsPath = await ensureCredentialsFile();
   const update = await core.prepareCredentialsUpdate(credentialsPath);
@@ -408,6 +456,7 @@ async function enroll(
 
 async function enrollmentPlan(
   options: AddHostOptions,
+  manifest: FleetManifest,
   input: EnrollmentInput,
   entry: HostEntry,
   artifact: LoadedArtifact,
@@ -417,14 +466,6 @@ async function enrollmentPlan(
     .run(['rev-parse', 'HEAD'])
     .then((out) => out.stdout.trim())
     .catch(() => null);
-  const manifest = (
-    await loadFleetContext({
-      root: options.root,
-      registry: options.registry,
-      domains: [],
-      needsCredentials: false,
-    })
-  ).repo.manifest;
   return core.sealPlan({
     schema: core.BOOTSTRAP_PLAN_SCHEMA,
     host: input.name,

@@ -39,6 +39,8 @@ export interface EnrollmentInput {
   readonly filesPaths: readonly string[];
   /** The tools `fleet version` may probe on this host (fleet.yaml `probes.tools`). */
   readonly tools: readonly string[];
+  /** fleet.yaml's `signing.keys`: the release keys the node trusts (ADR 0019). */
+  readonly trustedKeys: readonly string[];
 }
 
 /** The URL of a controller at `address`:`port` (an IPv6 address in brackets). */
@@ -68,7 +70,8 @@ export function hostEntryFor(input: EnrollmentInput, fingerprint: string): HostE
 /**
  * The node policy: the host's domains at their defaults; for the files domain exactly the paths
  * files.yaml declares at HEAD (no globs, docs/node-policy.md); no actions, unattended denied;
- * bootstrap allowed through systemd-user only (upgrades and recovery); the supervisor named.
+ * bootstrap allowed through systemd-user only (upgrades and recovery); the supervisor named;
+ * runtimes staged only when signed by one of fleet.yaml's `signing.keys` (ADR 0019).
  */
 export function enrollmentPolicy(input: EnrollmentInput): NodePolicyInput {
   const domains: Record<string, { patterns?: string[] }> = {};
@@ -82,6 +85,7 @@ export function enrollmentPolicy(input: EnrollmentInput): NodePolicyInput {
     symlinkInto: [],
     bootstrap: { allow: true, supervisors: ['systemd-user'] },
     supervisor: { kind: 'systemd-user', unit: 'fleet-controller.service' },
+    runtime: { trustedKeys: [...input.trustedKeys], allowUnsigned: false },
   };
 }
 
@@ -107,6 +111,7 @@ export function renderEnrollment(view: EnrollmentView): string {
     `  controller     ${controllerUrl(input.address, input.port)} under systemd --user (fleet-controller.service), TLS key made on the host`,
     `  domains        ${input.domains.join(', ')}`,
     `  token          ${OPERATOR_TOKEN_SCOPES.join(', ')} for ${OPERATOR_TOKEN_DAYS} days, into your credentials file`,
+    `  trusted keys   ${input.trustedKeys.length > 0 ? input.trustedKeys.map((key) => `${key.slice(0, 30)}…`).join(', ') : 'none (fleet.yaml has no signing.keys: fleet release --confirm adds yours)'}`,
     '  node policy    ~/.config/fleet/node-policy.yaml:',
     ...formatNodePolicy(enrollmentPolicy(input))
       .split('\n')

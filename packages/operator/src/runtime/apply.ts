@@ -192,6 +192,17 @@ export function withoutListen(error: { readonly code: string; readonly message: 
 }
 
 /**
+ * Whether a stage should be sent again without `artifact.signature`: a node that predates
+ * release signatures refuses the key (`BAD_REQUEST` naming it); it verifies none either.
+ */
+export function withoutSignature(error: {
+  readonly code: string;
+  readonly message: string;
+}): boolean {
+  return error.code === 'BAD_REQUEST' && error.message.includes('artifact.signature');
+}
+
+/**
  * The stage (contract §12): without the artifact's bytes when the node lists its generation
  * (`input.held`, or the status it is asked for now), else — or when the node cannot stage it
  * without them — with.
@@ -205,6 +216,7 @@ export async function stageRuntime(
     input.held ?? (await input.client.runtimeStatus({ supervisor: input.supervisor })).generations;
   const { identity, bytes } = input.artifact;
   let listen = input.listen;
+  let signature = input.artifact.signature;
   const request = (content: string | undefined): RuntimeStageRequest => ({
     operationId: newOperationId(),
     kind: input.kind,
@@ -215,6 +227,7 @@ export async function stageRuntime(
       sha256: identity.sha256,
       bytes: bytes.length,
       ...(content === undefined ? {} : { content }),
+      ...(signature === undefined ? {} : { signature }),
     },
     ...(listen === undefined ? {} : { listen }),
   });
@@ -222,6 +235,11 @@ export async function stageRuntime(
     try {
       return await input.client.runtimeStage(request(content));
     } catch (error) {
+      if (signature !== undefined && withoutSignature(asFleetError(error))) {
+        progress('the node predates release signatures: staged without the signature');
+        signature = undefined;
+        return stage(content);
+      }
       if (listen === undefined || !withoutListen(asFleetError(error))) throw error;
       progress(
         "the node predates the stage's listen: staged without it, the controller keeps its unit's --bind/--port/TLS flags",

@@ -16,6 +16,8 @@ import type { ArtifactIdentity, BuildRecord, FleetManifest, PinnedPlugin } from 
 export interface LoadedArtifact {
   readonly identity: ArtifactIdentity;
   readonly bytes: Buffer;
+  /** Its release signature as fleet.yaml pins it (ADR 0019); absent for an unsigned pin. */
+  readonly signature?: string;
 }
 
 /** The line `bootstrap plan` and `upgrade` print for an artifact built from a dirty tree. */
@@ -39,12 +41,13 @@ export async function canonicalArtifact(
       `fleet.yaml lists no artifact for version ${version} (artifacts: ${manifest.artifacts.map((a) => a.version).join(', ') || 'none'})`,
     );
   }
-  return loadArtifact(
+  const loaded = await loadArtifact(
     root,
     entry.file,
     { sha256: entry.sha256, commit: entry.commit, version },
     manifest.plugins,
   );
+  return entry.signature === undefined ? loaded : { ...loaded, signature: entry.signature };
 }
 
 /**

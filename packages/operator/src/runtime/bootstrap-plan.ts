@@ -32,12 +32,15 @@ export async function planArtifact(
 ): Promise<LoadedArtifact> {
   if (file === undefined) return canonicalArtifact(host.root, host.repo.manifest);
   const listed = host.repo.manifest.artifacts.find((a) => a.file === file);
-  return loadArtifact(
+  const loaded = await loadArtifact(
     host.root,
     file,
     listed ? { sha256: listed.sha256, commit: listed.commit, version: listed.version } : undefined,
     host.repo.manifest.plugins,
   );
+  // A file fleet.yaml pins brings its signature; any other is unsigned (a node refuses it unless
+  // its policy allows unsigned runtimes, ADR 0019).
+  return listed?.signature === undefined ? loaded : { ...loaded, signature: listed.signature };
 }
 
 export type Observation =

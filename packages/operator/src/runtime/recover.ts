@@ -47,7 +47,13 @@ export async function applyOverSsh(input: {
     );
   }
   const bundle = await encodeBundle(
-    { plan: input.plan, acceptanceTimeoutMs: input.acceptanceTimeoutMs },
+    {
+      plan: input.plan,
+      acceptanceTimeoutMs: input.acceptanceTimeoutMs,
+      // The release signature (ADR 0019) rides in the plan's envelope, which the bundle keeps
+      // opaque: a receiver that predates it ignores it (and verifies nothing).
+      ...(input.artifact.signature === undefined ? {} : { signature: input.artifact.signature }),
+    },
     input.artifact.bytes,
   );
   progress(

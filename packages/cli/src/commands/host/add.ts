@@ -10,13 +10,17 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
     '<%= config.bin %> host add alpha --ssh me@10.0.0.2',
     '<%= config.bin %> host add alpha --ssh me@10.0.0.2 --host-key SHA256:abc… --confirm',
     '<%= config.bin %> host add beta --ssh me@beta.lan:2222 --address beta.lan --port 7701 --domain files --domain router --confirm',
+    '<%= config.bin %> host add alpha --confirm   # again: its node policy brought in line with fleet.yaml and files.yaml',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override args = {
     name: Args.string({ description: 'the host name in fleet.yaml', required: true }),
   };
   static override flags = {
-    ssh: Flags.string({ description: 'USER@HOST[:PORT] to log in with', required: true }),
+    ssh: Flags.string({
+      description:
+        "USER@HOST[:PORT] to log in with (default for an enrolled host: fleet.yaml's ssh)",
+    }),
     address: Flags.string({
       description:
         'the address the controller listens on and fleet reaches it at (default: the SSH host)',
@@ -53,7 +57,7 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
       root,
       registry: await this.loadRegistry(),
       name: args.name,
-      ssh: flags.ssh,
+      ...(flags.ssh === undefined ? {} : { ssh: flags.ssh }),
       ...(flags.address === undefined ? {} : { address: flags.address }),
       ...(flags.port === undefined ? {} : { port: flags.port }),
       ...(flags['host-key'] === undefined ? {} : { hostKey: flags['host-key'] }),
