@@ -21,6 +21,7 @@ const BENCHMARKS = [
   'drift-fleet',
   'controller',
   'classify-history',
+  'enroll',
 ];
 
 function usage(message) {
