@@ -43,8 +43,14 @@ export async function checkedPolicy(
   return loaded;
 }
 
-/** The policy in a few lines: what the node serves, runs and writes. */
-export function summarise(policy: NodePolicy): string[] {
+/**
+ * The policy in a few lines: what the node serves, runs and writes. `fingerprintOf` names each
+ * trusted release key as errors name it (`SHA256:…`, core `parseSshEd25519PublicKey`).
+ */
+export function summarise(
+  policy: NodePolicy,
+  fingerprintOf: (key: string) => string = (key) => key.split(/\s+/).slice(0, 2).join(' '),
+): string[] {
   const lines: string[] = [];
   const domains = Object.entries(policy.domains).sort(([a], [b]) => a.localeCompare(b));
   lines.push(`serves: ${domains.map(([d]) => d).join(', ') || 'no domain'}`);
@@ -68,6 +74,22 @@ export function summarise(policy: NodePolicy): string[] {
   lines.push(
     `bootstrap: ${policy.bootstrap.allow ? `allowed${policy.bootstrap.supervisors ? ` (${policy.bootstrap.supervisors.join(', ') || 'no supervisor'})` : ''}` : 'denied'}`,
   );
+  // ADR 0019: whose release signatures a runtime change needs.
+  const keys = policy.runtime?.trustedKeys ?? [];
+  const unsigned = policy.runtime?.allowUnsigned === true;
+  lines.push(
+    `release signatures: ${keys.length === 0 ? 'no trusted key' : `${keys.length} trusted key(s)`}${
+      unsigned
+        ? '; unsigned runtimes allowed'
+        : keys.length === 0
+          ? ' (runtime changes refused)'
+          : ''
+    }`,
+  );
+  for (const key of keys) {
+    const comment = key.trim().split(/\s+/).slice(2).join(' ');
+    lines.push(`  ${fingerprintOf(key)}${comment === '' ? '' : ` ${comment}`}`);
+  }
   if (policy.supervisor) {
     const { kind, ...rest } = policy.supervisor;
     lines.push(

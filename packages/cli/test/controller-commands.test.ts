@@ -125,6 +125,7 @@ describe('fleet token and fleet controller serve', () => {
     expect(shown.stdout).to.contain('serves: files, harness-policy, router, transport-identity');
     expect(shown.stdout).to.contain('versions may run: node');
     expect(shown.stdout).to.contain('bootstrap: denied');
+    expect(shown.stdout).to.contain('release signatures: no trusted key (runtime changes refused)');
 
     const again = fleet(['node-policy', 'init', '--home', home, '--json']);
     expect(again.status).to.equal(2);

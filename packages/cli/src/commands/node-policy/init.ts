@@ -10,7 +10,7 @@ export interface NodePolicyInitJson {
 
 export default class NodePolicyInit extends FleetCommand {
   static override summary = "Write this node's policy: the domains it serves, at their defaults.";
-  static override description = `Run on the node itself (contract §5.1): no config verb, no wire route and no bootstrap bundle ever writes the policy. Writes <home>/.config/fleet/node-policy.yaml (mode 0600) serving every domain of the bundled plugins (or the --serve ones) at their declared paths, with no coupled actions, unattended installs denied, bootstrap denied and no tool for \`fleet version\` (or the --tool ones). Edit the file for the rest (per-host paths, actions, symlinkInto, bootstrap, supervisor): see docs/node-policy.md. A running controller reads the new file at its next request.
+  static override description = `Run on the node itself (contract §5.1): no config verb, no wire route and no bootstrap bundle ever writes the policy. Writes <home>/.config/fleet/node-policy.yaml (mode 0600) serving every domain of the bundled plugins (or the --serve ones) at their declared paths, with no coupled actions, unattended installs denied, bootstrap denied, no trusted release key and no tool for \`fleet version\` (or the --tool ones). Edit the file for the rest (per-host paths, actions, symlinkInto, bootstrap, runtime.trustedKeys, supervisor): see docs/node-policy.md. A running controller reads the new file at its next request.
 
 Refuses to replace an existing policy without --force.`;
   static override examples = [

@@ -18,11 +18,12 @@ export default class NodePolicyShow extends FleetCommand {
 
   async run(): Promise<NodePolicyShowJson> {
     const { flags } = await this.parse(NodePolicyShow);
-    const { nodePolicyFile } = await import('@fleet/core');
+    const { nodePolicyFile, parseSshEd25519PublicKey } = await import('@fleet/core');
     const home = await nodeHome(flags.home);
     const loaded = await checkedPolicy(nodePolicyFile(home), home, await this.loadRegistry());
     this.log(`${loaded.file} (sha256 ${loaded.sha256.slice(0, 12)})`);
-    for (const line of summarise(loaded.policy)) this.log(line);
+    const fingerprintOf = (key: string) => parseSshEd25519PublicKey(key).fingerprint;
+    for (const line of summarise(loaded.policy, fingerprintOf)) this.log(line);
     const { access } = await import('node:fs/promises');
     const { oldBootstrapPolicyPath } = await import('@fleet/controller');
     if (
