@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -145,6 +146,23 @@ export class Lab {
   /** A published version of a canonical file rendered for a host by hand (host variables only). */
   renderAt(commit: string, path: string, name: string): string {
     return this.git('show', `${commit}:${path}`).replace(/\{\{ host\.node_id \}\}/g, name);
+  }
+
+  /**
+   * The release signature of `file` by the lab's signing key (`fleet lab up` made it, its nodes
+   * trust it; ADR 0019): what `fleet lab build` pins as `signature:` — for a test that pins an
+   * artifact by hand. The real ssh-keygen signs.
+   */
+  signature(file: string): string {
+    const armored = execFileSync(
+      'ssh-keygen',
+      ['-q', '-Y', 'sign', '-f', join(this.dir, 'signing_ed25519'), '-n', 'fleet-release'],
+      { input: readFileSync(file), encoding: 'utf8' },
+    );
+    return armored
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('-----'))
+      .join('');
   }
 
   /** Edits a repo file and commits it (the operator's ordinary git work). */

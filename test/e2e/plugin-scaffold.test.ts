@@ -132,7 +132,7 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
       'fleet.yaml',
       (text) =>
         `${text.replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${artifact.version}`).replace(/^artifacts: \[\]\n/m, '')}` +
-        `artifacts:\n  - version: ${artifact.version}\n    file: artifacts/fleet-${artifact.version}.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n` +
+        `artifacts:\n  - version: ${artifact.version}\n    file: artifacts/fleet-${artifact.version}.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n    signature: ${lab.signature(artifact.path)}\n` +
         `plugins:\n  - name: ${plugin.name}\n    version: ${plugin.version}\n    sha256: ${plugin.sha256}\n`,
       'the runtime that carries fleet-plugin-npmrc',
     );

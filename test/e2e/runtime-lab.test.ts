@@ -38,7 +38,7 @@ describe('runtime lifecycle on a lab host (bootstrap, upgrade, rollback through 
       'fleet.yaml',
       (text) => {
         const withVersion = text.replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${version}`);
-        const entry = `  - version: ${version}\n    file: ${name}\n    sha256: ${sha256(bytes)}\n    commit: ${commit}\n`;
+        const entry = `  - version: ${version}\n    file: ${name}\n    sha256: ${sha256(bytes)}\n    commit: ${commit}\n    signature: ${lab.signature(file)}\n`;
         return /^artifacts:/m.test(withVersion)
           ? withVersion.replace(/^artifacts:.*\n/m, (line) => `${line.replace(' []', '')}${entry}`)
           : `${withVersion}artifacts:\n${entry}`;

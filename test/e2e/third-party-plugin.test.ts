@@ -180,7 +180,7 @@ describe('e2e: a third-party domain plugin on a lab fleet', function () {
           /^canonicalVersion: .*$/m,
           `canonicalVersion: ${artifact.version}`,
         );
-        const entry = `  - version: ${artifact.version}\n    file: artifacts/fleet-${artifact.version}.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n`;
+        const entry = `  - version: ${artifact.version}\n    file: artifacts/fleet-${artifact.version}.tgz\n    sha256: ${artifact.sha256}\n    commit: ${artifact.commit}\n    signature: ${lab.signature(artifact.path)}\n`;
         const withArtifact = /^artifacts:/m.test(withVersion)
           ? withVersion.replace(/^artifacts:.*\n/m, (line) => `${line.replace(' []', '')}${entry}`)
           : `${withVersion}artifacts:\n${entry}`;

@@ -227,7 +227,9 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
   await writeAtomic(join(repo, ...file.split('/')), tgz);
   const canonical = options.canonical === true;
   // Signed with the lab's key, which its nodes trust (lab up made it): a lab runs the real path.
-  const key = await core.signingKey(core.defaultSigningKeyFile(document.credentials));
+  const key = await core.signingKey(core.defaultSigningKeyFile(document.credentials), {
+    create: true,
+  });
   const signature = await core.signArtifact(tgz, key);
   const edited = core.manifestWithSigningKey(
     core.manifestWithArtifact(

@@ -230,7 +230,9 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
   }
   // The lab's release signing key (docs/releases.md): lab build signs with it, its nodes trust it,
   // so runtime changes on a lab take the real, signed path.
-  const signing = await core.signingKey(core.defaultSigningKeyFile(lab.credentials));
+  const signing = await core.signingKey(core.defaultSigningKeyFile(lab.credentials), {
+    create: true,
+  });
   // Each node's own policy (contract §5.1): the three config domains and files, bootstrap through
   // the supervisor that runs it (a lab is a sandbox, contract §12), that supervisor, no coupled
   // action.

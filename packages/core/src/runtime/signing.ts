@@ -28,11 +28,17 @@ export function defaultSigningKeyFile(
   return join(dirname(credentials), 'signing_ed25519');
 }
 
-/** The signing key: `file` (must exist), else the default one, made when absent. */
-export async function signingKey(file?: string): Promise<SigningKey> {
+/**
+ * The signing key: `file`, else the default one. A missing key is made — the default one always,
+ * a named one only with `create` (the lab's own); a key the operator named must exist.
+ */
+export async function signingKey(
+  file?: string,
+  options: { readonly create?: boolean } = {},
+): Promise<SigningKey> {
   const privateKeyFile = resolve(file ?? defaultSigningKeyFile());
   if (!existsSync(privateKeyFile)) {
-    if (file !== undefined) {
+    if (file !== undefined && options.create !== true) {
       throw new FleetError('CREDENTIALS_MISSING', `no signing key at ${privateKeyFile}`);
     }
     await mkdir(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
