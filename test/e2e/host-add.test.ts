@@ -10,7 +10,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { packedRuntimeArtifact, type RuntimeArtifact } from '../src/artifact.js';
-import { fleet, json, tempDir } from '../src/fleet.js';
+import { ROOT, fleet, json, tempDir } from '../src/fleet.js';
 import { startNetnsHosts, type NetnsHost } from '../src/netns-host.js';
 import { generateKey, run } from '../src/sshd.js';
 
@@ -175,7 +175,10 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
     await writeFile(
       join(repo, 'fleet.yaml'),
-      manifest.replace(/^(signing:\n {2}keys:\n)((?: {4}- .*\n)+)/m, `$1$2    - ${next.publicKey}\n`),
+      manifest.replace(
+        /^(signing:\n {2}keys:\n)((?: {4}- .*\n)+)/m,
+        `$1$2    - ${next.publicKey}\n`,
+      ),
     );
     await run('git', [
       '-C',
@@ -241,7 +244,56 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     const state = await beta.systemctl('is-active', 'fleet-controller.service');
     expect(state.stdout.trim()).to.not.equal('active');
     expect(await readFile(join(repo, 'fleet.yaml'), 'utf8')).to.not.contain('beta:');
+    const validate = await fleet(['validate', '--repo', repo], { env });
+    expect(validate.exitCode, validate.stdout + validate.stderr).to.equal(0);
     const content = await beta.run(['cat', `${beta.home}/${DOTFILE}`]);
     expect(content.stdout).to.contain('hello from the fleet');
+  });
+
+  it('releases a plugin with the runtime in one step: packed, pinned, carried, signed', async () => {
+    const plugin = join(ROOT, 'examples', 'fleet-plugin-gitconfig');
+    const released = await fleet(
+      [
+        'release',
+        '--confirm',
+        '--version',
+        '9.0.0-plugins.1',
+        '--plugin',
+        plugin,
+        '--repo',
+        repo,
+        '--json',
+      ],
+      { env },
+    );
+    expect(released.exitCode, released.stderr).to.equal(0);
+    const result = json<{ version: string; plugins: { name: string; sha256: string }[] }>(released);
+    expect(result.version).to.equal('9.0.0-plugins.1');
+    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    expect(manifest).to.contain('canonicalVersion: 9.0.0-plugins.1');
+    expect(manifest).to.match(
+      /plugins:\n {2}- name: fleet-plugin-gitconfig\n {4}version: \S+\n {4}sha256: [0-9a-f]{64}/,
+    );
+    const tracked = await run('git', ['-C', repo, 'ls-files', 'artifacts/plugins']);
+    expect(tracked.stdout).to.match(/^artifacts\/plugins\/fleet-plugin-gitconfig-\S+\.tgz$/m);
+    // What validate reads back: the runtime carries the plugin as pinned, its version set by release.
+    const validate = await fleet(['validate', '--repo', repo, '--json'], { env });
+    expect(validate.exitCode, validate.stdout + validate.stderr).to.equal(0);
+    const again = await fleet(
+      [
+        'release',
+        '--confirm',
+        '--version',
+        '9.0.0-plugins.1',
+        '--plugin',
+        plugin,
+        '--repo',
+        repo,
+        '--json',
+      ],
+      { env },
+    );
+    expect(again.exitCode, again.stderr).to.equal(0);
+    expect(json<{ outcome: string }>(again).outcome).to.equal('unchanged');
   });
 });

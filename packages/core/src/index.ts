@@ -104,6 +104,7 @@ export {
 export {
   manifestWithArtifact,
   manifestWithHost,
+  manifestWithPlugin,
   manifestWithSigningKey,
   type ArtifactPin,
 } from './repo/manifest-edit.js';
@@ -528,8 +529,10 @@ export * from './runtime/sshsig.js';
 export {
   RUNTIME_PACKAGE,
   fleetCheckoutVersion,
+  npmPackPlugin,
   npmPackRuntime,
   pinnedPluginTarballs,
+  type PackedPluginTarball,
 } from './runtime/npm-pack.js';
 export {
   SIGNING_NAMESPACE,
@@ -538,6 +541,7 @@ export {
   signingKey,
   type SigningKey,
 } from './runtime/signing.js';
+export { editJsonText, editTarballFiles, withPackageVersion } from './runtime/tarball-edit.js';
 export {
   readPointerFacts,
   runtimeDisagreements,

@@ -34,7 +34,6 @@ import { dirname, join } from 'node:path';
 import type { FleetManifest, PinnedPlugin } from '@fleet/core';
 import { DEFAULT_LAB_DIR, labLayout } from './layout.js';
 import { readLabDocument } from './state.js';
-import { editJsonText, editTarballFiles } from './tarball-edit.js';
 
 export interface LabBuildOptions {
   /** The lab directory (`fleet lab up --dir`); default: the lab `fleetRepo` belongs to, else `.fleet-lab`. */
@@ -85,21 +84,6 @@ export function labBuildRefusal(manifest: FleetManifest, version: string): strin
     return `fleet.yaml already lists version ${version} (${listed.file}): give another --version`;
   }
   return null;
-}
-
-/** The packed tarball with its package's version set to `to`, the build record saying so. */
-function withVersion(tgz: Buffer, from: string, to: string, by: string): Buffer {
-  const json = (changes: Record<string, unknown>) => (old: Buffer) =>
-    Buffer.from(editJsonText(old.toString('utf8'), changes));
-  return editTarballFiles(
-    tgz,
-    new Map([
-      ['package/package.json', json({ version: to })],
-      // oclif ignores a manifest of another version than its package's
-      ['package/oclif.manifest.json', json({ version: to })],
-      ['package/fleet-build.json', json({ versionSet: { by, from, to } })],
-    ]),
-  );
 }
 
 /** Reads back what will be pinned: the package's version and the build record, checked. */
@@ -211,7 +195,7 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  if (version !== from) tgz = withVersion(tgz, from, version, core.VERSION_SET_BY_LAB);
+  if (version !== from) tgz = core.withPackageVersion(tgz, from, version, core.VERSION_SET_BY_LAB);
   const record = await packedIdentity(tgz, file, version);
   const mismatches = core.pluginMismatches(manifest.plugins, record.plugins);
   if (mismatches.length > 0) {

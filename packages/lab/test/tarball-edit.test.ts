@@ -5,7 +5,7 @@ import { readTgz } from '@fleet/controller';
 import { isFleetError, parseManifest } from '@fleet/core';
 import { makeTgz, paxPath, type FixtureEntry } from '@fleet/testkit';
 import { labBuildRefusal } from '../src/build.js';
-import { editJsonText, editTarballFiles } from '../src/tarball-edit.js';
+import { editJsonText, editTarballFiles } from '@fleet/core';
 
 const pkg = '{\n  "name": "@fleet/cli",\n  "version": "0.1.0",\n  "bin": "x"\n}\n';
 const packed: FixtureEntry[] = [

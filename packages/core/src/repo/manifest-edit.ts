@@ -4,6 +4,7 @@
  * rest of the file stay as the operator wrote them — and the result must itself be a valid
  * fleet.yaml (contract §3), or the edit throws before anything is written.
  */
+import type { PinnedPlugin } from '../runtime/plugins.js';
 import type { HostEntry } from './schema.js';
 import { parseManifest } from './load.js';
 import { yamlLibrary } from '../yaml.js';
@@ -53,6 +54,27 @@ export function manifestWithArtifact(text: string, pin: ArtifactPin, canonical: 
     else artifacts.set(at, node);
   } else doc.set('artifacts', doc.createNode([pin]));
   if (canonical) doc.set('canonicalVersion', pin.version);
+  return render(doc);
+}
+
+/** fleet.yaml's text with `plugin` pinned in `plugins` (an entry of the same name replaced). */
+export function manifestWithPlugin(text: string, plugin: PinnedPlugin): string {
+  const yaml = yamlLibrary();
+  const doc = yaml.parseDocument(text);
+  const node = doc.createNode({
+    name: plugin.name,
+    version: plugin.version,
+    sha256: plugin.sha256,
+  });
+  const plugins = doc.get('plugins');
+  if (yaml.isSeq(plugins)) {
+    plugins.flow = false;
+    const at = plugins.items.findIndex(
+      (item) => yaml.isMap(item) && item.get('name') === plugin.name,
+    );
+    if (at === -1) plugins.add(node);
+    else plugins.set(at, node);
+  } else doc.set('plugins', doc.createNode([plugin]));
   return render(doc);
 }
 

@@ -24,6 +24,7 @@ export const BUILD_RECORD_ENTRY = `package/${BUILD_RECORD_FILE}`;
 export const BUILD_RECORD_SCHEMA = 'fleet.build/v1';
 /** Who may set an artifact's version after packing (the build record's `versionSet.by`). */
 export const VERSION_SET_BY_LAB = 'fleet lab build';
+export const VERSION_SET_BY_RELEASE = 'fleet release';
 
 const semanticVersion = z.lazy(() =>
   z
@@ -51,13 +52,15 @@ export const buildRecordSchema = z.lazy(() =>
     /**
      * Present when the package's version was set after `npm pack` rather than taken from the
      * checkout: `fleet lab build --version V` does so to give a lab a second build of one checkout
-     * (docs/runtime-lifecycle.md). `from` is the checkout's version, `to` the one written into
-     * `package/package.json`, which must then say `to`. Such an artifact is a lab build, never a
-     * release: its commit is still the one it was packed from.
+     * (docs/runtime-lifecycle.md), and `fleet release --version V` to release a fleet whose
+     * plugins changed without a new fleet version (docs/releases.md). `from` is the checkout's
+     * version, `to` the one written into `package/package.json`, which must then say `to`. Its
+     * commit is still the one it was packed from: `fleet release verify` packs that commit and
+     * sets the same version again.
      */
     versionSet: z
       .strictObject({
-        by: z.literal(VERSION_SET_BY_LAB),
+        by: z.enum([VERSION_SET_BY_LAB, VERSION_SET_BY_RELEASE]),
         from: semanticVersion,
         to: semanticVersion,
       })

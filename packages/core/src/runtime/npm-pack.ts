@@ -144,3 +144,70 @@ async function cleanPrepackLeftovers(checkout: string): Promise<void> {
   }
   await rm(join(cli, 'fleet-build.json'), { force: true });
 }
+
+/** A plugin packed from its directory (`npm pack`): the tarball and what it says it is. */
+export interface PackedPluginTarball {
+  readonly file: string;
+  readonly name: string;
+  readonly version: string;
+  readonly sha256: string;
+}
+
+/**
+ * `npm pack` of the plugin package in `dir` into `destination` (its scripts not run: what is packed
+ * is what the directory holds, built). `ACTION_FAILED` with npm's last error line when it fails.
+ */
+export async function npmPackPlugin(
+  dir: string,
+  destination: string,
+): Promise<PackedPluginTarball> {
+  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      const child = spawn(
+        'npm',
+        ['pack', '--json', '--ignore-scripts', '--pack-destination', destination],
+        {
+          cwd: dir,
+          env: npmEnv([]),
+          stdio: ['ignore', 'pipe', 'pipe'],
+          shell: process.platform === 'win32',
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    },
+  ).catch((error: unknown) => {
+    throw new FleetError('ACTION_FAILED', `cannot run npm: ${(error as Error).message}`);
+  });
+  if (result.code !== 0) {
+    const line = result.stderr
+      .split('\n')
+      .reverse()
+      .find((entry) => /error/i.test(entry));
+    throw new FleetError(
+      'ACTION_FAILED',
+      `npm pack of the plugin in ${dir} failed (exit ${String(result.code)})${line ? `: ${line.trim()}` : ''}`,
+    );
+  }
+  const [report] = JSON.parse(result.stdout) as {
+    filename?: string;
+    name?: string;
+    version?: string;
+  }[];
+  if (
+    typeof report?.filename !== 'string' ||
+    typeof report.name !== 'string' ||
+    typeof report.version !== 'string'
+  ) {
+    throw new FleetError('ACTION_FAILED', `npm pack of ${dir} printed no tarball`);
+  }
+  const file = join(destination, report.filename);
+  const sha256 = createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+  return { file, name: report.name, version: report.version, sha256 };
+}

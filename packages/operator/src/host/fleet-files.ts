@@ -95,14 +95,18 @@ export async function commitHostFiles(
   return (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
 }
 
-/** Removes `hosts.<name>` (keeping hosts/<name>.yaml: its history is the host's) and commits. */
+/**
+ * Removes `hosts.<name>` and `hosts/<name>.yaml` (a file for an undeclared host makes the
+ * repository invalid; git history keeps both) and commits.
+ */
 export async function commitHostRemoval(root: string, name: string): Promise<string> {
   const manifestPath = join(root, core.MANIFEST_FILE);
-  await requireCommitted(root, [core.MANIFEST_FILE]);
+  const variables = `${HOSTS_DIR}/${name}.yaml`;
+  await requireCommitted(root, [core.MANIFEST_FILE, variables]);
   const edited = core.manifestWithHost(await readFile(manifestPath, 'utf8'), name, null);
-  core.parseManifest(edited);
   await writeAtomic(manifestPath, edited);
   const git = core.createGit(root);
+  await git.run(['rm', '--quiet', '--ignore-unmatch', '--', variables]);
   await git.run(['add', '--', core.MANIFEST_FILE]);
   await git.run([
     ...(await core.identityArgs(git)),
@@ -112,6 +116,7 @@ export async function commitHostRemoval(root: string, name: string): Promise<str
     `host remove ${name}`,
     '--',
     core.MANIFEST_FILE,
+    variables,
   ]);
   return (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
 }

@@ -1,7 +1,7 @@
 /**
  * `fleet host remove NAME --confirm` (contract §12.1): over the same SSH path as `host add`, with
  * the host key fleet.yaml pins, it stops and disables the controller's unit and revokes every
- * token issued to the operator (`operator-NAME`); then the host leaves fleet.yaml and the
+ * token issued to the operator (`operator-NAME`); then the host leaves fleet.yaml, hosts/ and the
  * credentials file. The managed files, the node's state, its audit log and its generations stay
  * on the host: removing a host from the fleet is not wiping a machine.
  */

@@ -45,8 +45,26 @@ export function artifactDifferences(a: Buffer, b: Buffer, limit = 10): string[] 
     else if (right.get(path) !== digest) lines.push(`differs: ${path}`);
   }
   for (const path of right.keys()) if (!left.has(path)) lines.push(`only in the rebuild: ${path}`);
-  if (lines.length === 0) lines.push('the entries are equal; the archive bytes differ (headers or order)');
-  return lines.length > limit ? [...lines.slice(0, limit), `… ${lines.length - limit} more`] : lines;
+  if (lines.length === 0)
+    lines.push('the entries are equal; the archive bytes differ (headers or order)');
+  return lines.length > limit
+    ? [...lines.slice(0, limit), `… ${lines.length - limit} more`]
+    : lines;
+}
+
+/** Who set the version of the artifact `held` (its build record), default `fleet release`. */
+function versionSetBy(held: Buffer | null): string {
+  if (held === null) return core.VERSION_SET_BY_RELEASE;
+  try {
+    const record = readTgz(held).find((entry) => entry.path === core.BUILD_RECORD_ENTRY);
+    if (record === undefined) return core.VERSION_SET_BY_RELEASE;
+    return (
+      core.parseBuildRecord(record.data.toString('utf8'), core.BUILD_RECORD_ENTRY).versionSet?.by ??
+      core.VERSION_SET_BY_RELEASE
+    );
+  } catch {
+    return core.VERSION_SET_BY_RELEASE;
+  }
 }
 
 export async function verifyRelease(options: VerifyOptions): Promise<VerifyResult> {
@@ -79,6 +97,7 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
   const storePath = join(options.root, pin.file);
   const held = await readFile(storePath).catch(() => null);
   const store = held === null ? 'missing' : sha(held) === pin.sha256 ? 'held' : 'mismatch';
+  const from = await core.fleetCheckoutVersion(options.checkout);
   const plugins = await core.pinnedPluginTarballs(options.root, manifest);
   const scratch = await mkdtemp(join(tmpdir(), 'fleet-release-verify-'));
   let rebuilt: Buffer;
@@ -87,6 +106,10 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
     rebuilt = await readFile(await core.npmPackRuntime(options.checkout, scratch, plugins));
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+  // A version set after packing is set again, by whoever its build record says set it.
+  if (version !== from) {
+    rebuilt = core.withPackageVersion(rebuilt, from, version, versionSetBy(held));
   }
   if (sha(rebuilt) !== pin.sha256) {
     const against = store === 'held' ? (held as Buffer) : null;

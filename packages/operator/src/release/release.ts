@@ -39,6 +39,13 @@ export interface ReleaseOptions {
   readonly confirm: boolean;
   /** The Ed25519 key to sign with (default: `signing_ed25519` beside the credentials file). */
   readonly signingKey?: string;
+  /**
+   * The version to release (default: the checkout's). Another one is written into the packed
+   * package and its build record says `versionSet: { by: 'fleet release', from, to }`.
+   */
+  readonly version?: string;
+  /** Plugin directories to pack and pin in the same release (contract §10.5). */
+  readonly plugins?: readonly string[];
   readonly progress: (line: string) => void;
 }
 
@@ -68,7 +75,14 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
   const manifestPath = join(options.root, core.MANIFEST_FILE);
   const manifestText = await readFile(manifestPath, 'utf8');
   const manifest = core.parseManifest(manifestText);
-  const version = await core.fleetCheckoutVersion(options.checkout);
+  const from = await core.fleetCheckoutVersion(options.checkout);
+  const version = options.version ?? from;
+  if (core.parseSemver(version) === null) {
+    throw new core.FleetError(
+      'USAGE',
+      `--version ${JSON.stringify(version)} is not a semantic version (MAJOR.MINOR.PATCH[-PRE], e.g. 0.2.0)`,
+    );
+  }
   const git = core.createGit(options.root);
   const dirty = await git.run(['status', '--porcelain=v1', '--', core.MANIFEST_FILE, '.gitignore']);
   if (dirty.stdout.trim() !== '') {
@@ -91,10 +105,17 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     };
   }
   const key = await core.signingKey(options.signingKey);
-  const plugins = await core.pinnedPluginTarballs(options.root, manifest);
   const scratch = await mkdtemp(join(tmpdir(), 'fleet-release-'));
   let tgz: Buffer;
+  let text = manifestText;
+  const pluginFiles: string[] = [];
   try {
+    for (const dir of options.plugins ?? []) {
+      const packed = await packPlugin(options.root, dir, scratch, options.progress);
+      text = core.manifestWithPlugin(text, packed);
+      pluginFiles.push(core.pinnedTarballPath(packed));
+    }
+    const plugins = await core.pinnedPluginTarballs(options.root, core.parseManifest(text));
     options.progress(
       `packing ${core.RUNTIME_PACKAGE} ${version} from ${options.checkout} (npm pack -w packages/cli${plugins.length > 0 ? `, ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}` : ''})…`,
     );
@@ -102,15 +123,18 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+  if (version !== from)
+    tgz = core.withPackageVersion(tgz, from, version, core.VERSION_SET_BY_RELEASE);
+  const pinned = core.parseManifest(text);
   const sha256 = createHash('sha256').update(tgz).digest('hex');
   const file = storeFile(sha256);
   await writeStore(join(options.root, file), tgz);
   // The same reading every later verb does: build record, version, the pinned plugins carried.
-  const artifact = await loadArtifact(options.root, file, undefined, manifest.plugins);
+  const artifact = await loadArtifact(options.root, file, undefined, pinned.plugins);
   if (artifact.identity.version !== version) {
     throw new core.FleetError(
       'GENERATION_INVALID',
-      `${file} is version ${artifact.identity.version}, not the checkout's ${version}`,
+      `${file} is version ${artifact.identity.version}, not ${version}`,
     );
   }
   const commit = artifact.identity.commit as string;
@@ -123,7 +147,7 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
   if (listed !== undefined && listed.sha256 !== sha256) {
     throw new core.FleetError(
       'USAGE',
-      `fleet.yaml already pins ${version} at sha256 ${listed.sha256.slice(0, 12)}, and this pack is ${sha256.slice(0, 12)} (built from ${commit}): a release is never replaced — bump packages/cli's version, commit, and release again`,
+      `fleet.yaml already pins ${version} at sha256 ${listed.sha256.slice(0, 12)}, and this pack is ${sha256.slice(0, 12)} (built from ${commit}): a release is never replaced — release another version (--version, or bump packages/cli's and commit)`,
     );
   }
   const trusted = manifest.signing?.keys.includes(key.publicKey) === true;
@@ -133,6 +157,7 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     listed.commit === commit &&
     listed.signature !== undefined &&
     trusted &&
+    text === manifestText &&
     manifest.canonicalVersion === version
   ) {
     return {
@@ -150,12 +175,13 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
   options.progress(`signing it with ${key.privateKeyFile} (ssh-keygen -Y sign -n fleet-release)…`);
   const signature = await core.signArtifact(tgz, key);
   const edited = core.manifestWithSigningKey(
-    core.manifestWithArtifact(manifestText, { version, file, sha256, commit, signature }, true),
+    core.manifestWithArtifact(text, { version, file, sha256, commit, signature }, true),
     key.publicKey,
   );
   await writeText(manifestPath, edited);
   const ignored = await ensureIgnored(options.root);
-  await git.run(['add', '--', core.MANIFEST_FILE, ...(ignored ? ['.gitignore'] : [])]);
+  const paths = [core.MANIFEST_FILE, ...(ignored ? ['.gitignore'] : []), ...pluginFiles];
+  await git.run(['add', '--', ...paths]);
   await git.run([
     ...(await core.identityArgs(git)),
     'commit',
@@ -191,14 +217,50 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
   };
 }
 
-/** Writes a store file: exclusive temp file (0644), fsync, rename; the directory made first. */
-export async function writeStore(path: string, bytes: Buffer): Promise<void> {
+/**
+ * Packs the plugin in `dir` and puts its tarball where fleet.yaml's pin expects it
+ * (`artifacts/plugins/<name>-<version>.tgz`, committed with the release: plugin tarballs are
+ * small); the pin to write.
+ */
+async function packPlugin(
+  root: string,
+  dir: string,
+  scratch: string,
+  progress: (line: string) => void,
+): Promise<core.PinnedPlugin> {
+  progress(`packing the plugin in ${dir} (npm pack)…`);
+  const packed = await core.npmPackPlugin(dir, scratch);
+  const pin = { name: packed.name, version: packed.version, sha256: packed.sha256 };
+  const target = join(root, core.pinnedTarballPath(pin));
+  const held = await readFile(target).catch(() => null);
+  if (held !== null && createHash('sha256').update(held).digest('hex') !== pin.sha256) {
+    throw new core.FleetError(
+      'ARTIFACT_PLUGINS',
+      `${core.pinnedTarballPath(pin)} already holds another ${pin.name} ${pin.version}: a published plugin version is never replaced — bump the plugin's version`,
+    );
+  }
+  await mkdir(join(target, '..'), { recursive: true });
+  await writeStore(target, await readFile(packed.file), false);
+  return pin;
+}
+
+/**
+ * Writes an artifact file: exclusive temp file (0644), fsync, rename; the directory made first.
+ * Nothing is written when the file already holds these bytes.
+ */
+export async function writeStore(
+  path: string,
+  bytes: Buffer,
+  contentAddressed = true,
+): Promise<void> {
   await mkdir(join(path, '..'), { recursive: true });
   if (existsSync(path)) {
-    const held = createHash('sha256')
-      .update(await readFile(path))
-      .digest('hex');
-    if (`${held}.tgz` === path.split('/').pop()) return;
+    const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+    const held = digest(await readFile(path));
+    // Already there: the same bytes (and, in the store, under their own name).
+    if (held === digest(bytes) && (!contentAddressed || `${held}.tgz` === path.split('/').pop())) {
+      return;
+    }
   }
   const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temp, 'wx', 0o644);

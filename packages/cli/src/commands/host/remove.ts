@@ -4,7 +4,7 @@ import { FleetCommand } from '../../base-command.js';
 export default class HostRemove extends FleetCommand {
   static override summary =
     'Take a host out of the fleet: stop its controller, revoke your tokens, drop it from fleet.yaml.';
-  static override description = `Over SSH with the host key fleet.yaml pins: stops and disables fleet-controller.service and revokes every token issued to you for the host (client operator-NAME); then removes the host from fleet.yaml (committed) and from your credentials file. The files fleet managed there, the node's state, audit log and runtime generations stay on the machine. Without --confirm it only says what it would do.`;
+  static override description = `Over SSH with the host key fleet.yaml pins: stops and disables fleet-controller.service and revokes every token issued to you for the host (client operator-NAME); then removes the host from fleet.yaml and hosts/NAME.yaml (committed) and from your credentials file. The files fleet managed there, the node's state, audit log and runtime generations stay on the machine. Without --confirm it only says what it would do.`;
   static override examples = ['<%= config.bin %> host remove beta --confirm'];
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override args = {

@@ -1,8 +1,9 @@
 /**
  * Replaces the contents of a few named files inside an `npm pack` tarball and leaves every other
- * byte of the archive as it was (headers, modes, times, order): how `fleet lab build --version`
- * turns one packed runtime into a build of another version without unpacking it to disk
- * (docs/runtime-lifecycle.md). Pure: a gzip'd tarball in, a gzip'd tarball out.
+ * byte of the archive as it was (headers, modes, times, order): how `fleet lab build --version` and
+ * `fleet release --version` turn one packed runtime into a build of another version without
+ * unpacking it to disk (docs/runtime-lifecycle.md, docs/releases.md). Pure: a gzip'd tarball in, a
+ * gzip'd tarball out — the same bytes for the same input, so a release made so is rebuilt exactly.
  *
  * Only plain ustar entries are edited: an entry to replace that a pax or GNU long-name header
  * describes (whose size or name the extension may override) is refused, as is a name that is not
@@ -10,7 +11,7 @@
  * as plain ustar entries.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { FleetError } from '@fleet/core';
+import { FleetError } from '../errors.js';
 
 const BLOCK = 512;
 /** Header types that describe the entry after them (pax, GNU long name / long link). */
@@ -96,4 +97,22 @@ export function editJsonText(text: string, changes: Readonly<Record<string, unkn
   const indent = /^\{\n([ \t]+)"/.exec(text)?.[1] ?? '';
   const edited = JSON.stringify({ ...value, ...changes }, null, indent === '' ? undefined : indent);
   return text.endsWith('\n') ? `${edited}\n` : edited;
+}
+
+/**
+ * The packed runtime `tgz` with its package's version set from `from` to `to`: `package.json`, the
+ * oclif manifest (oclif ignores a manifest of another version than its package) and the build
+ * record, which says who set it (`versionSet: { by, from, to }`, contract §1.8).
+ */
+export function withPackageVersion(tgz: Buffer, from: string, to: string, by: string): Buffer {
+  const json = (changes: Record<string, unknown>) => (old: Buffer) =>
+    Buffer.from(editJsonText(old.toString('utf8'), changes));
+  return editTarballFiles(
+    tgz,
+    new Map([
+      ['package/package.json', json({ version: to })],
+      ['package/oclif.manifest.json', json({ version: to })],
+      ['package/fleet-build.json', json({ versionSet: { by, from, to } })],
+    ]),
+  );
 }
