@@ -184,4 +184,28 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
     expect(journal).to.not.contain(token);
     expect(log).to.not.contain(token);
   });
+
+  it('does not send a generation the node holds again: a second recovery sends the plan only', async () => {
+    // The controller becomes unavailable again; the node holds the generation it last ran.
+    expect((await node.systemctl('stop')).exitCode).to.equal(0);
+    const planFile = join(scratch.path, 'recover-again.plan.json');
+    const planned = await run(['bootstrap', 'plan', NODE_ID, '--out', planFile, '--json']);
+    expect(planned.exitCode, planned.stderr + planned.stdout).to.equal(0);
+    const applied = await run([
+      'bootstrap',
+      'apply',
+      planFile,
+      '--confirm',
+      '--recover',
+      '--acceptance-timeout',
+      '60',
+      '--json',
+    ]);
+    expect(applied.exitCode, applied.stderr + applied.stdout).to.equal(0);
+    expect(applied.stderr).to.match(
+      /the node holds generation [0-9a-f]{12}: sending the plan only \(\d+ bytes\)/,
+    );
+    expect(applied.stderr).to.not.match(/sending the bundle/);
+    expect(json<{ outcome: string }>(applied).outcome).to.equal('accepted');
+  });
 });

@@ -135,8 +135,28 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
         const read = await bundle.readBundle(stream(encoded, size === 1 ? 1 : size));
         expect(read.plan).to.deep.equal(plan);
         expect(read.artifact).to.deep.equal({ sha256: sha(artifact), bytes: artifact.length });
-        expect(read.data.equals(artifact)).to.equal(true);
+        expect(read.data?.equals(artifact)).to.equal(true);
       }
+    });
+
+    it('carries no bytes for a generation the node holds: the plan only, the sha256 named', async () => {
+      const encoded = await bundle.encodeBundle(plan, { held: sha(artifact) });
+      expect(encoded.indexOf(0x0a)).to.equal(encoded.length - 1);
+      const read = await bundle.readBundle(stream(encoded));
+      expect(read.artifact).to.deep.equal({ sha256: sha(artifact), bytes: 0, held: true });
+      expect(read.data).to.equal(null);
+      // held with bytes after it is no bundle
+      const refused: unknown = await bundle
+        .readBundle(
+          stream(
+            Buffer.concat([
+              header(envelope({ artifact: { sha256: sha(artifact), bytes: 3, held: true } })),
+              Buffer.from('abc'),
+            ]),
+          ),
+        )
+        .catch((error: unknown) => error);
+      expect(String((refused as Error).message)).to.match(/a held generation comes with no bytes/);
     });
 
     it('accepts a header line of exactly 64 KiB', async () => {
@@ -154,7 +174,7 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
       const read = await bundle.readBundle(
         stream(await bundle.encodeBundle(plan, Buffer.alloc(0))),
       );
-      expect(read.data.length).to.equal(0);
+      expect(read.data?.length).to.equal(0);
     });
 
     const bad: [title: string, bytes: () => Buffer, message: RegExp][] = [

@@ -13,6 +13,7 @@ import {
   withoutListen,
   withoutSignature,
 } from '../src/runtime/apply.js';
+import { sendArtifactInstead } from '../src/runtime/recover.js';
 import { remoteAcceptanceProblems } from '../src/runtime/accept-remote.js';
 import { dirtyWarning } from '../src/runtime/artifact.js';
 import { parseReceiverAnswer } from '../src/runtime/bootstrap-plan.js';
@@ -300,6 +301,28 @@ describe('upgrade / bootstrap: a stage is sent again without its signature whenâ
   for (const c of cases) {
     it(`${c.code} "${c.message}": ${c.again ? 'again, without it' : 'the answer stands'}`, () => {
       expect(withoutSignature(c)).to.equal(c.again);
+    });
+  }
+});
+
+describe('bootstrap --recover: a plan-only bundle is sent again with the artifact whenâ€¦ (issue 35)', () => {
+  const cases: { code: string; message: string; again: boolean }[] = [
+    { code: 'GENERATION_NOT_HELD', message: 'generation abc is not held here', again: true },
+    {
+      code: 'GENERATION_INVALID',
+      message: 'bootstrap bundle refused: bad header: artifact.held: unknown field',
+      again: true,
+    },
+    {
+      code: 'GENERATION_INVALID',
+      message: "the bundle's artifact is not the plan's",
+      again: false,
+    },
+    { code: 'SIGNATURE_INVALID', message: 'not signed by a trusted key', again: false },
+  ];
+  for (const c of cases) {
+    it(`${c.code} "${c.message}": ${c.again ? 'again, with the artifact' : 'the answer stands'}`, () => {
+      expect(sendArtifactInstead(c)).to.equal(c.again);
     });
   }
 });

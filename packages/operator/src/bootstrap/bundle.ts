@@ -7,7 +7,11 @@
  * ```
  *
  * One JSON header line (at most 64 KiB, strict JSON: no duplicate or prototype keys, no unknown
- * envelope field), a newline, then the runtime artifact, whose sha256 must equal the header's.
+ * envelope field), a newline, then the runtime artifact, whose sha256 must equal the header's —
+ * or, for a generation the node already holds (its recovery status lists it), no bytes at all:
+ * `"artifact":{"sha256":"…","bytes":0,"held":true}`, and the node stages from the generation it
+ * holds, verified again (`GENERATION_NOT_HELD` when it does not). A receiver that predates
+ * `held` refuses the field, and the operator sends the artifact.
  * Anything else (a short or long stream, a bad digest, an oversized header) is
  * `GENERATION_INVALID`: nothing of it is used. The bundle carries no credentials and no policy;
  * `plan` is opaque here and validated by the apply handler.
@@ -33,14 +37,16 @@ export interface BundleArtifact {
   /** sha256 of the bytes, 64 lower-case hex digits (verified). */
   readonly sha256: string;
   readonly bytes: number;
+  /** No bytes follow: the node stages the generation it holds with this sha256. */
+  readonly held?: true;
 }
 
 export interface Bundle {
   /** The plan, unvalidated: the apply handler checks it. */
   readonly plan: unknown;
   readonly artifact: BundleArtifact;
-  /** The artifact bytes; their sha256 equals `artifact.sha256`. */
-  readonly data: Buffer;
+  /** The artifact bytes; their sha256 equals `artifact.sha256`. `null` for a held generation. */
+  readonly data: Buffer | null;
 }
 
 type Core = typeof import('@fleet/core');
@@ -52,11 +58,26 @@ function invalid(core: Core, message: string): FleetErrorClass {
 /** The bundle for `plan` and the artifact's bytes (the operator side of `apply --recover`). */
 export async function encodeBundle(
   plan: unknown,
-  artifactBytes: Uint8Array,
+  artifact: Uint8Array | { readonly held: string },
   limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
 ): Promise<Buffer> {
   const core = await import('@fleet/core');
   if (plan === undefined) throw invalid(core, 'the plan is missing');
+  if (!(artifact instanceof Uint8Array)) {
+    const header = Buffer.from(
+      JSON.stringify({
+        schema: BUNDLE_SCHEMA,
+        plan,
+        artifact: { sha256: artifact.held, bytes: 0, held: true },
+      }),
+      'utf8',
+    );
+    if (header.length > limits.maxHeaderBytes) {
+      throw invalid(core, `the header (the plan) is ${header.length} bytes, more than allowed`);
+    }
+    return Buffer.concat([header, Buffer.from('\n')]);
+  }
+  const artifactBytes = artifact;
   if (artifactBytes.byteLength > limits.maxArtifactBytes) {
     throw invalid(
       core,
@@ -93,14 +114,20 @@ export async function readBundle(
 ): Promise<Bundle> {
   const core = await import('@fleet/core');
   const z = await import('@fleet/core/zod');
-  const envelopeSchema = z.strictObject({
-    schema: z.literal(BUNDLE_SCHEMA, { message: `must be ${BUNDLE_SCHEMA}` }),
-    plan: z.unknown().refine((plan) => plan !== undefined, 'is required'),
-    artifact: z.strictObject({
-      sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits'),
-      bytes: z.number().int().min(0).max(limits.maxArtifactBytes),
-    }),
-  });
+  const envelopeSchema = z
+    .strictObject({
+      schema: z.literal(BUNDLE_SCHEMA, { message: `must be ${BUNDLE_SCHEMA}` }),
+      plan: z.unknown().refine((plan) => plan !== undefined, 'is required'),
+      artifact: z.strictObject({
+        sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits'),
+        bytes: z.number().int().min(0).max(limits.maxArtifactBytes),
+        held: z.literal(true).optional(),
+      }),
+    })
+    .refine((envelope) => envelope.artifact.held !== true || envelope.artifact.bytes === 0, {
+      message: 'a held generation comes with no bytes (artifact.bytes: 0)',
+      path: ['artifact', 'bytes'],
+    });
 
   const headerChunks: Buffer[] = [];
   let headerBytes = 0;
@@ -174,6 +201,9 @@ export async function readBundle(
       core,
       `the stream ended after ${filled} of the ${data.length} artifact bytes its header announces`,
     );
+  }
+  if (envelope.artifact.held === true) {
+    return { plan: envelope.plan, artifact: envelope.artifact, data: null };
   }
   const digest = hash.digest('hex');
   if (digest !== envelope.artifact.sha256) {

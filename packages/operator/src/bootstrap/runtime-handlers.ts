@@ -105,6 +105,7 @@ export const apply: ReceiverHandler = async (context) => {
       supervisor: plan.supervisor,
       planId: plan.id,
       target: plan.target,
+      // A held generation (no bytes sent) is staged from what the node holds, verified again.
       artifact: { sha256: bundle.artifact.sha256, bytes: bundle.data },
       prior,
       // The release signature the operator's fleet.yaml pins (ADR 0019): checked against this

@@ -24,6 +24,18 @@ export const receiverApplyAnswerSchema = z.strictObject({
   log: z.string(),
 });
 
+/**
+ * Whether a plan-only bundle should be sent again with the artifact: the node does not hold the
+ * generation verified (`GENERATION_NOT_HELD`), or its receiver predates `held` (it refuses the
+ * unknown field, `GENERATION_INVALID` naming it).
+ */
+export function sendArtifactInstead(error: { readonly code: string; readonly message: string }) {
+  return (
+    error.code === 'GENERATION_NOT_HELD' ||
+    (error.code === 'GENERATION_INVALID' && error.message.includes('artifact.held'))
+  );
+}
+
 export async function applyOverSsh(input: {
   readonly host: HostRuntime;
   readonly plan: BootstrapPlan;
@@ -46,24 +58,41 @@ export async function applyOverSsh(input: {
       `${input.host.host} has no SSH recovery configured (fleet.yaml ssh, credentials ssh.identityFile)`,
     );
   }
-  const bundle = await encodeBundle(
-    {
-      plan: input.plan,
-      acceptanceTimeoutMs: input.acceptanceTimeoutMs,
-      // The release signature (ADR 0019) rides in the plan's envelope, which the bundle keeps
-      // opaque: a receiver that predates it ignores it (and verifies nothing).
-      ...(input.artifact.signature === undefined ? {} : { signature: input.artifact.signature }),
-    },
-    input.artifact.bytes,
-  );
-  progress(
-    `sending the bundle (${bundle.length} bytes) to ${target.user}@${target.host}:${target.port}`,
-  );
-  const answer = await parseReceiverAnswer(
-    await runRecoveryVerb(target, 'apply', bundle),
-    receiverApplyAnswerSchema,
-    'apply',
-  );
+  const envelope = {
+    plan: input.plan,
+    acceptanceTimeoutMs: input.acceptanceTimeoutMs,
+    // The release signature (ADR 0019) rides in the plan's envelope, which the bundle keeps
+    // opaque: a receiver that predates it ignores it (and verifies nothing).
+    ...(input.artifact.signature === undefined ? {} : { signature: input.artifact.signature }),
+  };
+  const send = async (held: boolean) => {
+    const bundle = await encodeBundle(
+      envelope,
+      held ? { held: input.artifact.identity.sha256 } : input.artifact.bytes,
+    );
+    progress(
+      held
+        ? `the node holds generation ${input.artifact.identity.sha256.slice(0, 12)}: sending the plan only (${bundle.length} bytes)`
+        : `sending the bundle (${bundle.length} bytes) to ${target.user}@${target.host}:${target.port}`,
+    );
+    return parseReceiverAnswer(
+      await runRecoveryVerb(target, 'apply', bundle),
+      receiverApplyAnswerSchema,
+      'apply',
+    );
+  };
+  // A generation the node holds is not sent again (issue 35): its recovery status lists it.
+  const held = await statusOverSsh(target)
+    .then((status) => status.generations.includes(input.artifact.identity.sha256))
+    .catch(() => false);
+  let answer: z.infer<typeof receiverApplyAnswerSchema>;
+  try {
+    answer = await send(held);
+  } catch (error) {
+    if (!held || !sendArtifactInstead(core.asFleetError(error))) throw error;
+    progress(`the node cannot stage it without the artifact (${core.asFleetError(error).code})`);
+    answer = await send(false);
+  }
   progress(
     `staged ${answer.buildId.slice(0, 12)}; runner ${answer.runner} on the node (log ${answer.log})`,
   );
