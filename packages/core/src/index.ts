@@ -537,6 +537,7 @@ export {
 export {
   SIGNING_NAMESPACE,
   defaultSigningKeyFile,
+  ensureSshKey,
   signArtifact,
   signingKey,
   type SigningKey,

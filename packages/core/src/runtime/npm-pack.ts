@@ -89,6 +89,30 @@ function npmEnv(plugins: readonly string[]): NodeJS.ProcessEnv {
   return env;
 }
 
+/** Runs npm (no stdin) and collects its output; `ACTION_FAILED` when it cannot be started. */
+async function runNpm(
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('npm', args, {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: process.platform === 'win32',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  }).catch((error: unknown) => {
+    throw new FleetError('ACTION_FAILED', `cannot run npm: ${(error as Error).message}`);
+  });
+}
+
 /** `npm pack -w packages/cli` in `checkout` into `destination`; the tarball's path. */
 export async function npmPackRuntime(
   checkout: string,
@@ -96,24 +120,7 @@ export async function npmPackRuntime(
   plugins: readonly string[],
 ): Promise<string> {
   const args = ['pack', '-w', 'packages/cli', '--pack-destination', destination, '--json'];
-  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-    (resolve, reject) => {
-      const child = spawn('npm', args, {
-        cwd: checkout,
-        env: npmEnv(plugins),
-        stdio: ['ignore', 'pipe', 'pipe'],
-        shell: process.platform === 'win32',
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      child.once('error', reject);
-      child.once('close', (code) => resolve({ code, stdout, stderr }));
-    },
-  ).catch((error: unknown) => {
-    throw new FleetError('ACTION_FAILED', `cannot run npm: ${(error as Error).message}`);
-  });
+  const result = await runNpm(args, checkout, npmEnv(plugins));
   // A failed prepack skips postpack: never leave its bundle where it would shadow the workspace.
   await cleanPrepackLeftovers(checkout);
   const errorLine = result.stderr
@@ -161,28 +168,11 @@ export async function npmPackPlugin(
   dir: string,
   destination: string,
 ): Promise<PackedPluginTarball> {
-  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-    (resolve, reject) => {
-      const child = spawn(
-        'npm',
-        ['pack', '--json', '--ignore-scripts', '--pack-destination', destination],
-        {
-          cwd: dir,
-          env: npmEnv([]),
-          stdio: ['ignore', 'pipe', 'pipe'],
-          shell: process.platform === 'win32',
-        },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      child.once('error', reject);
-      child.once('close', (code) => resolve({ code, stdout, stderr }));
-    },
-  ).catch((error: unknown) => {
-    throw new FleetError('ACTION_FAILED', `cannot run npm: ${(error as Error).message}`);
-  });
+  const result = await runNpm(
+    ['pack', '--json', '--ignore-scripts', '--pack-destination', destination],
+    dir,
+    npmEnv([]),
+  );
   if (result.code !== 0) {
     const line = result.stderr
       .split('\n')

@@ -37,28 +37,10 @@ export async function signingKey(
   options: { readonly create?: boolean } = {},
 ): Promise<SigningKey> {
   const privateKeyFile = resolve(file ?? defaultSigningKeyFile());
-  if (!existsSync(privateKeyFile)) {
-    if (file !== undefined && options.create !== true) {
-      throw new FleetError('CREDENTIALS_MISSING', `no signing key at ${privateKeyFile}`);
-    }
-    await mkdir(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
-    await promisify(execFile)('ssh-keygen', [
-      '-q',
-      '-t',
-      'ed25519',
-      '-N',
-      '',
-      '-C',
-      'fleet-release-signing',
-      '-f',
-      privateKeyFile,
-    ]).catch((error: unknown) => {
-      throw new FleetError(
-        'ACTION_FAILED',
-        `cannot make the signing key ${privateKeyFile} with ssh-keygen: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    });
+  if (!existsSync(privateKeyFile) && file !== undefined && options.create !== true) {
+    throw new FleetError('CREDENTIALS_MISSING', `no signing key at ${privateKeyFile}`);
   }
+  await ensureSshKey(privateKeyFile, 'fleet-release-signing');
   const line = await readFile(`${privateKeyFile}.pub`, 'utf8').catch(async () => {
     // No .pub beside it: derive the public key from the private one.
     const { stdout } = await promisify(execFile)('ssh-keygen', ['-y', '-f', privateKeyFile]);
@@ -72,6 +54,32 @@ export async function signingKey(
     );
   }
   return { privateKeyFile, publicKey: `${type} ${body}` };
+}
+
+/**
+ * Makes an Ed25519 OpenSSH key pair at `privateKeyFile` (and `.pub`) with the real ssh-keygen,
+ * unless one is there; its directory is made 0700. fleet's own keys — the release signing key, the
+ * recovery key — are made this way, never by hand-written key code.
+ */
+export async function ensureSshKey(privateKeyFile: string, comment: string): Promise<void> {
+  if (existsSync(privateKeyFile)) return;
+  await mkdir(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
+  await promisify(execFile)('ssh-keygen', [
+    '-q',
+    '-t',
+    'ed25519',
+    '-N',
+    '',
+    '-C',
+    comment,
+    '-f',
+    privateKeyFile,
+  ]).catch((error: unknown) => {
+    throw new FleetError(
+      'ACTION_FAILED',
+      `cannot make the key ${privateKeyFile} with ssh-keygen (Debian: apt install openssh-client): ${error instanceof Error ? error.message : String(error)}`,
+    );
+  });
 }
 
 /** Signs `bytes` with the real ssh-keygen; returns the signature's one-line base64 body. */

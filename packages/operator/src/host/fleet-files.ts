@@ -4,34 +4,15 @@
  * checked, written atomically and committed — only those paths), the credentials file (contract
  * §3: 0600 in a 0700 directory, made when there is none) and the recovery key pair.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import * as core from '@fleet/core';
 import type { HostEntry } from '@fleet/core';
+import { writeFileAtomic } from '../fs/atomic.js';
 import type { LoadedArtifact } from '../runtime/artifact.js';
 
 const HOSTS_DIR = 'hosts';
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o644);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-}
 
 /** Refuses when `paths` have uncommitted changes: the commit would take them along. */
 export async function requireCommitted(root: string, paths: readonly string[]): Promise<void> {
@@ -67,10 +48,10 @@ export async function commitHostFiles(
     existsSync(join(root, variables));
   if (unchanged) return null;
   await requireCommitted(root, [core.MANIFEST_FILE, variables]);
-  await writeAtomic(manifestPath, edited);
+  await writeFileAtomic(manifestPath, edited);
   if (!existsSync(join(root, variables))) {
     await mkdir(join(root, HOSTS_DIR), { recursive: true });
-    await writeAtomic(join(root, variables), `node_id: ${name}\n`);
+    await writeFileAtomic(join(root, variables), `node_id: ${name}\n`);
   }
   const git = core.createGit(root);
   await git.run(['add', '--', core.MANIFEST_FILE, variables]);
@@ -104,7 +85,7 @@ export async function commitHostRemoval(root: string, name: string): Promise<str
   const variables = `${HOSTS_DIR}/${name}.yaml`;
   await requireCommitted(root, [core.MANIFEST_FILE, variables]);
   const edited = core.manifestWithHost(await readFile(manifestPath, 'utf8'), name, null);
-  await writeAtomic(manifestPath, edited);
+  await writeFileAtomic(manifestPath, edited);
   const git = core.createGit(root);
   await git.run(['rm', '--quiet', '--ignore-unmatch', '--', variables]);
   await git.run(['add', '--', core.MANIFEST_FILE]);
@@ -149,25 +130,7 @@ export async function ensureCredentialsFile(): Promise<string> {
 export async function ensureRecoveryKey(): Promise<{ privateKeyFile: string; publicKey: string }> {
   const dir = dirname(core.defaultCredentialsPath(process.env));
   const privateKeyFile = join(dir, 'recovery_ed25519');
-  if (!existsSync(privateKeyFile)) {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await promisify(execFile)('ssh-keygen', [
-      '-q',
-      '-t',
-      'ed25519',
-      '-N',
-      '',
-      '-C',
-      'fleet-recovery',
-      '-f',
-      privateKeyFile,
-    ]).catch((error: unknown) => {
-      throw new core.FleetError(
-        'ACTION_FAILED',
-        `cannot make the recovery key ${privateKeyFile} with ssh-keygen: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    });
-  }
+  await core.ensureSshKey(privateKeyFile, 'fleet-recovery');
   const publicKey = (await readFile(`${privateKeyFile}.pub`, 'utf8')).trim();
   return { privateKeyFile, publicKey };
 }

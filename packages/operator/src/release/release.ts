@@ -19,12 +19,13 @@
  *   uncommitted changes (the commit would take them along); after packing, before anything is
  *   written: a pinned plugin the artifact does not carry as pinned.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as core from '@fleet/core';
+import { writeFileAtomic } from '../fs/atomic.js';
 import { loadArtifact } from '../runtime/artifact.js';
 
 /** The artifact store, relative to the repository root (git-ignored). */
@@ -178,7 +179,7 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     core.manifestWithArtifact(text, { version, file, sha256, commit, signature }, true),
     key.publicKey,
   );
-  await writeText(manifestPath, edited);
+  await writeFileAtomic(manifestPath, edited);
   const ignored = await ensureIgnored(options.root);
   const paths = [core.MANIFEST_FILE, ...(ignored ? ['.gitignore'] : []), ...pluginFiles];
   await git.run(['add', '--', ...paths]);
@@ -262,30 +263,7 @@ export async function writeStore(
       return;
     }
   }
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o644);
-  try {
-    await handle.writeFile(bytes);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temp, path).catch(async (error: unknown) => {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  });
-}
-
-async function writeText(path: string, text: string): Promise<void> {
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o644);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temp, path);
+  await writeFileAtomic(path, bytes);
 }
 
 /** Adds `/.fleet/` to the repository's .gitignore; true when the file changed. */
@@ -293,7 +271,7 @@ async function ensureIgnored(root: string): Promise<boolean> {
   const path = join(root, '.gitignore');
   const text = await readFile(path, 'utf8').catch(() => '');
   if (text.split('\n').some((line) => line.trim() === IGNORE_LINE)) return false;
-  await writeText(
+  await writeFileAtomic(
     path,
     `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}# fleet's artifact store: the bytes stay out of history, fleet.yaml pins their sha256\n${IGNORE_LINE}\n`,
   );
