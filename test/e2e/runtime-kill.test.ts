@@ -19,6 +19,13 @@
  * (`manual-recovery-required` is reached only when a rollback itself fails; the journal's own
  * handling of it is covered by the generations tests.)
  *
+ * Issue 36: where a real build is the target and the runner is the one killed (`activated`
+ * through `end`), the upgrade is the operator's `fleet upgrade` — and it notices the dead runner
+ * within seconds (`RUNNER_DIED`, exit 6: the controller answers), never "the controller stopped
+ * answering" after 300 s. Where status recommends `resume-acceptance` (`supervisor-restarted`,
+ * `accepted`), `fleet version` does not call the runtime current, and `fleet upgrade HOST
+ * --resume` ends the transaction accepted, with a truthful `bootstrap status` and `fleet status`.
+ *
  * One node serves every step, in turn: the failpoint is armed through a drop-in of the node's
  * unit (daemon-reload, restart) and the node is rolled back to generation A between steps, which
  * each case checks anyway. Staging the target is then paid once (a staged generation is reused),
@@ -26,7 +33,8 @@
  * controller reaches, read directly (no process spawned per poll). `FLEET_KILL_TIMING=1` prints
  * when each phase of each case starts, for measuring the suite.
  */
-import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { readCurrentPointer, runtimeLayout, type RuntimeStatusResponse } from '@fleet/core';
@@ -35,6 +43,7 @@ import { fakeRuntimeArtifact } from '@fleet/testkit';
 import { packedRuntimeArtifact, repackedArtifact } from '../src/artifact.js';
 import { json, tempDir, waitFor, type FleetRun } from '../src/fleet.js';
 import {
+  carriedCommit,
   expectationFor,
   operatorOf,
   receiverStatus,
@@ -61,6 +70,10 @@ interface KillCase {
   readonly rollback: 'operator' | 'node';
   /** What status says after the rollback. */
   readonly final: RuntimeStatusResponse['state'];
+  /** Issue 36: the operator's `fleet upgrade` (the runner is killed): exit 0, or its runner died. */
+  readonly operator?: 'runner-died' | 'accepted';
+  /** Issue 36: status recommends it; `fleet upgrade HOST --resume` ends it accepted. */
+  readonly resume?: boolean;
 }
 
 const CASES: readonly KillCase[] = [
@@ -87,21 +100,28 @@ const CASES: readonly KillCase[] = [
     next: 'rollback',
     rollback: 'operator',
     final: 'rolled-back',
+    operator: 'runner-died',
   },
   {
     step: 'supervisor-restarted',
     target: 'real',
     state: 'in-progress',
-    rollback: 'operator',
+    next: 'resume-acceptance',
+    // Resumed first: the operator's rollback would journal the armed step again.
+    rollback: 'node',
     final: 'rolled-back',
+    operator: 'runner-died',
+    resume: true,
   },
   {
     step: 'accepted',
     target: 'real',
     state: 'accepted',
-    next: 'none',
+    next: 'resume-acceptance',
     rollback: 'node',
     final: 'rolled-back',
+    operator: 'runner-died',
+    resume: true,
   },
   {
     step: 'end',
@@ -110,6 +130,7 @@ const CASES: readonly KillCase[] = [
     next: 'none',
     rollback: 'node',
     final: 'rolled-back',
+    operator: 'accepted',
   },
   {
     step: 'failed',
@@ -139,6 +160,15 @@ const journalSteps = async (node: RuntimeNode): Promise<string[]> =>
     .split('\n')
     .filter(Boolean)
     .map((line) => (JSON.parse(line) as { step: string }).step);
+/** The runtime item of `fleet version --json`'s only host. */
+const runtimeItem = (run: FleetRun): { state: string; detail?: string } => {
+  const report = json<{ hosts: { items: { kind: string; state: string; detail?: string }[] }[] }>(
+    run,
+  );
+  const item = report.hosts[0]?.items.find((i) => i.kind === 'runtime');
+  if (!item) throw new Error(`no runtime item: ${run.stdout}${run.stderr}`);
+  return item;
+};
 const lockFree = async (node: RuntimeNode) => (await runtimeLockHolder(node.home)) === null;
 const T0 = Date.now();
 const phase = (what: string) => {
@@ -187,6 +217,32 @@ describe('kill -9 at every journal step of an upgrade on a real systemd --user m
     second = await repackedArtifact(await packedRuntimeArtifact(), '0.1.0-kill.2', scratch.path);
     node = await startRuntimeNode(this);
     fleet = await operatorOf(node, join(scratch.path, 'operator'));
+    // The operator's canonical runtime is the second build (issue 36: `fleet upgrade`, --resume).
+    const repo = join(scratch.path, 'operator', 'repo');
+    await mkdir(join(repo, 'artifacts'), { recursive: true });
+    const file = `artifacts/fleet-${second.pkg.version}.tgz`;
+    await copyFile(second.path, join(repo, file));
+    const manifest = (await readFile(join(repo, 'fleet.yaml'), 'utf8')).replace(
+      /^canonicalVersion: .*$/m,
+      `canonicalVersion: ${second.pkg.version}`,
+    );
+    await writeFile(
+      join(repo, 'fleet.yaml'),
+      `${manifest}artifacts:\n  - { version: ${second.pkg.version}, file: ${file}, sha256: ${sha256(second.bytes)}, commit: ${carriedCommit(second.bytes)} }\n`,
+    );
+    execFileSync('git', ['-C', repo, 'add', '-A']);
+    execFileSync('git', [
+      '-C',
+      repo,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@example.invalid',
+      'commit',
+      '-q',
+      '-m',
+      'canonical: the second build',
+    ]);
   });
   after(async () => {
     await node?.dispose();
@@ -202,9 +258,44 @@ describe('kill -9 at every journal step of an upgrade on a real systemd --user m
       const bytes = kill.target === 'real' ? second.bytes : liar;
       const pkg =
         kill.target === 'real' ? second.pkg : { name: '@fleet/cli', version: '0.0.0-fake' };
-      await upgradeThroughController(node, bytes, expectationFor(bytes, pkg), {
-        acceptanceTimeoutMs: 8_000,
-      }).catch(() => undefined); // a controller killed mid-request answers nothing
+      if (kill.operator !== undefined) {
+        // The operator's upgrade, its runner killed at the step: it says so within seconds.
+        const started = Date.now();
+        const upgraded = await fleet([
+          'upgrade',
+          'node-01',
+          '--confirm',
+          '--acceptance-timeout',
+          '8',
+          '--json',
+        ]);
+        const took = Date.now() - started;
+        phase(`${kill.step}: fleet upgrade exited ${upgraded.exitCode} after ${took} ms`);
+        if (kill.operator === 'accepted') {
+          expect(upgraded.exitCode, upgraded.stderr + upgraded.stdout).to.equal(0);
+        } else {
+          expect(upgraded.exitCode, upgraded.stderr + upgraded.stdout).to.equal(6);
+          const error = json<{ error: { code: string; message: string } }>(upgraded).error;
+          expect(error.code).to.equal('RUNNER_DIED');
+          expect(error.message).to.match(
+            new RegExp(
+              `the runner of transaction \\S+ died at step "${kill.step}"; the controller answers`,
+            ),
+          );
+          expect(upgraded.stderr + upgraded.stdout).to.not.match(/stopped answering/);
+          // Seconds, not the 300 s follow timeout (staging and a restart included).
+          expect(took).to.be.below(90_000);
+        }
+        // The progress lines each name the transaction, in the journal's order.
+        const lines = upgraded.stderr
+          .split('\n')
+          .filter((l) => /transaction \S+: (begin|staged|activated)/.test(l));
+        expect(lines.length, upgraded.stderr).to.be.greaterThan(0);
+      } else {
+        await upgradeThroughController(node, bytes, expectationFor(bytes, pkg), {
+          acceptanceTimeoutMs: 8_000,
+        }).catch(() => undefined); // a controller killed mid-request answers nothing
+      }
       // This transaction's record of the step (earlier cases journaled the same steps).
       await waitFor(
         async () => (await journalSteps(node)).slice(steps).includes(kill.step),
@@ -239,6 +330,49 @@ describe('kill -9 at every journal step of an upgrade on a real systemd --user m
         } else {
           expect(status.status.state).to.not.equal('accepted');
         }
+      }
+
+      if (kill.resume) {
+        // Not current while the transaction is open (issue 36 item 4)…
+        const open = await fleet(['version', '--json']);
+        expect(runtimeItem(open), open.stdout + open.stderr).to.deep.include({ state: 'stale' });
+        expect(runtimeItem(open).detail).to.match(
+          new RegExp(`interrupted at "${kill.step}": not accepted, recovery required`),
+        );
+        expect(open.exitCode, open.stderr).to.equal(1);
+        // …what status recommends, as a command…
+        const human = await fleet(['bootstrap', 'status', 'node-01']);
+        expect(human.stdout).to.include(
+          'next        resume-acceptance: fleet upgrade node-01 --resume --confirm',
+        );
+        // …and the resume ends it accepted.
+        phase(`${kill.step}: resume`);
+        const resumed = await fleet(['upgrade', 'node-01', '--resume', '--confirm', '--json']);
+        expect(resumed.exitCode, resumed.stderr + resumed.stdout).to.equal(0);
+        expect(json<{ outcome: string; resumed: boolean }>(resumed)).to.deep.include({
+          outcome: 'accepted',
+          resumed: true,
+        });
+        const closed = json<{ status: RuntimeStatusResponse }>(
+          await fleet(['bootstrap', 'status', 'node-01', '--json']),
+        ).status;
+        expect(closed.state, JSON.stringify(closed, null, 2)).to.equal('accepted');
+        expect(closed.next).to.equal('none');
+        expect(closed.transaction?.lastStep).to.equal('end');
+        expect(closed.transaction?.outcome).to.equal('accepted');
+        expect(closed.observed.live).to.equal(sha256(second.bytes));
+        const fleetStatus = json<{ hosts: { transaction: unknown; attention: string[] }[] }>(
+          await fleet(['status', '--json']),
+        );
+        expect(fleetStatus.hosts[0]?.attention.join('\n')).to.not.match(/transaction|recovery/);
+        const after = await fleet(['version', '--json']);
+        expect(runtimeItem(after), after.stdout + after.stderr).to.deep.include({
+          state: 'current',
+        });
+        // Nothing left to resume: a precondition (exit 3).
+        const again = await fleet(['upgrade', 'node-01', '--resume', '--confirm']);
+        expect(again.exitCode, again.stderr).to.equal(3);
+        expect(again.stderr).to.match(/nothing to resume/);
       }
 
       phase(`${kill.step}: rollback`);

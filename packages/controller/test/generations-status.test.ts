@@ -98,10 +98,16 @@ describe('reconcileStatus', () => {
       { state: 'accepted', next: 'none', problems: [] },
     ],
     [
-      'accepted but no end record yet (crash after accepted)',
+      'accepted but no end record yet (crash after accepted): resumed to close it (issue 36)',
       upgrade('accepted'),
       healthy(BUILD_B),
-      { state: 'accepted' },
+      { state: 'accepted', next: 'resume-acceptance' },
+    ],
+    [
+      'accepted, no end record, its runner still at work: nothing to do',
+      upgrade('accepted'),
+      { ...healthy(BUILD_B), busy: true },
+      { state: 'accepted', next: 'none' },
     ],
     [
       'accepted, but nothing answers: never journal intent as liveness',

@@ -171,6 +171,11 @@ export const ERROR_CODES = {
   ROLLED_BACK: { exit: ExitCode.verification, http: 200 },
   ACCEPTANCE_FAILED: { exit: ExitCode.verification },
   RECOVERY_REQUIRED: { exit: ExitCode.verification, http: 503 },
+  /**
+   * The runtime runner died before its transaction ended, the controller answering throughout
+   * (issue 36): the operator resumes it (`fleet upgrade HOST --resume`) or rolls it back.
+   */
+  RUNNER_DIED: { exit: ExitCode.verification },
   GENERATION_INVALID: { exit: ExitCode.verification },
   /** The controller's --node-id disagrees with expected_node of the identity file: it will not serve. */
   NODE_ID_MISMATCH: { exit: ExitCode.verification },

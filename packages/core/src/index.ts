@@ -276,6 +276,7 @@ export {
   type VersionDesired,
   type VersionInput,
 } from './config/version.js';
+export { runtimeJournalProblem, withJournal } from './config/runtime-journal.js';
 
 // Config verbs (contract §8): per-host targets, file assessment, drift
 export {

@@ -382,22 +382,66 @@ describe('bootstrap / upgrade: progress while the node works (issue 35 item 3)',
       (line) => lines.push(line),
       () => now,
     );
-    const at = (t: number, step: string, detail: string) => {
+    const steps = [
+      { seq: 1, at: '', step: 'begin', detail: 'upgrade' },
+      { seq: 2, at: '', step: 'staged', detail: 'b' },
+      { seq: 3, at: '', step: 'activated', detail: 'current -> b' },
+      {
+        seq: 4,
+        at: '',
+        step: 'supervisor-restarted',
+        detail: 'systemd-user restarted the runtime',
+      },
+      { seq: 5, at: '', step: 'accepted', detail: 'b' },
+    ];
+    const at = (t: number, upTo: number, id = 'T1') => {
       now = t;
-      onStatus({ transaction: { steps: [{ seq: 1, at: '', step, detail }] } } as never);
+      onStatus({ transaction: { id, steps: steps.slice(0, upTo) } } as never);
     };
-    at(0, 'activated', 'current -> b');
-    at(1_000, 'activated', 'current -> b');
-    at(2_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
-    at(9_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
-    at(12_500, 'supervisor-restarted', 'systemd-user restarted the runtime');
-    at(20_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
-    at(23_000, 'supervisor-restarted', 'systemd-user restarted the runtime');
+    at(0, 3);
+    at(1_000, 3);
+    at(2_000, 4);
+    at(9_000, 4);
+    at(12_500, 4);
+    at(20_000, 4);
+    at(23_000, 4);
     expect(lines).to.deep.equal([
-      'activated: current -> b',
-      'supervisor-restarted: systemd-user restarted the runtime',
-      'still after supervisor-restarted: waited 11 s',
-      'still after supervisor-restarted: waited 21 s',
+      'transaction T1: begin: upgrade',
+      'transaction T1: staged: b',
+      'transaction T1: activated: current -> b',
+      'transaction T1: supervisor-restarted: systemd-user restarted the runtime',
+      'transaction T1: still after supervisor-restarted: waited 11 s',
+      'transaction T1: still after supervisor-restarted: waited 21 s',
+    ]);
+  });
+
+  it('the steps a poll missed, in order, each naming its transaction (issue 36 item 5)', () => {
+    const lines: string[] = [];
+    const onStatus = stepProgress((line) => lines.push(line));
+    const step = (seq: number, name: string) => ({ seq, at: '', step: name, detail: name });
+    onStatus({ transaction: { id: 'T1', steps: [step(1, 'begin'), step(2, 'staged')] } } as never);
+    onStatus({
+      transaction: {
+        id: 'T1',
+        steps: [1, 2, 3, 4, 5, 6].map((seq) =>
+          step(
+            seq,
+            ['begin', 'staged', 'activated', 'supervisor-restarted', 'accepted', 'end'][
+              seq - 1
+            ] as string,
+          ),
+        ),
+      },
+    } as never);
+    onStatus({ transaction: { id: 'T2', steps: [step(7, 'begin')] } } as never);
+    expect(lines).to.deep.equal([
+      'transaction T1: begin: begin',
+      'transaction T1: staged: staged',
+      'transaction T1: activated: activated',
+      'transaction T1: supervisor-restarted: supervisor-restarted',
+      'transaction T1: accepted: accepted',
+      'transaction T1: end: end',
+      'transaction T2: begin: begin',
     ]);
   });
 });

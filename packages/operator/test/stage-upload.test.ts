@@ -15,6 +15,7 @@ import {
   createControllerClient,
   defaultNodePolicy,
   defineRegistration,
+  newOperationId,
   type BootstrapAdapter,
   type ControllerClient,
   type RuntimeExpectation,
@@ -243,5 +244,27 @@ describe('the operator stages a runtime without uploading what the node holds', 
     for (const [code, message, expected] of cases) {
       expect(uploadInstead({ code, message }), `${code}: ${message}`).to.equal(expected);
     }
+  });
+
+  it('resume (issue 36): a transaction open at staged is not resumed, nothing started (exit 3)', async () => {
+    const artifact = artifactOf('2.0.0');
+    const { client } = clientOf();
+    const { staged } = await stage(client, artifact);
+    const refused = await client
+      .runtimeActivate({
+        operationId: newOperationId(),
+        transaction: staged.transaction,
+        resume: true,
+      })
+      .then(
+        () => null,
+        (error: unknown) => error as { code: string; message: string; exitCode: number },
+      );
+    expect(refused?.code).to.equal('PRECONDITION_FAILED');
+    expect(refused?.exitCode).to.equal(3);
+    expect(refused?.message).to.match(/is not open past "activated".*nothing to resume/);
+    const status = await client.runtimeStatus({ supervisor: 'systemd-user' });
+    expect(status.busy).to.equal(null);
+    expect(status.transaction).to.deep.include({ id: staged.transaction, lastStep: 'staged' });
   });
 });

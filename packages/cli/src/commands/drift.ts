@@ -74,6 +74,8 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
       readLive: readLiveThroughController(context),
       probers,
       readSnapshot: readSnapshotThroughController(context),
+      // The runtime journal beside the files: an open or failed transaction is never current.
+      readRuntimeSummary: async (host) => (await context.client(host).summary()).runtime,
       hosts,
       ...(flags.domain ? { domainFilter: flags.domain } : {}),
       concurrency: flags.concurrency,

@@ -41,21 +41,29 @@ Exit codes, the most urgent across hosts (contract §7): 4 when a host refused t
     // Each host's supervisor prober rides in the same request (contract §5, §12).
     const probers = await core.loadSupervisorProbers(await this.loadRegistry());
     const progress = new HostProgress('version', hosts.length);
+    const clients = new Map<string, ReturnType<typeof core.clientForHost>>();
+    const client = (host: string) => {
+      let made = clients.get(host);
+      if (made === undefined) {
+        made = core.clientForHost({
+          repo,
+          host,
+          credentials,
+          credentialsPath,
+          timeoutMs: flags.timeout,
+        });
+        clients.set(host, made);
+      }
+      return made;
+    };
     const report = await core.runVersionReport({
       repo,
       repoCommit: head.stdout.trim(),
       hosts,
       probers,
-      readVersions: (host, request) =>
-        core.readVersionsThrough(
-          core.clientForHost({
-            repo,
-            host,
-            credentials,
-            credentialsPath,
-            timeoutMs: flags.timeout,
-          }),
-        )(request),
+      readVersions: (host, request) => core.readVersionsThrough(client(host))(request),
+      // The runtime journal beside the versions: an open or failed transaction is never current.
+      readRuntimeSummary: async (host) => (await client(host).summary()).runtime,
       concurrency: flags.concurrency,
       now: () => new Date(),
       onHost: (_host, status) => progress.settled(status),

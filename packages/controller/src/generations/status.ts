@@ -17,7 +17,8 @@
  *
  * For an open transaction `next` says what recovery should do when no process is working on it
  * (`busy` false): `abort` (nothing was activated), `resume-acceptance` (the target runs and
- * passes acceptance), `rollback` (anything else).
+ * passes acceptance — also for one journaled `accepted` and never ended, whose state stays
+ * `accepted`), `rollback` (anything else).
  */
 import type { IdentityResponse, ObservedSupervisor, PointerState } from '@fleet/core/node';
 import { acceptRuntime, describeFailures, type RuntimeExpectation } from './acceptance.js';
@@ -198,10 +199,14 @@ export function reconcileStatus(
     ]);
   }
   if (terminal?.step === 'accepted') {
-    return result(kind === 'rollback' ? 'rolled-back' : 'accepted', 'none', [
-      ...pointerProblems,
-      ...confirm(observation, targetId, target, 'accepted'),
-    ]);
+    // Accepted but never ended, nobody working on it (its runner died after `accepted`): the
+    // journal is closed by resuming it (issue 36, `fleet upgrade HOST --resume`).
+    const unended = !txn.ended && !observation.busy && kind !== 'rollback';
+    return result(
+      kind === 'rollback' ? 'rolled-back' : 'accepted',
+      unended ? 'resume-acceptance' : 'none',
+      [...pointerProblems, ...confirm(observation, targetId, target, 'accepted')],
+    );
   }
   if (terminal?.step === 'rolled-back') {
     if (priorId === null) {

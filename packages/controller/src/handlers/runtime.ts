@@ -18,7 +18,7 @@ import { createNodeContext } from '../context.js';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder, withRuntimeLock } from '../generations/lock.js';
 import { expectationOf } from '../lifecycle/expectation.js';
-import { rollbackTarget } from '../lifecycle/journal-history.js';
+import { RESUMABLE, rollbackTarget } from '../lifecycle/journal-history.js';
 import { abandonStaged, stageRelease } from '../lifecycle/stage.js';
 import { admissionDetail } from '../lifecycle/signature.js';
 import { spawnRunner, type RunnerStart } from '../lifecycle/spawn.js';
@@ -76,7 +76,7 @@ export const runtimeStage: Handler = async (ctx) => {
 
 async function started(
   ctx: RequestContext,
-  mode: 'activate' | 'rollback',
+  mode: 'activate' | 'rollback' | 'resume',
   transaction: string,
   acceptanceTimeoutMs: number | undefined,
   supervisor: string | null,
@@ -129,6 +129,7 @@ async function closeUnstarted(home: string, transaction: string, error: unknown)
 export const runtimeActivate: Handler = async (ctx) => {
   const request = ctx.body as RuntimeActivateRequest;
   const txn = lastTransaction(await new RuntimeJournal(ctx.runtime.home).readTrusted());
+  if (request.resume === true) return resume(ctx, request, txn);
   if (!txn || txn.id !== request.transaction || txn.ended || txn.last.step !== 'staged') {
     throw new FleetError(
       'PRECONDITION_FAILED',
@@ -138,6 +139,39 @@ export const runtimeActivate: Handler = async (ctx) => {
   requireKindScope(ctx, txn.begin.data.kind);
   return started(ctx, 'activate', txn.id, request.acceptanceTimeoutMs, txn.begin.data.supervisor);
 };
+
+/**
+ * `resume` (issue 36): the interrupted transaction is resumed only when its status recommends it
+ * (`resume-acceptance`: open past `activated`, no runner alive, the target running and passing
+ * acceptance); the runner checks it again under the runtime lock.
+ */
+async function resume(
+  ctx: RequestContext,
+  request: RuntimeActivateRequest,
+  txn: ReturnType<typeof lastTransaction>,
+) {
+  if (!txn || txn.id !== request.transaction || txn.ended || !RESUMABLE.has(txn.last.step)) {
+    throw new FleetError(
+      'PRECONDITION_FAILED',
+      `transaction ${request.transaction} is not open past "activated"${txn ? ` (the last is ${txn.id} at "${txn.last.step}"${txn.ended ? ', ended' : ''})` : ''}: nothing to resume`,
+    );
+  }
+  requireKindScope(ctx, txn.begin.data.kind);
+  const node = createNodeContext({ home: ctx.runtime.home, nodeId: ctx.runtime.nodeId });
+  const status = await runtimeStatusOf({
+    ctx: node,
+    registry: ctx.runtime.registry,
+    supervisor: null,
+    identity: await identityOf(ctx.runtime),
+  });
+  if (status.next !== 'resume-acceptance') {
+    throw new FleetError(
+      'PRECONDITION_FAILED',
+      `transaction ${txn.id} (open at "${txn.last.step}") cannot be resumed: its status is ${status.state}, next ${status.next}${status.problems.length ? ` (${status.problems.join('; ')})` : ''}`,
+    );
+  }
+  return started(ctx, 'resume', txn.id, request.acceptanceTimeoutMs, txn.begin.data.supervisor);
+}
 
 export const runtimeRollback: Handler = async (ctx) => {
   const request = ctx.body as RuntimeRollbackRequest;

@@ -60,3 +60,10 @@ export function describeRecord(record: JournalRecord): string {
       return `${record.data.outcome}`; // shown after the step name: "end: accepted"
   }
 }
+
+/** The last steps of an interrupted transaction `resume` closes (the target was activated). */
+export const RESUMABLE: ReadonlySet<string> = new Set([
+  'activated',
+  'supervisor-restarted',
+  'accepted',
+]);

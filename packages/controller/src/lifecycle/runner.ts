@@ -6,6 +6,9 @@
  *   activate:  flip `current` → install the supervisor definition for the target → restart →
  *              acceptance (exact node id, package and build, protocol, catalog, health, within a
  *              timeout) → `accepted`; any failure → `failed` → verified rollback.
+ *   resume:    an interrupted transaction whose runner died after `activated` (issue 36): the
+ *              live runtime accepted again by the same checks → `accepted` + `end`; not accepted →
+ *              `failed` → the same verified rollback.
  *   rollback:  `current` back to the prior generation (only one whose tree hash verifies) →
  *              definition → restart → the prior runtime accepted by the same checks →
  *              `rolled-back`; when that is impossible or fails: the runtime is stopped (not left
@@ -52,7 +55,7 @@ import {
 import { withRuntimeLock } from '../generations/lock.js';
 import { processAlive } from '../process-alive.js';
 import { currentPointer } from '../generations/pointer.js';
-import { rollbackTarget } from './journal-history.js';
+import { RESUMABLE, rollbackTarget } from './journal-history.js';
 import { LocalIdentityProbe } from './live.js';
 import { readListenRecord } from './listen-record.js';
 import { controllerLogLine } from './controller-log.js';
@@ -62,8 +65,11 @@ import { policySupervisorName, policySupervisorOf } from './supervisor.js';
 export interface RunnerOptions {
   readonly home: string;
   readonly registry: Registry;
-  readonly mode: 'activate' | 'rollback';
-  /** activate: the transaction to carry on (it must be open at `staged`). */
+  readonly mode: 'activate' | 'rollback' | 'resume';
+  /**
+   * activate: the transaction to carry on (it must be open at `staged`); resume: the interrupted
+   * transaction to close (open past `activated`, its runner gone).
+   */
   readonly transaction?: string;
   readonly acceptanceTimeoutMs?: number;
   /** One line of progress (the runner's log file). */
@@ -335,6 +341,63 @@ class Runner {
     return this.rollback(txn.id, txn.begin.data.prior, supervisor);
   }
 
+  /**
+   * `fleet upgrade HOST --resume` (issue 36): an open transaction past `activated` whose runner
+   * died. Nothing is flipped or restarted: the runtime the supervisor runs now is accepted again
+   * by the transaction's own expectation — `accepted` (unless journaled already) and `end` — or
+   * it is not, and the transaction fails and rolls back as an activation would have.
+   */
+  async resume(txn: Transaction): Promise<RunnerOutcome> {
+    const { target, supervisor } = txn.begin.data;
+    const adapter = await this.adapter(supervisor);
+    const observed = await adapter.observe(this.ctx).catch(() => null);
+    const command = observed?.command ?? [];
+    this.log(`resuming ${txn.id} interrupted at "${txn.last.step}": acceptance again`);
+    if (command.length === 0) {
+      await this.journal.append(txn.id, 'failed', {
+        during: 'acceptance',
+        code: 'ACCEPTANCE_FAILED',
+        message: `resumed: the supervisor reports no running command (${observed?.state ?? 'not observed'})`,
+        criteria: [],
+      });
+      return this.rollback(txn.id, txn.begin.data.prior, supervisor);
+    }
+    const { acceptance } = await this.accept(command, target);
+    const criteria = describeFailures(acceptance.failures);
+    if (acceptance.accepted) {
+      if (txn.last.step === 'activated') {
+        // The restart was done, not journaled: the supervisor runs the target now.
+        await this.journal.append(txn.id, 'supervisor-restarted', {
+          supervisor,
+          pid: observed?.pid ?? null,
+        });
+      }
+      if (txn.last.step !== 'accepted') {
+        await this.journal.append(txn.id, 'accepted', { buildId: target.build.sha256 });
+      }
+      await this.journal.append(txn.id, 'end', { outcome: 'accepted' });
+      return { transaction: txn.id, outcome: 'accepted' };
+    }
+    if (txn.last.step === 'accepted') {
+      // Journaled accepted, answering otherwise now: only `end` may follow, and it would say
+      // accepted. Left open for `fleet bootstrap rollback`, which ends it and rolls back.
+      throw new FleetError(
+        'ACCEPTANCE_FAILED',
+        `transaction ${txn.id} was journaled accepted, but the live runtime is not accepted now (${criteria.join('; ')}): left open; roll it back with \`fleet bootstrap rollback\``,
+      );
+    }
+    await this.journal.append(txn.id, 'failed', {
+      during: 'acceptance',
+      code: 'ACCEPTANCE_FAILED',
+      message: `resumed, the runtime was not accepted: ${criteria.join('; ')}`.slice(
+        0,
+        FAILURE_CHARS,
+      ),
+      criteria,
+    });
+    return this.rollback(txn.id, txn.begin.data.prior, supervisor);
+  }
+
   /** After `failed`: back to `prior`, verified by acceptance, or manual recovery. */
   async rollback(
     txn: string,
@@ -471,6 +534,15 @@ export async function runRuntimeTransaction(options: RunnerOptions): Promise<Run
     const runner = new Runner(options, nodeId);
     try {
       if (options.mode === 'rollback') return await runner.rollbackCommand();
+      if (options.mode === 'resume') {
+        if (!txn || txn.id !== options.transaction || txn.ended || !RESUMABLE.has(txn.last.step)) {
+          throw new FleetError(
+            'PRECONDITION_FAILED',
+            `transaction ${options.transaction ?? '?'} is not open past "activated" (last: ${txn ? `${txn.id} at ${txn.last.step}${txn.ended ? ', ended' : ''}` : 'none'}): nothing to resume`,
+          );
+        }
+        return await runner.resume(txn);
+      }
       if (!txn || txn.id !== options.transaction || txn.ended || txn.last.step !== 'staged') {
         throw new FleetError(
           'PRECONDITION_FAILED',

@@ -36,7 +36,7 @@ export interface RunnerArgs {
   readonly registry: Registry;
   /** The supervisor the transaction installs (used when the node records none yet). */
   readonly supervisor: string | null;
-  readonly mode: 'activate' | 'rollback';
+  readonly mode: 'activate' | 'rollback' | 'resume';
   readonly transaction: string;
   readonly acceptanceTimeoutMs?: number;
 }

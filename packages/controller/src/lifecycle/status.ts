@@ -3,7 +3,7 @@
  * `current` pointer, the supervisor (through the adapter the last transaction used, else the one
  * the node is supervised by), and the live identity — by the pure `reconcileStatus`.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import {
   runtimeLayout,
   readCurrentPointer,
@@ -20,6 +20,8 @@ import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { runtimeLockHolder } from '../generations/lock.js';
 import { reconcileStatus } from '../generations/status.js';
 import { describeRecord } from './journal-history.js';
+import { processAlive } from '../process-alive.js';
+import { runnerFiles } from './spawn.js';
 
 export interface StatusInput {
   readonly ctx: NodeContext;
@@ -53,17 +55,33 @@ async function generationsOn(ctx: NodeContext): Promise<string[]> {
   return names.filter((name) => BUILD_ID_PATTERN.test(name)).sort();
 }
 
+/** The pid of the open transaction's runner (`runner-<txn>.pid`) while it lives, else `null`. */
+async function liveRunner(home: string, transaction: string): Promise<number | null> {
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(transaction)) return null;
+  const text = await readFile(runnerFiles(home, transaction).pid, 'utf8').catch(() => '');
+  const pid = Number.parseInt(text.trim(), 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return null;
+  if (process.platform !== 'linux') return pid;
+  // A pid reused by another process is no runner: its command line must be the runner's.
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => null);
+  return cmdline === null || cmdline.includes('runtime-run') ? pid : null;
+}
+
 export async function runtimeStatusOf(input: StatusInput): Promise<RuntimeStatusResponse> {
   const { ctx } = input;
   const journal = await new RuntimeJournal(ctx.home).read();
   const txn = journal.corrupt ? null : lastTransaction(journal);
   const supervisorKind = txn?.begin.data.supervisor ?? input.supervisor;
-  const [pointer, supervisor, busy, generations] = await Promise.all([
+  const [pointer, supervisor, holder, runner, generations] = await Promise.all([
     readCurrentPointer(runtimeLayout(ctx.home, ctx.platform)),
     observeSupervisor(input.registry, ctx, supervisorKind),
     runtimeLockHolder(ctx.home),
+    txn && !txn.ended ? liveRunner(ctx.home, txn.id) : Promise.resolve(null),
     generationsOn(ctx),
   ]);
+  // The lock's holder, else the open transaction's runner still waiting for its go (issue 36:
+  // the operator tells a dead runner from one that has not started by this).
+  const busy = holder ?? runner;
   const status = reconcileStatus(journal, {
     pointer,
     supervisor,

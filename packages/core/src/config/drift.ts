@@ -38,6 +38,8 @@ import {
 } from '../report/drift-report.js';
 import type { RepoSource } from '../repo/at-commit.js';
 import { probeParameters } from './parameters.js';
+import { runtimeJournalProblem } from './runtime-journal.js';
+import type { RuntimeSummary } from '../wire/summary.js';
 import { assessFile, type FileAssessment, type LiveFile } from './file-items.js';
 import {
   buildHistoryIndexes,
@@ -117,6 +119,12 @@ export interface DriftInput {
    */
   readonly probers?: readonly ProberRuntime[];
   readonly readSnapshot?: ReadSnapshot;
+  /**
+   * The host's runtime journal summary (`GET /v1/summary`), read beside its files unless
+   * `domainFilter` narrows the run to domains: a transaction open or needing recovery is one
+   * `runtime` item of no domain, `stale`, with the reason (issue 36). A failed read is no word.
+   */
+  readonly readRuntimeSummary?: (host: string) => Promise<RuntimeSummary | null>;
   /** Where fleet.yaml and hosts/ were read (`loadRepoAtHead`); the history is read there too. */
   readonly source?: RepoSource;
 }
@@ -415,10 +423,16 @@ export async function runDrift(input: DriftInput): Promise<DriftReport> {
   const outcomes: HostOutcome<DriftHost>[] = await forEachHost(
     hosts,
     async (host) => {
+      const journal =
+        input.readRuntimeSummary && !input.domainFilter
+          ? input.readRuntimeSummary(host).catch(() => null)
+          : Promise.resolve(null);
       const items =
         input.probers && input.probers.length > 0 && input.readSnapshot
           ? await assessHostWithProbes(assessment, host, input.probers, input.readSnapshot)
           : (await assessHost(assessment, host)).map((file) => file.assessment.item);
+      const problem = runtimeJournalProblem(host, await journal);
+      if (problem !== null) items.push({ layer: 'runtime', state: 'stale', detail: problem });
       return { host, status: hostStatus(items), items };
     },
     {

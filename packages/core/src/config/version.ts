@@ -31,6 +31,8 @@ import {
   type PinnedPlugin,
 } from '../runtime/plugins.js';
 import type { SnapshotProbeResult } from '../wire/snapshot.js';
+import type { RuntimeSummary } from '../wire/summary.js';
+import { runtimeJournalProblem, withJournal } from './runtime-journal.js';
 import type {
   FleetOnPath,
   LaunchdAgent,
@@ -333,9 +335,11 @@ export function versionItems(
   desired: VersionDesired,
   probers: readonly ProberRuntime[] = [],
   host = answer.nodeId,
+  /** The host's runtime journal summary (`GET /v1/summary`), when it was read. */
+  journal: RuntimeSummary | null = null,
 ): VersionItem[] {
   return [
-    runtimeItem(answer, desired),
+    withJournal(runtimeItem(answer, desired), runtimeJournalProblem(host, journal)),
     ...toolItems(answer, desired),
     ...pluginItems(answer.plugins, desired.plugins ?? []),
     ...shadowingItems(answer.fleet),
@@ -350,8 +354,9 @@ export function versionHost(
   answer: VersionsResponse,
   desired: VersionDesired,
   probers: readonly ProberRuntime[] = [],
+  journal: RuntimeSummary | null = null,
 ): VersionHost {
-  const items = versionItems(answer, desired, probers, host);
+  const items = versionItems(answer, desired, probers, host, journal);
   return {
     host,
     status: versionHostStatus(items),
@@ -453,6 +458,11 @@ export interface VersionInput {
   /** The repository commit the report is of (`git rev-parse HEAD`). */
   readonly repoCommit: string;
   readonly readVersions: ReadVersions;
+  /**
+   * The host's runtime journal summary (`GET /v1/summary`, read beside the versions): an open or
+   * failed transaction makes the runtime item not current (issue 36). A failed read is no word.
+   */
+  readonly readRuntimeSummary?: (host: string) => Promise<RuntimeSummary | null>;
   /** The supervisors' probers (core `loadSupervisorProbers`): each host is asked for its own's. */
   readonly probers?: readonly ProberRuntime[];
   /** Hosts to ask (default: every host in fleet.yaml). */
@@ -470,8 +480,11 @@ export async function runVersionReport(input: VersionInput): Promise<VersionRepo
     async (host) => {
       const desired = versionDesired(input.repo, host);
       const probers = input.probers ?? [];
-      const answer = await input.readVersions(host, versionsRequestFor(desired, probers));
-      return versionHost(host, answer, desired, probers);
+      const [answer, journal] = await Promise.all([
+        input.readVersions(host, versionsRequestFor(desired, probers)),
+        input.readRuntimeSummary?.(host).catch(() => null) ?? Promise.resolve(null),
+      ]);
+      return versionHost(host, answer, desired, probers, journal);
     },
     {
       ...(input.concurrency === undefined ? {} : { concurrency: input.concurrency }),

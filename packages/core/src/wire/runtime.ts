@@ -98,7 +98,10 @@ export const runtimeStageRequestSchema = z.lazy(() =>
        * generation's `artifact.tgz` — before anything is journaled. A node that predates it
        * answers `BAD_REQUEST` naming `artifact.signature`.
        */
-      signature: z.base64().max(16 * 1024).optional(),
+      signature: z
+        .base64()
+        .max(16 * 1024)
+        .optional(),
     }),
     /**
      * Where the new controller listens (fleet.yaml's `controller` URL, `controllerListen`): the
@@ -140,6 +143,14 @@ export const runtimeActivateRequestSchema = z.lazy(() =>
     operationId: operationIdSchema,
     transaction: z.string().min(1).max(64),
     acceptanceTimeoutMs: acceptanceTimeoutSchema.optional(),
+    /**
+     * Resume an interrupted transaction (issue 36, `fleet upgrade HOST --resume`): open past
+     * `activated`, no runner alive, and its status recommending `resume-acceptance` — a runner
+     * accepts the live runtime again and journals `accepted` and `end`, or fails it and rolls
+     * back. Absent: the transaction must be open at `staged`. A node that predates it answers
+     * `BAD_REQUEST` naming `resume`.
+     */
+    resume: z.boolean().optional(),
   }),
 );
 export type RuntimeActivateRequest = z.infer<typeof runtimeActivateRequestSchema>;

@@ -56,6 +56,68 @@ export interface AppliedRuntime {
   readonly runnerLog: string;
   readonly verdict: TransactionVerdict;
   readonly status: RuntimeStatusResponse | null;
+  /** The step its runner died at (issue 36), when the following stopped there. */
+  readonly runnerDied?: string;
+  /** Whether the node answered the last status read. */
+  readonly answered?: boolean;
+}
+
+export interface ResumeThroughController {
+  readonly client: ControllerClient;
+  readonly supervisor: string;
+  /** What the transaction's runtime must report (fleet.yaml's, held from the operator's seat). */
+  readonly target: RuntimeExpectation;
+  readonly acceptanceTimeoutMs: number;
+  /** The node's status just read: its transaction open, `next` = `resume-acceptance`. */
+  readonly status: RuntimeStatusResponse;
+  readonly onProgress?: (line: string) => void;
+}
+
+export type ResumedRuntime = Omit<AppliedRuntime, 'staged'>;
+
+/**
+ * `fleet upgrade HOST --resume` (issue 36): an interrupted transaction whose new runtime is
+ * healthy is closed by a runner of the node (`runtime/activate` with `resume`): acceptance again
+ * by the same checks — `accepted` and `end` — or `failed` and the verified rollback. Then the
+ * operator accepts from its seat as after an upgrade.
+ */
+export async function resumeThroughController(
+  input: ResumeThroughController,
+): Promise<ResumedRuntime> {
+  const { newOperationId } = await import('@fleet/core');
+  const progress = input.onProgress ?? (() => undefined);
+  const txn = input.status.transaction;
+  if (txn === null) throw new Error('resume: no transaction in the status');
+  const started = await input.client.runtimeActivate({
+    operationId: newOperationId(),
+    transaction: txn.id,
+    acceptanceTimeoutMs: input.acceptanceTimeoutMs,
+    resume: true,
+  });
+  progress(
+    `transaction ${txn.id}: resuming at "${txn.lastStep}": runner ${started.runner} on the node (log ${started.log})`,
+  );
+  const followed = await followTransaction(
+    () => input.client.runtimeStatus({ supervisor: input.supervisor }),
+    {
+      transaction: txn.id,
+      timeoutMs: followTimeout(input.acceptanceTimeoutMs),
+      onStatus: stepProgress(progress),
+      runner: { steps: txn.steps.length },
+    },
+  );
+  return {
+    transaction: txn.id,
+    runnerLog: started.log,
+    ...(followed.runnerDied === undefined ? {} : { runnerDied: followed.runnerDied }),
+    answered: followed.answered ?? false,
+    verdict: await acceptedFromHere(followed.verdict, {
+      client: input.client,
+      target: input.target,
+      onProgress: progress,
+    }),
+    status: followed.status,
+  };
 }
 
 /** Generous: restart, acceptance, and a possible rollback with its own acceptance. */
@@ -93,12 +155,16 @@ export async function applyThroughController(
       transaction: staged.transaction,
       timeoutMs: followTimeout(input.acceptanceTimeoutMs),
       onStatus: stepProgress(progress),
+      // begin and staged were journaled before the runner started: a step past them is its.
+      runner: { steps: 2 },
     },
   );
   return {
     transaction: staged.transaction,
     staged: { buildId: staged.buildId, reused: staged.reused, uploaded, prior: staged.prior },
     runnerLog: started.log,
+    ...(followed.runnerDied === undefined ? {} : { runnerDied: followed.runnerDied }),
+    answered: followed.answered ?? false,
     // The runner accepted from the node; the operator accepts from where it connects (issue 35).
     verdict: await acceptedFromHere(followed.verdict, {
       client: input.client,
@@ -113,28 +179,40 @@ export async function applyThroughController(
 const STILL_EVERY_MS = 10_000;
 
 /**
- * The progress lines of a followed transaction: each new step once, and — while the node works
- * on one (restarting, accepting) — a line every 10 s saying how long it has waited, so a slow
- * acceptance is not silence (issue 35 item 3).
+ * The progress lines of a followed transaction: each new step once, in the journal's order — the
+ * steps a poll missed too, by sequence number — each naming its transaction (issue 36 item 5),
+ * and — while the node works on one (restarting, accepting) — a line every 10 s saying how long
+ * it has waited, so a slow acceptance is not silence (issue 35 item 3).
  */
 export function stepProgress(
   progress: (line: string) => void,
   now: () => number = Date.now,
 ): (status: RuntimeStatusResponse) => void {
+  let lastKey = '';
+  let lastSeq = 0;
   let lastStep = '';
   let since = now();
   let said = since;
   return (status) => {
-    const step = status.transaction?.steps.at(-1);
-    if (!step) return;
-    if (step.step !== lastStep) {
+    const txn = status.transaction;
+    const step = txn?.steps.at(-1);
+    if (!txn || !step) return;
+    if (txn.id !== lastKey) {
+      lastKey = txn.id;
+      lastSeq = 0;
+    }
+    const fresh = txn.steps.filter((s) => s.seq > lastSeq);
+    if (fresh.length > 0) {
+      for (const s of fresh) progress(`transaction ${txn.id}: ${s.step}: ${s.detail}`);
+      lastSeq = step.seq;
       lastStep = step.step;
       since = now();
       said = since;
-      progress(`${step.step}: ${step.detail}`);
     } else if (now() - said >= STILL_EVERY_MS) {
       said = now();
-      progress(`still after ${step.step}: waited ${Math.round((said - since) / 1000)} s`);
+      progress(
+        `transaction ${txn.id}: still after ${lastStep}: waited ${Math.round((said - since) / 1000)} s`,
+      );
     }
   };
 }

@@ -1,5 +1,6 @@
 /** Human renderings of the runtime verbs' results (plain text; --json prints the data). */
 import type { BootstrapPlan, RuntimeStatusResponse } from '@fleet/core';
+import { recoveryCommand } from './follow.js';
 
 const short = (id: string | null | undefined): string => (id ? id.slice(0, 12) : '(none)');
 
@@ -46,7 +47,10 @@ export function renderRuntimeStatus(
     for (const step of t.steps)
       lines.push(`    ${step.seq} ${step.at} ${step.step}: ${step.detail}`);
   }
-  if (status.next !== 'none') lines.push(`  next        ${status.next}`);
+  if (status.next !== 'none') {
+    const command = recoveryCommand(host, status.next);
+    lines.push(`  next        ${status.next}${command ? `: ${command}` : ''}`);
+  }
   for (const problem of status.problems) lines.push(`  problem     ${problem}`);
   return lines.join('\n');
 }

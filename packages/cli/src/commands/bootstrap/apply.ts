@@ -82,6 +82,8 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
     let transaction: string;
     let verdict: import('@fleet/core').TransactionVerdict;
     let status: import('@fleet/core').RuntimeStatusResponse | null;
+    let runnerDied: string | undefined;
+    let answered = false;
     if (plan.route === 'controller') {
       const { applyThroughController } = await import('@fleet/operator/runtime/apply.js');
       const { followableOnInterrupt } = await import('@fleet/operator/runtime/interrupt.js');
@@ -104,7 +106,7 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
           ...(plan.listen ? listenAndPin(plan.listen) : {}),
         }),
       );
-      ({ transaction, verdict, status } = applied);
+      ({ transaction, verdict, status, runnerDied, answered = false } = applied);
     } else {
       if (!flags.recover) {
         throw new core.FleetError(
@@ -124,7 +126,7 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
     await recordRuntimeVerb('bootstrap apply', plan.host, transaction, verdict);
     if (!verdict.done) {
       const { unfinished } = await import('@fleet/operator/runtime/follow.js');
-      throw await unfinished(plan.host, transaction, status);
+      throw await unfinished(plan.host, transaction, status, undefined, runnerDied, answered);
     }
     if (verdict.error) throw verdict.error;
     if (!this.jsonEnabled())

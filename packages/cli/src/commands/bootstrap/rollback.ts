@@ -48,13 +48,22 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
           ? { id: before.transaction.id, ended: before.transaction.lastStep === 'end' }
           : null,
         timeoutMs: followTimeout(acceptanceTimeoutMs),
+        // A runner that died is said within seconds once it was seen working (issue 36).
+        runner: {},
       },
     );
     const transaction = followed.status?.transaction?.id ?? null;
     await recordRuntimeVerb('bootstrap rollback', args.host, transaction, followed.verdict);
     if (!followed.verdict.done) {
       const { unfinished } = await import('@fleet/operator/runtime/follow.js');
-      throw await unfinished(args.host, transaction, followed.status, started.log);
+      throw await unfinished(
+        args.host,
+        transaction,
+        followed.status,
+        started.log,
+        followed.runnerDied,
+        followed.answered,
+      );
     }
     const { verdict } = followed;
     const txn = followed.status?.transaction;

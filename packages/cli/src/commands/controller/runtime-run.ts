@@ -18,10 +18,10 @@ export default class ControllerRuntimeRun extends FleetCommand {
     'log-file': Flags.string({
       description: 'append progress lines here (a supervisor that cannot redirect output: a task)',
     }),
-    mode: Flags.string({ required: true, options: ['activate', 'rollback'] }),
+    mode: Flags.string({ required: true, options: ['activate', 'rollback', 'resume'] }),
     transaction: Flags.string({
       required: true,
-      description: 'transaction id (activate) or a label',
+      description: 'transaction id (activate, resume) or a label',
     }),
     'acceptance-timeout-ms': Flags.integer({ min: 1000, max: 600_000 }),
     'go-file': Flags.string({
@@ -57,7 +57,7 @@ export default class ControllerRuntimeRun extends FleetCommand {
       const outcome = await runRuntimeTransaction({
         home: await realpath(flags.home),
         registry,
-        mode: flags.mode as 'activate' | 'rollback',
+        mode: flags.mode as 'activate' | 'rollback' | 'resume',
         transaction: flags.transaction,
         ...(flags['acceptance-timeout-ms'] === undefined
           ? {}
