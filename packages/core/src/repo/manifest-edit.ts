@@ -17,6 +17,13 @@ export interface ArtifactPin {
   readonly commit: string;
   /** The base64 body of its release signature (ADR 0019). */
   readonly signature?: string;
+  /** The Node.js it ships per platform (docs/releases.md). */
+  readonly node?: readonly {
+    readonly platform: string;
+    readonly version: string;
+    readonly file: string;
+    readonly sha256: string;
+  }[];
 }
 
 function render(doc: ReturnType<ReturnType<typeof yamlLibrary>['parseDocument']>): string {

@@ -134,6 +134,16 @@ const reloadActionId = z.lazy(() =>
     }),
 );
 
+/** The platforms the npm registry ships Node.js for as `node-<platform>` packages. */
+export const NODE_PLATFORMS = [
+  'linux-x64',
+  'linux-arm64',
+  'darwin-x64',
+  'darwin-arm64',
+  'win-x64',
+] as const;
+export type NodePlatform = (typeof NODE_PLATFORMS)[number];
+
 export const fleetManifestSchema = z.lazy(() =>
   z.strictObject({
     apiVersion: z.literal('fleet/v1', { message: 'must be fleet/v1' }),
@@ -154,6 +164,22 @@ export const fleetManifestSchema = z.lazy(() =>
           signature: z
             .string()
             .regex(/^[A-Za-z0-9+/]{40,4000}={0,2}$/, 'must be the base64 body of an SSH signature')
+            .optional(),
+          /**
+           * The Node.js the release ships for hosts without one (docs/releases.md): the npm
+           * registry's `node-<platform>` package, one per platform, kept in the artifact store
+           * beside the runtime and pinned by sha256. `fleet host add` installs it on a host whose
+           * own Node.js is missing or older than the floor.
+           */
+          node: z
+            .array(
+              z.strictObject({
+                platform: z.enum(NODE_PLATFORMS),
+                version: semver,
+                file: z.string().min(1),
+                sha256: sha256Hex,
+              }),
+            )
             .optional(),
         }),
       )

@@ -17,7 +17,7 @@
  *    committed, naming the host, address, fingerprint and runtime.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from '@fleet/core/zod';
@@ -38,13 +38,16 @@ import {
   renderEnrollment,
   type EnrollmentInput,
 } from './enrollment.js';
+import { nodePlatformOf } from '../release/node-binary.js';
 import { commitHostFiles, ensureCredentialsFile, ensureRecoveryKey } from './fleet-files.js';
 import {
   ARTIFACT_CACHE,
   ENROLL_CACHE,
   GENERATIONS,
+  NODE_DIR,
   POLICY_FILE,
   enrollmentProblems,
+  hostNodeUsable,
   parseProbe,
   probeScript,
   type HostFacts,
@@ -69,6 +72,11 @@ export interface AddHostOptions {
   readonly domains?: readonly string[];
   readonly identity?: string;
   readonly confirm: boolean;
+  /**
+   * Which Node.js runs fleet on the host: `host` its own, `release` the one the release ships for
+   * its platform, `auto` (default) the host's when it is at least the floor, else the release's.
+   */
+  readonly node?: 'auto' | 'host' | 'release';
   readonly acceptanceTimeoutMs?: number;
   readonly progress: (line: string) => void;
 }
@@ -154,8 +162,16 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
     };
     const held = facts.generations.includes(artifact.identity.sha256);
     const upload = !held && !facts.artifacts.includes(artifact.identity.sha256);
+    const shipped = shippedNodeFor(options.root, manifest, artifact.identity.sha256, facts);
+    const nodeChoice = chooseNode(options.node ?? 'auto', facts, shipped);
+    const nodeUpload = nodeChoice === 'release' && !facts.artifacts.includes(shipped?.sha256 ?? '');
     const problems = [
-      ...enrollmentProblems(facts, `${listen.bind}:${listen.port}`),
+      ...enrollmentProblems(facts, `${listen.bind}:${listen.port}`, nodeChoice),
+      ...(options.node === 'release' && shipped === null
+        ? [
+            `--node release: the release ships no Node.js for this host (${facts.os} ${facts.arch}): fleet release --confirm --node ${nodePlatformOf(facts.os, facts.arch) ?? 'PLATFORM'}`,
+          ]
+        : []),
       ...signingProblems(manifest, artifact.identity.sha256),
     ];
     const text = renderEnrollment({
@@ -169,6 +185,10 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
         bytes: artifact.identity.bytes,
       },
       upload,
+      node:
+        nodeChoice === 'release' && shipped !== null
+          ? `${shipped.version} for ${shipped.platform} from the release (${nodeUpload ? 'to upload' : 'already on the host'})`
+          : `${facts.node ?? 'none'}${facts.nodeVersion === null ? '' : ` ${facts.nodeVersion}`} (the host's)`,
       problems,
     });
     const base = {
@@ -207,17 +227,29 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
         commit,
       };
     }
-    const enrolledNow = await enroll(session, manifest, input, facts, artifact, options, {
-      held,
-      upload,
-    });
+    const node =
+      nodeChoice === 'release' && shipped !== null
+        ? await installShippedNode(session, facts, shipped, nodeUpload, options, name)
+        : (facts.node as string);
+    const enrolledNow = await enroll(
+      session,
+      manifest,
+      input,
+      { ...facts, node },
+      artifact,
+      options,
+      {
+        held,
+        upload,
+      },
+    );
     const entry = hostEntryFor(input, enrolledNow.fingerprint);
     const commit = await commitHostFiles(options.root, name, entry, artifact, existing);
     return {
       ...base,
       outcome: 'enrolled',
       fingerprint: enrolledNow.fingerprint,
-      bytesSent: upload ? artifact.identity.bytes : 0,
+      bytesSent: (upload ? artifact.identity.bytes : 0) + (nodeUpload ? (shipped?.bytes ?? 0) : 0),
       commit,
     };
   } finally {
@@ -252,6 +284,95 @@ async function updatePolicy(
     text,
   );
   return true;
+}
+
+interface ShippedNodeOnSeat {
+  readonly platform: string;
+  readonly version: string;
+  readonly file: string;
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
+/**
+ * The Node.js the pinned release ships for the host's platform, if any. Its file must be in this
+ * seat's store (a clone without it: `fleet release --confirm --node PLATFORM` again).
+ */
+function shippedNodeFor(
+  root: string,
+  manifest: FleetManifest,
+  sha256: string,
+  facts: HostFacts,
+): ShippedNodeOnSeat | null {
+  const platform = nodePlatformOf(facts.os, facts.arch);
+  const pin = manifest.artifacts
+    .find((entry) => entry.sha256 === sha256)
+    ?.node?.find((node) => node.platform === platform);
+  if (pin === undefined) return null;
+  let bytes: number;
+  try {
+    bytes = statSync(join(root, pin.file)).size;
+  } catch {
+    throw new core.FleetError(
+      'USAGE',
+      `the release's Node.js for ${pin.platform} (${pin.file}) is not in this seat's store: fleet release --confirm --node ${pin.platform} puts it back; nothing was sent`,
+    );
+  }
+  return { ...pin, bytes };
+}
+
+/** Which Node.js will run fleet on the host (pure). */
+export function chooseNode(
+  wanted: 'auto' | 'host' | 'release',
+  facts: HostFacts,
+  shipped: { readonly platform: string } | null,
+): 'host' | 'release' {
+  if (wanted === 'host') return 'host';
+  if (wanted === 'release') return 'release';
+  return hostNodeUsable(facts) || shipped === null ? 'host' : 'release';
+}
+
+/**
+ * Puts the release's Node.js on the host: the `node-<platform>` tarball to
+ * `~/.cache/fleet/artifacts/<sha256>.tgz` (unless there, checked by its sha256 on the host), its
+ * `package/bin/node` unpacked to `~/.local/share/fleet/node/<version>-<platform>/` (unless
+ * there), and run once; returns its path.
+ */
+async function installShippedNode(
+  session: SshSession,
+  facts: HostFacts,
+  shipped: ShippedNodeOnSeat,
+  upload: boolean,
+  options: AddHostOptions,
+  name: string,
+): Promise<string> {
+  const cached = `${facts.home}/${ARTIFACT_CACHE}/${shipped.sha256}.tgz`;
+  const dir = `${facts.home}/${NODE_DIR}/${shipped.version}-${shipped.platform}`;
+  if (upload) {
+    const local = join(options.root, shipped.file);
+    options.progress(`${name}: sending Node.js ${shipped.version} for ${shipped.platform}…`);
+    const part = `${cached}.${randomBytes(4).toString('hex')}.part`;
+    await must(
+      session,
+      `mkdir -p ${shellQuote(dirname(cached))} && chmod 700 ${shellQuote(dirname(cached))}`,
+    );
+    await session.put(local, part);
+    await must(session, `mv -f ${shellQuote(part)} ${shellQuote(cached)}`);
+  }
+  const node = `${dir}/package/bin/node`;
+  const temp = `${dir}.${randomBytes(4).toString('hex')}.tmp`;
+  const version = await must(
+    session,
+    [
+      `if [ ! -x ${shellQuote(node)} ]; then`,
+      `  [ "$(sha256sum < ${shellQuote(cached)} | cut -d' ' -f1)" = ${shipped.sha256} ] || { echo "the Node.js tarball is not the one pinned" >&2; exit 1; }`,
+      `  mkdir -p ${shellQuote(temp)} && tar -xzf ${shellQuote(cached)} -C ${shellQuote(temp)} package/bin/node && rm -rf ${shellQuote(dir)} && mv ${shellQuote(temp)} ${shellQuote(dir)}`,
+      'fi',
+      `${shellQuote(node)} --version`,
+    ].join('\n'),
+  );
+  options.progress(`${name}: Node.js ${version.trim()} at ${node}`);
+  return node;
 }
 
 /**

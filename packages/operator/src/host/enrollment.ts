@@ -96,6 +96,8 @@ export interface EnrollmentView {
   readonly hostKeyPinned: boolean;
   readonly artifact: { readonly version: string; readonly sha256: string; readonly bytes: number };
   readonly upload: boolean;
+  /** Which Node.js will run fleet there, in words. */
+  readonly node: string;
   readonly problems: readonly string[];
 }
 
@@ -106,7 +108,7 @@ export function renderEnrollment(view: EnrollmentView): string {
     `host add ${input.name}: ${input.ssh.user}@${input.ssh.host} port ${input.ssh.port}`,
     `  SSH host key   ${view.hostKeyFingerprint}${view.hostKeyPinned ? ' (matches the pin)' : " — compare it with the host's (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on it), then pass --host-key"}`,
     `  host           ${facts.os} ${facts.arch}, user ${facts.user} (uid ${facts.uid ?? '?'}), home ${facts.home}`,
-    `  Node.js        ${facts.node ?? 'none'}${facts.nodeVersion ? ` ${facts.nodeVersion}` : ''}`,
+    `  Node.js        ${view.node}`,
     `  runtime        ${view.artifact.version} (${view.artifact.sha256.slice(0, 12)}, ${view.artifact.bytes} bytes) ${view.upload ? 'to upload' : 'already on the host: not sent'}`,
     `  controller     ${controllerUrl(input.address, input.port)} under systemd --user (fleet-controller.service), TLS key made on the host`,
     `  domains        ${input.domains.join(', ')}`,

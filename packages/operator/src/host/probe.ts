@@ -40,6 +40,8 @@ export const ARTIFACT_CACHE = '.cache/fleet/artifacts';
 export const ENROLL_CACHE = '.cache/fleet/enroll';
 export const GENERATIONS = '.local/share/fleet/runtime/generations';
 export const CONTROLLER_UNIT = 'fleet-controller.service';
+/** Where a Node.js the release ships is unpacked, per version and platform. */
+export const NODE_DIR = '.local/share/fleet/node';
 export const POLICY_FILE = '.config/fleet/node-policy.yaml';
 
 /** The probe script for a controller to listen on `bind`:`port`. */
@@ -101,11 +103,25 @@ export function parseProbe(output: string): HostFacts {
   };
 }
 
+/** The host's own Node.js runs fleet: present and at least the floor (pure). */
+export function hostNodeUsable(facts: HostFacts): boolean {
+  return (
+    facts.node !== null &&
+    facts.nodeVersion !== null &&
+    (compareSemver(facts.nodeVersion, NODE_FLOOR) ?? -1) >= 0
+  );
+}
+
 /**
  * Why this host cannot be enrolled (pure): one line each, with the command that fixes it. Empty
  * when it can. `listen` names the address and port the controller is to take.
  */
-export function enrollmentProblems(facts: HostFacts, listen: string): string[] {
+export function enrollmentProblems(
+  facts: HostFacts,
+  listen: string,
+  /** The Node.js the host will run: its own, or the one the release ships for its platform. */
+  node: 'host' | 'release' = 'host',
+): string[] {
   const problems: string[] = [];
   if (facts.os !== 'Linux') {
     problems.push(
@@ -117,13 +133,13 @@ export function enrollmentProblems(facts: HostFacts, listen: string): string[] {
   }
   if (facts.home === '' || !facts.home.startsWith('/'))
     problems.push('the SSH user has no home directory ($HOME)');
-  if (facts.node === null || facts.nodeVersion === null) {
+  if (node === 'host' && (facts.node === null || facts.nodeVersion === null)) {
     problems.push(
-      `no Node.js on the SSH user's PATH: install Node.js ${NODE_FLOOR} or later (Debian/Ubuntu: apt install nodejs, or the nodejs.org binaries)`,
+      `no Node.js on the SSH user's PATH and none in the release for this platform: release with fleet release --confirm --node ${facts.arch === 'aarch64' ? 'linux-arm64' : 'linux-x64'}, or install Node.js ${NODE_FLOOR} or later on the host`,
     );
-  } else if ((compareSemver(facts.nodeVersion, NODE_FLOOR) ?? -1) < 0) {
+  } else if (node === 'host' && !hostNodeUsable(facts)) {
     problems.push(
-      `Node.js ${facts.nodeVersion} at ${facts.node} is older than fleet's floor ${NODE_FLOOR}: install a newer Node.js`,
+      `Node.js ${facts.nodeVersion} at ${facts.node} is older than fleet's floor ${NODE_FLOOR}: install a newer Node.js, or release one with fleet release --confirm --node PLATFORM`,
     );
   }
   if (!facts.tar) problems.push('no tar on the PATH (apt install tar)');

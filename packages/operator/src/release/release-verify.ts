@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as core from '@fleet/core';
 import { readTgz } from '@fleet/controller';
-import { writeStore } from './release.js';
+import { writeStore } from './store.js';
 
 export interface VerifyOptions {
   readonly root: string;

@@ -20,16 +20,15 @@
  *   written: a pinned plugin the artifact does not carry as pinned.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as core from '@fleet/core';
 import { writeFileAtomic } from '../fs/atomic.js';
+import { parseNodeSpec, storeNode, type ShippedNode } from './node-binary.js';
+import { storeFile, writeStore } from './store.js';
 import { loadArtifact } from '../runtime/artifact.js';
 
-/** The artifact store, relative to the repository root (git-ignored). */
-export const ARTIFACT_STORE = '.fleet/artifacts';
 const IGNORE_LINE = '/.fleet/';
 
 export interface ReleaseOptions {
@@ -47,6 +46,8 @@ export interface ReleaseOptions {
   readonly version?: string;
   /** Plugin directories to pack and pin in the same release (contract §10.5). */
   readonly plugins?: readonly string[];
+  /** The Node.js builds to ship with it: `PLATFORM` or `PLATFORM=FILE` (node-binary.ts). */
+  readonly nodes?: readonly string[];
   readonly progress: (line: string) => void;
 }
 
@@ -66,10 +67,6 @@ export interface ReleaseResult {
   /** The public key it is signed with (`ssh-keygen -Y sign`, namespace fleet-release). */
   readonly signedBy: string | null;
   readonly warnings: readonly string[];
-}
-
-export function storeFile(sha256: string): string {
-  return `${ARTIFACT_STORE}/${sha256}.tgz`;
 }
 
 export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
@@ -106,10 +103,12 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     };
   }
   const key = await core.signingKey(options.signingKey);
+  const nodeSpecs = (options.nodes ?? []).map(parseNodeSpec);
   const scratch = await mkdtemp(join(tmpdir(), 'fleet-release-'));
   let tgz: Buffer;
   let text = manifestText;
   const pluginFiles: string[] = [];
+  const nodes: ShippedNode[] = [];
   try {
     for (const dir of options.plugins ?? []) {
       const packed = await packPlugin(options.root, dir, scratch, options.progress);
@@ -121,6 +120,8 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
       `packing ${core.RUNTIME_PACKAGE} ${version} from ${options.checkout} (npm pack -w packages/cli${plugins.length > 0 ? `, ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}` : ''})…`,
     );
     tgz = await readFile(await core.npmPackRuntime(options.checkout, scratch, plugins));
+    for (const spec of nodeSpecs)
+      nodes.push(await storeNode(options.root, spec, scratch, options.progress));
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -159,6 +160,7 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     listed.signature !== undefined &&
     trusted &&
     text === manifestText &&
+    samePins(listed.node ?? [], nodes) &&
     manifest.canonicalVersion === version
   ) {
     return {
@@ -176,7 +178,21 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
   options.progress(`signing it with ${key.privateKeyFile} (ssh-keygen -Y sign -n fleet-release)…`);
   const signature = await core.signArtifact(tgz, key);
   const edited = core.manifestWithSigningKey(
-    core.manifestWithArtifact(text, { version, file, sha256, commit, signature }, true),
+    core.manifestWithArtifact(
+      text,
+      {
+        version,
+        file,
+        sha256,
+        commit,
+        signature,
+        // Node.js builds shipped earlier with this version stay unless named again.
+        ...(nodes.length > 0 || listed?.node !== undefined
+          ? { node: mergedNodes(listed?.node ?? [], nodes) }
+          : {}),
+      },
+      true,
+    ),
     key.publicKey,
   );
   await writeFileAtomic(manifestPath, edited);
@@ -218,6 +234,23 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
   };
 }
 
+/** The Node.js pins of a release: `added` replace earlier ones of their platform (pure). */
+export function mergedNodes(
+  earlier: readonly ShippedNode[],
+  added: readonly ShippedNode[],
+): ShippedNode[] {
+  const byPlatform = new Map(earlier.map((node) => [node.platform, node]));
+  for (const node of added) byPlatform.set(node.platform, node);
+  return [...byPlatform.values()].sort((a, b) => a.platform.localeCompare(b.platform));
+}
+
+/** Whether `added` changes nothing of `earlier` (pure). */
+function samePins(earlier: readonly ShippedNode[], added: readonly ShippedNode[]): boolean {
+  return added.every((node) =>
+    earlier.some((pin) => pin.platform === node.platform && pin.sha256 === node.sha256),
+  );
+}
+
 /**
  * Packs the plugin in `dir` and puts its tarball where fleet.yaml's pin expects it
  * (`artifacts/plugins/<name>-<version>.tgz`, committed with the release: plugin tarballs are
@@ -243,27 +276,6 @@ async function packPlugin(
   await mkdir(join(target, '..'), { recursive: true });
   await writeStore(target, await readFile(packed.file), false);
   return pin;
-}
-
-/**
- * Writes an artifact file: exclusive temp file (0644), fsync, rename; the directory made first.
- * Nothing is written when the file already holds these bytes.
- */
-export async function writeStore(
-  path: string,
-  bytes: Buffer,
-  contentAddressed = true,
-): Promise<void> {
-  await mkdir(join(path, '..'), { recursive: true });
-  if (existsSync(path)) {
-    const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-    const held = digest(await readFile(path));
-    // Already there: the same bytes (and, in the store, under their own name).
-    if (held === digest(bytes) && (!contentAddressed || `${held}.tgz` === path.split('/').pop())) {
-      return;
-    }
-  }
-  await writeFileAtomic(path, bytes);
 }
 
 /** Adds `/.fleet/` to the repository's .gitignore; true when the file changed. */

@@ -3,7 +3,7 @@ import { FleetCommand } from '../../base-command.js';
 
 export default class HostAdd extends FleetCommand {
   static override summary = 'Enroll a machine as a host of the fleet over SSH, in one command.';
-  static override description = `Needs only sshd and a user account on the machine (Linux with systemd --user and lingering, Node.js ≥ 20.19 on the user's PATH), and a runtime artifact pinned in fleet.yaml (canonicalVersion). Without --confirm it logs in, looks, and prints the plan: the SSH host key's fingerprint to compare, what it will install where, the node policy it will write, the token it will issue. With --confirm (the host key pinned with --host-key or in fleet.yaml: never trusted on first use) it copies the artifact unless the host holds it, installs it as the first generation under systemd --user, makes the controller's TLS key and certificate on the host (the key never leaves it), writes the node policy (the host's domains; for files exactly the paths files.yaml declares), issues your token into your credentials file, installs the recovery key's forced command, verifies the controller from here over TLS at the declared address, and only then commits fleet.yaml and hosts/NAME.yaml. Running it again on an enrolled host changes nothing and says so; an interrupted run can be run again. docs/getting-started.md walks through it.
+  static override description = `Needs only sshd and a user account on the machine (Linux with systemd --user and lingering, tar; Node.js ≥ 20.19 on the user's PATH unless the release ships one for its platform: fleet release --node linux-x64), and a signed runtime artifact pinned in fleet.yaml (canonicalVersion, by fleet release). Without --confirm it logs in, looks, and prints the plan: the SSH host key's fingerprint to compare, what it will install where, the node policy it will write, the token it will issue. With --confirm (the host key pinned with --host-key or in fleet.yaml: never trusted on first use) it copies the artifact unless the host holds it, installs it as the first generation under systemd --user, makes the controller's TLS key and certificate on the host (the key never leaves it), writes the node policy (the host's domains; for files exactly the paths files.yaml declares), issues your token into your credentials file, installs the recovery key's forced command, verifies the controller from here over TLS at the declared address, and only then commits fleet.yaml and hosts/NAME.yaml. Running it again on an enrolled host changes nothing and says so; an interrupted run can be run again. docs/getting-started.md walks through it.
 
 Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when the host cannot be enrolled yet (the output says what to run there), 5 when it cannot be reached, 6 when the new controller was not accepted (its runner's last lines are shown), 7 for a host key that is not pinned or does not match.`;
   static override examples = [
@@ -40,6 +40,12 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
     identity: Flags.file({
       description: 'your SSH private key (default: the agent, then ~/.ssh/id_*)',
     }),
+    node: Flags.string({
+      description:
+        "which Node.js runs fleet there: the host's own, the one the release ships (fleet release --node), or auto: the host's when it is at least 20.19, else the release's",
+      options: ['auto', 'host', 'release'],
+      default: 'auto',
+    }),
     'acceptance-timeout': Flags.integer({
       description: 'seconds the new controller has to come up and be accepted',
       default: 60,
@@ -63,6 +69,7 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
       ...(flags['host-key'] === undefined ? {} : { hostKey: flags['host-key'] }),
       ...(flags.domain === undefined ? {} : { domains: flags.domain }),
       ...(flags.identity === undefined ? {} : { identity: flags.identity }),
+      node: flags.node as 'auto' | 'host' | 'release',
       acceptanceTimeoutMs: flags['acceptance-timeout'] * 1000,
       confirm: flags.confirm,
       progress: (line) => this.note(line),

@@ -4,12 +4,13 @@ import { Flags } from '@fleet/core/command';
 export default class Release extends FleetCommand {
   static override summary =
     "Pack the runtime of the fleet you run and pin it as fleet.yaml's canonicalVersion.";
-  static override description = `Runs npm pack -w packages/cli in the checkout this fleet runs from (its prepack writes the build record — the commit it was packed from — bundles the dependencies and carries the plugins fleet.yaml pins), keeps the tarball in the repository's artifact store .fleet/artifacts/<sha256>.tgz (git-ignored: the bytes stay out of history), signs it (ssh-keygen -Y sign, namespace fleet-release, an Ed25519 key: --signing-key or signing_ed25519 beside your credentials file, made on first use; its public key joins fleet.yaml's signing.keys), pins it in fleet.yaml's artifacts with its sha256 and commit, sets canonicalVersion, and commits. The version is the checkout's @fleet/cli version unless --version gives another (then written into the packed package, and its build record says versionSet: { by: "fleet release", from, to }); --plugin DIR packs a plugin package, puts its tarball in artifacts/plugins/, pins it in fleet.yaml's plugins and carries it, in the same release. Packing one commit twice gives the same bytes: a version already pinned at the same sha256 changes nothing; at another sha256 it is refused (bump the version). fleet release verify rebuilds a pinned release and compares it. Without --confirm it says what it would pack. Packing takes about a minute; progress goes to stderr. See docs/releases.md.`;
+  static override description = `Runs npm pack -w packages/cli in the checkout this fleet runs from (its prepack writes the build record — the commit it was packed from — bundles the dependencies and carries the plugins fleet.yaml pins), keeps the tarball in the repository's artifact store .fleet/artifacts/<sha256>.tgz (git-ignored: the bytes stay out of history), signs it (ssh-keygen -Y sign, namespace fleet-release, an Ed25519 key: --signing-key or signing_ed25519 beside your credentials file, made on first use; its public key joins fleet.yaml's signing.keys), pins it in fleet.yaml's artifacts with its sha256 and commit, sets canonicalVersion, and commits. The version is the checkout's @fleet/cli version unless --version gives another (then written into the packed package, and its build record says versionSet: { by: "fleet release", from, to }); --plugin DIR packs a plugin package, puts its tarball in artifacts/plugins/, pins it in fleet.yaml's plugins and carries it, in the same release; --node PLATFORM ships the npm registry's Node.js for that platform (node-<platform>, kept in the store and pinned beside the runtime) so that fleet host add can enroll a host without Node.js. Packing one commit twice gives the same bytes: a version already pinned at the same sha256 changes nothing; at another sha256 it is refused (bump the version). fleet release verify rebuilds a pinned release and compares it. Without --confirm it says what it would pack. Packing takes about a minute; progress goes to stderr. See docs/releases.md.`;
   static override examples = [
     '<%= config.bin %> release',
     '<%= config.bin %> release --confirm',
     '<%= config.bin %> release --confirm --json',
     '<%= config.bin %> release --confirm --version 0.1.1 --plugin ../fleet-plugin-npmrc',
+    '<%= config.bin %> release --confirm --node linux-x64 --node linux-arm64   # hosts need no Node.js',
   ];
   static override baseFlags = { ...FleetCommand.repoFlags };
   static override flags = {
@@ -23,6 +24,11 @@ export default class Release extends FleetCommand {
         'a plugin package directory to pack, pin in fleet.yaml and carry (repeat for more)',
       multiple: true,
       exists: true,
+    }),
+    node: Flags.string({
+      description:
+        'ship Node.js for PLATFORM (linux-x64, linux-arm64, darwin-x64, darwin-arm64, win-x64) from the npm registry, or PLATFORM=FILE from a node-<platform> tarball; repeat for more',
+      multiple: true,
     }),
     'signing-key': Flags.file({
       description:
@@ -43,6 +49,7 @@ export default class Release extends FleetCommand {
       ...(flags['signing-key'] === undefined ? {} : { signingKey: flags['signing-key'] }),
       ...(flags.version === undefined ? {} : { version: flags.version }),
       ...(flags.plugin === undefined ? {} : { plugins: flags.plugin }),
+      ...(flags.node === undefined ? {} : { nodes: flags.node }),
       progress: (line) => this.note(line),
     });
     for (const warning of result.warnings) this.note(warning);
