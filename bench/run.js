@@ -22,6 +22,7 @@ const BENCHMARKS = [
   'controller',
   'classify-history',
   'enroll',
+  'upgrade-fleet',
 ];
 
 function usage(message) {
