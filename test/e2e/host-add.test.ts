@@ -68,7 +68,7 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     expect(init.exitCode, init.stderr).to.equal(0);
     // Step 2: the runtime, packed from this checkout and pinned (out of git history).
     const released = await fleet(['release', '--confirm', '--repo', repo, '--json'], { env });
-    expect(released.exitCode, released.stderr).to.equal(0);
+    expect(released.exitCode, released.stderr + released.stdout).to.equal(0);
     expect(json<{ sha256: string }>(released).sha256).to.equal(artifact.sha256);
   });
   after(async () => {
@@ -268,7 +268,7 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
       ],
       { env },
     );
-    expect(released.exitCode, released.stderr).to.equal(0);
+    expect(released.exitCode, released.stderr + released.stdout).to.equal(0);
     const result = json<{ version: string; plugins: { name: string; sha256: string }[] }>(released);
     expect(result.version).to.equal('9.0.0-plugins.1');
     const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
@@ -325,7 +325,7 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
       ],
       { env },
     );
-    expect(released.exitCode, released.stderr).to.equal(0);
+    expect(released.exitCode, released.stderr + released.stdout).to.equal(0);
     const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
     expect(manifest).to.match(/node:\n\s+- platform: linux-x64\n\s+version: \d+\.\d+\.\d+\n/);
     const added = await add(
