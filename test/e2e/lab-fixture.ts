@@ -149,15 +149,15 @@ export class Lab {
   }
 
   /**
-   * The release signature of `file` by the lab's signing key (`fleet lab up` made it, its nodes
+   * The release signature of `artifact` (a file, or its bytes) by the lab's signing key (`fleet lab up` made it, its nodes
    * trust it; ADR 0019): what `fleet lab build` pins as `signature:` — for a test that pins an
    * artifact by hand. The real ssh-keygen signs.
    */
-  signature(file: string): string {
+  signature(artifact: string | Buffer): string {
     const armored = execFileSync(
       'ssh-keygen',
       ['-q', '-Y', 'sign', '-f', join(this.dir, 'signing_ed25519'), '-n', 'fleet-release'],
-      { input: readFileSync(file), encoding: 'utf8' },
+      { input: typeof artifact === 'string' ? readFileSync(artifact) : artifact, encoding: 'utf8' },
     );
     return armored
       .split('\n')

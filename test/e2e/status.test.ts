@@ -116,7 +116,13 @@ describe('fleet status: one screen for the fleet', function () {
         protocol: { min: 1, max: 1 },
         catalog: { domains: [], probers: [], bootstrapAdapters: ['lab'] },
       },
-      artifact: { sha256: sha256(bytes), bytes: bytes.length, content: bytes.toString('base64') },
+      artifact: {
+        sha256: sha256(bytes),
+        bytes: bytes.length,
+        content: bytes.toString('base64'),
+        // Signed by the lab's key, which its nodes trust (ADR 0019): staged as a release is.
+        signature: lab.signature(bytes),
+      },
     });
     // node-03: its controller now accepts and never answers; a real reconcile marks it pending
     const { port } = silent.address() as { port: number };
