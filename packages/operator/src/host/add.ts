@@ -108,12 +108,18 @@ const enrollAnswerSchema = z.object({
 
 export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
   const { name } = options;
+  // fleet.yaml and files.yaml at HEAD, read once: the files domain's declared paths are what a
+  // new node's policy allows (enrollment.ts).
+  const filesDomain = options.registry
+    .domains()
+    .some((entry) => entry.descriptor.domain === 'files');
   const context = await loadFleetContext({
     root: options.root,
     registry: options.registry,
-    domains: [],
+    domains: filesDomain ? ['files'] : [],
     needsCredentials: false,
   });
+  context.close();
   const manifest = context.repo.manifest;
   const existing = manifest.hosts[name];
   if (options.ssh === undefined && existing?.ssh === undefined) {
@@ -132,7 +138,9 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
       : parseSshAddress(options.ssh);
   const domains = options.domains ?? existing?.domains ?? [...DEFAULT_DOMAINS];
   for (const domain of domains) options.registry.domain(domain); // an unknown domain: USAGE
-  const filesPaths = domains.includes('files') ? await filesPathsAtHead(options) : [];
+  const filesPaths = domains.includes('files')
+    ? (context.domains.get('files')?.declaration.files ?? []).map((file) => file.path)
+    : [];
   const artifact = await pinnedArtifact(options.root, manifest);
   const existingUrl = existing ? new URL(existing.controller) : null;
   const address = options.address ?? existingUrl?.hostname.replace(/^\[(.*)\]$/, '$1') ?? ssh.host;
@@ -393,18 +401,6 @@ export function signingProblems(manifest: FleetManifest, sha256: string): string
     );
   }
   return problems;
-}
-
-async function filesPathsAtHead(options: AddHostOptions): Promise<string[]> {
-  const context = await loadFleetContext({
-    root: options.root,
-    registry: options.registry,
-    domains: ['files'],
-    needsCredentials: false,
-  });
-  const files = context.domains.get('files')?.declaration.files ?? [];
-  context.close();
-  return files.map((file) => file.path);
 }
 
 async function pinnedArtifact(root: string, manifest: FleetManifest): Promise<LoadedArtifact> {
