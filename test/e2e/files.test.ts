@@ -275,6 +275,91 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     }
   });
 
+  // A domain's validate role (fleet.yaml `domains.files.validate`, docs/plugin-authoring.md §7): the
+  // node policy's real script checks the staged new content before it replaces the old.
+  it('a validate action sees the staged new content before the rename; a refusal leaves the old file (exit 6)', async () => {
+    const installed = await install();
+    expect(installed.exitCode, installed.stdout + installed.stderr).to.equal(0);
+    const seenLog = lab.nodePath('node-01', '~/demo-validate.log');
+    const script = lab.nodePath('node-01', '~/bin/demo-validate.sh');
+    await mkdir(join(script, '..'), { recursive: true });
+    await writeFile(
+      script,
+      `#!/bin/sh\necho "$1" >> '${seenLog}'\nif grep -q REFUSE "$1"; then exit 3; fi\n`,
+      { mode: 0o700 },
+    );
+    const file = lab.nodePath('node-01', '~/.config/fleet/node-policy.yaml');
+    const { policy } = parseNodePolicy(await readFile(file, 'utf8'), file);
+    await writeNodePolicy(
+      lab.home('node-01'),
+      {
+        ...policy,
+        domains: {
+          ...policy.domains,
+          files: {
+            ...policy.domains['files'],
+            // `~` is the node's home; `{file}` the staged file (docs/node-policy.md).
+            actions: { 'demo-validate': { argv: ['~/bin/demo-validate.sh', '{file}'] } },
+          },
+        },
+      },
+      { force: true },
+    );
+    const fleetYaml = await readFile(join(lab.repo, 'fleet.yaml'), 'utf8');
+    expect(fleetYaml).to.contain('  files: { unattended: deny }');
+    await write(
+      'fleet.yaml',
+      fleetYaml.replace(
+        '  files: { unattended: deny }',
+        '  files: { unattended: deny, validate: demo-validate }',
+      ),
+    );
+    const source = join(lab.repo, 'domains', 'files', 'hello.conf');
+    const good = await readFile(source, 'utf8');
+    try {
+      await writeFile(source, `${good}REFUSE = yes\n`);
+      commit('files: a line the validate action refuses');
+      const plan = await lab.run(['config', 'plan', 'node-01', 'files', '--json']);
+      const plans = JSON.parse(plan.stdout) as { plans: { actions: { kind: string }[] }[] };
+      expect(plans.plans[0]?.actions.map((a) => a.kind)).to.deep.equal(['validate']);
+      const before = await lab.readNode('node-01', HELLO);
+      const refused = await install();
+      expect(refused.exitCode, refused.stdout + refused.stderr).to.equal(6);
+      expect(refused.stdout).to.contain('ACTION_FAILED').and.contain('demo-validate');
+      expect(await lab.readNode('node-01', HELLO)).to.deep.equal(before);
+      const staged = (await readFile(seenLog, 'utf8')).trim().split('\n');
+      expect(staged).to.have.length(1);
+      // The staged file sat beside the live one, and is gone.
+      expect(staged[0]).to.match(/\/\.config\/fleet-demo\/\.fleet-tmp-[0-9A-Z]{26}-\d+$/);
+      const leftover = await access(staged[0] ?? '').then(
+        () => true,
+        () => false,
+      );
+      expect(leftover).to.equal(false);
+
+      await writeFile(source, `${good}accepted = yes\n`);
+      commit('files: a line the validate action accepts');
+      const run = await install();
+      expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+      expect(receiptOf(run)?.actions.map((a) => `${a.kind} ${a.status}`)).to.deep.equal([
+        'validate ok',
+      ]);
+      expect(Buffer.from((await lab.readNode('node-01', HELLO)) ?? []).toString()).to.contain(
+        'accepted = yes',
+      );
+      const audit = (await readFile(lab.auditLog('node-01'), 'utf8')).trim().split('\n');
+      const last = JSON.parse(audit[audit.length - 1] ?? '{}') as {
+        actions?: { id: string; argv: string[] }[];
+      };
+      expect(last.actions?.[0]?.id).to.equal('demo-validate');
+      expect(last.actions?.[0]?.argv[0]).to.equal(script);
+    } finally {
+      await write('fleet.yaml', fleetYaml);
+      await writeFile(source, good);
+      commit('files: no validate');
+    }
+  });
+
   it('a path outside the node policy patterns is refused by the node, nothing written', async () => {
     const manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
     await write(MANIFEST, `${manifest}  - path: ~/.bashrc\n    source: hello.conf\n`);

@@ -179,7 +179,7 @@ export function createNodeContext(options: NodeContextOptions): NodeContext {
     secrets,
     ...(options.files ? { files: options.files } : {}),
     ...(options.actions
-      ? { actions: policyActionRunner(processes, secrets, options.actions) }
+      ? { actions: policyActionRunner(processes, secrets, { home, ...options.actions }) }
       : {}),
     ...(registry
       ? {

@@ -208,6 +208,9 @@ export class OperationWriter implements SafeFileWriter {
         mode: wantedMode ?? kept.mode,
       });
       await failpoint('install.after_temp_write');
+      // A domain's validate action sees the new bytes where they will live, before they replace
+      // the old (docs/plugin-authoring.md §7): a refusal leaves the live file as it was.
+      if (request.beforeRename !== undefined) await request.beforeRename(temp);
       await this.options.beforeCommit();
       // Last checks before the irreversible step: same real parents, same live content.
       const again = await readLive(home, target, fileLimit);

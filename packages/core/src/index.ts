@@ -188,7 +188,13 @@ export {
   type NodePolicyStamp,
   type ReadNodePolicyOptions,
 } from './policy/load.js';
-export { actionOutput, policyActionRunner, type PolicyActionsOptions } from './policy/actions.js';
+export {
+  ACTION_FILE_PLACEHOLDER,
+  actionArgv,
+  actionOutput,
+  policyActionRunner,
+  type PolicyActionsOptions,
+} from './policy/actions.js';
 export {
   unattendedRefusal,
   type UnattendedGate,
@@ -319,12 +325,16 @@ export {
   type ReadSnapshot,
 } from './config/drift.js';
 export {
+  ACTION_ROLES,
   RELOAD_ROLE,
+  RESTART_ROLE,
+  VALIDATE_ROLE,
   derivedPathParameter,
   installActions,
   installParameters,
   probeParameters,
   probedPath,
+  type ActionRole,
 } from './config/parameters.js';
 export {
   buildDomainPlan,
@@ -500,6 +510,7 @@ export {
   type ScaffoldKind,
 } from './authoring/plugin-scaffold.js';
 export { restoreWritten } from './installers/restore.js';
+export { ActionFailedError } from './installers/file-actions.js';
 // Files a domain declares in the repository (the files domain, contract §10.4)
 export { repoManifestPath, withRepoFiles } from './config/repo-files.js';
 // The managed-block editor every `kind: block` domain uses (contract §6, §10.3, §10.4)

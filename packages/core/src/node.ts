@@ -131,7 +131,13 @@ export {
   type NodePolicyStamp,
   type ReadNodePolicyOptions,
 } from './policy/load.js';
-export { actionOutput, policyActionRunner, type PolicyActionsOptions } from './policy/actions.js';
+export {
+  ACTION_FILE_PLACEHOLDER,
+  actionArgv,
+  actionOutput,
+  policyActionRunner,
+  type PolicyActionsOptions,
+} from './policy/actions.js';
 export {
   unattendedRefusal,
   type UnattendedGate,
@@ -169,7 +175,15 @@ export { closestName, editDistance } from './closest.js';
 export { compareCodeUnits } from './compare.js';
 
 // What an install's parameters and actions are called (contract §8.4), without the repo model
-export { RELOAD_ROLE, derivedPathParameter, probedPath } from './config/parameter-names.js';
+export {
+  ACTION_ROLES,
+  RELOAD_ROLE,
+  RESTART_ROLE,
+  VALIDATE_ROLE,
+  derivedPathParameter,
+  probedPath,
+  type ActionRole,
+} from './config/parameter-names.js';
 
 // Wire protocol
 export {
@@ -252,6 +266,7 @@ export {
 } from './installers/file-installer.js';
 export { fileAdopter, type FileAdopterOptions } from './installers/file-adopter.js';
 export { restoreWritten } from './installers/restore.js';
+export { ActionFailedError } from './installers/file-actions.js';
 export {
   assertNoMarkers,
   decodeUtf8,

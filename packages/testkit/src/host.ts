@@ -110,6 +110,7 @@ export class FakeHost implements NodeContext {
     }
     const actions = policyActionRunner(this.processes, () => this.secrets(), {
       domain,
+      home: this.home,
       actions: policy.domains[domain]?.actions ?? {},
       runs: this.actionRuns,
     });

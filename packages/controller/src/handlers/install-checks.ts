@@ -38,6 +38,14 @@ function checkUnattended(
       `unattended installs of ${withAction.path} are refused: it runs the action ${withAction.action} after its write, and a scheduled run never starts a process (contract §10.3); nothing was written`,
     );
   }
+  // A role action (validate, reload, restart) is a process too.
+  const [role, id] = Object.entries(request.actions ?? {})[0] ?? [];
+  if (role !== undefined) {
+    throw new FleetError(
+      'POLICY_REFUSED',
+      `unattended installs of ${domain} are refused: the install names the action ${id} (${role}), and a scheduled run never starts a process (contract §10.3); nothing was written`,
+    );
+  }
   if (allowlist.unattendedAllowed(domain, processCoupled)) return;
   throw new FleetError(
     'POLICY_REFUSED',

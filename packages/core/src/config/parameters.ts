@@ -3,7 +3,7 @@
  * - an install's `parameters`: the host variables the domain declares and each derived path's
  *   node path for this host (the router's installed volume);
  * - an install's `actions`: the node policy action ids the install asks for — fleet.yaml
- *   `domains.<domain>.reload` as `{ reload: <id> }`. Never an argv: what an id runs is each
+ *   `domains.<domain>.validate|reload|restart` as `{ reload: <id>, … }`. Never an argv: what an id runs is each
  *   node's own policy (contract §5.1);
  * - a prober's parameters: the node paths of the domain's files and derived paths for this host.
  *
@@ -13,9 +13,17 @@ import type { DomainDeclaration } from '../interfaces/domain.js';
 import type { JsonObject } from '../interfaces/drift.js';
 import { nodePathFor } from '../render/views.js';
 import { hostVariables, type FleetRepo } from '../repo/load.js';
-import { RELOAD_ROLE, derivedPathParameter } from './parameter-names.js';
+import { ACTION_ROLES, derivedPathParameter } from './parameter-names.js';
 
-export { RELOAD_ROLE, derivedPathParameter, probedPath } from './parameter-names.js';
+export {
+  ACTION_ROLES,
+  RELOAD_ROLE,
+  RESTART_ROLE,
+  VALIDATE_ROLE,
+  derivedPathParameter,
+  probedPath,
+  type ActionRole,
+} from './parameter-names.js';
 
 /** An install's `parameters` for one host and domain. */
 export function installParameters(
@@ -35,13 +43,18 @@ export function installParameters(
   return parameters;
 }
 
-/** An install's `actions` for one domain: its reload's node policy action id, when set. */
+/** An install's `actions` for one domain: each role fleet.yaml sets to a node policy action id. */
 export function installActions(
   repo: FleetRepo,
   declaration: DomainDeclaration,
 ): Record<string, string> {
-  const reload = repo.manifest.domains[declaration.domain]?.reload;
-  return reload === undefined ? {} : { [RELOAD_ROLE]: reload };
+  const entry = repo.manifest.domains[declaration.domain];
+  const actions: Record<string, string> = {};
+  for (const role of ACTION_ROLES) {
+    const id = entry?.[role];
+    if (id !== undefined) actions[role] = id;
+  }
+  return actions;
 }
 
 /** A prober's parameters for one host: `{ paths: { <file or derived id>: <node path> } }`. */

@@ -8,13 +8,15 @@
  * content cannot be computed or the domain's checks refuse (error).
  */
 import { FleetError, type Problem } from '../errors.js';
-import type { BlockMarkers, CoupledAction } from '../interfaces/domain.js';
+import type { BlockMarkers, CoupledAction, DomainDeclaration } from '../interfaces/domain.js';
 import type { DriftState } from '../interfaces/drift.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { FileAssessment } from './file-items.js';
 import type { DomainRuntime, FileTarget } from './targets.js';
 import { assessHost, type Assessment } from './drift.js';
-import { hostEntry } from '../repo/load.js';
+import { hostEntry, type FleetRepo } from '../repo/load.js';
+import { installActions } from './parameters.js';
+import { VALIDATE_ROLE } from './parameter-names.js';
 
 export interface FilePlan {
   readonly fileId: string;
@@ -217,6 +219,25 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
   };
 }
 
+/**
+ * The coupled actions an install of the domain runs: its coupling's, then each role fleet.yaml
+ * gives a node policy action (`domains.<d>.validate|reload|restart`) that the coupling does not
+ * already list (the router's `reload`).
+ */
+function plannedActions(repo: FleetRepo, declaration: DomainDeclaration): CoupledAction[] {
+  const declared = declaration.coupling.kind === 'process' ? declaration.coupling.actions : [];
+  const roles = Object.entries(installActions(repo, declaration))
+    .filter(([role]) => !declared.some((action) => action.kind === role))
+    .map(([role, id]) => ({
+      kind: role,
+      description:
+        role === VALIDATE_ROLE
+          ? `node policy action ${id}, on each changed file's new content before it replaces the old`
+          : `node policy action ${id}, after the files are written`,
+    }));
+  return [...declared, ...roles];
+}
+
 /** The plan of one host's domain (or of every domain it runs): reads the node, writes nothing. */
 export async function planHost(
   assessment: Assessment,
@@ -240,7 +261,7 @@ export async function planHost(
       domain: name,
       repoCommit: assessment.snapshot.commit,
       ...(assessment.uncommitted ? { uncommitted: assessment.uncommitted } : {}),
-      actions: declaration.coupling.kind === 'process' ? declaration.coupling.actions : [],
+      actions: plannedActions(assessment.repo, declaration),
       ...(declaration.repoManifest === undefined ? {} : { repoDeclared: true }),
       assessed: assessed.filter((file) => file.target.domain === name),
     });

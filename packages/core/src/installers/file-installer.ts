@@ -17,7 +17,9 @@
  *
  * A repository-declared file may carry a mode and an action (contract §10.4): a whole file is
  * written with its mode, a block file only when the install creates it; a changed file's action
- * runs after every write, through the node policy (`file-actions.ts`).
+ * runs after every write, through the node policy (`file-actions.ts`). The request's role actions
+ * (`validate` on each staged file before its rename, `reload` and `restart` after the writes) run
+ * through the same path, for declared and repository-declared files alike.
  */
 import { FleetError, isFleetError, type Problem } from '../errors.js';
 import type { BlockMarkers, ManagedFile } from '../interfaces/domain.js';
@@ -32,7 +34,12 @@ import type { NodeContext } from '../interfaces/node-context.js';
 import { resolveSecrets } from '../secrets/env-chain.js';
 import { parseFileMode } from '../file-mode.js';
 import { assertNoMarkers, decodeUtf8, findBlock, normaliseBody, spliceBlock } from './block.js';
-import { requireFileActions, runFileActions } from './file-actions.js';
+import {
+  requireFileActions,
+  requireValidated,
+  runFileActions,
+  withValidation,
+} from './file-actions.js';
 import { writeVerified, type PlannedWrite } from './transaction.js';
 
 /** The parts of a managed file a body check may look at. */
@@ -66,7 +73,10 @@ function problemsOf(error: unknown): readonly Problem[] {
     : [{ message: error.message }];
 }
 
-/** An {@link Installer} for `whole` and `block` files without coupled actions. */
+/**
+ * An {@link Installer} for `whole` and `block` files, running the coupled actions the request names
+ * by role and each repository-declared file's own (docs/plugin-authoring.md §7).
+ */
 export function fileInstaller(options: FileInstallerOptions): Installer {
   const { domain } = options;
 
@@ -185,8 +195,9 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     if (new Set(request.files.map((f) => f.fileId)).size !== request.files.length) {
       throw new FleetError('BAD_REQUEST', `${domain}: a file appears twice in one install request`);
     }
-    // 1. Every file's action is the node policy's, and secrets resolve: else nothing is written.
-    requireFileActions(ctx, domain, request.files);
+    // 1. Every action is the node policy's, and secrets resolve: else nothing is written.
+    const roles = request.actions ?? {};
+    requireFileActions(ctx, domain, request.files, roles);
     const secrets = await ctx.secrets();
     const resolved = request.files.map((file) => resolveSecrets(file.content, secrets, file.path));
     // 2. Every file's final bytes before the first write: a refusal leaves every file untouched.
@@ -194,10 +205,20 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     for (const [index, file] of request.files.entries()) {
       writes.push(await planned(file, resolved[index] as string, writer));
     }
-    // 3. One operation: compare-and-swap writes, read back; any failure restores what was written.
-    const results = await writeVerified(writer, writes);
-    // 4. The changed files' actions; one that fails restores every file (ACTION_FAILED).
-    const actions = await runFileActions(ctx, request.files, results, writer);
+    // 3. One operation: compare-and-swap writes, each staged file validated before its rename,
+    // read back; any failure restores what was written.
+    const validation = withValidation(ctx, roles, writes);
+    const results = await writeVerified(writer, validation.writes);
+    await requireValidated(roles, results, validation.checked, writer);
+    // 4. The changed files' actions, then reload and restart; one that fails restores every file.
+    const actions = await runFileActions(
+      ctx,
+      request.files,
+      results,
+      writer,
+      roles,
+      validation.outcomes,
+    );
     return { files: results, actions, verified: true };
   }
 

@@ -19,6 +19,8 @@ export interface PlannedWrite {
   readonly content: Uint8Array;
   /** The permission bits to write it with (see `ReplaceRequest.mode`); absent: keep or 0600. */
   readonly mode?: number;
+  /** Checks the staged new content before it replaces the old (see `ReplaceRequest.beforeRename`). */
+  readonly beforeRename?: (stagedPath: string) => Promise<void>;
 }
 
 export interface WriteVerifiedOptions {

@@ -34,6 +34,14 @@ export interface ReplaceRequest {
    * Windows.
    */
   readonly mode?: number;
+  /**
+   * Runs on the staged new content before it replaces the live file, with the staged file's
+   * absolute path (the temp file in the target's own directory, written, fsync'd, with its final
+   * mode): a domain's validate action (docs/plugin-authoring.md §7). A throw replaces nothing —
+   * the staged file and the backup are removed, the live file is untouched — and is the replace's
+   * error. Not called for an unchanged file, which writes nothing.
+   */
+  readonly beforeRename?: (stagedPath: string) => Promise<void>;
 }
 
 /** What one `replace` did: enough for a receipt and for `restore`. */

@@ -61,7 +61,7 @@ export interface ProcessRunner {
 export interface ActionRun {
   /** The node policy's id of the action. */
   readonly id: string;
-  /** The argv that ran, exactly as the node policy spells it. */
+  /** The argv that ran: the node policy's, `~` and a validate action's `{file}` expanded. */
   readonly argv: readonly string[];
   /** Its exit code; `null` when it did not exit normally (killed, not found). */
   readonly exitCode: number | null;
@@ -83,8 +83,18 @@ export interface ActionRun {
 export interface ActionRunner {
   /** Whether the node policy defines `id` for this domain. */
   has(id: string): boolean;
-  /** Runs action `id` to its end (`POLICY_REFUSED` when the policy defines no such action). */
-  run(id: string): Promise<ActionRun>;
+  /**
+   * Runs action `id` to its end (`POLICY_REFUSED` when the policy defines no such action). With
+   * `file` (a validate action, on the staged new content before it replaces the old: absolute),
+   * the policy's `{file}` placeholder names it; an argv without one is `POLICY_REFUSED`.
+   */
+  run(id: string, options?: ActionRunOptions): Promise<ActionRun>;
+}
+
+/** How one action run is given the file it checks (docs/node-policy.md, `{file}`). */
+export interface ActionRunOptions {
+  /** The absolute path of the staged file a validate action checks. */
+  readonly file?: string;
 }
 
 /** Values of the node's env-file chain, by name. Never leaves the node. */

@@ -35,14 +35,56 @@ export interface PolicyActionsOptions {
   /** The domain's actions in the node policy, by id. */
   readonly actions: Readonly<Record<string, PolicyAction>>;
   readonly domain: string;
+  /**
+   * The node's home, absolute: an argument `~` or `~/…` (the program too) is expanded to it, as
+   * a login shell would — the policy is written on the node, for the node. Absent: `~` stays as
+   * it is (a program `~/…` is then refused).
+   */
+  readonly home?: string;
   /** Every run is appended here, in order: the install's audit record names them. */
   readonly runs: ActionRun[];
 }
 
+/** The placeholder a validate action's argv names the staged file with (docs/node-policy.md). */
+export const ACTION_FILE_PLACEHOLDER = '{file}';
+
 /**
- * The node policy's actions of one domain (core `ActionRunner`): the argv exactly as the policy
- * spells it, no shell, the minimal environment (nothing added), the policy's timeout, and the
- * output kept on the node unless the policy says `output: return`.
+ * The argv an action runs with (pure): `~` and a leading `~/` expanded to the node's home, and
+ * `{file}` replaced by the staged file a validate action checks. An argv naming `{file}` runs only
+ * with a file, and a file is given only to an argv that names it: a validate action that could not
+ * see the new content would pass it unread (`POLICY_REFUSED`, before anything is replaced).
+ */
+export function actionArgv(
+  id: string,
+  argv: readonly string[],
+  options: { readonly home?: string; readonly file?: string },
+): string[] {
+  const named = argv.some((arg) => arg.includes(ACTION_FILE_PLACEHOLDER));
+  if (options.file !== undefined && !named) {
+    throw new FleetError(
+      'POLICY_REFUSED',
+      `the node policy's action ${id} checks a staged file, but its argv names no ${ACTION_FILE_PLACEHOLDER} (docs/node-policy.md); nothing replaced`,
+    );
+  }
+  if (options.file === undefined && named) {
+    throw new FleetError(
+      'POLICY_REFUSED',
+      `the node policy's action ${id} names ${ACTION_FILE_PLACEHOLDER}, which only a validate action is given (docs/node-policy.md)`,
+    );
+  }
+  const { home, file } = options;
+  return argv.map((arg) => {
+    let out = arg;
+    if (home !== undefined && (out === '~' || out.startsWith('~/'))) out = home + out.slice(1);
+    return file === undefined ? out : out.split(ACTION_FILE_PLACEHOLDER).join(file);
+  });
+}
+
+/**
+ * The node policy's actions of one domain (core `ActionRunner`): the argv as the policy spells it
+ * (`~` and a validate action's `{file}` expanded, {@link actionArgv}), no shell, the minimal
+ * environment (nothing added), the policy's timeout, and the output kept on the node unless the
+ * policy says `output: return`.
  */
 export function policyActionRunner(
   processes: ProcessRunner,
@@ -51,7 +93,7 @@ export function policyActionRunner(
 ): ActionRunner {
   return {
     has: (id) => Object.hasOwn(options.actions, id),
-    async run(id) {
+    async run(id, runOptions) {
       if (!Object.hasOwn(options.actions, id)) {
         throw new FleetError(
           'POLICY_REFUSED',
@@ -59,7 +101,11 @@ export function policyActionRunner(
         );
       }
       const action = options.actions[id] as PolicyAction;
-      const [command, ...args] = action.argv as [string, ...string[]];
+      const argv = actionArgv(id, action.argv, {
+        ...(options.home === undefined ? {} : { home: options.home }),
+        ...(runOptions?.file === undefined ? {} : { file: runOptions.file }),
+      });
+      const [command, ...args] = argv as [string, ...string[]];
       const result = await processes.run({
         command,
         args,
@@ -67,7 +113,7 @@ export function policyActionRunner(
       });
       const run: ActionRun = {
         id,
-        argv: [...action.argv],
+        argv,
         exitCode: result.exitCode === -1 || result.timedOut ? null : result.exitCode,
         timedOut: result.timedOut,
         ...(action.output === 'return'

@@ -43,6 +43,11 @@ export function isAbsoluteProgram(path: string): boolean {
   return (path.startsWith('/') && !path.startsWith('//')) || /^[A-Za-z]:[\\/][^\\/]/.test(path);
 }
 
+/** A program in the node's home (`~/bin/check`): expanded to the home when it runs (`actions.ts`). */
+function isHomeProgram(path: string): boolean {
+  return path.startsWith('~/') && path.length > 2 && !path.split('/').includes('..');
+}
+
 const domainName = z.lazy(() =>
   z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be a domain name (lower-case letters, digits, -)'),
 );
@@ -94,14 +99,16 @@ export const policyActionSchema = z.lazy(() =>
     .strictObject({
       /**
        * The program and its arguments, run as they are: no shell, no PATH lookup. The program is an
-       * absolute path — what the audit record names is exactly what ran.
+       * absolute path (or `~/…`) — what the audit record names is exactly what ran. `~` and a
+       * leading `~/` are the node's home; `{file}` is the staged file a validate action checks.
        */
       argv: z
         .array(argument, { message: 'must be an argv array (["/abs/program", "arg", …])' })
         .min(1, 'must name a program')
         .max(64, 'must have at most 64 arguments')
-        .refine((argv) => isAbsoluteProgram(argv[0] ?? ''), {
-          message: 'the program (first element) must be an absolute path: no PATH lookup, no shell',
+        .refine((argv) => isAbsoluteProgram(argv[0] ?? '') || isHomeProgram(argv[0] ?? ''), {
+          message:
+            "the program (first element) must be an absolute path: no PATH lookup, no shell (or ~/…, in the node's home)",
           path: [0],
         }),
       /** Killed after this many seconds (default 10, at most 25: an install is bounded at 30 s). */

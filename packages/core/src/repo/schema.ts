@@ -219,6 +219,10 @@ export const fleetManifestSchema = z.lazy(() =>
            * an id; the argv, its timeout and environment are each node's own (contract §5.1).
            */
           reload: reloadActionId.optional(),
+          /** The action run on each changed file's staged new content before it replaces the old. */
+          validate: reloadActionId.optional(),
+          /** The action run after the reload (a process that reads its configuration at start). */
+          restart: reloadActionId.optional(),
         }),
       )
       .default({}),
