@@ -226,6 +226,82 @@ describe('drift with probers', () => {
     });
   });
 
+  it("carries the runtime journal summary in the host's one snapshot request; an older node's is read apart", async () => {
+    const requests: string[] = [];
+    const open = {
+      journal: 'ok' as const,
+      busy: false,
+      attention: 'recovery-required' as const,
+      transaction: {
+        id: 'txn-1',
+        kind: 'upgrade' as const,
+        lastStep: 'activated',
+        at: '2026-06-01T00:00:00.000Z',
+        outcome: null,
+      },
+    };
+    const readSnapshot: ReadSnapshot = (host, _targets, probes, options) => {
+      requests.push(`${host}: snapshot${options?.runtime ? ' +runtime' : ''}`);
+      return Promise.resolve({
+        files: new Map([
+          [
+            '~/.app.conf',
+            {
+              kind: 'present' as const,
+              content: `id = ${host}\n`,
+              sha256: 'a'.repeat(64),
+              backups: [],
+            },
+          ],
+        ]),
+        probes: probes.map((p): ProbeAnswer => ({ prober: p.prober, state: 'ok', facts: {} })),
+        // alpha answers the summary in the snapshot; beta predates the field.
+        ...(host === 'alpha' ? { runtime: open } : {}),
+      });
+    };
+    const report = await runDrift({
+      repo: await loadRepo(root),
+      git: createGit(root),
+      domains: new Map([['demo', domainRuntime(declaration, undefined)]]),
+      readLive: () => Promise.reject(new FleetError('INTERNAL', 'readLive must not be used')),
+      readSnapshot,
+      readRuntimeSummary: (host) => {
+        requests.push(`${host}: summary`);
+        return Promise.resolve({ ...open, attention: 'none' as const, transaction: null });
+      },
+      now: () => new Date('2026-06-01T00:00:00Z'),
+    });
+    expect(requests.sort()).to.deep.equal([
+      'alpha: snapshot +runtime',
+      'beta: snapshot +runtime',
+      'beta: summary',
+    ]);
+    const alpha = report.hosts.find((h) => h.host === 'alpha');
+    expect(alpha?.status).to.equal('drifted');
+    expect(alpha?.items.find((i) => i.layer === 'runtime')?.state).to.equal('stale');
+    expect(report.hosts.find((h) => h.host === 'beta')?.status).to.equal('current');
+  });
+
+  it('--domain narrows drift to domains: no runtime summary is asked', async () => {
+    const requests: string[] = [];
+    const report = await runDrift({
+      repo: await loadRepo(root),
+      git: createGit(root),
+      domains: new Map([['demo', domainRuntime(declaration, undefined)]]),
+      readLive: (host) => {
+        requests.push(`${host}: live`);
+        return Promise.resolve(new Map());
+      },
+      readSnapshot: (host) => Promise.reject(new FleetError('INTERNAL', `${host}: no snapshot`)),
+      readRuntimeSummary: (host) =>
+        Promise.reject(new FleetError('INTERNAL', `${host}: no summary`)),
+      domainFilter: ['demo'],
+      now: () => new Date('2026-06-01T00:00:00Z'),
+    });
+    expect(requests.sort()).to.deep.equal(['alpha: live', 'beta: live']);
+    expect(report.hosts.flatMap((h) => h.items).filter((i) => i.layer === 'runtime')).to.be.empty;
+  });
+
   it('install parameters: the host variables the domain declares and derived paths; the reload is an action id, never an argv', async () => {
     const repo = await loadRepo(root);
     const parameters = installParameters(repo, 'beta', declaration);

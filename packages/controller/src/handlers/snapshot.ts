@@ -29,6 +29,7 @@ import { managedTarget } from '../fs/managed-target.js';
 import { ReadSession, decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { STATE_DIR } from '../state-paths.js';
+import { readRuntimeSummary } from '../lifecycle/summary.js';
 import { readWritten, type WrittenRecord } from '../written.js';
 import type { Handler } from './types.js';
 
@@ -170,6 +171,7 @@ export const snapshot: Handler = async ({ runtime, principal, route, body }) => 
       return error === undefined ? answer : refusedFile(answer.path, error, redactor);
     }),
     truncated: budget.truncated,
+    ...(request.runtime === true ? { runtime: await readRuntimeSummary(runtime.home) } : {}),
   };
   if (request.probes === undefined) return { status: 200, body: response };
   const answers = probes.map(({ answer, read }) => {

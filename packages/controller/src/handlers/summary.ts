@@ -1,23 +1,14 @@
 /** `GET /v1/summary` (core wire/summary.ts): `fleet status`'s one read per host. */
 import type { NodeSummaryResponse } from '@fleet/core/node';
 import { FLEET_PROTOCOL_VERSION } from '@fleet/core/node';
-import { RuntimeJournal } from '../generations/journal.js';
-import { runtimeLockHolder } from '../generations/lock.js';
-import { summarizeRuntime } from '../lifecycle/summary.js';
+import { readRuntimeSummary } from '../lifecycle/summary.js';
 import { healthOf } from './identity.js';
 import type { Handler } from './types.js';
 
 export const summary: Handler = async ({ runtime }) => {
-  const [health, journal, holder] = await Promise.all([
+  const [health, journal] = await Promise.all([
     healthOf(runtime),
-    // An unreadable journal is one that cannot be trusted: recovery, as a corrupt one.
-    new RuntimeJournal(runtime.home).read().catch(() => ({
-      records: [],
-      torn: null,
-      corrupt: { line: 0, reason: 'unreadable' },
-      validBytes: 0,
-    })),
-    runtimeLockHolder(runtime.home),
+    readRuntimeSummary(runtime.home),
   ]);
   const body: NodeSummaryResponse = {
     nodeId: runtime.nodeId,
@@ -27,7 +18,7 @@ export const summary: Handler = async ({ runtime }) => {
     protocol: FLEET_PROTOCOL_VERSION,
     startedAt: runtime.startedAt,
     health: health.status,
-    runtime: summarizeRuntime(journal, holder !== null),
+    runtime: journal,
   };
   return { status: 200, body };
 };

@@ -4,7 +4,26 @@
  * supervisor asked (the full reconciliation with observation is `runtime-status`, contract §12).
  */
 import type { RuntimeSummary } from '@fleet/core/node';
-import { lastTransaction, type ParsedJournal } from '../generations/journal.js';
+import { RuntimeJournal, lastTransaction, type ParsedJournal } from '../generations/journal.js';
+import { runtimeLockHolder } from '../generations/lock.js';
+
+/**
+ * The node's runtime journal summary, read now: `GET /v1/summary`'s `runtime` and drift's
+ * (`POST /v1/snapshot` with `runtime: true`). An unreadable journal is one that cannot be trusted:
+ * recovery, as a corrupt one.
+ */
+export async function readRuntimeSummary(home: string): Promise<RuntimeSummary> {
+  const [journal, holder] = await Promise.all([
+    new RuntimeJournal(home).read().catch((): ParsedJournal => ({
+      records: [],
+      torn: null,
+      corrupt: { line: 0, reason: 'unreadable' },
+      validBytes: 0,
+    })),
+    runtimeLockHolder(home),
+  ]);
+  return summarizeRuntime(journal, holder !== null);
+}
 
 export function summarizeRuntime(journal: ParsedJournal, busy: boolean): RuntimeSummary {
   const state = journal.corrupt

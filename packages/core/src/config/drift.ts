@@ -94,9 +94,15 @@ export type ReadSnapshot = (
   host: string,
   targets: readonly FileTarget[],
   probes: readonly ProbeCall[],
+  options?: { readonly runtime?: boolean },
 ) => Promise<{
   readonly files: ReadonlyMap<string, LiveFile>;
   readonly probes: readonly ProbeAnswer[];
+  /**
+   * The runtime journal summary, when `options.runtime` asked and the node answered it in the same
+   * request; absent when it did not (an older node): drift then asks `readRuntimeSummary`.
+   */
+  readonly runtime?: RuntimeSummary;
 }>;
 
 export interface DriftInput {
@@ -120,9 +126,11 @@ export interface DriftInput {
   readonly probers?: readonly ProberRuntime[];
   readonly readSnapshot?: ReadSnapshot;
   /**
-   * The host's runtime journal summary (`GET /v1/summary`), read beside its files unless
-   * `domainFilter` narrows the run to domains: a transaction open or needing recovery is one
-   * `runtime` item of no domain, `stale`, with the reason (issue 36). A failed read is no word.
+   * The host's runtime journal summary, unless `domainFilter` narrows the run to domains: a
+   * transaction open or needing recovery is one `runtime` item of no domain, `stale`, with the
+   * reason (issue 36). With `readSnapshot` it rides in the host's one snapshot request (contract
+   * §14); this separate read (`GET /v1/summary`) is made only when the snapshot did not carry it —
+   * a host with no files, a node that predates the field. A failed read is no word.
    */
   readonly readRuntimeSummary?: (host: string) => Promise<RuntimeSummary | null>;
   /** Where fleet.yaml and hosts/ were read (`loadRepoAtHead`); the history is read there too. */
@@ -336,6 +344,21 @@ export async function assessHostWithProbes(
   probers: readonly ProberRuntime[],
   readSnapshot: ReadSnapshot,
 ): Promise<DriftReportItem[]> {
+  return (await assessHostSnapshot(assessment, host, probers, readSnapshot, false)).items;
+}
+
+/**
+ * {@link assessHostWithProbes}, asking the runtime journal summary in the same request when
+ * `runtime` is set. `runtime` in the result is absent when no request was made (a host with no
+ * files) or the node did not carry it.
+ */
+async function assessHostSnapshot(
+  assessment: Assessment,
+  host: string,
+  probers: readonly ProberRuntime[],
+  readSnapshot: ReadSnapshot,
+  withRuntime: boolean,
+): Promise<{ items: DriftReportItem[]; runtime?: RuntimeSummary }> {
   const { variables, domains, targets } = hostScope(assessment, host);
   const calls: { runtime: ProberRuntime; call: ProbeCall }[] = [];
   const items: DriftReportItem[] = [];
@@ -367,14 +390,15 @@ export async function assessHostWithProbes(
       });
     }
   }
-  if (targets.length === 0) return items;
+  if (targets.length === 0) return { items };
   const answer =
-    calls.length === 0
+    calls.length === 0 && !withRuntime
       ? { files: await assessment.readLive(host, targets), probes: [] as ProbeAnswer[] }
       : await readSnapshot(
           host,
           targets,
           calls.map((c) => c.call),
+          withRuntime ? { runtime: true } : undefined,
         );
   const fileItems = classifyTargets(assessment, host, targets, answer.files, variables).map(
     (file) => file.assessment.item,
@@ -412,7 +436,10 @@ export async function assessHostWithProbes(
       }
     }
   }
-  return [...fileItems, ...items];
+  return {
+    items: [...fileItems, ...items],
+    ...(answer.runtime === undefined ? {} : { runtime: answer.runtime }),
+  };
 }
 
 export async function runDrift(input: DriftInput): Promise<DriftReport> {
@@ -423,15 +450,26 @@ export async function runDrift(input: DriftInput): Promise<DriftReport> {
   const outcomes: HostOutcome<DriftHost>[] = await forEachHost(
     hosts,
     async (host) => {
+      const readSummary = input.domainFilter ? undefined : input.readRuntimeSummary;
+      const probers = input.probers ?? [];
+      const read =
+        input.readSnapshot && (probers.length > 0 || readSummary)
+          ? await assessHostSnapshot(
+              assessment,
+              host,
+              probers,
+              input.readSnapshot,
+              readSummary !== undefined,
+            )
+          : { items: (await assessHost(assessment, host)).map((file) => file.assessment.item) };
+      const { items } = read;
       const journal =
-        input.readRuntimeSummary && !input.domainFilter
-          ? input.readRuntimeSummary(host).catch(() => null)
-          : Promise.resolve(null);
-      const items =
-        input.probers && input.probers.length > 0 && input.readSnapshot
-          ? await assessHostWithProbes(assessment, host, input.probers, input.readSnapshot)
-          : (await assessHost(assessment, host)).map((file) => file.assessment.item);
-      const problem = runtimeJournalProblem(host, await journal);
+        'runtime' in read && read.runtime !== undefined
+          ? read.runtime
+          : readSummary
+            ? await readSummary(host).catch(() => null)
+            : null;
+      const problem = runtimeJournalProblem(host, journal);
       if (problem !== null) items.push({ layer: 'runtime', state: 'stale', detail: problem });
       return { host, status: hostStatus(items), items };
     },

@@ -15,6 +15,7 @@ import {
   sha256Schema,
   timestampSchema,
 } from './protocol.js';
+import { runtimeSummarySchema } from './summary.js';
 
 /** Files one snapshot may ask for: every managed file of a host fits with room to spare. */
 export const MAX_SNAPSHOT_PATHS = 64;
@@ -54,6 +55,13 @@ export const snapshotRequestSchema = z.lazy(() =>
     backups: z.boolean(),
     /** Probers to run, answered in `probes` (each collects read-only facts, redacted). */
     probes: z.array(snapshotProbeSchema).max(MAX_SNAPSHOT_PROBES).optional(),
+    /**
+     * Answer the runtime journal summary too (`GET /v1/summary`'s `runtime`): drift's word on an
+     * open or failed runtime transaction, in its one request per host (contract §14). A node that
+     * predates the field refuses the request (strict objects); the operator then asks
+     * `/v1/summary` apart.
+     */
+    runtime: z.literal(true).optional(),
   }),
 );
 
@@ -143,6 +151,8 @@ export const snapshotResponseSchema = z.lazy(() =>
     truncated: z.boolean(),
     /** The answers of the requested probers, in request order (absent when none were asked). */
     probes: z.array(snapshotProbeResultSchema).optional(),
+    /** The runtime journal summary, when the request asked (`runtime: true`). */
+    runtime: runtimeSummarySchema.optional(),
   }),
 );
 
