@@ -4,7 +4,8 @@
  * one (0600, replaced atomically), the old one works during its grace and not after, the new one
  * works; a credentials file readable by others is refused before anything is rotated; another
  * client's token issued, rotated and revoked; and the operator revoking the token it is using:
- * refused without --self, a lockout it asked for with it.
+ * refused without --self, a lockout it asked for with it. The list names each token's issuer and
+ * lineage; a revoke says which minted tokens went with it.
  */
 import { readFile, chmod, stat } from 'node:fs/promises';
 import { expect } from 'chai';
@@ -135,8 +136,21 @@ describe('tokens from the operator seat (fleet token … --host)', function () {
     expect(next.credentialsUpdated).to.equal(false);
     expect(await identityWith(next.token)).to.equal('ok');
 
+    // Both were minted by the operator's token: the list names it as their issuer.
+    const listed = await lab.run(['token', 'list', '--host', 'node-01', '--json']);
+    const lineage = json<{
+      self: string;
+      tokens: { id: string; issuedBy: string | null; lineage: string[] }[];
+    }>(listed);
+    for (const id of [ci.id, next.id]) {
+      expect(lineage.tokens.find((t) => t.id === id)?.issuedBy, id).to.equal(lineage.self);
+    }
+    const table = await lab.run(['token', 'list', '--host', 'node-01']);
+    expect(table.stdout).to.match(/ISSUER\s+LINEAGE/);
+
     const revoked = await lab.run(['token', 'revoke', next.id, '--host', 'node-01', '--json']);
     expect(revoked.exitCode, revoked.stderr).to.equal(0);
+    expect(json<{ minted: string[] }>(revoked).minted).to.deep.equal([]);
     expect(await identityWith(next.token)).to.equal('AUTH_REVOKED');
     expect((await credentials()).hosts['node-01']?.token).to.equal(mine);
   });

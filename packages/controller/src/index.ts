@@ -26,6 +26,7 @@ export {
   type TokenState,
 } from './tokens/store.js';
 export { readLegacyTokenHash } from './tokens/auth.js';
+export { lineageOf } from './tokens/lineage.js';
 export { tokenHash } from './tokens/token.js';
 export { parseDuration } from './duration.js';
 export { FAILPOINTS, FAILPOINT_ENV, type FailpointName } from './failpoints.js';

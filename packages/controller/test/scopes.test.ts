@@ -35,6 +35,7 @@ type Call =
   | 'runtime-rollback'
   | 'summary'
   | 'token-list'
+  | 'token-lineage'
   | 'token-issue'
   | 'token-rotate'
   | 'token-revoke';
@@ -65,6 +66,7 @@ const MATRIX: Record<Call, Record<Principal, boolean>> = {
   'runtime-rollback':        { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: N },
   'summary':                 { 'config:read': Y, 'config:install': N, 'config:adopt': N, 'versions:read': Y, 'runtime:upgrade': Y, 'node-admin:bootstrap': Y, 'node-admin:tokens': N, legacy: Y },
   'token-list':              { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
+  'token-lineage':           { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
   'token-issue':             { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
   'token-rotate':            { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
   'token-revoke':            { 'config:read': N, 'config:install': N, 'config:adopt': N, 'versions:read': N, 'runtime:upgrade': N, 'node-admin:bootstrap': N, 'node-admin:tokens': Y, legacy: N },
@@ -155,6 +157,8 @@ async function invoke(node: TestNode, what: Call, token: string): Promise<Answer
       return node.call('/v1/summary', { token });
     case 'token-list':
       return node.call('/v1/tokens', { token });
+    case 'token-lineage':
+      return node.call('/v1/tokens/lineage', { token });
     case 'token-issue':
       // Only scopes the caller holds: a node-admin:tokens token may issue node-admin:tokens.
       return node.call('/v1/tokens/issue', {
@@ -359,7 +363,7 @@ describe('token administration over HTTP (node-admin:tokens)', () => {
     expect([again.status, again.body.error.code]).to.deep.equal([412, 'PRECONDITION_FAILED']);
   });
 
-  it('never gives a token a scope its caller lacks (issue or rotate), and changes nothing', async () => {
+  it('never gives a token a scope its caller lacks, nor administers one with more (issue, rotate, revoke), and changes nothing', async () => {
     clock.set(new Date());
     const before = (await node.store.list()).length;
     const issue = await post('/v1/tokens/issue', {
@@ -372,10 +376,12 @@ describe('token administration over HTTP (node-admin:tokens)', () => {
     const rotate = await post('/v1/tokens/rotate', { id: bootstrap.record.id, graceMs: 0 });
     expect([rotate.status, rotate.body.error.code]).to.deep.equal([403, 'SCOPE_DENIED']);
     expect((await node.store.list()).length).to.equal(before + 1); // only the one issued locally
-    // revoking takes privilege away: allowed for any token
+    // Revoking a token with a scope the caller lacks is refused too: a tokens-only token would
+    // otherwise lock out every stronger administrator.
     const revoke = await post('/v1/tokens/revoke', { id: bootstrap.record.id, self: false });
-    expect(revoke.status, revoke.text).to.equal(200);
-    expect(revoke.body).to.include({ id: bootstrap.record.id, self: false });
+    expect([revoke.status, revoke.body.error.code]).to.deep.equal([403, 'SCOPE_DENIED']);
+    const stored = (await node.store.list()).find((t) => t.id === bootstrap.record.id);
+    expect(stored?.revokedAt).to.equal(undefined);
   });
 
   it('refuses to revoke the calling token unless the request says self, and then does', async () => {

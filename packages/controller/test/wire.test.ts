@@ -42,6 +42,7 @@ describe('wire protocol', () => {
       const admin = ROUTES.filter((route) => route.scopes.includes('node-admin:tokens'));
       expect(admin.map((r) => r.operation).sort()).to.deep.equal([
         'token-issue',
+        'token-lineage',
         'token-list',
         'token-revoke',
         'token-rotate',

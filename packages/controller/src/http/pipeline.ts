@@ -34,7 +34,13 @@ import {
 } from '../handlers/runtime.js';
 import { versions } from '../handlers/versions.js';
 import { summary } from '../handlers/summary.js';
-import { tokenIssue, tokenList, tokenRevoke, tokenRotate } from '../handlers/tokens.js';
+import {
+  tokenIssue,
+  tokenLineage,
+  tokenList,
+  tokenRevoke,
+  tokenRotate,
+} from '../handlers/tokens.js';
 import type { Handler } from '../handlers/types.js';
 import type { AuditEntry } from '../audit/log.js';
 import { redactorOf, type ControllerRuntime } from '../runtime.js';
@@ -60,6 +66,7 @@ const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   'runtime-rollback': runtimeRollback,
   summary,
   'token-list': tokenList,
+  'token-lineage': tokenLineage,
   'token-issue': tokenIssue,
   'token-rotate': tokenRotate,
   'token-revoke': tokenRevoke,
@@ -350,6 +357,30 @@ function commitOf(route: RouteSpec | null, body: unknown): { repoCommit?: string
   return typeof commit === 'string' || commit === null ? { repoCommit: commit } : {};
 }
 
+/**
+ * A refused token operation names what it asked for (contract §5 "Tokens"): the token id, or the
+ * client, scopes and lifetime of the token it wanted — never a token.
+ */
+function tokenTarget(route: RouteSpec | null, body: unknown): string {
+  const request = (body ?? {}) as {
+    id?: unknown;
+    client?: unknown;
+    scopes?: unknown;
+    ttlMs?: unknown;
+  };
+  if (route?.operation === 'token-issue' && typeof request.client === 'string') {
+    const scopes = Array.isArray(request.scopes) ? request.scopes.join(',') : '';
+    return `token-issue for ${request.client} [${scopes}] ttl ${String(request.ttlMs)} ms; `;
+  }
+  if (
+    (route?.operation === 'token-rotate' || route?.operation === 'token-revoke') &&
+    typeof request.id === 'string'
+  ) {
+    return `${route.operation} of token ${request.id}; `;
+  }
+  return '';
+}
+
 interface FailureContext {
   readonly route: RouteSpec | null;
   readonly principal: Principal | undefined;
@@ -396,7 +427,7 @@ async function auditFailure(
     files: [],
     outcome,
     code: wire.code,
-    detail: `answered ${wire.status}`,
+    detail: `${tokenTarget(route, context.body)}answered ${wire.status}`,
     ...commitOf(route, context.body),
   };
   if (operationId === null) {

@@ -27,6 +27,7 @@ import { errnoOf } from '../fs/errors.js';
 import { processAlive } from '../process-alive.js';
 import { ensurePrivateDir, writeFileAtomic } from '../fs/durable.js';
 import type { StatePaths } from '../state-paths.js';
+import { cappedExpiry, mintedFrom, missingScopes } from './lineage.js';
 import { mintToken, newTokenId, tokenHash } from './token.js';
 
 const tokenId = z.string().regex(/^[0-9a-f]{16}$/);
@@ -41,6 +42,12 @@ export const tokenRecordSchema = z.strictObject({
   createdAt: timestampSchema,
   expiresAt: timestampSchema,
   rotatedFrom: tokenId.optional(),
+  /**
+   * The token that minted this one through the controller (issue or rotate, lineage.ts); absent:
+   * issued on the node — over SSH, by enrollment or `fleet token … --home` — by its operator.
+   * Stores written before lineage have none and mean exactly that.
+   */
+  issuedBy: tokenId.optional(),
   /** Set on a rotated-out token: it stays valid until then. */
   graceUntil: timestampSchema.optional(),
   revokedAt: timestampSchema.optional(),
@@ -69,6 +76,48 @@ export interface IssuedToken {
   readonly record: TokenRecord;
   /** The token itself: shown once, never stored. */
   readonly token: string;
+  /** The lifetime asked for ended past the minter's: it was cut to the minter's expiry. */
+  readonly capped: boolean;
+}
+
+export interface RevokedTokens {
+  readonly record: TokenRecord;
+  /** Tokens minted from it (transitively) that this revoke revoked too, store order. */
+  readonly minted: readonly TokenRecord[];
+}
+
+/**
+ * The minting token, re-read under the store's lock: it must still be active (a token in its
+ * rotation grace administers no tokens) and hold every scope it hands on.
+ */
+function minterOf(
+  tokens: readonly TokenRecord[],
+  id: string,
+  scopes: readonly Scope[],
+  now: Date,
+): TokenRecord {
+  const minter = tokens.find((record) => record.id === id);
+  if (minter === undefined) throw new FleetError('AUTH_INVALID', 'the bearer token is not valid');
+  const state = tokenState(minter, now);
+  if (state === 'revoked') throw new FleetError('AUTH_REVOKED', `token ${id} has been revoked`);
+  if (state === 'expired') throw new FleetError('AUTH_EXPIRED', `token ${id} has expired`);
+  if (state === 'grace') throw graceDenied(minter);
+  const missing = missingScopes(minter.scopes, scopes);
+  if (missing.length > 0) {
+    throw new FleetError(
+      'SCOPE_DENIED',
+      `token ${id} may not hand on ${missing.join(', ')}: a minted token never carries a scope its minter lacks`,
+    );
+  }
+  return minter;
+}
+
+/** A rotated-out token keeps its scopes during its grace, but never token administration. */
+export function graceDenied(record: TokenRecord): FleetError {
+  return new FleetError(
+    'SCOPE_DENIED',
+    `token ${record.id} was rotated out and is only in its grace period (until ${record.graceUntil}): it may not administer tokens`,
+  );
 }
 
 function recoveryRequired(why: string, cause?: unknown): FleetError {
@@ -115,6 +164,8 @@ export class TokenStore {
     client: string;
     scopes: readonly Scope[];
     ttlMs?: number;
+    /** The token minting it through the controller; absent: the node's operator. */
+    issuer?: string;
   }): Promise<IssuedToken> {
     const client = clientNameSchema.safeParse(input.client);
     if (!client.success) {
@@ -132,21 +183,26 @@ export class TokenStore {
         `unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')} (scopes are spelled exactly)`,
       );
     }
+    const scopes = [...new Set(input.scopes)];
     return this.mutate((tokens) => {
-      const issued = this.mint(
-        client.data,
-        [...new Set(input.scopes)],
-        input.ttlMs ?? DEFAULT_TTL_MS,
-      );
+      const minter =
+        input.issuer === undefined
+          ? undefined
+          : minterOf(tokens, input.issuer, scopes, this.clock.now());
+      const issued = this.mint(client.data, scopes, input.ttlMs ?? DEFAULT_TTL_MS, { minter });
       tokens.push(issued.record);
       return issued;
     });
   }
 
-  /** A new token for the same client and scopes; the old one stays valid for `graceMs`. */
+  /**
+   * A new token for the same client and scopes; the old one stays valid for `graceMs`. With an
+   * `issuer` (through the controller) the new token is that token's: it never outlives it, and
+   * revoking the issuer revokes it (the issuer learned its secret).
+   */
   async rotate(
     id: string,
-    options: { graceMs?: number; ttlMs?: number } = {},
+    options: { graceMs?: number; ttlMs?: number; issuer?: string } = {},
   ): Promise<IssuedToken & { previous: TokenRecord }> {
     return this.mutate((tokens) => {
       const index = tokens.findIndex((record) => record.id === id);
@@ -158,8 +214,12 @@ export class TokenStore {
       if (state !== 'active') {
         throw new FleetError('USAGE', `token ${id} is ${state}; issue a new one instead`);
       }
+      const minter =
+        options.issuer === undefined
+          ? undefined
+          : minterOf(tokens, options.issuer, old.scopes, now);
       const ttl = options.ttlMs ?? Date.parse(old.expiresAt) - Date.parse(old.createdAt);
-      const issued = this.mint(old.client, old.scopes, ttl, old.id);
+      const issued = this.mint(old.client, old.scopes, ttl, { minter, rotatedFrom: old.id });
       const graceUntil = Math.min(
         now.getTime() + (options.graceMs ?? DEFAULT_GRACE_MS),
         Date.parse(old.expiresAt),
@@ -171,33 +231,57 @@ export class TokenStore {
     });
   }
 
+  /** Revokes `id` and every token minted from it (see {@link revokeWithMinted}). */
   async revoke(id: string): Promise<TokenRecord> {
+    return (await this.revokeWithMinted(id)).record;
+  }
+
+  /**
+   * Revokes `id` and every token minted from it, transitively (lineage.ts): what a revoked
+   * credential minted goes with it. Tokens already revoked are left as they were.
+   */
+  async revokeWithMinted(id: string): Promise<RevokedTokens> {
     return this.mutate((tokens) => {
       const index = tokens.findIndex((record) => record.id === id);
       const old = tokens[index];
       if (old === undefined)
         throw new FleetError('USAGE', `no token with id ${JSON.stringify(id)}`);
-      if (old.revokedAt !== undefined) return old;
-      const revoked = { ...old, revokedAt: this.clock.now().toISOString() };
+      const at = this.clock.now().toISOString();
+      const minted: TokenRecord[] = [];
+      for (const child of mintedFrom(tokens, id)) {
+        if (child.revokedAt !== undefined) continue;
+        const revoked = { ...child, revokedAt: at };
+        tokens[tokens.indexOf(child)] = revoked;
+        minted.push(revoked);
+      }
+      if (old.revokedAt !== undefined) return { record: old, minted };
+      const revoked = { ...old, revokedAt: at };
       tokens[index] = revoked;
-      return revoked;
+      return { record: revoked, minted };
     });
   }
 
-  private mint(client: string, scopes: Scope[], ttlMs: number, rotatedFrom?: string): IssuedToken {
+  private mint(
+    client: string,
+    scopes: Scope[],
+    ttlMs: number,
+    from: { minter: TokenRecord | undefined; rotatedFrom?: string },
+  ): IssuedToken {
     const id = newTokenId();
     const token = mintToken(id);
     const now = this.clock.now();
+    const { expiresAt, capped } = cappedExpiry(now, ttlMs, from.minter);
     const record: TokenRecord = {
       id,
       client,
       scopes,
       createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
-      ...(rotatedFrom === undefined ? {} : { rotatedFrom }),
+      expiresAt,
+      ...(from.rotatedFrom === undefined ? {} : { rotatedFrom: from.rotatedFrom }),
+      ...(from.minter === undefined ? {} : { issuedBy: from.minter.id }),
       sha256: tokenHash(token).toString('hex'),
     };
-    return { record, token };
+    return { record, token, capped };
   }
 
   private async read(): Promise<TokenRecord[]> {

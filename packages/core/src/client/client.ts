@@ -40,6 +40,7 @@ import type {
   IssuedTokenResponse,
   RevokedTokenResponse,
   TokenIssueRequest,
+  TokenLineageResponse,
   TokenListResponse,
   TokenRevokeRequest,
   TokenRotateRequest,
@@ -106,6 +107,8 @@ export interface ControllerClient {
   summary(): Promise<NodeSummaryResponse>;
   /** `GET /v1/tokens`: the node's tokens, never a token itself (`node-admin:tokens`). */
   tokenList(): Promise<TokenListResponse>;
+  /** `GET /v1/tokens/lineage`: the list with each token's minter and lineage (`OP_UNKNOWN` on a node that predates it). */
+  tokenLineage(): Promise<TokenLineageResponse>;
   /** `POST /v1/tokens/issue`: a new token, shown once, with at most the caller's scopes. */
   tokenIssue(request: WithOperationId<TokenIssueRequest>): Promise<IssuedTokenResponse>;
   /** `POST /v1/tokens/rotate`: a new token for the same client and scopes; the old one in grace. */
@@ -277,6 +280,7 @@ export function createControllerClient(options: ControllerClientOptions): Contro
       }),
     summary: () => call<NodeSummaryResponse>('summary'),
     tokenList: () => call<TokenListResponse>('token-list'),
+    tokenLineage: () => call<TokenLineageResponse>('token-lineage'),
     tokenIssue: (request) =>
       call<IssuedTokenResponse>('token-issue', {
         ...request,

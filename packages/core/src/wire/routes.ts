@@ -30,6 +30,7 @@ import {
   issuedTokenResponseSchema,
   revokedTokenResponseSchema,
   tokenIssueRequestSchema,
+  tokenLineageResponseSchema,
   tokenListResponseSchema,
   tokenRevokeRequestSchema,
   tokenRotateRequestSchema,
@@ -63,6 +64,7 @@ export const OPERATIONS = [
   'runtime-rollback',
   'summary',
   'token-list',
+  'token-lineage',
   'token-issue',
   'token-rotate',
   'token-revoke',
@@ -325,6 +327,19 @@ export const ROUTES: readonly RouteSpec[] = [
     audit: 'failures',
     request: null,
     response: tokenListResponseSchema,
+  },
+  {
+    // The list with each token's minter and the minters above it (contract §5 "Tokens"): a new
+    // route, so the list's answer keeps its shape for operators that predate lineage.
+    operation: 'token-lineage',
+    method: 'GET',
+    path: '/v1/tokens/lineage',
+    scopes: ['node-admin:tokens'],
+    legacy: false,
+    mutates: false,
+    audit: 'failures',
+    request: null,
+    response: tokenLineageResponseSchema,
   },
   {
     operation: 'token-issue',

@@ -52,6 +52,40 @@ export const tokenListResponseSchema = z.lazy(() =>
   }),
 );
 
+/**
+ * A token as listed with its lineage (`GET /v1/tokens/lineage`, added within protocol 2 as a new
+ * route, so `GET /v1/tokens` keeps its shape): who minted it and that minter's own minters.
+ */
+export const tokenLineageSummarySchema = z.lazy(() =>
+  z.strictObject({
+    id: tokenIdSchema,
+    client: tokenClientSchema,
+    scopes: z.array(scopeSchema).min(1),
+    state: tokenStateSchema,
+    createdAt: timestampSchema,
+    expiresAt: timestampSchema,
+    rotatedFrom: tokenIdSchema.optional(),
+    graceUntil: timestampSchema.optional(),
+    revokedAt: timestampSchema.optional(),
+    /**
+     * The token that minted it through a controller; `null`: issued on the node (over SSH, by
+     * enrollment or `fleet token … --home`) by its operator — also every token of a store written
+     * before lineage was recorded.
+     */
+    issuedBy: tokenIdSchema.nullable(),
+    /** The minters above it, nearest first; empty when issued on the node. */
+    lineage: z.array(tokenIdSchema),
+  }),
+);
+
+export const tokenLineageResponseSchema = z.lazy(() =>
+  z.strictObject({
+    /** The id of the token the request was authenticated with. */
+    self: tokenIdSchema,
+    tokens: z.array(tokenLineageSummarySchema),
+  }),
+);
+
 export const tokenIssueRequestSchema = z.lazy(() =>
   z.strictObject({
     operationId: operationIdSchema,
@@ -76,8 +110,17 @@ export const tokenRevokeRequestSchema = z.lazy(() =>
   z.strictObject({
     operationId: operationIdSchema,
     id: tokenIdSchema,
-    /** The caller knows it revokes the token it is authenticated with (a lockout it asked for). */
+    /**
+     * The caller knows it revokes the token it is authenticated with, or a token it was minted
+     * from (a lockout it asked for).
+     */
     self: z.boolean(),
+    /**
+     * Name in the answer the tokens revoked with it (`minted`). Added within protocol 2: a node
+     * that predates it refuses the key (`BAD_REQUEST`) and is asked again without it — it revokes
+     * no minted tokens, as it records no minter.
+     */
+    reportMinted: z.literal(true).optional(),
   }),
 );
 
@@ -102,11 +145,18 @@ export const revokedTokenResponseSchema = z.lazy(() =>
     revokedAt: timestampSchema,
     /** True when it was the token this request was authenticated with. */
     self: z.boolean(),
+    /**
+     * The tokens minted from it (transitively) revoked with it; only when the request said
+     * `reportMinted`, so an operator that predates the field never gets it.
+     */
+    minted: z.array(tokenIdSchema).optional(),
   }),
 );
 
 export type TokenSummary = z.infer<typeof tokenSummarySchema>;
 export type TokenListResponse = z.infer<typeof tokenListResponseSchema>;
+export type TokenLineageSummary = z.infer<typeof tokenLineageSummarySchema>;
+export type TokenLineageResponse = z.infer<typeof tokenLineageResponseSchema>;
 export type TokenIssueRequest = z.infer<typeof tokenIssueRequestSchema>;
 export type TokenRotateRequest = z.infer<typeof tokenRotateRequestSchema>;
 export type TokenRevokeRequest = z.infer<typeof tokenRevokeRequestSchema>;

@@ -75,6 +75,11 @@ With --host H it is issued through H's controller (needs node-admin:tokens) and 
       this.log(
         `Issued token ${issued.id} for ${issued.client} on ${flags.host} (${issued.scopes.join(', ')}), expires ${issued.expiresAt}.`,
       );
+      if (Date.parse(issued.expiresAt) < Date.now() + ttlMs - 60_000) {
+        this.note(
+          `its lifetime was cut to ${issued.expiresAt}, the expiry of your token for ${flags.host}: a token minted through a controller never outlives the token that minted it (issue a longer one on the node, over SSH)`,
+        );
+      }
       this.log('The token is shown once and stored on the node only as a hash:');
       this.log(issued.token);
       return {

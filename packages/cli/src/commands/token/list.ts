@@ -12,6 +12,13 @@ export interface TokenListJson {
     readonly rotatedFrom?: string;
     readonly graceUntil?: string;
     readonly revokedAt?: string;
+    /**
+     * The token that minted it through a controller; `null`: issued on the node (over SSH, by
+     * enrollment or --home) by its operator; absent: the node predates lineage.
+     */
+    readonly issuedBy?: string | null;
+    /** The minters above it, nearest first (absent: the node predates lineage). */
+    readonly lineage?: readonly string[];
   }[];
   /** With --host: the id of the token the request was made with (your own for the host). */
   readonly self?: string;
@@ -21,7 +28,7 @@ export default class TokenList extends FleetCommand {
   static override summary =
     "List the tokens of this node's token store (never the tokens themselves).";
   static override description =
-    "On the node (--home) from its own token store; from the operator seat (--host H) through H's controller (needs node-admin:tokens), marking the token your credentials file holds for H.";
+    "On the node (--home) from its own token store; from the operator seat (--host H) through H's controller (needs node-admin:tokens), marking the token your credentials file holds for H. ISSUER names the token that minted each one through a controller, or `node (SSH/operator)` for one issued on the node; LINEAGE the minters above it, nearest first. Revoking a token revokes everything in its line below it.";
   static override examples = [
     '<%= config.bin %> token list',
     '<%= config.bin %> token list --home /srv/node --json',
@@ -34,19 +41,29 @@ export default class TokenList extends FleetCommand {
     const { flags } = await this.parse(TokenList);
     let tokens: TokenListJson['tokens'];
     let self: string | undefined;
+    const { issuerText, lineageText, listWithLineage } =
+      await import('@fleet/operator/tokens/lineage.js');
     if (flags.host !== undefined) {
       const { remoteTokens } = await import('@fleet/operator/tokens/remote.js');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
-      const answer = await remote.client.tokenList();
+      const answer = await listWithLineage(remote.client);
       ({ tokens, self } = answer);
+      if (!answer.lineage)
+        this.note(`${flags.host} predates token lineage: the issuer of its tokens is unknown`);
     } else {
-      const { tokenState } = await import('@fleet/controller');
+      const { lineageOf, tokenState } = await import('@fleet/controller');
       const store = await openStore(flags.home);
       const now = new Date();
-      tokens = (await store.list()).map((record) => {
-        const { sha256, ...shown } = record;
+      const records = await store.list();
+      tokens = records.map((record) => {
+        const { sha256, issuedBy, ...shown } = record;
         void sha256; // the hash is not shown: nothing the operator needs
-        return { ...shown, state: tokenState(record, now) };
+        return {
+          ...shown,
+          state: tokenState(record, now),
+          issuedBy: issuedBy ?? null,
+          lineage: lineageOf(records, record.id),
+        };
       });
     }
     if (tokens.length === 0) this.log('No tokens. Issue one with `fleet token issue`.');
@@ -58,10 +75,12 @@ export default class TokenList extends FleetCommand {
         token.state,
         token.expiresAt ?? '-',
         token.scopes.join(','),
+        issuerText(token, self),
+        lineageText(token),
         token.id === self ? '(this token)' : '',
       ]);
       const palette = await this.palette();
-      const header = ['ID', 'CLIENT', 'STATE', 'EXPIRES', 'SCOPES', ''];
+      const header = ['ID', 'CLIENT', 'STATE', 'EXPIRES', 'SCOPES', 'ISSUER', 'LINEAGE', ''];
       const stateColumn = header.indexOf('STATE');
       for (const line of renderTable(header, rows, (cell, column) =>
         column === stateColumn ? palette.state(cell) : cell,

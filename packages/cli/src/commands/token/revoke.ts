@@ -8,14 +8,18 @@ export interface RevokedTokenJson {
   readonly revokedAt: string;
   /** With --host: it was the operator's own token for the host (revoked with --self). */
   readonly self?: boolean;
+  /** The tokens minted from it (transitively) revoked with it (absent: the node predates lineage). */
+  readonly minted?: readonly string[];
 }
 
 export default class TokenRevoke extends FleetCommand {
   static override summary =
-    'Revoke a token: refused (AUTH_REVOKED) by every request that starts after this returns.';
+    'Revoke a token and every token minted from it: refused (AUTH_REVOKED) by every request that starts after this returns.';
   static override description = `On the node (--home) it works on the node's own token store. From the operator seat (--host H) it goes through H's controller with your credentials file's token for H, which needs node-admin:tokens.
 
-Revoking the token your credentials file holds for H would lock you out of H: it is refused (exit 2, nothing sent) unless you pass --self — rotate it instead. The node refuses it too (exit 3) when a request does not say so. After --self, the credentials file still holds the revoked token: put a token issued on the node there.`;
+Every token minted from it through a controller (directly or not: fleet token list shows the lineage) is revoked with it, and the answer says how many.
+
+Revoking the token your credentials file holds for H (or one it was minted from) would lock you out of H: it is refused (exit 2, nothing sent) unless you pass --self — rotate it instead. The node refuses it too (exit 3) when a request does not say so. After --self, the credentials file still holds the revoked token: put a token issued on the node there.`;
   static override examples = [
     '<%= config.bin %> token revoke 0123456789abcdef',
     '<%= config.bin %> token revoke 0123456789abcdef --home /srv/node --json',
@@ -42,18 +46,27 @@ Revoking the token your credentials file holds for H would lock you out of H: it
     if (flags.host !== undefined) {
       const { checkRevoke, recordTokenVerb, remoteTokens } =
         await import('@fleet/operator/tokens/remote.js');
+      const { revokeWithMinted } = await import('@fleet/operator/tokens/lineage.js');
       const { newOperationId } = await import('@fleet/core');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       await checkRevoke(remote, args.id, flags.self);
       const operationId = newOperationId();
-      const revoked = await remote.client.tokenRevoke({
+      const revoked = await revokeWithMinted(remote.client, {
         operationId,
         id: args.id,
         self: flags.self,
       });
-      await recordTokenVerb('token revoke', flags.host, operationId, `revoked ${revoked.id}`, []);
+      const minted = revoked.minted;
+      const also = minted === undefined ? '' : `, and ${mintedText(minted)}`;
+      await recordTokenVerb(
+        'token revoke',
+        flags.host,
+        operationId,
+        `revoked ${revoked.id}${also}`,
+        [],
+      );
       this.log(
-        `Revoked token ${revoked.id} (${revoked.client}) on ${flags.host} at ${revoked.revokedAt}.`,
+        `Revoked token ${revoked.id} (${revoked.client}) on ${flags.host} at ${revoked.revokedAt}${also}.`,
       );
       if (revoked.self) {
         this.note(
@@ -65,11 +78,26 @@ Revoking the token your credentials file holds for H would lock you out of H: it
         client: revoked.client,
         revokedAt: revoked.revokedAt,
         self: revoked.self,
+        ...(minted === undefined ? {} : { minted }),
       };
     }
     const store = await openStore(flags.home);
-    const record = await store.revoke(args.id);
-    this.log(`Revoked token ${record.id} (${record.client}) at ${record.revokedAt}.`);
-    return { id: record.id, client: record.client, revokedAt: record.revokedAt as string };
+    const { record, minted } = await store.revokeWithMinted(args.id);
+    const ids = minted.map((token) => token.id);
+    this.log(
+      `Revoked token ${record.id} (${record.client}) at ${record.revokedAt}, and ${mintedText(ids)}.`,
+    );
+    return {
+      id: record.id,
+      client: record.client,
+      revokedAt: record.revokedAt as string,
+      minted: ids,
+    };
   }
+}
+
+function mintedText(ids: readonly string[]): string {
+  return ids.length === 0
+    ? 'no token minted from it'
+    : `${ids.length} token(s) minted from it: ${ids.join(', ')}`;
 }

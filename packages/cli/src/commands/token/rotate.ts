@@ -15,7 +15,9 @@ export default class TokenRotate extends FleetCommand {
   static override summary = 'Replace a token with a new one for the same client and scopes.';
   static override description = `The old token stays valid for the grace period (default 10m) so the operator can switch credentials; then it is refused (AUTH_EXPIRED). The new token is shown once.
 
-On the node (--home) it works on the node's own token store. From the operator seat (--host H) it goes through H's controller with your credentials file's token for H, which needs node-admin:tokens; without an ID it rotates that very token and writes the new one into the credentials file atomically (0600; a file readable by others is refused), so the next command already uses it. Rotating another client's token prints the new one for you to hand over, and is refused (exit 4) when that token has a scope yours lacks.`;
+On the node (--home) it works on the node's own token store. From the operator seat (--host H) it goes through H's controller with your credentials file's token for H, which needs node-admin:tokens; without an ID it rotates that very token and writes the new one into the credentials file atomically (0600; a file readable by others is refused), so the next command already uses it. Rotating another client's token prints the new one for you to hand over, and is refused (exit 4) when that token has a scope yours lacks.
+
+Through a controller the new token is your token's: it never expires after your token does, and revoking yours revokes it (fleet token list shows the lineage). A token in its rotation grace administers no tokens. To extend a lifetime, issue a new token on the node, over SSH.`;
   static override examples = [
     '<%= config.bin %> token rotate 0123456789abcdef',
     '<%= config.bin %> token rotate 0123456789abcdef --grace 1h --json',
@@ -90,7 +92,7 @@ On the node (--home) it works on the node's own token store. From the operator s
       [issued.token],
     );
     this.log(
-      `Rotated ${issued.rotatedFrom ?? ''} → ${issued.id} on ${host}; the old token is accepted until ${issued.graceUntil ?? ''}.`,
+      `Rotated ${issued.rotatedFrom ?? ''} → ${issued.id} on ${host}, expiring ${issued.expiresAt}; the old token is accepted until ${issued.graceUntil ?? ''}.`,
     );
     if (rotated.credentialsUpdated) {
       this.log(`${remote.credentialsPath} now holds the new token for ${host}.`);
