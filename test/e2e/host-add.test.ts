@@ -328,6 +328,11 @@ describe('fleet host add: two hosts in network namespaces, from nothing (getting
     expect(released.exitCode, released.stderr + released.stdout).to.equal(0);
     const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
     expect(manifest).to.match(/node:\n\s+- platform: linux-x64\n\s+version: \d+\.\d+\.\d+\n/);
+    // Pinned by the registry's integrity too (sha512 of the very tarball), not only by sha256.
+    const integrity = `sha512-${createHash('sha512')
+      .update(await readFile(nodePackage))
+      .digest('base64')}`;
+    expect(manifest).to.contain(integrity);
     const added = await add(
       gamma,
       '--host-key',

@@ -19,6 +19,15 @@ const hostName = z.lazy(() =>
 const sha256Hex = z.lazy(() =>
   z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits'),
 );
+/** An npm `dist.integrity` of sha512 (Subresource Integrity form: `sha512-` and 88 base64). */
+export const npmIntegritySchema = z.lazy(() =>
+  z
+    .string()
+    .regex(
+      /^sha512-[A-Za-z0-9+/]{86}==$/,
+      'must be an npm integrity: sha512- and 88 base64 characters',
+    ),
+);
 const semver = z.lazy(() =>
   z
     .string()
@@ -178,6 +187,12 @@ export const fleetManifestSchema = z.lazy(() =>
                 version: semver,
                 file: z.string().min(1),
                 sha256: sha256Hex,
+                /**
+                 * The npm registry's integrity of that tarball (`dist.integrity`, SRI sha512), so
+                 * the pin can be checked against the registry (`npm view node-<platform>@<version>
+                 * dist.integrity`) as well as the store. Absent in pins made before it was kept.
+                 */
+                integrity: npmIntegritySchema.optional(),
               }),
             )
             .optional(),

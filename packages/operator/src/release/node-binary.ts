@@ -21,6 +21,13 @@ export interface ShippedNode {
   /** Repository-relative store file. */
   readonly file: string;
   readonly sha256: string;
+  /** The tarball's npm integrity (SRI sha512): absent only in pins made before it was kept. */
+  readonly integrity?: string;
+}
+
+/** The npm integrity of a tarball's bytes (pure): what the registry lists as `dist.integrity`. */
+export function npmIntegrity(bytes: Buffer): string {
+  return `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
 }
 
 export interface NodeSpec {
@@ -63,6 +70,8 @@ export async function storeNode(
 ): Promise<ShippedNode> {
   const name = `node-${spec.platform}`;
   let tarball = spec.file;
+  /** What the registry said the tarball's integrity is, when it came from the registry. */
+  let registryIntegrity: string | undefined;
   if (tarball === undefined) {
     const major = process.versions.node.split('.')[0] as string;
     progress(
@@ -78,11 +87,12 @@ export async function storeNode(
         `npm pack ${name}@${major} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (offline? give --node ${spec.platform}=FILE)`,
       );
     });
-    const [report] = JSON.parse(stdout) as { filename?: string }[];
+    const [report] = JSON.parse(stdout) as { filename?: string; integrity?: unknown }[];
     if (typeof report?.filename !== 'string') {
       throw new core.FleetError('ACTION_FAILED', `npm pack ${name} printed no tarball`);
     }
     tarball = join(scratch, report.filename);
+    if (typeof report.integrity === 'string') registryIntegrity = report.integrity;
   }
   const bytes = await readFile(tarball).catch((error: unknown) => {
     throw new core.FleetError(
@@ -106,8 +116,16 @@ export async function storeNode(
       `${tarball} is not the npm package ${name} (its package.json names ${String(parsed?.name)}, or it holds no Node.js binary)`,
     );
   }
+  const integrity = npmIntegrity(bytes);
+  // npm checked the download against the registry's integrity; the bytes read back must be those.
+  if (registryIntegrity !== undefined && registryIntegrity !== integrity) {
+    throw new core.FleetError(
+      'VERIFICATION_FAILED',
+      `${tarball}: its bytes are ${integrity.slice(0, 20)}…, not the registry's ${registryIntegrity.slice(0, 20)}… for ${name}@${parsed.version}`,
+    );
+  }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const file = storeFile(sha256);
   await writeStore(join(root, file), bytes);
-  return { platform: spec.platform, version: parsed.version, file, sha256 };
+  return { platform: spec.platform, version: parsed.version, file, sha256, integrity };
 }

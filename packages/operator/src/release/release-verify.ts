@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as core from '@fleet/core';
 import { readTgz } from '@fleet/controller';
+import { npmIntegrity, type ShippedNode } from './node-binary.js';
 import { writeStore } from './store.js';
 
 export interface VerifyOptions {
@@ -29,6 +30,18 @@ export interface VerifyResult {
   /** The store file: `held` and matching, `missing`, or `mismatch` (not the pinned bytes). */
   readonly store: 'held' | 'missing' | 'mismatch';
   readonly restored: boolean;
+  /**
+   * The Node.js builds the release ships (fleet.yaml `artifacts[].node`): each store file `held`
+   * (its sha256 and npm integrity those pinned) or `missing`. One holding other bytes fails.
+   */
+  readonly nodes: readonly {
+    readonly platform: string;
+    readonly version: string;
+    /** The repository-relative store file. */
+    readonly file: string;
+    readonly store: 'held' | 'missing';
+    readonly integrity?: string;
+  }[];
 }
 
 const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -94,6 +107,7 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
       `rebuilding ${version} needs the fleet checkout ${options.checkout} at ${pin.commit} with a clean tree; it is at ${head}${status === '' ? '' : ' with uncommitted changes'} (git -C ${options.checkout} checkout ${pin.commit}, then npm ci && npm run build)`,
     );
   }
+  const nodes = await verifyShippedNodes(options.root, version, pin.node ?? []);
   const storePath = join(options.root, pin.file);
   const held = await readFile(storePath).catch(() => null);
   const store = held === null ? 'missing' : sha(held) === pin.sha256 ? 'held' : 'mismatch';
@@ -123,5 +137,41 @@ export async function verifyRelease(options: VerifyOptions): Promise<VerifyResul
     await writeStore(storePath, rebuilt);
     restored = true;
   }
-  return { version, sha256: pin.sha256, commit: pin.commit, store, restored };
+  return { version, sha256: pin.sha256, commit: pin.commit, store, restored, nodes };
+}
+
+/**
+ * The shipped Node.js tarballs in the store against their pins: a missing one is said (it is not
+ * rebuilt from a commit: `npm pack node-<platform>@<version>` fetches the registry's, whose npm
+ * integrity the pin names); one holding other bytes is `VERIFICATION_FAILED`.
+ */
+export async function verifyShippedNodes(
+  root: string,
+  version: string,
+  pins: readonly ShippedNode[],
+): Promise<VerifyResult['nodes']> {
+  const out: VerifyResult['nodes'][number][] = [];
+  const where = ({ platform, version, file }: ShippedNode) => ({ platform, version, file });
+  for (const pin of pins) {
+    const bytes = await readFile(join(root, pin.file)).catch(() => null);
+    const integrity = pin.integrity === undefined ? {} : { integrity: pin.integrity };
+    if (bytes === null) {
+      out.push({ ...where(pin), store: 'missing', ...integrity });
+      continue;
+    }
+    const problem =
+      sha(bytes) !== pin.sha256
+        ? `sha256 ${sha(bytes).slice(0, 12)}, not the pinned ${pin.sha256.slice(0, 12)}`
+        : pin.integrity !== undefined && npmIntegrity(bytes) !== pin.integrity
+          ? `npm integrity ${npmIntegrity(bytes).slice(0, 20)}…, not the pinned ${pin.integrity.slice(0, 20)}…`
+          : null;
+    if (problem !== null) {
+      throw new core.FleetError(
+        'VERIFICATION_FAILED',
+        `${version}'s Node.js for ${pin.platform} in the store (${pin.file}) is ${problem}: remove it and fetch node-${pin.platform}@${pin.version} again`,
+      );
+    }
+    out.push({ ...where(pin), store: 'held', ...integrity });
+  }
+  return out;
 }

@@ -247,7 +247,12 @@ export function mergedNodes(
 /** Whether `added` changes nothing of `earlier` (pure). */
 function samePins(earlier: readonly ShippedNode[], added: readonly ShippedNode[]): boolean {
   return added.every((node) =>
-    earlier.some((pin) => pin.platform === node.platform && pin.sha256 === node.sha256),
+    earlier.some(
+      (pin) =>
+        pin.platform === node.platform &&
+        pin.sha256 === node.sha256 &&
+        pin.integrity === node.integrity,
+    ),
   );
 }
 

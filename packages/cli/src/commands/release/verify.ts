@@ -3,7 +3,7 @@ import { FleetCommand } from '../../base-command.js';
 
 export default class ReleaseVerify extends FleetCommand {
   static override summary = 'Rebuild a pinned release from its commit and compare the bytes.';
-  static override description = `Reads the artifact fleet.yaml pins for VERSION (default: canonicalVersion), checks that the fleet checkout this CLI runs from is at the commit its build record names with a clean tree, packs it again with the plugins fleet.yaml pins, and compares the sha256 with the pin. Exit 0 when byte-identical; 6 (VERIFICATION_FAILED) when not, naming the entries that differ; 3 when the checkout is not at that commit. --restore writes the rebuild into the artifact store when the store lacks it (a fresh clone) or holds other bytes.`;
+  static override description = `Reads the artifact fleet.yaml pins for VERSION (default: canonicalVersion), checks that the fleet checkout this CLI runs from is at the commit its build record names with a clean tree, packs it again with the plugins fleet.yaml pins, and compares the sha256 with the pin. Exit 0 when byte-identical; 6 (VERIFICATION_FAILED) when not, naming the entries that differ; 3 when the checkout is not at that commit. --restore writes the rebuild into the artifact store when the store lacks it (a fresh clone) or holds other bytes. The Node.js builds the release ships are checked in the store against their sha256 and npm integrity (the registry's dist.integrity): one holding other bytes fails (exit 6), a missing one is named with how to fetch it.`;
   static override examples = [
     '<%= config.bin %> release verify',
     '<%= config.bin %> release verify 0.2.0 --restore',
@@ -33,6 +33,13 @@ export default class ReleaseVerify extends FleetCommand {
     this.log(
       `${result.version}: rebuilt from ${result.commit}, byte-identical to the pin (sha256 ${result.sha256}); store ${result.store}${result.restored ? ', restored from the rebuild' : ''}.`,
     );
+    for (const node of result.nodes) {
+      this.log(
+        node.store === 'held'
+          ? `  Node.js ${node.version} for ${node.platform}: held, the pinned bytes${node.integrity === undefined ? '' : ` (npm integrity ${node.integrity})`}`
+          : `  Node.js ${node.version} for ${node.platform}: missing from the store (npm pack node-${node.platform}@${node.version}, then move the tarball to ${node.file}: its sha256 and integrity are checked here)`,
+      );
+    }
     return { ...result };
   }
 }
