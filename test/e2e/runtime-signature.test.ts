@@ -3,13 +3,14 @@
  * unit of a real `systemd --user` manager (test/src/runtime-node.ts), whose policy trusts one
  * release key made by the real `ssh-keygen`. A second build signed by that key
  * (`ssh-keygen -Y sign -n fleet-release`) is staged and accepted; the same build with a byte
- * changed, or repacked with one line added — each with the original signature — and a build
+ * changed, repacked with one line added, or with a carried plugin swapped in and its pin made to
+ * agree — each with the original signature — and a build
  * signed by a key the node does not trust are refused at stage (`SIGNATURE_INVALID`, exit 7):
  * no generation directory made, no journal transaction opened, and the refusal in the node's
  * audit log.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import {
@@ -164,6 +165,35 @@ describe('release signatures on a real node: signed accepted, tampered refused (
       await writeFile(join(root, 'package', 'postinstall.js'), 'process.exit(0);\n');
     });
     await expectRefused(added, signature, 'SIGNATURE_INVALID');
+  });
+
+  it('the build with a carried plugin swapped in, its pin made to agree: SIGNATURE_INVALID', async () => {
+    // What an attacker with a runtime:upgrade token would ship: a plugin's tarball, its unpacked
+    // tree and the build record's pin all consistent with each other — only the signature, which
+    // covers the whole artifact, tells the node it is not what the operator released.
+    const swapped = await repack(second.path, scratch.path, async (root) => {
+      const pkg = join(root, 'package');
+      const plugin = join(scratch.path, `plugin-${Date.now()}`, 'package');
+      await mkdir(plugin, { recursive: true });
+      const manifest = { name: 'fleet-plugin-swapped', version: '1.0.0', type: 'module' };
+      await writeFile(join(plugin, 'package.json'), `${JSON.stringify(manifest)}\n`);
+      await writeFile(join(plugin, 'index.js'), 'export default {};\n');
+      const tarball = `${plugin}.tgz`;
+      execFileSync('tar', ['-czf', tarball, '-C', join(plugin, '..'), 'package']);
+      const pluginSha = sha256(await readFile(tarball));
+      const carried = join(pkg, 'fleet-plugins');
+      await mkdir(join(carried, 'tarballs'), { recursive: true });
+      await writeFile(join(carried, 'tarballs', `${pluginSha}.tgz`), await readFile(tarball));
+      await cp(plugin, join(carried, 'packages', manifest.name), { recursive: true });
+      const recordPath = join(pkg, 'fleet-build.json');
+      const record = JSON.parse(await readFile(recordPath, 'utf8')) as { plugins?: unknown[] };
+      record.plugins = [
+        ...(record.plugins ?? []),
+        { name: manifest.name, version: manifest.version, sha256: pluginSha },
+      ];
+      await writeFile(recordPath, `${JSON.stringify(record)}\n`);
+    });
+    await expectRefused(swapped, signature, 'SIGNATURE_INVALID');
   });
 
   it('the build signed by a key the node does not trust: SIGNATURE_INVALID naming that key', async () => {
