@@ -369,10 +369,45 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     // anything is sent, naming the node's reason.
     expect(run.exitCode, run.stdout + run.stderr).to.equal(7);
     expect(run.stdout + run.stderr).to.contain('no pattern of domains.files.patterns');
+    // The top-level code says what happened (issue 38, 40): the node's policy refused the path.
+    expect((JSON.parse(run.stdout) as { error: { code: string } }).error.code).to.equal(
+      'POLICY_REFUSED',
+    );
+    const plan = await lab.run(['config', 'plan', 'node-01', 'files', '--json']);
+    expect(plan.exitCode, plan.stdout + plan.stderr).to.equal(7);
+    expect((JSON.parse(plan.stdout) as { error: { code: string } }).error.code).to.equal(
+      'POLICY_REFUSED',
+    );
     const absent = await access(lab.nodePath('node-01', '~/.bashrc')).then(
       () => false,
       () => true,
     );
     expect(absent).to.equal(true);
+  });
+
+  it('a node whose policy does not serve the domain: plan and install exit 7 with DOMAIN_NOT_SERVED and its reason', async () => {
+    const file = lab.nodePath('node-01', '~/.config/fleet/node-policy.yaml');
+    const text = await readFile(file, 'utf8');
+    const { policy } = parseNodePolicy(text, file);
+    const { files: _notServed, ...served } = policy.domains;
+    await writeNodePolicy(lab.home('node-01'), { ...policy, domains: served }, { force: true });
+    try {
+      const plan = await lab.run(['config', 'plan', 'node-01', 'files']);
+      expect(plan.exitCode, plan.stdout + plan.stderr).to.equal(7);
+      expect(plan.stdout).to.contain('an install would be refused: DOMAIN_NOT_SERVED');
+      expect(plan.stdout).not.to.contain('an install would change this host');
+      expect(plan.stderr).to.contain('does not serve domain files');
+      const planJson = await lab.run(['config', 'plan', 'node-01', 'files', '--json']);
+      expect(planJson.exitCode).to.equal(7);
+      expect(JSON.parse(planJson.stdout)).to.have.nested.property(
+        'error.code',
+        'DOMAIN_NOT_SERVED',
+      );
+      const run = await install();
+      expect(run.exitCode, run.stdout + run.stderr).to.equal(7);
+      expect(JSON.parse(run.stdout)).to.have.nested.property('error.code', 'DOMAIN_NOT_SERVED');
+    } finally {
+      await writeFile(file, text, { mode: 0o600 });
+    }
   });
 });

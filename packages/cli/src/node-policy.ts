@@ -21,26 +21,37 @@ export async function nodeHome(flag: string | undefined): Promise<string> {
 /**
  * Reads `file` as the controller would (mode, owner, YAML, schema) and checks it against the
  * registry's domains; throws `NODE_POLICY_INVALID` with every problem. Never writes (no migration).
+ * A domain no plugin of this CLI provides is not a problem here — the node's runtime may carry a
+ * plugin the operator has not linked (contract §10.5) — but is returned in `unknownDomains`, for a
+ * warning; the controller, whose plugins are the node's, refuses it.
  */
 export async function checkedPolicy(
   file: string,
   home: string,
   registry: Registry,
-): Promise<LoadedNodePolicy> {
-  const { FleetError, checkNodePolicy, readNodePolicyFile } = await import('@fleet/core');
+): Promise<LoadedNodePolicy & { readonly unknownDomains: readonly string[] }> {
+  const { FleetError, checkNodePolicy, readNodePolicyFile, unknownPolicyDomains } =
+    await import('@fleet/core');
   const loaded = await readNodePolicyFile(file, home);
+  const declarations = registry.domains().map((entry) => entry.descriptor);
   const problems: Problem[] = checkNodePolicy(
     loaded.policy,
-    registry.domains().map((entry) => entry.descriptor),
+    declarations,
     loaded.file,
     loaded.lineOf,
+    { unknownDomains: 'skip' },
   );
   if (problems.length > 0) {
     throw new FleetError('NODE_POLICY_INVALID', `${file} does not fit this fleet's plugins`, {
       problems,
     });
   }
-  return loaded;
+  return { ...loaded, unknownDomains: unknownPolicyDomains(loaded.policy, declarations) };
+}
+
+/** The warning line for a domain the policy serves that no plugin of this CLI provides. */
+export function unknownDomainWarning(file: string, domain: string): string {
+  return `${file}: domains.${domain}: no plugin this CLI loads provides domain ${domain}; its paths and actions are not checked here, and the node serves it only if its runtime carries the plugin (fleet plugins link it here to check it)`;
 }
 
 /**

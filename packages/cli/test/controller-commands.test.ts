@@ -160,6 +160,32 @@ describe('fleet token and fleet controller serve', () => {
     expect(JSON.parse(wide.stdout).error.code).to.equal('NODE_POLICY_INSECURE');
   });
 
+  it('validate --node-policy warns about a domain no plugin here provides, and still checks the rest (issue 40)', async () => {
+    const file = join(home, 'draft-policy.yaml');
+    await writeFile(
+      file,
+      'version: 1\ndomains:\n  ssh-config:\n    actions:\n      ssh-validate: { argv: [~/bin/check, "{file}"] }\n  router: {}\n',
+      { mode: 0o600 },
+    );
+    await chmod(file, 0o600);
+    const run = fleet(['validate', '--node-policy', file, '--json']);
+    expect(run.status, run.stderr).to.equal(0);
+    const result = JSON.parse(run.stdout);
+    expect(result.valid).to.equal(true);
+    expect(result.warnings).to.have.length(1);
+    expect(result.warnings[0]).to.contain('domains.ssh-config: no plugin this CLI loads provides');
+    expect(run.stderr).to.contain('warning: ').and.contain('domains.ssh-config');
+    // What it can check is still checked: a router path another domain owns is refused.
+    await writeFile(
+      file,
+      'version: 1\ndomains:\n  ssh-config: {}\n  router:\n    paths:\n      nosuch: ["~/x"]\n',
+      { mode: 0o600 },
+    );
+    const bad = fleet(['validate', '--node-policy', file, '--json']);
+    expect(bad.status).to.equal(2);
+    expect(JSON.parse(bad.stdout).error.problems[0].path).to.equal('domains.router.paths.nosuch');
+  });
+
   it('serves on an ephemeral port, prints one JSON line, answers identity, and stops on SIGTERM', async () => {
     const token = JSON.parse(
       fleet([

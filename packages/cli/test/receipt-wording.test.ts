@@ -46,3 +46,34 @@ describe('config install: a file whose mode changed (contract §10.4)', () => {
     expect(text.split('\n')[1]).to.match(/~\/\.ssh\/config .* mode 0644 → 0600$/);
   });
 });
+
+describe('config install: a rolled-back receipt shows what is on disk (issue 40)', () => {
+  const restored = (beforeSha256: string | null) => ({
+    path: '~/.ssh/config',
+    fileId: '~/.ssh/config',
+    beforeSha256,
+    afterSha256: 'b'.repeat(64),
+    backupPath: null,
+    diff: '',
+    state: 'restored' as const,
+    mode: { before: '0644', after: '0600' },
+  });
+  const line = (file: ReturnType<typeof restored>) =>
+    renderReceipt(
+      { ...receipt('laptop'), outcome: 'rolled-back', verified: false, files: [file] },
+      escapeControl,
+      'laptop',
+    ).split('\n')[1];
+
+  it('a restored file: the arrow ends at the old bytes, the undone write named beside it', () => {
+    expect(line(restored('a'.repeat(64)))).to.equal(
+      `  restored  ~/.ssh/config  ${'a'.repeat(12)} → ${'a'.repeat(12)} (the write of ${'b'.repeat(12)} undone)`,
+    );
+  });
+
+  it('a created file that was removed again: the arrow ends at absent', () => {
+    expect(line(restored(null))).to.equal(
+      `  restored  ~/.ssh/config  new → absent (the write of ${'b'.repeat(12)} undone)`,
+    );
+  });
+});

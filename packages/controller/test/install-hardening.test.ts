@@ -203,13 +203,13 @@ describe('install and export of a hard-linked file (catalogue 16)', () => {
   });
   after(async () => node.dispose());
 
-  it('export refuses it (NOT_REGULAR_FILE); install breaks the link, says so, the other name keeps the old content', async () => {
+  it('export refuses it (HARDLINK_REFUSED); install breaks the link, says so, the other name keeps the old content', async () => {
     await node.write(APP, 'old\n');
     const other = join(node.home, 'other-name');
     await link(node.abs(APP), other);
     const exported = await node.call('/v1/export', { token, body: { path: APP } });
     expect(exported.status).to.equal(409);
-    expect(exported.body.error.code).to.equal('NOT_REGULAR_FILE');
+    expect(exported.body.error.code).to.equal('HARDLINK_REFUSED');
     expect(exported.body.error.message).to.contain('hard links');
 
     const answer = await install(node, token, 'fixture', [

@@ -223,6 +223,11 @@ export const ERROR_CODES = {
   PATH_NOT_MANAGED: { exit: ExitCode.policy, http: 403 },
   SYMLINK_REFUSED: { exit: ExitCode.policy, http: 409 },
   NOT_REGULAR_FILE: { exit: ExitCode.policy, http: 409 },
+  /**
+   * A managed file with other hard links (catalogue 16): its content is also another file's, so
+   * the node does not read it out (drift: `unsupported`); an install breaks the link and says so.
+   */
+  HARDLINK_REFUSED: { exit: ExitCode.policy, http: 409 },
   MARKERS_UNPAIRED: { exit: ExitCode.policy, http: 409 },
   MARKERS_DUPLICATE: { exit: ExitCode.policy, http: 409 },
   MARKERS_REVERSED: { exit: ExitCode.policy, http: 409 },

@@ -178,6 +178,8 @@ export {
 export {
   MAX_NODE_POLICY_BYTES,
   checkNodePolicy,
+  unknownPolicyDomains,
+  type CheckNodePolicyOptions,
   defaultNodePolicy,
   formatNodePolicy,
   nodePolicyFile,
@@ -339,7 +341,9 @@ export {
 export {
   buildDomainPlan,
   planHost,
+  planRefusal,
   plannedInstall,
+  blockingCode,
   type DomainPlan,
   type FilePlan,
   type InstallSelection,

@@ -121,6 +121,8 @@ export {
 export {
   MAX_NODE_POLICY_BYTES,
   checkNodePolicy,
+  unknownPolicyDomains,
+  type CheckNodePolicyOptions,
   defaultNodePolicy,
   formatNodePolicy,
   nodePolicyFile,

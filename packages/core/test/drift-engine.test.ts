@@ -202,6 +202,6 @@ describe('runDrift (engine)', () => {
     expect(plan?.files[0]?.item).to.deep.equal(item);
     expect(() => plannedInstall(plan as never, { force: true }))
       .to.throw(/mentions FORBIDDEN/)
-      .with.property('code', 'FORMAT_UNSUPPORTED');
+      .with.property('code', 'RENDER_FAILED');
   });
 });

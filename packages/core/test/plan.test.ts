@@ -4,7 +4,7 @@
  * names the ways out: adopt, adopt --promote, --force (a deleted file: --force recreates it).
  */
 import { expect } from 'chai';
-import { buildDomainPlan, plannedInstall } from '../src/config/plan.js';
+import { buildDomainPlan, planRefusal, plannedInstall } from '../src/config/plan.js';
 import type { FileAssessment } from '../src/config/file-items.js';
 import type { FileTarget } from '../src/config/targets.js';
 import { isFleetError, type FleetErrorLike } from '../src/errors.js';
@@ -154,5 +154,95 @@ describe("a files entry's mode and action in the plan (contract §10.4)", () => 
   it('sends each file with its mode and its action id (never an argv)', () => {
     const planned = plannedInstall(plan(entry('a', 'stale')));
     expect(planned.files[0]).to.include({ path: '~/a', mode: '0600', action: 'zsh-reload' });
+  });
+});
+
+describe('a file no install can write: the top-level code says what happened (contract §7)', () => {
+  /** A file the assessment could not make installable, with the code it carries. */
+  const blocked = (id: string, state: 'error' | 'unsupported', code?: string) => {
+    const { target, assessment } = file(id, state);
+    return {
+      target,
+      assessment: {
+        ...assessment,
+        item: { ...assessment.item, detail: `${code ?? 'something'}: why` },
+        ...(code === undefined ? {} : { code }),
+      },
+    };
+  };
+  const table: {
+    name: string;
+    state: 'error' | 'unsupported';
+    code?: string;
+    expected: [string, number];
+  }[] = [
+    {
+      name: 'a node that lacks the plugin or does not list the domain',
+      state: 'error',
+      code: 'DOMAIN_NOT_SERVED',
+      expected: ['DOMAIN_NOT_SERVED', 7],
+    },
+    {
+      name: 'a path its node policy refuses',
+      state: 'error',
+      code: 'POLICY_REFUSED',
+      expected: ['POLICY_REFUSED', 7],
+    },
+    {
+      name: "a render error or the domain's check",
+      state: 'error',
+      code: 'RENDER_FAILED',
+      expected: ['RENDER_FAILED', 2],
+    },
+    {
+      name: 'a symbolic link',
+      state: 'unsupported',
+      code: 'SYMLINK_REFUSED',
+      expected: ['SYMLINK_REFUSED', 7],
+    },
+    {
+      name: 'a hard-linked file',
+      state: 'unsupported',
+      code: 'HARDLINK_REFUSED',
+      expected: ['HARDLINK_REFUSED', 7],
+    },
+    {
+      name: 'a binary live file',
+      state: 'unsupported',
+      code: 'FORMAT_UNSUPPORTED',
+      expected: ['FORMAT_UNSUPPORTED', 7],
+    },
+    {
+      name: 'nothing more precise known',
+      state: 'unsupported',
+      expected: ['FORMAT_UNSUPPORTED', 7],
+    },
+    {
+      name: 'a code this core does not know',
+      state: 'error',
+      code: 'SOMETHING_NEW',
+      expected: ['FORMAT_UNSUPPORTED', 7],
+    },
+  ];
+  for (const c of table) {
+    it(`${c.name}: ${c.expected[0]}, exit ${c.expected[1]}, nothing sent`, () => {
+      const error = refusal(() =>
+        plannedInstall(plan(file('a', 'stale'), blocked('b', c.state, c.code)), { force: true }),
+      );
+      expect([error.code, error.exitCode]).to.deep.equal(c.expected);
+      expect(error.message).to.contain('~/b');
+    });
+  }
+
+  it('config plan: a node that cannot serve the domain is its refusal (exit 7), not a change', () => {
+    expect(planRefusal([plan(file('a', 'stale'))])).to.equal(undefined);
+    expect(planRefusal([plan(blocked('a', 'unsupported', 'SYMLINK_REFUSED'))])).to.equal(undefined);
+    expect(planRefusal([plan(blocked('a', 'error', 'RENDER_FAILED'))])).to.equal(undefined);
+    const refused = planRefusal([
+      plan(file('a', 'stale')),
+      plan(blocked('a', 'error', 'DOMAIN_NOT_SERVED')),
+    ]);
+    expect([refused?.code, refused?.exitCode]).to.deep.equal(['DOMAIN_NOT_SERVED', 7]);
+    expect(refused?.message).to.equal('node-01 cannot install demo: DOMAIN_NOT_SERVED: why');
   });
 });

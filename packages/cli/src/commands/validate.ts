@@ -21,6 +21,8 @@ export interface ValidateNodePolicyResult {
   readonly nodePolicy: string;
   readonly sha256: string;
   readonly policy: NodePolicy;
+  /** Domains it serves that no plugin of this CLI provides: not checked here (warned). */
+  readonly warnings?: readonly string[];
 }
 
 export default class Validate extends FleetCommand {
@@ -28,7 +30,7 @@ export default class Validate extends FleetCommand {
     'Check fleet.yaml, hosts/*.yaml and that every template renders for every host.';
   static override description = `Checks the working tree — uncommitted changes included: what you are about to commit — where drift, plan and install read the last commit (HEAD). Says which paths are not committed yet. Every problem is reported with its file, field path (or line) and what is wrong; the exit code is 2 when there is any. Each runtime artifact fleet.yaml lists is read and checked too: its sha256, its version, and the commit its build record names (package/fleet-build.json, written when it was packed), which must be fleet.yaml's commit for it.
 
-With --node-policy FILE it checks a node policy file instead (docs/node-policy.md), as a controller reads it at start: mode 0600 and owner, YAML without duplicate keys, the strict schema, and the domains of this CLI's plugins.`;
+With --node-policy FILE it checks a node policy file instead (docs/node-policy.md), as a controller reads it at start: mode 0600 and owner, YAML without duplicate keys, the strict schema, and the domains of this CLI's plugins (a domain none of them provides is warned about, not refused: the node's runtime may carry its plugin).`;
   static override examples = [
     '<%= config.bin %> validate',
     '<%= config.bin %> validate --repo ~/fleet --json',
@@ -151,12 +153,20 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
 
   private async nodePolicy(file: string): Promise<ValidateNodePolicyResult> {
     const path = await import('node:path');
-    const { checkedPolicy, summarise } = await import('../node-policy.js');
+    const { checkedPolicy, summarise, unknownDomainWarning } = await import('../node-policy.js');
     const absolute = path.resolve(file);
     const loaded = await checkedPolicy(absolute, path.dirname(absolute), await this.loadRegistry());
+    const warnings = loaded.unknownDomains.map((domain) => unknownDomainWarning(absolute, domain));
+    for (const warning of warnings) this.note(`warning: ${warning}`);
     this.log(`${absolute}: a valid node policy`);
     for (const line of summarise(loaded.policy)) this.log(`  ${line}`);
-    return { valid: true, nodePolicy: absolute, sha256: loaded.sha256, policy: loaded.policy };
+    return {
+      valid: true,
+      nodePolicy: absolute,
+      sha256: loaded.sha256,
+      policy: loaded.policy,
+      ...(warnings.length > 0 ? { warnings } : {}),
+    };
   }
 }
 

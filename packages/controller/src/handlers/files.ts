@@ -134,7 +134,7 @@ export function refuseHardLinked(
 ): void {
   if (live.nlink > 1 && live.nlink - keptLinks(dir, live.ino) > 1) {
     throw new FleetError(
-      'NOT_REGULAR_FILE',
+      'HARDLINK_REFUSED',
       `${path} has ${live.nlink} hard links: its content is also another file's; not read out (an install replaces it and breaks the link)`,
     );
   }

@@ -70,10 +70,18 @@ const UNSUPPORTED_CODES = new Set([
   'FILE_TOO_LARGE',
   'NOT_REGULAR_FILE',
   'SYMLINK_REFUSED',
+  'HARDLINK_REFUSED',
 ]);
 
 export interface FileAssessment {
   readonly item: DriftReportItem;
+  /**
+   * For an `error` or `unsupported` item, the error code of what keeps the file from being
+   * installed: the node's refusal (`DOMAIN_NOT_SERVED`, `POLICY_REFUSED`, `SYMLINK_REFUSED`, …),
+   * `RENDER_FAILED` when the desired content cannot be computed or the domain's check refuses it,
+   * or the live file's own problem (`MARKERS_UNPAIRED`). An install's refusal takes it (plan.ts).
+   */
+  readonly code?: string;
   readonly classification?: Classification;
   /** The live sha256 the assessment was made against (`null`: absent). */
   readonly liveSha256: string | null;
@@ -193,13 +201,18 @@ function assessContent(input: AssessInput): FileAssessment {
         detail:
           `cannot compute the desired content: ${problem.file ?? ''}${problem.line ? `:${problem.line}` : ''} ${problem.message}`.trim(),
       },
+      code: 'RENDER_FAILED',
       liveSha256,
     };
   }
   const desired = target.desired.content;
   if (live.kind === 'refused') {
     const state = UNSUPPORTED_CODES.has(live.code) ? 'unsupported' : 'error';
-    return { item: { ...base, state, detail: `${live.code}: ${live.message}` }, liveSha256 };
+    return {
+      item: { ...base, state, detail: `${live.code}: ${live.message}` },
+      code: live.code,
+      liveSha256,
+    };
   }
   let liveManaged: string | null = null;
   if (live.kind === 'present') {
@@ -207,7 +220,11 @@ function assessContent(input: AssessInput): FileAssessment {
       liveManaged = operator.managed(target.file, live.content);
     } catch (error) {
       const why = isFleetError(error) ? `${error.code}: ${error.message}` : String(error);
-      return { item: { ...base, state: 'error', detail: why }, liveSha256 };
+      return {
+        item: { ...base, state: 'error', detail: why },
+        ...(isFleetError(error) ? { code: error.code } : {}),
+        liveSha256,
+      };
     }
   }
   const classification = classify(

@@ -7,7 +7,7 @@
  * exit 7, the code of the worst), a file the node cannot hold (unsupported), a file whose desired
  * content cannot be computed or the domain's checks refuse (error).
  */
-import { FleetError, type Problem } from '../errors.js';
+import { ERROR_CODES, FleetError, type ErrorCode, type Problem } from '../errors.js';
 import type { BlockMarkers, CoupledAction, DomainDeclaration } from '../interfaces/domain.js';
 import type { DriftState } from '../interfaces/drift.js';
 import type { DriftReportItem } from '../report/drift-report.js';
@@ -33,6 +33,12 @@ export interface FilePlan {
   readonly mode?: string;
   /** A repository-declared file's node policy action id, run after it is written (§10.4). */
   readonly action?: string;
+  /**
+   * For an `error` or `unsupported` file: the error code of what keeps it from being installed
+   * (the node's refusal, `DOMAIN_NOT_SERVED`, `POLICY_REFUSED`, `SYMLINK_REFUSED`, …; or
+   * `RENDER_FAILED`), which an install's refusal carries as its own.
+   */
+  readonly code?: string;
 }
 
 export interface DomainPlan {
@@ -77,6 +83,7 @@ export function buildDomainPlan(input: {
       : {}),
     ...(target.file.mode === undefined ? {} : { mode: target.file.mode }),
     ...(target.file.action === undefined ? {} : { action: target.file.action }),
+    ...(assessment.code === undefined ? {} : { code: assessment.code }),
   }));
   // A file's own action runs only when an install changes the file: listed for those only.
   const fileActions = files.flatMap((file): CoupledAction[] =>
@@ -164,6 +171,80 @@ function handChangeRefusal(plan: DomainPlan, refused: readonly FilePlan[]): Flee
   );
 }
 
+/**
+ * The top-level code of a file that cannot be installed: what happened, as the node or the render
+ * said it (contract §7) — `DOMAIN_NOT_SERVED`, `POLICY_REFUSED`, `SYMLINK_REFUSED`,
+ * `HARDLINK_REFUSED`, `RENDER_FAILED` (exit 2), … — and `FORMAT_UNSUPPORTED` only when nothing
+ * more precise is known.
+ */
+export function blockingCode(file: Pick<FilePlan, 'code'>): ErrorCode {
+  const { code } = file;
+  return code !== undefined && Object.hasOwn(ERROR_CODES, code)
+    ? (code as ErrorCode)
+    : 'FORMAT_UNSUPPORTED';
+}
+
+/** Why no install of these files can be sent (an `error` or `unsupported` file), or undefined. */
+function installBlocker(plan: DomainPlan, chosen: readonly FilePlan[]): FleetError | undefined {
+  const problems: Problem[] = [];
+  const blocked: FilePlan[] = [];
+  for (const file of chosen) {
+    if (file.desired === null || file.item.state === 'error') {
+      problems.push({
+        file: file.path,
+        message: `cannot be installed: ${file.item.detail ?? 'error'}`,
+      });
+    } else if (file.item.state === 'unsupported') {
+      problems.push({
+        file: file.path,
+        message: `the node cannot hold it: ${file.item.detail ?? ''}`,
+      });
+    } else continue;
+    blocked.push(file);
+  }
+  const first = blocked[0];
+  if (first === undefined) return undefined;
+  return new FleetError(
+    blockingCode(first),
+    `install of ${plan.domain} on ${plan.host} refused: ${problems[0]?.file}: ${problems[0]?.message}`,
+    { problems },
+  );
+}
+
+/** Codes saying the node will not serve the domain (or the path) at all: its policy decides. */
+const NOT_SERVED: ReadonlySet<string> = new Set([
+  'DOMAIN_NOT_SERVED',
+  'POLICY_REFUSED',
+  'PATH_OUTSIDE_ROOT',
+  'NODE_POLICY_MISSING',
+  'NODE_POLICY_INVALID',
+  'NODE_POLICY_INSECURE',
+]);
+
+/**
+ * `fleet config plan`'s verdict (contract §7): a plan against a node that cannot serve the domain
+ * — or refuses one of its paths by policy — is not "an install would change this host" but the
+ * node's refusal, with its code and exit 7. Other files an install would refuse (`unsupported`,
+ * a render error, a hand change) are the plan's to show; undefined when nothing is refused so.
+ */
+export function planRefusal(plans: readonly DomainPlan[]): FleetError | undefined {
+  for (const plan of plans) {
+    const refused = plan.files.filter(
+      (file) => file.code !== undefined && NOT_SERVED.has(file.code),
+    );
+    const first = refused[0];
+    if (first === undefined) continue;
+    return new FleetError(
+      blockingCode(first),
+      `${plan.host} cannot install ${plan.domain}: ${first.item.detail ?? first.code ?? ''}`,
+      {
+        problems: refused.map((file) => ({ file: file.path, message: file.item.detail ?? '' })),
+      },
+    );
+  }
+  return undefined;
+}
+
 /** The install request a plan allows, or the policy refusal that stops it (nothing is sent). */
 export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {}): PlannedInstall {
   const unknown = (selection.files ?? []).filter(
@@ -180,29 +261,8 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
   const chosen = plan.files.filter(
     (file) => !selection.files || selection.files.includes(file.path),
   );
-  const problems: Problem[] = [];
-  for (const file of chosen) {
-    if (file.desired === null || file.item.state === 'error') {
-      problems.push({
-        file: file.path,
-        message: `cannot be installed: ${file.item.detail ?? 'error'}`,
-      });
-    } else if (file.item.state === 'unsupported') {
-      problems.push({
-        file: file.path,
-        message: `the node cannot hold it: ${file.item.detail ?? ''}`,
-      });
-    }
-  }
-  if (problems.length > 0) {
-    throw new FleetError(
-      'FORMAT_UNSUPPORTED',
-      `install of ${plan.domain} on ${plan.host} refused: ${problems[0]?.file}: ${problems[0]?.message}`,
-      {
-        problems,
-      },
-    );
-  }
+  const blocker = installBlocker(plan, chosen);
+  if (blocker !== undefined) throw blocker;
   const refused = chosen.filter((file) => (REFUSED as readonly string[]).includes(file.item.state));
   if (refused.length > 0 && !selection.force) throw handChangeRefusal(plan, refused);
   return {

@@ -153,6 +153,24 @@ export async function readNodePolicyFile(
   }
 }
 
+export interface CheckNodePolicyOptions {
+  /**
+   * A domain no given declaration provides: a problem (`problem`, the default — the controller,
+   * whose plugins are the node's), or left to the caller (`skip`: the operator checking a node's
+   * policy, whose plugins need not be the node's; see {@link unknownPolicyDomains}).
+   */
+  readonly unknownDomains?: 'problem' | 'skip';
+}
+
+/** The domains a policy serves that none of `declarations` provides, in the policy's order. */
+export function unknownPolicyDomains(
+  policy: NodePolicy,
+  declarations: readonly DomainDeclaration[],
+): string[] {
+  const known = new Set(declarations.map((d) => d.domain));
+  return Object.keys(policy.domains).filter((domain) => !known.has(domain));
+}
+
 /**
  * Checks a valid policy against the domains this node has (pure): every served domain is provided
  * by a loaded plugin, every path override names one of its file or derived-path ids, no override
@@ -164,6 +182,7 @@ export function checkNodePolicy(
   declarations: readonly DomainDeclaration[],
   file?: string,
   lineOf?: LoadedNodePolicy['lineOf'],
+  options: CheckNodePolicyOptions = {},
 ): Problem[] {
   const problems: Problem[] = [];
   const at = (path: readonly (string | number)[], message: string): void => {
@@ -179,7 +198,8 @@ export function checkNodePolicy(
   for (const [domain, section] of Object.entries(policy.domains)) {
     const declaration = byDomain.get(domain);
     if (!declaration) {
-      at(['domains', domain], `no loaded plugin provides domain ${domain}`);
+      if (options.unknownDomains !== 'skip')
+        at(['domains', domain], `no loaded plugin provides domain ${domain}`);
       continue;
     }
     if (section.unattended === 'allow' && declaration.coupling.kind === 'process') {

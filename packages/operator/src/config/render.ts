@@ -38,12 +38,28 @@ export function renderPlan(
       ? '  coupled actions: none'
       : `  coupled actions: ${plan.actions.map((action) => action.kind).join(', ')}`,
   );
+  // A file that cannot be installed (the node's refusal, a render error) says so, not "change".
+  const blocked = plan.files.find((file) => file.code !== undefined);
   lines.push(
-    plan.changes
-      ? '  an install would change this host'
-      : '  nothing to install: every file is current',
+    blocked
+      ? `  an install would be refused: ${blocked.code ?? ''} (${escape(blocked.path)})`
+      : plan.changes
+        ? '  an install would change this host'
+        : '  nothing to install: every file is current',
   );
   return lines.join('\n');
+}
+
+/**
+ * A receipt file's sha256s: before → what is on disk now. A restored file holds its old bytes
+ * again (or is gone, when the install had created it): the arrow ends there, and the write that
+ * was undone is named beside it — never as if it were on disk.
+ */
+function shaArrow(file: Receipt['files'][number]): string {
+  const before = file.beforeSha256?.slice(0, 12);
+  const after = file.afterSha256.slice(0, 12);
+  if (file.state !== 'restored') return `${before ?? 'new'} → ${after}`;
+  return `${before ?? 'new'} → ${before ?? 'absent'} (the write of ${after} undone)`;
 }
 
 /**
@@ -62,11 +78,11 @@ export function renderReceipt(
   ];
   for (const file of receipt.files) {
     lines.push(
-      `  ${file.state.padEnd(9)} ${escape(file.path)}  ${file.beforeSha256?.slice(0, 12) ?? 'new'} → ${file.afterSha256.slice(0, 12)}${
+      `  ${file.state.padEnd(9)} ${escape(file.path)}  ${shaArrow(file)}${
         file.backupPath ? `  backup ${escape(file.backupPath)}` : ''
       }${
-        // A files entry's mode (contract §10.4): said when it changed.
-        file.mode && file.mode.before !== file.mode.after
+        // A files entry's mode (contract §10.4): said when it changed, and not for a write undone.
+        file.mode && file.mode.before !== file.mode.after && file.state !== 'restored'
           ? `  mode ${file.mode.before ?? 'new'} → ${file.mode.after}`
           : ''
       }`,

@@ -6,7 +6,7 @@ export default class ConfigPlan extends FleetCommand {
   static override summary =
     'Show what an install would do on a host: classification, diff, coupled actions.';
   static override description =
-    'Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes are not used; a warning names them). Per file: its classification against its known versions (current, stale, modified, diverged, missing, deleted: see `fleet drift --help`), the redacted unified diff, the live sha256 the plan was made against (an install refuses if it changed since), and the process actions the domain couples to the write. Reads the node; writes nothing.';
+    'Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes are not used; a warning names them). Per file: its classification against its known versions (current, stale, modified, diverged, missing, deleted: see `fleet drift --help`), the redacted unified diff, the live sha256 the plan was made against (an install refuses if it changed since), and the process actions the domain couples to the write. Reads the node; writes nothing. A node that cannot serve the domain (no plugin provides it, its node policy does not list it or refuses a path) exits 7 with its refusal (DOMAIN_NOT_SERVED, POLICY_REFUSED).';
   static override examples = [
     '<%= config.bin %> config plan node-01',
     '<%= config.bin %> config plan node-01 harness-policy --json',
@@ -44,6 +44,9 @@ export default class ConfigPlan extends FleetCommand {
     const palette = await this.palette();
     if (!this.jsonEnabled())
       this.log(plans.map((plan) => renderPlan(plan, core.escapeControl, palette)).join('\n\n'));
+    // A node that cannot serve the domain: its refusal, exit 7 (DOMAIN_NOT_SERVED, POLICY_REFUSED).
+    const refusal = core.planRefusal(plans);
+    if (refusal !== undefined) throw refusal;
     return { plans };
   }
 }

@@ -1,5 +1,11 @@
 import { FleetCommand } from '../../base-command.js';
-import { checkedPolicy, nodeHome, policyHomeFlag, summarise } from '../../node-policy.js';
+import {
+  checkedPolicy,
+  nodeHome,
+  policyHomeFlag,
+  summarise,
+  unknownDomainWarning,
+} from '../../node-policy.js';
 
 export interface NodePolicyShowJson {
   readonly file: string;
@@ -21,6 +27,8 @@ export default class NodePolicyShow extends FleetCommand {
     const { nodePolicyFile, parseSshEd25519PublicKey } = await import('@fleet/core');
     const home = await nodeHome(flags.home);
     const loaded = await checkedPolicy(nodePolicyFile(home), home, await this.loadRegistry());
+    for (const domain of loaded.unknownDomains)
+      this.note(`warning: ${unknownDomainWarning(loaded.file, domain)}`);
     this.log(`${loaded.file} (sha256 ${loaded.sha256.slice(0, 12)})`);
     const fingerprintOf = (key: string) => parseSshEd25519PublicKey(key).fingerprint;
     for (const line of summarise(loaded.policy, fingerprintOf)) this.log(line);
