@@ -15,9 +15,10 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
-  BUILD_ID_PATTERN,
+  GENERATION_NAME_PATTERN,
   GENERATIONS_DIR,
   GENERATION_MANIFEST,
+  isGenerationNameOf,
   parseStrictJson,
 } from '@fleet/core/node';
 import { generationManifestSchema } from './generations/generation.js';
@@ -26,13 +27,14 @@ import type { BuildIdentity } from './runtime.js';
 export const DEVELOPMENT_BUILD: BuildIdentity = { sha256: null, commit: null };
 
 /**
- * The generation directory (`…/generations/<build-id>`) a path lies in, or `null`. Pure: the
+ * The generation directory (`…/generations/<build-id>`, on Windows `…/generations/<16 hex>`) a
+ * path lies in, or `null`. Pure: the
  * path should already be real (symlinks resolved).
  */
 export function generationDirOf(path: string): string | null {
   let dir = dirname(path);
   for (;;) {
-    if (BUILD_ID_PATTERN.test(basename(dir)) && basename(dirname(dir)) === GENERATIONS_DIR) {
+    if (GENERATION_NAME_PATTERN.test(basename(dir)) && basename(dirname(dir)) === GENERATIONS_DIR) {
       return dir;
     }
     const parent = dirname(dir);
@@ -64,7 +66,9 @@ export async function buildIdentityOf(
       'GENERATION_INVALID',
     );
     const parsed = generationManifestSchema.safeParse(raw);
-    if (!parsed.success || parsed.data.buildId !== basename(dir)) return DEVELOPMENT_BUILD;
+    // The directory is the build id, or its Windows short name (docs/runtime-lifecycle.md).
+    if (!parsed.success || !isGenerationNameOf(basename(dir), parsed.data.buildId))
+      return DEVELOPMENT_BUILD;
     return {
       sha256: parsed.data.buildId,
       commit: parsed.data.commit,

@@ -9,6 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   FleetError,
   readDefinitionFile,
+  resolveGenerationName,
+  runtimeLayout,
   withNodeId,
   writeDefinitionFile,
   writeSupervisorRecord,
@@ -88,6 +90,16 @@ export function createWindowsTaskAdapter(
       throw new FleetError('ACTION_FAILED', `schtasks /Query /XML failed: ${excerpt(result)}`);
     return result.stdout;
   };
+
+  /**
+   * The build id of the generation a task's command runs: its directory carries the short name on
+   * Windows (docs/runtime-lifecycle.md, "Windows paths"), resolved from that generation's manifest;
+   * left as it is when nothing there names a build (then it matches no build id, and status says so).
+   */
+  const buildIdOf = async (ctx: NodeContext, name: string | null): Promise<string | null> =>
+    name === null
+      ? null
+      : ((await resolveGenerationName(runtimeLayout(ctx.home, ctx.platform), name)) ?? name);
 
   const adapter = {
     supervisor: 'windows-task' as const,
@@ -172,7 +184,8 @@ export function createWindowsTaskAdapter(
       const xml = await queryXml(ctx);
       if (xml === null) {
         const file = await readDefinitionFile(ctx.home, TASK_DEFINITION_PATH);
-        const facts = file === null ? null : readTask(file);
+        const read = file === null ? null : readTask(file);
+        const facts = read && { ...read, generation: await buildIdOf(ctx, read.generation) };
         return {
           present: false,
           enabled: false,
@@ -183,7 +196,8 @@ export function createWindowsTaskAdapter(
           ...(facts ? { source: 'file' as const, command: facts.command } : {}),
         };
       }
-      const task = readTask(xml);
+      const read = readTask(xml);
+      const task = { ...read, generation: await buildIdOf(ctx, read.generation) };
       const list = (await adapter.queryList(ctx)) ?? {};
       const status = list['Status'] ?? 'unknown';
       return {

@@ -30,6 +30,7 @@ import {
   parseBuildRecord,
   parseStrictJson,
   runtimeLayout,
+  WIN32_MAX_PATH_CHARS,
   type Platform,
   type RuntimeLayout,
 } from '@fleet/core/node';
@@ -184,6 +185,15 @@ export async function removeTree(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
 }
 
+/**
+ * The name of a staging directory beside the generations: hardly longer than a Windows
+ * generation's own (17 characters against 16), since every path of the unpacked tree lies below
+ * it too, within WIN32_GENERATION_PATH_BUDGET (docs/runtime-lifecycle.md, "Windows paths").
+ */
+export function stagingName(): string {
+  return `${TEMP_PREFIX}${randomBytes(3).toString('hex')}`;
+}
+
 /** Removes staging directories a crash left behind (`generations/.fleet-tmp-*`). */
 export async function sweepStaging(layout: RuntimeLayout): Promise<number> {
   let names: string[];
@@ -272,6 +282,7 @@ export async function stageGeneration(input: StageInput): Promise<StagedGenerati
   if (existing) return reuse(layout, buildId, directory, input.commit);
 
   const entries = readTgz(artifact, input.limits ?? DEFAULT_TAR_LIMITS);
+  if (input.platform === 'win32') checkWindowsPaths(layout, directory, entries);
   const commit = carriedCommit(entries);
   checkCommit(input.commit, commit, 'the artifact was built from');
   const expectedTree = tarTreeHash(entries);
@@ -288,10 +299,7 @@ export async function stageGeneration(input: StageInput): Promise<StagedGenerati
 
   await ensurePrivateDir(input.home, layout.generations);
   await sweepStaging(layout);
-  const temp = join(
-    layout.generations,
-    `${TEMP_PREFIX}stage-${buildId.slice(0, 12)}-${randomBytes(6).toString('hex')}`,
-  );
+  const temp = join(layout.generations, stagingName());
   try {
     await mkdir(temp, { mode: 0o700 });
     for (const entry of entries) {
@@ -373,6 +381,29 @@ export async function heldGeneration(
   }
   checkCommit(expectedCommit, check.manifest.commit, `generations/${buildId} records`);
   return { buildId, directory: layout.generation(buildId), manifest: check.manifest, reused: true };
+}
+
+/**
+ * On Windows, every path the generation would have — below its directory and below the staging
+ * directory, which is never longer — must fit MAX_PATH (docs/runtime-lifecycle.md, "Windows
+ * paths"): refused before anything is written, rather than failing half-way through the unpack.
+ */
+function checkWindowsPaths(
+  layout: RuntimeLayout,
+  directory: string,
+  entries: ReturnType<typeof readTgz>,
+): void {
+  const staging = join(layout.generations, stagingName()).length;
+  const base = Math.max(directory.length, staging) + 1;
+  let longest = '';
+  for (const entry of [...entries.map((e) => e.path), GENERATION_MANIFEST, GENERATION_ARTIFACT]) {
+    if (entry.length > longest.length) longest = entry;
+  }
+  if (base + longest.length > WIN32_MAX_PATH_CHARS) {
+    throw invalid(
+      `the artifact's ${longest} would be a path of ${base + longest.length} characters in ${layout.generations}, past the ${WIN32_MAX_PATH_CHARS} a Windows path may have; nothing staged`,
+    );
+  }
 }
 
 /** The commit label of the tarball's build record; `null` when it has none. */

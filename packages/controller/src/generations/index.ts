@@ -17,6 +17,7 @@ export {
   removeTree,
   requireVerifiedGeneration,
   stageGeneration,
+  stagingName,
   sweepStaging,
   verifyGeneration,
   type GenerationCheck,

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import {
   runtimeLayout,
   readCurrentPointer,
-  BUILD_ID_PATTERN,
+  resolveGenerationName,
   type BootstrapAdapter,
   type IdentityResponse,
   type NodeContext,
@@ -47,12 +47,12 @@ async function observeSupervisor(
   return adapter.observe(ctx).catch(() => null);
 }
 
-/** Generation directories present (build ids), sorted. */
+/** Generations present (build ids — a Windows short name resolved from its manifest), sorted. */
 async function generationsOn(ctx: NodeContext): Promise<string[]> {
-  const names = await readdir(runtimeLayout(ctx.home, ctx.platform).generations).catch(
-    () => [] as string[],
-  );
-  return names.filter((name) => BUILD_ID_PATTERN.test(name)).sort();
+  const layout = runtimeLayout(ctx.home, ctx.platform);
+  const names = await readdir(layout.generations).catch(() => [] as string[]);
+  const ids = await Promise.all(names.map((name) => resolveGenerationName(layout, name)));
+  return ids.filter((id): id is string => id !== null).sort();
 }
 
 /** The pid of the open transaction's runner (`runner-<txn>.pid`) while it lives, else `null`. */

@@ -4,12 +4,22 @@
  * (plugins import core only), so the layout is written down once.
  *
  *   <home>/.local/share/fleet/runtime/            (Windows: <home>/AppData/Local/fleet/runtime/)
- *     generations/<build-id>/                      immutable once staged (files 0444, dirs 0555)
+ *     generations/<name>/                          immutable once staged (files 0444, dirs 0555);
+ *                                                  <name> is the build id, on Windows its first 16
+ *                                                  hex digits ({@link generationName})
  *       generation.json                            the manifest: build id, tree hash, package, commit
  *       artifact.tgz                               the artifact it was staged from (sha256 = build id)
  *       package/…                                  the unpacked `npm pack` tarball
  *     current                                      symlink -> generations/<build-id>  (Linux, macOS)
- *                                                  or a file "generations/<build-id>\n" (Windows)
+ *                                                  or a file "generations/<build-id>\n" (Windows:
+ *                                                  a file the OS never follows, so it names the
+ *                                                  full build id; the directory is the short name)
+ *
+ * Windows paths (docs/runtime-lifecycle.md, "Windows paths"): without the long-path opt-in a path
+ * has at most MAX_PATH - 1 = 259 characters (Microsoft, "Maximum Path Length Limitation"). The
+ * root `C:\Users\<profile>\AppData\Local\fleet\runtime` gets {@link WIN32_ROOT_BUDGET}
+ * characters, everything below it {@link WIN32_GENERATION_PATH_BUDGET}; a 64-digit build id as a
+ * directory name would spend a quarter of the limit, so Windows generations are named short.
  */
 import { lstat, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,11 +38,47 @@ export const GENERATION_ARTIFACT = 'artifact.tgz';
 export const DEFAULT_RUNTIME_ENTRY = 'package/bin/run.js';
 /** A build id is the artifact's sha256, lower-case hex. */
 export const BUILD_ID_PATTERN = /^[0-9a-f]{64}$/;
+/**
+ * Hex digits of the build id that name a generation's directory on Windows: 64 bits, so two
+ * builds a node holds share a name with negligible odds — and when they do, the second is refused
+ * (`GENERATION_INVALID`: the directory exists and its manifest names another build), never
+ * written over.
+ */
+export const WIN32_GENERATION_NAME_LENGTH = 16;
+/** A generation directory's name: a build id, or (Windows) its first 16 hex digits. */
+export const GENERATION_NAME_PATTERN = /^(?:[0-9a-f]{64}|[0-9a-f]{16})$/;
+/** Longest path a Windows API takes without the `\\?\` prefix or the long-path opt-in. */
+export const WIN32_MAX_PATH_CHARS = 259;
+/**
+ * Characters the Windows runtime root may take: `C:\Users\` (9) + a profile folder of up to 40
+ * (a 20-character user name, `.` and a 15-character NetBIOS domain, and a `.000`-style suffix) +
+ * `\AppData\Local\fleet\runtime` (28) = 77, rounded up.
+ */
+export const WIN32_ROOT_BUDGET = 80;
+/**
+ * Characters any path below the runtime root may take (`generations\<name>\package\…` and the
+ * staging directory's), checked on the real packed artifact by test/integration's path-budget
+ * test. 80 + 150 = 230 leaves 29 of the 259 to spare.
+ */
+export const WIN32_GENERATION_PATH_BUDGET = 150;
+
+/** The directory name of a build's generation on `platform` (pure). */
+export function generationName(buildId: string, platform: Platform): string {
+  return platform === 'win32' ? buildId.slice(0, WIN32_GENERATION_NAME_LENGTH) : buildId;
+}
+
+/** Whether a generation directory's `name` is the one `buildId` gets on some platform (pure). */
+export function isGenerationNameOf(name: string, buildId: string): boolean {
+  return (
+    name === buildId || (name.length === WIN32_GENERATION_NAME_LENGTH && buildId.startsWith(name))
+  );
+}
 
 export interface RuntimeLayout {
   readonly root: string;
   readonly generations: string;
   readonly current: string;
+  /** The directory of a build's generation (its name per {@link generationName}). */
   generation(buildId: string): string;
 }
 
@@ -44,8 +90,32 @@ export function runtimeLayout(home: string, platform: Platform): RuntimeLayout {
     root,
     generations,
     current: join(root, CURRENT_POINTER),
-    generation: (buildId: string) => join(generations, buildId),
+    generation: (buildId: string) => join(generations, generationName(buildId, platform)),
   };
+}
+
+/**
+ * The build id a generation directory's name stands for: the name itself when it is a build id,
+ * else (a Windows short name) the `buildId` its `generation.json` records — when that id is one the
+ * name belongs to; `null` otherwise (no generation, or not one fleet staged). Reads one small file.
+ */
+export async function resolveGenerationName(
+  layout: RuntimeLayout,
+  name: string,
+): Promise<string | null> {
+  if (BUILD_ID_PATTERN.test(name)) return name;
+  if (!GENERATION_NAME_PATTERN.test(name)) return null;
+  try {
+    const text = await readFile(join(layout.generations, name, GENERATION_MANIFEST), 'utf8');
+    const buildId = (JSON.parse(text) as { buildId?: unknown }).buildId;
+    return typeof buildId === 'string' &&
+      BUILD_ID_PATTERN.test(buildId) &&
+      isGenerationNameOf(name, buildId)
+      ? buildId
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 /** What `current` holds: `generations/<build-id>` (relative, so a moved home keeps working). */
@@ -175,14 +245,19 @@ export function argvFlag(argv: readonly string[], name: string): string | null {
   return value;
 }
 
-/** What a supervisor's argv says: the generation it runs, its `--node-id` and `--home`. */
+/**
+ * What a supervisor's argv says: the generation it runs, its `--node-id` and `--home`. On Windows
+ * the script's directory carries the short name ({@link generationName}): `buildId` is then those
+ * 16 digits, and the adapter that observed the command resolves it from the generation's manifest
+ * ({@link resolveGenerationName}).
+ */
 export function describeRuntimeCommand(argv: readonly string[]): RuntimeCommandFacts {
   const flag = (name: string): string | null => argvFlag(argv, name);
   let buildId: string | null = null;
   // The script comes after the node binary and its options, before `controller serve`.
   const end = argv.indexOf('controller');
   for (const arg of argv.slice(0, end < 0 ? 3 : end)) {
-    const match = /[\\/]generations[\\/]([0-9a-f]{64})[\\/]/.exec(arg);
+    const match = /[\\/]generations[\\/]([0-9a-f]{64}|[0-9a-f]{16})[\\/]/.exec(arg);
     if (match) {
       buildId = match[1] ?? null;
       break;
