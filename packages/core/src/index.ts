@@ -569,10 +569,13 @@ export {
 } from './runtime/supervisor-probe.js';
 export {
   TASK_NAMESPACE,
+  TASK_PATH_MAX,
+  WINDOWS_COMMAND_LINE_MAX,
   quoteSystemdWord,
   quoteWindowsArgument,
   splitSystemdCommandLine,
   splitWindowsArguments,
+  windowsTaskArguments,
   xmlEscape,
 } from './runtime/command-lines.js';
 

@@ -11,8 +11,8 @@ import {
   FleetError,
   TASK_NAMESPACE,
   describeRuntimeCommand,
-  quoteWindowsArgument,
   splitWindowsArguments,
+  windowsTaskArguments,
   xmlEscape,
   type DefinitionFacts,
   type SupervisorDefinition,
@@ -113,7 +113,7 @@ ${trigger}
   <Actions Context="Author">
     <Exec>
       <Command>${xmlEscape(command)}</Command>
-      <Arguments>${xmlEscape(args.map(quoteWindowsArgument).join(' '))}</Arguments>
+      <Arguments>${xmlEscape(windowsTaskArguments(command, args, input.home))}</Arguments>
       <WorkingDirectory>${xmlEscape(input.home)}</WorkingDirectory>
     </Exec>
   </Actions>
@@ -207,7 +207,7 @@ export function jobTaskXml(
   <Actions Context="Author">
     <Exec>
       <Command>${xmlEscape(command)}</Command>
-      <Arguments>${xmlEscape(args.map(quoteWindowsArgument).join(' '))}</Arguments>
+      <Arguments>${xmlEscape(windowsTaskArguments(command, args, cwd))}</Arguments>
       <WorkingDirectory>${xmlEscape(cwd)}</WorkingDirectory>
     </Exec>
   </Actions>

@@ -135,3 +135,46 @@ export function splitWindowsArguments(line: string): string[] {
   }
   return args;
 }
+
+/**
+ * Task Scheduler schema's `pathType` (Exec's `Command` and `WorkingDirectory`): "cannot be an
+ * empty string, and must be less than 260 characters" (learn.microsoft.com/windows/win32/taskschd/
+ * taskschedulerschema-pathtype-simpletype).
+ */
+export const TASK_PATH_MAX = 260;
+/**
+ * CreateProcessW's lpCommandLine: "The maximum length of this string is 32,767 characters,
+ * including the Unicode terminating null character" — the command line a task's action starts
+ * with (`"Command" Arguments`).
+ */
+export const WINDOWS_COMMAND_LINE_MAX = 32_767;
+
+/**
+ * A task action's `Arguments` (each word quoted by {@link quoteWindowsArgument}), checked against
+ * what Task Scheduler and CreateProcess take, so that a task is never registered that would not
+ * start: `USAGE` naming the limit, before anything is written.
+ */
+export function windowsTaskArguments(
+  command: string,
+  args: readonly string[],
+  workingDirectory: string,
+): string {
+  const refuse = (message: string) => new FleetError('USAGE', `scheduled task: ${message}`);
+  for (const [what, path] of [
+    ['command', command],
+    ['working directory', workingDirectory],
+  ] as const) {
+    if (path === '') throw refuse(`the ${what} is empty`);
+    if (path.length >= TASK_PATH_MAX)
+      throw refuse(
+        `the ${what} has ${path.length} characters; Task Scheduler takes a path of less than ${TASK_PATH_MAX}`,
+      );
+  }
+  const text = args.map(quoteWindowsArgument).join(' ');
+  const length = `"${command}" ${text}`.length + 1;
+  if (length > WINDOWS_COMMAND_LINE_MAX)
+    throw refuse(
+      `the command line would have ${length} characters; Windows starts one of at most ${WINDOWS_COMMAND_LINE_MAX}`,
+    );
+  return text;
+}

@@ -8,8 +8,8 @@
 import {
   FleetError,
   quoteSystemdWord,
-  quoteWindowsArgument,
   TASK_NAMESPACE,
+  windowsTaskArguments,
   xmlEscape,
 } from '@fleet/core';
 import { formatEvery, launchdLabel } from './model.js';
@@ -298,7 +298,7 @@ export function reportTaskXml(input: ScheduleInput, startBoundary: string): Sche
   <Actions Context="Author">
     <Exec>
       <Command>${xmlEscape(command)}</Command>
-      <Arguments>${xmlEscape(args.map(quoteWindowsArgument).join(' '))}</Arguments>
+      <Arguments>${xmlEscape(windowsTaskArguments(command, args, input.repo))}</Arguments>
       <WorkingDirectory>${xmlEscape(input.repo)}</WorkingDirectory>
     </Exec>
   </Actions>

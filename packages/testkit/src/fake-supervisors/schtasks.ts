@@ -13,6 +13,9 @@
  *
  * Anything else exits 1 with schtasks' "Invalid argument" message.
  *
+ * The schema's types, the principal keyref and the command-line limit are checked as Task
+ * Scheduler checks them (task-schema.ts, with the documents cited there).
+ *
  * As strict as Task Scheduler about what an action may carry: `Exec` holds `Command`, `Arguments`
  * and `WorkingDirectory` and nothing else (there is no environment element), and a started task
  * gets the user's logon environment — never the environment of the shell that ran `/Run`: its
@@ -35,6 +38,7 @@ import {
   type Env,
 } from './common.js';
 import { isRunning, readRun, startRun, stopRun } from './runs.js';
+import { checkCommandLine, checkExec, checkPrincipals, checkSettings } from './task-schema.js';
 import { child, parseXml, textAt, XmlError, type XmlElement } from './xml.js';
 
 export const TASK_NAMESPACE = 'http://schemas.microsoft.com/windows/2004/02/mit/task';
@@ -171,9 +175,6 @@ export interface TaskDefinition {
   readonly logonType: string;
 }
 
-/** What the schema allows in `Actions/Exec`. */
-const EXEC_CHILDREN = new Set(['Command', 'Arguments', 'WorkingDirectory']);
-
 /**
  * The environment a started task gets: the user's logon environment, approximated as the
  * caller's without what a shell session sets for fleet (`FLEET_*`, `XDG_*`): Task Scheduler does
@@ -225,6 +226,8 @@ export function validateTask(xml: string): TaskDefinition {
       1,
     );
   const settings = child(root, 'Settings') as XmlElement;
+  checkSettings(settings);
+  checkPrincipals(child(root, 'Principals') as XmlElement, child(root, 'Actions') as XmlElement);
   const enabledText = textAt(settings, 'Enabled') ?? 'true';
   if (enabledText !== 'true' && enabledText !== 'false')
     throw new XmlError('Settings/Enabled must be true or false', settings.line, 1);
@@ -232,13 +235,11 @@ export function validateTask(xml: string): TaskDefinition {
   const execs = actions.children.filter((a) => a.name === 'Exec');
   if (execs.length !== 1) throw missing(actions, 'Actions/Exec (exactly one, for this fake)');
   const exec = execs[0] as XmlElement;
-  for (const element of exec.children) {
-    if (!EXEC_CHILDREN.has(element.name))
-      throw new XmlError(`Exec: unexpected element <${element.name}>`, element.line, 1);
-  }
+  checkExec(exec);
   const command = textAt(exec, 'Command');
   if (!command) throw missing(exec, 'Exec/Command');
   const argumentsText = textAt(exec, 'Arguments') ?? '';
+  checkCommandLine(exec, command, argumentsText);
   return {
     command,
     args: splitWindowsArguments(argumentsText),
