@@ -15,5 +15,8 @@ export function windowsControllerSupervisor(
   ctx: NodeContext,
   options: AdapterSupervisorOptions & WindowsTaskAdapterOptions = {},
 ): ControllerSupervisor {
-  return adapterControllerSupervisor(createWindowsTaskAdapter(options), ctx, options);
+  // `timeoutMs` bounds the wait for the new controller, not each `schtasks` call: a short wait
+  // must not kill a `/Run` that a loaded machine is slow to answer.
+  const { timeoutMs: _wait, ...adapterOptions } = options;
+  return adapterControllerSupervisor(createWindowsTaskAdapter(adapterOptions), ctx, options);
 }
