@@ -1,6 +1,6 @@
 /**
  * The Windows path budget on the real runtime artifact (docs/runtime-lifecycle.md, "Windows paths";
- * reliability catalogue 80): `npm pack -w packages/cli`, as a release packs it, staged by the
+ * reliability catalogue 59): `npm pack -w packages/cli`, as a release packs it, staged by the
  * controller's own staging in the Windows layout. Every path below the runtime root — in the
  * generation and in the staging directory it is unpacked in — stays within
  * WIN32_GENERATION_PATH_BUDGET, so that under a root of up to WIN32_ROOT_BUDGET characters

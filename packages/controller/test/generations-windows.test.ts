@@ -1,6 +1,6 @@
 /**
  * Runtime generations in the Windows layout (docs/runtime-lifecycle.md, "Windows paths"; reliability
- * catalogue 80): a generation's directory is the build id's first 16 hex digits, so that the paths
+ * catalogue 59): a generation's directory is the build id's first 16 hex digits, so that the paths
  * of a real artifact stay inside MAX_PATH; the pointer file, the build identity and the runtime
  * status still name the full build id; a short-name collision is refused, never written over; and
  * an artifact whose paths would not fit under this node's root is refused before anything is

@@ -1,7 +1,7 @@
 /**
- * The scheduled-report task's environment on Windows (docs/scheduled-reports.md; reliability case
- * 60): Task Scheduler's Exec action has no environment and starts in the user's logon environment,
- * so `fleet schedule install` writes the variables as `report-run --env NAME=VALUE` arguments. The
+ * The scheduled-report task's environment on Windows (docs/scheduled-reports.md; reliability
+ * catalogue 60): Task Scheduler's Exec action has no environment and starts in the user's logon
+ * environment, so `fleet schedule install` writes the variables as `report-run --env NAME=VALUE` arguments. The
  * generated task is registered and run by the testkit's fake `schtasks` — as strict as Task
  * Scheduler about the schema, the logon environment and the command line — and the process it
  * starts must get back exactly the argv the schedule meant: Windows paths with spaces, a trailing
