@@ -6,16 +6,21 @@
  * through `fleet upgrade` (contract §10.5) and installs its domain there like any bundled domain —
  * the host user's lines around its block kept byte for byte.
  *
+ * `--wire` puts the domain into the lab's repository (fleet.yaml, its example source, the host
+ * variable) and prints the node-policy lines the node's owner adds; then the `fleet` commands of
+ * the generated README run as written, against the lab node.
+ *
  * The generated package's `node_modules` is this repository's (a symlink): the same @fleet/core,
- * @fleet/testkit, typescript and mocha an author gets from the packed tarballs, without the
- * network. The oclif directories are isolated for this file, as in third-party-plugin.test.ts.
+ * @fleet/testkit, typescript and mocha an author installs from a registry
+ * (test/e2e/plugin-registry.test.ts), without one. The oclif directories are isolated for this
+ * file, as in third-party-plugin.test.ts.
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { copyFile, mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { driftReportSchema, packedFileName, parseNodePolicy } from '@fleet/core';
+import { driftReportSchema, packedFileName, parseManifest, parseNodePolicy } from '@fleet/core';
 import { writeNodePolicy } from '@fleet/controller';
 import { packedPlugin, packedRuntimeArtifact } from '../src/artifact.js';
 import { ROOT, fleet, json, tempDir } from '../src/fleet.js';
@@ -48,6 +53,7 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
   let tmp: { path: string; cleanup: () => Promise<void> };
   let lab: Lab;
   let npmrcDir: string;
+  let nodePolicyLines = '';
   const saved = new Map<string, string | undefined>();
 
   before(async () => {
@@ -57,6 +63,8 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
       process.env[name] = join(tmp.path, 'oclif', name.replace(/^FLEET_|_DIR$/g, '').toLowerCase());
     }
     lab = await Lab.create('fleet-e2e-scaffold-lab-');
+    // Up before the plugin exists: the lab's repository has every other domain, not npmrc.
+    await lab.up(1);
     npmrcDir = join(tmp.path, 'npmrc');
   });
   after(async () => {
@@ -89,36 +97,47 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
     expect(await buildAndTest(dir)).to.match(/\b4 passing\b/);
   });
 
-  it('--kind block: builds, passes its own tests, links into the operator CLI', async () => {
-    const created = await fleet(
-      [
-        'plugins',
-        'new',
-        'fleet-plugin-npmrc',
-        '--kind',
-        'block',
-        '--path',
-        NPMRC,
-        '--dir',
-        npmrcDir,
-        '--json',
-      ],
-      { cwd: tmp.path },
-    );
+  it('--kind block --wire: wires the lab repository, builds, passes its tests, links', async () => {
+    const created = await lab.run([
+      'plugins',
+      'new',
+      'fleet-plugin-npmrc',
+      '--kind',
+      'block',
+      '--path',
+      NPMRC,
+      '--dir',
+      npmrcDir,
+      '--wire',
+      '--host',
+      'node-01',
+      '--json',
+    ]);
     expect(created.exitCode, created.stderr).to.equal(0);
-    expect(json(created)).to.deep.include({ domain: 'npmrc', kind: 'block', path: NPMRC });
+    const result = json<{ wired: { paths: string[]; commit: string; nodePolicy: string } }>(
+      created,
+    );
+    expect(result).to.deep.include({ domain: 'npmrc', kind: 'block', path: NPMRC });
+    expect(result.wired.paths).to.deep.equal([
+      'fleet.yaml',
+      'domains/npmrc/npmrc',
+      'hosts/node-01.yaml',
+    ]);
+    expect(lab.git('rev-parse', 'HEAD').trim()).to.equal(result.wired.commit);
+    const manifest = parseManifest(await readFile(join(lab.repo, 'fleet.yaml'), 'utf8'));
+    expect(manifest.hosts['node-01']?.domains).to.include('npmrc');
+    expect(manifest.domains['npmrc']).to.deep.equal({ unattended: 'deny' });
+    expect(await readFile(join(lab.repo, 'hosts', 'node-01.yaml'), 'utf8')).to.match(
+      /^npmrc_owner: node-01-npmrc-owner$/m,
+    );
+    nodePolicyLines = result.wired.nodePolicy;
     expect(await buildAndTest(npmrcDir)).to.match(/\b5 passing\b/);
     const link = await fleet(['plugins', 'link', npmrcDir, '--no-install'], { cwd: tmp.path });
     expect(link.exitCode, link.stderr).to.equal(0);
   });
 
   it('reaches a lab node inside the runtime generation, and installs its block there', async () => {
-    // The lab's repository, like `fleet init`'s, holds the example of every domain the operator's
-    // CLI knows: node-01 lists npmrc, its host file the variable, domains/npmrc/npmrc the source.
-    await lab.up(1);
-    expect(await readFile(join(lab.repo, 'fleet.yaml'), 'utf8')).to.match(
-      /\n {4}domains: \[[^\]]*\bnpmrc\b/,
-    );
+    // `--wire` listed npmrc on node-01, set its host variable and wrote domains/npmrc/npmrc.
     // The operator pins the plugin and packs a runtime that carries it (contract §10.5).
     const plugin = await packedPlugin(npmrcDir);
     await mkdir(join(lab.repo, 'artifacts', 'plugins'), { recursive: true });
@@ -141,10 +160,12 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
     const { catalog } = await lab.client('node-01').identity();
     expect(catalog.domains.map((d) => d.domain)).to.include('npmrc');
 
-    // The node's owner serves the domain (node policy, contract §5.1); the user has a ~/.npmrc.
+    // The node's owner adds the lines `--wire` printed to its node policy (contract §5.1); the
+    // user has a ~/.npmrc.
     await lab.writeNode('node-01', NPMRC, USER_TEXT);
     const policyFile = lab.nodePath('node-01', '~/.config/fleet/node-policy.yaml');
     const { policy } = parseNodePolicy(await readFile(policyFile, 'utf8'), policyFile);
+    expect(nodePolicyLines).to.equal('domains:\n  npmrc: {}\n');
     await writeNodePolicy(
       lab.home('node-01'),
       { ...policy, domains: { ...policy.domains, npmrc: {} } },
@@ -152,8 +173,21 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
     );
     await lab.commitEdit('domains/npmrc/npmrc', () => CANONICAL, 'npmrc');
 
-    const install = await lab.run(['config', 'install', 'node-01', 'npmrc', '--confirm', '--json']);
-    expect(install.exitCode, install.stdout + install.stderr).to.equal(0);
+    // The generated README's fleet commands, as written, for this host.
+    const readme = await readFile(join(npmrcDir, 'README.md'), 'utf8');
+    const commands = [...readme.matchAll(/`(fleet config [^`]+)`/g)].map((m) => m[1] ?? '');
+    expect(commands).to.deep.equal([
+      'fleet config plan HOST npmrc',
+      'fleet config install HOST npmrc --confirm',
+    ]);
+    for (const command of commands) {
+      const args = command
+        .split(' ')
+        .slice(1)
+        .map((word) => (word === 'HOST' ? 'node-01' : word));
+      const ran = await lab.run(args);
+      expect(ran.exitCode, `${command}: ${ran.stdout}${ran.stderr}`).to.equal(0);
+    }
     const live = (await lab.readNode('node-01', NPMRC)).toString('utf8');
     const hostFile = await readFile(join(lab.repo, 'hosts', 'node-01.yaml'), 'utf8');
     const owner = /^npmrc_owner: "?(.*?)"?$/m.exec(hostFile)?.[1];

@@ -105,6 +105,8 @@ export {
 } from './repo/scaffold.js';
 export {
   manifestWithArtifact,
+  manifestWithDomain,
+  hostVariablesWith,
   manifestWithHost,
   manifestWithPlugin,
   manifestWithSigningKey,
@@ -507,7 +509,9 @@ export {
 export { fileAdopter, type FileAdopterOptions } from './installers/file-adopter.js';
 // `fleet plugins new`: a new domain plugin package (docs/plugin-authoring.md, "Start from fleet plugins new")
 export {
+  fleetRegistryUrl,
   pluginScaffold,
+  UNSET_FLEET_REGISTRY,
   writePluginScaffold,
   type PluginScaffold,
   type PluginScaffoldOptions,

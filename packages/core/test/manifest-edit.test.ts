@@ -5,7 +5,10 @@
  */
 import { expect } from 'chai';
 import {
+  hostVariablesWith,
+  isFleetError,
   manifestWithArtifact,
+  manifestWithDomain,
   manifestWithHost,
   manifestWithSigningKey,
   parseManifest,
@@ -124,5 +127,73 @@ describe('manifest edits: hosts', () => {
         tls: undefined,
       }),
     ).to.throw();
+  });
+});
+
+describe('manifest edits: wiring a new domain (fleet plugins new --wire)', () => {
+  const WIRED = [
+    '# my fleet: kept',
+    'apiVersion: fleet/v1',
+    'canonicalVersion: 0.1.0',
+    'hosts:',
+    '  alpha: { controller: http://127.0.0.1:7701, platform: linux, supervisor: lab, domains: [files] }',
+    '  beta: { controller: http://127.0.0.1:7702, platform: linux, supervisor: lab }',
+    'domains:',
+    '  files: { unattended: deny }',
+    '',
+  ].join('\n');
+
+  function codeOf(run: () => unknown): string {
+    try {
+      run();
+    } catch (error) {
+      if (isFleetError(error)) return `${error.code}: ${error.message}`;
+      throw error;
+    }
+    return 'no error';
+  }
+
+  it('declares the domain and lists it on the named hosts only, comments kept', () => {
+    const text = manifestWithDomain(WIRED, 'npmrc', ['alpha']);
+    const manifest = parseManifest(text);
+    expect(manifest.hosts['alpha']?.domains).to.deep.equal(['files', 'npmrc']);
+    expect(manifest.hosts['beta']?.domains).to.deep.equal([]);
+    expect(manifest.domains['npmrc']).to.deep.equal({ unattended: 'deny' });
+    expect(text.startsWith('# my fleet: kept\n')).to.equal(true);
+  });
+
+  it('lists it on a host that had no domains', () => {
+    const manifest = parseManifest(manifestWithDomain(WIRED, 'npmrc', ['beta']));
+    expect(manifest.hosts['beta']?.domains).to.deep.equal(['npmrc']);
+  });
+
+  const refused: [string, string, string[], RegExp][] = [
+    ['a domain fleet.yaml declares', 'files', [], /^USAGE: fleet\.yaml already has domain files/],
+    [
+      'an unknown host',
+      'npmrc',
+      ['gamma'],
+      /^UNKNOWN_HOST: fleet\.yaml has no host gamma \(it has alpha, beta\)/,
+    ],
+  ];
+  for (const [what, domain, hosts, message] of refused) {
+    it(`refuses ${what}`, () => {
+      expect(codeOf(() => manifestWithDomain(WIRED, domain, hosts))).to.match(message);
+    });
+  }
+
+  it('sets a host variable only where it is absent, the rest kept', () => {
+    expect(hostVariablesWith(null, 'npmrc_owner', 'alpha-npmrc-owner')).to.equal(
+      'npmrc_owner: alpha-npmrc-owner\n',
+    );
+    expect(hostVariablesWith('# mine\nnode_id: alpha\n', 'npmrc_owner', 'x')).to.equal(
+      '# mine\nnode_id: alpha\nnpmrc_owner: x\n',
+    );
+    expect(hostVariablesWith('npmrc_owner: me\n', 'npmrc_owner', 'x')).to.equal(
+      'npmrc_owner: me\n',
+    );
+    expect(codeOf(() => hostVariablesWith('- a list\n', 'npmrc_owner', 'x'))).to.match(
+      /^HOST_FILE_INVALID/,
+    );
   });
 });

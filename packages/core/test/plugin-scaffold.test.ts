@@ -3,8 +3,10 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  fleetRegistryUrl,
   isFleetError,
   pluginScaffold,
+  UNSET_FLEET_REGISTRY,
   writePluginScaffold,
   type PluginScaffoldOptions,
 } from '../src/index.js';
@@ -101,6 +103,11 @@ describe('plugin scaffold (fleet plugins new)', () => {
     ) as { version: string };
     expect(pkg['dependencies']).to.deep.equal({ '@fleet/core': `^${core.version}` });
     expect(pkg['devDependencies']?.['@fleet/testkit']).to.equal(`^${core.version}`);
+    // The testkit brings the controller it writes through: the plugin names only the two.
+    expect(
+      Object.keys(pkg['devDependencies'] ?? {}).filter((n) => n.startsWith('@fleet/')),
+    ).to.deep.equal(['@fleet/testkit']);
+    expect(pkg['scripts']?.['pretest']).to.equal('tsc -p .');
     expect(pkg['oclif']).to.deep.equal({ hooks: { 'fleet:register': './dist/src/register.js' } });
     expect(files.get('tsconfig.json')).to.not.contain('extends');
     expect(files.get('src/domain.ts')).to.contain("begin: '; fleet:npmrc:begin'");
@@ -137,5 +144,60 @@ describe('plugin scaffold (fleet plugins new)', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  const registries: [string, string][] = [
+    ['https://npm.example.org', 'https://npm.example.org/'],
+    ['https://npm.example.org/repository/npm/', 'https://npm.example.org/repository/npm/'],
+    ['http://127.0.0.1:4873', 'http://127.0.0.1:4873/'],
+    ['http://localhost:4873/', 'http://localhost:4873/'],
+    ['http://[::1]:4873/', 'http://[::1]:4873/'],
+  ];
+  for (const [given, url] of registries) {
+    it(`binds @fleet to the registry ${given}`, () => {
+      expect(fleetRegistryUrl(given)).to.equal(url);
+      const npmrc = pluginScaffold({
+        name: 'fleet-plugin-a',
+        kind: 'whole',
+        registry: given,
+      }).files.get('.npmrc');
+      expect(npmrc?.split('\n').filter((line) => !line.startsWith('#'))).to.deep.equal([
+        `@fleet:registry=${url}`,
+        '',
+      ]);
+    });
+  }
+
+  const badRegistries: [string, RegExp][] = [
+    ['http://npm.example.org/', /must be https:\/\/ \(plain http:\/\/ only on 127\.0\.0\.1/],
+    ['https://user:secret@npm.example.org/', /must carry no credentials/],
+    ['https://npm.example.org/?token=x', /must carry no credentials, query or fragment/],
+    ['npm.example.org', /is not a URL/],
+    ['file:///srv/npm', /must be https:\/\//],
+  ];
+  for (const [given, message] of badRegistries) {
+    it(`refuses the registry ${given}`, () => {
+      expect(codeAndMessage({ name: 'fleet-plugin-a', kind: 'whole', registry: given })).to.match(
+        new RegExp(
+          `^USAGE: --registry ${JSON.stringify(given).replace(/[.?/]/g, '\\$&')} ${message.source}`,
+        ),
+      );
+    });
+  }
+
+  it('without a registry, binds @fleet to a name that never resolves — never the public default', () => {
+    const scaffold = pluginScaffold({ name: 'fleet-plugin-a', kind: 'whole' });
+    expect(scaffold.registry).to.equal(UNSET_FLEET_REGISTRY);
+    expect(scaffold.files.get('.npmrc')).to.match(
+      /^@fleet:registry=https:\/\/fleet-packages\.invalid\/$/m,
+    );
+    expect(scaffold.files.get('.npmrc')).to.contain('npm install --no-save');
+  });
+
+  it("the README's commands name no flag the CLI lacks", () => {
+    const readme =
+      pluginScaffold({ name: 'fleet-plugin-npmrc', kind: 'block' }).files.get('README.md') ?? '';
+    expect(readme).to.not.contain('--domain');
+    expect(readme).to.contain('fleet config plan HOST npmrc');
   });
 });

@@ -13,8 +13,18 @@ import { FleetError } from '../errors.js';
 import { isFleetOwnPath } from '../policy/fleet-paths.js';
 import { isHomePath } from '../paths.js';
 import { corePackageVersion } from '../package-version.js';
+import {
+  camel,
+  exampleCanonical,
+  json,
+  ownerVariable,
+  pascal,
+  type ScaffoldKind,
+  type Template,
+} from './scaffold-template.js';
+import { blockInstallerTest, registerTest, wholeInstallerTest } from './scaffold-tests.js';
 
-export type ScaffoldKind = 'whole' | 'block';
+export type { ScaffoldKind } from './scaffold-template.js';
 
 export interface PluginScaffoldOptions {
   /** The npm package name (`fleet-plugin-npmrc`, `@acme/fleet-plugin-npmrc`). */
@@ -29,6 +39,48 @@ export interface PluginScaffoldOptions {
   readonly comment?: string;
   /** The version range of `@fleet/core` and `@fleet/testkit` (default: this core's, `^x.y.z`). */
   readonly fleetRange?: string;
+  /**
+   * The npm registry fleet's packages are published to, bound to the `@fleet` scope in the
+   * package's `.npmrc` (default: {@link UNSET_FLEET_REGISTRY}, which resolves nowhere).
+   */
+  readonly registry?: string;
+}
+
+/**
+ * The `@fleet` registry of a package made without `--registry`: a name in `.invalid` (RFC 2606),
+ * which never resolves — so `npm install` fails at once rather than asking the public registry,
+ * where an `@fleet` scope is not fleet's (dependency confusion). The offline install of the packed
+ * tarballs (docs/plugin-authoring.md) needs no registry for them.
+ */
+export const UNSET_FLEET_REGISTRY = 'https://fleet-packages.invalid/';
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * The registry URL, normalised with a final `/`. HTTPS, or plain HTTP on loopback only (a local
+ * mirror): packages fetched in clear text from another host could be swapped on the way. No
+ * credentials in it: `.npmrc` is committed with the package; a token belongs in the user's
+ * `~/.npmrc`.
+ */
+export function fleetRegistryUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usage(`--registry ${JSON.stringify(value)} is not a URL (https://registry.example.org/)`);
+  }
+  const loopback = LOOPBACK_HOSTS.has(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw usage(
+      `--registry ${JSON.stringify(value)} must be https:// (plain http:// only on 127.0.0.1, localhost or [::1])`,
+    );
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw usage(
+      `--registry ${JSON.stringify(value)} must carry no credentials, query or fragment (a token goes in your ~/.npmrc, not the package's)`,
+    );
+  }
+  return url.href.endsWith('/') ? url.href : `${url.href}/`;
 }
 
 export interface PluginScaffold {
@@ -36,6 +88,12 @@ export interface PluginScaffold {
   readonly domain: string;
   readonly kind: ScaffoldKind;
   readonly path: string;
+  /** The example canonical source, `domains/<domain>/<path>` in a fleet repository. */
+  readonly example: { readonly path: string; readonly content: string };
+  /** The host variable the example renders. */
+  readonly hostVariable: string;
+  /** The registry its `.npmrc` binds `@fleet` to ({@link UNSET_FLEET_REGISTRY} when none was named). */
+  readonly registry: string;
   /** Relative path → content, in the order they are written. */
   readonly files: ReadonlyMap<string, string>;
 }
@@ -86,10 +144,13 @@ export function pluginScaffold(options: PluginScaffoldOptions): PluginScaffold {
     );
   }
   const range = options.fleetRange ?? coreRange();
+  const registry =
+    options.registry === undefined ? UNSET_FLEET_REGISTRY : fleetRegistryUrl(options.registry);
   const t = { name, domain, kind, path, comment, range };
   const files = new Map<string, string>([
     ['package.json', packageJson(t)],
     ['tsconfig.json', TSCONFIG],
+    ['.npmrc', npmrc(registry)],
     ['.gitignore', 'node_modules/\ndist/\n'],
     ['.mocharc.json', '{ "spec": "dist/test/**/*.test.js", "timeout": 10000 }\n'],
     ['README.md', readme(t)],
@@ -101,7 +162,17 @@ export function pluginScaffold(options: PluginScaffoldOptions): PluginScaffold {
     ['test/register.test.ts', registerTest(t)],
     ['test/installer.test.ts', kind === 'block' ? blockInstallerTest(t) : wholeInstallerTest(t)],
   ]);
-  return { name, domain, kind, path, files };
+  const example = { path: domain, content: exampleCanonical(t) };
+  return {
+    name,
+    domain,
+    kind,
+    path,
+    registry,
+    example,
+    hostVariable: ownerVariable(domain),
+    files,
+  };
 }
 
 async function isEmptyOrAbsent(dir: string): Promise<boolean> {
@@ -135,19 +206,22 @@ export async function writePluginScaffold(
   return { ...scaffold, root };
 }
 
-interface Template {
-  readonly name: string;
-  readonly domain: string;
-  readonly kind: ScaffoldKind;
-  readonly path: string;
-  readonly comment: string;
-  readonly range: string;
+function npmrc(registry: string): string {
+  const unset =
+    registry === UNSET_FLEET_REGISTRY
+      ? [
+          '# No registry was named (`fleet plugins new --registry URL`): set the one your fleet packages',
+          '# are published to, or install the packed tarballs offline (docs/plugin-authoring.md):',
+          '#   npm install --no-save --fetch-retries=0 ~/fleet-tgz/fleet-*.tgz',
+        ]
+      : [];
+  return `${[
+    "# fleet's packages (@fleet/*) come from this registry only: the public registry's @fleet scope",
+    "# is not fleet's, and asking it would let anyone publish into this plugin (dependency confusion).",
+    ...unset,
+    `@fleet:registry=${registry}`,
+  ].join('\n')}\n`;
 }
-
-const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
-const camel = (domain: string): string =>
-  domain.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
-const pascal = (domain: string): string => camel(domain).replace(/^[a-z]/, (c) => c.toUpperCase());
 
 function packageJson(t: Template): string {
   return json({
@@ -164,12 +238,11 @@ function packageJson(t: Template): string {
     },
     types: './dist/src/index.d.ts',
     files: ['dist/src', 'README.md'],
-    scripts: { build: 'tsc -p .', test: 'mocha', prepack: 'tsc -p .' },
+    // `npm test` builds first: an author's edit is always what the tests run.
+    scripts: { build: 'tsc -p .', pretest: 'tsc -p .', test: 'mocha', prepack: 'tsc -p .' },
     oclif: { hooks: { 'fleet:register': './dist/src/register.js' } },
     dependencies: { '@fleet/core': t.range },
     devDependencies: {
-      // The testkit's writer is the controller's real one: the two are installed together.
-      '@fleet/controller': t.range,
       '@fleet/testkit': t.range,
       '@types/chai': '^5.2.0',
       '@types/mocha': '^10.0.10',
@@ -210,17 +283,19 @@ A fleet domain plugin: the domain \`${t.domain}\` manages ${
   }. Written by \`fleet plugins new\`.
 
 \`\`\`sh
-npm install        # @fleet/core, @fleet/controller, @fleet/testkit: packed from a fleet checkout (docs/plugin-authoring.md, "Installing @fleet/core and @fleet/testkit")
-npm run build
-npm test           # the installer and the registration on @fleet/testkit fake hosts
-fleet plugins link . --no-install
+npm install        # @fleet/core and @fleet/testkit from the registry in .npmrc (or offline: docs/plugin-authoring.md)
+npm test           # builds, then the registration and the installer on @fleet/testkit fake hosts
+fleet plugins link .
 \`\`\`
 
-In the fleet repository: add \`${t.domain}\` to a host's \`domains\` in fleet.yaml, edit
+In your fleet repository — \`fleet plugins new … --wire --repo DIR --host HOST\` already did the
+first three: list \`${t.domain}\` in a host's \`domains\` and under \`domains\` in fleet.yaml, write
 \`domains/${t.domain}/${t.domain}\` (the canonical source, a template: \`{{ host.NAME }}\`,
-\`{{ secret.NAME }}\`), commit, then \`fleet config plan HOST --domain ${t.domain}\` and
-\`fleet config install HOST --domain ${t.domain} --confirm\`. A node serves the domain once its node
-policy lists it (\`domains: { ${t.domain}: {} }\` in ~/.config/fleet/node-policy.yaml).
+\`{{ secret.NAME }}\`), set \`${ownerVariable(t.domain)}\` in \`hosts/HOST.yaml\`, and commit. A
+node serves the domain once its runtime carries the plugin (docs/plugin-authoring.md, "Linking and
+installing") and its node policy lists it (\`domains: { ${t.domain}: {} }\` in
+~/.config/fleet/node-policy.yaml). Then \`fleet config plan HOST ${t.domain}\` and
+\`fleet config install HOST ${t.domain} --confirm\`.
 
 Where to go next: \`src/installer.ts\` (a syntax check of your file's content), \`src/domain.ts\`
 (host variables, more files), and fleet's docs/plugin-authoring.md (probers, coupled actions).
@@ -257,9 +332,7 @@ function domainTs(t: Template): string {
 import type { DomainDeclaration } from '@fleet/core';
 
 /** What \`fleet init\` writes as \`domains/${t.domain}/${t.domain}\`: an example canonical source. */
-const EXAMPLE = \`${t.comment} Managed by fleet (domains/${t.domain}/${t.domain}): edit the repository, not this file.
-${t.comment} owner: {{ host.${t.domain.replace(/-/g, '_')}_owner }}
-\`;
+const EXAMPLE = ${JSON.stringify(exampleCanonical(t))};
 
 export const ${camel(t.domain)}Domain = {
   domain: '${t.domain}',
@@ -348,153 +421,5 @@ import { DOMAIN } from './domain.js';
 export function create${pascal(t.domain)}Adopter(): Adopter {
   return fileAdopter({ domain: DOMAIN });
 }
-`;
-}
-
-function registerTest(t: Template): string {
-  return `import { expect } from 'chai';
-import { registryFromHooks } from '@fleet/testkit';
-import register from '../src/register.js';
-
-// How fleet names this plugin when it is linked (\`fleet plugins link\`).
-const plugin = { name: '${t.name}', version: '0.1.0', type: 'link' };
-
-describe('${t.domain} plugin: registration', () => {
-  it('is accepted by the core registry with no problems', async () => {
-    const registry = await registryFromHooks([{ plugin, hook: register }]);
-    expect(registry.problems).to.deep.equal([]);
-    expect(registry.domains().map((d) => d.descriptor.domain)).to.deep.equal(['${t.domain}']);
-    const installer = await registry.installer('${t.domain}');
-    expect(installer.domain).to.equal('${t.domain}');
-  });
-});
-`;
-}
-
-function testPreamble(t: Template): string {
-  return `import { expect } from 'chai';
-import { isFleetError, renderDomainForHost, type NodeInstallRequest } from '@fleet/core';
-import { createFakeHost, type FakeHost } from '@fleet/testkit';
-import { create${pascal(t.domain)}Installer, ${camel(t.domain)}Domain } from '../src/index.js';
-
-const DOMAIN = ${camel(t.domain)}Domain;
-const FILE = DOMAIN.files[0];
-const PATH = FILE.path;
-const CANONICAL = '${t.comment} owner: {{ host.${t.domain.replace(/-/g, '_')}_owner }}\\n${t.comment} token: {{ secret.API_TOKEN }}\\n';
-
-async function codeOf(run: () => Promise<unknown>): Promise<string> {
-  try {
-    await run();
-  } catch (error) {
-    if (isFleetError(error)) return error.code;
-    throw error;
-  }
-  return 'no error';
-}
-
-describe('${t.domain} plugin: installer', () => {
-  const installer = create${pascal(t.domain)}Installer();
-  let host: FakeHost;
-
-  beforeEach(async () => {
-    host = await createFakeHost({ nodeId: 'node-01', secrets: { API_TOKEN: 'canary-0123456789' } });
-  });
-  afterEach(() => host.dispose());
-
-  /** The operator half, as \`fleet config plan\` computes it: the host's desired view. */
-  function desired(): string {
-    const variables = { ${t.domain.replace(/-/g, '_')}_owner: 'ops@example.org' };
-    const [rendered] = renderDomainForHost(DOMAIN, 'node-01', variables, () => CANONICAL);
-    return installer.view(FILE, rendered?.content ?? '', DOMAIN);
-  }
-
-  /** The node half, as the controller calls it, planned against the live file as it is now. */
-  async function install(content: string) {
-    const writer = host.writer(DOMAIN);
-    const live = await writer.read(PATH);
-    const request: NodeInstallRequest = {
-      operationId: '01JTESTOPERATION0000000000',
-      domain: DOMAIN.domain,
-      files: [{ fileId: FILE.id, path: PATH, expectedSha256: live?.sha256 ?? null, content }],
-      parameters: {},
-    };
-    return installer.install(host, request, writer);
-  }
-`;
-}
-
-function wholeInstallerTest(t: Template): string {
-  return `${testPreamble(t)}
-  it('creates the file, with host variables rendered and the secret resolved on the node', async () => {
-    const result = await install(desired());
-    expect(result.verified).to.equal(true);
-    expect(await host.readText(PATH)).to.equal(
-      '${t.comment} owner: ops@example.org\\n${t.comment} token: canary-0123456789\\n',
-    );
-  });
-
-  it('refuses a file that changed since the plan, writing nothing', async () => {
-    const view = desired();
-    const writer = host.writer(DOMAIN);
-    const request: NodeInstallRequest = {
-      operationId: '01JTESTOPERATION0000000001',
-      domain: DOMAIN.domain,
-      files: [{ fileId: FILE.id, path: PATH, expectedSha256: null, content: view }],
-      parameters: {},
-    };
-    await host.writeFile(PATH, 'edited by hand\\n');
-    expect(await codeOf(() => installer.install(host, request, writer))).to.equal(
-      'PRECONDITION_FAILED',
-    );
-    expect(await host.readText(PATH)).to.equal('edited by hand\\n');
-  });
-
-  it('refuses a missing secret before anything is written', async () => {
-    const view = desired().replace('API_TOKEN', 'NOT_ON_THIS_NODE');
-    expect(await codeOf(() => install(view))).to.equal('SECRET_MISSING');
-    expect(await host.exists(PATH)).to.equal(false);
-  });
-});
-`;
-}
-
-function blockInstallerTest(t: Template): string {
-  const begin = `${t.comment} fleet:${t.domain}:begin`;
-  const end = `${t.comment} fleet:${t.domain}:end`;
-  return `${testPreamble(t)}
-  it("writes the block and keeps the user's own lines byte for byte", async () => {
-    const userText = '${t.comment} my own settings\\r\\nkeep = me\\r\\n'; // CRLF, as the user wrote it
-    await host.writeFile(PATH, userText);
-    const result = await install(desired());
-    expect(result.verified).to.equal(true);
-    const text = (await host.readText(PATH)) ?? '';
-    expect(text.startsWith(userText)).to.equal(true);
-    expect(text).to.contain('${begin}');
-    expect(text).to.contain('owner: ops@example.org');
-    expect(text).to.contain('token: canary-0123456789');
-    expect(text.trimEnd().endsWith('${end}')).to.equal(true);
-  });
-
-  it('installing again changes nothing', async () => {
-    await install(desired());
-    const first = await host.readText(PATH);
-    const again = await install(desired());
-    expect(again.files[0]?.unchanged).to.equal(true);
-    expect(await host.readText(PATH)).to.equal(first);
-  });
-
-  it('refuses a file whose markers were damaged, writing nothing', async () => {
-    const damaged = 'keep = me\\n${begin}\\nowner: someone\\n'; // no end marker
-    await host.writeFile(PATH, damaged);
-    expect(await codeOf(() => install(desired()))).to.equal('MARKERS_UNPAIRED');
-    expect(await host.readText(PATH)).to.equal(damaged);
-  });
-
-  it('refuses a missing secret before anything is written', async () => {
-    const view = desired().replace('API_TOKEN', 'NOT_ON_THIS_NODE');
-    expect(await codeOf(() => install(view))).to.equal('SECRET_MISSING');
-    expect(await host.exists(PATH)).to.equal(false);
-  });
-});
 `;
 }

@@ -6,6 +6,7 @@
  */
 import type { PinnedPlugin } from '../runtime/plugins.js';
 import type { HostEntry } from './schema.js';
+import { FleetError } from '../errors.js';
 import { parseManifest } from './load.js';
 import { yamlLibrary } from '../yaml.js';
 
@@ -96,4 +97,57 @@ export function manifestWithSigningKey(text: string, key: string): string {
     keys.add(doc.createNode(key));
   } else doc.setIn(['signing', 'keys'], doc.createNode([key]));
   return render(doc);
+}
+
+/**
+ * fleet.yaml's text with a new domain wired in (`fleet plugins new --wire`): declared under
+ * `domains` (`unattended: deny`, as `fleet init` declares each) and appended to each of `hosts`'
+ * `domains`. The domain must be in neither yet; each host must exist.
+ */
+export function manifestWithDomain(text: string, domain: string, hosts: readonly string[]): string {
+  const manifest = parseManifest(text);
+  const listed = Object.entries(manifest.hosts)
+    .filter(([, entry]) => entry.domains.includes(domain))
+    .map(([name]) => name);
+  if (domain in manifest.domains || listed.length > 0) {
+    throw new FleetError(
+      'USAGE',
+      `fleet.yaml already has domain ${domain}${listed.length > 0 ? ` (hosts ${listed.join(', ')})` : ''}: nothing was changed`,
+    );
+  }
+  const unknown = hosts.filter((host) => manifest.hosts[host] === undefined);
+  if (unknown.length > 0) {
+    throw new FleetError(
+      'UNKNOWN_HOST',
+      `fleet.yaml has no host ${unknown.join(', ')} (it has ${Object.keys(manifest.hosts).join(', ') || 'none'}): nothing was changed`,
+    );
+  }
+  const yaml = yamlLibrary();
+  const doc = yaml.parseDocument(text);
+  const domains = doc.get('domains');
+  if (yaml.isMap(domains)) {
+    domains.flow = false;
+    domains.set(domain, doc.createNode({ unattended: 'deny' }));
+  } else doc.set('domains', doc.createNode({ [domain]: { unattended: 'deny' } }));
+  for (const host of hosts) {
+    const list = doc.getIn(['hosts', host, 'domains']);
+    if (yaml.isSeq(list)) list.add(doc.createNode(domain));
+    else doc.setIn(['hosts', host, 'domains'], doc.createNode([domain]));
+  }
+  return render(doc);
+}
+
+/**
+ * A host variables file's text (`hosts/<host>.yaml`; `null`: none yet) with `name` set to
+ * `value` when it has no such variable; the rest stays as written.
+ */
+export function hostVariablesWith(text: string | null, name: string, value: string): string {
+  const yaml = yamlLibrary();
+  const doc = yaml.parseDocument(text ?? '');
+  if (doc.errors.length > 0 || !(yaml.isMap(doc.contents) || doc.contents === null)) {
+    throw new FleetError('HOST_FILE_INVALID', 'a host variables file is not a YAML mapping');
+  }
+  if (doc.has(name)) return text ?? '';
+  doc.set(name, value);
+  return doc.toString({ lineWidth: 0 });
 }

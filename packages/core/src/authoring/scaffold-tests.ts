@@ -1,0 +1,154 @@
+/**
+ * The tests `fleet plugins new` writes into a new plugin (plugin-scaffold.ts): the registration
+ * and the installer on `@fleet/testkit` fake hosts — they pass as generated, and show an author
+ * how to test what they add.
+ */
+import { camel, pascal, type Template } from './scaffold-template.js';
+
+export function registerTest(t: Template): string {
+  return `import { expect } from 'chai';
+import { registryFromHooks } from '@fleet/testkit';
+import register from '../src/register.js';
+
+// How fleet names this plugin when it is linked (\`fleet plugins link\`).
+const plugin = { name: '${t.name}', version: '0.1.0', type: 'link' };
+
+describe('${t.domain} plugin: registration', () => {
+  it('is accepted by the core registry with no problems', async () => {
+    const registry = await registryFromHooks([{ plugin, hook: register }]);
+    expect(registry.problems).to.deep.equal([]);
+    expect(registry.domains().map((d) => d.descriptor.domain)).to.deep.equal(['${t.domain}']);
+    const installer = await registry.installer('${t.domain}');
+    expect(installer.domain).to.equal('${t.domain}');
+  });
+});
+`;
+}
+
+function testPreamble(t: Template): string {
+  return `import { expect } from 'chai';
+import { isFleetError, renderDomainForHost, type NodeInstallRequest } from '@fleet/core';
+import { createFakeHost, type FakeHost } from '@fleet/testkit';
+import { create${pascal(t.domain)}Installer, ${camel(t.domain)}Domain } from '../src/index.js';
+
+const DOMAIN = ${camel(t.domain)}Domain;
+const FILE = DOMAIN.files[0];
+const PATH = FILE.path;
+const CANONICAL = '${t.comment} owner: {{ host.${t.domain.replace(/-/g, '_')}_owner }}\\n${t.comment} token: {{ secret.API_TOKEN }}\\n';
+
+async function codeOf(run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+  } catch (error) {
+    if (isFleetError(error)) return error.code;
+    throw error;
+  }
+  return 'no error';
+}
+
+describe('${t.domain} plugin: installer', () => {
+  const installer = create${pascal(t.domain)}Installer();
+  let host: FakeHost;
+
+  beforeEach(async () => {
+    host = await createFakeHost({ nodeId: 'node-01', secrets: { API_TOKEN: 'canary-0123456789' } });
+  });
+  afterEach(() => host.dispose());
+
+  /** The operator half, as \`fleet config plan\` computes it: the host's desired view. */
+  function desired(): string {
+    const variables = { ${t.domain.replace(/-/g, '_')}_owner: 'ops@example.org' };
+    const [rendered] = renderDomainForHost(DOMAIN, 'node-01', variables, () => CANONICAL);
+    return installer.view(FILE, rendered?.content ?? '', DOMAIN);
+  }
+
+  /** The node half, as the controller calls it, planned against the live file as it is now. */
+  async function install(content: string) {
+    const writer = host.writer(DOMAIN);
+    const live = await writer.read(PATH);
+    const request: NodeInstallRequest = {
+      operationId: '01JTESTOPERATION0000000000',
+      domain: DOMAIN.domain,
+      files: [{ fileId: FILE.id, path: PATH, expectedSha256: live?.sha256 ?? null, content }],
+      parameters: {},
+    };
+    return installer.install(host, request, writer);
+  }
+`;
+}
+
+export function wholeInstallerTest(t: Template): string {
+  return `${testPreamble(t)}
+  it('creates the file, with host variables rendered and the secret resolved on the node', async () => {
+    const result = await install(desired());
+    expect(result.verified).to.equal(true);
+    expect(await host.readText(PATH)).to.equal(
+      '${t.comment} owner: ops@example.org\\n${t.comment} token: canary-0123456789\\n',
+    );
+  });
+
+  it('refuses a file that changed since the plan, writing nothing', async () => {
+    const view = desired();
+    const writer = host.writer(DOMAIN);
+    const request: NodeInstallRequest = {
+      operationId: '01JTESTOPERATION0000000001',
+      domain: DOMAIN.domain,
+      files: [{ fileId: FILE.id, path: PATH, expectedSha256: null, content: view }],
+      parameters: {},
+    };
+    await host.writeFile(PATH, 'edited by hand\\n');
+    expect(await codeOf(() => installer.install(host, request, writer))).to.equal(
+      'PRECONDITION_FAILED',
+    );
+    expect(await host.readText(PATH)).to.equal('edited by hand\\n');
+  });
+
+  it('refuses a missing secret before anything is written', async () => {
+    const view = desired().replace('API_TOKEN', 'NOT_ON_THIS_NODE');
+    expect(await codeOf(() => install(view))).to.equal('SECRET_MISSING');
+    expect(await host.exists(PATH)).to.equal(false);
+  });
+});
+`;
+}
+
+export function blockInstallerTest(t: Template): string {
+  const begin = `${t.comment} fleet:${t.domain}:begin`;
+  const end = `${t.comment} fleet:${t.domain}:end`;
+  return `${testPreamble(t)}
+  it("writes the block and keeps the user's own lines byte for byte", async () => {
+    const userText = '${t.comment} my own settings\\r\\nkeep = me\\r\\n'; // CRLF, as the user wrote it
+    await host.writeFile(PATH, userText);
+    const result = await install(desired());
+    expect(result.verified).to.equal(true);
+    const text = (await host.readText(PATH)) ?? '';
+    expect(text.startsWith(userText)).to.equal(true);
+    expect(text).to.contain('${begin}');
+    expect(text).to.contain('owner: ops@example.org');
+    expect(text).to.contain('token: canary-0123456789');
+    expect(text.trimEnd().endsWith('${end}')).to.equal(true);
+  });
+
+  it('installing again changes nothing', async () => {
+    await install(desired());
+    const first = await host.readText(PATH);
+    const again = await install(desired());
+    expect(again.files[0]?.unchanged).to.equal(true);
+    expect(await host.readText(PATH)).to.equal(first);
+  });
+
+  it('refuses a file whose markers were damaged, writing nothing', async () => {
+    const damaged = 'keep = me\\n${begin}\\nowner: someone\\n'; // no end marker
+    await host.writeFile(PATH, damaged);
+    expect(await codeOf(() => install(desired()))).to.equal('MARKERS_UNPAIRED');
+    expect(await host.readText(PATH)).to.equal(damaged);
+  });
+
+  it('refuses a missing secret before anything is written', async () => {
+    const view = desired().replace('API_TOKEN', 'NOT_ON_THIS_NODE');
+    expect(await codeOf(() => install(view))).to.equal('SECRET_MISSING');
+    expect(await host.exists(PATH)).to.equal(false);
+  });
+});
+`;
+}
