@@ -9,9 +9,16 @@
 // so `npm pack -w packages/cli` carries them and a node that runs the artifact loads them from its
 // generation, each verified against that record. `postpack` (`--clean`) removes fleet-plugins/.
 //
+// A plugin may carry dependencies of its own (docs/plugin-authoring.md, "Dependencies of a carried
+// plugin"): named in its `bundleDependencies`, `npm pack` puts them into its tarball under
+// `package/node_modules/`, so the pinned sha256 — and the release signature over the artifact —
+// cover them; they are unpacked with the rest of the package, and Node resolves them from there.
+//
 // It fails loudly (and so does the pack) when a tarball cannot be read, is not an npm package,
-// names a plugin twice or a plugin the CLI bundles, carries its own node_modules (npm pack leaves
-// every nested node_modules out of the artifact), or depends on a package the CLI does not ship.
+// names a plugin twice or a plugin the CLI bundles, carries a node_modules entry that is none of
+// its bundled dependencies (or their dependencies) or a copy of fleet's own packages, lacks a
+// dependency it says it bundles (`npm pack` in a workspace leaves hoisted ones out), or depends on
+// a package that neither it bundles nor the CLI ships.
 //
 // Usage: FLEET_RUNTIME_PLUGINS=a.tgz[:b.tgz…] npm pack -w packages/cli
 //        node scripts/bundle-runtime-plugins.mjs [--clean]
@@ -49,6 +56,68 @@ function requestedTarballs() {
   return list.map((file) => path.resolve(from, file));
 }
 
+/** `node_modules/a/…` → `a`, `node_modules/@s/a/…` → `@s/a`; `null` for a path outside them. */
+function topModule(rel) {
+  const parts = rel.split('/');
+  if (parts[0] !== 'node_modules' || parts.length < 3) return null;
+  return parts[1].startsWith('@') ? `${parts[1]}/${parts[2]}` : parts[1];
+}
+
+/**
+ * The names a plugin bundles: its `bundleDependencies` (or `bundledDependencies`; `true` means all
+ * of its dependencies), then, transitively, the dependencies of each bundled package as its
+ * tarball holds it (npm hoists them into the same node_modules).
+ */
+function bundledClosure(pjson, files) {
+  const declared = pjson.bundleDependencies ?? pjson.bundledDependencies ?? [];
+  const queue = declared === true ? Object.keys(pjson.dependencies ?? {}) : [...declared];
+  const closure = new Set();
+  while (queue.length > 0) {
+    const name = queue.shift();
+    if (closure.has(name)) continue;
+    closure.add(name);
+    const manifest = files.get(`node_modules/${name}/package.json`);
+    if (!manifest) continue;
+    const deps = JSON.parse(manifest.toString('utf8'));
+    queue.push(
+      ...Object.keys(deps.dependencies ?? {}),
+      ...Object.keys(deps.optionalDependencies ?? {}),
+    );
+  }
+  return {
+    declared: declared === true ? Object.keys(pjson.dependencies ?? {}) : declared,
+    closure,
+  };
+}
+
+/** Refuses node_modules entries that are not the plugin's bundled dependencies. */
+function checkBundled(file, pjson, files) {
+  const { declared, closure } = bundledClosure(pjson, files);
+  for (const rel of files.keys()) {
+    if (!rel.split('/').includes('node_modules')) continue;
+    const top = topModule(rel);
+    if (top === null) fail(`${file} holds ${rel}: a node_modules only at the package's top`);
+    if (top.startsWith('@fleet/')) {
+      fail(
+        `${file} carries its own ${top} (${rel}): a carried plugin runs on the CLI's fleet packages, never a copy`,
+      );
+    }
+    if (!closure.has(top)) {
+      fail(
+        `${file} carries ${rel}, which is none of its bundleDependencies (${declared.join(', ') || 'none'}) or theirs`,
+      );
+    }
+  }
+  for (const name of declared) {
+    if (!files.has(`node_modules/${name}/package.json`)) {
+      fail(
+        `plugin ${pjson.name}@${pjson.version} bundles ${name} but its tarball has no node_modules/${name}: pack it where ${name} is installed in its own node_modules (npm pack in a workspace leaves hoisted dependencies out)`,
+      );
+    }
+  }
+  return new Set(declared);
+}
+
 /** One plugin tarball, read and checked: its pin and its package's files. */
 async function readPlugin(file, readTgz, cliManifest) {
   let bytes;
@@ -68,11 +137,6 @@ async function readPlugin(file, readTgz, cliManifest) {
     if (entry.type !== 'file') continue;
     if (!entry.path.startsWith('package/')) fail(`${file} holds ${entry.path}, outside package/`);
     const rel = entry.path.slice('package/'.length);
-    if (rel.split('/').includes('node_modules')) {
-      fail(
-        `${file} carries its own node_modules (${rel}): the runtime artifact cannot hold a nested node_modules; depend only on packages @fleet/cli ships (${Object.keys(cliManifest.dependencies).join(', ')})`,
-      );
-    }
     files.set(rel, entry.data);
   }
   const pjsonData = files.get('package.json');
@@ -86,6 +150,7 @@ async function readPlugin(file, readTgz, cliManifest) {
       `${file}: package.json version ${JSON.stringify(pjson.version)} is not a semantic version`,
     );
   }
+  const bundled = checkBundled(file, pjson, files);
   const shipped = new Set(Object.keys(cliManifest.dependencies ?? {}));
   const needed = [
     ...Object.keys(pjson.dependencies ?? {}),
@@ -93,10 +158,10 @@ async function readPlugin(file, readTgz, cliManifest) {
       (dep) => pjson.peerDependenciesMeta?.[dep]?.optional !== true,
     ),
   ];
-  const unshipped = needed.filter((dep) => !shipped.has(dep));
+  const unshipped = needed.filter((dep) => !shipped.has(dep) && !bundled.has(dep));
   if (unshipped.length > 0) {
     fail(
-      `plugin ${pjson.name}@${pjson.version} depends on ${unshipped.join(', ')}, which @fleet/cli does not ship: a carried plugin can use only the CLI's own dependencies`,
+      `plugin ${pjson.name}@${pjson.version} depends on ${unshipped.join(', ')}, which @fleet/cli does not ship: bundle it (bundleDependencies) or use only the CLI's own dependencies`,
     );
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');

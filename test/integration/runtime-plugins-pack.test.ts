@@ -49,17 +49,72 @@ describe('packing plugins into the runtime artifact refuses what cannot travel',
           }),
         }),
       ],
-      /plugin fleet-plugin-dep@1\.0\.0 depends on left-pad, which @fleet\/cli does not ship/,
+      /plugin fleet-plugin-dep@1\.0\.0 depends on left-pad, which @fleet\/cli does not ship: bundle it/,
     ],
     [
-      'its own node_modules',
+      'a node_modules entry that is none of its bundled dependencies',
       async () => [
         await tarball(dir.path, 'nested.tgz', {
           'package.json': pjson({ name: 'fleet-plugin-nested' }),
           'node_modules/helper/index.js': 'export {};\n',
         }),
       ],
-      /nested\.tgz carries its own node_modules \(node_modules\/helper\/index\.js\)/,
+      /nested\.tgz carries node_modules\/helper\/index\.js, which is none of its bundleDependencies \(none\) or theirs/,
+    ],
+    [
+      'a package beside its bundled one that the bundled one does not depend on',
+      async () => [
+        await tarball(dir.path, 'beside.tgz', {
+          'package.json': pjson({
+            name: 'fleet-plugin-beside',
+            dependencies: { 'smol-toml': '~1.9.1' },
+            bundleDependencies: ['smol-toml'],
+          }),
+          'node_modules/smol-toml/package.json': JSON.stringify({
+            name: 'smol-toml',
+            version: '1.9.1',
+          }),
+          'node_modules/stowaway/index.js': 'export {};\n',
+        }),
+      ],
+      /beside\.tgz carries node_modules\/stowaway\/index\.js, which is none of its bundleDependencies \(smol-toml\) or theirs/,
+    ],
+    [
+      "a copy of fleet's own packages",
+      async () => [
+        await tarball(dir.path, 'core.tgz', {
+          'package.json': pjson({
+            name: 'fleet-plugin-core',
+            dependencies: { '@fleet/core': '^0.1.0' },
+            bundleDependencies: ['@fleet/core'],
+          }),
+          'node_modules/@fleet/core/package.json': JSON.stringify({ name: '@fleet/core' }),
+        }),
+      ],
+      /core\.tgz carries its own @fleet\/core \(node_modules\/@fleet\/core\/package\.json\): a carried plugin runs on the CLI's fleet packages/,
+    ],
+    [
+      'a node_modules below the package top',
+      async () => [
+        await tarball(dir.path, 'deep.tgz', {
+          'package.json': pjson({ name: 'fleet-plugin-deep' }),
+          'dist/node_modules/x/index.js': 'export {};\n',
+        }),
+      ],
+      /deep\.tgz holds dist\/node_modules\/x\/index\.js: a node_modules only at the package's top/,
+    ],
+    [
+      'a bundled dependency its tarball lacks (packed in a workspace)',
+      async () => [
+        await tarball(dir.path, 'hoisted.tgz', {
+          'package.json': pjson({
+            name: 'fleet-plugin-hoisted',
+            dependencies: { 'smol-toml': '~1.9.1' },
+            bundleDependencies: ['smol-toml'],
+          }),
+        }),
+      ],
+      /plugin fleet-plugin-hoisted@1\.0\.0 bundles smol-toml but its tarball has no node_modules\/smol-toml/,
     ],
     [
       'the name of a bundled plugin',

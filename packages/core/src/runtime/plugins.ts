@@ -8,8 +8,8 @@
  * Inside the artifact's package directory (written at pack time by
  * `scripts/bundle-runtime-plugins.mjs`, read by the node from its generation):
  * - `fleet-plugins/packages/<name>/` — the plugin's package, unpacked from its tarball; Node
- *   resolves its `@fleet/core` from the artifact's own `node_modules` further up (a plugin's
- *   dependencies must be ones the CLI ships: npm pack leaves out every nested `node_modules`);
+ *   resolves its `@fleet/core` from the artifact's own `node_modules` further up, and the
+ *   dependencies it bundles (`bundleDependencies`) from its own `node_modules`, unpacked with it;
  * - `fleet-plugins/tarballs/<sha256>.tgz` — the tarball itself, so the node checks the pin's
  *   sha256 and that the unpacked tree is exactly the tarball's;
  * - the build record (`fleet-build.json`) lists each as `{ name, version, sha256 }`.
