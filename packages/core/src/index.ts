@@ -220,6 +220,8 @@ export {
 
 // Paths and untrusted input
 export {
+  homePathKey,
+  homePathOverlap,
   isHomePath,
   parseHomePath,
   parseNodePathArgument,

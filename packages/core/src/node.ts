@@ -161,6 +161,8 @@ export {
 
 // Paths and untrusted input
 export {
+  homePathKey,
+  homePathOverlap,
   isHomePath,
   parseHomePath,
   parseNodePathArgument,

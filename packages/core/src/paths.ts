@@ -113,3 +113,28 @@ export function parseRepoPath(path: string): readonly string[] {
   if (special !== undefined) throw invalid(path, `${special} component`);
   return components;
 }
+
+/**
+ * The key under which two `~/` paths name the same file on some platform fleet manages: Unicode
+ * NFC (macOS stores names decomposed, so `é` and `e\u0301` are one name there) and case-folded
+ * (macOS and Windows file systems ignore case by default). A path valid in the repo is valid on
+ * every host (this module's rule), so two entries that collide on one are refused on all.
+ */
+export function homePathKey(path: string): string {
+  return path.normalize('NFC').toLowerCase();
+}
+
+/**
+ * How two `~/` paths overlap on some host: `same` (one file, after {@link homePathKey}),
+ * `parent` (`a` is a directory above `b`), `child` (`b` is above `a`), or `null`. Two managed
+ * files where one is the other's parent can never both exist (chezmoi refuses such a source state
+ * before writing anything): the install of one would have to replace a directory by a file.
+ */
+export function homePathOverlap(a: string, b: string): 'same' | 'parent' | 'child' | null {
+  const x = homePathKey(a);
+  const y = homePathKey(b);
+  if (x === y) return 'same';
+  if (y.startsWith(`${x}/`)) return 'parent';
+  if (x.startsWith(`${y}/`)) return 'child';
+  return null;
+}

@@ -8,6 +8,7 @@ import {
   FleetError,
   actionIdSchema,
   fileModeProblem,
+  homePathOverlap,
   isFleetOwnPath,
   isHomePath,
   parseYaml,
@@ -95,6 +96,51 @@ function invalid(source: string, problems: Problem[]): FleetError {
   );
 }
 
+/**
+ * Two entries that would be one file, or a file and a directory above it, on some host: refused
+ * before anything is written (chezmoi reports such a source state as inconsistent; fleet's install
+ * would otherwise replace the first entry's directory half-way and roll back). Each pair is named
+ * once, at the later entry's path.
+ */
+function overlapProblems(
+  entries: readonly Pick<FilesEntry, 'path'>[],
+  source: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): Problem[] {
+  const problems: Problem[] = [];
+  entries.forEach((entry, index) => {
+    for (let earlier = 0; earlier < index; earlier += 1) {
+      const other = (entries[earlier] as Pick<FilesEntry, 'path'>).path;
+      const overlap = homePathOverlap(entry.path, other);
+      if (overlap === null) continue;
+      const line = lineOf(['files', index, 'path']);
+      problems.push({
+        file: source,
+        ...(line === undefined ? {} : { line }),
+        path: `files[${index}].path`,
+        message: overlapMessage(entry.path, other, earlier, overlap),
+      });
+      break;
+    }
+  });
+  return problems;
+}
+
+function overlapMessage(
+  path: string,
+  other: string,
+  index: number,
+  overlap: 'same' | 'parent' | 'child',
+): string {
+  if (overlap === 'same' && path === other) return `${path} is already entry ${index}`;
+  if (overlap === 'same') {
+    return `${path} is the same file as entry ${index} (${other}) where names ignore case or Unicode normalisation (macOS, Windows)`;
+  }
+  return overlap === 'parent'
+    ? `${path} is a directory above entry ${index} (${other}): a path cannot be both a file and a directory`
+    : `${path} is inside entry ${index} (${other}), which is a file: a path cannot be both a file and a directory`;
+}
+
 /** The managed files and host variables `text` declares; throws `FILES_MANIFEST_INVALID`. */
 export function parseFilesManifest(
   text: string,
@@ -103,20 +149,7 @@ export function parseFilesManifest(
   const parsed = parseYaml(text, source, 'FILES_MANIFEST_INVALID');
   const result = manifestSchema.safeParse(parsed.value ?? {});
   if (!result.success) throw invalid(source, zodProblems(result.error, source, parsed.lineOf));
-  const seen = new Map<string, number>();
-  const problems: Problem[] = [];
-  result.data.files.forEach((entry, index) => {
-    if (seen.has(entry.path)) {
-      const line = parsed.lineOf(['files', index, 'path']);
-      problems.push({
-        file: source,
-        ...(line === undefined ? {} : { line }),
-        path: `files[${index}].path`,
-        message: `${entry.path} is already entry ${seen.get(entry.path)}`,
-      });
-    }
-    seen.set(entry.path, index);
-  });
+  const problems = overlapProblems(result.data.files, source, parsed.lineOf);
   if (problems.length > 0) throw invalid(source, problems);
   const files = result.data.files.map((entry): ManagedFile => ({
     id: entry.path,

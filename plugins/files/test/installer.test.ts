@@ -283,6 +283,27 @@ describe('files plugin: the core adds the entries, never over another domain', (
     }
   });
 
+  // chezmoi refuses a source state whose targets overlap before it writes anything; a files entry
+  // that is the same file as another domain's (case aside), or a directory above or below one.
+  const overlapping: { path: string; says: string }[] = [
+    { path: '~/.config/Router/router.yaml', says: 'is a path of domain router' },
+    { path: '~/.config/router', says: 'is a directory above ~/.config/router/router.yaml' },
+    { path: '~/.config/router/router.yaml/x', says: 'is inside ~/.config/router/router.yaml' },
+  ];
+  for (const { path, says } of overlapping) {
+    it(`refuses ${path}, which overlaps the router's file (FILES_PATH_OWNED)`, () => {
+      const manifest = `files:\n  - path: ${path}\n    source: r\n`;
+      try {
+        withRepoFiles(filesDomain, filesInstaller, manifest, [router, filesDomain]);
+        expect.fail('accepted');
+      } catch (error) {
+        if (!isFleetError(error)) throw error;
+        expect(error.code).to.equal('FILES_PATH_OWNED');
+        expect(error.message).to.contain(`${path} ${says}`);
+      }
+    });
+  }
+
   it('without a manifest in the repository the domain manages nothing', () => {
     expect(withRepoFiles(filesDomain, filesInstaller, null, [router]).files).to.deep.equal([]);
   });

@@ -64,6 +64,14 @@ describe('files plugin: the files.yaml manifest', () => {
     });
   }
 
+  it('accepts siblings whose names share a prefix (~/.config/a, ~/.config/ab)', () => {
+    const { files } = parseFilesManifest(
+      'files:\n  - path: ~/.config/a\n    source: a\n  - path: ~/.config/ab\n    source: b\n',
+      SOURCE,
+    );
+    expect(files.map((file) => file.path)).to.deep.equal(['~/.config/a', '~/.config/ab']);
+  });
+
   it('an empty manifest declares nothing', () => {
     expect(parseFilesManifest('', SOURCE)).to.deep.equal({ files: [], hostVariables: [] });
   });
@@ -217,6 +225,60 @@ describe('files plugin: the files.yaml manifest', () => {
       ],
       line: 4,
       field: 'files[1].path',
+    },
+    // chezmoi (testdata/scripts/edgecases.txtar: "inconsistent state") refuses a source state whose
+    // targets overlap, before it writes anything: so does validate, at the later entry.
+    {
+      name: 'a parent and its child (…/a, then …/a/b)',
+      lines: [
+        'files:',
+        '  - path: ~/.config/a',
+        '    source: a',
+        '  - path: ~/.config/a/b',
+        '    source: b',
+      ],
+      line: 4,
+      field: 'files[1].path',
+      message: '~/.config/a/b is inside entry 0 (~/.config/a), which is a file',
+    },
+    {
+      name: 'a child and its parent (…/a/b, then …/a)',
+      lines: [
+        'files:',
+        '  - path: ~/.config/a/b',
+        '    source: b',
+        '  - path: ~/.config/a',
+        '    source: a',
+      ],
+      line: 4,
+      field: 'files[1].path',
+      message: '~/.config/a is a directory above entry 0 (~/.config/a/b)',
+    },
+    {
+      name: 'two paths that differ only in case (one file on macOS and Windows)',
+      lines: [
+        'files:',
+        '  - path: ~/.config/App.conf',
+        '    source: a',
+        '  - path: ~/.config/app.conf',
+        '    source: b',
+      ],
+      line: 4,
+      field: 'files[1].path',
+      message: 'the same file as entry 0 (~/.config/App.conf)',
+    },
+    {
+      name: 'two paths that differ only in Unicode normalisation (é, e + U+0301)',
+      lines: [
+        'files:',
+        '  - path: ~/caf\u00e9.conf',
+        '    source: a',
+        '  - path: ~/cafe\u0301.conf',
+        '    source: b',
+      ],
+      line: 4,
+      field: 'files[1].path',
+      message: 'the same file as entry 0',
     },
   ];
   for (const { name, lines, line, field, message } of refused) {

@@ -11,6 +11,7 @@ import type { Installer } from '../interfaces/installer.js';
 import { repoManagedFileSchema } from '../registry/schema.js';
 import { DOMAINS_DIR } from '../repo/load.js';
 import { fieldPath } from '../zod-problems.js';
+import { homePathOverlap } from '../paths.js';
 
 /** The repo path of a domain's manifest (`domains/files/files.yaml`), or `null` without one. */
 export function repoManifestPath(declaration: DomainDeclaration): string | null {
@@ -57,21 +58,31 @@ export function withRepoFiles(
       problems: invalid,
     });
   }
-  const owners = new Map<string, string>();
+  const owners: { path: string; domain: string }[] = [];
   for (const other of others) {
     if (other.domain === declaration.domain) continue;
     for (const owned of [...other.files, ...(other.derivedPaths ?? [])]) {
-      owners.set(owned.path, other.domain);
+      owners.push({ path: owned.path, domain: other.domain });
     }
   }
   const owned: Problem[] = [];
   for (const file of [...declaration.files, ...files]) {
-    const owner = owners.get(file.path);
-    if (owner !== undefined) {
+    // The same file (case and Unicode normalisation aside), or a directory above or below one of
+    // another domain's files: either would write inside what that domain owns.
+    for (const owner of owners) {
+      const overlap = homePathOverlap(file.path, owner.path);
+      if (overlap === null) continue;
+      const where =
+        overlap === 'same'
+          ? `is a path of domain ${owner.domain}`
+          : overlap === 'parent'
+            ? `is a directory above ${owner.path}, a path of domain ${owner.domain}`
+            : `is inside ${owner.path}, a path of domain ${owner.domain}`;
       owned.push({
         file: source,
-        message: `${file.path} is a path of domain ${owner}: manage it through that domain, not the files domain`,
+        message: `${file.path} ${where}: manage it through that domain, not the files domain`,
       });
+      break;
     }
   }
   if (owned.length > 0) {
