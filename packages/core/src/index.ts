@@ -113,6 +113,13 @@ export {
   type ArtifactPin,
 } from './repo/manifest-edit.js';
 export { validateRepo, type ValidateInput, type ValidationReport } from './validate.js';
+export {
+  MAX_LINK_HOPS,
+  decodeSource,
+  readWorkingSource,
+  resolveRepoLink,
+  type CanonicalSource,
+} from './repo/sources.js';
 export { createGit, identityArgs, type CatFileSession, type Git, type GitResult } from './git.js';
 
 // Templates, views, secrets, diffs

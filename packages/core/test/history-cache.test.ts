@@ -36,6 +36,7 @@ const BODY: HistoryCacheBody = {
     ],
     'hosts/alpha.yaml': [{ commit: B, date: '2026-01-01T00:00:00Z', content: 'node_id: a\n' }],
   },
+  sources: { 'domains/d/x.md': { executable: true } },
 };
 
 describe('cache/history: which cache body answers which request', () => {
@@ -56,6 +57,12 @@ describe('cache/history: which cache body answers which request', () => {
       hit: false,
     },
     { name: 'an unknown field', key: KEY, body: { ...BODY, extra: 1 }, hit: false },
+    {
+      name: "a body of an older core, without the sources' git modes",
+      key: KEY,
+      body: { ...BODY, sources: undefined },
+      hit: false,
+    },
     {
       name: 'a commit that is no object id',
       key: { ...KEY, commit: 'HEAD' },

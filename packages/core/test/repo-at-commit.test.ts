@@ -203,7 +203,7 @@ describe('loadRepoAtHead (real git)', () => {
     );
   });
 
-  it('parses raw tree objects of SHA-1 and SHA-256 repositories', () => {
+  it("parses raw tree objects of SHA-1 and SHA-256 repositories, with each entry's git mode", () => {
     const entry = (mode: string, name: string, oid: Buffer) =>
       Buffer.concat([Buffer.from(`${mode} ${name}\0`, 'utf8'), oid]);
     for (const bytes of [20, 32]) {
@@ -217,11 +217,11 @@ describe('loadRepoAtHead (real git)', () => {
         entry('100755', 'é.yaml', a),
       ]);
       expect(parseTreeObject(tree, bytes)).to.deep.equal([
-        { type: 'blob', name: 'a.yaml', oid: a.toString('hex') },
-        { type: 'blob', name: 'link.yaml', oid: b.toString('hex') },
-        { type: 'tree', name: 'dir', oid: a.toString('hex') },
-        { type: 'commit', name: 'sub', oid: b.toString('hex') },
-        { type: 'blob', name: 'é.yaml', oid: a.toString('hex') },
+        { type: 'blob', mode: '100644', name: 'a.yaml', oid: a.toString('hex') },
+        { type: 'blob', mode: '120000', name: 'link.yaml', oid: b.toString('hex') },
+        { type: 'tree', mode: '40000', name: 'dir', oid: a.toString('hex') },
+        { type: 'commit', mode: '160000', name: 'sub', oid: b.toString('hex') },
+        { type: 'blob', mode: '100755', name: 'é.yaml', oid: a.toString('hex') },
       ]);
       expect(() => parseTreeObject(tree.subarray(0, tree.length - 1), bytes)).to.throw(
         /malformed tree object/,

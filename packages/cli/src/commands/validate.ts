@@ -57,6 +57,7 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
       loadRepo,
       parsePorcelainPaths,
       readRepoFile,
+      readWorkingSource,
       repoManifestPath,
       validateRepo,
       withRepoFiles,
@@ -105,7 +106,8 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
       repo,
       domains,
       installers,
-      readCanonical: (path) => readRepoFile(root, path),
+      // A source as a commit has it: a link followed within the repository, UTF-8 text only.
+      readCanonical: (path) => readWorkingSource(root, path).text,
     });
     const problems = [
       ...manifestProblems,

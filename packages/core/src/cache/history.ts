@@ -21,6 +21,7 @@ import {
   type CanonicalVersion,
 } from '../classify/history.js';
 import type { Git } from '../git.js';
+import type { CanonicalSource } from '../repo/sources.js';
 import { readCacheFile, writeCacheFile } from './store.js';
 import { corePackageVersion } from '../package-version.js';
 
@@ -37,6 +38,13 @@ const versionSchema = z.lazy(() =>
   }),
 );
 
+const sourceSchema = z.lazy(() =>
+  z.union([
+    z.strictObject({ executable: z.boolean(), target: z.string().optional() }),
+    z.strictObject({ problem: z.string() }),
+  ]),
+);
+
 const historyCacheBodySchema = z.lazy(() =>
   z.strictObject({
     commit: z.string().regex(COMMIT_ID),
@@ -44,6 +52,8 @@ const historyCacheBodySchema = z.lazy(() =>
     directories: z.array(z.string()),
     atRef: z.record(z.string(), z.string().nullable()),
     history: z.record(z.string(), z.array(versionSchema)),
+    /** What git records of each source (`repo/sources.ts`): a body without it is an older one. */
+    sources: z.record(z.string(), sourceSchema),
   }),
 );
 export type HistoryCacheBody = z.infer<typeof historyCacheBodySchema>;
@@ -80,6 +90,7 @@ export function historyCacheBody(
     paths: [...key.paths],
     directories: [...key.directories],
     atRef: Object.fromEntries(snapshot.atRef),
+    sources: Object.fromEntries(snapshot.sources ?? []),
     history: Object.fromEntries(
       [...snapshot.history].map(([path, versions]) => [
         path,
@@ -115,6 +126,17 @@ export function snapshotFromCacheBody(
   return {
     commit: entry.commit,
     atRef: new Map(Object.entries(entry.atRef)),
+    sources: new Map(
+      Object.entries(entry.sources).map(([path, source]): [string, CanonicalSource] => [
+        path,
+        'problem' in source
+          ? { problem: source.problem }
+          : {
+              executable: source.executable,
+              ...(source.target === undefined ? {} : { target: source.target }),
+            },
+      ]),
+    ),
     history: new Map<string, readonly CanonicalVersion[]>(Object.entries(entry.history)),
   };
 }

@@ -6,7 +6,9 @@
  * newest commit.
  */
 import { FleetError } from '../errors.js';
-import type { CatFileEntry, Git } from '../git.js';
+import type { CatFileEntry, CatFileSession, Git } from '../git.js';
+import { parseTreeObject } from '../repo/at-commit.js';
+import { decodeSource, resolveLinkStep, type CanonicalSource } from '../repo/sources.js';
 
 export interface CanonicalVersion {
   readonly commit: string;
@@ -63,6 +65,12 @@ export interface CanonicalSnapshot {
   readonly atRef: CanonicalAtRef;
   /** Each file's published versions (every commit reachable from the ref), newest first. */
   readonly history: CanonicalHistory;
+  /**
+   * What git records of each file at the ref beyond its text (`repo/sources.ts`): executable, the
+   * target a symbolic link led to, or why it cannot be used (its text is then `null`). Absent
+   * for a file that does not exist there, and in snapshots made by hand (tests, promote).
+   */
+  readonly sources?: ReadonlyMap<string, CanonicalSource>;
 }
 
 /** `git log` pathspecs that see a renamed file's earlier names: each path's top directory. */
@@ -166,10 +174,13 @@ export async function readCanonicalSnapshot(
       specs.push({ path: tracked, name: change.path, commit, date });
     }
   }
-  // One batch: the ref itself (for its commit id), each file at the ref, then every version.
+  // One batch: the ref itself (for its commit id), each file at the ref, the tree of each file's
+  // directory (its git mode: a link, an executable), then every version.
+  const dirs = [...new Set(paths.map(dirOf))];
   const requests = [
     ref,
     ...paths.map((path) => `${ref}:${path}`),
+    ...dirs.map((dir) => `${ref}:${dir}`),
     ...specs.map((s) => `${s.commit}:${s.name}`),
   ];
   const entries = parseCatFileEntries(
@@ -180,23 +191,129 @@ export async function readCanonicalSnapshot(
   if (!refEntry || refEntry.type !== 'commit') {
     throw new FleetError('REPO_INVALID', `${ref} is not a commit in the fleet repository`);
   }
+  const trees = new Map(dirs.map((dir, i) => [dir, entries[1 + paths.length + i] ?? null]));
   const atRef = new Map<string, string | null>();
+  const sources = new Map<string, CanonicalSource>();
+  const links = new Map<string, string>();
   paths.forEach((path, i) => {
     const entry = entries[1 + i];
-    atRef.set(path, entry && entry.type === 'blob' ? entry.content.toString('utf8') : null);
+    const at = sourceAt(path, entry ?? null, trees.get(dirOf(path)) ?? null, refEntry.oid);
+    atRef.set(path, at.text);
+    if (at.source !== undefined) sources.set(path, at.source);
+    if (at.link !== undefined) links.set(path, at.link);
   });
+  const first = 1 + paths.length + dirs.length;
   const seen = new Map<string, Set<string>>();
   specs.forEach((spec, i) => {
-    const entry = entries[1 + paths.length + i];
+    const entry = entries[first + i];
     if (!entry || entry.type !== 'blob') return; // deleted in this commit
-    const content = entry.content.toString('utf8');
+    const decoded = decodeSource(entry.content, spec.name);
+    if ('problem' in decoded) return; // never installable: not a version a host can hold
+    const content = decoded.text;
     let contents = seen.get(spec.path);
     if (!contents) seen.set(spec.path, (contents = new Set()));
     if (contents.has(content)) return;
     contents.add(content);
     history.get(spec.path)?.push({ commit: spec.commit, date: spec.date, content });
   });
-  return { commit: refEntry.oid, atRef, history };
+  const snapshot = { commit: refEntry.oid, atRef, history, sources };
+  return links.size === 0 ? snapshot : followLinks(git, snapshot, links);
+}
+
+/** A path's directory in the repository (`''`: the root, whose tree `<ref>:` names). */
+function dirOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+/** The mode git records for `name` in a raw tree object (`null`: no such entry). */
+function modeIn(tree: CatFileEntry | null, name: string, commit: string): string | null {
+  if (tree === null || tree.type !== 'tree') return null;
+  const entry = parseTreeObject(tree.content, commit.length / 2).find((e) => e.name === name);
+  return entry?.mode ?? null;
+}
+
+/** One source at the ref: its text, what git records of it, or the link text to follow. */
+function sourceAt(
+  path: string,
+  entry: CatFileEntry | null,
+  tree: CatFileEntry | null,
+  commit: string,
+): { text: string | null; source?: CanonicalSource; link?: string } {
+  if (tree !== null && tree.type === 'blob') {
+    const dir = dirOf(path);
+    return {
+      text: null,
+      source: {
+        problem: `${path}: ${dir} is a symbolic link to a directory: fleet follows a source's own link only (git records no file at ${path}); link the file itself`,
+      },
+    };
+  }
+  if (entry === null || entry.type !== 'blob') return { text: null };
+  const mode = modeIn(tree, path.slice(path.lastIndexOf('/') + 1), commit);
+  if (mode === '120000') return { text: null, link: entry.content.toString('utf8') };
+  const decoded = decodeSource(entry.content, path);
+  if ('problem' in decoded) return { text: null, source: { problem: decoded.problem } };
+  return { text: decoded.text, source: { executable: mode === '100755' } };
+}
+
+/**
+ * The snapshot with each symbolic link followed within the repository (`repo/sources.ts`): the
+ * link's text, history and mode are its target's, read at the same commit (one `git cat-file`
+ * for the hops, then the targets' own snapshot); a link that leaves the repository or loops is
+ * refused with its path. Only a snapshot that has a link pays for this.
+ */
+async function followLinks(
+  git: Git,
+  snapshot: CanonicalSnapshot & { readonly sources: Map<string, CanonicalSource> },
+  links: ReadonlyMap<string, string>,
+): Promise<CanonicalSnapshot> {
+  const { commit } = snapshot;
+  const atRef = new Map(snapshot.atRef);
+  const history = new Map(snapshot.history);
+  const sources = new Map(snapshot.sources);
+  const targets = new Map<string, string>();
+  const session = git.catFile();
+  try {
+    for (const [source, text] of links) {
+      try {
+        targets.set(source, await linkTarget(session, commit, source, text));
+      } catch (error) {
+        if (!(error instanceof FleetError)) throw error;
+        sources.set(source, { problem: error.message });
+      }
+    }
+  } finally {
+    session.close();
+  }
+  const read = await readCanonicalSnapshot(git, [...new Set(targets.values())], commit);
+  for (const [source, target] of targets) {
+    atRef.set(source, read.atRef.get(target) ?? null);
+    history.set(source, read.history.get(target) ?? []);
+    const found = read.sources?.get(target);
+    if (found !== undefined && 'problem' in found) sources.set(source, found);
+    else if (found !== undefined) sources.set(source, { executable: found.executable, target });
+  }
+  return { commit, atRef, history, sources };
+}
+
+/** Where a chain of links from `source` ends, at `commit`; throws `RENDER_FAILED` naming it. */
+async function linkTarget(
+  session: CatFileSession,
+  commit: string,
+  source: string,
+  text: string,
+): Promise<string> {
+  const seen = new Set<string>();
+  let path = source;
+  let target = text;
+  for (let hop = 0; ; hop += 1) {
+    path = resolveLinkStep(source, path, target, seen, hop);
+    const [tree, blob] = await session.read([`${commit}:${dirOf(path)}`, `${commit}:${path}`]);
+    const mode = modeIn(tree ?? null, path.slice(path.lastIndexOf('/') + 1), commit);
+    if (mode !== '120000' || !blob) return path;
+    target = blob.content.toString('utf8');
+  }
 }
 
 /** The published versions only (see {@link readCanonicalSnapshot}). */

@@ -11,6 +11,7 @@ import { HistoryIndex } from '../classify/history-index.js';
 import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath, nodePathFor } from '../render/views.js';
 import { renderTemplate, scanPlaceholders } from '../render/template.js';
+import { sourceRefused } from '../repo/sources.js';
 
 /**
  * The operator half of an installer: all that reading and planning need (`check`, when the
@@ -108,17 +109,22 @@ export function targetsForHost(
   host: string,
   variables: Readonly<Record<string, string>>,
   domains: readonly DomainRuntime[],
-  snapshot: Pick<CanonicalSnapshot, 'atRef'>,
+  snapshot: Pick<CanonicalSnapshot, 'atRef' | 'sources'>,
 ): FileTarget[] {
   const hostFile = `hosts/${host}.yaml`;
   const targets: FileTarget[] = [];
   for (const { declaration, operator } of domains) {
-    for (const file of declaration.files) {
-      const canonical = canonicalPath(declaration, file);
+    for (const declared of declaration.files) {
+      const canonical = canonicalPath(declaration, declared);
+      const file = withSourceMode(declaration, declared, snapshot, canonical);
       let path = file.path;
       let desired: FileTarget['desired'];
       try {
         path = nodePathFor(file, variables, hostFile);
+        const refused = snapshot.sources?.get(canonical);
+        if (refused !== undefined && 'problem' in refused) {
+          throw sourceRefused(canonical, refused.problem);
+        }
         const source = snapshot.atRef.get(canonical);
         if (source === undefined || source === null) {
           throw new FleetError('CANONICAL_MISSING', `${canonical} is missing at the repo commit`, {
@@ -148,6 +154,42 @@ export function targetsForHost(
   }
   return targets;
 }
+
+/** The mode of an executable source's file when its entry names none (contract §10.4). */
+export const EXECUTABLE_MODE = '0755';
+/** ... and when its source names a secret: the file stays its owner's alone. */
+export const EXECUTABLE_SECRET_MODE = '0700';
+
+/**
+ * A repository-declared whole file as its source's git mode makes it (contract §10.4): an
+ * executable source (100755) whose entry names no `mode` is installed executable — 0755 as git
+ * checks it out and chezmoi's `executable_` writes it, or 0700 when its source names a secret, so a
+ * file holding one is never readable by others. A declared `mode` always wins; a block entry's
+ * file is the host user's, and a domain's own declared files keep their declaration (the node
+ * refuses a mode for those: their modes are the domain's).
+ */
+function withSourceMode(
+  declaration: DomainDeclaration,
+  file: ManagedFile,
+  snapshot: Pick<CanonicalSnapshot, 'atRef' | 'sources'>,
+  canonical: string,
+): ManagedFile {
+  if (declaration.repoManifest === undefined || file.kind !== 'whole' || file.mode !== undefined) {
+    return file;
+  }
+  const source = snapshot.sources?.get(canonical);
+  if (source === undefined || 'problem' in source || !source.executable) return file;
+  const text = snapshot.atRef.get(canonical) ?? '';
+  const secret = scanPlaceholders(text).placeholders.some((ph) => ph.namespace === 'secret');
+  const mode = secret ? EXECUTABLE_SECRET_MODE : EXECUTABLE_MODE;
+  // One object per (declared file, mode): the view memos below are keyed by the file object.
+  let byMode = executableFiles.get(file);
+  if (byMode === undefined) executableFiles.set(file, (byMode = new Map()));
+  let executable = byMode.get(mode);
+  if (executable === undefined) byMode.set(mode, (executable = { ...file, mode }));
+  return executable;
+}
+const executableFiles = new WeakMap<ManagedFile, Map<string, ManagedFile>>();
 
 /**
  * The desired views computed, per (operator, declaration, declared file) and canonical source, by

@@ -60,6 +60,8 @@ export function parsePorcelainPaths(output: string): string[] {
 /** One entry of a git tree object, as `git ls-tree` names its type. */
 export interface TreeEntry {
   readonly type: 'blob' | 'tree' | 'commit';
+  /** Git's mode, as the tree has it: `100644`, `100755`, `120000` (a symbolic link), `40000`. */
+  readonly mode: string;
   readonly oid: string;
   readonly name: string;
 }
@@ -81,6 +83,7 @@ export function parseTreeObject(content: Buffer, oidBytes: number): TreeEntry[] 
     const mode = content.subarray(offset, space).toString('latin1');
     entries.push({
       type: mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob',
+      mode,
       name: content.subarray(space + 1, nul).toString('utf8'),
       oid: content.subarray(nul + 1, nul + 1 + oidBytes).toString('hex'),
     });

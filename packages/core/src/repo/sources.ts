@@ -1,0 +1,205 @@
+/**
+ * A canonical source is the bytes git holds with their mode, read the same way from a commit (drift,
+ * plan, install: `classify/history.ts`) and from the working tree (`fleet validate`), so the two
+ * agree (issue 38):
+ *
+ * - a symbolic link (git mode 120000) is followed within the repository, as chezmoi follows a
+ *   source symlink (`testdata/scripts/issue1161.txtar`) and as a checkout of the repository
+ *   would: the source is the file it names. A link that leaves the repository (an absolute
+ *   target, or `..` above its root), a chain longer than {@link MAX_LINK_HOPS} or a loop is
+ *   refused with the link's path — its target is never read from outside;
+ * - an executable source (100755) is reported, so a files entry without a `mode` installs it
+ *   executable (contract §10.4);
+ * - a source is UTF-8 text: one holding NUL bytes (binary) or bytes that are not UTF-8 is refused
+ *   with its path and the offset of the first such byte (`RENDER_FAILED`), never re-encoded —
+ *   decoding it leniently would write U+FFFD where the repository has other bytes.
+ *
+ * The pure parts are here; the commit reader is `classify/history.ts`.
+ */
+import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { FleetError } from '../errors.js';
+import { parseRepoPath } from '../paths.js';
+
+/** Links followed at most from one source, as Linux's own bound for a path's symlinks (40). */
+export const MAX_LINK_HOPS = 40;
+
+/** What a commit or the working tree says of a canonical source beyond its text. */
+export type CanonicalSource =
+  | {
+      /** Git's mode 100755 (the working tree's owner execute bit). */
+      readonly executable: boolean;
+      /** The repository path of the file a symbolic link led to (absent: not a link). */
+      readonly target?: string;
+    }
+  | {
+      /** Why the source cannot be used (its path is in the message). */
+      readonly problem: string;
+    };
+
+/**
+ * The repository path a symbolic link at `linkPath` names with `target` (its text), or why it
+ * is refused: a target that is absolute or climbs above the repository's root is outside it.
+ */
+export function resolveRepoLink(
+  linkPath: string,
+  target: string,
+): { readonly path: string } | { readonly problem: string } {
+  const shown = `${linkPath} is a symbolic link to ${JSON.stringify(target)}`;
+  if (target === '' || target.includes('\0')) return { problem: `${shown}: not a path` };
+  if (posix.isAbsolute(target) || /^[A-Za-z]:[\\/]/.test(target) || target.includes('\\')) {
+    return { problem: `${shown}, outside the repository: fleet follows links within it only` };
+  }
+  const joined = posix.normalize(posix.join(posix.dirname(linkPath), target));
+  if (joined === '..' || joined.startsWith('../') || joined === '.' || joined === '') {
+    return { problem: `${shown}, outside the repository: fleet follows links within it only` };
+  }
+  return { path: joined };
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The offset of the first byte that makes `bytes` not UTF-8 (RFC 3629: no overlongs, no surrogates). */
+function firstInvalidByte(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] as number;
+    const length =
+      lead < 0x80
+        ? 1
+        : lead >= 0xc2 && lead <= 0xdf
+          ? 2
+          : lead >= 0xe0 && lead <= 0xef
+            ? 3
+            : lead >= 0xf0 && lead <= 0xf4
+              ? 4
+              : 0;
+    if (length === 0 || i + length > bytes.length) return i;
+    const second = bytes[i + 1] as number;
+    if (length >= 2) {
+      const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+      const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+      if (second < low || second > high) return i;
+      for (let k = 2; k < length; k += 1) {
+        const next = bytes[i + k] as number;
+        if (next < 0x80 || next > 0xbf) return i;
+      }
+    }
+    i += length;
+  }
+  return i;
+}
+
+/**
+ * A source's text, or why it is not text: NUL bytes (a binary file, or UTF-16) or bytes that are
+ * not UTF-8 (Latin-1 `caf\xe9`). A UTF-8 byte order mark is kept, as every other byte.
+ */
+export function decodeSource(
+  bytes: Uint8Array,
+  path: string,
+): { readonly text: string } | { readonly problem: string } {
+  const nul = bytes.indexOf(0);
+  const refusal =
+    'fleet installs UTF-8 text sources only, and never re-encodes one (binary sources are not supported yet)';
+  if (nul >= 0)
+    return { problem: `${path} holds binary content (a NUL byte at offset ${nul}): ${refusal}` };
+  try {
+    return { text: UTF8.decode(bytes) };
+  } catch {
+    return {
+      problem: `${path} is not valid UTF-8 (the first invalid byte is at offset ${firstInvalidByte(bytes)}): ${refusal}`,
+    };
+  }
+}
+
+/** The `RENDER_FAILED` error of a source that cannot be used, naming it. */
+export function sourceRefused(path: string, problem: string): FleetError {
+  return new FleetError('RENDER_FAILED', problem, { problems: [{ file: path, message: problem }] });
+}
+
+/**
+ * A canonical source read from the working tree (`fleet validate`), by the rules a commit is
+ * read with: its text and what git would record of it. Throws `CANONICAL_MISSING` when it does not
+ * exist, `RENDER_FAILED` naming the path when it cannot be used. A directory on the way that is a
+ * symbolic link is refused too: git records such a path as no file at all, so drift would say the
+ * source is missing where validate had followed the link.
+ */
+export function readWorkingSource(
+  root: string,
+  repoPath: string,
+): { readonly text: string; readonly source: CanonicalSource } {
+  let path = repoPath;
+  const seen = new Set<string>();
+  for (let hop = 0; ; hop += 1) {
+    const components = parseRepoPath(path);
+    for (let i = 1; i < components.length; i += 1) {
+      const dir = components.slice(0, i).join('/');
+      const stat = lstatOrNull(join(root, dir));
+      if (stat?.isSymbolicLink()) {
+        throw sourceRefused(
+          repoPath,
+          `${repoPath}: ${dir} is a symbolic link to a directory: fleet follows a source's own link only (git records no file at ${path}); link the file itself`,
+        );
+      }
+    }
+    const absolute = join(root, ...components);
+    const stat = lstatOrNull(absolute);
+    if (stat === null) {
+      throw new FleetError('CANONICAL_MISSING', `${repoPath} is missing`, {
+        problems: [{ file: repoPath, message: 'canonical file is missing' }],
+      });
+    }
+    if (!stat.isSymbolicLink()) {
+      const decoded = decodeSource(
+        readFileSync(absolute),
+        path === repoPath ? path : `${repoPath} (→ ${path})`,
+      );
+      if ('problem' in decoded) throw sourceRefused(repoPath, decoded.problem);
+      const executable = (stat.mode & 0o100) !== 0;
+      return {
+        text: decoded.text,
+        source: { executable, ...(path === repoPath ? {} : { target: path }) },
+      };
+    }
+    const next = resolveLinkStep(repoPath, path, readlinkSync(absolute, 'utf8'), seen, hop);
+    path = next;
+  }
+}
+
+/**
+ * One hop of a link chain: where the link at `path` leads, or the refusal (outside the
+ * repository, a loop, too many hops), named after the source the chain started at.
+ */
+export function resolveLinkStep(
+  source: string,
+  path: string,
+  target: string,
+  seen: Set<string>,
+  hop: number,
+): string {
+  seen.add(path);
+  const resolved = resolveRepoLink(path, target);
+  if ('problem' in resolved) {
+    throw sourceRefused(
+      source,
+      path === source ? resolved.problem : `${source}: ${resolved.problem}`,
+    );
+  }
+  if (seen.has(resolved.path)) {
+    throw sourceRefused(source, `${source}: the symbolic links from it loop (at ${resolved.path})`);
+  }
+  if (hop + 1 >= MAX_LINK_HOPS) {
+    throw sourceRefused(source, `${source}: more than ${MAX_LINK_HOPS} symbolic links in a row`);
+  }
+  return resolved.path;
+}
+
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
