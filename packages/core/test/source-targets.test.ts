@@ -95,6 +95,26 @@ describe('file targets from sources as git records them', () => {
       error: 'domains/files/tool is not valid UTF-8',
     },
   ];
+  it('an entry with template: false is its source as it is, braces and all (Ansible copy)', () => {
+    const text = 'status "{{ session }}" {{ host.port }} {{ "{{" }}\n';
+    const declaration = declared(entry({ template: false }));
+    const runtime = domainRuntime(declaration, fileInstaller({ domain: 'files' }));
+    const [target] = targetsForHost(
+      'alpha',
+      { port: '1' },
+      [runtime],
+      snapshotOf(text, { executable: false }),
+    );
+    expect(target?.desired).to.deep.equal({ ok: true, content: text });
+  });
+
+  it('the same source as a template is refused: {{ session }} is no placeholder (RENDER_FAILED)', () => {
+    const declaration = declared(entry());
+    const runtime = domainRuntime(declaration, fileInstaller({ domain: 'files' }));
+    const [target] = targetsForHost('alpha', {}, [runtime], snapshotOf('"{{ session }}"\n'));
+    expect(target?.desired.ok).to.equal(false);
+  });
+
   for (const { name, file, repoManifest, text, source, mode, error } of cases) {
     it(name, () => {
       const declaration = declared(file, repoManifest);

@@ -176,6 +176,49 @@ describe('render/template', () => {
     });
   });
 
+  // A literal `{{` is written as Go templates (chezmoi's text/template) and Jinja (Ansible's
+  // template module) write it: {{ "{{" }}, a string literal of the braces; {{ "}}" }} likewise.
+  describe('renderTemplate: {{ "{{" }} is a literal {{, as in Go templates and Jinja', () => {
+    const cases: [title: string, input: string, expected: string][] = [
+      [
+        'a tmux/mustache line',
+        'set -g status-left "{{ "{{" }} session }}"\n',
+        'set -g status-left "{{ session }}"\n',
+      ],
+      ['without blanks', '{{"{{"}} name }}', '{{ name }}'],
+      ['beside a host variable', '{{ "{{" }} x }} = {{ host.port }}\n', '{{ x }} = 7701\n'],
+      ['a literal host placeholder', '{{ "{{" }} host.port }}', '{{ host.port }}'],
+      ['as Go and Jinja users close it', '{{ "{{" }} x {{ "}}" }}', '{{ x }}'],
+      ['twice on a line', '{{ "{{" }}a}} {{ "{{" }}b}}', '{{a}} {{b}}'],
+      ['braces that were never special stay', '{{#each}} {{ .Values }}', '{{#each}} {{ .Values }}'],
+    ];
+    for (const [title, input, expected] of cases) {
+      it(title, () => {
+        expect(renderTemplate(input, options())).to.equal(expected);
+      });
+    }
+
+    it('a host value that holds the escape is inserted as it is', () => {
+      const variables = { node_id: '{{ "{{" }}' };
+      expect(renderTemplate('{{ host.node_id }}', options({ variables }))).to.equal('{{ "{{" }}');
+    });
+
+    it('refuses an escape that would write {{ secret.NAME }} as text (the node resolves those), with its line', () => {
+      const error = thrown(() =>
+        renderTemplate('a\ntoken = {{ "{{" }} secret.API_TOKEN }}\n', options()),
+      );
+      expect(error.code).to.equal('RENDER_FAILED');
+      expect(error.problems[0]).to.include({ file: FILE, line: 2 });
+      expect(error.problems[0]?.message).to.contain('template: false');
+    });
+
+    it('the braces without the escape are still refused, so a typo never ships as text', () => {
+      expect(thrown(() => renderTemplate('{{ session }}', options())).code).to.equal(
+        'RENDER_FAILED',
+      );
+    });
+  });
+
   describe('scanPlaceholders and secretNames', () => {
     it('finds placeholders with namespace, name, line and offsets', () => {
       const text = 'a\n  {{ host.x }} {{secret.Y}}';

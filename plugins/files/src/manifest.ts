@@ -61,6 +61,11 @@ const entrySchema = z
     mode: modeText.optional(),
     /** A node policy action id (`domains.files.actions.<id>`), run after a write that changed it. */
     action: actionIdSchema.optional(),
+    /**
+     * `false`: the source is copied as it is, braces and all — no `{{ host.NAME }}` rendered, no
+     * `{{ secret.NAME }}` resolved (a tmux, mustache or Go template file of the user's own).
+     */
+    template: z.boolean().default(true),
   })
   .refine((entry) => entry.kind === 'block' || entry.marker === undefined, {
     message: 'only a block entry has a marker',
@@ -160,6 +165,7 @@ export function parseFilesManifest(
     ...(entry.marker === undefined ? {} : { markers: markersOf(entry.marker) }),
     ...(entry.mode === undefined ? {} : { mode: entry.mode }),
     ...(entry.action === undefined ? {} : { action: entry.action }),
+    ...(entry.template ? {} : { template: false as const }),
   }));
   return { files, hostVariables: result.data.hostVariables };
 }

@@ -121,6 +121,23 @@ describe('files plugin: installer', () => {
     expect(problems).to.have.length(1);
   });
 
+  // Ansible's `copy` writes a file's braces as they are, where `template` renders them; an entry
+  // with `template: false` is a copy: no host variable rendered, no secret resolved on the node.
+  it('template: false writes the content as it is, its {{ secret.NAME }} text too', async () => {
+    const literal = 'set -g status-left "{{ session }}"\n# {{ secret.API_TOKEN }} is text here\n';
+    const result = await install([
+      {
+        fileId: '~/.config/demo/hello.conf',
+        path: '~/.config/demo/hello.conf',
+        expectedSha256: null,
+        content: literal,
+        template: false,
+      },
+    ]);
+    expect(result.verified).to.equal(true);
+    expect(await host.readText('~/.config/demo/hello.conf')).to.equal(literal);
+  });
+
   it('refuses a missing secret before any write', async () => {
     await host.dispose();
     host = await createFakeHost({ nodeId: 'node-01' });

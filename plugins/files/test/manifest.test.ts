@@ -38,7 +38,11 @@ describe('files plugin: the files.yaml manifest', () => {
     ]);
   });
 
-  const accepted: { name: string; lines: string[]; expected: Record<string, string> }[] = [
+  const accepted: {
+    name: string;
+    lines: string[];
+    expected: Record<string, string | boolean>;
+  }[] = [
     { name: 'a quoted 4-digit mode', lines: ['    mode: "0600"'], expected: { mode: '0600' } },
     { name: 'a 3-digit mode, kept as 4', lines: ["    mode: '644'"], expected: { mode: '0644' } },
     { name: 'a read-only mode', lines: ['    mode: "0400"'], expected: { mode: '0400' } },
@@ -47,6 +51,11 @@ describe('files plugin: the files.yaml manifest', () => {
       name: 'an action id',
       lines: ['    action: zsh-reload'],
       expected: { action: 'zsh-reload' },
+    },
+    {
+      name: 'template: false (the source is copied, braces and all)',
+      lines: ['    template: false'],
+      expected: { template: false },
     },
     {
       name: 'a block entry with a mode (applied when fleet creates the file)',
@@ -213,6 +222,12 @@ describe('files plugin: the files.yaml manifest', () => {
       line: 4,
       field: 'files[0].action',
       message: 'expected string',
+    },
+    {
+      name: 'a template that is not a boolean',
+      lines: ['files:', '  - path: ~/.zshrc', '    source: x', '    template: "no"'],
+      line: 4,
+      field: 'files[0].template',
     },
     {
       name: 'the same path twice',

@@ -63,10 +63,13 @@ function checkFiles(
 ): string[] {
   const paths: string[] = [];
   for (const file of request.files) {
-    if (!repoDeclared && (file.mode !== undefined || file.action !== undefined)) {
+    if (
+      !repoDeclared &&
+      (file.mode !== undefined || file.action !== undefined || file.template !== undefined)
+    ) {
       throw new FleetError(
         'BAD_REQUEST',
-        `${file.path}: domain ${request.domain} declares its own files; a request cannot give them a ${file.mode === undefined ? 'action' : 'mode'}`,
+        `${file.path}: domain ${request.domain} declares its own files; a request cannot give them a ${file.mode !== undefined ? 'mode' : file.action !== undefined ? 'action' : 'template flag'}`,
       );
     }
     const entry = runtime.allowlist.require(file.path, request.domain);

@@ -373,7 +373,7 @@ async function runInstaller(
     secrets.values = await runtime.secrets();
     const installer = await runtime.registry.installer(request.domain);
     for (const file of request.files) {
-      resolveSecrets(file.content, secrets.values, file.path);
+      if (file.template !== false) resolveSecrets(file.content, secrets.values, file.path);
       const live = await readLive(
         runtime.home,
         await managedTarget(runtime.home, file.path, runtime.allowlist.symlinkDirs),

@@ -7,7 +7,7 @@
  * whatever the depth of history; a version holding one is compared line by line, rendering only
  * its templated lines, and only when a host's file is not current.
  */
-import { scanPlaceholders } from '../render/template.js';
+import { hasLiteralBraces, scanPlaceholders, unescapeBraces } from '../render/template.js';
 import type { KnownSet, VersionSource } from './classify.js';
 import { splitLines } from './classify.js';
 import type { CanonicalVersion } from './history.js';
@@ -21,10 +21,10 @@ function renderLine(line: string, variables: Readonly<Record<string, string>>): 
   for (const ph of scanPlaceholders(line).placeholders) {
     if (ph.namespace !== 'host') continue;
     if (!Object.hasOwn(variables, ph.name)) return undefined;
-    out += line.slice(last, ph.start) + (variables[ph.name] as string);
+    out += unescapeBraces(line.slice(last, ph.start)) + (variables[ph.name] as string);
     last = ph.end;
   }
-  return out + line.slice(last);
+  return out + unescapeBraces(line.slice(last));
 }
 
 interface IndexedVersion {
@@ -62,7 +62,7 @@ function buildIndex(versions: readonly CanonicalVersion[]): Built {
       const line = lines[i] as string;
       // Most lines recur from version to version: a set lookup, the pattern only for new ones.
       if (staticLines.has(line)) continue;
-      if (templateLines.has(line) || HOST_PLACEHOLDER.test(line)) {
+      if (templateLines.has(line) || HOST_PLACEHOLDER.test(line) || hasLiteralBraces(line)) {
         templateLines.add(line);
         (templated ??= new Set()).add(i);
       } else {

@@ -39,6 +39,8 @@ export interface FilePlan {
    * `RENDER_FAILED`), which an install's refusal carries as its own.
    */
   readonly code?: string;
+  /** `false`: a files entry that is not a template; the node resolves no secret in it (§10.4). */
+  readonly template?: false;
 }
 
 export interface DomainPlan {
@@ -84,6 +86,7 @@ export function buildDomainPlan(input: {
     ...(target.file.mode === undefined ? {} : { mode: target.file.mode }),
     ...(target.file.action === undefined ? {} : { action: target.file.action }),
     ...(assessment.code === undefined ? {} : { code: assessment.code }),
+    ...(target.file.template === false ? { template: false as const } : {}),
   }));
   // A file's own action runs only when an install changes the file: listed for those only.
   const fileActions = files.flatMap((file): CoupledAction[] =>
@@ -275,6 +278,7 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
       ...(file.markers ? { markers: file.markers } : {}),
       ...(file.mode === undefined ? {} : { mode: file.mode }),
       ...(file.action === undefined ? {} : { action: file.action }),
+      ...(file.template === false ? { template: false as const } : {}),
     })),
   };
 }

@@ -134,12 +134,16 @@ export function targetsForHost(
           });
         }
         desired = desiredView(operator, declaration, file, source, variables, () => {
-          const rendered = renderTemplate(source, {
-            file: canonical,
-            variables,
-            allowed: declaration.hostVariables,
-            hostFile,
-          });
+          // A files entry with `template: false` is copied as it is, braces and all (§10.4).
+          const rendered =
+            file.template === false
+              ? source
+              : renderTemplate(source, {
+                  file: canonical,
+                  variables,
+                  allowed: declaration.hostVariables,
+                  hostFile,
+                });
           const content = operator.view(file, rendered, declaration);
           const [refused] = checked(operator, file, content);
           return refused

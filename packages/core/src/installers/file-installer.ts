@@ -120,7 +120,11 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
         ...(requested.markers === undefined ? {} : { markers: requested.markers }),
       };
     }
-    if (requested.mode !== undefined || requested.action !== undefined) {
+    if (
+      requested.mode !== undefined ||
+      requested.action !== undefined ||
+      requested.template !== undefined
+    ) {
       throw new FleetError(
         'BAD_REQUEST',
         `${domain}: ${requested.path} is a declared file; its mode and actions are the domain's`,
@@ -199,7 +203,10 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     const roles = request.actions ?? {};
     requireFileActions(ctx, domain, request.files, roles);
     const secrets = await ctx.secrets();
-    const resolved = request.files.map((file) => resolveSecrets(file.content, secrets, file.path));
+    // A file that is not a template (`template: false`, §10.4) is written as it is.
+    const resolved = request.files.map((file) =>
+      file.template === false ? file.content : resolveSecrets(file.content, secrets, file.path),
+    );
     // 2. Every file's final bytes before the first write: a refusal leaves every file untouched.
     const writes: PlannedWrite[] = [];
     for (const [index, file] of request.files.entries()) {

@@ -46,6 +46,12 @@ export interface ManagedFile {
    * changed. Never an argv.
    */
   readonly action?: string;
+  /**
+   * `false` for a repository-declared file whose source is not a template (contract §10.4, a files
+   * entry's `template: false`): copied as it is, braces and all — no host variable rendered, and
+   * the node resolves no secret in it. Absent: a template, as every canonical file.
+   */
+  readonly template?: false;
 }
 
 /**

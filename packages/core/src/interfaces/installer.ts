@@ -80,6 +80,11 @@ export interface InstallFileRequest {
    * by the controller against the domain's policy before anything is written.
    */
   readonly action?: string;
+  /**
+   * `false`: a repository-declared file that is not a template (contract §10.4): its content is
+   * written as it is, and no `{{ secret.NAME }}` in it is resolved.
+   */
+  readonly template?: false;
 }
 
 /** What the controller hands a domain's node half: one install operation. */

@@ -55,6 +55,7 @@ export const repoManagedFileSchema = z.lazy(() =>
       markers: z.strictObject({ begin: z.string().min(1), end: z.string().min(1) }).optional(),
       mode: fileModeSchema.optional(),
       action: actionIdSchema.optional(),
+      template: z.literal(false).optional(),
     })
     .refine((file) => file.id === file.path, { message: 'must be its path', path: ['id'] })
     .refine((file) => file.kind !== 'block' || file.markers !== undefined, {

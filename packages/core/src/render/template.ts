@@ -5,7 +5,7 @@
  *
  * A `{{ … }}` whose content looks like a variable reference but is neither form is an error (fail
  * closed: a typo must not ship as literal text). Other uses of braces (`{{#each}}`, `{{ .Values }}`)
- * are ordinary text.
+ * are ordinary text; a literal `{{` is written `{{ "{{" }}` ({@link LITERAL_OPEN_BRACES}).
  */
 import { FleetError, type Problem } from '../errors.js';
 import { valueReplacer } from './substitute.js';
@@ -22,6 +22,53 @@ export interface Placeholder {
 }
 
 const CANDIDATE = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+
+/**
+ * A literal `{{` in a template is written `{{ "{{" }}` — what Go templates (chezmoi, Helm) and
+ * Jinja (Ansible's `template`) users already write for one, so `{{ "{{" }} name }}` renders as
+ * `{{ name }}`; `{{ "}}" }}`, its pair in those languages, is a literal `}}` (a `}}` alone is text
+ * already), so a line escaped for Go or Jinja renders the same here. Its own text is not a
+ * placeholder (a quote is no name), and a whole file of such text is better an entry with
+ * `template: false` (contract §10.4).
+ */
+export const LITERAL_OPEN_BRACES = '{{ "{{" }}';
+const LITERAL_OPEN = /\{\{\s*"(\{\{|\}\})"\s*\}\}/g;
+/** What follows an escape to make the literal text a secret placeholder (refused, see below). */
+const SECRET_AFTER = /^\s*secret\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/;
+
+/** True when `text` holds a literal-braces escape (a line the history index must render too). */
+export function hasLiteralBraces(text: string): boolean {
+  LITERAL_OPEN.lastIndex = 0;
+  return LITERAL_OPEN.test(text);
+}
+
+/** `text` (template text between placeholders) with each escape made the braces it stands for. */
+export function unescapeBraces(text: string): string {
+  return text.includes('"{{"') || text.includes('"}}"')
+    ? text.replace(LITERAL_OPEN, (_match, braces: string) => braces)
+    : text;
+}
+
+/**
+ * An escape that would render as a `{{ secret.NAME }}` of text: the node resolves every secret
+ * placeholder it is sent, so such a template is refused with its line (an entry with
+ * `template: false` writes that text as it is).
+ */
+function literalSecretProblems(text: string, file: string): Problem[] {
+  if (!text.includes('"{{"')) return [];
+  const problems: Problem[] = [];
+  const cache = { index: 0, line: 1 };
+  for (const match of text.matchAll(LITERAL_OPEN)) {
+    if (match[1] !== '{{' || !SECRET_AFTER.test(text.slice(match.index + match[0].length)))
+      continue;
+    problems.push({
+      file,
+      line: lineAt(text, match.index, cache),
+      message: `${LITERAL_OPEN_BRACES} before secret.NAME }} would write a secret placeholder as text, which the node resolves: give this file's entry template: false instead`,
+    });
+  }
+  return problems;
+}
 const VALID = /^(host|secret)\.([A-Za-z_][A-Za-z0-9_]*)$/;
 
 /** The canonical spelling of a placeholder. */
@@ -83,6 +130,7 @@ export interface RenderOptions {
  */
 export function renderTemplate(text: string, options: RenderOptions): string {
   const { placeholders, problems } = scanPlaceholders(text, options.file);
+  problems.push(...literalSecretProblems(text, options.file));
   const allowed = new Set(options.allowed);
   let out = '';
   let last = 0;
@@ -106,7 +154,7 @@ export function renderTemplate(text: string, options: RenderOptions): string {
       });
       continue;
     }
-    out += text.slice(last, ph.start) + (options.variables[ph.name] as string);
+    out += unescapeBraces(text.slice(last, ph.start)) + (options.variables[ph.name] as string);
     last = ph.end;
   }
   if (problems.length > 0) {
@@ -119,7 +167,7 @@ export function renderTemplate(text: string, options: RenderOptions): string {
       { problems },
     );
   }
-  return out + text.slice(last);
+  return out + unescapeBraces(text.slice(last));
 }
 
 /** The secret names a text refers to, in order of first use. */

@@ -57,12 +57,17 @@ export function renderFileForHost(
 ): RenderedFile {
   const hostFile = `hosts/${host}.yaml`;
   const canonical = canonicalPath(declaration, file);
-  const content = renderTemplate(readCanonical(canonical), {
-    file: canonical,
-    variables,
-    allowed: declaration.hostVariables,
-    hostFile,
-  });
+  const source = readCanonical(canonical);
+  // A files entry with `template: false` is copied as it is (contract §10.4).
+  const content =
+    file.template === false
+      ? source
+      : renderTemplate(source, {
+          file: canonical,
+          variables,
+          allowed: declaration.hostVariables,
+          hostFile,
+        });
   return {
     domain: declaration.domain,
     file,

@@ -190,6 +190,12 @@ export const installFileRequestSchema = z.lazy(() =>
      * `domains.<domain>.actions.<id>`; an id the policy lacks is `POLICY_REFUSED` before any write).
      */
     action: actionIdSchema.optional(),
+    /**
+     * `false`: a files entry that is not a template (contract §10.4): the node writes `content` as
+     * it is and resolves no secret in it. Sent only for such an entry; a node that predates the
+     * field refuses it (strict objects) rather than resolve the text as a template.
+     */
+    template: z.literal(false).optional(),
   }),
 );
 
