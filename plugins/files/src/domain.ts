@@ -8,7 +8,9 @@ const EXAMPLE_MANIFEST = `# The files fleet manages on the hosts that run the fi
 #   whole — the file equals the rendered source;
 #   block — only the lines between two markers are fleet's ({mark} becomes BEGIN and END).
 # Optional: mode (quoted octal, e.g. "0600"; never group/other-writable) and action (the id of an
-# action in each node's own policy, domains.files.actions.<id>, run after the file changes).
+# action in each node's own policy, domains.files.actions.<id>, run after the file changes), and
+# template: false (the source is copied as it is, braces and all). In a template, {{ "{{" }} is a
+# literal {{. A source may be a symbolic link within the repository; an executable one installs 0755.
 # A node writes an entry only where its policy's domains.files.patterns match the path.
 files:
   - path: ~/.config/fleet-demo/hello.conf

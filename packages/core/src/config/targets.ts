@@ -188,7 +188,7 @@ function withSourceMode(
   const mode = secret ? EXECUTABLE_SECRET_MODE : EXECUTABLE_MODE;
   // One object per (declared file, mode): the view memos below are keyed by the file object.
   let byMode = executableFiles.get(file);
-  if (byMode === undefined) executableFiles.set(file, (byMode = new Map()));
+  if (byMode === undefined) executableFiles.set(file, (byMode = new Map<string, ManagedFile>()));
   let executable = byMode.get(mode);
   if (executable === undefined) byMode.set(mode, (executable = { ...file, mode }));
   return executable;

@@ -1,0 +1,210 @@
+/**
+ * The files domain's sources as git holds them, end to end on a lab fleet with real git, the real
+ * binary and a real controller (issue 38): a source that is a symbolic link installs its target's
+ * text (chezmoi `testdata/scripts/issue1161.txtar`), an executable source installs executable, a
+ * link out of the repository and a Latin-1 source are refused by validate and are an `error` in
+ * drift with nothing written (never U+FFFD on disk), overlapping entries are refused before
+ * anything is written (chezmoi `edgecases.txtar`, "inconsistent state"), and an entry with
+ * `template: false` — or a template with `{{ "{{" }}` — writes its braces as they are (Ansible
+ * `copy` against `template`).
+ */
+import { expect } from 'chai';
+import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { driftReportSchema, type DriftReport } from '@fleet/core';
+import { json } from '../src/fleet.js';
+import { Lab } from './lab-fixture.js';
+
+const MANIFEST = 'domains/files/files.yaml';
+const DIR = '~/.config/fleet-demo';
+
+describe('e2e: files sources are what git holds (links, modes, bytes, braces)', function () {
+  this.timeout(240_000);
+  let lab: Lab;
+  let manifest: string;
+
+  before(async () => {
+    lab = await Lab.create('fleet-e2e-files-sources-');
+    await lab.up(1);
+    manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
+  });
+  after(async () => {
+    await lab?.destroy();
+  });
+
+  const repoFile = (path: string): string => join(lab.repo, ...path.split('/'));
+  const write = async (path: string, content: string | Buffer): Promise<void> => {
+    await mkdir(join(repoFile(path), '..'), { recursive: true });
+    await writeFile(repoFile(path), content);
+  };
+  const commit = (message: string): void => {
+    lab.git('add', '--all');
+    lab.git(
+      '-c',
+      'user.name=e2e',
+      '-c',
+      'user.email=e2e@example.invalid',
+      'commit',
+      '-qm',
+      message,
+    );
+  };
+  /** files.yaml with these entries after the lab's example one. */
+  const entries = (...lines: string[]) => write(MANIFEST, `${manifest}${lines.join('\n')}\n`);
+  const drift = async (): Promise<DriftReport> => {
+    const run = await lab.run(['drift', '--host', 'node-01', '--domain', 'files', '--json']);
+    expect([0, 1], run.stdout + run.stderr).to.include(run.exitCode);
+    return driftReportSchema.parse(json(run));
+  };
+  const itemOf = (report: DriftReport, path: string) =>
+    report.hosts[0]?.items.find((item) => item.path === path);
+  const install = () => lab.run(['config', 'install', 'node-01', 'files', '--confirm', '--json']);
+  const exists = (path: string) =>
+    stat(lab.nodePath('node-01', path)).then(
+      () => true,
+      () => false,
+    );
+
+  it('a source that is a symbolic link installs its target; an executable source installs 0755', async () => {
+    await write('dotfiles/c06-target', 'c06 = the target, not its name\n');
+    await symlink('../../dotfiles/c06-target', repoFile('domains/files/c06'));
+    await write('domains/files/tool.sh', '#!/bin/sh\necho tool\n');
+    await chmod(repoFile('domains/files/tool.sh'), 0o755);
+    await entries(
+      `  - path: ${DIR}/c06.conf`,
+      '    source: c06',
+      `  - path: ${DIR}/tool.sh`,
+      '    source: tool.sh',
+    );
+    commit('files: a linked source and an executable one');
+    const validate = await lab.run(['validate', '--json']);
+    expect(validate.exitCode, validate.stdout + validate.stderr).to.equal(0);
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/c06.conf`)).toString('utf8')).to.equal(
+      'c06 = the target, not its name\n',
+    );
+    const mode = (await stat(lab.nodePath('node-01', `${DIR}/tool.sh`))).mode & 0o777;
+    expect(mode.toString(8)).to.equal('755');
+    const report = await drift();
+    expect(itemOf(report, `${DIR}/c06.conf`)?.state).to.equal('current');
+    expect(itemOf(report, `${DIR}/tool.sh`)?.state).to.equal('current');
+  });
+
+  it('a change of the link target is stale, and install writes the new text', async () => {
+    await write('dotfiles/c06-target', 'c06 = the target, version 2\n');
+    commit('dotfiles: c06 v2');
+    expect(itemOf(await drift(), `${DIR}/c06.conf`)?.state).to.equal('stale');
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/c06.conf`)).toString('utf8')).to.equal(
+      'c06 = the target, version 2\n',
+    );
+  });
+
+  const refusedSources: {
+    name: string;
+    source: string;
+    make: () => Promise<void>;
+    says: string;
+  }[] = [
+    {
+      name: 'a link out of the repository',
+      source: 'outside',
+      make: () => symlink('../../../../etc/hostname', repoFile('domains/files/outside')),
+      says: 'outside the repository',
+    },
+    {
+      name: 'a Latin-1 source (caf\\xe9)',
+      source: 'latin1.conf',
+      make: () => write('domains/files/latin1.conf', Buffer.from('caf\xe9\n', 'latin1')),
+      says: 'is not valid UTF-8 (the first invalid byte is at offset 3)',
+    },
+    {
+      name: 'a source with NUL bytes',
+      source: 'blob.bin',
+      make: () => write('domains/files/blob.bin', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1])),
+      says: 'holds binary content',
+    },
+  ];
+  for (const { name, source, make, says } of refusedSources) {
+    it(`${name}: validate refuses it with its path, drift says error, nothing is written`, async () => {
+      await make();
+      const path = `${DIR}/${source}`;
+      await entries(`  - path: ${path}`, `    source: ${source}`);
+      try {
+        const validate = await lab.run(['validate', '--json']);
+        expect(validate.exitCode).to.equal(2);
+        expect(validate.stdout).to.contain(`domains/files/${source}`).and.contain(says);
+        commit(`files: ${name}`);
+        const item = itemOf(await drift(), path);
+        expect(item?.state).to.equal('error');
+        expect(item?.detail).to.contain(says);
+        const run = await lab.run([
+          'config',
+          'install',
+          'node-01',
+          'files',
+          '--file',
+          path,
+          '--confirm',
+          '--json',
+        ]);
+        expect(run.exitCode).to.not.equal(0);
+        expect(await exists(path)).to.equal(false);
+      } finally {
+        await entries(
+          `  - path: ${DIR}/c06.conf`,
+          '    source: c06',
+          `  - path: ${DIR}/tool.sh`,
+          '    source: tool.sh',
+        );
+        commit(`files: without ${name}`);
+      }
+    });
+  }
+
+  it('a parent and its child entry (…/a and …/a/b): validate refuses it, nothing is written', async () => {
+    await write('domains/files/a', 'a\n');
+    await entries(`  - path: ${DIR}/a`, '    source: a', `  - path: ${DIR}/a/b`, '    source: a');
+    try {
+      const validate = await lab.run(['validate', '--json']);
+      expect(validate.exitCode).to.equal(2);
+      expect(json<{ error: { code: string } }>(validate).error.code).to.equal('REPO_INVALID');
+      expect(validate.stdout).to.contain(`${DIR}/a/b is inside entry`);
+      commit('files: overlapping entries');
+      const run = await install();
+      expect(run.exitCode).to.equal(2);
+      expect(run.stdout + run.stderr).to.contain('FILES_MANIFEST_INVALID');
+      expect(await exists(`${DIR}/a`)).to.equal(false);
+    } finally {
+      await write(MANIFEST, manifest);
+      commit('files: back to the example entry');
+    }
+  });
+
+  it('template: false copies braces as they are; a template writes {{ "{{" }} as {{', async () => {
+    const tmux = 'set -g status-left "{{ session }}"\n# {{ secret.NOT_A_SECRET }} stays text\n';
+    await write('domains/files/tmux.conf', tmux);
+    await write('domains/files/mustache.conf', 'hello {{ "{{" }} name }}\n');
+    await entries(
+      `  - path: ${DIR}/tmux.conf`,
+      '    source: tmux.conf',
+      '    template: false',
+      `  - path: ${DIR}/mustache.conf`,
+      '    source: mustache.conf',
+    );
+    commit('files: braces as text');
+    const validate = await lab.run(['validate', '--json']);
+    expect(validate.exitCode, validate.stdout + validate.stderr).to.equal(0);
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/tmux.conf`)).toString('utf8')).to.equal(tmux);
+    expect((await lab.readNode('node-01', `${DIR}/mustache.conf`)).toString('utf8')).to.equal(
+      'hello {{ name }}\n',
+    );
+    const report = await drift();
+    expect(itemOf(report, `${DIR}/tmux.conf`)?.state).to.equal('current');
+    expect(itemOf(report, `${DIR}/mustache.conf`)?.state).to.equal('current');
+  });
+});
