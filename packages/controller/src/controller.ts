@@ -222,6 +222,7 @@ export async function createController(options: ControllerOptions): Promise<Cont
       clock,
       segmentBytes: limits.auditSegmentBytes,
       keepSegments: limits.auditKeepSegments,
+      maxSegments: limits.auditMaxSegments,
       readFlushMs: limits.auditReadFlushMs,
       refusalIntervalMs: limits.auditRefusalIntervalMs,
     });

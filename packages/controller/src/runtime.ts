@@ -47,8 +47,17 @@ export interface Limits {
   readonly maxInventoryBackups: number;
   /** The audit log's active segment rotates at this size (default 8 MiB; docs/audit-log.md). */
   readonly auditSegmentBytes: number;
-  /** Closed audit segments kept (default 4); older ones are pruned, the rotation record says so. */
+  /**
+   * Closed audit segments kept (default 4); older ones are pruned, the rotation record says so —
+   * never one holding a write's record the operator has not released (audit/rotation.ts).
+   */
   readonly auditKeepSegments: number;
+  /**
+   * Closed audit segments held at most (default 32): the disk bound. With the active one, the log
+   * takes at most (32 + 1) × 8 MiB plus one group of records; past it, appends are refused until
+   * the operator releases segments (`fleet audit verify --home DIR --release`).
+   */
+  readonly auditMaxSegments: number;
   /** How long successful reads' records wait to be written together (default 200 ms). */
   readonly auditReadFlushMs: number;
   /** How long refusals without an operation id are counted per record (default 60 s). */
@@ -69,6 +78,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxInventoryBackups: 1000,
   auditSegmentBytes: 8 * 1024 * 1024,
   auditKeepSegments: 4,
+  auditMaxSegments: 32,
   auditReadFlushMs: 200,
   auditRefusalIntervalMs: 60_000,
 };

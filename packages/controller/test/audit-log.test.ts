@@ -36,12 +36,13 @@ async function auditCheck(node: TestNode): Promise<{ status: string; detail: str
 }
 
 /** `count` successful exports, their records written (one group). */
+/** `count` reads, each written as its own record (reads are counted per interval: one flush each). */
 async function reads(node: TestNode, token: string, count: number): Promise<void> {
   for (let i = 0; i < count; i += 1) {
     const answer = await node.call('/v1/export', { token, body: { path: APP } });
     expect(answer.status, answer.text).to.equal(200);
+    await node.controller.runtime.audit.flush();
   }
-  await node.controller.runtime.audit.flush();
 }
 
 const segmentsOn = async (node: TestNode) => {

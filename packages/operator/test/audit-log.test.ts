@@ -28,6 +28,7 @@ import {
   splitLog,
   verifyExitCode,
   verifyLog,
+  verdictWord,
   type HostVerdict,
   type NodeLog,
   type VerifyProblem,
@@ -576,5 +577,68 @@ describe("audit show|verify --home: a node home's log read directly", () => {
         head: c.head,
       });
     });
+  });
+});
+
+describe('a log whose oldest records were rotated out', () => {
+  /** Seqs 1–5 pruned: the kept log starts with the rotation record (seq 6) that says so. */
+  function rotatedLog(): { kept: string[]; pruned: string[] } {
+    const pruned = chain(5);
+    const retainedPrev = auditLineHash(pruned[4] as string);
+    const rotation = JSON.stringify({
+      seq: 6,
+      ts: '2026-05-02T08:00:00.000Z',
+      prev: retainedPrev,
+      operationId: null,
+      client: null,
+      operation: 'audit.rotate',
+      paths: [],
+      files: [],
+      outcome: 'ok',
+      code: null,
+      detail: 'segment audit.000000000001.jsonl closed at seq 5',
+      segment: { previous: 'audit.000000000001.jsonl', retainedFromSeq: 6, retainedPrev },
+    });
+    const next = JSON.stringify({
+      seq: 7,
+      ts: '2026-05-02T08:00:01.000Z',
+      prev: auditLineHash(rotation),
+      operationId: null,
+      client: 'tok_1',
+      operation: 'export',
+      paths: [],
+      files: [],
+      outcome: 'ok',
+      code: null,
+      detail: 'record 7',
+    });
+    return { kept: [rotation, next], pruned };
+  }
+  const logOf = (lines: string[]): NodeLog => ({ lines, firstLine: 1, torn: false });
+
+  it('says which records were rotated out and since when, never a bare intact', async () => {
+    const verdict = await verifyLog('node-01', logOf(rotatedLog().kept));
+    expect(verdict.ok).to.equal(true);
+    expect(verdict.rotated).to.deep.equal({
+      fromSeq: 1,
+      toSeq: 5,
+      since: '2026-05-02T08:00:00.000Z',
+    });
+    expect(verdictWord(verdict)).to.equal('intact (rotated: 1–5, since 2026-05-02T08:00:00.000Z)');
+  });
+
+  it('flags a head the operator saw that is older than the kept log, instead of skipping it', async () => {
+    const { kept, pruned } = rotatedLog();
+    const old: AuditHead = { seq: 2, sha256: auditLineHash(pruned[1] as string) };
+    const verdict = await verifyLog('node-01', logOf(kept), [old]);
+    expect(verdict.unchecked).to.deep.equal([old]);
+    expect(verdictWord(verdict)).to.match(
+      /1 head\(s\) you saw are older than the kept log .*seq 2/,
+    );
+  });
+
+  it('reads a log that starts at seq 1 as plainly intact', async () => {
+    const verdict = await verifyLog('node-01', logOf(full));
+    expect(verdictWord(verdict)).to.equal('intact');
   });
 });

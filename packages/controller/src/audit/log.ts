@@ -12,10 +12,12 @@
  * - **Verified whole at start.** A broken chain (edited, removed, reordered, cut, a NUL hole, a
  *   missing segment) refuses writes — reads still work — and health says where. A torn last line
  *   (catalogue 27) is moved aside to `audit.jsonl.torn-<ts>` and a `recovered` record appended.
- * - **Rotates** at a size bound into chained segments and keeps a bounded number of them.
- * - **Reads and refusals are cheaper.** Successful reads are written in groups, one fsync per
- *   group (a crash may lose the last reads, never a write's record); refusals without an operation
- *   id are counted per interval (refusals.ts).
+ * - **Rotates** at a size bound into chained segments and keeps a bounded number of them; a
+ *   segment holding a write's record is pruned only once the operator released it (rotation.ts).
+ * - **Reads and refusals are counted.** Reads and refusals without an operation id are counted
+ *   per client (or address) and interval, one record per key (reads.ts, refusals.ts), written in
+ *   groups, one fsync per group (a crash may lose the last interval's counts, never a write's
+ *   record): reads cannot flush the write trail out.
  *
  * One class, because one object owns the file, its head and what waits to be written; what can be
  * apart is: start-up in segments.ts, the rotation plan (pure) in rotation.ts, counting in
@@ -38,9 +40,10 @@ import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
 import { open, rename, unlink, type DurableHandle } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
+import { ReadCounter } from './reads.js';
 import { RefusalCounter, type Refusal } from './refusals.js';
-import { planRotation, type ClosedSegment } from './rotation.js';
-import { NEXT_SEGMENT, inspectLog, prunable, writeHeadFile } from './segments.js';
+import { holdsWrite, planRotation, type ClosedSegment } from './rotation.js';
+import { NEXT_SEGMENT, inspectLog, prunable, readReleaseFile, writeHeadFile } from './segments.js';
 
 /** What a caller supplies; `seq`, `ts` and `prev` are the log's. */
 export type AuditEntry = Omit<AuditRecord, 'seq' | 'ts' | 'prev'>;
@@ -49,8 +52,16 @@ export interface AuditLogOptions {
   readonly clock: Clock;
   /** The active segment rotates once it holds this many bytes. */
   readonly segmentBytes: number;
-  /** Closed segments kept; older ones are pruned at a rotation (the rotation record says so). */
+  /**
+   * Closed segments kept; older ones are pruned at a rotation (the rotation record says so) —
+   * never one holding a write's record the operator has not released (rotation.ts).
+   */
   readonly keepSegments: number;
+  /**
+   * Closed segments held at most: past it, a rotation that could prune nothing more refuses
+   * every append (`AUDIT_UNAVAILABLE`, health degraded) until the operator releases segments.
+   */
+  readonly maxSegments: number;
   /** How long read records wait to be written together. */
   readonly readFlushMs: number;
   /** How long refusals are counted before their records are written. */
@@ -75,11 +86,14 @@ export class AuditLog {
   private size = 0;
   private last: Tail = { seq: 0, hash: AUDIT_GENESIS, line: Buffer.alloc(0) };
   private active: { firstSeq: number; firstPrev: string } | null = null;
+  /** Whether the active segment holds a write's record (what retention must keep). */
+  private activeHoldsWrites = false;
   private closed: ClosedSegment[] = [];
   private refusedBecause: string | undefined;
   private readonly alarms: string[] = [];
   private pendingReads: AuditEntry[] = [];
   private readonly refusals = new RefusalCounter();
+  private readonly reads = new ReadCounter();
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly refusalTimer: NodeJS.Timeout;
   /** Read and refusal records that could not be written (the log refused, or a group failed). */
@@ -93,7 +107,7 @@ export class AuditLog {
     private readonly dir: string,
     private readonly options: AuditLogOptions,
   ) {
-    this.refusalTimer = setInterval(() => this.drainRefusals(), options.refusalIntervalMs);
+    this.refusalTimer = setInterval(() => this.drainCounted(), options.refusalIntervalMs);
     this.refusalTimer.unref();
   }
 
@@ -144,6 +158,7 @@ export class AuditLog {
     if ((stats.mode & 0o077) !== 0 && process.platform !== 'win32') await this.handle.chmod(0o600);
     await fsyncDir(this.dir, 'state directory');
     this.active = found.active;
+    this.activeHoldsWrites = found.activeHoldsWrites;
     this.size = found.activeBytes;
     // Segments a crash left behind a rotation that had already said they were pruned.
     const stale = prunable(found.segments);
@@ -182,14 +197,31 @@ export class AuditLog {
     return orderAuditSegments(await readdir(this.dir));
   }
 
-  /** Appends one record durably (after any reads waiting); `AUDIT_UNAVAILABLE` when it cannot. */
+  /**
+   * Appends one record durably (after the reads counted so far, so the log keeps their order;
+   * refusals keep their interval); `AUDIT_UNAVAILABLE` when it cannot.
+   */
   append(entry: AuditEntry): Promise<AuditHead> {
+    if (this.reads.size > 0) this.pendingReads.push(...this.reads.drain());
     return this.enqueue(() => this.writeGroup([entry]));
   }
 
   /**
-   * A successful read's record: written with others in one group, soon, without the caller
-   * waiting for it. Never an error: a read is answered whether or not its record can be written.
+   * A read's record (answered, or refused after its handler ran, without an operation id):
+   * counted per client and interval (reads.ts), written with the next group. Never an error: a
+   * read is answered whether or not its record can be written.
+   */
+  countRead(entry: AuditEntry): void {
+    if (!this.writable()) {
+      this.unaudited += 1;
+      return;
+    }
+    this.reads.count(entry, this.options.clock.now());
+  }
+
+  /**
+   * A notice written with the next group, soon, without the caller waiting (health degraded).
+   * Never an error.
    */
   appendRead(entry: AuditEntry): void {
     if (!this.writable()) {
@@ -207,14 +239,14 @@ export class AuditLog {
 
   /** Writes the reads and refusals waiting, now. */
   async flush(): Promise<void> {
-    this.drainRefusals(false);
+    this.drainCounted(false);
     if (this.pendingReads.length === 0) return;
     await this.enqueue(() => this.writeGroup([])).catch(() => undefined);
   }
 
-  private drainRefusals(write = true): void {
-    if (this.refusals.size === 0) return;
-    const entries = this.refusals.drain();
+  private drainCounted(write = true): void {
+    if (this.refusals.size === 0 && this.reads.size === 0) return;
+    const entries = [...this.reads.drain(), ...this.refusals.drain()];
     if (!this.writable()) {
       this.unaudited += entries.length;
       return;
@@ -323,6 +355,7 @@ export class AuditLog {
       throw this.unavailable(why);
     }
     if (first) this.active = { firstSeq: this.last.seq + 1, firstPrev: this.last.hash };
+    if (entries.some(holdsWrite)) this.activeHoldsWrites = true;
     this.size += bytes.length;
     this.last = tail;
     return this.head();
@@ -397,13 +430,23 @@ export class AuditLog {
    * a state the next start finishes (segments.ts `finishRotation`).
    */
   private async rotate(): Promise<void> {
+    const released = await readReleaseFile(this.dir).catch(() => undefined);
     const plan = planRotation({
-      active: this.active as { firstSeq: number; firstPrev: string },
+      active: {
+        ...(this.active as { firstSeq: number; firstPrev: string }),
+        holdsWrites: this.activeHoldsWrites,
+      },
       closed: this.closed,
       last: this.last,
       keepSegments: this.options.keepSegments,
+      maxSegments: this.options.maxSegments,
+      releasedThroughSeq: released?.throughSeq ?? 0,
       now: this.options.clock.now(),
     });
+    if (plan.full !== undefined) {
+      this.alarm(plan.full);
+      throw this.unavailable(plan.full);
+    }
     const { closing, kept, pruned, record, bytes } = plan;
     const next = join(this.dir, NEXT_SEGMENT);
     await unlink(next).catch(() => undefined);
@@ -430,6 +473,7 @@ export class AuditLog {
     }
     this.closed = [...kept];
     this.active = { firstSeq: record.seq, firstPrev: record.prev };
+    this.activeHoldsWrites = false;
     this.size = bytes.length;
     this.last = { seq: record.seq, hash: plan.hash, line: bytes };
     this.rotations += 1;

@@ -30,6 +30,34 @@ import type { ClosedSegment } from './rotation.js';
 
 export const NEXT_SEGMENT = `${AUDIT_ACTIVE_SEGMENT}.next`;
 export const HEAD_FILE = 'audit.head.json';
+/**
+ * The operator's say (docs/audit-log.md, "Retention"): segments holding write records up to
+ * `throughSeq` may be pruned by retention. Written by `fleet audit verify --home DIR --release`
+ * after a clean verify, with the head it verified.
+ */
+export const RELEASE_FILE = 'audit.release.json';
+
+export const releaseFileSchema = z.strictObject({
+  throughSeq: z.number().int().nonnegative(),
+  sha256: sha256Schema,
+  ts: timestampSchema,
+});
+export type ReleaseFile = z.infer<typeof releaseFileSchema>;
+
+/** The operator's release, if any; one that does not validate releases nothing. */
+export async function readReleaseFile(dir: string): Promise<ReleaseFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, RELEASE_FILE), 'utf8');
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  const parsed = releaseFileSchema.safeParse(
+    parseStrictJson(text, RELEASE_FILE, 'RECOVERY_REQUIRED'),
+  );
+  return parsed.success ? parsed.data : undefined;
+}
 
 const headFileSchema = z.strictObject({
   seq: z.number().int().nonnegative(),
@@ -185,6 +213,24 @@ export function prunable(segments: readonly SegmentOnDisk[]): string[] {
   return out;
 }
 
+/**
+ * Whether a segment's text holds a write's record (rotation.ts `holdsWrite`): a record with an
+ * operation id and no count. Read per line; a line that does not parse counts as a write, so a
+ * damaged segment is never pruned on a guess.
+ */
+export function textHoldsWrite(text: string): boolean {
+  for (const line of text.split('\n')) {
+    if (!line.includes('"operationId":"')) continue;
+    try {
+      const record = JSON.parse(line) as { operationId?: unknown; aggregate?: unknown };
+      if (typeof record.operationId === 'string' && record.aggregate === undefined) return true;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
 export interface Inspection {
   readonly segments: readonly SegmentOnDisk[];
   readonly closed: readonly ClosedSegment[];
@@ -200,6 +246,8 @@ export interface Inspection {
   /** The active segment's first record, and its size once a torn tail is set aside. */
   readonly active: { readonly firstSeq: number; readonly firstPrev: string } | null;
   readonly activeBytes: number;
+  /** The active segment holds a write's record (retention keeps it). */
+  readonly activeHoldsWrites: boolean;
 }
 
 /**
@@ -235,7 +283,7 @@ export async function inspectLog(dir: string, now: Date): Promise<Inspection> {
     const firstSeq = closedSegmentSeq(s.name);
     return firstSeq === null || s.first === null
       ? []
-      : [{ name: s.name, firstSeq, firstPrev: s.first.prev }];
+      : [{ name: s.name, firstSeq, firstPrev: s.first.prev, holdsWrites: textHoldsWrite(s.text) }];
   });
   const text = segments[activeIndex]?.text ?? '';
   const first = segments[activeIndex]?.first ?? null;
@@ -245,6 +293,7 @@ export async function inspectLog(dir: string, now: Date): Promise<Inspection> {
     tornMovedTo,
     active: first === null ? null : { firstSeq: first.seq, firstPrev: first.prev },
     activeBytes: Buffer.byteLength(text),
+    activeHoldsWrites: textHoldsWrite(text),
   };
   let headFile: HeadFile | undefined;
   try {

@@ -199,7 +199,7 @@ export function createPipeline(shared: ControllerRuntime, options: PipelineOptio
             throw error;
           }
         } else if (result.status !== 200 || route.audit === 'read') {
-          runtime.audit.appendRead(entry);
+          runtime.audit.countRead(entry);
         }
       }
       if (result.afterResponse) afterAnswer(res, result.afterResponse);
@@ -431,7 +431,7 @@ async function auditFailure(
     ...commitOf(route, context.body),
   };
   if (operationId === null) {
-    runtime.audit.appendRead(entry);
+    runtime.audit.countRead(entry);
     return;
   }
   try {

@@ -162,7 +162,47 @@ export interface HostVerdict {
   readonly records: number;
   readonly head: AuditHead | null;
   readonly problems: readonly VerifyProblem[];
+  /**
+   * Records before the kept log, rotated out by retention (docs/audit-log.md "Retention"): seqs
+   * `fromSeq`–`toSeq`, pruned by the rotation at `since`. Absent: the log starts at seq 1.
+   */
+  readonly rotated?: { readonly fromSeq: 1; readonly toSeq: number; readonly since: string };
+  /** Heads this operator saw that are older than the kept log: they can no longer be checked. */
+  readonly unchecked?: readonly AuditHead[];
   readonly error?: { readonly code: string; readonly message: string; readonly exitCode: number };
+}
+
+/** The rotation record that says where the kept log starts, as the verdict reports it. */
+function rotatedOut(lines: readonly string[], firstSeq: number | null): HostVerdict['rotated'] {
+  if (firstSeq === null || firstSeq <= 1) return undefined;
+  let since: string | undefined;
+  for (const line of lines) {
+    try {
+      const record = JSON.parse(line) as { ts?: unknown; segment?: { retainedFromSeq?: unknown } };
+      if (record.segment?.retainedFromSeq === firstSeq && typeof record.ts === 'string') {
+        since ??= record.ts;
+      }
+    } catch {
+      // a line that does not parse is the chain verifier's business
+    }
+  }
+  // Records missing with no rotation record saying so are the verifier's `removed`, not rotation.
+  return since === undefined ? undefined : { fromSeq: 1, toSeq: firstSeq - 1, since };
+}
+
+/** How a verdict reads: never a bare `intact` when records were rotated out or heads unchecked. */
+export function verdictWord(verdict: HostVerdict): string {
+  const word = verdict.ok ? 'intact' : 'BROKEN';
+  const notes: string[] = [];
+  if (verdict.rotated) {
+    notes.push(`rotated: 1–${verdict.rotated.toSeq}, since ${verdict.rotated.since}`);
+  }
+  if (verdict.unchecked && verdict.unchecked.length > 0) {
+    notes.push(
+      `${verdict.unchecked.length} head(s) you saw are older than the kept log and cannot be checked: seq ${verdict.unchecked.map((h) => h.seq).join(', ')}`,
+    );
+  }
+  return notes.length === 0 ? word : `${word} (${notes.join('; ')})`;
 }
 
 function seqOf(line: string | undefined): number | null {
@@ -241,6 +281,10 @@ export async function verifyLog(
       message: `line ${line} is incomplete (no newline)`,
     });
   }
+  const rotated = rotatedOut(log.lines, result.firstSeq);
+  const firstSeq = result.firstSeq ?? 1;
+  // A head just before the kept start is still checked by core (its prev); older ones cannot be.
+  const unchecked = seen.filter((head) => head.seq < firstSeq - 1);
   return {
     host,
     status: problems.length === 0 ? 'intact' : 'broken',
@@ -248,6 +292,8 @@ export async function verifyLog(
     records: result.entries,
     head: result.head,
     problems,
+    ...(rotated === undefined ? {} : { rotated }),
+    ...(unchecked.length === 0 ? {} : { unchecked }),
   };
 }
 

@@ -19,7 +19,9 @@ export default class AuditVerify extends FleetCommand {
 
 The log rotates into chained segments (audit.jsonl and closed audit.<seq>.jsonl files); every kept segment is checked, and a removed, replaced or renamed one is reported. Through a controller, the chain is also held against every audit head this operator's earlier verbs saw for that host (kept in $XDG_STATE_HOME/fleet/audit-heads/, a file per repository): a log rewritten behind your back — consistent, but without a record you saw — is reported as rewritten. After a clean verify the kept heads collapse to the one verified. --accept-current (after you investigated a reported rewrite, or a --repair): hold those hosts to their current head from now on.
 
-Without flags: every host of fleet.yaml, concurrently. --host H (repeatable): only those. --home DIR: the log of a controller home on this machine, read directly, held against the head the controller recorded when it last stopped (audit.head.json). --home DIR --repair: with that controller stopped, seal a broken log aside (audit-sealed-<ts>/, untouched) and start a new chain whose first record names it — a node refuses writes while its chain is broken.
+Without flags: every host of fleet.yaml, concurrently. --host H (repeatable): only those. --home DIR: the log of a controller home on this machine, read directly, held against the head the controller recorded when it last stopped (audit.head.json). --home DIR --release: after a clean verify, let the node's retention prune segments holding write records up to the head verified (a node never prunes them otherwise; past its bound of segments it refuses writes until released). --home DIR --repair: with that controller stopped, seal a broken log aside (audit-sealed-<ts>/, untouched) and start a new chain whose first record names it — a node refuses writes while its chain is broken.
+
+A log whose oldest records were pruned by retention says so: "intact (rotated: 1–N, since DATE)"; heads you saw that are older than the kept log are named as unchecked, never skipped silently.
 
 Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output names the host, segment, seq and kind of problem); else 5 when a host is unreachable (4 when it refused the token).`;
   static override examples = [
@@ -43,6 +45,11 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
     }),
     repair: Flags.boolean({
       description: 'with --home and the controller stopped: seal a broken log aside, start anew',
+      dependsOn: ['home'],
+    }),
+    release: Flags.boolean({
+      description:
+        'with --home, after a clean verify: let retention prune segments holding write records up to the head verified',
       dependsOn: ['home'],
     }),
     'accept-current': Flags.boolean({
@@ -92,6 +99,15 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
           verdict = await audit.verifyLog(home, await audit.readHomeLog(home));
         }
         if (!this.jsonEnabled()) this.note(safe(repair.detail));
+      }
+      if (flags.release && verdict.ok && verdict.head !== null) {
+        const { releaseHomeLog } = await import('@fleet/operator/audit/release.js');
+        const path = await releaseHomeLog(home, verdict.head, new Date());
+        this.note(
+          `released audit records through seq ${verdict.head.seq} (${path}): retention may prune segments holding them`,
+        );
+      } else if (flags.release) {
+        this.note('nothing released: only an intact log is released');
       }
       verdicts = [{ ...verdict, home }];
     } else {
@@ -149,7 +165,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
           ? `, head seq ${verdict.head.seq} (${verdict.head.sha256.slice(0, 12)})`
           : '';
         this.log(
-          `${name} ${verdict.ok ? 'intact' : 'BROKEN'}  ${verdict.records} record${verdict.records === 1 ? '' : 's'}${head}`,
+          `${name} ${audit.verdictWord(verdict)}  ${verdict.records} record${verdict.records === 1 ? '' : 's'}${head}`,
         );
         for (const problem of verdict.problems) {
           const line = problem.segment
