@@ -403,9 +403,10 @@ describe('e2e: config adopt and the canary secret on a lab fleet', function () {
       const item = driftReportSchema
         .parse(json(drift))
         .hosts[0]?.items.find((i) => i.path === POLICY);
-      expect(item?.state, 'template space: the rotated value reads as its name').to.equal(
-        'current',
-      );
+      // The node names the rotated secret (never a value): the host is stale until installed.
+      expect(item?.state, 'a rotation that has not reached the host shows').to.equal('stale');
+      expect(item?.rotatedSecrets).to.deep.equal(['API_KEY']);
+      expect(item?.detail).to.contain('secret API_KEY rotated');
       await lab.run(['drift', '--report-dir', reports()]);
       const plan = await lab.run(['config', 'plan', 'node-02', 'harness-policy', '--json']);
       expect(plan.exitCode, plan.stderr).to.equal(0);

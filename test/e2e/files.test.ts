@@ -141,7 +141,7 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     return body.receipt === undefined ? undefined : receiptSchema.parse(body.receipt);
   };
 
-  it("the example entry's mode: a chmod on the node is stale naming both modes, and install puts it back", async () => {
+  it("chezmoi's last-written state: a mode narrowed by hand (0644 → 0600) is modified, refused without --force; --force puts it back", async () => {
     expect(await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8')).to.contain(
       'mode: "0644"',
     );
@@ -150,15 +150,33 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     const { exitCode, report } = await drift();
     expect(exitCode).to.equal(1);
     const item = report.hosts[0]?.items.find((i) => i.path === HELLO);
-    expect(item?.state).to.equal('stale');
-    expect(item?.detail).to.contain('mode 0600, repository says 0644');
+    expect(item?.state).to.equal('modified');
+    expect(item?.mode).to.deep.equal({ live: '0600', wanted: '0644', written: '0644' });
+    expect(item?.detail).to.contain('mode 0600, narrowed by hand since fleet wrote it 0644');
+    const plan = await lab.run(['config', 'plan', 'node-01', 'files']);
+    expect(plan.stdout + plan.stderr).to.contain('narrowed by hand');
     // adopt takes content only, and says so: the mode is the entry's.
     const adopted = await lab.run(['config', 'adopt', 'node-01', HELLO]);
     expect(adopted.exitCode, adopted.stdout + adopted.stderr).to.equal(0);
     expect(adopted.stderr).to.contain(
       `adopt takes content only: ${HELLO} keeps the mode 0644 its files.yaml entry says, not its live 0600`,
     );
-    const run = await install();
+    const refused = await install();
+    expect(refused.exitCode, refused.stdout + refused.stderr).to.equal(7);
+    expect(json<{ error: { code: string; message: string } }>(refused).error).to.deep.include({
+      code: 'MODIFIED',
+    });
+    expect(refused.stdout).to.contain('has its mode changed by hand (0600; fleet wrote 0644)');
+    expect(await modeOf(HELLO)).to.equal('0600');
+    const run = await lab.run([
+      'config',
+      'install',
+      'node-01',
+      'files',
+      '--confirm',
+      '--force',
+      '--json',
+    ]);
     expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
     const file = receiptOf(run)?.files.find((f) => f.path === HELLO);
     expect(file).to.deep.include({ state: 'written', mode: { before: '0600', after: '0644' } });
@@ -171,6 +189,33 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     const again = await lab.run(['config', 'adopt', 'node-01', HELLO]);
     expect(again.exitCode, again.stdout + again.stderr).to.equal(0);
     expect(again.stderr).to.not.contain('adopt takes content only');
+  });
+
+  it('a mode widened by hand (0644 → 0664) is modified too; a mode the repository changes is stale and installed', async () => {
+    await chmod(lab.nodePath('node-01', HELLO), 0o664);
+    expect(stateOf((await drift()).report, HELLO)).to.equal('modified');
+    expect((await install()).exitCode).to.equal(7);
+    await chmod(lab.nodePath('node-01', HELLO), 0o644);
+    expect(stateOf((await drift()).report, HELLO)).to.equal('current');
+    const manifest = await readFile(join(lab.repo, ...MANIFEST.split('/')), 'utf8');
+    await write(MANIFEST, manifest.replace('mode: "0644"', 'mode: "0600"'));
+    commit('files: hello.conf is private');
+    try {
+      const { report } = await drift();
+      const item = report.hosts[0]?.items.find((i) => i.path === HELLO);
+      expect(item?.state).to.equal('stale');
+      expect(item?.detail).to.contain(
+        'mode 0644 is the one fleet wrote; the repository now says 0600',
+      );
+      const run = await install();
+      expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+      expect(await modeOf(HELLO)).to.equal('0600');
+    } finally {
+      await write(MANIFEST, manifest);
+      commit('files: hello.conf back to 0644');
+      expect((await install()).exitCode).to.equal(0);
+    }
+    expect(await modeOf(HELLO)).to.equal('0644');
   });
 
   // An entry's coupled action: an id of the node's own policy (contract §10.4, §5.1).

@@ -20,6 +20,7 @@ import {
   NODE_POLICY_PATH,
   fleetOwnReason,
   isFleetOwnPath,
+  isHomePath,
   matchHomePattern,
   parseHomePath,
   parseHomePattern,
@@ -269,15 +270,42 @@ export class Allowlist {
     return entry;
   }
 
-  /** A managed path or one of the controller's backups of one (readable, never writable). */
-  requireReadable(path: string): AllowedPath | AllowedBackup {
+  /**
+   * The repository-declared files (the files domain's, contract §10.4) among `paths`: the node
+   * knows no manifest, only the paths fleet wrote (its record, `written.ts`), so those are the
+   * ones it can list and whose backups it can name — each still one its policy accepts today.
+   */
+  repoDeclaredAmong(paths: Iterable<string>): AllowedPath[] {
+    const out: AllowedPath[] = [];
+    for (const path of paths) {
+      if (this.byPath.has(path) || !isHomePath(path) || isFleetOwnPath(path)) continue;
+      for (const domain of this.repoDeclared.keys()) {
+        const entry = this.repoDeclaredOf(path, domain);
+        if (entry !== undefined) {
+          out.push(entry);
+          break;
+        }
+      }
+    }
+    return out.sort(
+      (a, b) => compareCodeUnits(a.domain, b.domain) || compareCodeUnits(a.path, b.path),
+    );
+  }
+
+  /**
+   * A managed path or one of the controller's backups of one (readable, never writable). `known`:
+   * the paths of the node's record, so a backup of a repository-declared file is named too.
+   */
+  requireReadable(path: string, known: Iterable<string> = []): AllowedPath | AllowedBackup {
     parseHomePath(path);
     if (path.startsWith(BACKUP_PREFIX)) {
       const [domain, name, ...rest] = path.slice(BACKUP_PREFIX.length).split('/');
       const parsed = name === undefined || rest.length > 0 ? undefined : parseBackupName(name);
       const of =
         parsed &&
-        this.all().find((e) => e.domain === domain && backupFileId(e.fileId) === parsed.fileId);
+        [...this.all(), ...this.repoDeclaredAmong(known)].find(
+          (e) => e.domain === domain && backupFileId(e.fileId) === parsed.fileId,
+        );
       if (of) return { ...of, kind: 'backup', of: of.path, path };
     }
     return this.require(path);

@@ -22,6 +22,7 @@ import { access } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import {
   FleetError,
+  formatFileMode,
   type Clock,
   type ReplaceRequest,
   type ReplaceResult,
@@ -185,6 +186,8 @@ export class OperationWriter implements SafeFileWriter {
           });
     const backupPath = backup === null ? null : homeRelative(home, backup);
     const mode = attributes?.mode ?? 0o600;
+    const kept = attributes ?? ownAttributes();
+    const writtenMode = wantedMode ?? kept.mode;
     let temp: string | undefined;
     try {
       // From here to the rename, a failure removes the backup of a write that never happened
@@ -202,11 +205,7 @@ export class OperationWriter implements SafeFileWriter {
         ...(backupPath === null || live === null ? [] : [{ path: backupPath, bytes: live.bytes }]),
       ]);
       await failpoint('install.after_backup');
-      const kept = attributes ?? ownAttributes();
-      temp = await this.writeTemp(target, request.content, {
-        ...kept,
-        mode: wantedMode ?? kept.mode,
-      });
+      temp = await this.writeTemp(target, request.content, { ...kept, mode: writtenMode });
       await failpoint('install.after_temp_write');
       // A domain's validate action sees the new bytes where they will live, before they replace
       // the old (docs/plugin-authoring.md §7): a refusal leaves the live file as it was.
@@ -248,6 +247,8 @@ export class OperationWriter implements SafeFileWriter {
       sha256: afterSha,
       at: this.options.clock.now().toISOString(),
       operationId,
+      // What a hand chmod is told from (contract §10.4); Windows has no mode to record.
+      ...(process.platform === 'win32' ? {} : { mode: formatFileMode(writtenMode) }),
     });
     await failpoint('install.after_rename');
     return result;

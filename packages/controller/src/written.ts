@@ -30,6 +30,7 @@ import {
   MAX_WRITES_PER_PATH,
   fileStamp,
   homePathSchema,
+  observedModeSchema,
   operationIdSchema,
   parseStrictJson,
   sha256Schema,
@@ -49,6 +50,8 @@ const writeSchema = z.strictObject({
   sha256: sha256Schema,
   at: timestampSchema,
   operationId: operationIdSchema,
+  /** The permission bits the content was written with (none on Windows, nor in older records). */
+  mode: observedModeSchema.optional(),
 });
 
 const recordSchema = z.strictObject({
@@ -160,8 +163,9 @@ async function mutate(state: StatePaths, change: (record: Record_) => boolean): 
 }
 
 /**
- * Records that the writer renamed content with `sha256` into place at `path`. A content already
- * recorded moves to the front and keeps the time and operation that first wrote it.
+ * Records that the writer renamed content with `sha256` into place at `path`, with the mode it
+ * wrote. A content already recorded moves to the front and keeps the time and operation that first
+ * wrote it; its mode becomes this write's.
  */
 export async function recordWrite(
   state: StatePaths,
@@ -171,7 +175,10 @@ export async function recordWrite(
   await mutate(state, (record) => {
     const old = record.paths[path] ?? [];
     const earlier = old.find((entry) => entry.sha256 === write.sha256);
-    const entries = [earlier ?? write, ...old.filter((entry) => entry.sha256 !== write.sha256)];
+    // The mode is the last one fleet wrote the content with: a chmod by fleet (a repository's mode
+    // change) rewrites the content with the new mode, and a hand chmod is told by it (§10.4).
+    const kept = earlier === undefined ? write : withMode(earlier, write.mode);
+    const entries = [kept, ...old.filter((entry) => entry.sha256 !== write.sha256)];
     delete record.paths[path];
     record.paths[path] = entries.slice(0, MAX_WRITES_PER_PATH);
     // Insertion order is recency: the least recently written paths go first.
@@ -181,6 +188,11 @@ export async function recordWrite(
     }
     return true;
   });
+}
+
+function withMode(write: SnapshotWrite, mode: string | undefined): SnapshotWrite {
+  const { mode: _earlier, ...rest } = write;
+  return mode === undefined ? rest : { ...rest, mode };
 }
 
 /** Withdraws the write operation `operationId` made at `path` (its restore undid it). */

@@ -92,6 +92,18 @@ describe('the node records what fleet wrote', () => {
     expect(app.writes[0].operationId).to.equal(first.operationId);
   });
 
+  it("keeps the mode each content was written with, as chezmoi keeps a target's last-written mode (contract §10.4)", async () => {
+    await put('v1\n');
+    const [app] = await snapshot([APP]);
+    // A new file of a plugin's domain is 0600 (the writer's default), and the record says so.
+    expect(app.writes[0].mode).to.equal('0600');
+    await chmod(node.abs(APP), 0o640);
+    await put('v2\n');
+    const [after] = await snapshot([APP]);
+    // A replaced file keeps its mode: the record is of the mode fleet wrote, 0640 here.
+    expect(after.writes.map((w: { mode?: string }) => w.mode)).to.deep.equal(['0640', '0600']);
+  });
+
   it(`keeps ${MAX_WRITES_PER_PATH} contents per path, the oldest first out`, async () => {
     for (let i = 0; i < MAX_WRITES_PER_PATH + 2; i += 1) await put(`v${i}\n`);
     const [app] = await snapshot([APP]);

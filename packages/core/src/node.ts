@@ -204,6 +204,7 @@ export {
   jsonObjectSchema,
   jsonValueSchema,
   describeProtocol,
+  observedModeSchema,
   operationIdSchema,
   protocolOfHeader,
   scopeSchema,

@@ -15,6 +15,12 @@ import {
   type FleetWrite,
   type KnownVersion,
 } from '../src/classify/classify.js';
+import {
+  classifyMode,
+  defaultFileMode,
+  type ModeClassification,
+  type ModeFacts,
+} from '../src/classify/attributes.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const commit = (id: string) => ({ kind: 'commit', commit: id }) as const;
@@ -314,5 +320,88 @@ describe('classify: the states of contract §8.2, case by case', () => {
     expect(splitLines('a\n')).to.deep.equal(['a']);
     expect(splitLines('a\r\nb\r\n')).to.deep.equal(['a', 'b']);
     expect(splitLines('a\n\n')).to.deep.equal(['a', '']);
+  });
+});
+
+/**
+ * A file's mode, classified like its text (contract §10.4, docs/classification.md "Modes"): the
+ * node records the mode fleet wrote, so a chmod by hand is told from a repository's change — as
+ * chezmoi shows a mode changed since its last write (`chezmoi status`'s second column, its
+ * `testdata/scripts/chmod.txtar`), and unlike Ansible `file`/`copy`, which set `mode:` whatever
+ * the file has become.
+ */
+const modeCases: { name: string; facts: ModeFacts; expected: ModeClassification }[] = [
+  {
+    name: 'chezmoi: a mode equal to the target state is clean',
+    facts: { wanted: '0644', live: '0644', written: '0644' },
+    expected: { state: 'current' },
+  },
+  {
+    name: 'chezmoi applychmod_unix.txtar: a file fleet wrote 0644 and narrowed by hand to 0600 is a hand change (narrowed)',
+    facts: { wanted: '0644', live: '0600', written: '0644' },
+    expected: {
+      state: 'modified',
+      live: '0600',
+      wanted: '0644',
+      written: '0644',
+      change: 'narrowed',
+    },
+  },
+  {
+    name: 'a file fleet wrote 0600 and widened by hand to 0644 is a hand change (widened)',
+    facts: { wanted: '0600', live: '0644', written: '0600' },
+    expected: {
+      state: 'modified',
+      live: '0644',
+      wanted: '0600',
+      written: '0600',
+      change: 'widened',
+    },
+  },
+  {
+    name: 'a mode changed both ways by hand (0640 written, 0604 live) is a hand change',
+    facts: { wanted: '0640', live: '0604', written: '0640' },
+    expected: {
+      state: 'modified',
+      live: '0604',
+      wanted: '0640',
+      written: '0640',
+      change: 'changed',
+    },
+  },
+  {
+    name: 'Ansible copy mode: a mode the repository changed since fleet wrote the file is stale (safe to set)',
+    facts: { wanted: '0600', live: '0644', written: '0644' },
+    expected: { state: 'stale', live: '0644', wanted: '0600', written: '0644' },
+  },
+  {
+    name: 'no record of the mode: wider than the repository says is stale (the install only takes permissions away)',
+    facts: { wanted: '0600', live: '0644' },
+    expected: { state: 'stale', live: '0644', wanted: '0600' },
+  },
+  {
+    name: 'no record of the mode: narrower than the repository says is a hand change (never widened unproven)',
+    facts: { wanted: '0644', live: '0600' },
+    expected: { state: 'modified', live: '0600', wanted: '0644', change: 'narrowed' },
+  },
+  {
+    name: 'no mode reported (Windows) or none wanted: nothing to compare',
+    facts: { wanted: '0600' },
+    expected: { state: 'current' },
+  },
+];
+
+describe('classifyMode: a mode changed by hand is a hand change (chezmoi), a repository change is stale', () => {
+  for (const c of modeCases) {
+    it(c.name, () => {
+      expect(classifyMode(c.facts)).to.deep.equal(c.expected);
+    });
+  }
+
+  it('chezmoi private_ / Ansible copy without mode: a new file is 0644, or 0600 when it renders a secret', () => {
+    expect(defaultFileMode(false, false)).to.equal('0644');
+    expect(defaultFileMode(true, false)).to.equal('0600');
+    expect(defaultFileMode(true, true)).to.equal('0600');
+    expect(defaultFileMode(false, true)).to.equal(null);
   });
 });

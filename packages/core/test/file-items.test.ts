@@ -107,6 +107,30 @@ describe('file targets and drift items', () => {
     });
   });
 
+  it('is stale, "secret APP_TOKEN rotated", when the host holds its earlier value (the node names it, never the value)', () => {
+    const live: LiveFile = {
+      kind: 'present',
+      content: 'node = node-01\nport = 8081\ntoken = {{ secret.APP_TOKEN }}\n',
+      sha256: sha('the live bytes hold the old value'),
+      rotatedSecrets: ['APP_TOKEN'],
+    };
+    const item = assess(live);
+    expect(item.state).to.equal('stale');
+    expect(item.rotatedSecrets).to.deep.equal(['APP_TOKEN']);
+    expect(item.detail).to.match(/^secret APP_TOKEN rotated: the host holds the earlier value/);
+  });
+
+  it('a rotated secret outside the managed part, or none, leaves a current file current', () => {
+    const text = 'node = node-01\nport = 8081\ntoken = {{ secret.APP_TOKEN }}\n';
+    const live: LiveFile = {
+      kind: 'present',
+      content: text,
+      sha256: sha(text),
+      rotatedSecrets: ['OTHER_TOKEN'],
+    };
+    expect(assess(live).state).to.equal('current');
+  });
+
   it('is stale and names the commit when it equals an older published version', () => {
     const item = assess(present('node = node-01\nport = 8080\n'));
     expect(item.state).to.equal('stale');
@@ -319,11 +343,13 @@ describe("drift of a files entry's mode (contract §10.4)", () => {
     ],
     zshSnapshot,
   ).get(targetKey('files', '~/.zshrc'));
-  const live = (content: string, mode?: string): LiveFile => ({
+  /** A live file; `written`: the mode the node recorded writing these bytes with. */
+  const live = (content: string, mode?: string, written?: string): LiveFile => ({
     kind: 'present',
     content,
     sha256: sha(content),
     ...(mode === undefined ? {} : { mode }),
+    ...(written === undefined ? {} : { writes: [{ ...fleetWrite(content), mode: written }] }),
   });
   const assessWith = (target: FileTarget, observed: LiveFile) => {
     if (!index) throw new Error('fixture');
@@ -349,14 +375,42 @@ describe("drift of a files entry's mode (contract §10.4)", () => {
       target: targetWith('whole'),
       live: live(desired, '0644'),
       state: 'stale',
-      detail: 'mode 0644, repository says 0600: the content is current; safe to replace',
+      detail:
+        "mode 0644 grants more than the repository's 0600; safe to narrow: the content is current; safe to replace",
     },
     {
       name: 'local lines and another mode: diverged, the mode named too',
       target: targetWith('whole'),
       live: live('export EDITOR=emacs\n', '0644'),
       state: 'diverged',
-      detail: 'and its mode 0644, repository says 0600',
+      detail: "and its mode 0644 grants more than the repository's 0600",
+    },
+    {
+      name: 'chezmoi "has changed since chezmoi last wrote it": current content narrowed by hand (0644 → 0600) is modified',
+      target: targetWith('whole', '0644'),
+      live: live(desired, '0600', '0644'),
+      state: 'modified',
+      detail: 'mode 0600, narrowed by hand since fleet wrote it 0644',
+    },
+    {
+      name: 'current content widened by hand (0600 → 0644) is modified too',
+      target: targetWith('whole', '0600'),
+      live: live(desired, '0644', '0600'),
+      state: 'modified',
+      detail: 'mode 0644, widened by hand since fleet wrote it 0600',
+    },
+    {
+      name: 'Ansible copy mode: a mode the repository changed since fleet wrote the file is stale',
+      target: targetWith('whole', '0600'),
+      live: live(desired, '0644', '0644'),
+      state: 'stale',
+      detail: 'mode 0644 is the one fleet wrote; the repository now says 0600',
+    },
+    {
+      name: 'a known older version whose mode was changed by hand is modified, not stale',
+      target: targetWith('whole', '0644'),
+      live: live('export EDITOR=nano\n', '0600', '0644'),
+      state: 'modified',
     },
   ];
   for (const { name, target, live: observed, state, detail } of cases) {

@@ -95,6 +95,13 @@ describe('secrets/redact: createRedactor', () => {
     expect(r.namesIn('match 30')).to.deep.equal([]);
   });
 
+  it('rotatedIn names a secret whose earlier value the text holds — not a current one, not a removed one', () => {
+    expect(redactor.rotatedIn('key=k-old-7654321')).to.deep.equal(['API_KEY']);
+    expect(redactor.rotatedIn('key=k-now-1234567')).to.deep.equal([]);
+    expect(redactor.rotatedIn('pass=removed-pass-1')).to.deep.equal([]);
+    expect(redactor.rotatedIn('k-old-7654321 and k-now-1234567')).to.deep.equal(['API_KEY']);
+  });
+
   it('namesIn lists the names whose values occur', () => {
     expect(redactor.namesIn('k-old-7654321 and removed-pass-1')).to.deep.equal([
       'API_KEY',

@@ -15,12 +15,14 @@ import {
   type InventoryFile,
   type InventoryResponse,
 } from '@fleet/core/node';
+import type { AllowedPath } from '../allowlist.js';
 import { backupFileId, listBackups } from '../backups.js';
 import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
 import { buildLabel, redactorOf, type ControllerRuntime } from '../runtime.js';
 import { keptLinks } from '../writer.js';
+import { readWritten } from '../written.js';
 import { checkFreshOperationId, claimRefused } from './replay.js';
 import type { Handler } from './types.js';
 
@@ -29,9 +31,23 @@ function describe(error: unknown): { code: string; message: string } {
   return { code: 'IO_ERROR', message: 'the file could not be read' };
 }
 
-async function inventoryFiles(runtime: ControllerRuntime): Promise<InventoryFile[]> {
+/**
+ * Every file the node can name: the paths the domains declare, and the repository-declared files
+ * (the files domain's, contract §10.4) fleet wrote here — the node holds no manifest, its record of
+ * fleet's writes is what it knows of them.
+ */
+async function knownEntries(runtime: ControllerRuntime): Promise<AllowedPath[]> {
+  // A record that cannot be read lists what the domains declare (the snapshot says what is wrong).
+  const written = await readWritten(runtime.state).catch(() => new Map<string, unknown>());
+  return [...runtime.allowlist.all(), ...runtime.allowlist.repoDeclaredAmong(written.keys())];
+}
+
+async function inventoryFiles(
+  runtime: ControllerRuntime,
+  entries: readonly AllowedPath[],
+): Promise<InventoryFile[]> {
   const out: InventoryFile[] = [];
-  for (const entry of runtime.allowlist.all()) {
+  for (const entry of entries) {
     const base = {
       domain: entry.domain,
       fileId: entry.fileId,
@@ -71,9 +87,9 @@ async function inventoryFiles(runtime: ControllerRuntime): Promise<InventoryFile
 
 async function inventoryBackups(
   runtime: ControllerRuntime,
+  entries: readonly AllowedPath[],
 ): Promise<{ backups: InventoryBackup[]; truncated: boolean }> {
   const backups: InventoryBackup[] = [];
-  const entries = runtime.allowlist.all();
   for (const domain of [...new Set(entries.map((entry) => entry.domain))]) {
     for (const { name, parsed } of await listBackups(
       runtime.home,
@@ -110,11 +126,12 @@ async function inventoryBackups(
 }
 
 export const inventory: Handler = async ({ runtime }) => {
-  const { backups, truncated } = await inventoryBackups(runtime);
+  const entries = await knownEntries(runtime);
+  const { backups, truncated } = await inventoryBackups(runtime, entries);
   const body: InventoryResponse = {
     nodeId: runtime.nodeId,
     generatedAt: runtime.clock.now().toISOString(),
-    files: await inventoryFiles(runtime),
+    files: await inventoryFiles(runtime, entries),
     backups,
     truncated,
   };
@@ -142,7 +159,12 @@ export function refuseHardLinked(
 
 /** One readable file, redacted: what export and capture share. */
 async function readRedacted(runtime: ControllerRuntime, path: string, capture: boolean) {
-  const entry = capture ? runtime.allowlist.require(path) : runtime.allowlist.requireReadable(path);
+  const entry = capture
+    ? runtime.allowlist.require(path)
+    : runtime.allowlist.requireReadable(
+        path,
+        (await readWritten(runtime.state).catch(() => new Map<string, unknown>())).keys(),
+      );
   const target =
     entry.kind === 'backup'
       ? targetOf(runtime.home, path)

@@ -110,6 +110,8 @@ async function snapshotFile(
     refuseHardLinked(path, live, target.parent);
     const text = decodeText(live.bytes, path);
     const content = redactor.content(text);
+    // Names only (contract §15): drift shows a rotation that has not reached this file.
+    const rotatedSecrets = redactor.rotatedIn(text);
     return {
       absolute: target.absolute,
       answer: {
@@ -126,6 +128,7 @@ async function snapshotFile(
         ...(mode === true && process.platform !== 'win32'
           ? { mode: formatFileMode(live.mode) }
           : {}),
+        ...(rotatedSecrets.length === 0 ? {} : { rotatedSecrets }),
       },
     };
   } catch (error) {

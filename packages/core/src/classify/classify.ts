@@ -44,6 +44,8 @@ export interface FleetWrite {
   readonly sha256: string;
   readonly at: string;
   readonly operationId: string;
+  /** The mode it was written with (`"0644"`), when the node recorded one (contract §10.4). */
+  readonly mode?: string;
 }
 
 export interface LocalLine {

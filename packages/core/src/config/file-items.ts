@@ -15,7 +15,9 @@ import {
   type LocalLine,
   type VersionSource,
 } from '../classify/classify.js';
+import { classifyMode, describeMode, type ModeFacts } from '../classify/attributes.js';
 import { unifiedDiff } from '../diff.js';
+import { secretNames } from '../render/template.js';
 import { isFleetError } from '../errors.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { SnapshotResponse } from '../wire/snapshot.js';
@@ -37,6 +39,8 @@ export type LiveFile =
       readonly writes?: readonly FleetWrite[];
       /** Its permission bits (`"0644"`), when asked for and the node has them (not on Windows). */
       readonly mode?: string;
+      /** Secret names it holds an earlier value of (the node's secret memory; names only). */
+      readonly rotatedSecrets?: readonly string[];
     }
   | { readonly kind: 'refused'; readonly code: string; readonly message: string };
 
@@ -58,6 +62,7 @@ export function liveFilesOf(answer: SnapshotResponse): Map<string, LiveFile> {
         sha256: file.sha256,
         writes: file.writes ?? [],
         ...(file.mode === undefined ? {} : { mode: file.mode }),
+        ...(file.rotatedSecrets === undefined ? {} : { rotatedSecrets: file.rotatedSecrets }),
       });
     }
   }
@@ -148,45 +153,74 @@ export interface AssessInput {
 const lines = (list: readonly LocalLine[]) => list.map((l) => ({ line: l.line, text: l.text }));
 
 /**
- * How a whole file's live mode differs from its entry's (contract §10.4), or `null` when it does
- * not (or nothing can be said: no mode declared, a block file, a node that reports none).
+ * The mode facts of a whole file whose entry says a mode (contract §10.4): the live mode, the
+ * repository's, and the mode fleet wrote the live content with (the record's write of these bytes,
+ * else its newest write). Nothing for a block file, or a node that reports no mode (Windows).
  */
-export function modeDifference(target: FileTarget, live: LiveFile): string | null {
+export function modeFactsOf(target: FileTarget, live: LiveFile): ModeFacts {
   const wanted = target.file.mode;
-  if (wanted === undefined || target.file.kind !== 'whole') return null;
-  if (live.kind !== 'present' || live.mode === undefined || live.mode === wanted) return null;
-  return `mode ${live.mode}, repository says ${wanted}`;
+  if (wanted === undefined || target.file.kind !== 'whole' || live.kind !== 'present') return {};
+  const writes = live.writes ?? [];
+  const write = writes.find((w) => w.sha256 === live.sha256) ?? writes[0];
+  return {
+    wanted,
+    ...(live.mode === undefined ? {} : { live: live.mode }),
+    ...(write?.mode === undefined ? {} : { written: write.mode }),
+  };
 }
 
+/** The secret names a present file holds an earlier value of, within its managed part. */
+function rotatedIn(live: LiveFile, managed: string | null | undefined): string[] {
+  if (live.kind !== 'present' || managed === null || managed === undefined) return [];
+  const inManaged = new Set(secretNames(managed));
+  return (live.rotatedSecrets ?? []).filter((name) => inManaged.has(name));
+}
+
+const secretsRotated = (names: readonly string[]) =>
+  `secret${names.length === 1 ? '' : 's'} ${names.join(', ')} rotated: the host holds the earlier value`;
+
 /**
- * Classifies one file target and builds its drift item. A whole file whose content is current but
- * whose mode is not the entry's is `stale` (contract §10.4): the mode is the repository's by
- * declaration and carries no content an install could lose (the install still backs the file up),
- * so it is safe to set without --force — a file made readable to others is put right by the next
- * install or reconcile. With any other state the difference is added to the item's detail, and
- * the install that the state allows sets the mode too.
+ * Classifies one file target and builds its drift item: its content (`assessContent`), then what
+ * the content's bytes alone do not show (core `classify/attributes.ts`). A whole file's mode
+ * changed by hand since fleet wrote it — narrowed or widened — is `modified` (refused without
+ * --force) even when its content is current or stale; a mode the repository changed is `stale`
+ * (contract §10.4). A file holding an earlier value of a secret is `stale` when its redacted text
+ * is current ("secret NAME rotated"), so a rotation that has not reached a host shows. With any
+ * other content state the facts are added to the item's detail.
  */
 export function assessFile(input: AssessInput): FileAssessment {
   const assessed = assessContent(input);
-  const difference = modeDifference(input.target, input.live);
-  if (difference === null) return assessed;
-  const { item } = assessed;
-  if (item.state === 'current') {
-    return {
-      ...assessed,
-      item: {
-        ...item,
-        state: 'stale',
-        detail: `${difference}: the content is current; safe to replace (an install sets the mode)`,
-      },
-    };
+  if (assessed.item.state === 'error' || assessed.item.state === 'unsupported') return assessed;
+  const mode = classifyMode(modeFactsOf(input.target, input.live));
+  const rotated = rotatedIn(input.live, assessed.liveManaged);
+  if (mode.state === 'current' && rotated.length === 0) return assessed;
+  let { item } = assessed;
+  const notes: string[] = [];
+  if (rotated.length > 0) {
+    item = { ...item, rotatedSecrets: rotated };
+    notes.push(secretsRotated(rotated));
+    if (item.state === 'current') item = { ...item, state: 'stale' };
   }
-  if (item.state === 'error' || item.state === 'unsupported') return assessed;
-  return {
-    ...assessed,
-    item: { ...item, detail: `${item.detail ?? item.state}; and its ${difference}` },
-  };
+  if (mode.state !== 'current') {
+    const { live, wanted, written } = mode;
+    item = { ...item, mode: { live, wanted, ...(written === undefined ? {} : { written }) } };
+    notes.push(describeMode(mode));
+    if (mode.state === 'modified' && (item.state === 'current' || item.state === 'stale')) {
+      item = { ...item, state: 'modified' };
+      notes.push(`Never replaced without --force: ${MODE_WAYS_OUT}`);
+    } else if (item.state === 'current') item = { ...item, state: 'stale' };
+  }
+  const said = notes.join('; ');
+  const detail =
+    assessed.item.state === 'current'
+      ? `${said}: the content is current${item.state === 'stale' ? '; safe to replace' : ''}`
+      : `${assessed.item.detail ?? assessed.item.state}; and its ${said}`;
+  return { ...assessed, item: { ...item, detail } };
 }
+
+/** The ways out of a mode changed by hand: `adopt` takes content only (contract §10.4). */
+export const MODE_WAYS_OUT =
+  'put the mode in the files.yaml entry (or chmod the file back), or overwrite it with `--force`';
 
 function assessContent(input: AssessInput): FileAssessment {
   const { target, live, operator } = input;

@@ -142,6 +142,13 @@ function why(file: FilePlan): string {
     case 'diverged':
       return `${file.path} has ${file.item.localLines ?? 0} local line${file.item.localLines === 1 ? '' : 's'} (diverged)`;
     case 'modified':
+      // A mode changed by hand on a file whose lines are fleet's (contract §10.4).
+      if (file.item.mode !== undefined && file.item.deletedLines === undefined) {
+        const { live, wanted, written } = file.item.mode;
+        const against =
+          written === undefined ? `the repository says ${wanted}` : `fleet wrote ${written}`;
+        return `${file.path} has its mode changed by hand (${live}; ${against})`;
+      }
       return `${file.path} is modified by hand (every line known, the whole not)`;
     default:
       return `${file.path} was installed by fleet and removed since (deleted)`;

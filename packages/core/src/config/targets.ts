@@ -10,8 +10,9 @@ import type { Installer } from '../interfaces/installer.js';
 import { HistoryIndex } from '../classify/history-index.js';
 import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath, nodePathFor } from '../render/views.js';
-import { renderTemplate, scanPlaceholders } from '../render/template.js';
+import { renderTemplate, scanPlaceholders, secretNames } from '../render/template.js';
 import { sourceRefused } from '../repo/sources.js';
+import { defaultFileMode } from '../classify/attributes.js';
 
 /**
  * The operator half of an installer: all that reading and planning need (`check`, when the
@@ -153,7 +154,13 @@ export function targetsForHost(
       } catch (error) {
         desired = { ok: false, problem: problemOf(error, canonical) };
       }
-      targets.push({ domain: declaration.domain, file, path, canonical, desired });
+      targets.push({
+        domain: declaration.domain,
+        file: withDefaultMode(declaration, file, desired),
+        path,
+        canonical,
+        desired,
+      });
     }
   }
   return targets;
@@ -194,6 +201,25 @@ function withSourceMode(
   return executable;
 }
 const executableFiles = new WeakMap<ManagedFile, Map<string, ManagedFile>>();
+
+/**
+ * A repository-declared whole file without `mode` that renders a secret has mode 0600 (contract
+ * §10.4, `defaultFileMode`): compared and set like a declared mode, so a file holding a secret is
+ * never left readable by others. Other files without a mode keep the host's (a new one is 0644:
+ * the node's default, `file-installer.ts`). A plugin's own files never carry a mode.
+ */
+function withDefaultMode(
+  declaration: DomainDeclaration,
+  file: ManagedFile,
+  desired: FileTarget['desired'],
+): ManagedFile {
+  if (declaration.repoManifest === undefined || file.kind !== 'whole' || file.mode !== undefined) {
+    return file;
+  }
+  if (!desired.ok || secretNames(desired.content).length === 0) return file;
+  const mode = defaultFileMode(true, true);
+  return mode === null ? file : { ...file, mode };
+}
 
 /**
  * The desired views computed, per (operator, declaration, declared file) and canonical source, by

@@ -33,6 +33,7 @@ import type {
 import type { NodeContext } from '../interfaces/node-context.js';
 import { resolveSecrets } from '../secrets/env-chain.js';
 import { parseFileMode } from '../file-mode.js';
+import { defaultFileMode } from '../classify/attributes.js';
 import { assertNoMarkers, decodeUtf8, findBlock, normaliseBody, spliceBlock } from './block.js';
 import {
   requireFileActions,
@@ -163,8 +164,16 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
         { problems },
       );
     }
-    const mode = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
+    const declared = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
+    // A repository-declared file without a mode that fleet creates gets the default (contract
+    // §10.4): 0644, or 0600 when it renders a secret (the request's text had a placeholder).
+    const created = (exists: boolean) =>
+      options.files !== undefined || exists
+        ? null
+        : defaultFileMode(resolved !== requested.content, false);
     if (file.kind === 'whole') {
+      const fallback = created(expectedSha256 !== null);
+      const mode = declared ?? (fallback === null ? undefined : parseFileMode(fallback));
       return {
         path,
         expectedSha256,
@@ -173,16 +182,20 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
       };
     }
     // A block file is the host user's: its mode is set only when fleet creates it (§10.4).
-    let created = false;
+    let exists = true;
     const content = await splicedLive(
       { path, expectedSha256, body: resolved, markers: markersOf(file) },
       async (p) => {
         const live = await writer.read(p);
-        created = live === null;
+        exists = live !== null;
         return live;
       },
     );
-    return { path, expectedSha256, content, ...(mode !== undefined && created ? { mode } : {}) };
+    const fallback = created(exists);
+    const mode = exists
+      ? undefined
+      : (declared ?? (fallback === null ? undefined : parseFileMode(fallback)));
+    return { path, expectedSha256, content, ...(mode === undefined ? {} : { mode }) };
   }
 
   async function install(

@@ -56,6 +56,15 @@ export const driftItemSchema = z.lazy(() =>
     movedLines: z.array(lineSchema).optional(),
     /** …and known lines it adds: repeated, or from another known version. */
     addedLines: z.array(lineSchema).optional(),
+    /**
+     * A whole file's mode when it is not the one the repository says (contract §10.4): the live
+     * one, the repository's, and the one fleet last wrote it with (absent: none recorded).
+     */
+    mode: z
+      .strictObject({ live: z.string(), wanted: z.string(), written: z.string().optional() })
+      .optional(),
+    /** The secret names the live file holds an earlier value of (rotated since; names only). */
+    rotatedSecrets: z.array(z.string()).optional(),
     detail: z.string().optional(),
     diff: z.string().optional(),
   }),

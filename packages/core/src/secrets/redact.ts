@@ -40,6 +40,11 @@ export interface Redactor {
   json(value: JsonValue): JsonValue;
   /** The names whose value occurs in `text` (content rules). */
   namesIn(text: string): string[];
+  /**
+   * The names `text` holds an earlier value of: a remembered value whose name the chain now gives
+   * another value (rotated). Names only: what drift may say without revealing a value.
+   */
+  rotatedIn(text: string): string[];
 }
 
 /** A maximal run of 64 or 40 lowercase hex digits: a sha256 digest or a git commit id. */
@@ -122,5 +127,17 @@ export function createRedactor(
     return [...names].sort();
   };
 
-  return { content, annotation, json, namesIn };
+  const currentValues = new Set(current.values());
+  const rotatedIn = (text: string): string[] => {
+    if (pattern === undefined) return [];
+    const names = new Set<string>();
+    for (const match of text.matchAll(new RegExp(pattern.source, 'g'))) {
+      const name = byValue.get(match[0]) as string;
+      // A name no longer in the chain was removed, not rotated: an install says SECRET_MISSING.
+      if (!currentValues.has(match[0]) && current.has(name)) names.add(name);
+    }
+    return [...names].sort();
+  };
+
+  return { content, annotation, json, namesIn, rotatedIn };
 }

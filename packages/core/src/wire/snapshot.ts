@@ -96,6 +96,11 @@ export const snapshotWriteSchema = z.lazy(() =>
     sha256: sha256Schema,
     at: timestampSchema,
     operationId: operationIdSchema,
+    /**
+     * The permission bits it was written with (contract §10.4): a live mode other than this one is
+     * a hand change. Absent on Windows and in writes recorded before modes were.
+     */
+    mode: observedModeSchema.optional(),
   }),
 );
 
@@ -127,6 +132,14 @@ export const snapshotFileSchema = z.lazy(() =>
       writes: writesSchema,
       /** The live permission bits, when the request asked (`mode: true`) and the node has them. */
       mode: observedModeSchema.optional(),
+      /**
+       * The secret names whose live value is an earlier one (rotated since it was written: the node's
+       * secret memory knows it), names only — never a value (contract §15). Absent when none.
+       */
+      rotatedSecrets: z
+        .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/))
+        .max(256)
+        .optional(),
     }),
     z.strictObject({
       path: z.string(),
