@@ -34,15 +34,16 @@ describe('fleet drift: an item line says why where its state does not (issue 35)
   type Item = DriftHost['items'][number];
   const rows: [name: string, item: Item, line: string][] = [
     [
-      'a block file that exists without its block: not "missing file" alone',
+      'blockinfile: a file that exists without its block is "missing block", not "missing file"',
       {
         layer: 'file',
         domain: 'harness-policy',
         path: '~/.claude/CLAUDE.md',
         state: 'missing',
+        block: true,
         detail: 'the file has no managed block (fleet never installed one here)',
       },
-      '    missing     file     ~/.claude/CLAUDE.md  the file has no managed block (fleet never installed one here)',
+      '    missing     block    ~/.claude/CLAUDE.md  the file has no managed block (fleet never installed one here)',
     ],
     [
       'a file that does not exist says so',

@@ -7,6 +7,7 @@ import type { SafeFileReader } from '@fleet/core/node';
 import { managedTarget } from './fs/managed-target.js';
 import { readLive, type ReadSession } from './fs/safe-path.js';
 import type { ControllerRuntime } from './runtime.js';
+import { readWritten } from './written.js';
 
 /**
  * Inside a request that reads files itself (a snapshot's probers): the request's
@@ -19,7 +20,7 @@ export interface SessionReads {
 }
 
 export function domainReader(
-  runtime: Pick<ControllerRuntime, 'home' | 'allowlist' | 'limits'>,
+  runtime: Pick<ControllerRuntime, 'home' | 'allowlist' | 'limits' | 'state'>,
   domain: string,
   within?: SessionReads,
 ): SafeFileReader {
@@ -35,6 +36,11 @@ export function domainReader(
         live = await within.session.read(target);
       }
       return live === null ? null : { content: live.bytes, sha256: live.sha256 };
+    },
+    async wrote(path, sha256) {
+      runtime.allowlist.require(path, domain);
+      const writes = (await readWritten(runtime.state)).get(path) ?? [];
+      return writes.some((write) => write.sha256 === sha256);
     },
   };
 }

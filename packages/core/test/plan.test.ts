@@ -132,6 +132,37 @@ describe('install refuses hand changes without --force, naming the ways out', ()
   });
 });
 
+describe("a derived layer's hand change in the plan (the router's volume, contract §10.1)", () => {
+  const VOLUME = '~/.local/share/router/volume/router.yaml';
+  const withVolume = (state: DriftState) =>
+    buildDomainPlan({
+      host: 'node-01',
+      domain: 'demo',
+      repoCommit: 'c1',
+      actions: [],
+      assessed: [file('router.yaml', 'current')],
+      derived: [{ layer: 'derived', domain: 'demo', path: VOLUME, state, detail: 'hand fix' }],
+    });
+
+  it('ucf/dpkg useredited, for a derived file: a volume fleet never wrote is refused without --force (MODIFIED)', () => {
+    const plan = withVolume('modified');
+    expect(plan.changes).to.equal(true);
+    const error = refusal(() => plannedInstall(plan));
+    expect([error.code, error.exitCode]).to.deep.equal(['MODIFIED', 7]);
+    expect(error.message).to.contain(`${VOLUME} (derived) hand fix`);
+    expect(plannedInstall(plan, { force: true }).files.map((f) => f.path)).to.deep.equal([
+      '~/router.yaml',
+    ]);
+  });
+
+  it('a stale volume (a version fleet wrote) is an install to do, not "nothing to install"', () => {
+    const plan = withVolume('stale');
+    expect(plan.changes).to.equal(true);
+    expect(plannedInstall(plan).files).to.have.length(1);
+    expect(withVolume('current').changes).to.equal(false);
+  });
+});
+
 describe("a files entry's mode and action in the plan (contract §10.4)", () => {
   const entry = (id: string, state: DriftState) => {
     const base = file(id, state);

@@ -6,7 +6,10 @@
  * Node half (`collect`, read-only): the sha256 of both files, read through the controller's safe
  * reads (the domain's allowlist, no symlinks); no content leaves the node. Operator half
  * (`evaluate`): one `derived` item for the volume — `current` when both are equal (or neither
- * exists yet), `missing` when the file exists but the volume does not, `stale` when they differ.
+ * exists yet), `missing` when the file exists but the volume does not, `stale` when they differ
+ * and the volume is a version fleet wrote, `modified` when it is none (a hand fix in the volume:
+ * refused by install without --force, like a hand change in a file, contract §8.2). The node
+ * says which from its record of fleet's writes (`SafeFileReader.wrote`), never sending content.
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -33,7 +36,15 @@ export const VOLUME_DIFFERS = 'the installed volume differs from the config file
 
 export interface RouterVolumeFacts extends JsonObject {
   readonly file: { readonly path: string; readonly sha256: string | null };
-  readonly volume: { readonly path: string; readonly sha256: string | null };
+  readonly volume: {
+    readonly path: string;
+    readonly sha256: string | null;
+    /**
+     * Whether the volume's bytes are a content fleet wrote there (the node's record), when it
+     * differs from the config file and the node keeps a record: `false` is a hand fix.
+     */
+    readonly fleetWrote?: boolean;
+  };
 }
 
 /**
@@ -70,21 +81,33 @@ async function collect(ctx: NodeContext, parameters: JsonObject): Promise<Router
   const filePath = probedPath(parameters, CONFIG.id, CONFIG.path);
   const volumePath = probedPath(parameters, VOLUME.id, VOLUME.path);
   const [file, volume] = [await reader.read(filePath), await reader.read(volumePath)];
+  const differs = volume !== null && volume.sha256 !== file?.sha256;
+  const fleetWrote =
+    differs && reader.wrote !== undefined
+      ? await reader.wrote(volumePath, volume.sha256)
+      : undefined;
   return {
     file: { path: filePath, sha256: file?.sha256 ?? null },
-    volume: { path: volumePath, sha256: volume?.sha256 ?? null },
+    volume: {
+      path: volumePath,
+      sha256: volume?.sha256 ?? null,
+      ...(fleetWrote === undefined ? {} : { fleetWrote }),
+    },
   };
 }
 
 /** The facts as the node sent them, checked: they crossed the wire. */
 function factsOf(value: JsonValue): RouterVolumeFacts {
-  const side = (v: unknown): { path: string; sha256: string | null } | undefined => {
+  const side = (
+    v: unknown,
+  ): { path: string; sha256: string | null; fleetWrote?: boolean } | undefined => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
-    const { path, sha256 } = v as Record<string, unknown>;
+    const { path, sha256, fleetWrote } = v as Record<string, unknown>;
     if (typeof path !== 'string') return undefined;
     if (sha256 !== null && (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)))
       return undefined;
-    return { path, sha256 };
+    if (fleetWrote !== undefined && typeof fleetWrote !== 'boolean') return undefined;
+    return { path, sha256, ...(fleetWrote === undefined ? {} : { fleetWrote }) };
   };
   const object = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
   const file = side((object as JsonObject)['file']);
@@ -123,6 +146,16 @@ function evaluate(value: JsonValue): readonly DriftItem[] {
       },
     ];
   }
+  if (volume.fleetWrote === false) {
+    // Classified like a file (contract §8.2): bytes fleet never derived are a hand fix.
+    return [
+      {
+        ...base,
+        state: 'modified',
+        detail: `${VOLUME_HAND_CHANGE} (${file.sha256 === null ? `${file.path} does not exist` : file.path}): a hand change, never replaced without --force — put the fix in the canonical router.yaml, or overwrite it with \`fleet config install HOST router --confirm --force\``,
+      },
+    ];
+  }
   return [
     {
       ...base,
@@ -130,10 +163,13 @@ function evaluate(value: JsonValue): readonly DriftItem[] {
       detail:
         file.sha256 === null
           ? `${VOLUME_DIFFERS} (${file.path} does not exist)`
-          : `${VOLUME_DIFFERS} (${file.path}); install the router domain to write it again`,
+          : `${VOLUME_DIFFERS} (${file.path})${volume.fleetWrote === true ? ' and is a version fleet wrote there' : ''}; install the router domain to write it again`,
     },
   ];
 }
+
+export const VOLUME_HAND_CHANGE =
+  'the installed volume equals neither the config file nor any version fleet wrote there';
 
 /** The domain's prober, loaded lazily by the registry (`register.ts`). */
 export const routerVolumeProber: Prober = {

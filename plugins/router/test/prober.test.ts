@@ -3,12 +3,14 @@
  * host's safe reads (`host.files`, the controller's own reader on a fake host), the operator half
  * turns the facts into one drift item.
  */
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { probeParameters, type Prober, type ProbeDesired } from '@fleet/core';
 import { createFakeHost, registryFromHooks, type FakeHost } from '@fleet/testkit';
 import { routerDomain } from '../src/domain.js';
 import register from '../src/register.js';
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const plugin = { name: '@fleet/plugin-router', version: '0.1.0', type: 'core' };
 const CONFIG = '~/.config/router/router.yaml';
 const VOLUME = '~/.local/share/router/volume/router.yaml';
@@ -44,7 +46,42 @@ describe('router.volume prober', () => {
     expect((await items())[0]?.state).to.equal('current');
   });
 
-  it('reports the volume stale when it was edited by hand', async () => {
+  /** The host's reads with a record of fleet's writes (the controller's `written.json`). */
+  const recording = (written: readonly [path: string, content: string][]) => {
+    const reader = host.writer(routerDomain);
+    const record = new Set(written.map(([path, content]) => `${path}\u0000${sha256(content)}`));
+    host.files = {
+      read: (path) => reader.read(path),
+      wrote: (path, sha) => Promise.resolve(record.has(`${path}\u0000${sha}`)),
+    };
+  };
+
+  it('classifies a hand fix in the volume like a hand change in a file: modified, not stale (contract §8.2)', async () => {
+    recording([[VOLUME, 'listen: 1\n']]);
+    await host.writeFile(CONFIG, 'listen: 1\n');
+    await host.writeFile(VOLUME, 'listen: 2\n');
+    const [item] = await items();
+    expect(item).to.include({
+      layer: 'derived',
+      domain: 'router',
+      path: VOLUME,
+      state: 'modified',
+    });
+    expect(item?.detail)
+      .to.contain('equals neither the config file nor any version fleet wrote there')
+      .and.contain('--force');
+  });
+
+  it('reports the volume stale when it is a version fleet wrote there (the config file moved on)', async () => {
+    recording([[VOLUME, 'listen: 1\n']]);
+    await host.writeFile(CONFIG, 'listen: 2\n');
+    await host.writeFile(VOLUME, 'listen: 1\n');
+    const [item] = await items();
+    expect(item).to.include({ state: 'stale' });
+    expect(item?.detail).to.contain('is a version fleet wrote there');
+  });
+
+  it('on a host that keeps no record of its writes, a differing volume stays stale (nothing proven)', async () => {
     await host.writeFile(CONFIG, 'listen: 1\n');
     await host.writeFile(VOLUME, 'listen: 2\n');
     const [item] = await items();

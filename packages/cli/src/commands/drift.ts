@@ -151,7 +151,7 @@ export function renderHost(
     .filter((item) => item.state !== 'current')
     .map(
       (item) =>
-        `    ${palette.state(item.state)}${' '.repeat(Math.max(1, 12 - item.state.length))}${item.layer.padEnd(8)} ${escape(item.path ?? item.domain ?? '')}${
+        `    ${palette.state(item.state)}${' '.repeat(Math.max(1, 12 - item.state.length))}${(item.block === true ? 'block' : item.layer).padEnd(8)} ${escape(item.path ?? item.domain ?? '')}${
           item.localLines
             ? `  (${item.localLines} local line${item.localLines === 1 ? '' : 's'})`
             : ''

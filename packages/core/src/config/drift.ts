@@ -158,6 +158,14 @@ export interface Assessment {
   /** Each host's earlier variable sets (its `hosts/<host>.yaml` as it was), for published views. */
   readonly earlierVariables: ReadonlyMap<string, readonly Readonly<Record<string, string>>[]>;
   readonly readLive: ReadLive;
+  /**
+   * The domains' probers and the transport that runs them with the files: a plan then classifies
+   * its domain's derived layer too (contract §8.3: a hand fix in the router's volume is refused).
+   */
+  readonly probes?: {
+    readonly probers: readonly ProberRuntime[];
+    readonly readSnapshot: ReadSnapshot;
+  };
 }
 
 const HOST_VERSIONS_CACHE_FILE = 'host-versions-v1.json';
@@ -229,7 +237,10 @@ function earlierHostVariables(
  * first use: a drift whose files are all current never builds one.
  */
 export async function prepareAssessment(
-  input: Pick<DriftInput, 'repo' | 'git' | 'domains' | 'domainFilter' | 'readLive'> & {
+  input: Pick<
+    DriftInput,
+    'repo' | 'git' | 'domains' | 'domainFilter' | 'readLive' | 'probers' | 'readSnapshot'
+  > & {
     /** Where the repo was read (`loadRepoAtHead`): the commit, and what is left uncommitted. */
     readonly source?: RepoSource;
   },
@@ -255,6 +266,9 @@ export async function prepareAssessment(
     earlierVariables: earlierHostVariables(input.repo, snapshot.history),
     ...(input.source ? { uncommitted: input.source.uncommitted } : {}),
     readLive: input.readLive,
+    ...(input.probers !== undefined && input.readSnapshot !== undefined
+      ? { probes: { probers: input.probers, readSnapshot: input.readSnapshot } }
+      : {}),
   };
 }
 
@@ -348,9 +362,29 @@ export async function assessHostWithProbes(
 }
 
 /**
+ * {@link assessHostWithProbes}, the files with their targets (what a plan is built from) and the
+ * probers' items apart.
+ */
+export async function assessFilesAndProbes(
+  assessment: Assessment,
+  host: string,
+  probers: readonly ProberRuntime[],
+  readSnapshot: ReadSnapshot,
+): Promise<{ files: AssessedFile[]; items: DriftReportItem[] }> {
+  const { files, probed } = await assessHostSnapshot(
+    assessment,
+    host,
+    probers,
+    readSnapshot,
+    false,
+  );
+  return { files, items: probed };
+}
+
+/**
  * {@link assessHostWithProbes}, asking the runtime journal summary in the same request when
  * `runtime` is set. `runtime` in the result is absent when no request was made (a host with no
- * files) or the node did not carry it.
+ * files) or the node did not carry it. `items` are every item, `probed` the probers' alone.
  */
 async function assessHostSnapshot(
   assessment: Assessment,
@@ -358,7 +392,12 @@ async function assessHostSnapshot(
   probers: readonly ProberRuntime[],
   readSnapshot: ReadSnapshot,
   withRuntime: boolean,
-): Promise<{ items: DriftReportItem[]; runtime?: RuntimeSummary }> {
+): Promise<{
+  files: AssessedFile[];
+  items: DriftReportItem[];
+  probed: DriftReportItem[];
+  runtime?: RuntimeSummary;
+}> {
   const { variables, domains, targets } = hostScope(assessment, host);
   const calls: { runtime: ProberRuntime; call: ProbeCall }[] = [];
   const items: DriftReportItem[] = [];
@@ -390,7 +429,7 @@ async function assessHostSnapshot(
       });
     }
   }
-  if (targets.length === 0) return { items };
+  if (targets.length === 0) return { files: [], items, probed: items };
   const answer =
     calls.length === 0 && !withRuntime
       ? { files: await assessment.readLive(host, targets), probes: [] as ProbeAnswer[] }
@@ -400,9 +439,7 @@ async function assessHostSnapshot(
           calls.map((c) => c.call),
           withRuntime ? { runtime: true } : undefined,
         );
-  const fileItems = classifyTargets(assessment, host, targets, answer.files, variables).map(
-    (file) => file.assessment.item,
-  );
+  const files = classifyTargets(assessment, host, targets, answer.files, variables);
   for (const { runtime, call } of calls) {
     const base = {
       layer: runtime.layer,
@@ -437,7 +474,9 @@ async function assessHostSnapshot(
     }
   }
   return {
-    items: [...fileItems, ...items],
+    files,
+    items: [...files.map((file) => file.assessment.item), ...items],
+    probed: items,
     ...(answer.runtime === undefined ? {} : { runtime: answer.runtime }),
   };
 }

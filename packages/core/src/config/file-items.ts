@@ -266,7 +266,12 @@ function assessContent(input: AssessInput): FileAssessment {
     { source: { kind: 'commit', commit: input.repoCommit }, content: desired },
     input.index.forHost(input.variables, input.earlierVariables ?? []),
   );
-  const item: DriftReportItem = { ...base, state: classification.state };
+  const item: DriftReportItem = {
+    ...base,
+    state: classification.state,
+    // The state is of its block: an existing file without the block is "missing block".
+    ...(target.file.kind === 'block' && live.kind === 'present' ? { block: true } : {}),
+  };
   const done = (extra: Partial<DriftReportItem>): FileAssessment => ({
     item: { ...item, ...extra },
     classification,

@@ -13,7 +13,7 @@ import type { DriftState } from '../interfaces/drift.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { FileAssessment } from './file-items.js';
 import type { DomainRuntime, FileTarget } from './targets.js';
-import { assessHost, type Assessment } from './drift.js';
+import { assessFilesAndProbes, assessHost, type Assessment } from './drift.js';
 import { hostEntry, type FleetRepo } from '../repo/load.js';
 import { installActions } from './parameters.js';
 import { VALIDATE_ROLE } from './parameter-names.js';
@@ -52,6 +52,12 @@ export interface DomainPlan {
   readonly uncommitted?: readonly string[];
   readonly files: readonly FilePlan[];
   /**
+   * The domain's derived layer (the router's installed volume, contract §10.1), classified by its
+   * prober: an install writes it with the files, and refuses a hand change in it without --force.
+   * Absent when the plan was made without the domain's probers.
+   */
+  readonly derived?: readonly DriftReportItem[];
+  /**
    * Process actions an install of this domain runs after writing: the domain's coupling, then each
    * changing file's own action (a files entry's `action`, contract §10.4), by its policy id.
    */
@@ -72,6 +78,8 @@ export function buildDomainPlan(input: {
     readonly target: FileTarget;
     readonly assessment: FileAssessment;
   }[];
+  /** The domain's derived items (its probers' `derived` layer), when they were read. */
+  readonly derived?: readonly DriftReportItem[];
 }): DomainPlan {
   const files = input.assessed.map(({ target, assessment }) => ({
     fileId: target.file.id,
@@ -108,8 +116,11 @@ export function buildDomainPlan(input: {
       ? { uncommitted: input.uncommitted }
       : {}),
     files,
+    ...(input.derived && input.derived.length > 0 ? { derived: input.derived } : {}),
     actions: [...input.actions, ...fileActions],
-    changes: files.some((file) => file.item.state !== 'current'),
+    changes:
+      files.some((file) => file.item.state !== 'current') ||
+      (input.derived ?? []).some((item) => item.state !== 'current' && item.state !== 'error'),
   };
 }
 
@@ -160,9 +171,19 @@ function why(file: FilePlan): string {
  * (`adopt`, and `adopt --promote` to make it the canonical — the host is then current), or
  * overwrite it (`--force`; for a deleted file, the only way: it recreates it).
  */
-function handChangeRefusal(plan: DomainPlan, refused: readonly FilePlan[]): FleetError {
-  const worst = REFUSED.find((state) => refused.some((file) => file.item.state === state));
+function handChangeRefusal(
+  plan: DomainPlan,
+  refused: readonly FilePlan[],
+  derived: readonly DriftReportItem[] = [],
+): FleetError {
+  const states = [...refused.map((file) => file.item.state), ...derived.map((i) => i.state)];
+  const worst = REFUSED.find((state) => states.includes(state));
   const suggestions: string[] = [];
+  for (const item of derived) {
+    suggestions.push(
+      `fleet config install ${plan.host} ${plan.domain} --confirm --force   (overwrite the hand change in ${item.path ?? 'the derived layer'})`,
+    );
+  }
   for (const file of refused) {
     if (file.item.state !== 'deleted') {
       suggestions.push(
@@ -176,7 +197,12 @@ function handChangeRefusal(plan: DomainPlan, refused: readonly FilePlan[]): Flee
   }
   return new FleetError(
     REFUSAL_CODE[worst ?? 'diverged'],
-    `refused: ${refused.map(why).join('; ')}; nothing was sent (review the plan, then adopt, adopt --promote, or --force)`,
+    `refused: ${[
+      ...refused.map(why),
+      ...derived.map(
+        (item) => `${item.path ?? plan.domain} (derived) ${item.detail ?? item.state}`,
+      ),
+    ].join('; ')}; nothing was sent (review the plan, then adopt, adopt --promote, or --force)`,
     { suggestions },
   );
 }
@@ -274,7 +300,14 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
   const blocker = installBlocker(plan, chosen);
   if (blocker !== undefined) throw blocker;
   const refused = chosen.filter((file) => (REFUSED as readonly string[]).includes(file.item.state));
-  if (refused.length > 0 && !selection.force) throw handChangeRefusal(plan, refused);
+  // A hand change in a derived layer (the router's volume) is refused like one in a file: the
+  // install writes it whatever file is selected.
+  const derived = (plan.derived ?? []).filter((item) =>
+    (REFUSED as readonly string[]).includes(item.state),
+  );
+  if ((refused.length > 0 || derived.length > 0) && !selection.force) {
+    throw handChangeRefusal(plan, refused, derived);
+  }
   return {
     domain: plan.domain,
     files: chosen.map((file) => ({
@@ -322,7 +355,12 @@ export async function planHost(
       `host ${host} does not run domain ${domain} (it runs: ${entry.domains.join(', ')})`,
     );
   }
-  const assessed = await assessHost(assessment, host);
+  // With the domains' probers, the derived layer is read in the same request (contract §14).
+  const probers = (assessment.probes?.probers ?? []).filter((p) => p.domain !== undefined);
+  const { files: assessed, items: derived } =
+    assessment.probes !== undefined && probers.length > 0
+      ? await assessFilesAndProbes(assessment, host, probers, assessment.probes.readSnapshot)
+      : { files: await assessHost(assessment, host), items: [] };
   const names =
     domain === undefined ? entry.domains.filter((name) => assessment.domains.has(name)) : [domain];
   return names.map((name) => {
@@ -335,6 +373,7 @@ export async function planHost(
       actions: plannedActions(assessment.repo, declaration),
       ...(declaration.repoManifest === undefined ? {} : { repoDeclared: true }),
       assessed: assessed.filter((file) => file.target.domain === name),
+      derived: derived.filter((item) => item.domain === name && item.layer === 'derived'),
     });
   });
 }

@@ -107,6 +107,12 @@ export type SecretValues = ReadonlyMap<string, string>;
  */
 export interface SafeFileReader {
   read(path: string): Promise<{ readonly content: Uint8Array; readonly sha256: string } | null>;
+  /**
+   * Whether fleet's writer put exactly the content `sha256` at `path` (the node's record of its
+   * own writes, contract §8.2): what tells a derived file fleet wrote from a hand fix in it.
+   * Absent on a host that keeps no record.
+   */
+  wrote?(path: string, sha256: string): Promise<boolean>;
 }
 
 /**

@@ -63,6 +63,11 @@ export const driftItemSchema = z.lazy(() =>
     mode: z
       .strictObject({ live: z.string(), wanted: z.string(), written: z.string().optional() })
       .optional(),
+    /**
+     * True when the state is of the file's managed block, not of the whole file (a block file that
+     * exists): "missing block" is a file without its block, "missing file" no file at all.
+     */
+    block: z.literal(true).optional(),
     /** The secret names the live file holds an earlier value of (rotated since; names only). */
     rotatedSecrets: z.array(z.string()).optional(),
     detail: z.string().optional(),

@@ -205,7 +205,7 @@ export interface ApplyRun {
 
 export async function runApply(input: ApplyInput): Promise<ApplyRun> {
   const core = await import('@fleet/core');
-  const { readLiveThroughController } = await import('./live.js');
+  const { readLiveThroughController, readSnapshotThroughController } = await import('./live.js');
   const { context } = input;
   const saved = input.saved;
   const force = saved ? saved.force : input.force;
@@ -224,6 +224,9 @@ export async function runApply(input: ApplyInput): Promise<ApplyRun> {
     domains: context.domains,
     ...(input.domainFilter ? { domainFilter: input.domainFilter } : {}),
     readLive: readLiveThroughController(context),
+    // Each domain's derived layer (the router's volume) is planned too, in the same request.
+    probers: await core.loadDomainProbers(context.registry, [...context.domains.keys()]),
+    readSnapshot: readSnapshotThroughController(context),
   });
   const options = { concurrency: input.concurrency };
   const settle = (result: ApplyHostResult): ApplyHostResult => {

@@ -33,6 +33,13 @@ export function renderPlan(
           .map((line) => `      ${line}`),
       );
   }
+  // The derived layer an install writes with the files (the router's volume), as drift reads it.
+  for (const item of plan.derived ?? []) {
+    lines.push(
+      `  ${stateCell(palette, item.state, 11)}${escape(item.path ?? plan.domain)}  (derived)`,
+    );
+    if (item.detail && item.state !== 'current') lines.push(`              ${escape(item.detail)}`);
+  }
   lines.push(
     plan.actions.length === 0
       ? '  coupled actions: none'

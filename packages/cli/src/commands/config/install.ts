@@ -46,7 +46,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { loadFleetContext } = await import('@fleet/operator/config/context.js');
-    const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
+    const { readLiveThroughController, readSnapshotThroughController } =
+      await import('@fleet/operator/config/live.js');
     const { renderPlan, renderReceipt } = await import('@fleet/operator/config/render.js');
     const { installPlanned } = await import('@fleet/operator/config/install.js');
     const palette = await this.palette();
@@ -65,6 +66,9 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
       domains: context.domains,
       domainFilter: [args.domain],
       readLive: readLiveThroughController(context),
+      // The domain's derived layer (the router's volume) is planned too, in the same request.
+      probers: await core.loadDomainProbers(registry, [...context.domains.keys()]),
+      readSnapshot: readSnapshotThroughController(context),
     });
     const [plan] = await core.planHost(assessment, args.host, args.domain);
     if (!plan)

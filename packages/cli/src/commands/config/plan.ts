@@ -26,7 +26,8 @@ export default class ConfigPlan extends FleetCommand {
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { loadFleetContext } = await import('@fleet/operator/config/context.js');
-    const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
+    const { readLiveThroughController, readSnapshotThroughController } =
+      await import('@fleet/operator/config/live.js');
     const { renderPlan } = await import('@fleet/operator/config/render.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
@@ -39,6 +40,9 @@ export default class ConfigPlan extends FleetCommand {
       domains: context.domains,
       domainFilter: args.domain === undefined ? undefined : [args.domain],
       readLive: readLiveThroughController(context),
+      // The domain's derived layer (the router's volume) is planned too, in the same request.
+      probers: await core.loadDomainProbers(registry, [...context.domains.keys()]),
+      readSnapshot: readSnapshotThroughController(context),
     });
     const plans = await core.planHost(assessment, args.host, args.domain);
     const palette = await this.palette();
