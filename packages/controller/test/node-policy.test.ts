@@ -685,3 +685,92 @@ describe('node policy: managed files linked into symlinkInto directories', () =>
     expect(await readFile(join(node.home, '.config/fleet/env'), 'utf8')).to.contain(node.canary);
   });
 });
+
+/**
+ * A symlinked parent directory — `~/.config/fixture -> ../dotfiles/fixture`, the layout a dotfiles
+ * checkout makes (GNU Stow folds a package's directory into one link; chezmoi users keep
+ * `~/.config` in the checkout) — is managed at its target when `symlinkInto` lists it, with the
+ * refusals of a symlinked file (issue 38).
+ */
+describe('node policy: managed files under a parent directory linked into symlinkInto', () => {
+  let node: TestNode;
+  let token: string;
+  const TARGET = '~/dotfiles/fixture/app.conf';
+  const LINK = '~/.config/fixture';
+  beforeEach(async () => {
+    node = await startNode({ policy: SERVES_BOTH });
+    token = await node.issue(['config:install', 'config:read']);
+    await node.write(TARGET, 'old\n');
+    await rm(node.abs(LINK), { recursive: true, force: true });
+    await symlink('../dotfiles/fixture', node.abs(LINK));
+  });
+  afterEach(async () => node.dispose());
+
+  const put = (expectedSha256: string | null) =>
+    install(node, token, 'fixture', [
+      { path: APP, fileId: 'app.conf', content: 'new\n', expectedSha256 },
+    ]);
+
+  it('refuses it when the policy lists no directory, as a symlinked file (SYMLINK_REFUSED)', async () => {
+    const answer = await put(sha256('old\n'));
+    expect(answer.body.error.code).to.equal('SYMLINK_REFUSED');
+    expect(await readFile(node.abs(TARGET), 'utf8')).to.equal('old\n');
+  });
+
+  it('Stow-style folded directory: reads and writes the file under the link target, the link untouched', async () => {
+    await node.setPolicy({ ...SERVES_BOTH, symlinkInto: ['~/dotfiles'] });
+    const before = await lstat(node.abs(LINK));
+    const exported = await node.call('/v1/export', { token, body: { path: APP } });
+    expect(exported.body).to.include({ exists: true, content: 'old\n' });
+    const answer = await put(sha256('old\n'));
+    expect(answer.status, answer.text).to.equal(200);
+    expect(await readFile(node.abs(TARGET), 'utf8')).to.equal('new\n');
+    const after = await lstat(node.abs(LINK));
+    expect([after.isSymbolicLink(), after.ino, await readlink(node.abs(LINK))]).to.deep.equal([
+      true,
+      before.ino,
+      '../dotfiles/fixture',
+    ]);
+    // A new file in the linked directory is created there too.
+    await rm(node.abs(TARGET));
+    expect((await put(null)).status).to.equal(200);
+    expect(await readFile(node.abs(TARGET), 'utf8')).to.equal('new\n');
+  });
+
+  it('refuses a linked directory out of the home, into fleet state, unlisted, or in a chain of links', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'fleet-parent-'));
+    try {
+      await node.setPolicy({ ...SERVES_BOTH, symlinkInto: ['~/dotfiles', '~/.local'] });
+      const cases: [link: string, code: string][] = [
+        [outside, 'PATH_OUTSIDE_ROOT'],
+        ['../.local/state/fleet', 'PATH_OUTSIDE_ROOT'],
+        ['../elsewhere', 'SYMLINK_REFUSED'],
+      ];
+      await mkdir(join(node.home, 'elsewhere'), { recursive: true });
+      for (const [link, code] of cases) {
+        await rm(node.abs(LINK));
+        await symlink(link, node.abs(LINK));
+        const answer = await put(null);
+        expect(answer.body.error?.code, link).to.equal(code);
+      }
+      // A chain: the file under the linked directory is itself a link.
+      await rm(node.abs(LINK));
+      await symlink('../dotfiles/fixture', node.abs(LINK));
+      await rm(node.abs(TARGET));
+      await symlink('../other.conf', node.abs(TARGET));
+      const chained = await put(null);
+      expect(chained.body.error?.code).to.equal('SYMLINK_REFUSED');
+      expect(chained.body.error?.message).to.contain('chain');
+      // A chain: the linked directory reached through another link.
+      await symlink('dotfiles', join(node.home, 'dotlink'));
+      await rm(node.abs(LINK));
+      await symlink('../dotlink/fixture', node.abs(LINK));
+      await node.setPolicy({ ...SERVES_BOTH, symlinkInto: ['~/dotlink'] });
+      const through = await put(null);
+      expect(through.body.error?.code).to.equal('SYMLINK_REFUSED');
+      expect(await readdir(outside)).to.deep.equal([]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+});

@@ -12,9 +12,15 @@
  * reached through another symbolic link or `..` the kernel resolves differently from its text
  * (`SYMLINK_REFUSED`); the target itself is read with the usual checks (no symlinked component,
  * not a link again). Without `symlinkInto`, a symlinked managed file is refused as it always was.
+ *
+ * A parent directory may be such a link too (`~/.config -> dotfiles/config` with `symlinkInto:
+ * [~/dotfiles]`): the file is then managed at the same place under the link's target
+ * (`~/dotfiles/config/…`), with the same refusals — outside the home, fleet's own state, outside
+ * every listed directory, a chain (a link under the linked directory, or reached through another).
+ * The directory link itself is never touched.
  */
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { dirname, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { FleetError, fleetOwnReason, isFleetOwnPath, isHomePath } from '@fleet/core/node';
 import { errnoOf } from './errors.js';
 import { isInside, targetOf, walkParents, type Target } from './safe-path.js';
@@ -36,7 +42,10 @@ function realOrNull(path: string): string | null {
 
 /**
  * Locates `path` under `home`: the path itself, or — when it is a symbolic link and `linkDirs`
- * (the node policy's `symlinkInto`, `~/` paths) admit its target — the target.
+ * (the node policy's `symlinkInto`, `~/` paths) admit its target — the target; or, when one of
+ * its parent directories is such a link (`~/.config -> dotfiles/config`, the layout of a dotfiles
+ * checkout), the same path under the link's target (`~/dotfiles/config/…`). One link per path: a
+ * link reached through another, or a linked file under a linked directory, is a chain — refused.
  */
 export async function managedTarget(
   home: string,
@@ -45,6 +54,23 @@ export async function managedTarget(
 ): Promise<ManagedTarget> {
   const target = targetOf(home, path);
   if (linkDirs.length === 0) return target;
+  const parent = linkedParent(home, target);
+  if (parent !== null) {
+    const linked = checkedLink(home, path, parent.absolute, linkDirs, 'directory');
+    const moved = `${linked}/${target.components.slice(parent.depth).join('/')}`;
+    if (isFleetOwnPath(moved)) {
+      throw new FleetError('PATH_OUTSIDE_ROOT', `${path} links into ${fleetOwnReason(moved)}`);
+    }
+    const located = targetOf(home, moved);
+    const final = lstatSync(located.absolute, { throwIfNoEntry: false });
+    if (final?.isSymbolicLink() === true) {
+      throw new FleetError(
+        'SYMLINK_REFUSED',
+        `${path} is a symbolic link under a linked directory (${linked}): a chain of links; refused`,
+      );
+    }
+    return { ...located, via: path };
+  }
   let stats;
   try {
     stats = lstatSync(target.absolute);
@@ -54,12 +80,48 @@ export async function managedTarget(
   if (!stats.isSymbolicLink()) return target;
   // The link's own parents must be real directories, as for any managed path.
   await walkParents(home, target, { create: false });
-  const text = readlinkSync(target.absolute);
-  const resolved = resolve(target.parent, text);
+  return {
+    ...targetOf(home, checkedLink(home, path, target.absolute, linkDirs, 'file')),
+    via: path,
+  };
+}
+
+/**
+ * The first parent directory of `target` (below the home) that is a symbolic link, with how many
+ * components it spans; `null` when every parent that exists is a real directory.
+ */
+function linkedParent(home: string, target: Target): { absolute: string; depth: number } | null {
+  let current = home;
+  for (let index = 0; index < target.components.length - 1; index += 1) {
+    current = join(current, target.components[index] as string);
+    const stats = lstatSync(current, { throwIfNoEntry: false });
+    if (stats === undefined || stats.isSymbolicLink() === false) {
+      if (stats === undefined || !stats.isDirectory()) return null;
+      continue;
+    }
+    return { absolute: current, depth: index + 1 };
+  }
+  return null;
+}
+
+/**
+ * The `~/` path a link at `absolute` (a managed file, or a parent directory of one) points to,
+ * when the node may manage through it: inside the home, not fleet's own state, inside a
+ * `symlinkInto` directory, and resolved by the kernel to exactly what its text names (no other
+ * link on the way, no `..` through one). Else refused, naming `path`.
+ */
+function checkedLink(
+  home: string,
+  path: string,
+  absolute: string,
+  linkDirs: readonly string[],
+  kind: 'file' | 'directory',
+): string {
+  const resolved = resolve(dirname(absolute), readlinkSync(absolute));
   if (!isInside(home, resolved) || resolved === home) {
     throw new FleetError(
       'PATH_OUTSIDE_ROOT',
-      `${path} is a symbolic link that resolves outside the node home; refused`,
+      `${path} is ${kind === 'file' ? 'a symbolic link' : 'under a symbolic link'} that resolves outside the node home; refused`,
     );
   }
   const linked = `~/${relative(home, resolved).split(sep).join('/')}`;
@@ -69,25 +131,33 @@ export async function managedTarget(
   if (isFleetOwnPath(linked)) {
     throw new FleetError('PATH_OUTSIDE_ROOT', `${path} links into ${fleetOwnReason(linked)}`);
   }
-  if (!linkDirs.some((dir) => linked.startsWith(`${dir}/`))) {
+  const inside = (dir: string) =>
+    linked.startsWith(`${dir}/`) || (kind === 'directory' && linked === dir);
+  if (!linkDirs.some(inside)) {
     throw new FleetError(
       'SYMLINK_REFUSED',
-      `${path} is a symbolic link to ${linked}, outside the directories the node policy lets a managed file link into (symlinkInto: ${linkDirs.join(', ')}); refused`,
+      `${path} ${kind === 'file' ? 'is a symbolic link' : 'is under a symbolic link'} to ${linked}, outside the directories the node policy lets a managed file link into (symlinkInto: ${linkDirs.join(', ')}); refused`,
     );
   }
   // The kernel must resolve the link to exactly the path its text names (no symlinked
   // component, no `..` through one): otherwise what fleet writes is not what the link shows.
   const real =
-    realOrNull(target.absolute) ??
-    (() => {
-      const parent = realOrNull(dirname(resolved));
-      return parent === null ? null : resolve(parent, resolved.slice(dirname(resolved).length + 1));
-    })();
+    realOrNull(absolute) ??
+    (kind === 'directory'
+      ? null
+      : (() => {
+          const parent = realOrNull(dirname(resolved));
+          return parent === null
+            ? null
+            : resolve(parent, resolved.slice(dirname(resolved).length + 1));
+        })());
   if (real !== resolved) {
     throw new FleetError(
       'SYMLINK_REFUSED',
-      `${path} links to ${linked} through another symbolic link; refused`,
+      real === null && kind === 'directory'
+        ? `${path} is under a symbolic link to ${linked}, which does not exist; refused`
+        : `${path} links to ${linked} through another symbolic link; refused`,
     );
   }
-  return { ...targetOf(home, linked), via: path };
+  return linked;
 }
