@@ -40,6 +40,7 @@ export const SYSTEM_TOOLS = {
   openssl: { command: 'openssl', debianPackage: 'openssl' },
   unshare: { command: 'unshare', debianPackage: 'util-linux' },
   ip: { command: 'ip', debianPackage: 'iproute2' },
+  python3: { command: 'python3', debianPackage: 'python3' },
 } as const satisfies Record<string, SystemTool>;
 
 /** What `requireSystemTools` needs of a mocha context (`this` in a hook or a test). */

@@ -20,9 +20,17 @@ export const FAKE_SUPERVISOR_FAULTS_ENV = 'FLEET_FAKE_SUPERVISOR_FAULTS';
  * - `daemon-reload-ignored`: `daemon-reload` succeeds but reloads nothing, so a changed unit stays
  *   `NeedDaemonReload=yes`;
  * - `start-fails`: `systemctl start|restart` fail (the unit ends `failed`); `schtasks /Run` says
- *   it attempted the run, but the program never starts (Last Result 0x80070002).
+ *   it attempted the run, but the program never starts (Last Result 0x80070002);
+ * - `no-gui-session`: no user is logged in at the GUI, so launchd's `gui/<uid>` domain does not
+ *   exist and `launchctl bootstrap gui/<uid>` fails (error 125).
  */
-export const FAKE_FAULTS = ['no-linger', 'no-bus', 'daemon-reload-ignored', 'start-fails'] as const;
+export const FAKE_FAULTS = [
+  'no-linger',
+  'no-bus',
+  'daemon-reload-ignored',
+  'start-fails',
+  'no-gui-session',
+] as const;
 export type FakeFault = (typeof FAKE_FAULTS)[number];
 
 export type Env = Readonly<Record<string, string | undefined>>;

@@ -22,6 +22,8 @@ export interface Member {
 
 interface Stat {
   readonly ppid: number;
+  /** The process group id. */
+  readonly pgrp: number;
   readonly start: string;
   readonly zombie: boolean;
 }
@@ -42,6 +44,7 @@ export function processTable(): Map<number, Stat> {
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     table.set(Number(name), {
       ppid: Number(fields[1]),
+      pgrp: Number(fields[2]),
       start: fields[19] ?? '',
       zombie: fields[0] === 'Z',
     });
@@ -137,6 +140,21 @@ export function recordMembers(dir: string, key: string, monitorPid: number): voi
     // The state directory is gone: the monitor notices and ends the group (monitor.ts).
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+}
+
+/**
+ * The live members of run `key`'s group that are in process group `leader` (launchd's unit of
+ * clean-up, launchd.plist(5) `AbandonProcessGroup`): a member that made a process group or session
+ * of its own is not among them.
+ */
+export function processGroupMembers(
+  dir: string,
+  key: string,
+  monitorPid: number,
+  leader: number,
+): number[] {
+  const table = processTable();
+  return groupMembers(dir, key, monitorPid).filter((pid) => table.get(pid)?.pgrp === leader);
 }
 
 /** Signals every live member of the group; returns how many there were. */

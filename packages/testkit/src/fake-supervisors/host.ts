@@ -15,6 +15,7 @@ import {
   type SecretValues,
 } from '@fleet/core';
 import { FAKE_SUPERVISOR_DIR_ENV, FAKE_SUPERVISOR_FAULTS_ENV, type FakeFault } from './common.js';
+import { launchdRunKey } from './launchctl.js';
 import { killAllRuns, readRun, type RunRecord } from './runs.js';
 import { SpawnProcessRunner } from './spawn-runner.js';
 
@@ -68,15 +69,29 @@ export class FakeSupervisorHost implements NodeContext {
     await writeFile(join(this.stateDir, 'faults'), faults.map((f) => `${f}\n`).join(''));
   }
 
-  /** The run record of a systemd unit or a scheduled task (pid, state, exit code). */
-  run(kind: 'systemd' | 'schtasks', name: string): RunRecord | null {
+  /** The run record of a systemd unit, a scheduled task or a launchd job (pid, state, exit code). */
+  run(kind: 'systemd' | 'schtasks' | 'launchd', name: string): RunRecord | null {
     const key =
-      kind === 'schtasks' ? name.replace(/^\\+/, '').toLowerCase().replace(/[\\/]/g, '__') : name;
+      kind === 'schtasks'
+        ? name.replace(/^\\+/, '').toLowerCase().replace(/[\\/]/g, '__')
+        : kind === 'launchd'
+          ? launchdRunKey(name)
+          : name;
     return readRun(join(this.stateDir, kind), key);
   }
 
+  /**
+   * The PATH launchd gives the user domain's jobs (default `/usr/bin:/bin:/usr/sbin:/sbin`), as
+   * `launchctl config user path` sets it on a Mac: tests put the fakes' directory on it, where a
+   * Mac has `/bin/launchctl`.
+   */
+  async setLaunchdPath(path: string): Promise<void> {
+    await mkdir(join(this.stateDir, 'launchd'), { recursive: true });
+    await writeFile(join(this.stateDir, 'launchd', 'user-path'), `${path}\n`);
+  }
+
   /** Every invocation of a fake, as argv, in order. */
-  async calls(kind: 'systemd' | 'schtasks'): Promise<string[][]> {
+  async calls(kind: 'systemd' | 'schtasks' | 'launchd'): Promise<string[][]> {
     const text = await readFile(join(this.stateDir, kind, 'calls.jsonl'), 'utf8').catch(() => '');
     return text
       .split('\n')
@@ -92,6 +107,7 @@ export class FakeSupervisorHost implements NodeContext {
   async dispose(): Promise<void> {
     killAllRuns(join(this.stateDir, 'systemd'));
     killAllRuns(join(this.stateDir, 'schtasks'));
+    killAllRuns(join(this.stateDir, 'launchd'));
     const { execFile } = await import('node:child_process');
     await new Promise<void>((resolve) =>
       execFile('chmod', ['-R', 'u+w', this.home], () => resolve()),

@@ -16,6 +16,9 @@ export { readRun, type RunRecord } from './runs.js';
 export { SpawnProcessRunner } from './spawn-runner.js';
 export { loginctl, systemctl } from './systemctl.js';
 export { systemdRun } from './systemd-run.js';
+export { LAUNCHD_DEFAULT_PATH, launchctl, launchdRunKey } from './launchctl.js';
+export { PROCESS_TYPES, readLaunchdJob, type LaunchdJob } from './launchd-job.js';
+export { parsePlist, PlistError, type PlistDict, type PlistValue } from './plist-file.js';
 export {
   decodeTaskFile,
   schtasks,

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, openSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readJson, writeJson } from './common.js';
-import { groupMembers, recordMembers, signalGroup } from './group.js';
+import { groupMembers, processGroupMembers, recordMembers, signalGroup } from './group.js';
 import { runPaths, type RunRecord, type RunSpec } from './runs.js';
 
 const [dir, key, runId] = process.argv.slice(2) as [string, string, string];
@@ -48,6 +48,7 @@ function once(
       cwd: run.cwd,
       env: { ...run.env },
       stdio: ['ignore', log, log],
+      detached: run.newSession === true,
     });
     child.once('spawn', () =>
       save({ pid: child.pid ?? null, state: 'running', exitCode: null, signal: null }),
@@ -88,20 +89,70 @@ async function endGroup(): Promise<void> {
   signalGroup(dir, key, process.pid, 'SIGKILL');
 }
 
+/** What launchd does when a job's process is gone: the rest of its process group goes too. */
+async function endProcessGroup(leader: number | null): Promise<void> {
+  if (leader === null) return;
+  const signal = (name: NodeJS.Signals): number => {
+    const members = processGroupMembers(dir, key, process.pid, leader);
+    for (const pid of members) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // gone between the read and the signal
+      }
+    }
+    return members.length;
+  };
+  if (signal('SIGTERM') === 0) return;
+  for (let waited = 0; waited < 5_000; waited += 50) {
+    await sleep(50);
+    if (processGroupMembers(dir, key, process.pid, leader).length === 0) return;
+  }
+  signal('SIGKILL');
+}
+
+/** Waits for the next `StartInterval` tick after `startedAt`; false when a stop came first. */
+async function nextInterval(intervalMs: number, startedAt: number): Promise<boolean> {
+  const due = startedAt + Math.ceil((Date.now() - startedAt + 1) / intervalMs) * intervalMs;
+  while (Date.now() < due) {
+    if (existsSync(paths.stop)) return false;
+    // A new start of the run (kickstart) has its own monitor: this one is done.
+    if (readJson<RunRecord | null>(paths.record, null)?.runId !== runId) return false;
+    await sleep(Math.min(50, due - Date.now()));
+  }
+  return !existsSync(paths.stop);
+}
+
 if (!spec) {
   save({ state: 'exited', exitCode: 1, endedAt: new Date().toISOString(), error: 'no run spec' });
 } else {
   save({});
   for (;;) {
+    const startedAt = Date.now();
     const ended = await once(spec);
     recordMembers(dir, key, process.pid);
     if (spec.endGroupWithMain === true) await endGroup();
+    if (spec.endProcessGroupWithMain === true) await endProcessGroup(record.pid);
     const failed = ended.error !== undefined || ended.signal !== null || ended.code !== 0;
     const again =
-      failed &&
+      (failed || spec.restart?.always === true) &&
       !existsSync(paths.stop) &&
       spec.restart?.onFailure === true &&
       record.restarts < spec.restart.max;
+    if (!again && spec.intervalMs !== undefined && !existsSync(paths.stop)) {
+      // launchd: a job with StartInterval stays loaded and is started again at the next tick.
+      save({
+        state: 'exited',
+        pid: record.pid,
+        exitCode: ended.code,
+        signal: ended.signal,
+        endedAt: new Date().toISOString(),
+        ...(ended.error ? { error: ended.error } : {}),
+      });
+      if (!(await nextInterval(spec.intervalMs, startedAt))) break;
+      save({ runs: (record.runs ?? 1) + 1, endedAt: null });
+      continue;
+    }
     if (!again) {
       save({
         state: 'exited',

@@ -27,9 +27,27 @@ export interface RunSpec {
   readonly cwd: string;
   readonly restart?: {
     readonly onFailure: boolean;
+    /** Started again however it ended (launchd `KeepAlive` true), not only after a failure. */
+    readonly always?: boolean;
     readonly delayMs: number;
     readonly max: number;
   };
+  /**
+   * Started again this long after each start while the run is not stopped (launchd
+   * `StartInterval`); a run still going at that time is left alone and the next one waited for.
+   */
+  readonly intervalMs?: number;
+  /**
+   * The runtime leads a session and process group of its own (launchd spawns each job so: its
+   * process group is what `AbandonProcessGroup` is about); otherwise it shares the monitor's.
+   */
+  readonly newSession?: boolean;
+  /**
+   * When the runtime ends, the rest of *its process group* is ended too (launchd: "When a job
+   * dies, launchd kills any remaining processes with the same process group ID as the job",
+   * launchd.plist(5) `AbandonProcessGroup`) — a narrower rule than `endGroupWithMain`.
+   */
+  readonly endProcessGroupWithMain?: boolean;
   /** The exit code recorded when the command cannot be started (systemd: 203/EXEC). */
   readonly execFailureCode: number;
   /**
@@ -49,6 +67,8 @@ export interface RunRecord {
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly restarts: number;
+  /** How many times the runtime was started by its interval (launchd `runs`); absent: once. */
+  readonly runs?: number;
   readonly startedAt: string;
   readonly endedAt: string | null;
   readonly error?: string;
@@ -118,7 +138,11 @@ export async function stopRun(
   if (!run) return run;
   const monitor = run.monitorPid;
   const left = () => groupMembers(dir, key, monitor).length;
-  if (!isRunning(run) && left() === 0) return run;
+  if (!isRunning(run) && left() === 0) {
+    // A monitor waiting for its next interval (launchd StartInterval) must not start it again.
+    if (processAlive(monitor)) writeFileSync(paths.stop, '');
+    return run;
+  }
   writeFileSync(paths.stop, '');
   signalGroup(dir, key, monitor, 'SIGTERM');
   for (let waited = 0; ; waited += 20) {
