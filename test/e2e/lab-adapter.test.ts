@@ -192,6 +192,7 @@ describe('lab bootstrap adapter on a real lab', function () {
         .sort(),
     ).to.deep.equal([
       'lab @fleet/cli',
+      'launchd @fleet/plugin-bootstrap-launchd',
       'systemd-user @fleet/plugin-bootstrap-systemd',
       'windows-task @fleet/plugin-bootstrap-windows',
     ]);

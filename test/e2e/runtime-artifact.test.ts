@@ -224,6 +224,7 @@ describe('the packed runtime artifact', function () {
       // the bundled plugins loaded: their domains and bootstrap adapters are in the catalog
       expect(identity.catalog.domains.map((d) => d.plugin)).to.include('@fleet/plugin-router');
       expect(identity.catalog.bootstrapAdapters.map((a) => a.plugin)).to.include.members([
+        '@fleet/plugin-bootstrap-launchd',
         '@fleet/plugin-bootstrap-systemd',
         '@fleet/plugin-bootstrap-windows',
       ]);

@@ -243,6 +243,7 @@ describe('fleet token and fleet controller serve', () => {
       identity.catalog.bootstrapAdapters.map((a) => `${a.supervisor} ${a.plugin}`),
     ).to.include.members([
       'lab @fleet/cli',
+      'launchd @fleet/plugin-bootstrap-launchd',
       'systemd-user @fleet/plugin-bootstrap-systemd',
       'windows-task @fleet/plugin-bootstrap-windows',
     ]);

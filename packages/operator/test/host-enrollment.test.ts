@@ -100,7 +100,11 @@ describe('host add: what stops an enrollment, and what to run', () => {
   const base = parseProbe(PROBE);
   const cases: [string, Partial<HostFacts>, RegExp | null][] = [
     ['a ready host', {}, null],
-    ['macOS', { os: 'Darwin' }, /launchd adapter is not built yet/],
+    [
+      'macOS',
+      { os: 'Darwin' },
+      /macOS: fleet host add enrolls Linux hosts .*fleet bootstrap plan\/apply/,
+    ],
     ['no Node.js', { node: null, nodeVersion: null }, /install Node\.js 20\.19\.0 or later/],
     ['an old Node.js', { nodeVersion: '18.19.0' }, /older than fleet's floor/],
     ['lingering off', { linger: false }, /sudo loginctl enable-linger me/],

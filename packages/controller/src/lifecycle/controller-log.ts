@@ -59,6 +59,26 @@ export function logExcerpt(
   return joined.length > TOTAL_CHARS ? `…${joined.slice(joined.length - TOTAL_CHARS + 1)}` : joined;
 }
 
+/** The last LAB_TAIL_BYTES of a log file. */
+async function tail(
+  path: string,
+): Promise<{ readonly source: string; readonly text: string } | { readonly unavailable: string }> {
+  try {
+    const handle = await open(path, 'r');
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, LAB_TAIL_BYTES);
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      return { source: path, text: buffer.toString('utf8') };
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    return { unavailable: `${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}` };
+  }
+}
+
 /** Where the controller's output is and how to read it, for a supervisor kind. */
 async function rawLog(
   ctx: NodeContext,
@@ -93,21 +113,13 @@ async function rawLog(
   if (supervisor === 'lab') {
     const socket = env[LAB_SUPERVISOR_ENV];
     if (socket === undefined) return { unavailable: `${LAB_SUPERVISOR_ENV} is not set` };
-    const path = join(dirname(socket), 'supervisor.log');
-    try {
-      const handle = await open(path, 'r');
-      try {
-        const { size } = await handle.stat();
-        const length = Math.min(size, LAB_TAIL_BYTES);
-        const buffer = Buffer.alloc(length);
-        await handle.read(buffer, 0, length, size - length);
-        return { source: path, text: buffer.toString('utf8') };
-      } finally {
-        await handle.close();
-      }
-    } catch (error) {
-      return { unavailable: `${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}` };
-    }
+    return tail(join(dirname(socket), 'supervisor.log'));
+  }
+  if (supervisor === 'launchd') {
+    // The agent's StandardOutPath (plugins/bootstrap-launchd: ~/Library/Logs/fleet/controller.log).
+    const label = unit.replace(/\.plist$/, '');
+    const name = label === 'dev.fleet.controller' ? 'controller' : label;
+    return tail(join(ctx.home, 'Library', 'Logs', 'fleet', `${name}.log`));
   }
   return { unavailable: `the ${supervisor} supervisor keeps no log the runner can read` };
 }

@@ -6,7 +6,8 @@
  * - the node's supervisor adapter starts it apart from the controller when it can
  *   (`launchDetached`: systemd-user runs a transient unit of the user manager, whose control
  *   group a restart of the controller's unit does not touch; windows-task a task of its own,
- *   outside the controller task's job object);
+ *   outside the controller task's job object; launchd a job of its own, which a bootout of the
+ *   controller's agent does not end);
  * - otherwise — an adapter without `launchDetached` (the lab supervisor ends only the
  *   controller's own process), or one that says a child is safe from where this runs (an SSH
  *   session, an operator's shell) — a detached child of this process, in its own session;
@@ -74,7 +75,7 @@ export async function launchingAdapter(
 ): Promise<BootstrapAdapter | null> {
   const record = await readSupervisorRecord(home);
   const kind = record?.supervisor ?? fallback;
-  if (kind === null || kind === 'none' || kind === 'launchd') return null;
+  if (kind === null || kind === 'none') return null;
   try {
     return await registry.bootstrapAdapter(kind as SupervisorKind);
   } catch {

@@ -125,6 +125,7 @@ export function policySupervisorName(
   if (policy?.kind !== kind) return undefined;
   if (policy.kind === 'systemd-user') return policy.unit;
   if (policy.kind === 'windows-task') return policy.task.replace(/^\\/, '');
+  if (policy.kind === 'launchd') return policy.label;
   return undefined;
 }
 

@@ -3,7 +3,8 @@
  * one. Shared by the controller's generation machinery and by the bootstrap adapters' node halves
  * (plugins import core only), so the layout is written down once.
  *
- *   <home>/.local/share/fleet/runtime/            (Windows: <home>/AppData/Local/fleet/runtime/)
+ *   <home>/.local/share/fleet/runtime/            (Windows: <home>/AppData/Local/fleet/runtime/,
+ *                                                  macOS: <home>/Library/Application Support/fleet/runtime/)
  *     generations/<name>/                          immutable once staged (files 0444, dirs 0555);
  *                                                  <name> is the build id, on Windows its first 16
  *                                                  hex digits ({@link generationName})
@@ -29,6 +30,8 @@ import { CONTROLLER_NODE_OPTIONS } from '../runtime-flags.js';
 /** `~/`-relative runtime root, per platform. */
 export const RUNTIME_DIR = '.local/share/fleet/runtime';
 export const RUNTIME_DIR_WIN32 = 'AppData/Local/fleet/runtime';
+/** Where a Mac keeps an application's own data (Apple's File System Programming Guide). */
+export const RUNTIME_DIR_DARWIN = 'Library/Application Support/fleet/runtime';
 export const GENERATIONS_DIR = 'generations';
 export const CURRENT_POINTER = 'current';
 /** Top-level names inside a generation that are fleet's, never the artifact's. */
@@ -83,7 +86,12 @@ export interface RuntimeLayout {
 }
 
 export function runtimeLayout(home: string, platform: Platform): RuntimeLayout {
-  const relative = platform === 'win32' ? RUNTIME_DIR_WIN32 : RUNTIME_DIR;
+  const relative =
+    platform === 'win32'
+      ? RUNTIME_DIR_WIN32
+      : platform === 'darwin'
+        ? RUNTIME_DIR_DARWIN
+        : RUNTIME_DIR;
   const root = join(home, ...relative.split('/'));
   const generations = join(root, GENERATIONS_DIR);
   return {

@@ -20,17 +20,17 @@ import { readDefinitionFile, writeDefinitionFile } from './definition-file.js';
 /** `~/`-relative location of the record. */
 export const SUPERVISOR_RECORD_PATH = '~/.local/state/fleet/supervisor.json';
 
-/** The supervisors a node can record: those fleet drives (launchd and none are read-only). */
-export const RECORDED_SUPERVISORS = ['systemd-user', 'windows-task', 'lab'] as const;
+/** The supervisors a node can record: those fleet drives (`none` is never recorded). */
+export const RECORDED_SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab'] as const;
 
 export const supervisorRecordSchema = z.lazy(() =>
   z.strictObject({
     version: z.literal(1),
     supervisor: z.enum(RECORDED_SUPERVISORS),
-    /** The supervisor's own name for the controller: the unit, the task, the lab host. */
+    /** The supervisor's own name for the controller: the unit, the task, the label, the lab host. */
     name: z
       .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9@._:-]{0,199}$/, 'must be a unit, task or host name'),
+      .regex(/^[A-Za-z0-9][A-Za-z0-9@._:-]{0,199}$/, 'must be a unit, task, label or host name'),
     /** `~/`-relative path of the definition the adapter installed. */
     definition: z.string().startsWith('~/').max(1000),
     recordedAt: z.iso.datetime(),

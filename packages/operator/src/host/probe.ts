@@ -126,7 +126,7 @@ export function enrollmentProblems(
   if (facts.os !== 'Linux') {
     problems.push(
       facts.os === 'Darwin'
-        ? 'macOS: fleet host add installs the controller under systemd --user only so far (a launchd adapter is not built yet)'
+        ? 'macOS: fleet host add enrolls Linux hosts with systemd --user only so far; enroll a Mac by hand (fleet.yaml supervisor: launchd, its node policy and token) and install its LaunchAgent with fleet bootstrap plan/apply'
         : `${facts.os || 'an unknown system'}: fleet host add enrolls Linux hosts with systemd --user only so far`,
     );
     return problems;

@@ -24,12 +24,6 @@ export async function loadHostRuntime(
   const core = await import('@fleet/core');
   const repo = await core.loadRepo(root);
   const entry = core.hostEntry(repo, host);
-  if (entry.supervisor === 'launchd') {
-    throw new core.FleetError(
-      'USAGE',
-      `${host} is supervised by launchd: upgrade and bootstrap on macOS are not supported (fleet only reads launchd agents, see \`fleet version\`)`,
-    );
-  }
   if (entry.supervisor === 'none') {
     throw new core.FleetError(
       'USAGE',

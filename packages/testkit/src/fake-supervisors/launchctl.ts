@@ -217,8 +217,6 @@ async function bootstrap(env: Env, paths: string[]): Promise<CliResult> {
       64,
       'Usage: launchctl bootstrap <domain-target> [service-path, service-path2, ...]',
     );
-  if (activeFaults(env).has('no-gui-session'))
-    return fail(125, 'Bootstrap failed: 125: Domain does not support specified action');
   const state = load(env);
   for (const given of paths) {
     const path = resolve(given);
@@ -385,6 +383,16 @@ function print(env: Env, label: string): CliResult {
 export async function launchctl(argv: string[], env: Env): Promise<CliResult> {
   logCall(launchdDir(env), ['launchctl', ...argv]);
   const [verb, ...rest] = argv;
+  if (
+    activeFaults(env).has('no-gui-session') &&
+    /^(bootstrap|bootout|kickstart|print)$/.test(verb ?? '')
+  ) {
+    // No GUI login: the gui/<uid> domain does not exist for any subcommand.
+    return fail(
+      125,
+      `${verb === 'print' ? 'Print' : verb === 'bootout' ? 'Boot-out' : verb === 'kickstart' ? 'Kickstart' : 'Bootstrap'} failed: 125: Domain does not support specified action`,
+    );
+  }
   switch (verb) {
     case 'bootstrap': {
       const parsed = target(rest[0]);

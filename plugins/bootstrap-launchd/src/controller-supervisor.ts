@@ -1,0 +1,20 @@
+import {
+  adapterControllerSupervisor,
+  type AdapterSupervisorOptions,
+  type ControllerSupervisor,
+  type NodeContext,
+} from '@fleet/core/node';
+import { createLaunchdAdapter, type LaunchdAdapterOptions } from './adapter.js';
+
+/**
+ * core's `ControllerSupervisor` for a controller run by the LaunchAgent (contract §10.2):
+ * `recordNodeId` rewrites the agent's `ProgramArguments` with the new `--node-id` and bootstraps
+ * it again, `restart` kickstarts it (`-k`) and resolves once the new controller runs with the
+ * recorded id and accepts connections.
+ */
+export function launchdControllerSupervisor(
+  ctx: NodeContext,
+  options: AdapterSupervisorOptions & LaunchdAdapterOptions = {},
+): ControllerSupervisor {
+  return adapterControllerSupervisor(createLaunchdAdapter(options), ctx, options);
+}
