@@ -261,6 +261,27 @@ describe('version evaluation', () => {
     expect(versionItems(answer(), desired).some((i) => i.kind === 'launchd')).to.equal(false);
   });
 
+  it('reports an agent of the old label scheme as stale, naming the label that replaces it', () => {
+    const legacy = versionItems(
+      answer({
+        platform: 'darwin',
+        launchd: [
+          {
+            label: 'dev.fleet.schedule.drift',
+            present: true,
+            loaded: true,
+            state: 'not running',
+            pid: null,
+            lastExitStatus: 0,
+          },
+        ],
+      }),
+      { ...desired, tools: [] },
+    ).filter((i) => i.kind === 'launchd');
+    expect(legacy.map((i) => i.state)).to.deep.equal(['stale']);
+    expect(legacy[0]?.detail).to.contain('dev.fleet.report-drift');
+  });
+
   describe('plugins fleet.yaml names (contract §10.5)', () => {
     const pin = { name: 'fleet-plugin-gitconfig', version: '0.1.0', sha256: SHA };
     const withPlugins = { ...desired, tools: [], plugins: [pin] };

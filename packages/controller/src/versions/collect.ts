@@ -7,10 +7,11 @@
  * timeout. The node only observes; the operator decides what is missing, stale or shadowing.
  */
 import { constants } from 'node:fs';
-import { access, lstat, stat } from 'node:fs/promises';
+import { access, lstat, readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import {
   FLEET_LAUNCHD_LABELS,
+  LEGACY_LAUNCHD_LABEL,
   MAX_FLEET_ON_PATH,
   MAX_VERSION_TEXT,
   type FleetOnPath,
@@ -208,12 +209,27 @@ export function parseLaunchctlPrint(text: string): LaunchctlPrint {
   return { state, pid, lastExitStatus };
 }
 
-/** fleet's launchd agents in the user's gui domain, read-only (darwin). */
+/** The labels to read: fleet's, and any plist of an earlier label scheme the user still has. */
+async function launchdLabels(home: string): Promise<string[]> {
+  const names = await readdir(join(home, 'Library', 'LaunchAgents')).catch(() => [] as string[]);
+  const legacy = names
+    .filter((name) => name.endsWith('.plist'))
+    .map((name) => name.slice(0, -'.plist'.length))
+    .filter((label) => LEGACY_LAUNCHD_LABEL.test(label))
+    .sort();
+  return [...FLEET_LAUNCHD_LABELS, ...legacy];
+}
+
+/**
+ * fleet's launchd agents in the user's gui domain, read-only (darwin). `launchctl` is looked up on
+ * the PATH the collector hands on (`/bin` on a Mac), as every supervisor tool is.
+ */
 export async function collectLaunchd(
   input: CollectInput,
   uid: number,
-  labels: readonly string[] = FLEET_LAUNCHD_LABELS,
+  given?: readonly string[],
 ): Promise<LaunchdAgent[]> {
+  const labels = given ?? (await launchdLabels(input.home));
   return Promise.all(
     labels.map(async (label): Promise<LaunchdAgent> => {
       const present = await stat(join(input.home, 'Library', 'LaunchAgents', `${label}.plist`))
@@ -221,8 +237,9 @@ export async function collectLaunchd(
         .catch(() => false);
       const result = await input.processes
         .run({
-          command: '/bin/launchctl',
+          command: 'launchctl',
           args: ['print', `gui/${uid}/${label}`],
+          extraEnv: { PATH: input.path },
           timeoutMs: input.timeoutMs,
         })
         .catch(() => undefined);

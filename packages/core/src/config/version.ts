@@ -31,6 +31,7 @@ import {
   type PinnedPlugin,
 } from '../runtime/plugins.js';
 import type { SnapshotProbeResult } from '../wire/snapshot.js';
+import { LEGACY_LAUNCHD_LABEL } from '../wire/versions.js';
 import type { RuntimeSummary } from '../wire/summary.js';
 import { runtimeJournalProblem, withJournal } from './runtime-journal.js';
 import type {
@@ -258,6 +259,14 @@ function launchdItems(agents: readonly LaunchdAgent[]): VersionItem[] {
   for (const agent of agents) {
     const base = { layer: 'runtime' as const, kind: 'launchd' as const, name: agent.label };
     if (!agent.present && !agent.loaded) continue; // not installed on this host: nothing to say
+    if (LEGACY_LAUNCHD_LABEL.test(agent.label)) {
+      out.push({
+        ...base,
+        state: 'stale',
+        detail: `an agent of the old label scheme: fleet schedule install of the same report replaces it with dev.fleet.report-${agent.label.replace(/^.*(\.schedule\.|report-)/, '')}`,
+      });
+      continue;
+    }
     const shown = `state ${agent.state ?? 'unknown'}${agent.pid === null ? '' : `, pid ${agent.pid}`}, last exit status ${agent.lastExitStatus ?? 'none'}`;
     if (agent.present && !agent.loaded) {
       out.push({

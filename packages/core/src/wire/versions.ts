@@ -21,13 +21,23 @@ export const MAX_VERSION_TEXT = 200;
 
 /**
  * launchd labels a macOS node reads (read-only: `launchctl print gui/<uid>/<label>`): the
- * controller's agent and the scheduled reports' agents.
+ * controller's agent (plugins/bootstrap-launchd) and the agents `fleet schedule install` writes
+ * (`dev.fleet.report-<slug>`, one per schedulable job) — fleet's one label scheme.
  */
 export const FLEET_LAUNCHD_LABELS = [
   'dev.fleet.controller',
-  'dev.fleet.schedule.drift',
-  'dev.fleet.schedule.version',
+  'dev.fleet.report-drift',
+  'dev.fleet.report-version',
+  'dev.fleet.report-harness-reconcile',
 ] as const;
+
+/**
+ * Labels of an earlier scheme (`dev.fleet.schedule.<slug>`, `org.fleet.report-<slug>`): read when
+ * their plist is in `~/Library/LaunchAgents` and reported stale; `fleet schedule install` of the
+ * same job migrates them.
+ */
+export const LEGACY_LAUNCHD_LABEL =
+  /^(dev\.fleet\.schedule\.|org\.fleet\.report-)[a-z][a-z-]{0,40}$/;
 
 /** A bare command name (no path, no shell syntax): what is looked up along PATH. */
 export const toolNameSchema = z.lazy(() =>

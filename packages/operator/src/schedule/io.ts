@@ -6,7 +6,8 @@
  *   linux   ~/.config/systemd/user/fleet-report-<slug>.{service,timer}
  *           systemctl --user daemon-reload; systemctl --user enable --now <name>.timer
  *           remove: systemctl --user disable --now <name>.timer; rm; daemon-reload
- *   darwin  ~/Library/LaunchAgents/dev.fleet.report-<slug>.plist (org.fleet.report-* of before: listed, removed)
+ *   darwin  ~/Library/LaunchAgents/dev.fleet.report-<slug>.plist (org.fleet.report-* of before: listed, removed;
+ *           dev.fleet.schedule.<slug> and org.fleet.report-<slug> migrated by an install of <slug>)
  *           launchctl bootstrap gui/<uid> <plist>; remove: launchctl bootout gui/<uid>/<label>
  *   win32   ~/AppData/Local/fleet/schedule/fleet-report-<slug>.xml
  *           schtasks /Create /XML <file> /TN <name> /F; remove: schtasks /Delete /TN <name> /F
@@ -233,6 +234,15 @@ async function register(
       break;
     case 'darwin': {
       const domain = `gui/${host.uid ?? 0}`;
+      // launchd creates no directory: a job whose StandardOutPath folder is missing never runs
+      // (its last exit is 78, EX_CONFIG).
+      await mkdir(input.logDir, { recursive: true, mode: 0o700 });
+      // The same job under an earlier label scheme is migrated: unloaded and its plist removed.
+      const slug = input.name.slice(SCHEDULE_PREFIX.length);
+      for (const legacy of [`dev.fleet.schedule.${slug}`, `org.fleet.report-${slug}`]) {
+        await supervisor.run('launchctl', ['bootout', `${domain}/${legacy}`], 'unloading', true);
+        await rm(resolveHome(host, `${LAUNCH_AGENTS_DIR}/${legacy}.plist`), { force: true });
+      }
       // A schedule installed before is replaced: unload it first (absent is fine).
       await supervisor.run(
         'launchctl',
