@@ -4,7 +4,14 @@
  * reader and check the controller runs at start), and its one-screen summary.
  */
 import { Flags } from '@fleet/core/command';
-import type { LoadedNodePolicy, NodePolicy, Problem, Registry } from '@fleet/core';
+import type {
+  CodeBearingGrant,
+  LoadedNodePolicy,
+  NodePolicy,
+  PolicyPattern,
+  Problem,
+  Registry,
+} from '@fleet/core';
 
 export const policyHomeFlag = Flags.directory({
   description: "the node's home whose policy to use (default: your home directory)",
@@ -18,6 +25,15 @@ export async function nodeHome(flag: string | undefined): Promise<string> {
   return realpath(flag ?? homedir());
 }
 
+/** A policy read and checked, with the paths it lets a `config:install` run code through. */
+export interface CheckedPolicy extends LoadedNodePolicy {
+  /**
+   * Each allowed path whose install runs code as the node's user (core code-bearing.ts), and the
+   * lines that name them: shown wherever a policy is (docs/node-policy.md, "Paths that run code").
+   */
+  readonly codeBearing: { readonly grants: CodeBearingGrant[]; readonly lines: string[] };
+}
+
 /**
  * Reads `file` as the controller would (mode, owner, YAML, schema) and checks it against the
  * registry's domains; throws `NODE_POLICY_INVALID` with every problem. Never writes (no migration).
@@ -29,9 +45,15 @@ export async function checkedPolicy(
   file: string,
   home: string,
   registry: Registry,
-): Promise<LoadedNodePolicy & { readonly unknownDomains: readonly string[] }> {
-  const { FleetError, checkNodePolicy, readNodePolicyFile, unknownPolicyDomains } =
-    await import('@fleet/core');
+): Promise<CheckedPolicy & { readonly unknownDomains: readonly string[] }> {
+  const {
+    FleetError,
+    checkNodePolicy,
+    codeBearingGrants,
+    describeCodeBearing,
+    readNodePolicyFile,
+    unknownPolicyDomains,
+  } = await import('@fleet/core');
   const loaded = await readNodePolicyFile(file, home);
   const declarations = registry.domains().map((entry) => entry.descriptor);
   const problems: Problem[] = checkNodePolicy(
@@ -46,12 +68,22 @@ export async function checkedPolicy(
       problems,
     });
   }
-  return { ...loaded, unknownDomains: unknownPolicyDomains(loaded.policy, declarations) };
+  const grants = codeBearingGrants(loaded.policy, declarations);
+  return {
+    ...loaded,
+    unknownDomains: unknownPolicyDomains(loaded.policy, declarations),
+    codeBearing: { grants, lines: describeCodeBearing(grants) },
+  };
 }
 
 /** The warning line for a domain the policy serves that no plugin of this CLI provides. */
 export function unknownDomainWarning(file: string, domain: string): string {
   return `${file}: domains.${domain}: no plugin this CLI loads provides domain ${domain}; its paths and actions are not checked here, and the node serves it only if its runtime carries the plugin (fleet plugins link it here to check it)`;
+}
+
+/** A pattern entry as the summary shows it: a broad one says so. */
+function patternShown(entry: PolicyPattern): string {
+  return typeof entry === 'string' ? entry : `${entry.pattern} (broad)`;
 }
 
 /**
@@ -67,9 +99,11 @@ export function summarise(
   lines.push(`serves: ${domains.map(([d]) => d).join(', ') || 'no domain'}`);
   for (const [domain, section] of domains) {
     for (const [id, patterns] of Object.entries(section.paths ?? {})) {
-      lines.push(`  ${domain} ${id} may also be at: ${patterns.join(', ')}`);
+      lines.push(`  ${domain} ${id} may also be at: ${patterns.map(patternShown).join(', ')}`);
     }
-    if (section.patterns) lines.push(`  ${domain} paths: ${section.patterns.join(', ')}`);
+    if (section.patterns) {
+      lines.push(`  ${domain} paths: ${section.patterns.map(patternShown).join(', ')}`);
+    }
     for (const [id, action] of Object.entries(section.actions ?? {})) {
       lines.push(
         `  ${domain} action ${id}: ${action.argv.join(' ')} (${action.timeoutSeconds} s, output ${action.output === 'return' ? `returned, at most ${action.outputBytes ?? 1024} bytes` : 'discarded'})`,

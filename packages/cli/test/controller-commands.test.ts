@@ -7,7 +7,7 @@
  * temp homes.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -184,6 +184,53 @@ describe('fleet token and fleet controller serve', () => {
     const bad = fleet(['validate', '--node-policy', file, '--json']);
     expect(bad.status).to.equal(2);
     expect(JSON.parse(bad.stdout).error.problems[0].path).to.equal('domains.router.paths.nosuch');
+
+  it('validate --node-policy and node-policy show name each allowed path that runs code, and refuse an unmarked broad pattern', async () => {
+    const policyHome = await mkdtemp(join(tmpdir(), 'fleet-cli-code-'));
+    try {
+      const file = join(policyHome, '.config/fleet/node-policy.yaml');
+      await mkdir(join(policyHome, '.config/fleet'), { recursive: true });
+      await writeFile(
+        file,
+        "version: 1\ndomains:\n  files: { patterns: ['~/.config/fleet-demo/*.yaml', '~/.gitconfig', '~/.*/**'] }\n",
+        { mode: 0o600 },
+      );
+      const broad = fleet(['validate', '--node-policy', file, '--json']);
+      expect(broad.status).to.equal(2);
+      expect(JSON.parse(broad.stdout).error.problems[0]).to.include({
+        line: 3,
+        path: 'domains.files.patterns[2]',
+      });
+      await writeFile(
+        file,
+        "version: 1\ndomains:\n  files:\n    patterns: ['~/.config/fleet-demo/*.yaml', '~/.gitconfig', { pattern: '~/.*/**', broad: true }]\n",
+        { mode: 0o600 },
+      );
+      const valid = fleet(['validate', '--node-policy', file, '--json']);
+      expect(valid.status, valid.stderr).to.equal(0);
+      const grants = JSON.parse(valid.stdout).codeBearing;
+      expect(grants.map((g: { field: string }) => g.field)).to.deep.equal([
+        'domains.files.patterns[1]',
+        'domains.files.patterns[2]',
+      ]);
+      const shown = fleet(['node-policy', 'show', '--home', policyHome]);
+      expect(shown.status, shown.stderr).to.equal(0);
+      expect(shown.stdout).to.contain(
+        'files paths: ~/.config/fleet-demo/*.yaml, ~/.gitconfig, ~/.*/** (broad)',
+      );
+      expect(shown.stdout).to.contain(
+        "code execution: a config:install of these paths can run code as this node's user",
+      );
+      expect(shown.stdout).to.contain(
+        '  ~/.gitconfig (domains.files.patterns[1]): git runs the programs its configuration names',
+      );
+      expect(shown.stdout).to.contain(
+        '  ~/.*/** reaches ~/.ssh/** (domains.files.patterns[2]): sshd obeys authorized_keys',
+      );
+      expect(shown.stdout).to.not.contain('fleet-demo/*.yaml (domains');
+    } finally {
+      await rm(policyHome, { recursive: true, force: true });
+    }
   });
 
   it('serves on an ephemeral port, prints one JSON line, answers identity, and stops on SIGTERM', async () => {

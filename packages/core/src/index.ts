@@ -183,6 +183,7 @@ export {
   type NodeSupervisor,
   type NodeRuntimePolicy,
   type PolicyAction,
+  type PolicyPattern,
 } from './policy/schema.js';
 export {
   MAX_NODE_POLICY_BYTES,
@@ -212,12 +213,23 @@ export {
   type UnattendedPolicy,
 } from './policy/unattended.js';
 export {
+  isBroadPattern,
   isHomePattern,
   matchHomePattern,
   parseHomePattern,
   patternReachesFleetState,
+  policyPatternText,
   type HomePattern,
 } from './policy/pattern.js';
+export { foldPath } from './policy/fold.js';
+export {
+  CODE_BEARING_PATHS,
+  codeBearingGrants,
+  codeBearingReach,
+  describeCodeBearing,
+  type CodeBearingGrant,
+  type CodeBearingPath,
+} from './policy/code-bearing.js';
 export {
   FLEET_OWN_DIRS,
   FLEET_OWN_FILES,

@@ -117,6 +117,7 @@ export {
   type NodeSupervisor,
   type NodeRuntimePolicy,
   type PolicyAction,
+  type PolicyPattern,
 } from './policy/schema.js';
 export {
   MAX_NODE_POLICY_BYTES,
@@ -146,12 +147,15 @@ export {
   type UnattendedPolicy,
 } from './policy/unattended.js';
 export {
+  isBroadPattern,
   isHomePattern,
   matchHomePattern,
   parseHomePattern,
   patternReachesFleetState,
+  policyPatternText,
   type HomePattern,
 } from './policy/pattern.js';
+export { foldPath } from './policy/fold.js';
 export {
   FLEET_OWN_DIRS,
   FLEET_OWN_FILES,

@@ -5,6 +5,7 @@
  * rules on Linux and Windows, so a path valid in the repo is valid on every host.
  */
 import { FleetError } from './errors.js';
+import { foldPath } from './policy/fold.js';
 
 const MAX_PATH_BYTES = 1024;
 const MAX_COMPONENT_BYTES = 255;
@@ -17,6 +18,15 @@ const WINDOWS_RESERVED =
 const CONTROL_OR_BIDI =
   // eslint-disable-next-line no-control-regex
   /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u;
+
+/**
+ * An NTFS 8.3 short name (`CONFIG~1`, `CREDEN~1.JSO`): a second name Windows gives a long one, so
+ * `~/CONFIG~1/fleet/node-policy.yaml` may be `~/.config/fleet/node-policy.yaml`. No check can know
+ * which long name one stands for, so a node or repo path holding one is refused on every platform.
+ */
+export function isShortNameForm(component: string): boolean {
+  return /^[^.]*~[0-9]+(\.[^.]*)?$/.test(component);
+}
 
 function invalid(path: string, why: string): FleetError {
   // JSON.stringify escapes C0 controls only: DEL, C1 (0x9b is a terminal CSI), bidi and zero-width
@@ -49,6 +59,9 @@ export function parseHomePath(path: string): readonly string[] {
     if (/[<>"|?*]/.test(component)) throw invalid(path, 'character reserved on Windows');
     if (/[. ]$/.test(component)) throw invalid(path, 'trailing dot or space');
     if (WINDOWS_RESERVED.test(component)) throw invalid(path, 'reserved device name on Windows');
+    if (isShortNameForm(component)) {
+      throw invalid(path, `${component} component (an 8.3 short name: it may alias any long name)`);
+    }
   }
   return components;
 }
@@ -115,13 +128,13 @@ export function parseRepoPath(path: string): readonly string[] {
 }
 
 /**
- * The key under which two `~/` paths name the same file on some platform fleet manages: Unicode
- * NFC (macOS stores names decomposed, so `é` and `e\u0301` are one name there) and case-folded
- * (macOS and Windows file systems ignore case by default). A path valid in the repo is valid on
+ * The key under which two `~/` paths name the same file on some platform fleet manages: full
+ * Unicode case folding and NFKC ({@link foldPath}: macOS stores names decomposed, and macOS and
+ * Windows file systems ignore case by default). A path valid in the repo is valid on
  * every host (this module's rule), so two entries that collide on one are refused on all.
  */
 export function homePathKey(path: string): string {
-  return path.normalize('NFC').toLowerCase();
+  return foldPath(path);
 }
 
 /**

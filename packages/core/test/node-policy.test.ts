@@ -292,7 +292,7 @@ describe('home-path patterns', () => {
     ['~/.zshrc', '~/.zshrc.bak', false],
     ['~/.config/**', '~/.config/nvim/init.lua', true],
     ['~/.config/**', '~/.config/a/b/c/d', true],
-    ['~/.config/**', '~/.config', true],
+    ['~/.config/**', '~/.config', false], // dir/** is what lies under dir, never dir itself
     ['~/.config/**', '~/.configx/a', false],
     ['~/.config/*/init.lua', '~/.config/nvim/init.lua', true],
     ['~/.config/*/init.lua', '~/.config/a/b/init.lua', false],
@@ -307,7 +307,7 @@ describe('home-path patterns', () => {
     ['~/srv/*', '~/srv/../etc/passwd', false],
     ['~/srv/**', '~/srv/../../etc/passwd', false],
     ['~/srv/*', '/etc/passwd', false],
-    ['~/Srv/*', '~/srv/x', false],
+    ['~/Srv/*', '~/srv/x', true], // compared folded (core foldPath)
   ];
   for (const [pattern, path, matches] of table) {
     it(`${pattern} ${matches ? 'matches' : 'does not match'} ${path}`, () => {

@@ -7,7 +7,9 @@ import { expect } from 'chai';
 import { manifestWithHost, parseManifest } from '@fleet/core';
 import {
   controllerUrl,
+  enrollmentCodeBearing,
   enrollmentPolicy,
+  renderEnrollment,
   hostEntryFor,
   OPERATOR_TOKEN_SCOPES,
   type EnrollmentInput,
@@ -149,6 +151,34 @@ describe('host add: what it writes', () => {
       unit: 'fleet-controller.service',
     });
   });
+  it("names in its plan each files.yaml path whose install runs code as the host's user", () => {
+    const codeBearing = enrollmentCodeBearing(INPUT, []);
+    expect(codeBearing.map((grant) => [grant.field, grant.allowed])).to.deep.equal([
+      ['domains.files.patterns[0]', '~/.config/git/config'],
+      ['domains.files.patterns[1]', '~/.zshrc'],
+    ]);
+    const text = renderEnrollment({
+      input: INPUT,
+      facts: parseProbe(PROBE),
+      hostKeyFingerprint: 'SHA256:x',
+      hostKeyPinned: true,
+      artifact: { version: '0.1.0', sha256: 'c'.repeat(64), bytes: 1 },
+      upload: false,
+      node: '/usr/bin/node v20.20.2',
+      problems: [],
+      codeBearing,
+    });
+    const lines = text.split('\n');
+    const at = lines.indexOf(
+      "  code execution: a config:install of these paths can run code as this node's user",
+    );
+    expect(at, text).to.be.above(0);
+    expect(lines.slice(at + 1, at + 3)).to.deep.equal([
+      '    ~/.config/git/config reaches ~/.config/git/** (domains.files.patterns[0]): git runs the programs its configuration names (core.fsmonitor, core.pager, aliases); hooks run at each commit',
+      '    ~/.zshrc (domains.files.patterns[1]): a shell runs it at start-up',
+    ]);
+  });
+
   it('a token without node-admin:tokens (token administration stays on SSH)', () => {
     expect(OPERATOR_TOKEN_SCOPES).to.not.include('node-admin:tokens');
     expect(OPERATOR_TOKEN_SCOPES).to.include.members([

@@ -320,6 +320,19 @@ describe('files plugin: the core adds the entries, never over another domain', (
       }
     });
   }
+  it("refuses an entry that is another domain's path in another case or a fullwidth spelling", () => {
+    for (const path of ['~/.config/Router/router.yaml', '~/.config/\uFF52outer/router.yaml']) {
+      const manifest = `files:\n  - path: ${path}\n    source: r\n`;
+      try {
+        withRepoFiles(filesDomain, filesInstaller, manifest, [router, filesDomain]);
+        expect.fail(`accepted ${path}`);
+      } catch (error) {
+        if (!isFleetError(error)) throw error;
+        expect(error.code, path).to.equal('FILES_PATH_OWNED');
+        expect(error.message).to.contain('is a path of domain router');
+      }
+    }
+  });
 
   it('without a manifest in the repository the domain manages nothing', () => {
     expect(withRepoFiles(filesDomain, filesInstaller, null, [router]).files).to.deep.equal([]);

@@ -1,5 +1,12 @@
 import { Flags } from '@fleet/core/command';
-import type { DomainDeclaration, FleetRepo, Installer, NodePolicy, Problem } from '@fleet/core';
+import type {
+  CodeBearingGrant,
+  DomainDeclaration,
+  FleetRepo,
+  Installer,
+  NodePolicy,
+  Problem,
+} from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export interface ValidateResult {
@@ -23,6 +30,8 @@ export interface ValidateNodePolicyResult {
   readonly policy: NodePolicy;
   /** Domains it serves that no plugin of this CLI provides: not checked here (warned). */
   readonly warnings?: readonly string[];
+  /** Each allowed path whose install runs code as the node's user (docs/node-policy.md). */
+  readonly codeBearing: CodeBearingGrant[];
 }
 
 export default class Validate extends FleetCommand {
@@ -162,12 +171,15 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
     for (const warning of warnings) this.note(`warning: ${warning}`);
     this.log(`${absolute}: a valid node policy`);
     for (const line of summarise(loaded.policy)) this.log(`  ${line}`);
+    const { codeBearing } = loaded;
+    for (const line of codeBearing.lines) this.log(`  ${line}`);
     return {
       valid: true,
       nodePolicy: absolute,
       sha256: loaded.sha256,
       policy: loaded.policy,
       ...(warnings.length > 0 ? { warnings } : {}),
+      codeBearing: codeBearing.grants,
     };
   }
 }

@@ -5,9 +5,12 @@
  * invalid, and the node refuses one at every read and write — so a write credential can never
  * rewrite the rules that bound it (tokens, audit log, policy) or read back the secrets.
  *
- * Compared case-insensitively: on macOS and Windows `~/.Config/Fleet/env` is the same file.
+ * Compared folded (policy/fold.ts: full Unicode case folding, NFKC): on macOS and Windows
+ * `~/.Config/Fleet/env` and `~/.config/fleet/credentialſ.json` may be fleet's files. A path with an
+ * 8.3 short-name component (`~/CONFIG~1/fleet/…`) may alias any of them and counts as fleet's.
  */
-import { parseHomePath } from '../paths.js';
+import { isShortNameForm, parseHomePath } from '../paths.js';
+import { foldPath } from './fold.js';
 
 /** Directories whose whole tree is fleet's (`~/`-relative, no trailing slash). */
 export const FLEET_OWN_DIRS: readonly string[] = [
@@ -25,8 +28,12 @@ export const FLEET_OWN_FILES: readonly string[] = [
   '~/.config/fleet/credentials.json',
 ];
 
-function fold(path: string): string {
-  return path.toLowerCase();
+let folded: { readonly files: readonly string[]; readonly dirs: readonly string[] } | undefined;
+
+/** The lists above, folded once (on first use: no start-up cost for a verb that never asks). */
+function foldedLists(): NonNullable<typeof folded> {
+  folded ??= { files: FLEET_OWN_FILES.map(foldPath), dirs: FLEET_OWN_DIRS.map(foldPath) };
+  return folded;
 }
 
 /**
@@ -34,12 +41,12 @@ function fold(path: string): string {
  * fleet's own directories — or is such a directory itself.
  */
 export function isFleetOwnPath(path: string): boolean {
-  const folded = fold(path.replace(/\/+$/, ''));
-  if (FLEET_OWN_FILES.some((file) => fold(file) === folded)) return true;
-  return FLEET_OWN_DIRS.some((dir) => {
-    const d = fold(dir);
-    return folded === d || folded.startsWith(`${d}/`);
-  });
+  const trimmed = path.replace(/\/+$/, '');
+  if (trimmed.split('/').some(isShortNameForm)) return true;
+  const key = foldPath(trimmed);
+  const { files, dirs } = foldedLists();
+  if (files.includes(key)) return true;
+  return dirs.some((dir) => key === dir || key.startsWith(`${dir}/`));
 }
 
 /** One line for an error: why the path is refused. */

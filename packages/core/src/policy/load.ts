@@ -13,7 +13,7 @@ import { FleetError, type Problem } from '../errors.js';
 import type { DomainDeclaration } from '../interfaces/domain.js';
 import { parseYaml, yamlLibrary } from '../yaml.js';
 import { fieldPath, zodProblems } from '../zod-problems.js';
-import { matchHomePattern } from './pattern.js';
+import { matchHomePattern, policyPatternText } from './pattern.js';
 import {
   NODE_POLICY_PATH,
   NODE_POLICY_VERSION,
@@ -220,7 +220,8 @@ export function checkNodePolicy(
         );
         continue;
       }
-      patterns.forEach((pattern, index) => {
+      patterns.forEach((entry, index) => {
+        const pattern = policyPatternText(entry);
         for (const other of declarations) {
           if (other.domain === domain) continue;
           const owned = [...other.files, ...(other.derivedPaths ?? [])].find((f) =>

@@ -5,15 +5,24 @@
  *
  * Syntax: a `~/` path whose segments are literal names, or globs where `*` stands for any run of
  * characters within one segment (never `/`), or `**` alone as a segment for zero or more whole
- * segments. Nothing else is special (no `?`, no `[…]`, no braces). Every literal part obeys the
- * rules of a node path (core `parseHomePath`): no `..` or `.` segment, no empty segment, no NUL,
- * no backslash, nothing that would escape the home on any platform. The first segment must not be
- * `**`: `~/**` would hand the whole home (`~/.ssh` included) to a write credential. A pattern
- * never matches fleet's own state, whatever it says — callers check {@link isFleetOwnPath} first.
+ * segments — one or more when it is the last segment: `dir/**` is what lies under `dir`, never
+ * `dir` itself (an install of `dir` as a file would take the directory's place). Nothing else is
+ * special (no `?`, no `[…]`, no braces). Every literal part obeys the rules of a node path (core
+ * `parseHomePath`): no `..` or `.` segment, no empty segment, no NUL, no backslash, no 8.3 short
+ * name, nothing that would escape the home on any platform. The first segment must not be `**`:
+ * `~/**` would hand the whole home (`~/.ssh` included) to a write credential; a first segment that
+ * is a glob (`~/*` + `/**`, `~/.*` + `/**`) reaches every directory of the home and is a *broad*
+ * pattern, which a policy must mark (`broad: true`, schema.ts). A pattern never matches fleet's own
+ * state, whatever it says — callers check {@link isFleetOwnPath} first.
+ *
+ * Matching is folded (fold.ts): full Unicode case folding and NFKC on both sides, so a pattern
+ * means the same on a case-sensitive home and on a case-folding APFS or NTFS volume.
  */
 import { FleetError } from '../errors.js';
 import { parseHomePath } from '../paths.js';
 import { isFleetOwnPath } from './fleet-paths.js';
+import { foldPath } from './fold.js';
+import type { PolicyPattern } from './schema.js';
 
 type Segment =
   | { readonly kind: 'literal'; readonly text: string }
@@ -23,7 +32,16 @@ type Segment =
 /** A validated pattern, ready to match. */
 export interface HomePattern {
   readonly source: string;
+  /** As written (what {@link patternReachesFleetState} and messages read). */
   readonly segments: readonly Segment[];
+  /** Folded (fold.ts), what matching compares. */
+  readonly folded: readonly Segment[];
+}
+
+function foldSegment(segment: Segment): Segment {
+  if (segment.kind === 'literal') return { kind: 'literal', text: foldPath(segment.text) };
+  if (segment.kind === 'glob') return { kind: 'glob', parts: segment.parts.map(foldPath) };
+  return segment;
 }
 
 function invalid(pattern: string, why: string): FleetError {
@@ -35,6 +53,18 @@ function invalid(pattern: string, why: string): FleetError {
 
 /** Validates `pattern` (`PATH_INVALID` with the reason) and compiles it. */
 export function parseHomePattern(pattern: string): HomePattern {
+  return compilePattern(pattern, false);
+}
+
+/**
+ * A pattern of one of core's own lists (code-bearing.ts), which may begin with `**`
+ * (`~/` + `**` + `/.git/**`: a repository anywhere in the home). Never a policy's.
+ */
+export function parseListPattern(pattern: string): HomePattern {
+  return compilePattern(pattern, true);
+}
+
+function compilePattern(pattern: string, leadingGlobstar: boolean): HomePattern {
   if (typeof pattern !== 'string' || !pattern.startsWith('~/')) {
     throw invalid(String(pattern), 'must start with ~/ (the node home)');
   }
@@ -45,7 +75,7 @@ export function parseHomePattern(pattern: string): HomePattern {
     if (segment.includes('*')) return { kind: 'glob', parts: segment.split('*') };
     return { kind: 'literal', text: segment };
   });
-  if (segments[0]?.kind === 'globstar') {
+  if (segments[0]?.kind === 'globstar' && !leadingGlobstar) {
     throw invalid(pattern, 'the first segment cannot be ** (it would match the whole home)');
   }
   // The literal parts must be a valid node path: wildcards stand in as a plain letter.
@@ -55,7 +85,17 @@ export function parseHomePattern(pattern: string): HomePattern {
     const why = (error as Error).message.replace(/^path .* is not allowed: /, '');
     throw invalid(pattern, why);
   }
-  return { source: pattern, segments };
+  return { source: pattern, segments, folded: segments.map(foldSegment) };
+}
+
+/**
+ * True when the pattern's first segment is a glob (`~/*` + `/**`, `~/.*`): it reaches into every
+ * directory of the home, `~/.ssh` and `~/.config/systemd` included. A policy must say
+ * `broad: true` next to such a pattern (docs/node-policy.md).
+ */
+export function isBroadPattern(pattern: HomePattern | string): boolean {
+  const compiled = typeof pattern === 'string' ? parseHomePattern(pattern) : pattern;
+  return compiled.segments[0]?.kind !== 'literal';
 }
 
 /** True when `pattern` is acceptable to {@link parseHomePattern}. */
@@ -85,6 +125,8 @@ function matchSegments(segments: readonly Segment[], components: readonly string
   if (segments.length === 0) return components.length === 0;
   const [head, ...tail] = segments as [Segment, ...Segment[]];
   if (head.kind === 'globstar') {
+    // A last `**` stands for one segment or more: `dir/**` never matches `dir` itself.
+    if (tail.length === 0) return components.length > 0;
     for (let skip = 0; skip <= components.length; skip += 1) {
       if (matchSegments(tail, components.slice(skip))) return true;
     }
@@ -98,7 +140,7 @@ function matchSegments(segments: readonly Segment[], components: readonly string
 
 /**
  * True when the node path `path` matches `pattern`. A path that is not a valid node path never
- * matches; matching is case-sensitive (a policy names paths exactly).
+ * matches; both are compared folded (fold.ts).
  */
 export function matchHomePattern(pattern: HomePattern | string, path: string): boolean {
   const compiled = typeof pattern === 'string' ? parseHomePattern(pattern) : pattern;
@@ -108,7 +150,49 @@ export function matchHomePattern(pattern: HomePattern | string, path: string): b
   } catch {
     return false;
   }
-  return matchSegments(compiled.segments, components);
+  return matchSegments(compiled.folded, components.map(foldPath));
+}
+
+/** Whether one segment each of two patterns can match one same component (prefix and suffix). */
+function segmentsMeet(a: Segment, b: Segment): boolean {
+  if (a.kind === 'literal' && b.kind === 'literal') return a.text === b.text;
+  if (a.kind === 'literal' && b.kind === 'glob') return matchGlob(b.parts, a.text);
+  if (a.kind === 'glob' && b.kind === 'literal') return matchGlob(a.parts, b.text);
+  if (a.kind !== 'glob' || b.kind !== 'glob') return true;
+  // Two globs: their fixed starts and ends must agree (the middle parts are taken to fit, which
+  // can only say "overlap" too often — the safe side for a warning).
+  const [aStart, aEnd] = [a.parts[0] ?? '', a.parts.at(-1) ?? ''];
+  const [bStart, bEnd] = [b.parts[0] ?? '', b.parts.at(-1) ?? ''];
+  return (
+    (aStart.startsWith(bStart) || bStart.startsWith(aStart)) &&
+    (aEnd.endsWith(bEnd) || bEnd.endsWith(aEnd))
+  );
+}
+
+function overlap(a: readonly Segment[], b: readonly Segment[]): boolean {
+  const [aHead, ...aTail] = a;
+  const [bHead, ...bTail] = b;
+  if (aHead === undefined || bHead === undefined) {
+    return aHead === undefined && bHead === undefined;
+  }
+  if (aHead.kind === 'globstar') {
+    // A last `**` is one segment or more: any rest of `b` that is not empty can be it.
+    if (aTail.length === 0) return true;
+    return overlap(aTail, b) || overlap(a, bTail);
+  }
+  if (bHead.kind === 'globstar') {
+    if (bTail.length === 0) return true;
+    return overlap(a, bTail) || overlap(aTail, b);
+  }
+  return segmentsMeet(aHead, bHead) && overlap(aTail, bTail);
+}
+
+/**
+ * True when some node path matches both patterns (folded), e.g. `~/.config/**` and
+ * `~/.config/systemd/user/**`: how a policy's pattern is found to *cover* a code-bearing path.
+ */
+export function patternsOverlap(a: HomePattern, b: HomePattern): boolean {
+  return overlap(a.folded, b.folded);
 }
 
 /**
@@ -124,4 +208,9 @@ export function patternReachesFleetState(pattern: HomePattern | string): boolean
     prefix.push(segment.text);
   }
   return prefix.length > 0 && isFleetOwnPath(`~/${prefix.join('/')}`);
+}
+
+/** The text of a policy's pattern entry (`'~/x'` or `{ pattern: '~/x', broad: true }`). */
+export function policyPatternText(entry: PolicyPattern): string {
+  return typeof entry === 'string' ? entry : entry.pattern;
 }

@@ -13,7 +13,7 @@ import * as z from 'zod';
 import { SUPERVISORS } from '../repo/schema.js';
 import { toolNameSchema } from '../wire/versions.js';
 import { isFleetOwnPath } from './fleet-paths.js';
-import { parseHomePattern, patternReachesFleetState } from './pattern.js';
+import { isBroadPattern, parseHomePattern, patternReachesFleetState } from './pattern.js';
 import { isHomePath } from '../paths.js';
 import { parseSshEd25519PublicKey } from '../runtime/sshsig.js';
 
@@ -68,22 +68,49 @@ export const actionIdSchema = z.lazy(() =>
     ),
 );
 
+/** Problems of one pattern: malformed, about fleet's own state, or broad without `broad: true`. */
+function patternProblem(value: string, broad: boolean): string | undefined {
+  try {
+    parseHomePattern(value);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (patternReachesFleetState(value)) {
+    return "names fleet's own state (~/.local/state/fleet/, ~/.local/share/fleet/, the env files, the node policy, the credentials): never a domain's path";
+  }
+  if (!broad && isBroadPattern(value)) {
+    return `${value} is broad: its first segment under ~/ is a glob, so it reaches every directory of the home (~/.ssh, ~/.config/systemd/user, …); if that is meant, write it as { pattern: '${value}', broad: true }`;
+  }
+  return undefined;
+}
+
+/**
+ * One entry of `paths.<id>` or `patterns`: a pattern, or `{ pattern, broad: true }` for one whose
+ * first segment is a glob (`~/.*` + `/**`): the policy says, next to it, that it means the whole
+ * home (docs/node-policy.md). The shape is checked first, then the pattern, so a problem is
+ * reported as itself rather than as "matches neither form".
+ */
 const homePattern = z.lazy(() =>
-  z.string().superRefine((value, ctx) => {
-    try {
-      parseHomePattern(value);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      return;
-    }
-    if (patternReachesFleetState(value)) {
+  z
+    .union([
+      z.string(),
+      z.strictObject({
+        pattern: z.string(),
+        broad: z.literal(true, {
+          message: 'must be true (a pattern that is not broad is a string)',
+        }),
+      }),
+    ])
+    .superRefine((entry, ctx) => {
+      const text = typeof entry === 'string' ? entry : entry.pattern;
+      const problem = patternProblem(text, typeof entry !== 'string');
+      if (problem === undefined) return;
       ctx.addIssue({
         code: 'custom',
-        message:
-          "names fleet's own state (~/.local/state/fleet/, ~/.local/share/fleet/, the env files, the node policy, the credentials): never a domain's path",
+        message: problem,
+        ...(typeof entry === 'string' ? {} : { path: ['pattern'] }),
       });
-    }
-  }),
+    }),
 );
 
 const argument = z.lazy(() =>
@@ -263,4 +290,6 @@ export type NodePolicyInput = z.input<typeof nodePolicySchema>;
 export type DomainPolicy = z.infer<typeof domainPolicyObject>;
 export type PolicyAction = z.infer<typeof policyActionSchema>;
 export type NodeSupervisor = z.infer<typeof supervisorSchema>;
+/** A pattern entry of a policy: `'~/x/**'`, or `{ pattern: '~/.*' + '/**', broad: true }`. */
+export type PolicyPattern = z.infer<typeof homePattern>;
 export type NodeRuntimePolicy = z.infer<typeof runtimePolicySchema>;

@@ -8,6 +8,7 @@
  * (bundled plugins before user-installed ones, then by name): the first claimant of a domain,
  * prober id, supervisor or path keeps it.
  */
+import { foldPath } from '../policy/fold.js';
 import type { FleetRegistration } from '../interfaces/registration.js';
 import { zodProblems } from '../zod-problems.js';
 import { formatProblem } from '../errors.js';
@@ -75,9 +76,10 @@ function claims(registration: FleetRegistration): Map<string, string> {
   const out = new Map<string, string>();
   for (const installer of registration.installers) {
     out.set(`domain ${installer.domain}`, installer.domain);
-    for (const file of installer.files) out.set(`path ${file.path}`, installer.domain);
+    // Paths folded (policy/fold.ts): two spellings of one file on APFS or NTFS are one claim.
+    for (const file of installer.files) out.set(`path ${foldPath(file.path)}`, installer.domain);
     for (const derived of installer.derivedPaths ?? []) {
-      out.set(`path ${derived.path}`, installer.domain);
+      out.set(`path ${foldPath(derived.path)}`, installer.domain);
     }
   }
   for (const prober of registration.probers) out.set(`prober ${prober.id}`, prober.id);

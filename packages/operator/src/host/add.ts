@@ -35,6 +35,7 @@ import {
   controllerUrl,
   enrollmentPolicy,
   hostEntryFor,
+  enrollmentCodeBearing,
   renderEnrollment,
   type EnrollmentInput,
 } from './enrollment.js';
@@ -92,6 +93,8 @@ export interface AddHostResult {
   readonly bytesSent: number;
   readonly commit: string | null;
   readonly problems: readonly string[];
+  /** The paths the host's policy lets a config:install run code through (docs/node-policy.md). */
+  readonly codeBearing: readonly core.CodeBearingGrant[];
   /** The plan as printed without --confirm. */
   readonly text: string;
 }
@@ -182,8 +185,13 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
         : []),
       ...signingProblems(manifest, artifact.identity.sha256),
     ];
+    const codeBearing = enrollmentCodeBearing(
+      input,
+      options.registry.domains().map((entry) => entry.descriptor),
+    );
     const text = renderEnrollment({
       input,
+      codeBearing,
       facts,
       hostKeyFingerprint: session.hostKey.fingerprint,
       hostKeyPinned: session.pinned,
@@ -205,6 +213,7 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
       hostKey: session.hostKey.line,
       runtime: { version: artifact.identity.version, sha256: artifact.identity.sha256 },
       problems,
+      codeBearing,
       text,
     };
     if (!options.confirm) {

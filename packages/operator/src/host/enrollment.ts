@@ -3,7 +3,17 @@
  * it will get, the operator's token to issue, and the text `fleet host add` prints before it is
  * confirmed. No I/O here: `add.ts` gathers the inputs and carries the plan out.
  */
-import { formatNodePolicy, type HostEntry, type NodePolicyInput, type Scope } from '@fleet/core';
+import {
+  codeBearingGrants,
+  describeCodeBearing,
+  formatNodePolicy,
+  nodePolicySchema,
+  type CodeBearingGrant,
+  type DomainDeclaration,
+  type HostEntry,
+  type NodePolicyInput,
+  type Scope,
+} from '@fleet/core';
 import type { HostFacts } from './probe.js';
 import type { SshAddress } from './ssh-session.js';
 
@@ -89,6 +99,18 @@ export function enrollmentPolicy(input: EnrollmentInput): NodePolicyInput {
   };
 }
 
+/**
+ * The paths the planned policy lets a `config:install` run code through as the host's user (core
+ * code-bearing.ts: the files domain's paths from files.yaml, the domains' declared defaults), named
+ * in the plan before it is confirmed (docs/node-policy.md, "Paths that run code").
+ */
+export function enrollmentCodeBearing(
+  input: EnrollmentInput,
+  declarations: readonly DomainDeclaration[],
+): CodeBearingGrant[] {
+  return codeBearingGrants(nodePolicySchema.parse(enrollmentPolicy(input)), declarations);
+}
+
 export interface EnrollmentView {
   readonly input: EnrollmentInput;
   readonly facts: HostFacts;
@@ -99,6 +121,8 @@ export interface EnrollmentView {
   /** Which Node.js will run fleet there, in words. */
   readonly node: string;
   readonly problems: readonly string[];
+  /** {@link enrollmentCodeBearing}: named under the policy. */
+  readonly codeBearing: readonly CodeBearingGrant[];
 }
 
 /** What `fleet host add` without `--confirm` prints (pure). */
@@ -119,6 +143,7 @@ export function renderEnrollment(view: EnrollmentView): string {
       .split('\n')
       .filter((line) => line !== '' && !line.startsWith('#'))
       .map((line) => `    ${line}`),
+    ...describeCodeBearing(view.codeBearing).map((line) => `  ${line}`),
   ];
   if (view.problems.length > 0) {
     lines.push('cannot enroll yet:', ...view.problems.map((problem) => `  - ${problem}`));

@@ -11,6 +11,8 @@ export interface NodePolicyShowJson {
   readonly file: string;
   readonly sha256: string;
   readonly policy: import('@fleet/core').NodePolicy;
+  /** Each allowed path whose install runs code as the node's user (docs/node-policy.md). */
+  readonly codeBearing: import('@fleet/core').CodeBearingGrant[];
 }
 
 export default class NodePolicyShow extends FleetCommand {
@@ -32,6 +34,8 @@ export default class NodePolicyShow extends FleetCommand {
     this.log(`${loaded.file} (sha256 ${loaded.sha256.slice(0, 12)})`);
     const fingerprintOf = (key: string) => parseSshEd25519PublicKey(key).fingerprint;
     for (const line of summarise(loaded.policy, fingerprintOf)) this.log(line);
+    const { codeBearing } = loaded;
+    for (const line of codeBearing.lines) this.log(line);
     const { access } = await import('node:fs/promises');
     const { oldBootstrapPolicyPath } = await import('@fleet/controller');
     if (
@@ -44,6 +48,11 @@ export default class NodePolicyShow extends FleetCommand {
         `note: ${oldBootstrapPolicyPath(home)} is ignored (this policy governs); remove it`,
       );
     }
-    return { file: loaded.file, sha256: loaded.sha256, policy: loaded.policy };
+    return {
+      file: loaded.file,
+      sha256: loaded.sha256,
+      policy: loaded.policy,
+      codeBearing: codeBearing.grants,
+    };
   }
 }
