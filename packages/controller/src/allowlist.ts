@@ -18,12 +18,14 @@
 import {
   FleetError,
   NODE_POLICY_PATH,
+  foldPath,
   fleetOwnReason,
   isFleetOwnPath,
   isHomePath,
   matchHomePattern,
   parseHomePath,
   parseHomePattern,
+  policyPatternText,
   type FileFormat,
   type HomePattern,
   type NodePolicy,
@@ -31,7 +33,7 @@ import {
   type Registry,
   compareCodeUnits,
 } from '@fleet/core/node';
-import { backupFileId, parseBackupName } from './backups.js';
+import { isBackupOf, parseBackupName } from './backups.js';
 import { STATE_DIR } from './state-paths.js';
 
 export interface AllowedPath {
@@ -77,7 +79,11 @@ function notServed(domain: string, why: string, fix: string): FleetError {
 
 export class Allowlist {
   private readonly byPath = new Map<string, AllowedPath>();
-  /** Every registered domain's declared paths, served or not (to name the domain in a refusal). */
+  /**
+   * Every registered domain's declared paths, served or not (to name the domain in a refusal, and
+   * never to hand one to another domain), by folded path (core `foldPath`): on APFS and NTFS
+   * `~/.config/Fleet/transport.yaml` is the transport-identity domain's file.
+   */
   private readonly declared = new Map<string, string>();
   private readonly overrides = new Map<string, Override[]>();
   /** Per served domain whose files the repository declares: the policy's patterns for them. */
@@ -132,7 +138,8 @@ export class Allowlist {
       const section = policy.domains[descriptor.domain];
       const overrides: Override[] = [];
       for (const entry of entries) {
-        if (!this.declared.has(entry.path)) this.declared.set(entry.path, entry.domain);
+        const key = foldPath(entry.path);
+        if (!this.declared.has(key)) this.declared.set(key, entry.domain);
         // The registry already refuses two plugins claiming one path; first claimant wins here too.
         if (served && !this.byPath.has(entry.path)) this.byPath.set(entry.path, entry);
         const patterns = section?.paths?.[entry.fileId];
@@ -140,7 +147,7 @@ export class Allowlist {
           const { path: _default, ...rest } = entry;
           overrides.push({
             entry: { ...rest, override: true },
-            patterns: patterns.map((p) => parseHomePattern(p)),
+            patterns: patterns.map((p) => parseHomePattern(policyPatternText(p))),
           });
         }
       }
@@ -150,7 +157,7 @@ export class Allowlist {
           ...common,
           kind: 'file',
           format: 'text',
-          patterns: (section?.patterns ?? []).map((p) => parseHomePattern(p)),
+          patterns: (section?.patterns ?? []).map((p) => parseHomePattern(policyPatternText(p))),
         });
       }
     }
@@ -229,7 +236,7 @@ export class Allowlist {
       const declared = this.repoDeclaredOf(path, domain);
       if (declared) return this.admit(domain, path, declared);
       if (this.repoDeclared.has(domain)) {
-        const owner = this.declared.get(path);
+        const owner = this.ownerOf(path);
         throw new FleetError(
           'POLICY_REFUSED',
           owner !== undefined && owner !== domain
@@ -244,7 +251,7 @@ export class Allowlist {
     }
     const entry = this.byPath.get(path);
     if (entry) return entry;
-    const owner = this.declared.get(path);
+    const owner = this.ownerOf(path);
     if (owner !== undefined) this.requireServed(owner);
     const matches = [
       ...[...this.overrides.keys()].map((d) => this.overrideOf(path, d)),
@@ -304,7 +311,7 @@ export class Allowlist {
       const of =
         parsed &&
         [...this.all(), ...this.repoDeclaredAmong(known)].find(
-          (e) => e.domain === domain && backupFileId(e.fileId) === parsed.fileId,
+          (e) => e.domain === domain && isBackupOf(parsed.fileId, e.fileId),
         );
       if (of) return { ...of, kind: 'backup', of: of.path, path };
     }
@@ -319,15 +326,25 @@ export class Allowlist {
   private repoDeclaredOf(path: string, domain: string): AllowedPath | undefined {
     const entry = this.repoDeclared.get(domain);
     if (entry === undefined) return undefined;
-    const owner = this.declared.get(path);
+    const owner = this.ownerOf(path);
     if (owner !== undefined && owner !== domain) return undefined;
     if (!entry.patterns.some((pattern) => matchHomePattern(pattern, path))) return undefined;
     const { patterns: _patterns, ...rest } = entry;
     return { ...rest, fileId: path, path };
   }
 
-  /** The override entry `path` is for in `domain` (first file id in declaration order). */
+  /** The domain that declares `path` (compared folded), if any. */
+  private ownerOf(path: string): string | undefined {
+    return this.declared.get(foldPath(path));
+  }
+
+  /**
+   * The override entry `path` is for in `domain` (first file id in declaration order); never a
+   * path another domain declares, whatever a pattern says.
+   */
   private overrideOf(path: string, domain: string): AllowedPath | undefined {
+    const owner = this.ownerOf(path);
+    if (owner !== undefined && owner !== domain) return undefined;
     for (const { entry, patterns } of this.overrides.get(domain) ?? []) {
       if (patterns.some((pattern) => matchHomePattern(pattern, path))) return { ...entry, path };
     }

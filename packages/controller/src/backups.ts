@@ -1,9 +1,17 @@
 /**
  * Backups of replaced files (contract §8.4): `~/.local/state/fleet/backups/<domain>/`, directory 0700,
- * files 0600 created with `O_EXCL`, named `<fileId>.<YYYYMMDDTHHMMSSZ>.<operation id>.<seq>.bak`
+ * files 0600 created with `O_EXCL`, named `<stem>-<hash>.<YYYYMMDDTHHMMSSZ>.<operation id>.<seq>.bak`
  * (UTC, the operation id, and a sequence: never the same name twice, whatever the clock does).
  * Kept up to the domain's count per file, oldest pruned first, never the newest.
+ *
+ * `<stem>-<hash>` is the file's backup id: a readable stem (the id with anything but
+ * `[A-Za-z0-9._-]` as `_`, at most 48 characters) and 16 hex digits of the sha256 of the whole
+ * id, so two files never share one (`é` and `ü`, `a/b` and `a_b` did when the stem was all:
+ * eleven installs of one pruned the other's backups; reliability catalogue 63). Backups named
+ * before (the bare stem) are still found; one is pruned only when its stem could not stand for
+ * another file (no `_` in it).
  */
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -41,9 +49,33 @@ export function utcStamp(date: Date): string {
     .replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** A file id as it appears in a backup name (anything but `[A-Za-z0-9._-]` becomes `_`). */
-export function backupFileId(fileId: string): string {
+const STEM_CHARS = 48;
+const HASH_HEX = 16;
+
+/** The readable stem of a file id: what backup names held before the hash (anything but `[A-Za-z0-9._-]` as `_`). */
+function legacyBackupFileId(fileId: string): string {
   return fileId.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** A file id as it appears in a backup name: its stem and a hash of the whole id. */
+export function backupFileId(fileId: string): string {
+  const hash = createHash('sha256').update(fileId, 'utf8').digest('hex').slice(0, HASH_HEX);
+  return `${legacyBackupFileId(fileId).slice(0, STEM_CHARS)}-${hash}`;
+}
+
+/**
+ * Whether a backup whose name holds `named` (its parsed file id) is a backup of `fileId`: named
+ * now, or named before the hash with this file's stem (which `a/b` and `a_b` shared: such an old
+ * backup is found for both, and {@link pruneBackups} never deletes it).
+ */
+export function isBackupOf(named: string, fileId: string): boolean {
+  return named === backupFileId(fileId) || named === legacyBackupFileId(fileId);
+}
+
+/** An old-style backup that can only be this file's: its stem had no character to collide on. */
+function prunable(named: string, fileId: string): boolean {
+  if (named === backupFileId(fileId)) return true;
+  return named === legacyBackupFileId(fileId) && !named.includes('_');
 }
 
 export function backupName(
@@ -120,10 +152,16 @@ export async function listBackups(
     if (errnoOf(error) === 'ENOENT') return [];
     throw fsFailure(error, 'backup directory');
   }
-  return names
-    .map((name) => ({ name, parsed: parseBackupName(name) }))
-    .filter((entry): entry is { name: string; parsed: BackupName } => entry.parsed !== undefined)
-    .sort((a, b) => compareCodeUnits(a.name, b.name));
+  return (
+    names
+      .map((name) => ({ name, parsed: parseBackupName(name) }))
+      .filter((entry): entry is { name: string; parsed: BackupName } => entry.parsed !== undefined)
+      // Oldest first by the stamp in the name (old-style and hashed names of one file sort apart).
+      .sort(
+        (a, b) =>
+          compareCodeUnits(a.parsed.stamp, b.parsed.stamp) || compareCodeUnits(a.name, b.name),
+      )
+  );
 }
 
 /**
@@ -138,7 +176,7 @@ export async function pruneBackups(
   newest: string,
 ): Promise<string[]> {
   const others = (await listBackups(home, dir))
-    .filter((entry) => entry.parsed.fileId === backupFileId(fileId) && entry.name !== newest)
+    .filter((entry) => prunable(entry.parsed.fileId, fileId) && entry.name !== newest)
     .map((entry) => entry.name);
   const excess = others.length - Math.max(0, keep - 1);
   const removed = others.slice(0, Math.max(0, excess));

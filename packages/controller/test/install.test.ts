@@ -66,7 +66,7 @@ describe('install', () => {
     const file = answer.body.files[0];
     expect(file).to.include({ beforeSha256: sha256('old\n'), afterSha256: sha256('new\n') });
     expect(file.backupPath).to.match(
-      /^~\/\.local\/state\/fleet\/backups\/fixture\/app\.conf\.\d{8}T\d{6}Z\.[0-9A-Z]{26}\.000\.bak$/,
+      /^~\/\.local\/state\/fleet\/backups\/fixture\/app\.conf-[0-9a-f]{16}\.\d{8}T\d{6}Z\.[0-9A-Z]{26}\.000\.bak$/,
     );
     const backup = node.abs(file.backupPath);
     expect(await readFile(backup, 'utf8')).to.equal('old\n');

@@ -34,7 +34,7 @@ describe('FakeHost.writer is the controller writer', () => {
   });
   afterEach(() => host.dispose());
 
-  it('names backups as the controller does (file id, UTC stamp of the host clock, operation id)', async () => {
+  it('names backups as the controller does (file id and its hash, UTC stamp of the host clock, operation id)', async () => {
     await host.writeFile('~/.config/tool/tool.yaml', 'old: 1\n');
     const writer = host.writer(domain, OP);
     expect(writer.operationId).to.equal(OP);
@@ -44,7 +44,7 @@ describe('FakeHost.writer is the controller writer', () => {
       content: bytes('new: 2\n'),
     });
     expect(result.backupPath).to.equal(
-      `~/.local/state/fleet/backups/tool/tool.yaml.20260304T050607Z.${OP}.000.bak`,
+      `~/.local/state/fleet/backups/tool/tool.yaml-${sha256('tool.yaml').slice(0, 16)}.20260304T050607Z.${OP}.000.bak`,
     );
   });
 

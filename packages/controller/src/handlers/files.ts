@@ -16,7 +16,7 @@ import {
   type InventoryResponse,
 } from '@fleet/core/node';
 import type { AllowedPath } from '../allowlist.js';
-import { backupFileId, listBackups } from '../backups.js';
+import { isBackupOf, listBackups } from '../backups.js';
 import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
@@ -96,7 +96,7 @@ async function inventoryBackups(
       join(runtime.state.backups, domain),
     )) {
       const of = entries.find(
-        (entry) => entry.domain === domain && backupFileId(entry.fileId) === parsed.fileId,
+        (entry) => entry.domain === domain && isBackupOf(parsed.fileId, entry.fileId),
       );
       if (!of) continue;
       if (backups.length >= runtime.limits.maxInventoryBackups) return { backups, truncated: true };

@@ -24,7 +24,7 @@ import { redactorOf } from '../runtime.js';
 import { refuseHardLinked } from './files.js';
 import { probeAnswer, probeFailed } from './probe-answer.js';
 import type { AllowedPath } from '../allowlist.js';
-import { backupFileId, listBackups } from '../backups.js';
+import { isBackupOf, listBackups } from '../backups.js';
 import { managedTarget } from '../fs/managed-target.js';
 import { ReadSession, decodeText, readLive, targetOf } from '../fs/safe-path.js';
 import type { ControllerRuntime } from '../runtime.js';
@@ -49,7 +49,7 @@ async function backupsOf(
 ): Promise<{ path: string; sha256: string; content: string }[]> {
   const out: { path: string; sha256: string; content: string }[] = [];
   const names = (await listBackups(runtime.home, join(runtime.state.backups, entry.domain)))
-    .filter((backup) => backup.parsed.fileId === backupFileId(entry.fileId))
+    .filter((backup) => isBackupOf(backup.parsed.fileId, entry.fileId))
     .reverse();
   for (const { name } of names) {
     const path = `~/${STATE_DIR}/backups/${entry.domain}/${name}`;
