@@ -13,7 +13,7 @@
 import { expect } from 'chai';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -157,6 +157,25 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
         )
         .catch((error: unknown) => error);
       expect(String((refused as Error).message)).to.match(/a held generation comes with no bytes/);
+    });
+
+    it('reserves nothing at the size a header declares: memory follows the bytes that come', async () => {
+      const declared = 200 * 1024 * 1024;
+      let grown = 0;
+      const sent = Readable.from(
+        (function* () {
+          const before = process.memoryUsage().arrayBuffers;
+          yield header(envelope({ artifact: { sha256: sha(artifact), bytes: declared } }));
+          yield Buffer.from('ten bytes!');
+          grown = process.memoryUsage().arrayBuffers - before;
+        })(),
+      );
+      const refused: unknown = await bundle.readBundle(sent).catch((error: unknown) => error);
+      expect(String((refused as Error).message)).to.contain(
+        `the stream ended after 10 of the ${declared} artifact bytes its header announces`,
+      );
+      // The old reader allocated the declared 200 MiB when the header arrived.
+      expect(grown).to.be.below(16 * 1024 * 1024);
     });
 
     it('accepts a header line of exactly 64 KiB', async () => {
@@ -549,6 +568,32 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
         await other.cleanup();
       }
     });
+
+    for (const [what, link] of [
+      ['~/.local/state', ['.local', 'state']],
+      ['~/.local/state/fleet', ['.local', 'state', 'fleet']],
+    ] as const) {
+      it(`refuses a symlinked ${what} on the way to the receiver log, as the controller does; nothing written through it`, async () => {
+        const other = await tempDir('fleet-receiver-dirlink-');
+        try {
+          const outside = join(other.path, 'outside');
+          await mkdir(outside);
+          const linked = join(other.path, 'home');
+          await mkdir(join(linked, ...link.slice(0, -1)), { recursive: true });
+          await symlink(outside, join(linked, ...link));
+          home = linked;
+          const accepted = await receive('version');
+          expect(accepted.exitCode).to.equal(6);
+          expect(accepted.stderr).to.contain('cannot be written');
+          expect(calls.filter((call) => call.context.home === linked)).to.deep.equal([]);
+          expect((await receive('sh -c id')).exitCode).to.equal(2);
+          expect(await readdir(outside, { recursive: true })).to.deep.equal([]);
+        } finally {
+          home = tmp.path;
+          await other.cleanup();
+        }
+      });
+    }
 
     it('a very long request is cut in the log, one line whatever it holds', async () => {
       await receive(

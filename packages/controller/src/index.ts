@@ -32,6 +32,8 @@ export { parseDuration } from './duration.js';
 export { FAILPOINTS, FAILPOINT_ENV, type FailpointName } from './failpoints.js';
 export { STATE_DIR, TEMP_PREFIX, statePaths, type StatePaths } from './state-paths.js';
 export { parseBackupName, utcStamp } from './backups.js';
+// The walk every state directory is opened with (contract §15), for the SSH receiver's own log.
+export { checkFdPath, ensureDirUnder, recheckParents } from './fs/safe-path.js';
 // The controller's real writer over a home, for node-half tests (@fleet/testkit's fake hosts)
 export { createHomeWriter, type HomeWriterOptions } from './home-writer.js';
 export { OperationWriter, type WrittenFile } from './writer.js';

@@ -106,7 +106,10 @@ export async function encodeBundle(
 
 /**
  * Reads one bundle from `stream` to its end and verifies it. Reading stops at the first problem
- * (the rest of the stream is not consumed); memory is bounded by the limits.
+ * (the rest of the stream is not consumed). Nothing is reserved at the size the header declares:
+ * the artifact is hashed and kept chunk by chunk as it arrives, so memory follows the bytes
+ * actually sent (at most the declared size, itself at most `maxArtifactBytes`) — a header that
+ * announces 256 MiB and sends ten bytes costs ten bytes.
  */
 export async function readBundle(
   stream: AsyncIterable<unknown>,
@@ -132,7 +135,7 @@ export async function readBundle(
   const headerChunks: Buffer[] = [];
   let headerBytes = 0;
   let envelope: { plan: unknown; artifact: BundleArtifact } | undefined;
-  let data: Buffer | undefined;
+  const dataChunks: Buffer[] = [];
   let filled = 0;
   const hash = createHash('sha256');
 
@@ -154,18 +157,18 @@ export async function readBundle(
       );
     }
     envelope = result.data;
-    data = Buffer.allocUnsafe(envelope.artifact.bytes);
   };
 
   const takeData = (chunk: Buffer): void => {
-    if (!envelope || !data) return;
-    if (filled + chunk.length > data.length) {
+    if (!envelope) return;
+    if (filled + chunk.length > envelope.artifact.bytes) {
       throw invalid(
         core,
         `the stream is longer than the ${envelope.artifact.bytes} artifact bytes its header announces`,
       );
     }
-    chunk.copy(data, filled);
+    // A copy: the stream may reuse the memory of the chunk it yielded.
+    dataChunks.push(Buffer.from(chunk));
     filled += chunk.length;
     hash.update(chunk);
   };
@@ -190,16 +193,16 @@ export async function readBundle(
     if (chunk.length > 0) takeData(chunk);
   }
 
-  if (!envelope || !data) {
+  if (!envelope) {
     throw invalid(
       core,
       headerBytes === 0 ? 'the stream is empty' : 'the stream ended inside the header line',
     );
   }
-  if (filled < data.length) {
+  if (filled < envelope.artifact.bytes) {
     throw invalid(
       core,
-      `the stream ended after ${filled} of the ${data.length} artifact bytes its header announces`,
+      `the stream ended after ${filled} of the ${envelope.artifact.bytes} artifact bytes its header announces`,
     );
   }
   if (envelope.artifact.held === true) {
@@ -212,5 +215,9 @@ export async function readBundle(
       `the artifact's sha256 is ${digest}, not the ${envelope.artifact.sha256} its header announces`,
     );
   }
-  return { plan: envelope.plan, artifact: envelope.artifact, data };
+  return {
+    plan: envelope.plan,
+    artifact: envelope.artifact,
+    data: Buffer.concat(dataChunks, filled),
+  };
 }

@@ -7,9 +7,10 @@
  * Every request, accepted or refused, is logged (JSON-quoted, so a payload cannot forge lines).
  */
 import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Registry } from '@fleet/core';
+import { checkFdPath, ensureDirUnder, recheckParents } from '@fleet/controller';
 import {
   receiverHandlers,
   type ReceiverContext,
@@ -53,18 +54,23 @@ export function quoteRequest(request: string | undefined): string {
 }
 
 /**
- * Appends `line` to the receiver log: directories 0700, the file 0600, never through a symlink.
- * Throws when the line cannot be written.
+ * Appends `line` to the receiver log: directories 0700, the file 0600, never through a symlink —
+ * anywhere on the way: the state directory is walked from the home as the controller walks it
+ * (`ensureDirUnder`: a planted `~/.local/state -> /tmp/x` is refused before anything is written),
+ * the file opened `O_NOFOLLOW`, its real path and the walked directories checked again before the
+ * line goes in. Throws when the line cannot be written.
  */
 export async function appendReceiverLog(home: string, line: string): Promise<void> {
   const path = receiverLogPath(home);
-  await mkdir(join(path, '..'), { recursive: true, mode: 0o700 });
+  const chain = await ensureDirUnder(home, dirname(path));
   const handle = await open(
     path,
     constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
     0o600,
   );
   try {
+    await checkFdPath(home, handle, path);
+    await recheckParents(home, chain);
     const stats = await handle.stat();
     if (!stats.isFile()) throw new Error(`${path} is not a regular file`);
     if ((stats.mode & 0o777) !== 0o600) await handle.chmod(0o600);
