@@ -184,6 +184,7 @@ describe('fleet token and fleet controller serve', () => {
     const bad = fleet(['validate', '--node-policy', file, '--json']);
     expect(bad.status).to.equal(2);
     expect(JSON.parse(bad.stdout).error.problems[0].path).to.equal('domains.router.paths.nosuch');
+  });
 
   it('validate --node-policy and node-policy show name each allowed path that runs code, and refuse an unmarked broad pattern', async () => {
     const policyHome = await mkdtemp(join(tmpdir(), 'fleet-cli-code-'));
