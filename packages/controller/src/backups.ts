@@ -7,7 +7,7 @@
  * `<stem>-<hash>` is the file's backup id: a readable stem (the id with anything but
  * `[A-Za-z0-9._-]` as `_`, at most 48 characters) and 16 hex digits of the sha256 of the whole
  * id, so two files never share one (`é` and `ü`, `a/b` and `a_b` did when the stem was all:
- * eleven installs of one pruned the other's backups; reliability catalogue 63). Backups named
+ * eleven installs of one pruned the other's backups; reliability catalogue 68). Backups named
  * before (the bare stem) are still found; one is pruned only when its stem could not stand for
  * another file (no `_` in it).
  */

@@ -1,5 +1,5 @@
 /**
- * Backup names never collide (contract §8.4; reliability catalogue 63): a backup's file id is a
+ * Backup names never collide (contract §8.4; reliability catalogue 68): a backup's file id is a
  * readable stem and a hash of the whole id, so `é` and `ü`, or `a/b` and `a_b`, never share a
  * group and one file's installs never prune the other's backups; backups named before the hash
  * are still found, and one whose stem could be another file's is never pruned.
