@@ -455,6 +455,7 @@ export {
   jsonObjectSchema,
   jsonValueSchema,
   describeProtocol,
+  observedModeSchema,
   operationIdSchema,
   protocolOfHeader,
   scopeSchema,

@@ -172,7 +172,7 @@ describe('router installer: node half', () => {
     expect(await host.readText(VOLUME)).to.equal(CONFIG_V1);
     // The hand edit is not lost: the writer backed it up.
     const backups = await readdir(host.resolve('~/.local/state/fleet/backups/router'));
-    expect(backups.filter((name) => name.startsWith('volume.'))).to.have.length(1);
+    expect(backups.filter((name) => name.startsWith('volume-'))).to.have.length(1);
   });
 
   it('refuses content that is not YAML once its secrets are resolved: nothing is written', async () => {
