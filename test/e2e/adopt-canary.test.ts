@@ -465,7 +465,8 @@ describe('e2e: config adopt and the canary secret on a lab fleet', function () {
         // The values the node resolved, remembered for redaction, 0600 beside the backups.
         lab.nodePath('node-02', '~/.local/state/fleet/secret-memory.json'),
       ]);
-      const backupPrefix = join(lab.backupsDir('node-02'), 'harness-policy', 'CLAUDE.md.');
+      // Backups are named by the file id's stem and a hash of it (contract §8.4).
+      const backupPrefix = join(lab.backupsDir('node-02'), 'harness-policy', 'CLAUDE.md-');
       // Positive control: the grep finds each value where it must be.
       expect(await filesContaining(lab.tmp, rotated)).to.include(lab.nodePath('node-02', POLICY));
       for (const value of [canary, serviceToken]) {

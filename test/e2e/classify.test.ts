@@ -417,7 +417,9 @@ describe('e2e: history-aware classification on a lab fleet', function () {
       '--force',
       '--json',
     ]);
-    expect(install.exitCode).to.equal(7);
+    // The installer's check refuses the rendering: RENDER_FAILED, exit 2 (contract §7).
+    expect(install.exitCode, install.stdout).to.equal(2);
+    expect(JSON.parse(install.stdout)).to.have.nested.property('error.code', 'RENDER_FAILED');
     const reconciled = await reconcile('--host', 'node-02', '--confirm');
     expect(reconciled.doc.hosts[0]?.state).to.equal('error');
     expect(sha256(await lab.readNode('node-02', POLICY))).to.equal(before);

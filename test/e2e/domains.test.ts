@@ -4,8 +4,8 @@
  *
  * - router (node-01): an install writes the config file and the installed volume together, then
  *   runs the reload — fleet.yaml names its action id, node-01's own policy defines its argv (a
- *   real process, no shell; contract §5.1); drift reports the `derived` layer when the volume is
- *   edited by hand; a reload that fails restores both files (exit 6). A node whose policy does
+ *   real process, no shell; contract §5.1); drift reports the `derived` layer `modified` when the
+ *   volume is edited by hand, and install replaces it only with `--force`; a reload that fails restores both files (exit 6). A node whose policy does
  *   not define the id refuses the install before writing (node-02, exit 7); a node that does not
  *   serve the router says so, reason and all, in `fleet drift` (node-03).
  * - transport-identity (node-02): a node-id change committed to the repo reaches the running
@@ -224,7 +224,7 @@ describe('e2e: router and transport-identity on a lab fleet', function () {
       }
     });
 
-    it('drift reports the derived layer current, then stale when the volume is edited by hand', async () => {
+    it('drift reports the derived layer current, then modified when the volume is edited by hand', async () => {
       const clean = await drift('node-01', 'router');
       expect(clean.exitCode).to.equal(0);
       const host = clean.report.hosts[0];
@@ -239,11 +239,17 @@ describe('e2e: router and transport-identity on a lab fleet', function () {
       const items = edited.report.hosts[0]?.items ?? [];
       expect(items.find((i) => i.layer === 'file')?.state).to.equal('current');
       const derived = items.find((i) => i.layer === 'derived');
-      expect(derived).to.include({ domain: 'router', path: VOLUME, state: 'stale' });
-      expect(derived?.detail).to.contain('the installed volume differs from the config file');
+      // Bytes fleet never wrote there: a hand change (issue 38), not a stale copy.
+      expect(derived).to.include({ domain: 'router', path: VOLUME, state: 'modified' });
+      expect(derived?.detail).to.contain('a hand change, never replaced without --force');
 
-      // An install writes the volume again (the file itself is unchanged).
-      const { run: again, receipt } = await install('node-01', 'router');
+      // An install refuses to overwrite it (the file itself is unchanged)…
+      const { run: refused } = await install('node-01', 'router');
+      expect(refused.exitCode, refused.stderr).to.equal(7);
+      expect(json<{ error: { code: string } }>(refused).error.code).to.equal('MODIFIED');
+      expect(await readNode('node-01', VOLUME)).to.equal('listen: 0.0.0.0:1\n');
+      // …and writes the volume again with --force.
+      const { run: again, receipt } = await install('node-01', 'router', '--force');
       expect(again.exitCode, again.stderr).to.equal(0);
       expect(receipt?.files.map((f) => f.state)).to.deep.equal(['unchanged', 'written']);
       expect((await drift('node-01', 'router')).exitCode).to.equal(0);
@@ -282,8 +288,10 @@ describe('e2e: router and transport-identity on a lab fleet', function () {
         'router: a duplicate key',
       );
       const { run: done } = await install('node-01', 'router');
-      expect(done.exitCode).to.equal(7);
-      const { error } = json<{ error: { message: string } }>(done);
+      // The domain's check refuses the rendering: RENDER_FAILED, exit 2 (contract §7).
+      expect(done.exitCode).to.equal(2);
+      const { error } = json<{ error: { code: string; message: string } }>(done);
+      expect(error.code).to.equal('RENDER_FAILED');
       expect(error.message).to.match(
         /domains\/router\/router\.yaml:\d+ not valid YAML: a key appears twice/,
       );
