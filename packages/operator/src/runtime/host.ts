@@ -19,10 +19,14 @@ export interface HostRuntime {
 export async function loadHostRuntime(
   root: string,
   host: string,
-  options: { readonly timeoutMs: number },
+  options: {
+    readonly timeoutMs: number;
+    /** The repository when the caller has read it already (one read for a fleet-wide verb). */
+    readonly repo?: FleetRepo;
+  },
 ): Promise<HostRuntime> {
   const core = await import('@fleet/core');
-  const repo = await core.loadRepo(root);
+  const repo = options.repo ?? (await core.loadRepo(root));
   const entry = core.hostEntry(repo, host);
   if (entry.supervisor === 'none') {
     throw new core.FleetError(

@@ -5,7 +5,8 @@
  * one-host verb and the fleet-wide sequencer (fleet-upgrade.ts) both call {@link upgradeHost}.
  * A failure is thrown as the `FleetError` that fixes its exit code (contract §7).
  */
-import type { RuntimeStatusResponse } from '@fleet/core';
+import type { FleetRepo, RuntimeStatusResponse } from '@fleet/core';
+import type { LoadedArtifact } from './artifact.js';
 
 export interface UpgradeHostInput {
   readonly root: string;
@@ -19,6 +20,12 @@ export interface UpgradeHostInput {
   readonly onProgress?: (line: string) => void;
   /** A warning or a note for the operator (stderr). */
   readonly onNote?: (line: string) => void;
+  /**
+   * Read once by a fleet-wide run and shared by its hosts: the repository and the canonical
+   * artifact (reading and checking a ~10 MB tarball per host would serialise the
+   * hosts on the operator's one thread).
+   */
+  readonly shared?: { readonly repo: FleetRepo; readonly artifact: () => Promise<LoadedArtifact> };
 }
 
 export type UpgradeOutcome =
@@ -54,14 +61,18 @@ export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded
   const { canonicalArtifact, dirtyWarning } = await import('./artifact.js');
   const note = input.onNote ?? (() => undefined);
   const progress = input.onProgress ?? (() => undefined);
-  const host = await loadHostRuntime(input.root, input.host, { timeoutMs: input.timeoutMs });
+  const host = await loadHostRuntime(input.root, input.host, {
+    timeoutMs: input.timeoutMs,
+    ...(input.shared ? { repo: input.shared.repo } : {}),
+  });
   if (host.entry.upgrade?.strategy !== 'tarball') {
     throw new core.FleetError(
       'USAGE',
       `${input.host} has no recorded upgrade strategy (fleet.yaml hosts.${input.host}.upgrade: { strategy: tarball })`,
     );
   }
-  const artifact = await canonicalArtifact(input.root, host.repo.manifest);
+  const artifact = await (input.shared?.artifact() ??
+    canonicalArtifact(input.root, host.repo.manifest));
   const dirty = dirtyWarning(artifact);
   if (dirty !== null) note(dirty);
   const target = core.targetExpectation({
@@ -272,7 +283,15 @@ export function failureOutcome(code: string, exitCode: number): FleetHostOutcome
 export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgradeDocument> {
   const core = await import('@fleet/core');
   const { sequenceUpgrades, upgradeOrder } = await import('./fleet-upgrade.js');
+  const { canonicalArtifact } = await import('./artifact.js');
   const repo = await core.loadRepo(input.root);
+  // Read on the first host's demand and shared: a failure to read it is each host's error, as
+  // when every host read it for itself.
+  let artifact: Promise<LoadedArtifact> | undefined;
+  const shared = {
+    repo,
+    artifact: () => (artifact ??= canonicalArtifact(input.root, repo.manifest)),
+  };
   const fleetOrder = Object.keys(repo.manifest.hosts);
   for (const host of [
     ...(input.hosts === 'all' ? [] : input.hosts),
@@ -293,6 +312,7 @@ export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgra
       const done = await upgradeHost({
         ...input,
         host,
+        shared,
         onProgress: (line) => input.onHostProgress?.(host, line),
         onNote: (line) => input.onHostProgress?.(host, line),
       });
