@@ -7,6 +7,8 @@
 //                     `catalogue B`, `catalogue §2` for a section of it)
 //   [text](path#a)    a relative Markdown link: a tracked file, and the anchor one of its headings
 //   docs/x.md, README.md  a mention of a repository document: a tracked file
+//   `packages/x/src/y.ts`  in a Markdown document, a file or folder of the repository named as
+//                     inline code: a tracked file or folder (scripts/doc-code-paths.mjs)
 //   and no mention at all of a document outside the repository (the product brief it was derived
 //   from, or the folder it sits in).
 //
@@ -19,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import GithubSlugger from 'github-slugger';
+import { missingCodePaths } from './doc-code-paths.mjs';
 
 export const CONTRACT_DOC = 'docs/contract.md';
 export const RELIABILITY_DOC = 'docs/reliability.md';
@@ -29,6 +32,7 @@ export const RELIABILITY_DOC = 'docs/reliability.md';
  */
 export const SELF_FILES = [
   'scripts/doc-references.mjs',
+  'scripts/doc-code-paths.mjs',
   'scripts/doc-references.d.mts',
   'test/integration/doc-references.test.ts',
 ];
@@ -87,7 +91,12 @@ export function checkReferences(files) {
     checkContractReferences(file, context, report);
     checkCatalogueReferences(file, context, report);
     checkDocumentMentions(file, context, report);
-    if (file.path.endsWith('.md')) checkMarkdownLinks(file, context, report);
+    if (file.path.endsWith('.md')) {
+      checkMarkdownLinks(file, context, report);
+      for (const problem of missingCodePaths(file, context, join, ['.', ...ancestors(file.path)])) {
+        report(problem.offset, problem.message);
+      }
+    }
   }
   return problems.sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
 }

@@ -1,7 +1,7 @@
 /**
  * The reference check (scripts/doc-references.mjs, also run by `npm run lint`): every
- * `contract §N.M`, `catalogue N`, relative Markdown link and `docs/….md` mention resolves inside
- * the repository, and nothing names a document outside it. The check is a pure function of the
+ * `contract §N.M`, `catalogue N`, relative Markdown link, `docs/….md` mention and code path named
+ * in a Markdown document resolves inside the repository, and nothing names a document outside it. The check is a pure function of the
  * tracked files, so its rules are shown here as a table of cases; the last tests run it over the
  * repository itself, and hold docs/contract.md's error-code table against core's ERROR_CODES.
  */
@@ -214,9 +214,56 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    name: 'code paths in Markdown: tracked files and folders, from the document or the root',
+    files: [
+      { path: 'plugins/router/test/installer.test.ts', content: '' },
+      {
+        path: 'plugins/router/README.md',
+        content: [
+          'Tests: `test/installer.test.ts`, `plugins/router/test/`, `packages/core/README.md:3`.',
+          'Named in prose, not as code: test/gone.test.ts. A command: `npm test`, `git log -1`.',
+          'Made or placeholders: `packages/core/dist/src/index.js`, `plugins/<domain>`, `~/.config/x`.',
+          'Not the repository: `src/index.ts` (no src/ here), `.git/fleet-cache`, `@fleet/core/node`.',
+          '```sh',
+          'cat test/missing.test.ts `test/missing.test.ts`',
+          '```',
+          '',
+        ].join('\n'),
+      },
+    ],
+    expected: [],
+  },
+  {
+    name: 'code paths in Markdown that name nothing tracked',
+    files: [
+      { path: 'plugins/router/test/installer.test.ts', content: '' },
+      {
+        path: 'plugins/router/README.md',
+        content:
+          'Tests: `test/supervisor.test.ts` (deleted), `packages/core/test/`,\n' +
+          '`plugins/router/test/installer.test.ts/`, `packages/core/README.md:3`.\n',
+      },
+    ],
+    expected: [
+      'plugins/router/README.md:1: test/supervisor.test.ts: no such tracked file or folder',
+      'plugins/router/README.md:1: packages/core/test/: no such tracked file or folder',
+      'plugins/router/README.md:2: plugins/router/test/installer.test.ts/: no such tracked file or folder',
+    ],
+  },
+  {
+    name: 'records of the code as it was are not checked for code paths: ADRs, changesets, dated runs',
+    files: [
+      { path: 'docs/adr/0001-a-record.md', content: 'Built in `packages/core/src/gone.ts`.\n' },
+      { path: '.changeset/a-change.md', content: 'Adds `packages/core/src/gone.ts`.\n' },
+      { path: 'bench/RESULTS.md', content: 'Measured `packages/core/src/gone.ts`.\n' },
+    ],
+    expected: [],
+  },
+  {
     name: "the checker's own files are not checked",
     files: [
       { path: 'scripts/doc-references.mjs', content: '// SPEC, contract §99, catalogue 99\n' },
+      { path: 'scripts/doc-code-paths.mjs', content: '// contract §99\n' },
       { path: 'test/integration/doc-references.test.ts', content: '// contract §99\n' },
     ],
     expected: [],
