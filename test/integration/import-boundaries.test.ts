@@ -181,6 +181,40 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    name: 'an import() of anything but a string literal in src, which neither tsc nor the check sees',
+    files: [
+      {
+        path: 'packages/testkit/src/a.ts',
+        content:
+          "const name = '@fleet/controller';\nconst m = await import(name);\n" +
+          'const n = await import(`@fleet/${name}`);\n',
+      },
+      {
+        path: 'packages/core/src/b.ts',
+        content:
+          "// import(name) in a comment, and 'import(name)' in a string, are no calls\n" +
+          "const a = await import('./c.js');\nconst b = await import(`./d.js`);\n",
+      },
+      { path: 'packages/core/test/c.test.ts', content: 'await import(name);\n' },
+    ],
+    expected: [
+      'packages/testkit/src/a.ts:2: import(name): an import() of anything but a string literal',
+      'packages/testkit/src/a.ts:3: import(`@fleet/${name}`): an import() of anything but a string literal',
+    ],
+  },
+  {
+    name: 'a non-literal import() recorded as an exception, by its argument',
+    files: [
+      { path: 'packages/controller/src/a.ts', content: 'await import(pluginUrl);\n' },
+      { path: 'packages/controller/src/b.ts', content: "await import('./c.js');\n" },
+    ],
+    exceptions: [
+      { file: 'packages/controller/src/a.ts', target: 'pluginUrl', reason: 'test' },
+      { file: 'packages/controller/src/b.ts', target: 'other', reason: 'test' },
+    ],
+    expected: ['packages/controller/src/b.ts:1: recorded exception for other no longer needed'],
+  },
+  {
     name: 'tests and files outside the checked sources are not checked',
     files: [
       { path: 'plugins/router/test/a.test.ts', content: "import { x } from '@fleet/testkit';\n" },
