@@ -273,7 +273,13 @@ export {
   renderDriftHtml,
   renderDriftMarkdown,
 } from './report/render-report.js';
-export { datedReportDir, writeReportSet } from './report/report-dir.js';
+export { datedReportDir, REPORT_IGNORE_LINES, writeReportSet } from './report/report-dir.js';
+export {
+  REPORT_CHAIN_SCHEDULES,
+  reportChainSchema,
+  type ReportChain,
+  type ReportChainSchedule,
+} from './report/report-chain.js';
 
 // The version report (contract §11): `fleet.version/v1`, its evaluation and renderers
 export { compareSemver, parseSemver, type ParsedSemver } from './semver.js';

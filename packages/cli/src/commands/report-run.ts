@@ -1,5 +1,10 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Args, Flags } from '@fleet/core/command';
-import type { FleetErrorLike } from '@fleet/core';
+import type { FleetErrorLike, ReportChainSchedule } from '@fleet/core';
+import { writeChainedReport } from '@fleet/operator/schedule/chain-io.js';
+import { ensureReportsIgnored } from '@fleet/operator/schedule/ignore.js';
 import { FleetCommand, reportedFailure } from '../base-command.js';
 
 /**
@@ -7,8 +12,10 @@ import { FleetCommand, reportedFailure } from '../base-command.js';
  * repository's `reports/<verb>/<YYYY-MM-DD>/` for the date of this run (UTC), which a unit file
  * cannot compute — or contract §10.3's `harness reconcile --unattended`, which re-checks its
  * opt-in itself every run — and a line per run in `<repo>/reports/runs.log` (time, job, exit
- * code, the report folder or the error). Only the read-only reports and that reconcile are
- * accepted; its exit code is the verb's.
+ * code, the report file or the error). Only the read-only reports and that reconcile are
+ * accepted; its exit code is the verb's. A report is written by the verb into a private staging
+ * folder, then into the dated folder as the next link of its schedule's chain (chain-io.ts,
+ * docs/scheduled-reports.md "Reports as evidence"); git is made to ignore what runs write.
  */
 export default class ReportRun extends FleetCommand {
   static override hidden = true;
@@ -46,7 +53,9 @@ export default class ReportRun extends FleetCommand {
     const root = path.resolve(await this.findRepo(flags.repo));
     const started = new Date();
     const dir = job === 'harness-reconcile' ? null : core.datedReportDir(root, job, started);
-    const command = model.reportRunCommand(job, root, dir);
+    const staging = dir === null ? null : await mkdtemp(join(tmpdir(), 'fleet-report-run-'));
+    const command = model.reportRunCommand(job, root, staging);
+    const runsLog = path.join(root, 'reports', 'runs.log');
     // One line per run in <repo>/reports/runs.log, success or not: where an operator finds that
     // a scheduled run failed, and why (`fleet schedule list` shows the last one).
     let outcome: string;
@@ -55,19 +64,62 @@ export default class ReportRun extends FleetCommand {
       await this.config.runCommand(command.id, command.argv);
       // The verb reports its own failure (exit code set, error printed): log what it was.
       const failed = reportedFailure.last as FleetErrorLike | null;
+      let written = '';
+      if (staging !== null && dir !== null && job !== 'harness-reconcile') {
+        written = await this.chain(root, job, dir, staging);
+      }
       outcome =
         failed === null
-          ? `exit ${Number(process.exitCode ?? 0)}${dir === null ? '' : ` ${dir}`}`
+          ? `exit ${Number(process.exitCode ?? 0)}${written}`
           : `exit ${failed.exitCode} ${failed.code}: ${failed.message}`;
     } catch (error) {
       const failure = core.isFleetError(error)
         ? `exit ${error.exitCode} ${error.code}: ${error.message}`
         : `exit 1 ${String(error)}`;
       outcome = failure;
-      await appendRunLine(path.join(root, 'reports', 'runs.log'), started, verb, outcome);
+      await appendRunLine(runsLog, started, verb, outcome);
+      await this.ignoreRuns(root);
       throw error;
+    } finally {
+      if (staging !== null) await rm(staging, { recursive: true, force: true });
     }
-    await appendRunLine(path.join(root, 'reports', 'runs.log'), started, verb, outcome);
+    await appendRunLine(runsLog, started, verb, outcome);
+    await this.ignoreRuns(root);
+  }
+
+  /** The staged set, written into `dir` as the chain's next link: ` <file> (chain seq N)`. */
+  private async chain(
+    root: string,
+    schedule: ReportChainSchedule,
+    dir: string,
+    staging: string,
+  ): Promise<string> {
+    const staged = (ext: string) => readFile(join(staging, `${schedule}.${ext}`), 'utf8');
+    const json = await staged('json').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null; // the verb failed before it wrote a report
+      throw error;
+    });
+    if (json === null) return '';
+    const report = JSON.parse(json) as { generatedAt: string };
+    const result = await writeChainedReport({
+      root,
+      schedule,
+      dir,
+      report,
+      companions: { md: await staged('md'), html: await staged('html') },
+    });
+    this.note(`report chained as seq ${result.chain.seq}: ${result.files.join(', ')}`);
+    return ` ${result.files[0] ?? dir} (chain seq ${result.chain.seq})`;
+  }
+
+  /** Reports and runs.log never show up as the operator's change (a failure only warns). */
+  private async ignoreRuns(root: string): Promise<void> {
+    try {
+      const ignored = await ensureReportsIgnored(root);
+      if (ignored.file !== null) this.note(`git now ignores ${ignored.added.join(', ')} (${ignored.file})`);
+    } catch (error) {
+      this.warn(`could not make git ignore the reports: ${(error as Error).message}`);
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import type { DomainDeclaration } from '../interfaces/domain.js';
 import { parseRepoPath } from '../paths.js';
 import { DOMAINS_DIR, HOSTS_DIR, MANIFEST_FILE, parseManifest } from './load.js';
 import { yamlLibrary } from '../yaml.js';
+import { REPORT_IGNORE_LINES } from '../report/report-dir.js';
 
 const stringify = (value: unknown): string => yamlLibrary().stringify(value);
 
@@ -37,7 +38,7 @@ The desired state of a fleet, reconciled by \`fleet\` (see \`fleet --help\`).
 - \`domains/<domain>/\` — canonical files; \`{{ host.NAME }}\` and \`{{ secret.NAME }}\` are the only
   placeholders.
 - \`mirror/<host>/<domain>/\` — files adopted from hosts (\`fleet config adopt\`).
-- \`reports/\` — dated drift and version reports.
+- \`reports/\` — dated drift and version reports (git-ignored: commit one with \`git add -f\`).
 
 Check it with \`fleet validate\`.
 `;
@@ -125,6 +126,8 @@ export async function scaffoldFleetRepo(options: ScaffoldOptions): Promise<Scaff
     }
   }
   for (const dir of ['mirror', 'reports']) files.set(`${dir}/.gitkeep`, '');
+  // What a schedule writes is evidence, not desired state: never the operator's own change.
+  files.set('.gitignore', `# fleet schedule: reports and runs.log (docs/scheduled-reports.md)\n${REPORT_IGNORE_LINES.join('\n')}\n`);
 
   for (const [path, content] of files) {
     await mkdir(dirname(join(root, path)), { recursive: true });

@@ -7,6 +7,7 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { ExitCode, mostUrgentExit, type FleetErrorLike } from '../errors.js';
 import { compareCodeUnits } from '../compare.js';
+import { reportChainSchema } from './report-chain.js';
 
 export const DRIFT_SCHEMA = 'fleet.drift/v1';
 export const DRIFT_LAYERS = ['file', 'derived', 'runtime', 'version'] as const;
@@ -105,6 +106,8 @@ export const driftReportSchema = z.lazy(() =>
       errors: z.number().int(),
     }),
     hosts: z.array(driftHostSchema),
+    /** A scheduled report's link in its schedule's chain (report-chain.ts); absent otherwise. */
+    chain: reportChainSchema.optional(),
   }),
 );
 

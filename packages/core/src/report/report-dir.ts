@@ -7,6 +7,18 @@
 import { mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
+/**
+ * What a schedule writes, in .gitignore syntax (anchored at the repository's root): the dated
+ * reports and `runs.log` are evidence, not desired state, and never show up as the operator's own
+ * changes (docs/scheduled-reports.md). `fleet init` commits them in `.gitignore`; `fleet schedule`
+ * adds them to an older repository's `.git/info/exclude`.
+ */
+export const REPORT_IGNORE_LINES: readonly string[] = [
+  '/reports/drift/',
+  '/reports/version/',
+  '/reports/runs.log',
+];
+
 /** `reports/<kind>/<YYYY-MM-DD>` (UTC) inside the repository: where scheduled reports go. */
 export function datedReportDir(root: string, kind: 'drift' | 'version', now: Date): string {
   return join(root, 'reports', kind, now.toISOString().slice(0, 10));

@@ -17,6 +17,7 @@ import {
 } from './drift-report.js';
 import { sha256Schema } from '../wire/protocol.js';
 import { compareCodeUnits } from '../compare.js';
+import { reportChainSchema } from './report-chain.js';
 
 export const VERSION_SCHEMA = 'fleet.version/v1';
 export const VERSION_ITEM_KINDS = [
@@ -87,6 +88,8 @@ export const versionReportSchema = z.lazy(() =>
       errors: z.number().int(),
     }),
     hosts: z.array(versionHostSchema),
+    /** A scheduled report's link in its schedule's chain (report-chain.ts); absent otherwise. */
+    chain: reportChainSchema.optional(),
   }),
 );
 

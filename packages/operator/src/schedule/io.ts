@@ -316,6 +316,9 @@ function parseShow(stdout: string): Record<string, string> {
   return out;
 }
 
+// What a schedule writes is git-ignored when it is installed (ignore.ts): here for the command.
+export { ensureReportsIgnored, type IgnoreResult } from './ignore.js';
+
 /** What `report-run` logs per run, in `<repo>/reports/runs.log` (see report-run). */
 export const RUNS_LOG = 'reports/runs.log';
 

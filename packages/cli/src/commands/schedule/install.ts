@@ -14,7 +14,7 @@ export interface ScheduleInstallJson {
 export default class ScheduleInstall extends FleetCommand {
   static override summary =
     'Run a read-only report on a timer (systemd user timer, launchd agent or scheduled task).';
-  static override description = `Installs, for this seat's platform, a timer that runs \`fleet drift\` or \`fleet version\` against the repository every DURATION and writes the report set into the repository's reports/<verb>/<YYYY-MM-DD>/ (UTC date of the run; an earlier report of the same day is never overwritten). The timer runs the hidden \`fleet report-run VERB --repo DIR\`, which computes the dated folder when it runs and appends one line per run (time, verb, exit code, the report folder or the error) to the repository's reports/runs.log. The unit carries FLEET_CREDENTIALS (the credentials file's path, never a token) and XDG_CONFIG_HOME/XDG_STATE_HOME when set. If the supervisor refuses (no user bus, …) the files written are removed again: nothing is left half-installed.
+  static override description = `Installs, for this seat's platform, a timer that runs \`fleet drift\` or \`fleet version\` against the repository every DURATION and writes the report set into the repository's reports/<verb>/<YYYY-MM-DD>/ (UTC date of the run; an earlier report of the same day is never overwritten). The timer runs the hidden \`fleet report-run VERB --repo DIR\`, which computes the dated folder when it runs and appends one line per run (time, verb, exit code, the report file or the error) to the repository's reports/runs.log. Each report is a link of its schedule's chain (fleet schedule verify). Reports and runs.log are git-ignored (fleet init commits the lines in .gitignore; an older repository gets them in .git/info/exclude): they never show up as your changes. The unit carries FLEET_CREDENTIALS (the credentials file's path, never a token) and XDG_CONFIG_HOME/XDG_STATE_HOME when set. If the supervisor refuses (no user bus, …) the files written are removed again: nothing is left half-installed.
 
 linux: ~/.config/systemd/user/fleet-report-<verb>.{service,timer}, enabled with systemctl --user enable --now (the user manager must linger to run while logged out: loginctl enable-linger). darwin: ~/Library/LaunchAgents/dev.fleet.report-<verb>.plist (RunAtLoad, output in ~/Library/Logs/fleet/). win32: the scheduled task fleet-report-<verb>.
 
@@ -57,7 +57,7 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
       const { assertUnattendedAllowed } = await import('@fleet/operator/schedule/policy.js');
       await assertUnattendedAllowed(root, await this.loadRegistry());
     }
-    const { installSchedule } = await import('@fleet/operator/schedule/io.js');
+    const { ensureReportsIgnored, installSchedule } = await import('@fleet/operator/schedule/io.js');
     const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const host = await operatorScheduleHost();
     const name = model.scheduleName(job);
@@ -97,6 +97,10 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
       `Installed ${name}: every ${every}, ${words.join(' ')} into ${path.join(root, 'reports')}`,
     );
     for (const file of result.files) this.log(`  ${file}`);
+    // Reports and runs.log are evidence, never the operator's own change (ignore.ts).
+    const ignored = await ensureReportsIgnored(root);
+    if (ignored.file !== null)
+      this.log(`  git now ignores ${ignored.added.join(', ')} (in ${ignored.file}, this checkout only)`);
     return {
       schema: 'fleet.schedule/v1',
       name,
