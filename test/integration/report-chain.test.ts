@@ -35,7 +35,10 @@ describe('fleet schedule verify: the chain of the reports report-run writes', fu
   let env: Record<string, string>;
   let controller: ChildProcess | undefined;
   const git = (...args: string[]) =>
-    execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+    execFileSync('git', ['-C', repo, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
 
   before(async () => {
     dir = await tempDir('fleet-report-chain-');
@@ -107,10 +110,12 @@ describe('fleet schedule verify: the chain of the reports report-run writes', fu
   };
 
   it('fleet init git-ignores what a schedule writes', () => {
-    expect(git('check-ignore', '--no-index', 'reports/runs.log').trim()).to.equal('reports/runs.log');
-    expect(git('check-ignore', '--no-index', 'reports/drift/2026-12-01/drift.json').trim()).to.equal(
-      'reports/drift/2026-12-01/drift.json',
+    expect(git('check-ignore', '--no-index', 'reports/runs.log').trim()).to.equal(
+      'reports/runs.log',
     );
+    expect(
+      git('check-ignore', '--no-index', 'reports/drift/2026-12-01/drift.json').trim(),
+    ).to.equal('reports/drift/2026-12-01/drift.json');
   });
 
   it('two runs make an intact chain; a report written by hand before it is not broken', async () => {
@@ -132,7 +137,9 @@ describe('fleet schedule verify: the chain of the reports report-run writes', fu
     expect(exitCode, run.stdout).to.equal(0);
     expect(chain).to.include({ status: 'intact', reports: 2, beforeChain: 1 });
     const human = await fleet(['schedule', 'verify', '--repo', repo], { env });
-    expect(human.stdout).to.match(/^version +intact {2}2 reports since \S+Z, head seq 2 \(reports\/version\/.*\/version-2\.json\); 1 before the chain$/m);
+    expect(human.stdout).to.match(
+      /^version +intact {2}2 reports since \S+Z, head seq 2 \(reports\/version\/.*\/version-2\.json\); 1 before the chain$/m,
+    );
 
     // Each run logged its report file; neither the reports nor the log are the operator's change.
     const log = (await readFile(join(repo, 'reports', 'runs.log'), 'utf8')).trim().split('\n');

@@ -94,6 +94,7 @@ describe('repo/scaffold', () => {
       const result = await scaffoldFleetRepo({ dir, domains: DECLARATIONS });
       expect(result.root).to.equal(dir);
       expect(result.files).to.deep.equal([
+        '.gitignore',
         'README.md',
         'domains/harness/policy/AGENTS.md',
         'domains/router/router.yaml',

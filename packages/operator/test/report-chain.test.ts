@@ -49,7 +49,12 @@ function chainOf(count: number): ReportEntry[] {
 
 const headOf = (entry: ReportEntry | undefined): ChainHead => {
   if (entry?.chain == null) throw new Error('no chained entry');
-  return { seq: entry.chain.seq, file: entry.file, sha256: entry.sha256, generatedAt: day(entry.chain.seq) };
+  return {
+    seq: entry.chain.seq,
+    file: entry.file,
+    sha256: entry.sha256,
+    generatedAt: day(entry.chain.seq),
+  };
 };
 
 /** A report written before chains existed (or by hand with --report-dir): no link. */
@@ -83,7 +88,10 @@ const cases: Case[] = [
   },
   {
     name: 'the middle report deleted: the link to it names the file',
-    folder: () => ({ entries: chainOf(3).filter((e) => e.file !== fileOf(2)), head: headOf(three[2]) }),
+    folder: () => ({
+      entries: chainOf(3).filter((e) => e.file !== fileOf(2)),
+      head: headOf(three[2]),
+    }),
     status: 'broken',
     reports: 1,
     first: { kind: 'missing', file: fileOf(2), seq: 2 },
@@ -116,11 +124,7 @@ const cases: Case[] = [
     folder: () => {
       const [a, b, c] = chainOf(3) as [ReportEntry, ReportEntry, ReportEntry];
       return {
-        entries: [
-          { ...b, file: a.file },
-          { ...a, file: b.file },
-          c,
-        ],
+        entries: [{ ...b, file: a.file }, { ...a, file: b.file }, c],
         head: headOf(three[2]),
       };
     },
@@ -150,7 +154,10 @@ const cases: Case[] = [
         companions: { md: MD, html: HTML },
       };
       const taken = { ...deleted, chain, sha256: sha('seq 4'), generatedAt: day(4) };
-      return { entries: [entries[0] as ReportEntry, entries[1] as ReportEntry, taken], head: headOf(taken) };
+      return {
+        entries: [entries[0] as ReportEntry, entries[1] as ReportEntry, taken],
+        head: headOf(taken),
+      };
     },
     status: 'broken',
     reports: 1,
@@ -177,7 +184,11 @@ const cases: Case[] = [
     name: 'a chained report no link leads to (added beside the chain)',
     folder: () => {
       const entries = chainOf(3);
-      const stray = { ...(entries[1] as ReportEntry), file: 'reports/drift/2026-12-02/drift-2.json', sha256: sha('stray') };
+      const stray = {
+        ...(entries[1] as ReportEntry),
+        file: 'reports/drift/2026-12-02/drift-2.json',
+        sha256: sha('stray'),
+      };
       return { entries: [...entries, stray], head: headOf(three[2]) };
     },
     status: 'broken',
@@ -188,7 +199,9 @@ const cases: Case[] = [
   {
     name: "a report's Markdown edited: its JSON recorded the companion's sha256",
     folder: () => ({
-      entries: chainOf(3).map((e) => (e.file === fileOf(2) ? { ...e, companions: { md: sha('x'), html: HTML } } : e)),
+      entries: chainOf(3).map((e) =>
+        e.file === fileOf(2) ? { ...e, companions: { md: sha('x'), html: HTML } } : e,
+      ),
       head: headOf(three[2]),
     }),
     status: 'broken',
@@ -198,7 +211,10 @@ const cases: Case[] = [
   },
   {
     name: 'reports from before the chain are counted, never broken',
-    folder: () => ({ entries: [unchained(1), unchained(2), ...chainOf(2)], head: headOf(three[1]) }),
+    folder: () => ({
+      entries: [unchained(1), unchained(2), ...chainOf(2)],
+      head: headOf(three[1]),
+    }),
     status: 'intact',
     reports: 2,
     line: /^intact {2}2 reports since 2026-12-01T06:00:00.000Z, .*; 2 before the chain$/,
@@ -220,7 +236,9 @@ describe('report chain: the verdict over a reports folder and its kept head', ()
       expect(verdict.status, JSON.stringify(verdict.problems)).to.equal(c.status);
       expect(verdict.reports).to.equal(c.reports);
       const first = verdict.problems[0];
-      expect(first && { kind: first.kind, file: first.file, seq: first.seq }).to.deep.equal(c.first);
+      expect(first && { kind: first.kind, file: first.file, seq: first.seq }).to.deep.equal(
+        c.first,
+      );
       expect(chainVerdictLine(verdict)).to.match(c.line);
     });
   }

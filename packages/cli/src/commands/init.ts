@@ -10,7 +10,7 @@ export interface InitResult {
 export default class Init extends FleetCommand {
   static override summary = 'Create a new fleet repository.';
   static override description =
-    'A git repository with a valid fleet.yaml, hosts/ with one example host, the example files of every registered domain under domains/, and a first commit. DIR must not exist or be empty.';
+    'A git repository with a valid fleet.yaml, hosts/ with one example host, the example files of every registered domain under domains/, a .gitignore for what schedules write (reports/drift/, reports/version/, reports/runs.log: evidence, never your change), and a first commit. DIR must not exist or be empty.';
   static override examples = [
     '<%= config.bin %> init my-fleet',
     '<%= config.bin %> init my-fleet --no-example-host   # hosts come from fleet host add',

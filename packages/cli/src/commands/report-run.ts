@@ -116,7 +116,8 @@ export default class ReportRun extends FleetCommand {
   private async ignoreRuns(root: string): Promise<void> {
     try {
       const ignored = await ensureReportsIgnored(root);
-      if (ignored.file !== null) this.note(`git now ignores ${ignored.added.join(', ')} (${ignored.file})`);
+      if (ignored.file !== null)
+        this.note(`git now ignores ${ignored.added.join(', ')} (${ignored.file})`);
     } catch (error) {
       this.warn(`could not make git ignore the reports: ${(error as Error).message}`);
     }

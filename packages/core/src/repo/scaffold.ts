@@ -127,7 +127,10 @@ export async function scaffoldFleetRepo(options: ScaffoldOptions): Promise<Scaff
   }
   for (const dir of ['mirror', 'reports']) files.set(`${dir}/.gitkeep`, '');
   // What a schedule writes is evidence, not desired state: never the operator's own change.
-  files.set('.gitignore', `# fleet schedule: reports and runs.log (docs/scheduled-reports.md)\n${REPORT_IGNORE_LINES.join('\n')}\n`);
+  files.set(
+    '.gitignore',
+    `# fleet schedule: reports and runs.log (docs/scheduled-reports.md)\n${REPORT_IGNORE_LINES.join('\n')}\n`,
+  );
 
   for (const [path, content] of files) {
     await mkdir(dirname(join(root, path)), { recursive: true });

@@ -22,7 +22,13 @@ import {
   type ReportChain,
   type ReportChainSchedule,
 } from '@fleet/core';
-import { nextLink, verifyReportChain, type ChainHead, type ChainVerdict, type ReportEntry } from './chain.js';
+import {
+  nextLink,
+  verifyReportChain,
+  type ChainHead,
+  type ChainVerdict,
+  type ReportEntry,
+} from './chain.js';
 
 export const REPORT_HEADS_DIR = 'report-heads';
 const HEADS_SCHEMA = 'fleet.report-heads/v1';
@@ -38,7 +44,10 @@ const reportHeadsSchema = z.strictObject({
   schema: z.literal(HEADS_SCHEMA),
   /** The repository's real path: a file that names another is refused. */
   repo: z.string(),
-  chains: z.strictObject({ drift: chainHeadSchema.optional(), version: chainHeadSchema.optional() }),
+  chains: z.strictObject({
+    drift: chainHeadSchema.optional(),
+    version: chainHeadSchema.optional(),
+  }),
 });
 type ReportHeads = z.infer<typeof reportHeadsSchema>;
 
@@ -69,7 +78,9 @@ export async function readReportHeads(repo: string, options: ChainEnv = {}): Pro
   const parsed = reportHeadsSchema.safeParse(parseStrictJson(text, path, 'USAGE'));
   if (!parsed.success || parsed.data.repo !== repo) {
     throw new FleetError('USAGE', `${path} is not the report heads fleet wrote for ${repo}`, {
-      suggestions: [`investigate it; to hold the chains to the folder as it is: fleet schedule verify --accept-current`],
+      suggestions: [
+        `investigate it; to hold the chains to the folder as it is: fleet schedule verify --accept-current`,
+      ],
     });
   }
   return parsed.data;
@@ -110,7 +121,6 @@ export async function writeReportHead(
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const COMPANIONS = ['md', 'html'] as const;
 
 /**
  * A regular file's bytes, never through a symbolic link (a link planted in the folder is no
@@ -181,7 +191,7 @@ export interface ChainedReportInput {
   readonly dir: string;
   /** The report document as the verb returned it, and its rendered companions. */
   readonly report: { readonly generatedAt: string } & Record<string, unknown>;
-  readonly companions: Readonly<Record<(typeof COMPANIONS)[number], string>>;
+  readonly companions: { readonly md: string; readonly html: string };
 }
 
 export interface ChainedReport {
@@ -207,7 +217,12 @@ export async function writeChainedReport(
       md: sha256(Buffer.from(input.companions.md)),
       html: sha256(Buffer.from(input.companions.html)),
     };
-    const chain = nextLink(input.schedule, heads.chains[input.schedule] ?? null, entries, companions);
+    const chain = nextLink(
+      input.schedule,
+      heads.chains[input.schedule] ?? null,
+      entries,
+      companions,
+    );
     const json = `${JSON.stringify({ ...input.report, chain }, null, 2)}\n`;
     const files = await writeReportSet(input.dir, input.schedule, {
       json,

@@ -32,12 +32,7 @@ export interface ReportEntry {
 }
 
 export type ChainProblemKind =
-  | 'missing'
-  | 'edited'
-  | 'reordered'
-  | 'orphan'
-  | 'head-missing'
-  | 'head-stale';
+  'missing' | 'edited' | 'reordered' | 'orphan' | 'head-missing' | 'head-stale';
 
 export interface ChainProblem {
   readonly kind: ChainProblemKind;

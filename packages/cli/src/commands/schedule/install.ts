@@ -57,7 +57,8 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
       const { assertUnattendedAllowed } = await import('@fleet/operator/schedule/policy.js');
       await assertUnattendedAllowed(root, await this.loadRegistry());
     }
-    const { ensureReportsIgnored, installSchedule } = await import('@fleet/operator/schedule/io.js');
+    const { ensureReportsIgnored, installSchedule } =
+      await import('@fleet/operator/schedule/io.js');
     const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const host = await operatorScheduleHost();
     const name = model.scheduleName(job);
@@ -100,7 +101,9 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
     // Reports and runs.log are evidence, never the operator's own change (ignore.ts).
     const ignored = await ensureReportsIgnored(root);
     if (ignored.file !== null)
-      this.log(`  git now ignores ${ignored.added.join(', ')} (in ${ignored.file}, this checkout only)`);
+      this.log(
+        `  git now ignores ${ignored.added.join(', ')} (in ${ignored.file}, this checkout only)`,
+      );
     return {
       schema: 'fleet.schedule/v1',
       name,

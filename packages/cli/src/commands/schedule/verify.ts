@@ -1,5 +1,10 @@
 import { Args, Flags } from '@fleet/core/command';
-import { escapeControl, FleetError, REPORT_CHAIN_SCHEDULES, type ReportChainSchedule } from '@fleet/core';
+import {
+  escapeControl,
+  FleetError,
+  REPORT_CHAIN_SCHEDULES,
+  type ReportChainSchedule,
+} from '@fleet/core';
 import { chainVerdictLine, type ChainVerdict } from '@fleet/operator/schedule/chain.js';
 import { verifyReports, verifyReportsExitCode } from '@fleet/operator/schedule/chain-io.js';
 import { FleetCommand } from '../../base-command.js';
@@ -15,7 +20,8 @@ export interface ScheduleVerifyJson {
 }
 
 export default class ScheduleVerify extends FleetCommand {
-  static override summary = "Check the chain of the schedules' reports: none deleted, edited or moved.";
+  static override summary =
+    "Check the chain of the schedules' reports: none deleted, edited or moved.";
   static override description = `Each report a schedule writes (reports/<verb>/<YYYY-MM-DD>/<verb>[-N].json) names the commit it read and carries a link: its place in its schedule's chain and the sha256 of the report before it (and of its own .md and .html). The chain is followed from its head — the newest report, kept in your state directory ($XDG_STATE_HOME/fleet/report-heads/, not in the repository) — back to its first report: a report deleted, edited, truncated or moved, or a companion .md/.html changed, is reported with its file name and seq. A report no link leads to is named, and so is a head that is missing or that reports were written past (unanchored): the newest reports' deletion could not be seen then. Reports written before chains existed, or by hand with --report-dir, have no link: they are counted as before the chain, never broken.
 
 --accept-current (after investigating a flagged head): hold each chain to the newest chained report in the folder from now on; a break further back stays reported.
@@ -44,16 +50,21 @@ Exit 0 when every chain is intact (or has no chained report yet); 6 when any is 
     const root = await this.findRepo(flags.repo);
     const result = await verifyReports(root, schedules, flags['accept-current']);
     for (const schedule of result.accepted) {
-      this.note(`${schedule}: the chain's head is now the folder's newest report (${result.headsFile})`);
+      this.note(
+        `${schedule}: the chain's head is now the folder's newest report (${result.headsFile})`,
+      );
     }
     if (!this.jsonEnabled()) {
       for (const verdict of result.chains) {
         this.log(`${verdict.schedule.padEnd(8)} ${escapeControl(chainVerdictLine(verdict))}`);
         for (const problem of verdict.problems) {
           const at = problem.seq === null ? problem.file : `seq ${problem.seq} (${problem.file})`;
-          this.log(`    ${verdict.schedule}: ${problem.kind} at ${escapeControl(at)}: ${escapeControl(problem.message)}`);
+          this.log(
+            `    ${verdict.schedule}: ${problem.kind} at ${escapeControl(at)}: ${escapeControl(problem.message)}`,
+          );
         }
-        for (const note of verdict.notes) this.log(`    ${verdict.schedule}: note: ${escapeControl(note)}`);
+        for (const note of verdict.notes)
+          this.log(`    ${verdict.schedule}: note: ${escapeControl(note)}`);
       }
       const count = (status: ChainVerdict['status']) =>
         result.chains.filter((c) => c.status === status).length;
@@ -68,7 +79,8 @@ Exit 0 when every chain is intact (or has no chained report yet); 6 when any is 
 
 function schedulesOf(verb: string | undefined): ReportChainSchedule[] {
   if (verb === undefined) return [...REPORT_CHAIN_SCHEDULES];
-  if ((REPORT_CHAIN_SCHEDULES as readonly string[]).includes(verb)) return [verb as ReportChainSchedule];
+  if ((REPORT_CHAIN_SCHEDULES as readonly string[]).includes(verb))
+    return [verb as ReportChainSchedule];
   throw new FleetError(
     'USAGE',
     `${JSON.stringify(verb)} is not a report schedule: drift or version (or neither, for both)`,
