@@ -35,6 +35,7 @@ import { recoverAtStart } from './recovery.js';
 import { failpoint } from './failpoints.js';
 import { checkIdentityCoupling } from './identity-coupling.js';
 import { buildIdentityOf } from './build-identity.js';
+import { loginPathCacheFor } from './versions/login-path.js';
 import { settleAfterStart } from './settle-pending.js';
 import {
   DEFAULT_LIMITS,
@@ -302,6 +303,8 @@ export async function createController(options: ControllerOptions): Promise<Cont
       // Read again only when a file of the chain changed (a stat per file per request).
       secrets: createEnvChainLoader(home),
       secretMemory,
+      // Learned on the first `fleet version` read, never at start (docs/version.md).
+      loginPath: loginPathCacheFor(home, clock),
     };
     const controller = await listen(runtime, options, release);
     // A node-id change this controller's start completes (contract §10.2): settled once it serves.

@@ -13,6 +13,7 @@ import type { OperationStore } from './operations.js';
 import type { SecretMemory } from './secret-memory.js';
 import type { StatePaths } from './state-paths.js';
 import type { NodePolicyStore, PolicyView } from './policy/store.js';
+import type { LoginPathCache } from './versions/login-path.js';
 import type { TokenStore } from './tokens/store.js';
 
 export interface Limits {
@@ -123,6 +124,8 @@ export interface ControllerRuntime {
   secrets(): Promise<SecretValues>;
   /** The values this node resolved and may still hold on disk (docs/secrets.md). */
   readonly secretMemory: SecretMemory;
+  /** The user's login PATH, learned by this controller (versions/login-path.ts). */
+  readonly loginPath: LoginPathCache;
 }
 
 /**

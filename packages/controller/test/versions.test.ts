@@ -29,6 +29,14 @@ import { startNode, type TestNode } from './support/node.js';
 const fixture = (name: string) =>
   readFile(new URL(`../../test/fixtures/${name}`, import.meta.url), 'utf8');
 
+/** A `--version` that ran: its line, and the semantic version in it. */
+const ran = (path: string, line: string, version: string | null) => ({
+  path,
+  runnable: true,
+  version,
+  detail: line,
+});
+
 async function script(path: string, body: string, mode = 0o755): Promise<void> {
   await writeFile(path, `#!/bin/sh\n${body}\n`, { mode });
   await chmod(path, mode);
@@ -172,7 +180,7 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
       legacyTokenSha256: createHash('sha256').update(LEGACY).digest('hex'),
       policy: {
         domains: { fixture: {}, coupled: {} },
-        versions: { tools: ['node', 'git', 'python3', 'broken-tool', 'where'] },
+        versions: { tools: ['node', 'git', 'python3', 'broken-tool', 'where'], path: dirs },
       },
     });
     savedPath = process.env['PATH'];
@@ -184,7 +192,7 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
   });
 
   async function ask(tools: string[], token: string) {
-    process.env['PATH'] = path; // the controller's PATH at the time of the request
+    process.env['PATH'] = '/nowhere'; // the controller's own PATH is not the one probed
     process.env['FLEET_VERSIONS_LEAK'] = 'leaked'; // never handed to a tool
     try {
       return await node.call('/v1/versions', { token, body: { tools } });
@@ -202,22 +210,49 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
     expect(body).to.include({ nodeId: 'node-01', package: '@fleet/controller', platform: 'linux' });
     expect(body.build).to.deep.equal({ sha256: null, commit: null });
     expect(body.tools).to.deep.equal([
-      { name: 'node', state: 'found', path: join(tmp, 'tools', 'node'), version: 'v20.19.0' },
+      {
+        name: 'node',
+        state: 'found',
+        path: join(tmp, 'tools', 'node'),
+        version: 'v20.19.0',
+        onPath: [ran(join(tmp, 'tools', 'node'), 'v20.19.0', '20.19.0')],
+      },
       {
         name: 'git',
         state: 'found',
         path: join(tmp, 'tools', 'git'),
         version: 'git version 2.39.5 leak=none',
+        onPath: [ran(join(tmp, 'tools', 'git'), 'git version 2.39.5 leak=none', '2.39.5')],
       },
-      { name: 'python3', state: 'missing' },
+      { name: 'python3', state: 'missing', onPath: [] },
       {
         name: 'broken-tool',
         state: 'failed',
         path: join(tmp, 'tools', 'broken-tool'),
         detail: '--version exited 3: boom',
+        onPath: [
+          {
+            path: join(tmp, 'tools', 'broken-tool'),
+            runnable: false,
+            version: null,
+            detail: '--version exited 3: boom',
+          },
+        ],
       },
-      { name: 'where', state: 'found', path: join(tmp, 'tools', 'where'), version: path },
+      {
+        name: 'where',
+        state: 'found',
+        path: join(tmp, 'tools', 'where'),
+        version: path,
+        onPath: [ran(join(tmp, 'tools', 'where'), path, null)],
+      },
     ]);
+    expect(body.loginPath).to.deep.equal({
+      source: 'policy',
+      directories: path.split(':'),
+      learnedAt: null,
+      detail: 'versions.path in ~/.config/fleet/node-policy.yaml',
+    });
     expect(body.fleet.map((f) => [f.path, f.runnable, f.version])).to.deep.equal([
       [join(tmp, 'dead', 'fleet'), false, null],
       [join(tmp, 'broken', 'fleet'), false, null],
@@ -225,7 +260,9 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
       [join(tmp, 'new', 'fleet'), true, '1.3.0'],
     ]);
     expect(body.fleet[0]?.detail).to.equal('not executable');
-    expect(body.fleet[1]?.detail).to.equal('broken symbolic link');
+    expect(body.fleet[1]?.detail).to.equal(
+      `a broken symbolic link to ${join(tmp, 'gone', 'fleet')}`,
+    );
     expect(body).to.not.have.property('launchd'); // linux
     // The operator's decision on this PATH: the dead, the broken and the older one all shadow.
     expect(findShadowing(body.fleet).map((s) => [s.path, s.reason])).to.deep.equal([
@@ -269,7 +306,10 @@ describe('versions: POST /v1/versions with a temp PATH', function () {
     } finally {
       await node.setPolicy({
         domains: { fixture: {}, coupled: {} },
-        versions: { tools: ['node', 'git', 'python3', 'broken-tool', 'where'] },
+        versions: {
+          tools: ['node', 'git', 'python3', 'broken-tool', 'where'],
+          path: path.split(':'),
+        },
       });
     }
   });

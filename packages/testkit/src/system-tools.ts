@@ -41,6 +41,7 @@ export const SYSTEM_TOOLS = {
   unshare: { command: 'unshare', debianPackage: 'util-linux' },
   ip: { command: 'ip', debianPackage: 'iproute2' },
   python3: { command: 'python3', debianPackage: 'python3' },
+  bash: { command: '/bin/bash', debianPackage: 'bash' },
 } as const satisfies Record<string, SystemTool>;
 
 /** What `requireSystemTools` needs of a mocha context (`this` in a hook or a test). */

@@ -1,13 +1,13 @@
 /**
- * The node half of `fleet version` (`POST /v1/versions`), read-only: resolve each named tool on
- * the controller's PATH and run its `--version`; list every `fleet` executable along PATH, in
- * order, with whether it runs and the version it reports; on macOS, read fleet's launchd agents
- * with `launchctl print`. Every command runs through the node's process runner: by absolute path,
+ * The node half of `fleet version` (`POST /v1/versions`), read-only: list every executable of each
+ * named tool and of `fleet` along the PATH (the policy's, else the user's login PATH —
+ * login-path.ts), in order, each inspected without running it (executable.ts: a broken link, a
+ * lost interpreter) and the ones that can start asked `--version`; on macOS, read fleet's launchd
+ * agents with `launchctl print`. Every command runs through the node's process runner: by absolute path,
  * never through a shell, with a minimal environment (the node's PATH, HOME, LANG) and a bounded
  * timeout. The node only observes; the operator decides what is missing, stale or shadowing.
  */
-import { constants } from 'node:fs';
-import { access, lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import {
   FLEET_LAUNCHD_LABELS,
@@ -20,6 +20,9 @@ import {
   type ProcessRunner,
   type VersionsTool,
 } from '@fleet/core/node';
+import { candidates, inspectExecutable, type Inspection } from './executable.js';
+
+export { resolveOnPath } from './executable.js';
 
 /** Each `--version` (and `launchctl print`) is killed after this long. */
 export const VERSION_TIMEOUT_MS = 5_000;
@@ -35,38 +38,6 @@ export function pathDirectories(path: string, platform: Platform): string[] {
     out.push(entry);
   }
   return out;
-}
-
-/** File names a command may have in one directory (`.exe`, `.cmd`… on Windows). */
-function candidates(name: string, platform: Platform): string[] {
-  if (platform !== 'win32') return [name];
-  return [name, ...['.exe', '.cmd', '.bat', '.com'].map((ext) => `${name}${ext}`)];
-}
-
-async function isExecutableFile(path: string): Promise<boolean> {
-  try {
-    const stats = await stat(path);
-    if (!stats.isFile()) return false;
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The first executable file named `name` along `dirs` (what a shell would run), or `null`. */
-export async function resolveOnPath(
-  name: string,
-  dirs: readonly string[],
-  platform: Platform,
-): Promise<string | null> {
-  for (const dir of dirs) {
-    for (const file of candidates(name, platform)) {
-      const path = join(dir, file);
-      if (await isExecutableFile(path)) return path;
-    }
-  }
-  return null;
 }
 
 /** The first non-empty line of a command's output, cut to the wire's bound. */
@@ -117,29 +88,25 @@ async function runVersion(
   return { ok: true, text: line };
 }
 
-export async function collectTools(
-  tools: readonly string[],
-  input: CollectInput,
-): Promise<VersionsTool[]> {
-  const dirs = pathDirectories(input.path, input.platform);
-  return Promise.all(
-    [...new Set(tools)].map(async (name): Promise<VersionsTool> => {
-      const found = await resolveOnPath(name, dirs, input.platform);
-      if (found === null) return { name, state: 'missing' };
-      const ran = await runVersion(input.processes, found, input.path, input.timeoutMs);
-      return ran.ok
-        ? { name, state: 'found', path: found, version: ran.text }
-        : { name, state: 'failed', path: found, detail: ran.text };
-    }),
-  );
+/** `detail`, cut to the wire's bound. */
+const bounded = (detail: string): string => detail.slice(0, MAX_VERSION_TEXT);
+
+/** One executable along PATH as reported, and what a shell does when its search reaches it. */
+interface Listed {
+  readonly entry: FleetOnPath;
+  readonly kind: Inspection['kind'];
 }
 
-/** Every `fleet` along PATH, in order: dead ones (broken link, not executable, failing) too. */
-export async function collectFleetOnPath(input: CollectInput): Promise<FleetOnPath[]> {
+/**
+ * Every executable named `name` along the PATH, in order, dead ones too (a broken link, not
+ * executable, its interpreter gone): each inspected without running it, and the ones that can
+ * start asked `--version`.
+ */
+async function listOnPath(name: string, input: CollectInput): Promise<Listed[]> {
   const dirs = pathDirectories(input.path, input.platform);
   const found: string[] = [];
   for (const dir of dirs) {
-    for (const file of candidates('fleet', input.platform)) {
+    for (const file of candidates(name, input.platform)) {
       const path = join(dir, file);
       try {
         await lstat(path);
@@ -150,23 +117,61 @@ export async function collectFleetOnPath(input: CollectInput): Promise<FleetOnPa
     }
   }
   return Promise.all(
-    found.slice(0, MAX_FLEET_ON_PATH).map(async (path): Promise<FleetOnPath> => {
-      let stats;
-      try {
-        stats = await stat(path);
-      } catch {
-        return { path, runnable: false, version: null, detail: 'broken symbolic link' };
-      }
-      if (!stats.isFile()) return { path, runnable: false, version: null, detail: 'not a file' };
-      if (!(await isExecutableFile(path))) {
-        return { path, runnable: false, version: null, detail: 'not executable' };
+    found.slice(0, MAX_FLEET_ON_PATH).map(async (path): Promise<Listed> => {
+      const inspection = await inspectExecutable(path, dirs, input.platform);
+      if (inspection.kind !== 'runs') {
+        const detail = bounded(inspection.detail);
+        return { entry: { path, runnable: false, version: null, detail }, kind: inspection.kind };
       }
       const ran = await runVersion(input.processes, path, input.path, input.timeoutMs);
-      return ran.ok
+      const entry: FleetOnPath = ran.ok
         ? { path, runnable: true, version: versionIn(ran.text), detail: ran.text }
         : { path, runnable: false, version: null, detail: ran.text };
+      return { entry, kind: 'runs' };
     }),
   );
+}
+
+/**
+ * One tool as a shell would run it: the first entry along PATH its command search takes (one
+ * that is an executable file once links are followed). `missing` when there is none — or when
+ * that one cannot start because its interpreter is gone: a later healthy install is never
+ * reached, so the tool is not current. Every entry is reported in `onPath`.
+ */
+export async function collectTool(name: string, input: CollectInput): Promise<VersionsTool> {
+  const listed = await listOnPath(name, input);
+  const onPath = listed.map((l) => l.entry);
+  const runs = listed.find((l) => l.kind !== 'skipped');
+  if (runs === undefined) {
+    if (onPath.length === 0) return { name, state: 'missing', onPath };
+    const dead = onPath.map((e) => `${e.path} is ${e.detail}`).join('; ');
+    return { name, state: 'missing', detail: bounded(`none on PATH can run: ${dead}`), onPath };
+  }
+  const { path, detail } = runs.entry;
+  if (runs.kind === 'dead') {
+    return {
+      name,
+      state: 'missing',
+      path,
+      detail: bounded(`${path} runs first and ${detail}`),
+      onPath,
+    };
+  }
+  return runs.entry.runnable
+    ? { name, state: 'found', path, version: detail, onPath }
+    : { name, state: 'failed', path, detail, onPath };
+}
+
+export async function collectTools(
+  tools: readonly string[],
+  input: CollectInput,
+): Promise<VersionsTool[]> {
+  return Promise.all([...new Set(tools)].map((name) => collectTool(name, input)));
+}
+
+/** Every `fleet` along PATH: dead ones (broken link, not executable, failing) too. */
+export async function collectFleetOnPath(input: CollectInput): Promise<FleetOnPath[]> {
+  return (await listOnPath('fleet', input)).map((l) => l.entry);
 }
 
 /** What `launchctl print gui/<uid>/<label>` says about a loaded service (top-level keys only). */

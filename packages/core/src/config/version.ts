@@ -3,7 +3,8 @@
  * bounded, each with the client's timeout), then pure evaluation of what the node observed
  * against the repository: the runtime's version against `canonicalVersion` (and its build
  * against the canonical artifact, when fleet.yaml names one), each probed tool (`probes.tools`),
- * PATH shadowing among the `fleet` executables along PATH, each plugin fleet.yaml names against
+ * PATH shadowing among the `fleet` executables and among each probed tool's executables along the
+ * node's PATH (the policy's, the user's login PATH, or the controller's), each plugin fleet.yaml names against
  * the ones the node loaded from its generation (contract §10.5), and on macOS fleet's launchd
  * agents.
  * A host that cannot be reached is `unreachable`, one that fails otherwise `error`, as in drift.
@@ -165,22 +166,89 @@ export function runtimeItem(
   return { ...base, state: 'current', detail: build };
 }
 
+/** Where a tool was looked for, for a `missing` item's detail. */
+function pathWords(answer: Pick<VersionsResponse, 'loginPath'>): string {
+  switch (answer.loginPath?.source) {
+    case 'policy':
+      return "the node policy's versions.path";
+    case 'login-shell':
+      return "the user's login PATH";
+    default:
+      return "the controller's PATH";
+  }
+}
+
+/** `also on PATH: /b/x (1.2.0), /c/x (dead: …)` for the entries after the one that runs. */
+function othersOnPath(runs: string | undefined, onPath: readonly FleetOnPath[]): string {
+  const others = onPath.filter((entry) => entry.path !== runs);
+  if (others.length === 0) return '';
+  const shown = others.map((entry) =>
+    entry.runnable
+      ? `${entry.path} (${entry.version ?? entry.detail})`
+      : `${entry.path} (dead: ${entry.detail})`,
+  );
+  return `; also on PATH: ${shown.join(', ')}`;
+}
+
+/**
+ * One probed tool: `current` when the executable a shell runs answered `--version`; `missing` when
+ * nothing of its name can run — none on the PATH, only dead links, or the one that runs has lost
+ * its interpreter (the ADR's removed Python: such a tool is not current); `error` when it failed.
+ * Each carries every executable of the name along the PATH, in order (`onPath`).
+ */
+function toolItem(name: string, answer: VersionsResponse): VersionItem {
+  const base = { layer: 'version' as const, kind: 'tool' as const, name };
+  const tool = answer.tools.find((t) => t.name === name);
+  if (!tool) return { ...base, state: 'error', detail: 'the node did not report this tool' };
+  if (tool.state === 'refused') {
+    // Not probed: the node decides what runs on it (contract §5.1).
+    return { ...base, state: 'error', detail: tool.detail };
+  }
+  const onPath = tool.onPath ?? [];
+  const listed = onPath.length === 0 ? {} : { onPath };
+  if (tool.state === 'missing') {
+    return {
+      ...base,
+      ...(tool.path === undefined ? {} : { path: tool.path }),
+      state: 'missing',
+      detail: `${tool.detail ?? `${name} is not on ${pathWords(answer)}`}${othersOnPath(tool.path, onPath)}`,
+      ...listed,
+    };
+  }
+  if (tool.state === 'failed') {
+    return {
+      ...base,
+      path: tool.path,
+      state: 'error',
+      detail: `${tool.detail}${othersOnPath(tool.path, onPath)}`,
+      ...listed,
+    };
+  }
+  const others = othersOnPath(tool.path, onPath);
+  return {
+    ...base,
+    path: tool.path,
+    state: 'current',
+    version: tool.version,
+    ...(others === '' ? {} : { detail: `runs ${tool.path}${others}` }),
+    ...listed,
+  };
+}
+
 function toolItems(answer: VersionsResponse, desired: VersionDesired): VersionItem[] {
-  return [...new Set(desired.tools)].map((name): VersionItem => {
-    const base = { layer: 'version' as const, kind: 'tool' as const, name };
+  return [...new Set(desired.tools)].flatMap((name): VersionItem[] => {
     const tool = answer.tools.find((t) => t.name === name);
-    if (!tool) return { ...base, state: 'error', detail: 'the node did not report this tool' };
-    if (tool.state === 'missing') {
-      return { ...base, state: 'missing', detail: `${name} is not on the controller's PATH` };
-    }
-    if (tool.state === 'failed') {
-      return { ...base, path: tool.path, state: 'error', detail: tool.detail };
-    }
-    if (tool.state === 'refused') {
-      // Not probed: the node decides what runs on it (contract §5.1).
-      return { ...base, state: 'error', detail: tool.detail };
-    }
-    return { ...base, path: tool.path, state: 'current', version: tool.version };
+    const onPath = tool && tool.state !== 'refused' ? (tool.onPath ?? []) : [];
+    // PATH shadowing of every probed tool, by the same decision table as `fleet`'s.
+    const shadowing = findShadowing(onPath).map((s): VersionItem => ({
+      layer: 'version',
+      kind: 'shadowing',
+      name,
+      path: s.path,
+      state: 'stale',
+      detail: s.detail,
+    }));
+    return [toolItem(name, answer), ...shadowing];
   });
 }
 
@@ -375,6 +443,7 @@ export function versionHost(
       build: answer.build,
       development: answer.build.sha256 === null,
       platform: answer.platform,
+      ...(answer.loginPath === undefined ? {} : { loginPath: answer.loginPath }),
     },
     items,
   };

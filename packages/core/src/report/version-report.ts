@@ -16,6 +16,7 @@ import {
   reportExitCode,
 } from './drift-report.js';
 import { sha256Schema } from '../wire/protocol.js';
+import { fleetOnPathSchema, loginPathSchema } from '../wire/versions.js';
 import { compareCodeUnits } from '../compare.js';
 import { reportChainSchema } from './report-chain.js';
 
@@ -46,6 +47,8 @@ export const versionItemSchema = z.lazy(() =>
     /** A plugin's: the sha256 fleet.yaml pins. */
     expectedSha256: z.string().optional(),
     detail: z.string().optional(),
+    /** A tool's: every executable of its name along the PATH, in order (the first runnable runs). */
+    onPath: z.array(fleetOnPathSchema).optional(),
   }),
 );
 
@@ -57,6 +60,8 @@ export const versionRuntimeSchema = z.lazy(() =>
     /** True when the runtime runs from no staged generation (`build` is all `null`). */
     development: z.boolean(),
     platform: z.enum(['linux', 'darwin', 'win32']),
+    /** The PATH its tools were probed on and where the node got it (absent: an older node). */
+    loginPath: loginPathSchema.optional(),
   }),
 );
 

@@ -1,8 +1,10 @@
 /**
  * `POST /v1/versions` (contract §11, `fleet version`): the node's runtime identity, the versions of
  * the tools the operator names (fleet.yaml `probes.tools`) that the node policy lists
- * (`versions.tools`; any other is answered `refused`, never run), every `fleet` executable along the
- * controller's PATH in order (for PATH shadowing), and on macOS the launchd agents of fleet.
+ * (`versions.tools`; any other is answered `refused`, never run) with every executable of each
+ * name along the PATH in order, every `fleet` executable along it (both for PATH shadowing), the
+ * PATH itself (the policy's, the user's login PATH the node learned, or the controller's), and on
+ * macOS the launchd agents of fleet.
  * Read-only; one request per host. The node only observes: deciding what is stale, missing or
  * shadowing is the operator's (`config/version.ts`).
  */
@@ -72,30 +74,10 @@ export const versionsRequestSchema = z.lazy(() =>
 
 const versionText = z.lazy(() => z.string().max(MAX_VERSION_TEXT));
 
-export const versionsToolSchema = z.lazy(() =>
-  z.discriminatedUnion('state', [
-    /** Found on PATH and `--version` exited 0: its first output line. */
-    z.strictObject({
-      name: toolNameSchema,
-      state: z.literal('found'),
-      path: z.string(),
-      version: versionText,
-    }),
-    /** Found on PATH but `--version` failed (exit code, timeout, no output). */
-    z.strictObject({
-      name: toolNameSchema,
-      state: z.literal('failed'),
-      path: z.string(),
-      detail: versionText,
-    }),
-    /** No executable of that name on the controller's PATH. */
-    z.strictObject({ name: toolNameSchema, state: z.literal('missing') }),
-    /** Not run: the node policy does not list it in `versions.tools` (contract §5.1). */
-    z.strictObject({ name: toolNameSchema, state: z.literal('refused'), detail: versionText }),
-  ]),
-);
-
-/** One `fleet` along PATH, in PATH order: runnable (with the version it reports) or dead. */
+/**
+ * One executable of a name along PATH, in PATH order: runnable (with the version it reports) or
+ * dead (a broken symbolic link, not executable, its interpreter gone, `--version` failing).
+ */
 export const fleetOnPathSchema = z.lazy(() =>
   z.strictObject({
     path: z.string(),
@@ -104,6 +86,66 @@ export const fleetOnPathSchema = z.lazy(() =>
     version: z.string().nullable(),
     /** Why it is dead (not executable, broken symlink, exit status, timeout), or its output line. */
     detail: versionText,
+  }),
+);
+
+/**
+ * Every executable of a tool's name along the PATH, in order (for PATH shadowing of every probed
+ * tool, not only `fleet`). Absent from a node that predates it.
+ */
+const onPath = z.lazy(() => z.array(fleetOnPathSchema).max(MAX_FLEET_ON_PATH).optional());
+
+export const versionsToolSchema = z.lazy(() =>
+  z.discriminatedUnion('state', [
+    /** The one a shell runs (`path`) exited 0 from `--version`: its first output line. */
+    z.strictObject({
+      name: toolNameSchema,
+      state: z.literal('found'),
+      path: z.string(),
+      version: versionText,
+      onPath,
+    }),
+    /** The one a shell runs (`path`) failed its `--version` (exit code, timeout, no output). */
+    z.strictObject({
+      name: toolNameSchema,
+      state: z.literal('failed'),
+      path: z.string(),
+      detail: versionText,
+      onPath,
+    }),
+    /**
+     * Nothing of that name can run: none on PATH, only dead links, or the one a shell runs
+     * (`path`) has an interpreter that is gone (`#!/opt/py3.9/bin/python3` removed) — `detail`
+     * says which.
+     */
+    z.strictObject({
+      name: toolNameSchema,
+      state: z.literal('missing'),
+      path: z.string().optional(),
+      detail: versionText.optional(),
+      onPath,
+    }),
+    /** Not run: the node policy does not list it in `versions.tools` (contract §5.1). */
+    z.strictObject({ name: toolNameSchema, state: z.literal('refused'), detail: versionText }),
+  ]),
+);
+
+/** Directories of a login PATH reported at most (a longer PATH is cut, in order). */
+export const MAX_LOGIN_PATH_DIRECTORIES = 128;
+
+/**
+ * The PATH the tools were resolved on and run with, and where the node got it (docs/version.md):
+ * the node policy's `versions.path`; the user's login PATH the controller learned from the login
+ * shell of its passwd entry (`learnedAt`); or the controller's own PATH when it could not learn
+ * one (`detail` says why).
+ */
+export const loginPathSchema = z.lazy(() =>
+  z.strictObject({
+    source: z.enum(['policy', 'login-shell', 'controller']),
+    directories: z.array(z.string()).max(MAX_LOGIN_PATH_DIRECTORIES),
+    /** When the controller learned it (`null`: the policy's, or the controller's own PATH). */
+    learnedAt: timestampSchema.nullable(),
+    detail: z.string().max(MAX_VERSION_TEXT * 2),
   }),
 );
 
@@ -136,6 +178,8 @@ export const versionsResponseSchema = z.lazy(() =>
     platform: z.enum(['linux', 'darwin', 'win32']),
     tools: z.array(versionsToolSchema),
     fleet: z.array(fleetOnPathSchema).max(MAX_FLEET_ON_PATH),
+    /** The PATH the tools were probed on and where it came from (absent from an older node). */
+    loginPath: loginPathSchema.optional(),
     /**
      * The third-party plugins the node loaded from its generation (its catalog's `plugins`, contract
      * §10.5), each with its verified pin. Absent from a runtime that predates them: none reported.
@@ -153,5 +197,6 @@ export type VersionsRequest = z.infer<typeof versionsRequestSchema>;
 export type VersionsResponse = z.infer<typeof versionsResponseSchema>;
 export type VersionsTool = z.infer<typeof versionsToolSchema>;
 export type FleetOnPath = z.infer<typeof fleetOnPathSchema>;
+export type LoginPath = z.infer<typeof loginPathSchema>;
 export type LaunchdAgent = z.infer<typeof launchdAgentSchema>;
 export type VersionsProbe = z.infer<typeof versionsProbeSchema>;
