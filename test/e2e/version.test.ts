@@ -2,7 +2,9 @@
  * `fleet version` through the real binary on a lab fleet (contract §11, issue 6 item 1): the runtime
  * against canonicalVersion (a development build in a checkout), the probed tools' versions, a
  * probed tool that is missing (exit 1), PATH shadowing seen by the controllers (a dead `fleet`
- * before a runnable one on the PATH they were started with), and the dated report forms.
+ * before a runnable one on the login PATH each node's user gets: a real login shell reading a
+ * profile in the node's home that prepends both — not the PATH the controllers were started
+ * with), and the dated report forms.
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -21,7 +23,7 @@ describe('fleet version on a lab', function () {
   before(async () => {
     tmp = await tempDir('fleet-version-');
     dir = join(tmp.path, 'lab');
-    // The controllers inherit this PATH: a dead fleet first, a runnable one after it.
+    // The nodes' login PATH (their profiles, below): a dead fleet first, a runnable one after it.
     const dead = join(tmp.path, 'path-dead');
     const live = join(tmp.path, 'path-live');
     await mkdir(dead);
@@ -32,10 +34,7 @@ describe('fleet version on a lab', function () {
       mode: 0o755,
     });
     await chmod(join(live, 'fleet'), 0o755);
-    const path = [dead, live, process.env['PATH'] ?? ''].join(delimiter);
-    const up = await fleet(['lab', 'up', '--hosts', '2', '--dir', dir, '--json'], {
-      env: { PATH: path },
-    });
+    const up = await fleet(['lab', 'up', '--hosts', '2', '--dir', dir, '--json']);
     expect(up.exitCode, up.stderr).to.equal(0);
     const repo = join(dir, 'repo');
     const manifest = await readFile(join(repo, 'fleet.yaml'), 'utf8');
@@ -55,6 +54,11 @@ describe('fleet version on a lab', function () {
       const home = join(dir, 'nodes', host, 'home');
       const file = join(home, '.config', 'fleet', 'node-policy.yaml');
       const { policy } = parseNodePolicy(await readFile(file, 'utf8'), file);
+      // Read by the login shell (bash, sh or zsh) the controller learns its user's PATH from.
+      const profile = `PATH="${[dead, live].join(delimiter)}${delimiter}$PATH"; export PATH\n`;
+      for (const name of ['.bash_profile', '.profile', '.zprofile']) {
+        await writeFile(join(home, name), profile);
+      }
       await writeNodePolicy(
         home,
         { ...policy, versions: { tools: [...policy.versions.tools, 'no-such-tool-xyz'] } },
@@ -89,6 +93,13 @@ describe('fleet version on a lab', function () {
       expect(host.status, host.host).to.equal('drifted');
       expect(host.runtime).to.include({ version: '0.1.0', development: true });
       expect(host.runtime?.build).to.deep.equal({ sha256: null, commit: null });
+      expect(host.runtime?.loginPath?.source, host.runtime?.loginPath?.detail).to.equal(
+        'login-shell',
+      );
+      expect(host.runtime?.loginPath?.directories.slice(0, 2)).to.deep.equal([
+        join(tmp.path, 'path-dead'),
+        join(tmp.path, 'path-live'),
+      ]);
       const item = (kind: string, name: string) =>
         host.items.find((i) => i.kind === kind && i.name === name);
       expect(item('runtime', '@fleet/controller')).to.include({

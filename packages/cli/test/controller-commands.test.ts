@@ -135,6 +135,25 @@ describe('fleet token and fleet controller serve', () => {
     expect(unknown.stderr).to.contain('--serve nosuch: no loaded plugin provides this domain');
   });
 
+  it('node-policy show names the login PATH fleet version probes tools on, learned from the login shell', async () => {
+    // The profiles a login bash, sh (dash) or zsh reads: each prepends ~/login-bin.
+    const profile = 'echo "profile banner"\nPATH="$HOME/login-bin:$PATH"; export PATH\n';
+    for (const file of ['.bash_profile', '.profile', '.zprofile']) {
+      await writeFile(join(home, file), profile);
+    }
+    const shown = fleet(['node-policy', 'show', '--home', home]);
+    expect(shown.status, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.match(
+      new RegExp(
+        `versions probe tools on the login PATH ${join(home, 'login-bin')}:\\S+ \\(learned from \\S+ -l\\)`,
+      ),
+    );
+    const json = fleet(['node-policy', 'show', '--home', home, '--json']);
+    const { loginPath } = JSON.parse(json.stdout);
+    expect(loginPath.source, loginPath.detail).to.equal('login-shell');
+    expect(loginPath.path.split(':')[0]).to.equal(join(home, 'login-bin'));
+  });
+
   it('validate --node-policy checks a file as a controller reads it: line and field, mode', async () => {
     const file = join(home, 'draft-policy.yaml');
     await writeFile(

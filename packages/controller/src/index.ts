@@ -29,6 +29,13 @@ export { readLegacyTokenHash } from './tokens/auth.js';
 export { lineageOf } from './tokens/lineage.js';
 export { tokenHash } from './tokens/token.js';
 export { parseDuration } from './duration.js';
+// The user's login PATH as the controller learns it (`fleet node-policy show` shows it).
+export {
+  LOGIN_PATH_TIMEOUT_MS,
+  currentAccount,
+  learnLoginPath,
+  type Learned as LearnedLoginPath,
+} from './versions/login-path.js';
 export { FAILPOINTS, FAILPOINT_ENV, type FailpointName } from './failpoints.js';
 export { STATE_DIR, TEMP_PREFIX, statePaths, type StatePaths } from './state-paths.js';
 export { parseBackupName, utcStamp } from './backups.js';

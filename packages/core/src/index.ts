@@ -288,6 +288,7 @@ export {
   VERSION_ITEM_KINDS,
   VERSION_SCHEMA,
   buildVersionReport,
+  describeLoginPath,
   versionExitCode,
   versionHostStatus,
   versionReportSchema,

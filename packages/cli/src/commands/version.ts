@@ -1,11 +1,11 @@
 import { Flags } from '@fleet/core/command';
-import type { VersionReport } from '@fleet/core';
+import type { VersionReport, VersionRuntime } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 
 export default class Version extends FleetCommand {
   static override summary =
     "Report every host's runtime version, tool versions and PATH shadowing (read-only).";
-  static override description = `Every host is asked concurrently (with a bound and a per-host timeout), in one request each, for its runtime's package, version and build identity (the generation it runs from, or a development build), the versions of the tools its fleet.yaml entry names (probes.tools) as found on the controller's PATH, every fleet executable along that PATH, on macOS fleet's launchd agents, and the state of the controller's unit or task under the host's supervisor (fleet.yaml supervisor: systemd-user, windows-task). The runtime is compared with canonicalVersion (current, stale when older); each plugin fleet.yaml names (plugins) is compared with the ones the node loaded from its runtime generation (missing when the node has none of that name, diverged when it has another version or tarball: upgrade it to an artifact that carries it); a probed tool that is not on PATH is missing; an earlier fleet on PATH that is dead or older than a later one is shadowing (stale); a controller unit that is disabled, not running, changed without a daemon-reload, or whose ExecStart is not the current generation or node id is a stale supervisor item (layer runtime), as fleet drift reports it. A stopped controller answers nothing: the host is unreachable. An unreachable host is reported and the run goes on.
+  static override description = `Every host is asked concurrently (with a bound and a per-host timeout), in one request each, for its runtime's package, version and build identity (the generation it runs from, or a development build), the versions of the tools its fleet.yaml entry names (probes.tools) with every executable of each name along the PATH the node probes on (its policy's versions.path, else its user's login PATH, learned from the login shell; shown per host), every fleet executable along that PATH, on macOS fleet's launchd agents, and the state of the controller's unit or task under the host's supervisor (fleet.yaml supervisor: systemd-user, windows-task). The runtime is compared with canonicalVersion (current, stale when older); each plugin fleet.yaml names (plugins) is compared with the ones the node loaded from its runtime generation (missing when the node has none of that name, diverged when it has another version or tarball: upgrade it to an artifact that carries it); a probed tool that is not on PATH, or whose executable that runs first has lost its #! interpreter, is missing; an earlier fleet or probed tool on PATH that is dead or older than a later one is shadowing (stale); a controller unit that is disabled, not running, changed without a daemon-reload, or whose ExecStart is not the current generation or node id is a stale supervisor item (layer runtime), as fleet drift reports it. A stopped controller answers nothing: the host is unreachable. An unreachable host is reported and the run goes on.
 
 Exit codes, the most urgent across hosts (contract §7): 4 when a host refused the credentials (denied), 5 when one was unreachable, 1 when any drifted or failed, 0 when every host is current; each host's entry keeps its own state. Writes nothing, unless --report-dir is given: then version.json, version.md and version.html are written there, never over an earlier report (version-2.*, version-3.*).`;
   static override examples = [
@@ -77,14 +77,20 @@ Exit codes, the most urgent across hosts (contract §7): 4 when a host refused t
       });
       this.note(`report written: ${written.join(', ')}`);
     }
-    if (!this.jsonEnabled()) this.log(renderSummary(report, core.escapeControl));
+    if (!this.jsonEnabled()) {
+      this.log(renderSummary(report, core.escapeControl, core.describeLoginPath));
+    }
     process.exitCode = core.versionExitCode(report);
     return report;
   }
 }
 
 /** The human summary: one line per host, one indented line per item. */
-function renderSummary(report: VersionReport, escape: (text: string) => string): string {
+function renderSummary(
+  report: VersionReport,
+  escape: (text: string) => string,
+  describePath: (path: NonNullable<VersionRuntime['loginPath']>) => string,
+): string {
   const lines = report.hosts.map((host) => {
     const runtime = host.runtime
       ? `  ${host.runtime.package}@${host.runtime.version}+${host.runtime.build.sha256?.slice(0, 12) ?? 'dev'}`
@@ -96,7 +102,12 @@ function renderSummary(report: VersionReport, escape: (text: string) => string):
           item.state !== 'current' && item.detail ? `  (${escape(item.detail)})` : ''
         }`,
     );
-    return [`${host.host.padEnd(12)} ${host.status}${runtime}${detail}`, ...items].join('\n');
+    const path = host.runtime?.loginPath
+      ? [`    ${escape(describePath(host.runtime.loginPath))}`]
+      : [];
+    return [`${host.host.padEnd(12)} ${host.status}${runtime}${detail}`, ...path, ...items].join(
+      '\n',
+    );
   });
   const { summary } = report;
   lines.push(

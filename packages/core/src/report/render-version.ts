@@ -5,7 +5,12 @@
  */
 import { escapeHtml, reportPage, stateBadge } from './html.js';
 import { escapeControl } from './render-report.js';
-import type { VersionHost, VersionItem, VersionReport } from './version-report.js';
+import {
+  describeLoginPath,
+  type VersionHost,
+  type VersionItem,
+  type VersionReport,
+} from './version-report.js';
 
 const ORDER = ['error', 'diverged', 'unsupported', 'missing', 'stale', 'unmanaged', 'current'];
 const COLUMNS = [
@@ -62,6 +67,9 @@ export function renderVersionMarkdown(report: VersionReport): string {
   for (const host of report.hosts) {
     lines.push('', `## ${escapeControl(host.host)} — ${host.status}`);
     if (host.detail) lines.push('', escapeControl(host.detail));
+    if (host.runtime?.loginPath) {
+      lines.push('', escapeControl(describeLoginPath(host.runtime.loginPath)), '');
+    }
     for (const item of host.items) {
       lines.push(
         `- **${item.state}** (${item.layer}, ${item.kind}) ${escapeControl(itemLine(item))}`,

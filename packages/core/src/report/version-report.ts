@@ -103,6 +103,20 @@ export type VersionHost = z.infer<typeof versionHostSchema>;
 export type VersionItem = z.infer<typeof versionItemSchema>;
 export type VersionRuntime = z.infer<typeof versionRuntimeSchema>;
 
+/**
+ * The PATH a host's tools were probed on, in words (`fleet version`'s text and Markdown): where
+ * it came from, then its directories in order.
+ */
+export function describeLoginPath(path: z.infer<typeof loginPathSchema>): string {
+  const where =
+    path.source === 'policy'
+      ? "the node policy's versions.path"
+      : path.source === 'login-shell'
+        ? `the user's login PATH (${path.detail}${path.learnedAt ? ` at ${path.learnedAt}` : ''})`
+        : `the controller's PATH (${path.detail})`;
+  return `tools probed on ${where}: ${path.directories.join(':') || '(empty)'}`;
+}
+
 /** A host's status from its items, exactly as drift's. */
 export function versionHostStatus(items: readonly VersionItem[]): VersionHost['status'] {
   return hostStatus(items.map((item) => ({ layer: item.layer, state: item.state })));

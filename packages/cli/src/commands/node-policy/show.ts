@@ -13,11 +13,16 @@ export interface NodePolicyShowJson {
   readonly policy: import('@fleet/core').NodePolicy;
   /** Each allowed path whose install runs code as the node's user (docs/node-policy.md). */
   readonly codeBearing: import('@fleet/core').CodeBearingGrant[];
+  /**
+   * Without `versions.path`: the login PATH the controller learns for `fleet version`, learned
+   * here the same way (docs/version.md); absent when the policy names a PATH.
+   */
+  readonly loginPath?: import('@fleet/controller').LearnedLoginPath;
 }
 
 export default class NodePolicyShow extends FleetCommand {
   static override summary = "Show this node's policy: what it serves, runs and writes.";
-  static override description = `Reads <home>/.config/fleet/node-policy.yaml exactly as the controller does at start (mode 0600 and owner, YAML, the strict schema, the domains of the loaded plugins) and prints what it allows; a problem is reported with its file, line and field (exit 2). Writes nothing.`;
+  static override description = `Reads <home>/.config/fleet/node-policy.yaml exactly as the controller does at start (mode 0600 and owner, YAML, the strict schema, the domains of the loaded plugins) and prints what it allows; a problem is reported with its file, line and field (exit 2). Without versions.path, it also shows the login PATH fleet version probes tools on, learned as the controller learns it: from the user's login shell (its passwd entry's, run with -l, bounded). Writes nothing.`;
   static override examples = [
     '<%= config.bin %> node-policy show',
     '<%= config.bin %> node-policy show --home /srv/node --json',
@@ -37,7 +42,28 @@ export default class NodePolicyShow extends FleetCommand {
     const { codeBearing } = loaded;
     for (const line of codeBearing.lines) this.log(line);
     const { access } = await import('node:fs/promises');
-    const { oldBootstrapPolicyPath } = await import('@fleet/controller');
+    const controller = await import('@fleet/controller');
+    const { oldBootstrapPolicyPath } = controller;
+    // What `fleet version` probes tools on when the policy names no PATH: learned exactly as the
+    // controller learns it (its user's login shell, bounded, minimal environment).
+    let loginPath: import('@fleet/controller').LearnedLoginPath | undefined;
+    if (loaded.policy.versions.path === undefined) {
+      const platform =
+        process.platform === 'win32' ? 'win32' : process.platform === 'darwin' ? 'darwin' : 'linux';
+      loginPath = await controller.learnLoginPath({
+        platform,
+        home,
+        account: controller.currentAccount(platform),
+        processes: new controller.ExecaProcessRunner(home),
+        timeoutMs: controller.LOGIN_PATH_TIMEOUT_MS,
+        now: () => new Date(),
+      });
+      this.log(
+        loginPath.source === 'login-shell'
+          ? `versions probe tools on the login PATH ${loginPath.path} (${loginPath.detail})`
+          : `versions probe tools on the controller's PATH: ${loginPath.detail}`,
+      );
+    }
     if (
       await access(oldBootstrapPolicyPath(home)).then(
         () => true,
@@ -53,6 +79,7 @@ export default class NodePolicyShow extends FleetCommand {
       sha256: loaded.sha256,
       policy: loaded.policy,
       codeBearing: codeBearing.grants,
+      ...(loginPath === undefined ? {} : { loginPath }),
     };
   }
 }
