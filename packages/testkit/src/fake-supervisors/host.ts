@@ -90,6 +90,17 @@ export class FakeSupervisorHost implements NodeContext {
     await writeFile(join(this.stateDir, 'launchd', 'user-path'), `${path}\n`);
   }
 
+  /**
+   * From now on the fake launchd runs its jobs as on a Mac: a Node program it starts reports
+   * `process.platform === 'darwin'` (as-darwin.ts), so a real controller it runs takes its macOS
+   * paths (docs/adr/0022-a-mac-node-in-tests-is-a-process-that-reports-darwin.md). launchd
+   * exists only on macOS; the fake's default stays the plain process, for tests of the fake alone.
+   */
+  async runJobsOnMac(): Promise<void> {
+    await mkdir(join(this.stateDir, 'launchd'), { recursive: true });
+    await writeFile(join(this.stateDir, 'launchd', 'platform'), 'darwin\n');
+  }
+
   /** Every invocation of a fake, as argv, in order. */
   async calls(kind: 'systemd' | 'schtasks' | 'launchd'): Promise<string[][]> {
     const text = await readFile(join(this.stateDir, kind, 'calls.jsonl'), 'utf8').catch(() => '');

@@ -16,7 +16,12 @@ export { readRun, type RunRecord } from './runs.js';
 export { SpawnProcessRunner } from './spawn-runner.js';
 export { loginctl, systemctl } from './systemctl.js';
 export { systemdRun } from './systemd-run.js';
-export { LAUNCHD_DEFAULT_PATH, launchctl, launchdRunKey } from './launchctl.js';
+export {
+  AS_DARWIN_NODE_OPTIONS,
+  LAUNCHD_DEFAULT_PATH,
+  launchctl,
+  launchdRunKey,
+} from './launchctl.js';
 export { PROCESS_TYPES, readLaunchdJob, type LaunchdJob } from './launchd-job.js';
 export { parsePlist, PlistError, type PlistDict, type PlistValue } from './plist-file.js';
 export {

@@ -119,10 +119,28 @@ function target(text: string | undefined): { label: string | null } | CliResult 
   return { label: match[2] ?? null };
 }
 
+/** `--import` of as-darwin.ts: what a process that must report darwin runs with. */
+export const AS_DARWIN_NODE_OPTIONS = `--import=${new URL('./as-darwin.js', import.meta.url).href}`;
+
+/**
+ * Jobs run "on a Mac" (`<state>/launchd/platform` says `darwin`, `FakeSupervisorHost.runJobsOnMac`):
+ * every job that is a Node program reports `process.platform === 'darwin'` (as-darwin.ts), as it
+ * would under the real launchd, which runs only on macOS. Off by default: a test of the fake alone
+ * needs no Mac.
+ */
+function jobsOnMac(env: Env): boolean {
+  try {
+    return readFileSync(join(launchdDir(env), 'platform'), 'utf8').trim() === 'darwin';
+  } catch {
+    return false;
+  }
+}
+
 /** The job's environment: launchd's, never the caller's (see the file comment). */
 function jobEnv(env: Env, job: LaunchdJob): Record<string, string> {
   const user = userInfo();
   return {
+    ...(jobsOnMac(env) ? { NODE_OPTIONS: AS_DARWIN_NODE_OPTIONS } : {}),
     PATH: domainPath(env),
     HOME: env['HOME'] ?? user.homedir,
     USER: user.username,
