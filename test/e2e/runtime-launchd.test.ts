@@ -162,13 +162,10 @@ describe('runtime lifecycle of a Mac node under launchd (fake launchctl, real co
       host.home,
       '--client',
       'operator',
-      ...[
-        'node-admin:bootstrap',
-        'runtime:upgrade',
-        'versions:read',
-        'config:install',
-        'config:read',
-      ].flatMap((s) => ['--scope', s]),
+      ...['node-admin:bootstrap', 'runtime:upgrade', 'versions:read'].flatMap((s) => [
+        '--scope',
+        s,
+      ]),
       '--json',
     ]);
     expect(issued.exitCode, issued.stderr).to.equal(0);
@@ -196,11 +193,6 @@ describe('runtime lifecycle of a Mac node under launchd (fake launchctl, real co
     await mkdir(join(repo(), 'hosts'), { recursive: true });
     execFileSync('git', ['init', '-q', repo()]);
     await writeFile(join(repo(), 'hosts', `${NODE_ID}.yaml`), `node_id: ${NODE_ID}\n`);
-    await mkdir(join(repo(), 'domains', 'transport-identity'), { recursive: true });
-    await writeFile(
-      join(repo(), 'domains', 'transport-identity', 'transport.yaml'),
-      'expected_node: {{ host.node_id }}\n',
-    );
     await writeFile(
       join(repo(), 'fleet.yaml'),
       [
