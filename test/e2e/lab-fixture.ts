@@ -75,10 +75,12 @@ export class Lab {
     return new Lab(tmp.path, tmp.cleanup);
   }
 
-  async up(hosts = 3): Promise<void> {
-    const run = await fleet(['lab', 'up', '--hosts', String(hosts), '--dir', this.dir, '--json'], {
-      cwd: this.tmp,
-    });
+  /** `fleet lab up --hosts HOSTS` with `flags` (`--no-dev-plugins`: only what runtimes carry). */
+  async up(hosts = 3, flags: readonly string[] = []): Promise<void> {
+    const run = await fleet(
+      ['lab', 'up', '--hosts', String(hosts), '--dir', this.dir, '--json', ...flags],
+      { cwd: this.tmp },
+    );
     expect(run.exitCode, run.stderr).to.equal(0);
     this.document = json<LabDocument>(run);
     this.credentials = JSON.parse(await readFile(this.document.credentials, 'utf8')) as Credentials;

@@ -67,10 +67,11 @@ describe('e2e: a carried plugin with a dependency of its own', function () {
   });
 
   it('the runtime carries it to a lab node, which installs with the check it brings', async () => {
-    // The operator's CLI knows the domain (linked), so the lab lists it on node-01.
+    // The operator's CLI knows the domain (linked), so the lab lists it on node-01; its node, as
+    // a real one, serves only what its runtime carries (no dev plugin: lab-dev-plugins.test.ts).
     const link = await fleet(['plugins', 'link', EXAMPLE, '--no-install'], { cwd: tmp.path });
     expect(link.exitCode, link.stderr).to.equal(0);
-    await lab.up(1);
+    await lab.up(1, ['--no-dev-plugins']);
     await mkdir(join(lab.repo, 'artifacts', 'plugins'), { recursive: true });
     await copyFile(
       plugin.path,

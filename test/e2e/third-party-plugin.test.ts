@@ -95,11 +95,14 @@ describe('e2e: a third-party domain plugin on a lab fleet', function () {
     return { exitCode: run.exitCode, report: driftReportSchema.parse(json(run)) };
   }
 
-  /** Stops the lab and brings it up again: every controller reloads its plugins. */
+  /**
+   * Stops the lab and brings it up again: every controller reloads its plugins. As real nodes:
+   * without the lab's dev plugins (lab-dev-plugins.test.ts), only what their runtime carries.
+   */
   async function restartLab(): Promise<void> {
     const down = await lab.run(['lab', 'down', '--dir', lab.dir]);
     expect(down.exitCode, down.stderr).to.equal(0);
-    await lab.up(2);
+    await lab.up(2, ['--no-dev-plugins']);
   }
 
   async function version(): Promise<{ exitCode: number; stdout: string; report: VersionReport }> {

@@ -182,6 +182,7 @@ export {
   type NodePolicyInput,
   type NodeSupervisor,
   type NodeRuntimePolicy,
+  type NodeLabPolicy,
   type PolicyAction,
   type PolicyPattern,
 } from './policy/schema.js';

@@ -233,6 +233,34 @@ describe('node policy schema', () => {
       /unknown field/,
     ],
     [
+      'a lab section on a node the lab supervisor does not run (lab dev plugins)',
+      'version: 1\nsupervisor: { kind: systemd-user, unit: fleet-controller.service }\nlab:\n  devPlugins: [{ name: fleet-plugin-x, root: /src/x }]\n',
+      3,
+      'lab',
+      /only a lab node's policy has a lab section/,
+    ],
+    [
+      'a lab section with no supervisor at all',
+      'version: 1\nlab: { devPlugins: [] }\n',
+      2,
+      'lab',
+      /only a lab node's policy has a lab section/,
+    ],
+    [
+      'a lab dev plugin whose folder is relative',
+      'version: 1\nsupervisor: { kind: lab, socket: /l/nodes/n/supervisor.sock }\nlab:\n  devPlugins: [{ name: fleet-plugin-x, root: src/x }]\n',
+      4,
+      'lab.devPlugins[0].root',
+      /absolute directory/,
+    ],
+    [
+      'a lab dev plugin that is not a package name',
+      'version: 1\nsupervisor: { kind: lab, socket: /l/nodes/n/supervisor.sock }\nlab:\n  devPlugins: [{ name: ../x, root: /src/x }]\n',
+      4,
+      'lab.devPlugins[0].name',
+      /npm package name/,
+    ],
+    [
       'allowUnsigned that is not a boolean',
       "version: 1\nruntime: { allowUnsigned: 'yes' }\n",
       2,
@@ -265,6 +293,21 @@ describe('node policy schema', () => {
     expect(defaultNodePolicy(['router'], { bootstrap: { allow: true } })).to.not.have.property(
       'runtime',
     );
+  });
+
+  it("reads a lab node's dev plugins beside its lab supervisor", () => {
+    const { policy } = parseNodePolicy(
+      [
+        'version: 1',
+        'supervisor: { kind: lab, socket: /tmp/lab/nodes/node-01/supervisor.sock }',
+        'lab:',
+        '  devPlugins: [{ name: "@acme/fleet-x", root: /home/me/fleet-x }]',
+      ].join('\n'),
+      'f',
+    );
+    expect(policy.lab).to.deep.equal({
+      devPlugins: [{ name: '@acme/fleet-x', root: '/home/me/fleet-x' }],
+    });
   });
 
   it('writes what it reads: a default policy round-trips through its YAML', () => {

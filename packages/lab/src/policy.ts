@@ -5,12 +5,14 @@
  * probe the tools the lab repo names (node, git), bootstrap allowed through the supervisor that
  * runs the node (contract §12: a lab is a sandbox) for runtimes signed by the lab's release key
  * (ADR 0019), and that supervisor: the lab supervisor's
- * control socket, or the node's unit under `lab up --supervisor systemd-user`. No coupled action:
+ * control socket, or the node's unit under `lab up --supervisor systemd-user`; under the lab
+ * supervisor, the operator's linked plugins as dev plugins (dev-plugins.ts). No coupled action:
  * a lab that wants a reload defines one in its nodes' policies, as an operator would on a real
  * node. `fleet lab up` writes it once, when the node has none: a lab brought up again keeps
  * whatever its policy says by then.
  */
 import type { NodePolicyInput, NodeSupervisor } from '@fleet/core';
+import { devPluginSection, type LabDevPlugin } from './dev-plugins.js';
 
 /** The domains every lab host serves (contract §13). */
 export const LAB_DOMAINS = ['router', 'transport-identity', 'harness-policy', 'files'] as const;
@@ -34,9 +36,10 @@ export type LabNodeSupervisor = Extract<NodeSupervisor, { kind: 'lab' } | { kind
 export async function labNodePolicy(
   supervisor: LabNodeSupervisor,
   trustedKeys: readonly string[],
+  devPlugins: readonly LabDevPlugin[] = [],
 ): Promise<NodePolicyInput> {
   const { defaultNodePolicy } = await import('@fleet/core');
-  const policy = defaultNodePolicy(LAB_DOMAINS, {
+  const policy = defaultNodePolicy([...LAB_DOMAINS, ...devPlugins.flatMap((p) => p.domains)], {
     tools: LAB_TOOLS,
     bootstrap: { allow: true, supervisors: [supervisor.kind] },
     supervisor,
@@ -45,6 +48,7 @@ export async function labNodePolicy(
     ...policy,
     domains: { ...policy.domains, files: { patterns: [...LAB_FILES_PATTERNS] } },
     runtime: { trustedKeys: [...trustedKeys], allowUnsigned: false },
+    ...devPluginSection(supervisor, devPlugins),
   };
 }
 
@@ -56,11 +60,12 @@ export async function writeLabNodePolicy(
   home: string,
   supervisor: LabNodeSupervisor,
   trustedKeys: readonly string[],
+  devPlugins: readonly LabDevPlugin[] = [],
 ): Promise<string> {
   const { isFleetError, nodePolicyFile } = await import('@fleet/core');
   const { writeNodePolicy } = await import('@fleet/controller');
   try {
-    return await writeNodePolicy(home, await labNodePolicy(supervisor, trustedKeys));
+    return await writeNodePolicy(home, await labNodePolicy(supervisor, trustedKeys, devPlugins));
   } catch (error) {
     if (isFleetError(error) && error.code === 'INIT_TARGET_NOT_EMPTY') return nodePolicyFile(home);
     throw error;

@@ -25,6 +25,7 @@ import {
   type LabLayout,
 } from './layout.js';
 import { LAB_CONTROLLER_DEFINITION_PATH } from './definition.js';
+import { syncLabDevPlugins, type LabDevPlugin } from './dev-plugins.js';
 import { writeLabNodePolicy } from './policy.js';
 import { stopLabProcesses, type LabProcess } from './processes.js';
 import { recordedProcesses, runningProcesses } from './recorded.js';
@@ -51,6 +52,11 @@ export interface LabUpOptions {
   /** The `fleet` entry point supervisors and controllers run (this CLI's own). */
   readonly fleetBin: string;
   readonly registry: Registry;
+  /**
+   * The plugins linked into the operator's CLI (dev-plugins.ts): under the lab supervisor its nodes
+   * load them from their folders and serve their domains.
+   */
+  readonly devPlugins?: readonly LabDevPlugin[];
   readonly readyTimeoutMs?: number;
   readonly progress?: (line: string) => void;
 }
@@ -236,6 +242,9 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
   // Each node's own policy (contract §5.1): the three config domains and files, bootstrap through
   // the supervisor that runs it (a lab is a sandbox, contract §12), that supervisor, no coupled
   // action.
+  // Under the lab supervisor, the operator's linked plugins too (dev-plugins.ts); a lab brought up
+  // again takes the plugins linked now.
+  const devPlugins = supervisor === 'lab' ? (options.devPlugins ?? []) : [];
   for (const host of hosts) {
     const node = nodeLayout(lab, host);
     await writeLabNodePolicy(
@@ -244,11 +253,24 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
         ? { kind: 'systemd-user', unit: labUnitName(lab.dir, host) }
         : { kind: 'lab', socket: node.socket },
       [signing.publicKey],
+      devPlugins,
+    );
+    if (previous) await syncLabDevPlugins(node.home, devPlugins);
+  }
+  if (devPlugins.length > 0) {
+    progress(
+      `serving the linked plugins from their folders (lab only): ${devPlugins.map((p) => `${p.name} (${p.domains.join(', ')})`).join(', ')}`,
     );
   }
 
   if (supervisor === 'systemd-user') {
-    return labUpUnits(options, lab, hosts, homes, previous, credentials, signing.publicKey);
+    const linked = new Set((options.devPlugins ?? []).flatMap((plugin) => plugin.domains));
+    if (linked.size > 0) {
+      progress(
+        `not serving the linked plugins' domains ${[...linked].join(', ')}: a systemd-user lab runs real units, which load only what their runtime carries`,
+      );
+    }
+    return labUpUnits(options, lab, hosts, homes, previous, credentials, signing.publicKey, linked);
   }
   // The node records what runs its controller (contract §12): the lab supervisor.
   for (const [host, home] of homes) {
@@ -367,6 +389,8 @@ async function labUpUnits(
   previous: LabDocument | undefined,
   credentials: import('@fleet/core').Credentials,
   signingKey: string,
+  /** The linked plugins' domains, which units do not serve: left out of the repository. */
+  unserved: ReadonlySet<string>,
 ): Promise<LabDocument> {
   const progress = options.progress ?? (() => undefined);
   const readyTimeout = options.readyTimeoutMs ?? 60_000;
@@ -402,7 +426,10 @@ async function labUpUnits(
       await buildLabRepo({
         root: lab.repo,
         hosts: hosts.map((host) => ({ name: host, controller: controllerOf(host), nodeId: host })),
-        domains: options.registry.domains().map((entry) => entry.descriptor),
+        domains: options.registry
+          .domains()
+          .map((entry) => entry.descriptor)
+          .filter((descriptor) => !unserved.has(descriptor.domain)),
         supervisor: 'systemd-user',
         signingKey,
       });

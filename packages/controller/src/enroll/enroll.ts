@@ -131,6 +131,15 @@ export function readEnrollRequest(value: unknown): { request: EnrollRequest; pla
   if (unknown.length > 0) {
     throw new FleetError('BAD_REQUEST', `unknown scope ${unknown.join(', ')}; nothing was written`);
   }
+  const { policy } = parseNodePolicy(parsed.data.policy, 'the enrollment request policy');
+  if (policy.lab !== undefined) {
+    // A lab's dev plugins load code from a folder, outside any signed runtime
+    // (serve/dev-plugins.ts): only `fleet lab up` writes that section, never an enrollment.
+    throw new FleetError(
+      'POLICY_REFUSED',
+      'the enrollment request policy has a lab section (lab dev plugins): only fleet lab up writes one, for a lab node; an enrolled node runs only the plugins its signed runtime carries; nothing was written',
+    );
+  }
   return { request: parsed.data, plan: readPlan(parsed.data.plan, 'the enrollment request') };
 }
 
@@ -150,7 +159,6 @@ export async function enrollNode(input: EnrollInput): Promise<EnrollResult> {
       `${input.artifactFile} is not the plan's artifact (sha256 ${sha256(bytes).slice(0, 12)}, the plan names ${plan.artifact.sha256.slice(0, 12)}); nothing was written`,
     );
   }
-  parseNodePolicy(request.policy, 'the enrollment request policy');
   await log(`enroll: plan ${plan.id} for ${plan.nodeId}, artifact ${plan.artifact.sha256}`);
 
   const policy = await placePolicy(input.home, request.policy, now());

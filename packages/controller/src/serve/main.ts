@@ -25,6 +25,7 @@ import {
 } from '@fleet/core/node';
 import { createController } from '../controller.js';
 import { readLegacyTokenHash } from '../tokens/auth.js';
+import { labDevPlugins } from './dev-plugins.js';
 import { discoverPlugins, runRegisterHooks } from './plugins.js';
 
 export interface ServeFlags {
@@ -43,6 +44,8 @@ export interface ServeFlags {
 export interface ServeMainOptions {
   /** The CLI package's directory: its package.json names the bundled plugins. */
   readonly cliRoot: string;
+  /** The node's home: a lab node's policy there may name dev plugins (dev-plugins.ts). */
+  readonly home?: string;
 }
 
 const usage = (message: string) =>
@@ -130,9 +133,12 @@ export async function parseServeFlags(argv: readonly string[]): Promise<ServeFla
 /** The registry of the CLI's bundled and carried plugins, refusals reported on stderr. */
 export async function loadServeRegistry(options: ServeMainOptions): Promise<Registry> {
   const warn = (line: string) => process.stderr.write(`${line}\n`);
+  const dev = options.home === undefined ? { plugins: [] } : await labDevPlugins(options.home);
+  if (dev.refused !== undefined) warn(dev.refused);
   const plugins = await discoverPlugins({
     cliRoot: options.cliRoot,
     warn,
+    devPlugins: dev.plugins,
   });
   const outcomes = await runRegisterHooks(plugins);
   const { accepted, problems } = assembleRegistrations(outcomes, FLEET_PLUGIN_API_VERSION);
@@ -182,7 +188,7 @@ export async function runControllerServe(
     .includes('--json');
   try {
     const flags = await parseServeFlags(argv);
-    const registry = await loadServeRegistry(options);
+    const registry = await loadServeRegistry({ ...options, home: flags.home });
     const tls =
       flags.tlsCert !== undefined && flags.tlsKey !== undefined
         ? { cert: await readFile(flags.tlsCert), key: await readFile(flags.tlsKey) }

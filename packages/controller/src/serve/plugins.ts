@@ -25,6 +25,7 @@ import {
   type PluginRef,
 } from '@fleet/core/node';
 import { carriedPlugins } from './carried-plugins.js';
+import type { DevPlugin } from './dev-plugins.js';
 
 /** What oclif's package.json `oclif` section says about one plugin, as far as fleet reads it. */
 interface PluginManifest {
@@ -52,6 +53,8 @@ export interface DiscoverOptions {
   readonly warn: (line: string) => void;
   /** Per-hook timeout, as the CLI's `runHook` call (10 s). */
   readonly timeoutMs?: number;
+  /** A lab node's dev plugins (dev-plugins.ts), loaded from their folders after the others. */
+  readonly devPlugins?: readonly DevPlugin[];
 }
 
 async function readManifest(root: string): Promise<PluginManifest> {
@@ -143,7 +146,36 @@ export async function discoverPlugins(options: DiscoverOptions): Promise<FoundPl
     // Its own dependencies are bundled in its tarball or resolve from the CLI's node_modules.
     await add(root, 'generation', pin.sha256);
   }
+  for (const dev of options.devPlugins ?? []) await addDevPlugin(dev, found, add, options.warn);
   return [...found.values()];
+}
+
+/** A lab node's dev plugin: its folder's package must have the name the policy gives it. */
+async function addDevPlugin(
+  dev: DevPlugin,
+  found: ReadonlyMap<string, FoundPlugin>,
+  add: (root: string, type: string) => Promise<FoundPlugin | undefined>,
+  warn: (line: string) => void,
+): Promise<void> {
+  const refuse = (why: string) => warn(`warning: lab dev plugin ${dev.name} is refused: ${why}`);
+  if (found.has(dev.name)) {
+    // Never replaces a bundled or carried plugin: those are the runtime's.
+    refuse('a plugin of the runtime has that name');
+    return;
+  }
+  let name: unknown;
+  try {
+    ({ name } = await readManifest(dev.root));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    refuse(`cannot read ${join(dev.root, 'package.json')} (${code})`);
+    return;
+  }
+  if (name !== dev.name) {
+    refuse(`${join(dev.root, 'package.json')} names ${String(name)}`);
+    return;
+  }
+  await add(dev.root, 'dev');
 }
 
 /** The hook targets a plugin declares for `event`: a path, or `{ target, identifier }`. */

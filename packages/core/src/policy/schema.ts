@@ -254,35 +254,70 @@ const runtimePolicySchema = z.lazy(() =>
   }),
 );
 
-export const nodePolicySchema = z.lazy(() =>
+/** An npm package name (`fleet-plugin-x`, `@acme/fleet-x`), as `npm` accepts one. */
+const packageName = z.lazy(() =>
+  z
+    .string()
+    .max(214)
+    .regex(
+      /^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/,
+      'must be an npm package name (fleet-plugin-x, @scope/fleet-x)',
+    ),
+);
+
+/**
+ * A lab node's own section (contract §13, docs/plugin-authoring.md "The dev loop"): the plugins
+ * `fleet plugins link`ed into the operator's CLI that this lab controller loads straight from their
+ * folders — Terraform's `dev_overrides` for fleet. Only `fleet lab up` writes it, and only a lab
+ * node's policy may have it (supervisor `lab`, checked below; the controller also checks that the
+ * lab supervisor runs it): a node that is not a lab's runs only what its signed runtime carries.
+ */
+const labPolicySchema = z.lazy(() =>
   z.strictObject({
-    version: z.literal(NODE_POLICY_VERSION, { message: `must be ${NODE_POLICY_VERSION}` }),
-    /** The domains this node serves: a domain not listed is not served (`DOMAIN_NOT_SERVED`). */
-    domains: z.record(domainName, domainPolicySchema).default({}),
-    /** What `fleet version` may run here: each tool's `--version`, resolved on `path`. */
-    versions: z
-      .strictObject({
-        tools: z.array(toolNameSchema).max(32).default([]),
-        /** The login PATH, in order (default: the controller's own PATH). */
-        path: z.array(absoluteDirectory).max(64).optional(),
-      })
-      .default({ tools: [] }),
-    /** Directories a managed file may be a symbolic link into (`~/.zshrc -> ~/dotfiles/zshrc`). */
-    symlinkInto: z.array(homeDirectory).max(64).default([]),
-    /** Whether a bootstrap may install a runtime here, and through which supervisors (contract §12). */
-    bootstrap: z
-      .strictObject({
-        allow: z.boolean(),
-        supervisors: z
-          .array(z.enum(SUPERVISORS.filter((s) => s !== 'none') as [string, ...string[]]))
-          .optional(),
-      })
-      .default({ allow: false }),
-    /** The supervisor that runs this node's controller (for coupled restarts: never a request's). */
-    supervisor: supervisorSchema.optional(),
-    /** The release signatures a runtime change needs (ADR 0019); absent: none trusted. */
-    runtime: runtimePolicySchema.optional(),
+    devPlugins: z
+      .array(z.strictObject({ name: packageName, root: absoluteDirectory }))
+      .max(32)
+      .default([]),
   }),
+);
+
+export const nodePolicySchema = z.lazy(() =>
+  z
+    .strictObject({
+      version: z.literal(NODE_POLICY_VERSION, { message: `must be ${NODE_POLICY_VERSION}` }),
+      /** The domains this node serves: a domain not listed is not served (`DOMAIN_NOT_SERVED`). */
+      domains: z.record(domainName, domainPolicySchema).default({}),
+      /** What `fleet version` may run here: each tool's `--version`, resolved on `path`. */
+      versions: z
+        .strictObject({
+          tools: z.array(toolNameSchema).max(32).default([]),
+          /** The login PATH, in order (default: the controller's own PATH). */
+          path: z.array(absoluteDirectory).max(64).optional(),
+        })
+        .default({ tools: [] }),
+      /** Directories a managed file may be a symbolic link into (`~/.zshrc -> ~/dotfiles/zshrc`). */
+      symlinkInto: z.array(homeDirectory).max(64).default([]),
+      /** Whether a bootstrap may install a runtime here, and through which supervisors (contract §12). */
+      bootstrap: z
+        .strictObject({
+          allow: z.boolean(),
+          supervisors: z
+            .array(z.enum(SUPERVISORS.filter((s) => s !== 'none') as [string, ...string[]]))
+            .optional(),
+        })
+        .default({ allow: false }),
+      /** The supervisor that runs this node's controller (for coupled restarts: never a request's). */
+      supervisor: supervisorSchema.optional(),
+      /** The release signatures a runtime change needs (ADR 0019); absent: none trusted. */
+      runtime: runtimePolicySchema.optional(),
+      /** A lab node's dev plugins (`fleet lab up` only); refused unless the lab supervisor runs it. */
+      lab: labPolicySchema.optional(),
+    })
+    .refine((policy) => policy.lab === undefined || policy.supervisor?.kind === 'lab', {
+      message:
+        "only a lab node's policy has a lab section (fleet lab up writes it, with supervisor: { kind: lab }): any other node runs only the plugins its signed runtime carries",
+      path: ['lab'],
+    }),
 );
 
 export type NodePolicy = z.infer<typeof nodePolicySchema>;
@@ -293,3 +328,4 @@ export type NodeSupervisor = z.infer<typeof supervisorSchema>;
 /** A pattern entry of a policy: `'~/x/**'`, or `{ pattern: '~/.*' + '/**', broad: true }`. */
 export type PolicyPattern = z.infer<typeof homePattern>;
 export type NodeRuntimePolicy = z.infer<typeof runtimePolicySchema>;
+export type NodeLabPolicy = z.infer<typeof labPolicySchema>;

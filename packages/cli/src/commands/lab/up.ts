@@ -24,7 +24,7 @@ export default class LabUp extends FleetCommand {
     'Start a local lab fleet on 127.0.0.1: a repo, N controllers and their tokens.';
   static override description = `Builds, in DIR: lab.json (the same document --json prints), repo/ (a fleet repository declaring every host with its controller URL, with a few commits of history), credentials.json (one token per host, mode 0600) and nodes/<host>/home/ (each node's home). Each controller runs under a small lab supervisor that can restart it with new flags, on the same port.
 
-Hosts are named node-01, node-02, … and run every registered config domain. --virtual runs all the nodes' controllers in one process (for scale runs of hundreds of nodes). --supervisor systemd-user runs each controller as a real unit of the calling user's running systemd --user manager instead (fleet-lab-<tag>-<host>.service, installed through the bootstrap-systemd adapter and linked from the node's home; the user must linger). A DIR holding a stopped lab is brought up again as it was (with the supervisor it had); a DIR holding a running lab is refused.
+Hosts are named node-01, node-02, … and run every registered config domain, those of the plugins linked into this CLI (fleet plugins link) included: the lab's nodes load a linked plugin straight from its folder (lab only; fleet lab restart picks up a rebuild). --virtual runs all the nodes' controllers in one process (for scale runs of hundreds of nodes). --supervisor systemd-user runs each controller as a real unit of the calling user's running systemd --user manager instead (fleet-lab-<tag>-<host>.service, installed through the bootstrap-systemd adapter and linked from the node's home; the user must linger). A DIR holding a stopped lab is brought up again as it was (with the supervisor it had); a DIR holding a running lab is refused.
 
 Prints, on stdout, the export lines to use it after a comment saying so (eval "$(fleet lab up)" runs them); progress goes to stderr.`;
   static override examples = [
@@ -43,6 +43,12 @@ Prints, on stdout, the export lines to use it after a comment saying so (eval "$
       description: "run every node's controller in one process",
       default: false,
     }),
+    'dev-plugins': Flags.boolean({
+      description:
+        'serve the plugins linked into this CLI from their folders (lab only; --no-dev-plugins: only what the runtime carries, as a real node)',
+      default: true,
+      allowNo: true,
+    }),
     supervisor: Flags.string({
       description:
         "what runs each controller: the lab's own supervisor, or a unit of your systemd --user manager (default: lab; a stopped lab keeps its own)",
@@ -53,8 +59,14 @@ Prints, on stdout, the export lines to use it after a comment saying so (eval "$
   async run(): Promise<LabDocument> {
     const { flags } = await this.parse(LabUp);
     const path = await import('node:path');
-    const { labUp } = await import('@fleet/lab');
+    const { labUp, linkedDevPlugins } = await import('@fleet/lab');
     const registry = await this.loadRegistry();
+    // `fleet plugins link`ed plugins: the lab's nodes serve them from their folders (dev loop).
+    const linked = [...this.config.plugins.values()].map(({ name, root, type }) => ({
+      name,
+      root,
+      type,
+    }));
     const started = Date.now();
     const document = await labUp({
       dir: flags.dir,
@@ -63,6 +75,7 @@ Prints, on stdout, the export lines to use it after a comment saying so (eval "$
       supervisor: flags.supervisor as 'lab' | 'systemd-user' | undefined,
       fleetBin: path.join(this.config.root, 'bin', 'run.js'),
       registry,
+      devPlugins: flags['dev-plugins'] ? linkedDevPlugins(linked, registry) : [],
       progress: (line) => this.note(line),
     });
     if (!this.jsonEnabled()) {
