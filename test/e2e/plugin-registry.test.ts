@@ -17,7 +17,7 @@ import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { skipForEnvironment } from '@fleet/testkit';
-import { ROOT, fleet, tempDir } from '../src/fleet.js';
+import { FLEET_BIN, ROOT, fleet, tempDir } from '../src/fleet.js';
 import {
   VERDACCIO_ENV,
   installedClosure,
@@ -40,16 +40,20 @@ interface Ran {
 }
 
 describe('e2e: a plugin built from fleet packages on an npm registry', function () {
-  this.timeout(900_000); // mirroring ~90 packages, three npm installs on a shared machine
+  this.timeout(900_000); // mirroring ~90 packages, three npm installs, two labs on a shared machine
   let tmp: { path: string; cleanup: () => Promise<void> };
   let registry: NpmRegistry;
   const saved = new Map<string, string | undefined>();
 
-  /** npm's environment: the registry's, on the Node.js running this test. */
+  /**
+   * npm's environment: the registry's, on the Node.js running this test; `npm test` runs the
+   * plugin's acceptance cycle with this checkout's `fleet` ($FLEET_BIN).
+   */
   function npmEnv(): Record<string, string | undefined> {
     return {
       ...registry.env(),
       PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
+      FLEET_BIN,
     };
   }
 
@@ -150,7 +154,7 @@ describe('e2e: a plugin built from fleet packages on an npm registry', function 
     expect(await readdir(dir)).to.not.include('package-lock.json');
     const tests = await npm(['test'], dir);
     expect(tests.exitCode, tests.stdout + tests.stderr).to.equal(0);
-    expect(tests.stdout).to.match(/\b4 passing\b/);
+    expect(tests.stdout).to.match(/\b5 passing\b/); // the acceptance cycle on a lab among them
   });
 
   it('publishes @fleet/core, @fleet/controller and @fleet/testkit as they are', async () => {
@@ -198,7 +202,7 @@ describe('e2e: a plugin built from fleet packages on an npm registry', function 
 
     const tests = await npm(['test'], dir);
     expect(tests.exitCode, tests.stdout + tests.stderr).to.equal(0);
-    expect(tests.stdout).to.match(/\b5 passing\b/);
+    expect(tests.stdout).to.match(/\b6 passing\b/); // the acceptance cycle on a lab among them
 
     const link = await fleet(['plugins', 'link', '.'], {
       cwd: dir,

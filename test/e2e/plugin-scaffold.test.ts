@@ -10,6 +10,10 @@
  * variable) and prints the node-policy lines the node's owner adds; then the `fleet` commands of
  * the generated README run as written, against the lab node.
  *
+ * Each generated package's own tests include the acceptance cycle (@fleet/testkit's
+ * `runAcceptance`: a lab of its own serving the plugin from its folder, install, a hand edit seen as
+ * diverged and refused, adopt), run with this checkout's `fleet` as `$FLEET_BIN`.
+ *
  * The generated package's `node_modules` is this repository's (a symlink): the same @fleet/core,
  * @fleet/testkit, typescript and mocha an author installs from a registry
  * (test/e2e/plugin-registry.test.ts), without one. The oclif directories are isolated for this
@@ -23,7 +27,7 @@ import { promisify } from 'node:util';
 import { driftReportSchema, packedFileName, parseManifest, parseNodePolicy } from '@fleet/core';
 import { writeNodePolicy } from '@fleet/controller';
 import { packedPlugin, packedRuntimeArtifact } from '../src/artifact.js';
-import { ROOT, fleet, json, tempDir } from '../src/fleet.js';
+import { FLEET_BIN, ROOT, fleet, json, tempDir } from '../src/fleet.js';
 import { Lab } from './lab-fixture.js';
 
 const run = promisify(execFile);
@@ -32,7 +36,10 @@ const USER_TEXT = 'registry=https://registry.example.org/\r\nsave-exact=true\r\n
 const CANONICAL = '# owner: {{ host.npmrc_owner }}\nfund=false\n';
 const ISOLATED = ['FLEET_DATA_DIR', 'FLEET_CONFIG_DIR', 'FLEET_CACHE_DIR'] as const;
 
-/** Builds the generated package with its own tsconfig and runs its own tests. */
+/**
+ * Builds the generated package with its own tsconfig and runs its own tests — the acceptance
+ * cycle among them, on a lab of its own, with this checkout's `fleet` as `$FLEET_BIN`.
+ */
 async function buildAndTest(dir: string): Promise<string> {
   await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], {
@@ -41,9 +48,7 @@ async function buildAndTest(dir: string): Promise<string> {
   const tests = await run(
     process.execPath,
     [join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js')],
-    {
-      cwd: dir,
-    },
+    { cwd: dir, env: { ...process.env, FLEET_BIN } },
   );
   return tests.stdout;
 }
@@ -94,7 +99,12 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
     );
     expect(created.exitCode, created.stderr).to.equal(0);
     expect(created.stdout).to.contain('domain starship, whole file ~/.config/starship.toml');
-    expect(await buildAndTest(dir)).to.match(/\b4 passing\b/);
+    const tests = await buildAndTest(dir);
+    expect(tests).to.match(/\b5 passing\b/);
+    expect(tests).to.not.match(/pending/);
+    expect(tests).to.contain(
+      'installs, sees a hand edit as diverged, refuses to overwrite it, adopts it',
+    );
   });
 
   it('--kind block --wire: wires the lab repository, builds, passes its tests, links', async () => {
@@ -131,7 +141,9 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
       /^npmrc_owner: node-01-npmrc-owner$/m,
     );
     nodePolicyLines = result.wired.nodePolicy;
-    expect(await buildAndTest(npmrcDir)).to.match(/\b5 passing\b/);
+    const tests = await buildAndTest(npmrcDir);
+    expect(tests).to.match(/\b6 passing\b/);
+    expect(tests).to.not.match(/pending/);
     const link = await fleet(['plugins', 'link', npmrcDir, '--no-install'], { cwd: tmp.path });
     expect(link.exitCode, link.stderr).to.equal(0);
   });

@@ -93,7 +93,13 @@ describe('plugin scaffold (fleet plugins new)', () => {
       'tsconfig.json',
       'src/installer.ts',
       'test/installer.test.ts',
+      'test/acceptance.test.ts',
     ]);
+    // The acceptance cycle on a lab (the testkit's runAcceptance), from the plugin's own folder.
+    expect(files.get('test/acceptance.test.ts')).to.contain(
+      'runAcceptance({ plugin: PLUGIN, declaration: npmrcDomain })',
+    );
+    expect(files.get('.gitignore')).to.contain('.fleet-lab/');
     const pkg = JSON.parse(files.get('package.json') ?? '{}') as Record<
       string,
       Record<string, unknown>
@@ -114,7 +120,7 @@ describe('plugin scaffold (fleet plugins new)', () => {
     // Public helpers only: nothing is imported but the two public packages and its own files.
     for (const [file, text] of files) {
       for (const [, from] of text.matchAll(/from '([^']+)'/g)) {
-        expect(from, file).to.match(/^(?:@fleet\/core|@fleet\/testkit|chai|\.\.?\/.*)$/);
+        expect(from, file).to.match(/^(?:@fleet\/core|@fleet\/testkit|chai|node:url|\.\.?\/.*)$/);
       }
     }
   });

@@ -24,3 +24,13 @@ export {
   type SkippableContext,
   type SystemTool,
 } from './system-tools.js';
+export {
+  AcceptanceStepError,
+  FLEET_BIN_ENV,
+  acceptanceUnavailable,
+  defaultHandEdit,
+  fleetExecutable,
+  runAcceptance,
+  type AcceptanceOptions,
+  type AcceptanceResult,
+} from './acceptance.js';

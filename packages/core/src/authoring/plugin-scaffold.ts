@@ -22,7 +22,12 @@ import {
   type ScaffoldKind,
   type Template,
 } from './scaffold-template.js';
-import { blockInstallerTest, registerTest, wholeInstallerTest } from './scaffold-tests.js';
+import {
+  acceptanceTest,
+  blockInstallerTest,
+  registerTest,
+  wholeInstallerTest,
+} from './scaffold-tests.js';
 
 export type { ScaffoldKind } from './scaffold-template.js';
 
@@ -151,7 +156,7 @@ export function pluginScaffold(options: PluginScaffoldOptions): PluginScaffold {
     ['package.json', packageJson(t)],
     ['tsconfig.json', TSCONFIG],
     ['.npmrc', npmrc(registry)],
-    ['.gitignore', 'node_modules/\ndist/\n'],
+    ['.gitignore', 'node_modules/\ndist/\n.fleet-lab/\n'],
     ['.mocharc.json', '{ "spec": "dist/test/**/*.test.js", "timeout": 10000 }\n'],
     ['README.md', readme(t)],
     ['src/index.ts', indexTs(t)],
@@ -161,6 +166,7 @@ export function pluginScaffold(options: PluginScaffoldOptions): PluginScaffold {
     ['src/adopter.ts', adopterTs(t)],
     ['test/register.test.ts', registerTest(t)],
     ['test/installer.test.ts', kind === 'block' ? blockInstallerTest(t) : wholeInstallerTest(t)],
+    ['test/acceptance.test.ts', acceptanceTest(t)],
   ]);
   const example = { path: domain, content: exampleCanonical(t) };
   return {
@@ -284,16 +290,21 @@ A fleet domain plugin: the domain \`${t.domain}\` manages ${
 
 \`\`\`sh
 npm install        # @fleet/core and @fleet/testkit from the registry in .npmrc (or offline: docs/plugin-authoring.md)
-npm test           # builds, then the registration and the installer on @fleet/testkit fake hosts
+npm test           # builds; the registration and the installer on @fleet/testkit fake hosts, then
+                   # the acceptance cycle on a lab node (with the fleet CLI: $FLEET_BIN or on PATH)
 fleet plugins link .
+eval "$(fleet lab up --hosts 1)"   # a lab in .fleet-lab/ whose node serves this folder's build
+fleet config plan node-01 ${t.domain}   # the lab's node serves it: what an install would do
+npm run build && fleet lab restart # after a change: the lab's node loads the new build
 \`\`\`
 
 In your fleet repository — \`fleet plugins new … --wire --repo DIR --host HOST\` already did the
 first three: list \`${t.domain}\` in a host's \`domains\` and under \`domains\` in fleet.yaml, write
 \`domains/${t.domain}/${t.domain}\` (the canonical source, a template: \`{{ host.NAME }}\`,
 \`{{ secret.NAME }}\`), set \`${ownerVariable(t.domain)}\` in \`hosts/HOST.yaml\`, and commit. A
-node serves the domain once its runtime carries the plugin (docs/plugin-authoring.md, "Linking and
-installing") and its node policy lists it (\`domains: { ${t.domain}: {} }\` in
+lab brought up after \`fleet plugins link\` does all of that itself, and its nodes serve the domain
+from this folder (lab only). A real node serves it once its runtime carries the plugin
+(docs/plugin-authoring.md, "Linking and installing") and its node policy lists it (\`domains: { ${t.domain}: {} }\` in
 ~/.config/fleet/node-policy.yaml). Then \`fleet config plan HOST ${t.domain}\` and
 \`fleet config install HOST ${t.domain} --confirm\`.
 

@@ -152,3 +152,37 @@ export function blockInstallerTest(t: Template): string {
 });
 `;
 }
+
+/**
+ * The acceptance test: the testkit's `runAcceptance` takes the plugin, from its own folder, through
+ * fleet's real cycle on a lab (install, a hand edit seen as diverged, adopt); pending with the
+ * reason where no `fleet` CLI is found.
+ */
+export function acceptanceTest(t: Template): string {
+  return `import { expect } from 'chai';
+import { fileURLToPath } from 'node:url';
+import { acceptanceUnavailable, runAcceptance, skipForEnvironment } from '@fleet/testkit';
+import { ${camel(t.domain)}Domain } from '../src/index.js';
+
+// This plugin's folder (dist/test/ is two levels down): the lab's node loads the plugin from it.
+const PLUGIN = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('${t.domain} plugin: acceptance on a lab node (the real fleet CLI)', function () {
+  this.timeout(300_000); // a lab up and ten fleet commands
+  before(function () {
+    const why = acceptanceUnavailable(); // no fleet CLI: $FLEET_BIN, or fleet on PATH
+    if (why !== undefined) skipForEnvironment(this, why);
+  });
+
+  it('installs, sees a hand edit as diverged, refuses to overwrite it, adopts it', async () => {
+    const result = await runAcceptance({ plugin: PLUGIN, declaration: ${camel(t.domain)}Domain });
+    expect(result.drift.before.map((item) => item.state)).to.deep.equal(['missing']);
+    expect(result.receipt.files.map((file) => file.state)).to.deep.equal(['written']);
+    expect(result.drift.installed.map((item) => item.state)).to.deep.equal(['current']);
+    expect(result.drift.handEdited.map((item) => item.state)).to.deep.equal(['diverged']);
+    expect(result.refusedOverHandEdit.code).to.equal('DIVERGED');
+    expect(result.drift.adopted.map((item) => item.state)).to.deep.equal(['current']);
+  });
+});
+`;
+}

@@ -1,0 +1,334 @@
+/**
+ * The acceptance kit (docs/plugin-authoring.md, "The acceptance test"): one call runs a domain
+ * plugin through fleet's real cycle from the plugin's own repository, the way Terraform's
+ * `resource.Test` or Molecule's converge/verify run a provider or a role — the real `fleet` CLI,
+ * a real lab on 127.0.0.1 whose node serves the plugin from its folder (the lab's dev loop,
+ * contract §13), real git, real files:
+ *
+ *   1. `fleet plugins link PLUGIN` (in oclif directories of its own, never yours) and `fleet lab up`;
+ *   2. `fleet drift`: the domain is served — its files are `missing`, none is `error`;
+ *   3. `fleet config plan` then `fleet config install --confirm`: installed and verified;
+ *   4. `fleet drift`: every file `current`;
+ *   5. a hand edit on the node: `fleet drift` says `diverged` (or `modified`), and an install
+ *      without `--force` refuses to overwrite it (exit 7);
+ *   6. `fleet config adopt --promote`: the edit is in the repository and the host `current` again.
+ *
+ * Each step is checked as it runs; the first that does not hold throws an
+ * {@link AcceptanceStepError} naming the step, the command and its output. What every step saw is
+ * returned, typed, for the test's own assertions. The lab is always taken down.
+ *
+ * It needs the `fleet` CLI: `$FLEET_BIN` (a path; a `.js` entry runs on this Node.js) or `fleet`
+ * on PATH. Without one, {@link acceptanceUnavailable} says why, for `skipForEnvironment`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  driftReportSchema,
+  labDocumentSchema,
+  receiptSchema,
+  type DomainDeclaration,
+  type DriftReportItem,
+  type LabDocument,
+  type Receipt,
+} from '@fleet/core';
+import * as z from '@fleet/core/zod';
+import { hasSystemTool } from './system-tools.js';
+
+/** The environment variable naming the `fleet` executable the kit runs. */
+export const FLEET_BIN_ENV = 'FLEET_BIN';
+
+export interface AcceptanceOptions {
+  /** The plugin's folder (its package.json), built. */
+  readonly plugin: string;
+  /** The domain under test, as the plugin declares it (its first file is hand-edited). */
+  readonly declaration: DomainDeclaration;
+  /** The `fleet` executable (default: `$FLEET_BIN`, else `fleet` on PATH). */
+  readonly fleet?: string;
+  /**
+   * The hand edit of step 5, given the installed file's text. Default: a comment line inside the
+   * managed part (before a block's end marker, or at the end of a whole file); a `json` file needs
+   * one of its own.
+   */
+  readonly handEdit?: (installed: string) => string;
+  /** Keep the lab's directory (its path is in the result) rather than removing it. */
+  readonly keep?: boolean;
+}
+
+export interface AcceptanceResult {
+  /** The lab directory (removed unless `keep`). */
+  readonly dir: string;
+  readonly lab: LabDocument;
+  readonly host: string;
+  /** The hand-edited file, `~/`-relative. */
+  readonly path: string;
+  /** The domain's drift items at each step. */
+  readonly drift: {
+    readonly before: readonly DriftReportItem[];
+    readonly installed: readonly DriftReportItem[];
+    readonly handEdited: readonly DriftReportItem[];
+    readonly adopted: readonly DriftReportItem[];
+  };
+  readonly receipt: Receipt;
+  /** The install refused over the hand edit: its exit code and error code. */
+  readonly refusedOverHandEdit: { readonly exitCode: number; readonly code: string };
+  /** The commit `config adopt --promote` made. */
+  readonly adoptCommit: string;
+}
+
+/** One command of the cycle that did not do what the cycle needs. */
+export class AcceptanceStepError extends Error {
+  override readonly name = 'AcceptanceStepError';
+  constructor(
+    readonly step: string,
+    readonly command: readonly string[],
+    readonly exitCode: number,
+    readonly output: string,
+    why: string,
+  ) {
+    super(
+      `acceptance step "${step}": ${why}\n$ fleet ${command.join(' ')} (exit ${exitCode})\n${output}`,
+    );
+  }
+}
+
+/** The `fleet` executable the kit would run, or undefined. */
+export function fleetExecutable(explicit?: string): string | undefined {
+  const named = explicit ?? process.env[FLEET_BIN_ENV];
+  if (named !== undefined && named !== '') return named;
+  return hasSystemTool('fleet') ? 'fleet' : undefined;
+}
+
+/** Why the kit cannot run here (no `fleet` CLI), or undefined when it can. */
+export function acceptanceUnavailable(explicit?: string): string | undefined {
+  if (fleetExecutable(explicit) !== undefined) return undefined;
+  return `the acceptance cycle runs the real fleet CLI: set ${FLEET_BIN_ENV} to it, or put fleet on PATH`;
+}
+
+interface Ran {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `fleet ARGS` with `env` (the whole environment: the kit's own, see `environment`). */
+function runFleet(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<Ran> {
+  const [command, argv] = bin.endsWith('.js')
+    ? [process.execPath, [bin, ...args]]
+    : [bin, [...args]];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ exitCode: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** The kit's environment: yours, with fleet's directories and the operator's state its own. */
+function environment(tmp: string, lab?: LabDocument): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['FLEET_REPO', 'FLEET_CREDENTIALS']) delete env[name];
+  return {
+    ...env,
+    FLEET_DATA_DIR: join(tmp, 'oclif', 'data'),
+    FLEET_CONFIG_DIR: join(tmp, 'oclif', 'config'),
+    FLEET_CACHE_DIR: join(tmp, 'oclif', 'cache'),
+    XDG_STATE_HOME: join(tmp, 'operator-state'),
+    FLEET_RESIDENT: 'off',
+    NO_COLOR: '1',
+    ...(lab === undefined ? {} : { FLEET_REPO: lab.repo, FLEET_CREDENTIALS: lab.credentials }),
+  };
+}
+
+const adoptSchema = z.looseObject({ commit: z.string().regex(/^[0-9a-f]{40,64}$/) });
+const errorSchema = z.looseObject({ error: z.looseObject({ code: z.string() }) });
+
+/** The default hand edit: a comment line inside the managed part of `file`. */
+export function defaultHandEdit(
+  file: DomainDeclaration['files'][number],
+): (installed: string) => string {
+  if (file.format === 'json') {
+    throw new TypeError(`${file.path} is JSON: pass handEdit, an edit that keeps it JSON`);
+  }
+  const end = file.kind === 'block' ? file.markers?.end : undefined;
+  const comment = end === undefined ? '#' : (/^(\S+)\s/.exec(end)?.[1] ?? '#');
+  const line = `${comment} edited by hand on the node`;
+  return (installed) => {
+    const eol = installed.includes('\r\n') ? '\r\n' : '\n';
+    if (end === undefined) return `${installed}${installed.endsWith('\n') ? '' : eol}${line}${eol}`;
+    const at = installed.lastIndexOf(end);
+    if (at === -1) throw new TypeError(`the installed ${file.path} has no end marker ${end}`);
+    return `${installed.slice(0, at)}${line}${eol}${installed.slice(at)}`;
+  };
+}
+
+/** Runs the whole cycle (see the module comment); throws at the first step that does not hold. */
+export async function runAcceptance(options: AcceptanceOptions): Promise<AcceptanceResult> {
+  const bin = fleetExecutable(options.fleet);
+  if (bin === undefined) throw new Error(acceptanceUnavailable(options.fleet));
+  const file = options.declaration.files[0];
+  if (file === undefined) throw new TypeError('the declaration has no file to hand-edit');
+  const handEdit = options.handEdit ?? defaultHandEdit(file);
+  const tmp = await mkdtemp(join(tmpdir(), 'fleet-acceptance-'));
+  const dir = join(tmp, 'lab');
+  try {
+    return await cycle({
+      bin,
+      tmp,
+      dir,
+      domain: options.declaration.domain,
+      path: file.path,
+      handEdit,
+      plugin: options.plugin,
+    });
+  } finally {
+    await runFleet(bin, ['lab', 'down', '--dir', dir], environment(tmp)).catch(() => undefined);
+    if (options.keep !== true) await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+interface Cycle {
+  readonly bin: string;
+  readonly tmp: string;
+  readonly dir: string;
+  readonly domain: string;
+  readonly path: string;
+  readonly plugin: string;
+  readonly handEdit: (installed: string) => string;
+}
+
+const planSchema = z.looseObject({ plans: z.array(z.looseObject({ changes: z.boolean() })) });
+const installSchema = z.looseObject({ receipt: receiptSchema });
+
+/** Why some of `items` are not in one of the `allowed` states; undefined when all are. */
+function offStates(
+  items: readonly DriftReportItem[],
+  allowed: readonly string[],
+): string | undefined {
+  const off = items.filter((item) => !allowed.includes(item.state));
+  if (off.length === 0) return undefined;
+  const what = off.map((i) => `${i.path} is ${i.state}${i.detail ? ` (${i.detail})` : ''}`);
+  return `${what.join('; ')}; expected ${allowed.join(' or ')}`;
+}
+
+/** The steps of one cycle: each command run, its exit code and output checked. */
+class Steps {
+  lab: LabDocument | undefined;
+  constructor(private readonly c: Cycle) {}
+
+  async run(name: string, args: readonly string[], exits: readonly number[]): Promise<Ran> {
+    const ran = await runFleet(this.c.bin, args, environment(this.c.tmp, this.lab));
+    if (!exits.includes(ran.exitCode)) {
+      const why = `exit ${ran.exitCode}, expected ${exits.join(' or ')}`;
+      throw new AcceptanceStepError(name, args, ran.exitCode, ran.stdout + ran.stderr, why);
+    }
+    return ran;
+  }
+
+  async json<T>(
+    name: string,
+    args: readonly string[],
+    exits: readonly number[],
+    schema: z.ZodType<T>,
+  ): Promise<T> {
+    const ran = await this.run(name, args, exits);
+    try {
+      return schema.parse(JSON.parse(ran.stdout));
+    } catch (error) {
+      const why = `unexpected output: ${(error as Error).message}`;
+      throw new AcceptanceStepError(name, args, ran.exitCode, ran.stdout + ran.stderr, why);
+    }
+  }
+
+  /** `fleet drift` of the domain on `host`, its items checked to be in the `allowed` states. */
+  async drift(
+    name: string,
+    host: string,
+    exits: readonly number[],
+    allowed: readonly string[],
+    only?: string,
+  ): Promise<DriftReportItem[]> {
+    const args = ['drift', '--domain', this.c.domain, '--json'];
+    const report = await this.json(name, args, exits, driftReportSchema);
+    const items = (report.hosts.find((h) => h.host === host)?.items ?? []).filter(
+      (i) => i.domain === this.c.domain,
+    );
+    const checked = only === undefined ? items : items.filter((item) => item.path === only);
+    const wrong =
+      checked.length === 0 ? `no item of domain ${this.c.domain}` : offStates(checked, allowed);
+    if (wrong !== undefined)
+      throw new AcceptanceStepError(name, args, 0, JSON.stringify(items, null, 2), wrong);
+    return items;
+  }
+}
+
+async function cycle(c: Cycle): Promise<AcceptanceResult> {
+  const steps = new Steps(c);
+  await steps.run('link the plugin', ['plugins', 'link', c.plugin, '--no-install'], [0]);
+  const lab = await steps.json(
+    'lab up',
+    ['lab', 'up', '--hosts', '1', '--dir', c.dir, '--json'],
+    [0],
+    labDocumentSchema,
+  );
+  steps.lab = lab;
+  const node = lab.hosts[0];
+  if (node === undefined) throw new TypeError('lab up started no host');
+  const host = node.name;
+  const before = await steps.drift(
+    'drift before the install',
+    host,
+    [0, 1],
+    ['missing', 'current', 'stale'],
+  );
+  const planArgs = ['config', 'plan', host, c.domain, '--json'];
+  const plan = await steps.json('plan', planArgs, [0], planSchema);
+  if (!plan.plans.some((p) => p.changes)) {
+    throw new AcceptanceStepError(
+      'plan',
+      planArgs,
+      0,
+      JSON.stringify(plan),
+      'the plan changes nothing',
+    );
+  }
+  const installArgs = ['config', 'install', host, c.domain, '--confirm', '--json'];
+  const { receipt } = await steps.json('install', installArgs, [0], installSchema);
+  if (!receipt.verified) {
+    throw new AcceptanceStepError(
+      'install',
+      installArgs,
+      0,
+      JSON.stringify(receipt),
+      'the receipt is not verified',
+    );
+  }
+  const installed = await steps.drift('drift after the install', host, [0], ['current']);
+  const live = join(node.home, ...c.path.slice(2).split('/'));
+  await writeFile(live, c.handEdit(await readFile(live, 'utf8')));
+  const handEdited = await steps.drift(
+    'drift after a hand edit',
+    host,
+    [1],
+    ['diverged', 'modified'],
+    c.path,
+  );
+  const refused = await steps.json('install over the hand edit', installArgs, [7], errorSchema);
+  const adoptArgs = ['config', 'adopt', host, c.path, '--promote', '--json'];
+  const adopted = await steps.json('adopt --promote', adoptArgs, [0], adoptSchema);
+  const after = await steps.drift('drift after adopt --promote', host, [0], ['current']);
+  return {
+    dir: c.dir,
+    lab,
+    host,
+    path: c.path,
+    drift: { before, installed, handEdited, adopted: after },
+    receipt,
+    refusedOverHandEdit: { exitCode: 7, code: refused.error.code },
+    adoptCommit: adopted.commit,
+  };
+}
