@@ -45,6 +45,9 @@ export { checkFdPath, ensureDirUnder, recheckParents } from './fs/safe-path.js';
 export { createHomeWriter, type HomeWriterOptions } from './home-writer.js';
 export { OperationWriter, type WrittenFile } from './writer.js';
 export { verifyAuditChain, auditLineHash } from '@fleet/core/node';
+// The SSH recovery receiver's records, in the same chain (docs/audit-log.md, "Writers").
+export { appendAuditRecords, type ForeignAuditEntry } from './audit/append.js';
+export { SSH_CLIENT_PREFIX } from './audit/adopt.js';
 // Runtime generations (contract §12): staging, the current pointer, the journal, acceptance, status
 export * from './generations/index.js';
 export {

@@ -211,18 +211,43 @@ describe('audit log under real faults', function () {
     expect(verifyAuditChain(after).ok).to.equal(true);
     const health = await healthOf(child.url, token);
     expect(health.status).to.equal('degraded');
-    expect(health.checks.find((c) => c.name === 'audit-log')?.detail).to.match(
-      /\(\d+ failures since start\)/,
+    const detail = health.checks.find((c) => c.name === 'audit-log')?.detail;
+    expect(detail).to.match(/\(\d+ failures since start\)/);
+    // Why, while it lasts: the records that could not be written, counted (what `fleet status` lists).
+    expect(detail, detail).to.match(
+      /\d+ record\(s\) could not be appended since \S+ \((ENOSPC|short write)/,
     );
-    // Room again: the next install is written and audited; health stays degraded until restart.
+    const summary = await call(child.url, '/v1/summary', { token });
+    expect((summary.body as { health: string }).health).to.equal('degraded');
+    // Room again: the next install is written and audited, after one record of what could not
+    // be; health stays degraded until restart.
     await unlink(inside('filler'));
     const ok = await call(child.url, '/v1/install', {
       token,
       body: installOf(fixture.home, 'one\n', 'zero\n'),
     });
     expect(ok.status, ok.text).to.equal(200);
-    expect(verifyAuditChain(await readFile(inside('audit.jsonl'), 'utf8')).ok).to.equal(true);
-    expect((await healthOf(child.url, token)).status).to.equal('degraded');
+    const text = await readFile(inside('audit.jsonl'), 'utf8');
+    expect(verifyAuditChain(text).ok).to.equal(true);
+    const written = text
+      .slice(before.length)
+      .trimEnd()
+      .split('\n')
+      .map(
+        (line) => JSON.parse(line) as { operation: string; code: string | null; detail: string },
+      );
+    const refusedAt = written.findIndex((r) => r.operation === 'audit.refused-appends');
+    expect(refusedAt, JSON.stringify(written)).to.be.greaterThanOrEqual(0);
+    expect(written[refusedAt]?.code).to.equal('AUDIT_UNAVAILABLE');
+    expect(written[refusedAt]?.detail).to.match(
+      /^\d+ record\(s\) could not be appended between \S+ and \S+ \((ENOSPC|short write).*\): .*install/,
+    );
+    expect(written.findIndex((r) => r.operation === 'install')).to.be.greaterThan(refusedAt);
+    const healthAfter = await healthOf(child.url, token);
+    expect(healthAfter.status).to.equal('degraded');
+    expect(healthAfter.checks.find((c) => c.name === 'audit-log')?.detail).to.not.match(
+      /could not be appended since/,
+    );
   });
 
   it('strace: fsync EIO on the audit log — the install is undone, 503, and every later write refused (volume suspect)', async function () {

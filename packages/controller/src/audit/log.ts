@@ -19,6 +19,13 @@
  *   groups, one fsync per group (a crash may lose the last interval's counts, never a write's
  *   record): reads cannot flush the write trail out.
  *
+ * - **One chain, two writers.** The SSH recovery receiver appends its stage and activate records
+ *   beside a running controller: both hold the append lock (append-lock.ts) while they write, and
+ *   the controller adopts what the receiver appended since its last group (adopt.ts).
+ * - **Refused appends are accounted for.** Records that could not be appended (a full disk) are
+ *   counted, and the first group written afterwards says how many, when and why
+ *   (refused-appends.ts).
+ *
  * One class, because one object owns the file, its head and what waits to be written; what can be
  * apart is: start-up in segments.ts, the rotation plan (pure) in rotation.ts, counting in
  * refusals.ts.
@@ -40,7 +47,10 @@ import { createExclusive, fsyncDir } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
 import { open, rename, unlink, type DurableHandle } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
+import { MAX_ADOPTED_BYTES, adoptAppended } from './adopt.js';
+import { withAuditLock } from './append-lock.js';
 import { ReadCounter } from './reads.js';
+import { RefusedAppends } from './refused-appends.js';
 import { RefusalCounter, type Refusal } from './refusals.js';
 import { holdsWrite, planRotation, type ClosedSegment } from './rotation.js';
 import { NEXT_SEGMENT, inspectLog, prunable, readReleaseFile, writeHeadFile } from './segments.js';
@@ -98,6 +108,10 @@ export class AuditLog {
   private readonly refusalTimer: NodeJS.Timeout;
   /** Read and refusal records that could not be written (the log refused, or a group failed). */
   private unaudited = 0;
+  /** Write records that could not be appended, until a record of them is durable. */
+  private readonly refusedAppends = new RefusedAppends();
+  /** Why the last append was refused (what the record of refused appends says). */
+  private lastWhy: string | undefined;
   /** Rotations since start: a reader of several segments retries when this moves under it. */
   rotations = 0;
   /** The file the torn tail was moved to at open, if there was one. */
@@ -140,7 +154,12 @@ export class AuditLog {
     return log;
   }
 
-  private async load(): Promise<void> {
+  /** Under the append lock: a receiver appending meanwhile is not cut off as a torn tail. */
+  private load(): Promise<void> {
+    return withAuditLock(this.dir, () => this.loadLocked());
+  }
+
+  private async loadLocked(): Promise<void> {
     const found = await inspectLog(this.dir, this.options.clock.now());
     this.tornMovedTo = found.tornMovedTo;
     this.closed = [...found.closed];
@@ -188,6 +207,8 @@ export class AuditLog {
       const more = this.alarms.length > 1 ? ` (${this.alarms.length} failures since start)` : '';
       parts.push(`${alarm}${more}; health stays degraded until the controller is restarted`);
     }
+    const refused = this.refusedAppends.problem();
+    if (refused !== undefined) parts.push(refused);
     if (this.unaudited > 0) parts.push(`${this.unaudited} read or refusal record(s) not written`);
     return parts.length === 0 ? undefined : parts.join('; ');
   }
@@ -275,6 +296,7 @@ export class AuditLog {
   }
 
   private unavailable(why: string): FleetError {
+    this.lastWhy = why;
     return new FleetError(
       'AUDIT_UNAVAILABLE',
       `the audit log is unavailable (${why}); nothing was done`,
@@ -296,15 +318,40 @@ export class AuditLog {
    */
   private async writeGroup(own: readonly AuditEntry[]): Promise<AuditHead> {
     const reads = this.pendingReads.splice(0);
+    this.lastWhy = undefined;
     try {
       if (this.refusedBecause !== undefined) throw this.unavailable(this.refusedBecause);
-      if (this.handle === undefined) throw this.unavailable('the log is not open');
-      await this.checkUnchanged(this.handle);
-      if (this.size >= this.options.segmentBytes && this.active !== null) await this.rotate();
-      return await this.writeRecords([...reads, ...own]);
+      const head = await this.locked(async () => {
+        if (this.handle === undefined) throw this.unavailable('the log is not open');
+        await this.checkUnchanged(this.handle);
+        if (this.size >= this.options.segmentBytes && this.active !== null) await this.rotate();
+        const refused = this.refusedAppends.entry();
+        return this.writeRecords([...(refused ? [refused] : []), ...reads, ...own]);
+      });
+      this.refusedAppends.clear();
+      return head;
     } catch (error) {
       this.unaudited += reads.length;
+      const why =
+        error instanceof FleetError && this.lastWhy !== undefined ? this.lastWhy : reasonOf(error);
+      this.refusedAppends.note(own, this.options.clock.now(), why);
       throw error;
+    }
+  }
+
+  /** Runs `fn` holding the append lock; a lock that cannot be taken is `AUDIT_UNAVAILABLE`. */
+  private async locked<T>(fn: () => Promise<T>): Promise<T> {
+    let inside = false;
+    try {
+      return await withAuditLock(this.dir, () => {
+        inside = true;
+        return fn();
+      });
+    } catch (error) {
+      if (inside || error instanceof FleetError) throw error;
+      const why = `the append lock could not be taken (${reasonOf(error)})`;
+      this.alarm(`an audit append failed at ${this.options.clock.now().toISOString()} (${why})`);
+      throw this.unavailable(why);
     }
   }
 
@@ -408,7 +455,9 @@ export class AuditLog {
     } catch (error) {
       why = `${AUDIT_ACTIVE_SEGMENT} was removed under the controller (${errnoOf(error) ?? 'gone'})`;
     }
-    if (why === undefined && held.size !== this.size) {
+    if (why === undefined && held.size > this.size) {
+      why = await this.adoptReceiverRecords(handle, held.size);
+    } else if (why === undefined && held.size !== this.size) {
       why = `${AUDIT_ACTIVE_SEGMENT} changed under the controller (${this.size} → ${held.size} bytes)`;
     }
     if (why === undefined) return;
@@ -421,6 +470,28 @@ export class AuditLog {
       reason: why,
     }).catch(() => undefined);
     throw this.unavailable(why);
+  }
+
+  /**
+   * Takes in what the SSH receiver appended since the last group (adopt.ts), under the append
+   * lock; returns why not when the bytes are anything else.
+   */
+  private async adoptReceiverRecords(
+    handle: DurableHandle,
+    size: number,
+  ): Promise<string | undefined> {
+    const bytes = Buffer.alloc(Math.min(size - this.size, MAX_ADOPTED_BYTES + 1));
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, this.size);
+    const adopted = adoptAppended(bytes.subarray(0, bytesRead), this.last);
+    if (!adopted.ok || this.size + bytesRead !== size) {
+      const why = adopted.ok ? 'it grew while being read' : adopted.why;
+      return `${AUDIT_ACTIVE_SEGMENT} changed under the controller (${this.size} → ${size} bytes: ${why})`;
+    }
+    this.active ??= { firstSeq: adopted.first.seq, firstPrev: adopted.first.prev };
+    if (adopted.holdsWrites) this.activeHoldsWrites = true;
+    this.size = size;
+    this.last = adopted.tail;
+    return undefined;
   }
 
   /**

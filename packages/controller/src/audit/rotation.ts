@@ -13,7 +13,10 @@
  */
 import { auditLineHash, auditSegmentName, type AuditRecord } from '@fleet/core/node';
 
-type AuditEntryLike = Pick<AuditRecord, 'operationId' | 'aggregate'>;
+type AuditEntryLike = Pick<AuditRecord, 'operationId' | 'aggregate' | 'operation'>;
+
+/** Kept as a write's record: it accounts for writes that were refused (refused-appends.ts). */
+const KEPT_AS_WRITES = new Set(['audit.refused-appends']);
 
 export interface ClosedSegment {
   readonly name: string;
@@ -23,9 +26,15 @@ export interface ClosedSegment {
   readonly holdsWrites: boolean;
 }
 
-/** A write's record: it carries an operation id (a counted read or refusal never does). */
+/**
+ * A write's record: it carries an operation id (a counted read or refusal never does), or it
+ * accounts for writes that could not be recorded.
+ */
 export function holdsWrite(entry: AuditEntryLike): boolean {
-  return entry.operationId !== null && entry.aggregate === undefined;
+  return (
+    (entry.operationId !== null && entry.aggregate === undefined) ||
+    KEPT_AS_WRITES.has(entry.operation)
+  );
 }
 
 export interface RotationInput {

@@ -26,7 +26,7 @@ import {
 import { utcStamp } from '../backups.js';
 import { createExclusive, fsyncDir, writeFileAtomic } from '../fs/durable.js';
 import { errnoOf } from '../fs/errors.js';
-import type { ClosedSegment } from './rotation.js';
+import { holdsWrite, type ClosedSegment } from './rotation.js';
 
 export const NEXT_SEGMENT = `${AUDIT_ACTIVE_SEGMENT}.next`;
 export const HEAD_FILE = 'audit.head.json';
@@ -220,10 +220,10 @@ export function prunable(segments: readonly SegmentOnDisk[]): string[] {
  */
 export function textHoldsWrite(text: string): boolean {
   for (const line of text.split('\n')) {
-    if (!line.includes('"operationId":"')) continue;
+    if (!line.includes('"operationId":"') && !line.includes('"operation":"audit.')) continue;
     try {
-      const record = JSON.parse(line) as { operationId?: unknown; aggregate?: unknown };
-      if (typeof record.operationId === 'string' && record.aggregate === undefined) return true;
+      const record = JSON.parse(line) as Parameters<typeof holdsWrite>[0];
+      if (holdsWrite(record)) return true;
     } catch {
       return true;
     }
