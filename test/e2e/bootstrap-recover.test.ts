@@ -183,6 +183,21 @@ describe('bootstrap over SSH with --recover (real sshd, pinned host key, forced 
     const journal = await readFile(join(statePaths(node.home).journal, 'runtime.jsonl'), 'utf8');
     expect(journal).to.not.contain(token);
     expect(log).to.not.contain(token);
+
+    // The stage and the activate are in the node's audit log, in the chain the controller writes:
+    // `fleet audit show --home` reads them, `fleet audit verify --home` finds it intact.
+    const shown = await run(['audit', 'show', '--home', node.home, '--json']);
+    expect(shown.exitCode, shown.stderr).to.equal(0);
+    const records = json<{
+      records: { operationId: string | null; client: string; operation: string; outcome: string }[];
+    }>(shown).records.filter((record) => record.client === 'ssh:forced-command');
+    const stage = records.find((record) => record.operation === 'runtime-stage');
+    const activate = records.find((record) => record.operation === 'runtime-activate');
+    expect(stage?.outcome).to.equal('ok');
+    expect(activate?.outcome).to.equal('ok');
+    expect(activate?.operationId).to.equal(stage?.operationId);
+    const verified = await run(['audit', 'verify', '--home', node.home]);
+    expect(verified.exitCode, verified.stderr + verified.stdout).to.equal(0);
   });
 
   it('does not send a generation the node holds again: a second recovery sends the plan only', async () => {

@@ -20,11 +20,13 @@ import { Readable, Writable } from 'node:stream';
 import {
   FLEET_PROTOCOL_VERSION,
   isFleetError,
+  orderAuditSegments,
+  verifyAuditSegments,
   type FleetErrorLike,
   type Registry,
 } from '@fleet/core';
 import { NodeSSH } from 'node-ssh';
-import { FLEET_BIN, ROOT, tempDir, waitFor } from '../src/fleet.js';
+import { FLEET_BIN, ROOT, fleet, tempDir, waitFor } from '../src/fleet.js';
 import {
   operatorModule,
   generateKey,
@@ -75,6 +77,25 @@ class Sink extends Writable {
     this.text += chunk.toString('utf8');
     callback();
   }
+}
+
+/** The audit log segments of a node home, oldest first. */
+async function auditSegments(home: string): Promise<{ name: string; text: string }[]> {
+  const dir = join(home, '.local', 'state', 'fleet');
+  const names = orderAuditSegments(await readdir(dir));
+  return Promise.all(
+    names.map(async (name) => ({ name, text: await readFile(join(dir, name), 'utf8') })),
+  );
+}
+
+/** Every record of a node home's audit log. */
+async function auditRecords(home: string): Promise<Record<string, unknown>[]> {
+  return (await auditSegments(home)).flatMap(({ text }) =>
+    text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>),
+  );
 }
 
 /** `ssh-keygen -lf` of a public key: `SHA256:…`. */
@@ -441,6 +462,7 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
     const receive = async (
       originalCommand: string | undefined,
       table: HandlersModule['receiverHandlers'] = spyTable(),
+      extra: { stdin?: Readable; keyFingerprint?: string } = {},
     ) => {
       const stdout = new Sink();
       const stderr = new Sink();
@@ -448,11 +470,12 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
         home,
         version: '9.9.9',
         originalCommand,
-        stdin: Readable.from([]),
+        stdin: extra.stdin ?? Readable.from([]),
         stdout,
         stderr,
         loadRegistry: noRegistry,
         handlers: table,
+        ...(extra.keyFingerprint === undefined ? {} : { keyFingerprint: extra.keyFingerprint }),
       });
       return { exitCode, stdout: stdout.text, stderr: stderr.text };
     };
@@ -516,7 +539,7 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
         expect(context?.home).to.equal(home);
         expect(context?.version).to.equal('9.9.9');
         expect(Object.keys(context ?? {}).sort()).to.deep.equal(
-          ['home', 'loadRegistry', 'log', 'stderr', 'stdin', 'stdout', 'version'].sort(),
+          ['audit', 'home', 'loadRegistry', 'log', 'stderr', 'stdin', 'stdout', 'version'].sort(),
         );
         expect(await logText()).to.match(/accepted request .*\n.*finished "\w+" exit 0\n$/);
       });
@@ -605,6 +628,44 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
       expect(lines[0]!.length).to.be.below(700);
     });
 
+    it("a refused request is also in the node's hash-chained audit log: denied, USAGE, the caller ssh:forced-command", async () => {
+      expect((await receive('sh -c id')).exitCode).to.equal(2);
+      const [record, ...rest] = await auditRecords(home);
+      expect(rest).to.deep.equal([]);
+      expect(record).to.deep.include({
+        seq: 1,
+        operationId: null,
+        client: 'ssh:forced-command',
+        operation: 'receiver-request',
+        outcome: 'denied',
+        code: 'USAGE',
+        detail: 'refused request "sh -c id"',
+      });
+      expect(verifyAuditSegments(await auditSegments(home)).ok).to.equal(true);
+    });
+
+    it("apply refused at its stage is recorded under the request's operation id and the key that asked", async () => {
+      const key = `SHA256:${'A'.repeat(43)}`;
+      const error = await failure(
+        receive('apply', handlers.receiverHandlers, {
+          stdin: Readable.from([Buffer.from('not a bundle\n')]),
+          keyFingerprint: key,
+        }),
+      );
+      const records = await auditRecords(home);
+      expect(records).to.have.length(1);
+      expect(records[0]).to.deep.include({
+        client: `ssh:${key}`,
+        operation: 'runtime-stage',
+        outcome: 'failed',
+        code: error.code,
+      });
+      const id = String(records[0]?.['operationId']);
+      expect(id).to.match(/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/);
+      // The receiver log names the same operation: one request, two logs that agree.
+      expect(await logText()).to.contain(`accepted request "apply" (operation ${id})`);
+    });
+
     it('the version handler answers {receiver, version, protocol}', async () => {
       const result = await receive('version', handlers.receiverHandlers);
       expect(result.exitCode).to.equal(0);
@@ -639,6 +700,14 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
     });
     const sshdA = () => a as Sshd;
     const sshdB = () => b as Sshd;
+    const receive = (home: string) => [
+      process.execPath,
+      FLEET_BIN,
+      'bootstrap',
+      'receive',
+      '--home',
+      home,
+    ];
 
     /** The sshd log written after `offset`, once `until` matches it (or 5 s passed). */
     async function logAfter(server: Sshd, offset: number, until: RegExp): Promise<string> {
@@ -715,14 +784,6 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
       homeB = join(tmp.path, 'home-b');
       await mkdir(homeA);
       await mkdir(homeB);
-      const receive = (home: string) => [
-        process.execPath,
-        FLEET_BIN,
-        'bootstrap',
-        'receive',
-        '--home',
-        home,
-      ];
       a = await startSshd({ forcedCommand: receive(homeA) });
       // The same node re-imaged (or a machine in the middle): another host key.
       b = await startSshd({ forcedCommand: receive(homeB) });
@@ -745,7 +806,9 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
         version: CLI_VERSION,
         protocol: FLEET_PROTOCOL_VERSION,
       });
-      expect(await readFile(receiverLog(homeA), 'utf8')).to.match(/accepted request "version"\n/);
+      expect(await readFile(receiverLog(homeA), 'utf8')).to.match(
+        /accepted request "version" \(operation [0-9A-Z]{26}\)\n/,
+      );
       expect(await sshdA().log()).to.match(/Starting session: forced-command \(key-option\)/);
     });
 
@@ -918,6 +981,45 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
       expect(error.exitCode).to.equal(5);
     });
 
+    describe("the receiver checks its sshd (sshd -T): a session's environment is refused", () => {
+      const unsafe: [string, string[], RegExp][] = [
+        ['PermitUserEnvironment yes', ['PermitUserEnvironment yes'], /PermitUserEnvironment yes/],
+        ['AcceptEnv NODE_*', ['AcceptEnv NODE_*'], /accepts NODE_OPTIONS, NODE_PATH/],
+      ];
+      for (const [title, extraConfig, reason] of unsafe) {
+        it(`${title}: SSH_ENVIRONMENT_UNSAFE (exit 7), one line, in both logs, nothing served`, async () => {
+          const home = join(tmp.path, `home-${randomBytes(4).toString('hex')}`);
+          await mkdir(home);
+          const server = await startSshd({ forcedCommand: receive(home), extraConfig });
+          try {
+            const result = await ssh.runRecoveryVerb(targetOf(server), 'version');
+            expect(result.exitCode, result.stderr).to.equal(7);
+            expect(result.stdout).to.equal('');
+            const [coded, human, ...rest] = result.stderr.trimEnd().split('\n');
+            expect(rest).to.deep.equal([]);
+            expect(JSON.parse(coded?.replace(/^fleet-error: /, '') ?? '')).to.include({
+              code: 'SSH_ENVIRONMENT_UNSAFE',
+            });
+            expect(human).to.match(reason);
+            expect(human).to.contain(`-f ${server.dir}/sshd_config`);
+            expect(await readFile(receiverLog(home), 'utf8')).to.match(
+              /refused "version": .*\(SSH_ENVIRONMENT_UNSAFE\)\n$/,
+            );
+            const records = await auditRecords(home);
+            expect(records).to.have.length(1);
+            expect(records[0]).to.deep.include({
+              operation: 'receiver-request',
+              outcome: 'denied',
+              code: 'SSH_ENVIRONMENT_UNSAFE',
+              client: 'ssh:forced-command',
+            });
+          } finally {
+            await server.stop();
+          }
+        });
+      }
+    });
+
     describe('forced-command enforcement (any command string is data)', () => {
       let canaryDir: string;
       let canary: string;
@@ -953,6 +1055,20 @@ describe('SSH recovery path (contract §12; catalogue: forced command, host key 
           expect(existsSync(canary), payload).to.equal(false);
           expect(existsSync(canaryDir), payload).to.equal(true);
         }
+        // Each refusal is in the node's audit log, which `fleet audit` reads and verifies.
+        const shown = await fleet(['audit', 'show', '--home', homeA, '--json']);
+        expect(shown.exitCode, shown.stderr).to.equal(0);
+        const details = (
+          JSON.parse(shown.stdout) as { records: { detail: string; client: string }[] }
+        ).records
+          .filter((record) => record.client === 'ssh:forced-command')
+          .map((record) => record.detail);
+        for (const payload of payloads(canaryDir, canary)) {
+          expect(details).to.include(`refused request ${JSON.stringify(payload)}`);
+        }
+        const verified = await fleet(['audit', 'verify', '--home', homeA]);
+        expect(verified.exitCode, verified.stderr + verified.stdout).to.equal(0);
+        expect(verified.stdout).to.match(/intact/);
       });
 
       it('the system ssh client (pinned known_hosts): `sh -c id` and a bare login get exit 2', async () => {

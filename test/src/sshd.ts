@@ -161,6 +161,7 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
     const logFile = join(dir, 'sshd.log');
     const config = join(dir, 'sshd_config');
 
+    const extra = options.extraConfig ?? [];
     for (let attempt = 1; ; attempt += 1) {
       const port = await freePort();
       await writeFile(
@@ -177,14 +178,19 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
           'AuthenticationMethods publickey',
           // The tests run as root in CI (and in the dev container).
           'PermitRootLogin prohibit-password',
-          'PermitUserEnvironment no',
+          // sshd takes a keyword's first value: a test that sets its own leaves this one out.
+          ...(extra.some((line) => /^PermitUserEnvironment /i.test(line))
+            ? []
+            : ['PermitUserEnvironment no']),
           `AllowUsers ${user}`,
           `PidFile ${join(dir, 'sshd.pid')}`,
           'LogLevel VERBOSE',
-          ...(options.extraConfig ?? []),
+          ...extra,
           '',
         ].join('\n'),
-        { mode: 0o600 },
+        // Readable by the user the receiver runs as: it checks the config with `sshd -T`
+        // (sshd-check.ts). It names the host key's path, not its bytes.
+        { mode: 0o644 },
       );
       await writeFile(logFile, '', { mode: 0o600 });
       const child = spawn(SSHD_BIN, ['-D', '-f', config, '-E', logFile], { stdio: 'ignore' });

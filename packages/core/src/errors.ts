@@ -235,6 +235,11 @@ export const ERROR_CODES = {
   BLOCK_DRIFT: { exit: ExitCode.policy, http: 409 },
   HOSTKEY_UNKNOWN: { exit: ExitCode.policy },
   HOSTKEY_MISMATCH: { exit: ExitCode.policy },
+  /**
+   * The SSH recovery receiver's sshd lets a session's environment in (`PermitUserEnvironment`
+   * other than `no`, or `AcceptEnv` matching `PATH`, `NODE_OPTIONS`, …), or that cannot be told.
+   */
+  SSH_ENVIRONMENT_UNSAFE: { exit: ExitCode.policy },
   // server-side failures (reported as verification failures: the node did not do what was asked)
   IO_NOSPACE: { exit: ExitCode.verification, http: 507 },
   IO_ERROR: { exit: ExitCode.verification, http: 500 },

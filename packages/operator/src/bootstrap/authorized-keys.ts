@@ -15,7 +15,8 @@
  *   plain (`[A-Za-z0-9_./:=@%+,-]`) or single-quoted, and arguments holding `"`, `\`, `'` or a
  *   control character are refused rather than escaped;
  * - keep `PermitUserEnvironment no` (OpenSSH's default) in the node's sshd_config: an
- *   `environment=` option could otherwise set variables for the receiver (`NODE_OPTIONS`).
+ *   `environment=` option could otherwise set variables for the receiver (`NODE_OPTIONS`); the
+ *   receiver checks it with `sshd -T` and refuses otherwise (sshd-check.ts).
  */
 import { parseOpenSshPublicKey } from './ssh-keys.js';
 

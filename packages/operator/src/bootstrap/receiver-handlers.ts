@@ -32,6 +32,22 @@ export interface ReceiverContext {
   readonly loadRegistry: () => Promise<Registry>;
   /** Appends one line to the receiver log (`<home>/.local/state/fleet/receiver.log`, 0600). */
   readonly log: (message: string) => Promise<void>;
+  /**
+   * Appends one record, durably, to the node's hash-chained audit log — the controller's log and
+   * chain (docs/audit-log.md, "Writers") — under this request's operation id and the caller's
+   * name (`ssh:<key fingerprint>`). `AUDIT_UNAVAILABLE` when it cannot: the handler undoes what
+   * the record was for.
+   */
+  readonly audit: (record: ReceiverAuditRecord) => Promise<void>;
+}
+
+/** What a handler says of an operation; the receiver adds the operation id and the caller. */
+export interface ReceiverAuditRecord {
+  /** `runtime-stage`, `runtime-activate` (the names the controller's routes record). */
+  readonly operation: string;
+  readonly outcome: 'ok' | 'failed' | 'denied';
+  readonly code: string | null;
+  readonly detail: string;
 }
 
 /** One verb's implementation; resolves to the exit code of the receiver process. */

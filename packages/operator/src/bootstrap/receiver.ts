@@ -5,14 +5,26 @@
  * `SSH_ORIGINAL_COMMAND` and treated as data: after trimming it must equal one verb of the
  * allowlist, byte for byte. Nothing else of the environment is used (paths come from `--home`).
  * Every request, accepted or refused, is logged (JSON-quoted, so a payload cannot forge lines).
+ * What changes the node — `apply`'s stage and activate, and their refusals — and every refused
+ * request also goes into the node's hash-chained audit log, the controller's own chain
+ * (docs/audit-log.md, "Writers"), the caller named `ssh:<key fingerprint>` (the `--key` the
+ * authorized_keys line passes) or `ssh:forced-command` (a line without it).
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Registry } from '@fleet/core';
-import { checkFdPath, ensureDirUnder, recheckParents } from '@fleet/controller';
+import { newOperationId, type Registry } from '@fleet/core';
+import {
+  SSH_CLIENT_PREFIX,
+  appendAuditRecords,
+  checkFdPath,
+  ensureDirUnder,
+  recheckParents,
+  systemClock,
+} from '@fleet/controller';
 import {
   receiverHandlers,
+  type ReceiverAuditRecord,
   type ReceiverContext,
   type ReceiverHandlers,
 } from './receiver-handlers.js';
@@ -36,6 +48,22 @@ export interface ReceiverOptions {
   /** The handler table (tests substitute one); default {@link receiverHandlers}. */
   readonly handlers?: ReceiverHandlers;
   readonly now?: () => Date;
+  /**
+   * The SHA256 fingerprint of the key the authorized_keys line forces this command for
+   * (`SHA256:…`, from its `--key`); absent for a line that names none.
+   */
+  readonly keyFingerprint?: string;
+  /**
+   * Checks the sshd running this receiver (sshd-check.ts): why the environment it allows is
+   * unsafe, or cannot be told; `undefined` when it is safe. The forced command always passes
+   * one (`fleet bootstrap receive`); without one nothing is checked (a receiver run in-process).
+   */
+  readonly checkSshd?: () => Promise<string | undefined>;
+}
+
+/** `ssh:<fingerprint>`, or `ssh:forced-command` when the authorized_keys line names no key. */
+export function receiverClient(keyFingerprint: string | undefined): string {
+  return `${SSH_CLIENT_PREFIX}${keyFingerprint ?? 'forced-command'}`;
 }
 
 export function receiverLogPath(home: string): string {
@@ -81,12 +109,53 @@ export async function appendReceiverLog(home: string, line: string): Promise<voi
   }
 }
 
+/**
+ * Refuses an accepted verb because of the sshd that runs the receiver (`SSH_ENVIRONMENT_UNSAFE`,
+ * exit 7): logged, audited, one line for the operator after the node's code.
+ */
+async function refuseUnsafeSshd(refusal: {
+  readonly verb: string;
+  readonly unsafe: string;
+  readonly stderr: NodeJS.WritableStream;
+  readonly log: (message: string) => Promise<void>;
+  readonly audit: (record: ReceiverAuditRecord, id: string | null) => Promise<void>;
+}): Promise<number> {
+  const message = `refused ${quoteRequest(refusal.verb)}: ${refusal.unsafe}; nothing was done`;
+  await refusal.log(`${message} (SSH_ENVIRONMENT_UNSAFE)`).catch(() => undefined);
+  await refusal
+    .audit(
+      {
+        operation: 'receiver-request',
+        outcome: 'denied',
+        code: 'SSH_ENVIRONMENT_UNSAFE',
+        detail: message,
+      },
+      null,
+    )
+    .catch(() => undefined);
+  refusal.stderr.write(
+    `${RECEIVER_ERROR_PREFIX}${JSON.stringify({ code: 'SSH_ENVIRONMENT_UNSAFE', message })}\n` +
+      `fleet bootstrap receive: ${message}\n`,
+  );
+  return 7;
+}
+
 /** Runs one request; resolves to the process exit code. */
 export async function runReceiver(options: ReceiverOptions): Promise<number> {
   const now = options.now ?? (() => new Date());
   const handlers = options.handlers ?? receiverHandlers;
   const log = (message: string) =>
     appendReceiverLog(options.home, `${now().toISOString()} ${message}`);
+  const client = receiverClient(options.keyFingerprint);
+  const operationId = newOperationId();
+  const clock = { ...systemClock, now };
+  const audit = async (record: ReceiverAuditRecord, id: string | null = operationId) => {
+    await appendAuditRecords(
+      options.home,
+      [{ operationId: id, client, paths: [], files: [], ...record }],
+      clock,
+    );
+  };
   const request = options.originalCommand;
   // Trimmed of ASCII blanks only (what a shell user's quoting leaves), then compared exactly.
   const verb = request?.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
@@ -97,16 +166,30 @@ export async function runReceiver(options: ReceiverOptions): Promise<number> {
     await log(`refused request ${quoteRequest(request)}`).catch(() => {
       logged = false;
     });
+    // A refusal is no write: no operation id (retention treats it as it treats counted refusals).
+    const audited = await audit(
+      {
+        operation: 'receiver-request',
+        outcome: 'denied',
+        code: 'USAGE',
+        detail: `refused request ${quoteRequest(request)}`,
+      },
+      null,
+    ).then(
+      () => true,
+      () => false,
+    );
     options.stderr.write(
       `fleet bootstrap receive: refused request ${quoteRequest(request)}: the request must be exactly one of ${RECOVERY_VERBS.join(', ')}\n` +
         `usage: ssh <node> ${RECOVERY_VERBS.join('|')} (this key runs only the fleet receiver)\n` +
-        (logged ? '' : 'warning: the receiver log could not be written\n'),
+        (logged ? '' : 'warning: the receiver log could not be written\n') +
+        (audited ? '' : 'warning: the audit log could not be written\n'),
     );
     return 2;
   }
 
   try {
-    await log(`accepted request ${quoteRequest(request)}`);
+    await log(`accepted request ${quoteRequest(request)} (operation ${operationId})`);
   } catch (error) {
     // As the controller's audit log: a request that cannot be recorded is not served.
     options.stderr.write(
@@ -114,6 +197,12 @@ export async function runReceiver(options: ReceiverOptions): Promise<number> {
     );
     return 6;
   }
+
+  const unsafe = await options
+    .checkSshd?.()
+    .catch((error: unknown) => `sshd could not be checked (${(error as Error).message})`);
+  if (unsafe !== undefined)
+    return refuseUnsafeSshd({ verb, unsafe, stderr: options.stderr, log, audit });
 
   const handler = Object.hasOwn(handlers, verb) ? handlers[verb] : undefined;
   if (!handler) {
@@ -133,6 +222,7 @@ export async function runReceiver(options: ReceiverOptions): Promise<number> {
     stderr: options.stderr,
     loadRegistry: options.loadRegistry,
     log,
+    audit: (record) => audit(record),
   };
   try {
     const exitCode = await handler(context);

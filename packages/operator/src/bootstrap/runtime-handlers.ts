@@ -9,6 +9,11 @@
  *   reach, which restarts and accepts only after this SSH session has closed (its go is the end
  *   of this process).
  *
+ * `apply` records its stage and its activate (the runner started) in the node's audit log, and a
+ * refusal under the step it refused (`runtime-stage`, `runtime-activate`): a record that cannot be
+ * written undoes its step — the transaction abandoned, the runner ended before its go — and the
+ * answer is `AUDIT_UNAVAILABLE` (docs/audit-log.md, "What fails closed").
+ *
  * The bundle brings no credentials and no policy: the node's own decide.
  */
 import type { ControllerListen, PlannedListen } from '@fleet/core';
@@ -46,7 +51,26 @@ export const status: ReceiverHandler = async (context) => {
   }
 };
 
+/** Runs `apply`, recording a refusal under the step it was refused at. */
 export const apply: ReceiverHandler = async (context) => {
+  const step = { operation: 'runtime-stage' };
+  try {
+    return await applyBundle(context, step);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    await context
+      .audit({
+        operation: step.operation,
+        outcome: 'failed',
+        code: typeof code === 'string' ? code : 'INTERNAL',
+        detail: (error as Error).message.slice(0, 500),
+      })
+      .catch(() => undefined);
+    throw error;
+  }
+};
+
+async function applyBundle(context: ReceiverContext, step: { operation: string }): Promise<number> {
   const core = await import('@fleet/core');
   const controller = await import('@fleet/controller');
   const { readBundle } = await import('./bundle.js');
@@ -131,6 +155,23 @@ export const apply: ReceiverHandler = async (context) => {
       );
       throw refusal;
     }
+    try {
+      await context.audit({
+        operation: 'runtime-stage',
+        outcome: 'ok',
+        code: null,
+        detail: `bootstrap plan ${plan.id} for ${plan.nodeId}: transaction ${staged.transaction} staged, artifact ${plan.artifact.sha256}`,
+      });
+    } catch (error) {
+      await controller.abandonStaged(
+        context.home,
+        staged.transaction,
+        'the audit record could not be written',
+        'AUDIT_UNAVAILABLE',
+      );
+      throw error;
+    }
+    step.operation = 'runtime-activate';
     const runner = await controller.spawnRunner({
       home: context.home,
       nodeId: plan.nodeId,
@@ -140,6 +181,23 @@ export const apply: ReceiverHandler = async (context) => {
       transaction: staged.transaction,
       acceptanceTimeoutMs,
     });
+    try {
+      await context.audit({
+        operation: 'runtime-activate',
+        outcome: 'ok',
+        code: null,
+        detail: `transaction ${staged.transaction}: runner ${runner.pid} (${runner.via}) activates it once this SSH session has ended`,
+      });
+    } catch (error) {
+      runner.cancel();
+      await controller.abandonStaged(
+        context.home,
+        staged.transaction,
+        'the audit record could not be written',
+        'AUDIT_UNAVAILABLE',
+      );
+      throw error;
+    }
     await context.log(
       `apply: transaction ${staged.transaction} staged; runner ${runner.pid} (${runner.via})`,
     );
@@ -152,4 +210,4 @@ export const apply: ReceiverHandler = async (context) => {
   } finally {
     await probe.release();
   }
-};
+}
