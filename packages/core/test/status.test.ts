@@ -67,7 +67,22 @@ describe('fleet status', () => {
       'a degraded host',
       input({ ok: true, value: node({ health: 'degraded' }) }),
       'attention',
-      /health degraded/,
+      /health degraded \(fleet version shows the checks\)/,
+    ],
+    [
+      'a degraded host with its failing checks: each named with why',
+      input({
+        ok: true,
+        value: node({ health: 'degraded' }),
+        failing: [
+          {
+            name: 'audit-log',
+            detail: '2 record(s) could not be appended since 2026-12-01T00:00:00.000Z (ENOSPC)',
+          },
+        ],
+      }),
+      'attention',
+      /^health degraded: audit-log: 2 record\(s\) could not be appended since .* \(ENOSPC\)$/m,
     ],
     [
       'a transaction needing recovery',

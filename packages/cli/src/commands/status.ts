@@ -6,7 +6,7 @@ import { FleetCommand } from '../base-command.js';
 export default class Status extends FleetCommand {
   static override summary =
     'One screen for the whole fleet: reachability, runtime, last drift, offline_pending, runtime transactions.';
-  static override description = `Reads fleet.yaml and hosts/ as committed at HEAD, as drift does (named on the first line; uncommitted changes are not used, and a warning says so). Every host is asked once, concurrently (with a bound and a per-host timeout), through GET /v1/summary — which config:read or versions:read opens: who it is, the runtime it runs and its health, and whether a runtime transaction is in progress or needs recovery. With that: the runtime against canonicalVersion (as fleet version judges it), the host's state in the repository's newest drift report (reports/drift/, and its age), and offline_pending from the harness reconcile's state in your state directory. Progress on stderr names the hosts still being waited for. Read-only: writes nothing.
+  static override description = `Reads fleet.yaml and hosts/ as committed at HEAD, as drift does (named on the first line; uncommitted changes are not used, and a warning says so). Every host is asked once, concurrently (with a bound and a per-host timeout), through GET /v1/summary — which config:read or versions:read opens: who it is, the runtime it runs and its health, and whether a runtime transaction is in progress or needs recovery; a degraded host is also asked GET /v1/health, and each failing check is listed with its reason (an audit log that cannot be appended, a disk full). With that: the runtime against canonicalVersion (as fleet version judges it), the host's state in the repository's newest drift report (reports/drift/, and its age), and offline_pending from the harness reconcile's state in your state directory. Progress on stderr names the hosts still being waited for. Read-only: writes nothing.
 
 Exit codes, the most urgent across hosts: 4 when a host refused the credentials, 5 when one was unreachable, 1 when one needs attention (each reason is listed), 0 when all are ok.`;
   static override examples = [
@@ -41,10 +41,26 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
     const [outcomes, drift, reconcile] = await Promise.all([
       core.forEachHost(
         hosts,
-        (host) =>
-          core
-            .clientForHost({ repo, host, credentials, credentialsPath, timeoutMs: flags.timeout })
-            .summary(),
+        async (host) => {
+          const client = core.clientForHost({
+            repo,
+            host,
+            credentials,
+            credentialsPath,
+            timeoutMs: flags.timeout,
+          });
+          const summary = await client.summary();
+          if (summary.health === 'ok') return { summary };
+          // Degraded: why, from the node's health checks (any scope that talks to it may read them).
+          const failing = await client.health().then(
+            (health) =>
+              health.checks
+                .filter((check) => check.status !== 'ok')
+                .map(({ name, detail }) => ({ name, detail })),
+            () => undefined,
+          );
+          return { summary, failing };
+        },
         { concurrency: flags.concurrency, onSettled: (outcome) => progress.settled(outcome.host) },
       ),
       core.latestDriftReport(root),
@@ -58,7 +74,11 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
       hosts: outcomes.map((outcome) => ({
         host: outcome.host,
         outcome: outcome.ok
-          ? { ok: true, value: outcome.value }
+          ? {
+              ok: true,
+              value: outcome.value.summary,
+              ...(outcome.value.failing === undefined ? {} : { failing: outcome.value.failing }),
+            }
           : { ok: false, error: outcome.error },
       })),
       drift,

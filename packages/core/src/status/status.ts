@@ -66,8 +66,19 @@ export interface StatusReport {
   readonly hosts: readonly StatusHost[];
 }
 
+/** A check of `GET /v1/health` that is not ok: what makes the node degraded, and why. */
+export interface FailingHealthCheck {
+  readonly name: string;
+  readonly detail: string;
+}
+
 export type SummaryOutcome =
-  | { readonly ok: true; readonly value: NodeSummaryResponse }
+  | {
+      readonly ok: true;
+      readonly value: NodeSummaryResponse;
+      /** For a degraded node, its failing health checks (absent: not asked, or not answered). */
+      readonly failing?: readonly FailingHealthCheck[];
+    }
   | { readonly ok: false; readonly error: FleetErrorLike };
 
 export interface StatusInput {
@@ -154,7 +165,11 @@ function hostStatus(input: StatusInput, host: string, outcome: SummaryOutcome): 
   if (runtimeState !== 'current') {
     attention.push(`runtime ${node.version} is ${runtimeState}: ${item.detail ?? ''}`);
   }
-  if (node.health !== 'ok') attention.push('health degraded (fleet version shows the checks)');
+  if (node.health !== 'ok') {
+    const failing = outcome.failing ?? [];
+    if (failing.length === 0) attention.push('health degraded (fleet version shows the checks)');
+    for (const check of failing) attention.push(`health degraded: ${check.name}: ${check.detail}`);
+  }
   const txn = node.runtime.transaction;
   if (node.runtime.attention === 'in-progress') {
     attention.push(
