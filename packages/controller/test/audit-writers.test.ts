@@ -1,5 +1,5 @@
 /**
- * One chain, two writers (docs/audit-log.md, "Writers"; catalogue 74): the SSH recovery receiver
+ * One chain, two writers (docs/audit-log.md, "Writers"; catalogue 70a): the SSH recovery receiver
  * appends its records (`appendAuditRecords`) to the log a running controller writes. Both hold
  * the append lock, and the controller adopts the receiver's records — only whole records that go
  * on from its head, from an `ssh:` caller; anything else appended under it still refuses writes.

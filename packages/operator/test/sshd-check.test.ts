@@ -1,5 +1,5 @@
 /**
- * The receiver's check of its sshd, as data (sshd-check.ts; catalogue 75): what `sshd -T` output
+ * The receiver's check of its sshd, as data (sshd-check.ts; catalogue 70b): what `sshd -T` output
  * says, which settings let a session's environment in, and how the listener's process title
  * names its binary and config. The real `sshd -T` runs in test/e2e/ssh-recovery.test.ts.
  */

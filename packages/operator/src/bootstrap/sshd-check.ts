@@ -1,6 +1,6 @@
 /**
  * The receiver's check of the sshd that runs it (contract §12; docs/runtime-lifecycle.md, "The
- * SSH recovery path"; catalogue 75): with `PermitUserEnvironment` other than `no`, an
+ * SSH recovery path"; catalogue 70b): with `PermitUserEnvironment` other than `no`, an
  * `environment=` option in authorized_keys or `~/.ssh/environment` sets variables for the forced
  * command — `NODE_OPTIONS`, `PATH`, `LD_PRELOAD` bend what the receiver runs; an `AcceptEnv`
  * pattern matching one of them lets the client send it. So `fleet bootstrap receive` asks sshd
