@@ -22,6 +22,7 @@ import { access } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import {
   FleetError,
+  PreconditionFailedError,
   formatFileMode,
   type Clock,
   type ReplaceRequest,
@@ -507,10 +508,5 @@ export function keptAttributes(
 
 /** `PRECONDITION_FAILED`, carrying the live sha256 (`null`: the file does not exist). */
 export function preconditionFailed(path: string, liveSha: string | null, why = ''): FleetError {
-  const error = new FleetError(
-    'PRECONDITION_FAILED',
-    `${path}${why ? ` ${why}` : ''}: live sha256 is ${liveSha ?? 'absent (no such file)'}, not the one planned against; nothing written`,
-    { suggestions: ['re-plan against the live file'] },
-  );
-  return Object.assign(error, { liveSha256: liveSha, path });
+  return new PreconditionFailedError(path, liveSha, why);
 }

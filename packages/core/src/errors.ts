@@ -7,6 +7,8 @@
  * symbol brand and the shape instead.
  */
 
+import type { ActionOutcome } from './interfaces/action-outcome.js';
+
 /** The stable exit codes of contract §7. */
 export const ExitCode = {
   ok: 0,
@@ -267,6 +269,11 @@ export interface FleetErrorOptions {
   readonly problems?: readonly Problem[];
   readonly suggestions?: readonly string[];
   readonly cause?: unknown;
+  /**
+   * The coupled actions that ran before an installer's node half failed, in order: the controller
+   * puts them in the failed operation's receipt (contract §6, `NodeInstallResult.actions`).
+   */
+  readonly actions?: readonly ActionOutcome[];
 }
 
 /** The base of every error fleet raises on purpose. */
@@ -276,6 +283,8 @@ export class FleetError extends Error {
   readonly exitCode: ExitCode;
   readonly problems: readonly Problem[];
   readonly suggestions: readonly string[];
+  /** The coupled actions that ran before the failure (`[]` for none); see {@link FleetErrorOptions}. */
+  readonly actions: readonly ActionOutcome[];
 
   constructor(code: ErrorCode, message: string, options: FleetErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -284,11 +293,32 @@ export class FleetError extends Error {
     this.exitCode = ERROR_CODES[code].exit;
     this.problems = options.problems ?? [];
     this.suggestions = options.suggestions ?? [];
+    this.actions = options.actions ?? [];
   }
 
   /** The stable JSON envelope of contract §2: `{ error: { code, message, exitCode } }`. */
   toEnvelope(): ErrorEnvelope {
     return errorEnvelope(this);
+  }
+}
+
+/**
+ * `PRECONDITION_FAILED` for one file: the live file's sha256 is not the one the plan was made
+ * against (`null`: the file does not exist), so nothing was written. The controller answers both
+ * fields on the wire (contract §5) so the operator can re-plan against the live file.
+ */
+export class PreconditionFailedError extends FleetError {
+  readonly path: string;
+  readonly liveSha256: string | null;
+
+  constructor(path: string, liveSha256: string | null, why = '') {
+    super(
+      'PRECONDITION_FAILED',
+      `${path}${why ? ` ${why}` : ''}: live sha256 is ${liveSha256 ?? 'absent (no such file)'}, not the one planned against; nothing written`,
+      { suggestions: ['re-plan against the live file'] },
+    );
+    this.path = path;
+    this.liveSha256 = liveSha256;
   }
 }
 
@@ -309,6 +339,8 @@ export interface FleetErrorLike {
   readonly exitCode: ExitCode;
   readonly problems?: readonly Problem[];
   readonly suggestions?: readonly string[];
+  /** Absent in errors from a copy of core older than the field. */
+  readonly actions?: readonly ActionOutcome[];
 }
 
 /** True for a fleet error from any copy of `@fleet/core` (no `instanceof`). */

@@ -34,6 +34,7 @@ export {
   ERROR_CODES,
   ExitCode,
   FleetError,
+  PreconditionFailedError,
   describeCode,
   errorEnvelope,
   formatProblem,

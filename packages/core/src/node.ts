@@ -40,6 +40,7 @@ export {
   ERROR_CODES,
   ExitCode,
   FleetError,
+  PreconditionFailedError,
   describeCode,
   errorEnvelope,
   formatProblem,

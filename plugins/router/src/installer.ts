@@ -71,11 +71,6 @@ async function runReload(ctx: NodeContext, id: string): Promise<{ ok: boolean; d
   return { ok: true, detail: `${program} exited 0${said}` };
 }
 
-/** Throws `error` with the actions that ran before it, for the receipt (`error.actions`). */
-function withActions(error: FleetError, actions: readonly ActionOutcome[]): FleetError {
-  return Object.assign(error, { actions });
-}
-
 async function install(
   ctx: NodeContext,
   request: NodeInstallRequest,
@@ -146,28 +141,28 @@ async function install(
     if (!first.ok) {
       await restoreWritten(writer, results, first.detail);
       const again = await runReload(ctx, reload);
-      throw withActions(
-        new FleetError(
-          'ACTION_FAILED',
-          `the reload failed (${first.detail}); the config file and the installed volume were restored${
-            again.ok
-              ? ' and the router reloaded them'
-              : ` and reloading them failed too (${again.detail})`
-          }`,
-        ),
-        [
-          {
-            kind: 'write-volume',
-            status: 'rolled-back',
-            detail: `${volumePath} restored with the config file`,
-          },
-          { kind: 'reload', status: 'failed', detail: first.detail },
-          {
-            kind: 'reload',
-            status: again.ok ? 'ok' : 'failed',
-            detail: `after the restore: ${again.detail}`,
-          },
-        ],
+      throw new FleetError(
+        'ACTION_FAILED',
+        `the reload failed (${first.detail}); the config file and the installed volume were restored${
+          again.ok
+            ? ' and the router reloaded them'
+            : ` and reloading them failed too (${again.detail})`
+        }`,
+        {
+          actions: [
+            {
+              kind: 'write-volume',
+              status: 'rolled-back',
+              detail: `${volumePath} restored with the config file`,
+            },
+            { kind: 'reload', status: 'failed', detail: first.detail },
+            {
+              kind: 'reload',
+              status: again.ok ? 'ok' : 'failed',
+              detail: `after the restore: ${again.detail}`,
+            },
+          ],
+        },
       );
     }
     actions.push({ kind: 'reload', status: 'ok', detail: first.detail });

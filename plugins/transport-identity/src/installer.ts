@@ -87,11 +87,6 @@ const action = (kind: string, status: ActionOutcome['status'], detail: string): 
   detail,
 });
 
-/** Throws `error` with the actions that ran before it, for the receipt (`error.actions`). */
-function withActions(error: FleetError, actions: readonly ActionOutcome[]): FleetError {
-  return Object.assign(error, { actions });
-}
-
 /** The domain's installer, with its supervisor seam (tests pass a recorded supervisor). */
 export function createTransportIdentityInstaller(
   options: TransportIdentityOptions = {},
@@ -265,18 +260,17 @@ export function createTransportIdentityInstaller(
       ),
       action('verify-node-id', 'failed', `the controller does not run with --node-id ${to}`),
     ];
-    throw withActions(
-      outcome.rolledBack
-        ? new FleetError(
-            'VERIFICATION_FAILED',
-            `${outcome.error}; the identity file was restored and the controller restarted with --node-id ${from}`,
-          )
-        : new FleetError(
-            'RECOVERY_REQUIRED',
-            `${outcome.error}; the identity file was restored but the controller could not be restarted with --node-id ${from} (${outcome.rollbackError}): manual recovery required`,
-          ),
-      actions,
-    );
+    throw outcome.rolledBack
+      ? new FleetError(
+          'VERIFICATION_FAILED',
+          `${outcome.error}; the identity file was restored and the controller restarted with --node-id ${from}`,
+          { actions },
+        )
+      : new FleetError(
+          'RECOVERY_REQUIRED',
+          `${outcome.error}; the identity file was restored but the controller could not be restarted with --node-id ${from} (${outcome.rollbackError}): manual recovery required`,
+          { actions },
+        );
   }
 
   return {

@@ -51,9 +51,11 @@ async function request(
   };
 }
 
-async function failure(
-  promise: Promise<unknown>,
-): Promise<{ code: string; message: string; actions?: { kind: string; status: string }[] }> {
+async function failure(promise: Promise<unknown>): Promise<{
+  code: string;
+  message: string;
+  actions?: readonly { kind: string; status: string }[];
+}> {
   try {
     await promise;
   } catch (error) {

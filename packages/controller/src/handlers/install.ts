@@ -420,7 +420,7 @@ async function runInstaller(
         ...failure,
         message: `the ${request.domain} installer failed: ${(error as Error)?.message ?? String(error)}`,
       };
-    return { result, failure, failedActions: actionsOf(error), runs };
+    return { result, failure, failedActions: failedActionsOf(error), runs };
   }
 }
 
@@ -461,19 +461,9 @@ async function journalOutcome(
     .catch((error: unknown) => undoFor(writer, error));
 }
 
-/** The actions an installer attached to the error it threw (`error.actions`), if well formed. */
-function actionsOf(error: unknown): readonly ActionOutcome[] {
-  const actions = (error as { actions?: unknown } | null)?.actions;
-  if (!Array.isArray(actions)) return [];
-  const statuses = new Set(['ok', 'skipped', 'failed', 'rolled-back']);
-  return actions.filter(
-    (a): a is ActionOutcome =>
-      a !== null &&
-      typeof a === 'object' &&
-      typeof (a as ActionOutcome).kind === 'string' &&
-      typeof (a as ActionOutcome).detail === 'string' &&
-      statuses.has((a as ActionOutcome).status),
-  );
+/** The coupled actions that ran before the installer threw: `FleetError.actions` (typed in core). */
+function failedActionsOf(error: unknown): readonly ActionOutcome[] {
+  return isFleetError(error) ? (error.actions ?? []) : [];
 }
 
 /**

@@ -44,14 +44,9 @@ const coupledInstaller: Installer = {
       const ran = await ctx.actions.run(id);
       const said = ran.output === undefined ? '' : `: ${ran.output}`;
       if (ran.exitCode !== 0) {
-        throw Object.assign(
-          new FleetError('ACTION_FAILED', `action ${id} exited ${ran.exitCode}${said}`),
-          {
-            actions: [
-              { kind: 'restart', status: 'failed', detail: `exited ${ran.exitCode}${said}` },
-            ],
-          },
-        );
+        throw new FleetError('ACTION_FAILED', `action ${id} exited ${ran.exitCode}${said}`, {
+          actions: [{ kind: 'restart', status: 'failed', detail: `exited ${ran.exitCode}${said}` }],
+        });
       }
       return {
         files: results,

@@ -29,15 +29,12 @@ import type { PlannedWrite } from './transaction.js';
 /**
  * A coupled action failed (contract §7: exit 6). `actions` is every action's outcome as the
  * receipt shows it — what ran, what was rolled back, what failed, what ran again after the restore
- * — which the controller puts in the receipt (`error.actions`, read by shape across copies of core).
+ * — which the controller puts in the receipt (`FleetError.actions`).
  */
 export class ActionFailedError extends FleetError {
-  readonly actions: readonly ActionOutcome[];
-
   constructor(message: string, actions: readonly ActionOutcome[], options?: FleetErrorOptions) {
-    super('ACTION_FAILED', message, options);
+    super('ACTION_FAILED', message, { ...options, actions });
     this.name = 'ActionFailedError';
-    this.actions = actions;
   }
 }
 

@@ -21,7 +21,7 @@
  * (`validate` on each staged file before its rename, `reload` and `restart` after the writes) run
  * through the same path, for declared and repository-declared files alike.
  */
-import { FleetError, isFleetError, type Problem } from '../errors.js';
+import { FleetError, PreconditionFailedError, isFleetError, type Problem } from '../errors.js';
 import type { BlockMarkers, ManagedFile } from '../interfaces/domain.js';
 import type {
   InstallFileRequest,
@@ -281,14 +281,7 @@ export async function splicedLive(
   const live = await read(path);
   const liveSha = live?.sha256 ?? null;
   if (liveSha !== expectedSha256) {
-    throw Object.assign(
-      new FleetError(
-        'PRECONDITION_FAILED',
-        `${path}: live sha256 is ${liveSha ?? 'absent (no such file)'}, not the one planned against; nothing written`,
-        { suggestions: ['re-plan against the live file'] },
-      ),
-      { liveSha256: liveSha, path },
-    );
+    throw new PreconditionFailedError(path, liveSha);
   }
   const text = live === null ? '' : decodeUtf8(live.content, path);
   const spliced = spliceBlock(text, body, markers, path);

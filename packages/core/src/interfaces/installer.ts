@@ -1,6 +1,9 @@
 import type { Problem } from '../errors.js';
+import type { ActionOutcome } from './action-outcome.js';
 import type { BlockMarkers, DomainDeclaration, ManagedFile } from './domain.js';
 import type { NodeContext } from './node-context.js';
+
+export type { ActionOutcome } from './action-outcome.js';
 
 /**
  * The controller's safe write primitive, handed to a domain's node half. One call is the whole
@@ -103,16 +106,6 @@ export interface NodeInstallRequest {
    * the domain's policy does not define; run them through `ctx.actions`.
    */
   readonly actions?: Readonly<Record<string, string>>;
-}
-
-/** The outcome of one coupled action, for the receipt. */
-export interface ActionOutcome {
-  /** The action's kind, as the coupling declares it. */
-  readonly kind: string;
-  /** `pending`: settled after the answer, by the restarted controller (see {@link PendingRestart}). */
-  readonly status: 'ok' | 'skipped' | 'failed' | 'rolled-back' | 'pending';
-  /** One line: what happened. */
-  readonly detail: string;
 }
 
 /**
