@@ -19,6 +19,8 @@ const PACKAGES = [
   { dir: 'packages/core', name: 'core-command', config: 'api-extractor.command.json' },
   // the node-side entry point, `@fleet/core/node` (what the controller and plugins' node halves use)
   { dir: 'packages/core', name: 'core-node', config: 'api-extractor.node.json' },
+  // `@fleet/core/plugin`: the plugin API (what plugins and the scaffold's templates import)
+  { dir: 'packages/core', name: 'core-plugin', config: 'api-extractor.plugin.json' },
   // `@fleet/core/zod`: the zod fleet's packages build their schemas with (the copy in core's bundle)
   { dir: 'packages/core', name: 'core-zod', config: 'api-extractor.zod.json' },
   { dir: 'packages/testkit', name: 'testkit', config: 'api-extractor.json' },

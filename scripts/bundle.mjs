@@ -6,8 +6,8 @@
 // What importers load is the bundle: core's package.json `exports` point at dist/bundle/*.js, and
 // the types stay tsc's (dist/src/*.d.ts). A process holds one copy of core and of what core
 // bundles (zod, ulid, p-limit, …), whichever entry a value came through:
-// - core.cjs: the `index`, `node` and `zod` entries as one CommonJS file, each entry evaluated
-//   when first asked for, run with V8's cached data by loader.js; index.js, node.js and zod.js are
+// - core.cjs: the `index`, `node`, `plugin` and `zod` entries as one CommonJS file, each entry evaluated
+//   when first asked for, run with V8's cached data by loader.js; index.js, node.js, plugin.js and zod.js are
 //   generated ES module facades over it (docs/adr/0013-core-runs-from-one-code-cached-file.md);
 // - command.js: the `command` entry as a small ES module of its own (`--help` loads nothing else
 //   of core), whose imports of the rest of core go through the index facade;
@@ -41,6 +41,7 @@ export const BUNDLES = [
     entries: {
       index: 'dist/src/index.js',
       node: 'dist/src/node.js',
+      plugin: 'dist/src/plugin.js',
       command: 'dist/src/command/index.js',
       zod: 'dist/src/zod.js',
     },

@@ -7,7 +7,7 @@
  * secrets; the candidate lands in `mirror/<host>/gitconfig/gitconfig`, to be promoted to the
  * canonical by an ordinary commit (or `--promote`).
  */
-import { fileAdopter, type Adopter } from '@fleet/core';
+import { fileAdopter, type Adopter } from '@fleet/core/plugin';
 import { DOMAIN } from './domain.js';
 
 /** Makes the domain's adopter (loaded lazily through `register.ts`). */

@@ -2,7 +2,7 @@
  * The gitconfig domain's declaration: plain data, so it crosses the plugin boundary as it is
  * (a user-installed plugin has its own copy of `@fleet/core`; nothing here is a class).
  */
-import type { BlockMarkers, DomainDeclaration } from '@fleet/core';
+import type { BlockMarkers, DomainDeclaration } from '@fleet/core/plugin';
 
 /** The marker lines around the fleet-managed block (git reads them as comments). */
 export const GITCONFIG_MARKERS: BlockMarkers = {

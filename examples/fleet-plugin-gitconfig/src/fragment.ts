@@ -11,7 +11,7 @@
  *
  * Problems name line numbers, never the text: once secrets are resolved it may hold one.
  */
-import type { Problem } from '@fleet/core';
+import type { Problem } from '@fleet/core/plugin';
 
 const SECTION = /^\s*\[\s*[A-Za-z0-9.-]+(\s+"(?:[^"\\\n]|\\.)*")?\s*\]\s*(?:[#;].*)?$/;
 const SETTING = /^\s*[A-Za-z][A-Za-z0-9-]*\s*(?:=.*)?$/;

@@ -14,7 +14,7 @@
  * block spliced in (everything outside it byte for byte), one compare-and-swap `replace` (backup +
  * atomic write), then a read-back of the sha256. Any failure after the write restores the file.
  */
-import { fileInstaller, type Installer } from '@fleet/core';
+import { fileInstaller, type Installer } from '@fleet/core/plugin';
 import { DOMAIN, gitconfigDomain } from './domain.js';
 import { fragmentProblems } from './fragment.js';
 

@@ -10,7 +10,7 @@
  * `git_name` variables: `current`, `missing` (git resolves none: the block is not installed yet),
  * `diverged` (git resolves another value: something overrides the block) or `unsupported` (no git).
  */
-import type { DriftItem, JsonObject, NodeContext, ProbeDesired, Prober } from '@fleet/core';
+import type { DriftItem, JsonObject, NodeContext, ProbeDesired, Prober } from '@fleet/core/plugin';
 import { DOMAIN, IDENTITY_PROBER } from './domain.js';
 
 /** What `collect` reports: plain JSON, since it crosses the wire (redacted like any content). */

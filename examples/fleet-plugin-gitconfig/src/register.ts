@@ -4,7 +4,11 @@
  * plugin was compiled against. The declaration is data; the implementations are loaded lazily by
  * the `load` factories, only when a command (or the controller) needs them.
  */
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import {
+  defineRegistration,
+  type FleetRegistration,
+  type RegisterHookOptions,
+} from '@fleet/core/plugin';
 import { IDENTITY_PROBER, gitconfigDomain } from './domain.js';
 
 /** This plugin's descriptors. */

@@ -3,7 +3,7 @@
  * takes the live file into `mirror/<host>/starship/`, host variables reverse-substituted and
  * secrets scanned for by the core first.
  */
-import { fileAdopter, type Adopter } from '@fleet/core';
+import { fileAdopter, type Adopter } from '@fleet/core/plugin';
 import { DOMAIN } from './domain.js';
 
 /** Makes the domain's adopter (loaded lazily through `register.ts`). */

@@ -3,7 +3,7 @@
  * configuration), managed whole — the file equals its rendered canonical source,
  * `domains/starship/starship.toml`. Plain data: it crosses the plugin boundary as it is.
  */
-import type { DomainDeclaration } from '@fleet/core';
+import type { DomainDeclaration } from '@fleet/core/plugin';
 
 export const starshipDomain = {
   domain: 'starship',

@@ -4,7 +4,7 @@
  * `fleet drift`, never sent), and on the node again with secrets resolved, before anything is
  * written.
  */
-import { fileInstaller, type Installer } from '@fleet/core';
+import { fileInstaller, type Installer } from '@fleet/core/plugin';
 import { DOMAIN, starshipDomain } from './domain.js';
 import { tomlProblems } from './toml.js';
 

@@ -3,7 +3,11 @@
  * implementations (and so the TOML library) load lazily, only when a command or a node's
  * controller needs them.
  */
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import {
+  defineRegistration,
+  type FleetRegistration,
+  type RegisterHookOptions,
+} from '@fleet/core/plugin';
 import { starshipDomain } from './domain.js';
 
 /** This plugin's descriptors. */

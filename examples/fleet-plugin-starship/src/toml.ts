@@ -8,7 +8,7 @@
  * A problem names the line (and column), never the text: once secrets are resolved it may hold
  * one, and smol-toml's own message quotes the line.
  */
-import type { Problem } from '@fleet/core';
+import type { Problem } from '@fleet/core/plugin';
 import { TomlError, parse } from 'smol-toml';
 
 /** The problems of a starship.toml; `[]` when it parses as TOML. */

@@ -10,30 +10,16 @@ import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { isFleetError } from '@fleet/core/node';
 import { withAudit } from './handlers/receipt.js';
-import type { AuditLog } from './audit/log.js';
-import type { Allowlist } from './allowlist.js';
 import { managedTarget } from './fs/managed-target.js';
 import { readLive, walkParents } from './fs/safe-path.js';
-import type { JournalEvent, OperationStore } from './operations.js';
+import type { JournalEvent } from './operations.js';
 import type { AuditHead, RecoveryFile } from '@fleet/core/node';
 import { processAlive } from './process-alive.js';
-import { stateTempWriter, TEMP_PREFIX, type StatePaths } from './state-paths.js';
+import { stateTempWriter, TEMP_PREFIX } from './state-paths.js';
 import { settlePending } from './settle-pending.js';
+import type { RecoveryInput } from './recovery-input.js';
 
-export interface RecoveryInput {
-  readonly home: string;
-  readonly state: StatePaths;
-  readonly audit: AuditLog;
-  readonly operations: OperationStore;
-  readonly allowlist: Allowlist;
-  readonly maxFileBytes: number;
-  readonly now: () => Date;
-  /**
-   * This controller's `--node-id`: an operation answered before a coupled restart (journal event
-   * `pending`) is settled against it — completed when it is the id expected, else rolled back.
-   */
-  readonly nodeId?: string;
-}
+export type { RecoveryInput } from './recovery-input.js';
 
 export interface RecoveryReport {
   readonly interrupted: number;

@@ -20,7 +20,7 @@ import { withAudit } from './handlers/receipt.js';
 import { readLive, sha256Hex, targetOf } from './fs/safe-path.js';
 import { PathLocks } from './locks.js';
 import type { JournalEvent } from './operations.js';
-import type { RecoveryInput } from './recovery.js';
+import type { RecoveryInput } from './recovery-input.js';
 import { managedTarget } from './fs/managed-target.js';
 import { OperationWriter } from './writer.js';
 

@@ -550,6 +550,18 @@ export {
 } from './authoring/plugin-scaffold.js';
 export { restoreWritten } from './installers/restore.js';
 export { ActionFailedError } from './installers/file-actions.js';
+export {
+  oneFileRequest,
+  requireDistinctFiles,
+  requireDomain,
+  type OneFile,
+} from './installers/request-guards.js';
+export {
+  HOME_FILE_READ_LIMIT,
+  createHomeFileReader,
+  readHomeFile,
+  type HomeFile,
+} from './home-files.js';
 // Files a domain declares in the repository (the files domain, contract §10.4)
 export { repoManifestPath, withRepoFiles } from './config/repo-files.js';
 // The managed-block editor every `kind: block` domain uses (contract §6, §10.3, §10.4)

@@ -279,6 +279,18 @@ export { fileAdopter, type FileAdopterOptions } from './installers/file-adopter.
 export { restoreWritten } from './installers/restore.js';
 export { ActionFailedError } from './installers/file-actions.js';
 export {
+  oneFileRequest,
+  requireDistinctFiles,
+  requireDomain,
+  type OneFile,
+} from './installers/request-guards.js';
+export {
+  HOME_FILE_READ_LIMIT,
+  createHomeFileReader,
+  readHomeFile,
+  type HomeFile,
+} from './home-files.js';
+export {
   assertNoMarkers,
   decodeUtf8,
   findBlock,

@@ -117,10 +117,13 @@ describe('plugin scaffold (fleet plugins new)', () => {
     expect(pkg['oclif']).to.deep.equal({ hooks: { 'fleet:register': './dist/src/register.js' } });
     expect(files.get('tsconfig.json')).to.not.contain('extends');
     expect(files.get('src/domain.ts')).to.contain("begin: '; fleet:npmrc:begin'");
-    // Public helpers only: nothing is imported but the two public packages and its own files.
+    // Public helpers only: nothing is imported but the two public packages (core through its
+    // plugin API, `@fleet/core/plugin`, and its main entry) and its own files.
     for (const [file, text] of files) {
       for (const [, from] of text.matchAll(/from '([^']+)'/g)) {
-        expect(from, file).to.match(/^(?:@fleet\/core|@fleet\/testkit|chai|node:url|\.\.?\/.*)$/);
+        expect(from, file).to.match(
+          /^(?:@fleet\/core(?:\/plugin)?|@fleet\/testkit|chai|node:url|\.\.?\/.*)$/,
+        );
       }
     }
   });

@@ -32,7 +32,7 @@ import {
   type ProcessResult,
   type SupervisorDefinition,
   type SupervisorProblem,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import {
   AGENTS_DIR,
   detachedJobPlist,

@@ -22,7 +22,7 @@ import {
   type DefinitionFacts,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 export const LABEL = 'dev.fleet.controller';
 export const AGENTS_DIR = '~/Library/LaunchAgents';

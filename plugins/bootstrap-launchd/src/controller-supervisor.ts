@@ -3,7 +3,7 @@ import {
   type AdapterSupervisorOptions,
   type ControllerSupervisor,
   type NodeContext,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { createLaunchdAdapter, type LaunchdAdapterOptions } from './adapter.js';
 
 /**

@@ -22,7 +22,7 @@ import {
   type NodeContext,
   type ProbeDesired,
   type Prober,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { createLaunchdAdapter, type LaunchdAdapter } from './adapter.js';
 import { AGENTS_DIR, launchAgent, plistPath, readAgent } from './agent-plist.js';
 

@@ -2,7 +2,7 @@ import {
   defineRegistration,
   type FleetRegistration,
   type RegisterHookOptions,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 /**
  * The launchd supervisor (contract §12): the controller as a LaunchAgent in

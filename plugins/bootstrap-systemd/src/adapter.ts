@@ -35,7 +35,7 @@ import {
   type ProcessResult,
   type SupervisorDefinition,
   type SupervisorProblem,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import {
   excerpt,
   launchTransientUnit,

@@ -3,7 +3,7 @@ import {
   type AdapterSupervisorOptions,
   type ControllerSupervisor,
   type NodeContext,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { createSystemdUserAdapter, type SystemdUserAdapterOptions } from './adapter.js';
 
 /**

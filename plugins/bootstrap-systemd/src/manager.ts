@@ -15,7 +15,7 @@ import {
   type DetachedLaunch,
   type NodeContext,
   type ProcessResult,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 export type SystemctlRunner = (ctx: NodeContext, ...args: string[]) => Promise<ProcessResult>;
 

@@ -14,7 +14,7 @@ import {
   type NodeContext,
   type ProbeDesired,
   type Prober,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { createSystemdUserAdapter } from './adapter.js';
 import { unitPath } from './unit.js';
 

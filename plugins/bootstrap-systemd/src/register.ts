@@ -2,7 +2,7 @@ import {
   defineRegistration,
   type FleetRegistration,
   type RegisterHookOptions,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 /**
  * The systemd user-unit supervisor (contract §12): a unit in `~/.config/systemd/user/`, driven with

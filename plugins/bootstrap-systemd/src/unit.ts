@@ -16,14 +16,14 @@ import {
   type DefinitionFacts,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 // The quoting moved to @fleet/core (the CLI's schedule generator quotes the same way); re-exported
 // here under the names this plugin has always exported.
 export {
   quoteSystemdWord as quoteWord,
   splitSystemdCommandLine as splitCommandLine,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 export const UNIT_NAME = 'fleet-controller.service';
 /** Where a node keeps its controller's unit file (the user manager's own directory when `~` is its `$HOME`). */

@@ -23,7 +23,7 @@ import {
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
   type SupervisorProblem,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import {
   jobTaskXml,
   readTask,

@@ -13,7 +13,7 @@ import {
   type NodeContext,
   type ProbeDesired,
   type Prober,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { createWindowsTaskAdapter } from './adapter.js';
 import { TASK_NAME } from './task-xml.js';
 

@@ -2,7 +2,7 @@ import {
   defineRegistration,
   type FleetRegistration,
   type RegisterHookOptions,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 /**
  * The Windows Task Scheduler supervisor (contract §12): a scheduled task defined by Task Scheduler

@@ -17,7 +17,7 @@ import {
   type DefinitionFacts,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 export const TASK_NAME = 'fleet-controller';
 export const TASK_DEFINITION_PATH = `~/AppData/Local/fleet/supervisor/${TASK_NAME}.xml`;
@@ -30,7 +30,7 @@ export {
   quoteWindowsArgument,
   splitWindowsArguments,
   xmlEscape,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 export interface TaskOptions {
   /** Start at the user's logon (default) or at boot (needs a stored password or S4U). */

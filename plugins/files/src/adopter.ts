@@ -5,7 +5,7 @@
  * `mirror/<host>/files/<path without ~/>`; `adopt --promote` writes the candidate over the entry's
  * source (for a block entry the source is the body itself).
  */
-import { fileAdopter, type Adopter } from '@fleet/core/node';
+import { fileAdopter, type Adopter } from '@fleet/core/plugin';
 import { filesDomain } from './domain.js';
 
 /** The domain's adopter, loaded lazily by the registry (`register.ts`). */

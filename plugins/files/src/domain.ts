@@ -1,4 +1,4 @@
-import type { DomainDeclaration } from '@fleet/core/node';
+import type { DomainDeclaration } from '@fleet/core/plugin';
 
 /** The manifest of the domain, in `domains/files/` of the fleet repository (contract §10.4). */
 export const MANIFEST = 'files.yaml';

@@ -8,7 +8,7 @@
  * the node's own decision (its policy's `domains.files.patterns`), checked by the controller
  * before this runs.
  */
-import { fileInstaller, type Installer } from '@fleet/core/node';
+import { fileInstaller, type Installer } from '@fleet/core/plugin';
 import { filesDomain } from './domain.js';
 import { parseFilesManifest } from './manifest.js';
 

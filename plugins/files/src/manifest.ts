@@ -15,7 +15,7 @@ import {
   zodProblems,
   type ManagedFile,
   type Problem,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { MANIFEST } from './domain.js';
 
 /** The placeholder of a marker template: `# {mark} fleet` → `# BEGIN fleet`, `# END fleet`. */

@@ -2,7 +2,7 @@ import {
   defineRegistration,
   type FleetRegistration,
   type RegisterHookOptions,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { filesDomain } from './domain.js';
 
 /** The plugin's descriptors: plain data, with the installer and adopter loaded only when needed. */

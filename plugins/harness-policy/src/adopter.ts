@@ -16,7 +16,7 @@ import {
   type Adopter,
   type Capture,
   type ManagedFile,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { findBlock, normaliseBody, spliceBlock } from './block.js';
 import { harnessPolicyDomain, POLICY_MARKERS } from './domain.js';
 

@@ -12,7 +12,7 @@ import {
   type Block,
   type BlockMarkers,
   type Eol,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { POLICY_MARKERS } from './domain.js';
 
 export { normaliseBody, type Block, type Eol };

@@ -1,4 +1,4 @@
-import type { DomainDeclaration } from '@fleet/core/node';
+import type { DomainDeclaration } from '@fleet/core/plugin';
 
 export const POLICY_MARKERS = {
   begin: '<!-- fleet:harness-policy:begin -->',

@@ -12,14 +12,12 @@
  * swap, backup, atomic durable replace); the request is one operation, so a failure restores the
  * files already written. Finally every file is read back and its sha256 compared.
  */
-import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   FleetError,
   isFleetError,
-  parseHomePath,
+  readHomeFile,
+  requireDistinctFiles,
+  requireDomain,
   resolveSecrets,
   type BlockMarkers,
   type Installer,
@@ -31,7 +29,7 @@ import {
   type SafeFileWriter,
   splicedLive,
   writeVerified,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { assertNoMarkers, extractPolicySection, findBlock, normaliseBody } from './block.js';
 import { harnessPolicyDomain, POLICY_MARKERS } from './domain.js';
 
@@ -73,7 +71,6 @@ function check(file: ManagedFile, content: string): readonly Problem[] {
 }
 
 const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
-const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 function declared(fileId: string): ManagedFile {
   const file = harnessPolicyDomain.files.find((f) => f.id === fileId);
@@ -112,8 +109,8 @@ async function finalBytes(
 
 /**
  * The sha256 a file reads back as: through the writer's own checked read when it has one,
- * otherwise (an older controller: only whole files can reach this point) a read that does not
- * follow a final symlink.
+ * otherwise (an older controller: only whole files can reach this point) core's home-file read,
+ * which does not follow a final symlink.
  */
 async function readBackSha(
   ctx: NodeContext,
@@ -121,21 +118,7 @@ async function readBackSha(
   path: string,
 ): Promise<string | null> {
   if (typeof writer.read === 'function') return (await writer.read(path))?.sha256 ?? null;
-  let handle;
-  try {
-    handle = await open(
-      join(ctx.home, ...parseHomePath(path)),
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    );
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  try {
-    return sha256(await handle.readFile());
-  } finally {
-    await handle.close();
-  }
+  return (await readHomeFile(ctx.home, path))?.sha256 ?? null;
 }
 
 async function install(
@@ -143,17 +126,9 @@ async function install(
   request: NodeInstallRequest,
   writer: SafeFileWriter,
 ): Promise<NodeInstallResult> {
-  if (request.domain !== DOMAIN) {
-    throw new FleetError(
-      'BAD_REQUEST',
-      `installer for ${DOMAIN} was asked to install domain ${request.domain}`,
-    );
-  }
+  requireDomain(request, DOMAIN);
   const files = request.files.map((requested) => ({ requested, file: declared(requested.fileId) }));
-  const ids = files.map(({ file }) => file.id);
-  if (new Set(ids).size !== ids.length) {
-    throw new FleetError('BAD_REQUEST', `${DOMAIN}: a file appears twice in one install request`);
-  }
+  requireDistinctFiles(request, DOMAIN);
 
   // 1. Secrets, on the node, before anything else: a missing name changes nothing.
   const secrets = await ctx.secrets();

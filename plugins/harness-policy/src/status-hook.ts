@@ -3,7 +3,7 @@
  * offline_pending hosts for `fleet status` (contract §7), read from the operator's state without
  * changing it — a damaged state file is only named (`peekState`).
  */
-import type { StatusContribution, StatusHookOptions } from '@fleet/core';
+import type { StatusContribution, StatusHookOptions } from '@fleet/core/plugin';
 import { peekState, reconcilePaths } from './reconcile/store.js';
 
 const SOURCE = 'harness reconcile';

@@ -5,7 +5,7 @@
  * promoting it to `domains/router/router.yaml` is an ordinary reviewed git change. The installed
  * volume is derived, never adopted: it has no canonical file of its own.
  */
-import { parseRepoPath, type Adopter, type Capture, type ManagedFile } from '@fleet/core/node';
+import { parseRepoPath, type Adopter, type Capture, type ManagedFile } from '@fleet/core/plugin';
 import { routerDomain } from './domain.js';
 
 const DOMAIN = routerDomain.domain;

@@ -1,4 +1,4 @@
-import type { DomainDeclaration } from '@fleet/core/node';
+import type { DomainDeclaration } from '@fleet/core/plugin';
 
 const EXAMPLE = `# Router configuration: canonical copy, rendered per host by fleet.
 # Installing it writes this file and the router's installed volume as one operation.

@@ -25,6 +25,7 @@ import {
   FleetError,
   RELOAD_ROLE,
   derivedPathParameter,
+  oneFileRequest,
   resolveSecrets,
   type ActionOutcome,
   type Installer,
@@ -37,7 +38,7 @@ import {
   type SafeFileWriter,
   restoreWritten,
   writeVerified,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { routerDomain } from './domain.js';
 import { firstProblem, yamlProblems } from './yaml-check.js';
 
@@ -76,19 +77,12 @@ async function install(
   request: NodeInstallRequest,
   writer: SafeFileWriter,
 ): Promise<NodeInstallResult> {
-  if (request.domain !== DOMAIN) {
-    throw new FleetError(
-      'BAD_REQUEST',
-      `installer for ${DOMAIN} was asked to install domain ${request.domain}`,
-    );
-  }
-  const [file, ...extra] = request.files;
-  if (file === undefined || extra.length > 0 || file.fileId !== CONFIG.id) {
-    throw new FleetError(
-      'BAD_REQUEST',
-      `${DOMAIN}: an install writes exactly its config file (${CONFIG.id}); the volume is derived from it`,
-    );
-  }
+  const file = oneFileRequest(request, {
+    domain: DOMAIN,
+    fileId: CONFIG.id,
+    name: 'its config file',
+    why: 'the volume is derived from it',
+  });
   const volumePath = request.parameters[derivedPathParameter(VOLUME.id)] ?? VOLUME.path;
   const reload = request.actions?.[RELOAD_ROLE];
   if (reload !== undefined && ctx.actions?.has(reload) !== true) {

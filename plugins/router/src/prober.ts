@@ -11,21 +11,16 @@
  * refused by install without --force, like a hand change in a file, contract §8.2). The node
  * says which from its record of fleet's writes (`SafeFileReader.wrote`), never sending content.
  */
-import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   FleetError,
-  parseHomePath,
+  createHomeFileReader,
   probedPath,
   type DriftItem,
   type JsonObject,
   type JsonValue,
   type NodeContext,
   type Prober,
-  type SafeFileReader,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { routerDomain } from './domain.js';
 
 const CONFIG = routerDomain.files[0];
@@ -47,37 +42,8 @@ export interface RouterVolumeFacts extends JsonObject {
   };
 }
 
-/**
- * A reader for hosts that do not provide `ctx.files` (an older controller): no final symlink is
- * followed and the path is checked as a home path; the controller's reader also walks every parent.
- */
-function fallbackReader(home: string): SafeFileReader {
-  return {
-    async read(path) {
-      let handle;
-      try {
-        handle = await open(
-          join(home, ...parseHomePath(path)),
-          constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-        );
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-        if (code === 'ELOOP') throw new FleetError('SYMLINK_REFUSED', `${path} is a symbolic link`);
-        throw error;
-      }
-      try {
-        const content = await handle.readFile();
-        return { content, sha256: createHash('sha256').update(content).digest('hex') };
-      } finally {
-        await handle.close();
-      }
-    },
-  };
-}
-
 async function collect(ctx: NodeContext, parameters: JsonObject): Promise<RouterVolumeFacts> {
-  const reader = ctx.files ?? fallbackReader(ctx.home);
+  const reader = ctx.files ?? createHomeFileReader(ctx.home);
   const filePath = probedPath(parameters, CONFIG.id, CONFIG.path);
   const volumePath = probedPath(parameters, VOLUME.id, VOLUME.path);
   const [file, volume] = [await reader.read(filePath), await reader.read(volumePath)];

@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { YAMLError } from 'yaml';
-import { scanPlaceholders, type Problem } from '@fleet/core/node';
+import { scanPlaceholders, type Problem } from '@fleet/core/plugin';
 
 type YamlLibrary = typeof import('yaml');
 let yamlModule: YamlLibrary | undefined;

@@ -1,4 +1,4 @@
-import type { DomainDeclaration } from '@fleet/core/node';
+import type { DomainDeclaration } from '@fleet/core/plugin';
 
 /**
  * The transport-identity domain (contract §10.2): the node's identity file, whose `expected_node` is

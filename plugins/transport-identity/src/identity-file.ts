@@ -4,7 +4,7 @@
  * the line, never the text.
  */
 import { createRequire } from 'node:module';
-import { scanPlaceholders, type Problem } from '@fleet/core/node';
+import { scanPlaceholders, type Problem } from '@fleet/core/plugin';
 
 type YamlLibrary = typeof import('yaml');
 let yamlModule: YamlLibrary | undefined;

@@ -30,6 +30,7 @@
  */
 import {
   FleetError,
+  oneFileRequest,
   resolveSecrets,
   restoreWritten,
   writeVerified,
@@ -43,7 +44,7 @@ import {
   type Problem,
   type ReplaceResult,
   type SafeFileWriter,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { transportIdentityDomain } from './domain.js';
 import { parseIdentity } from './identity-file.js';
 import { recordedSupervisor, switchNodeId, type SwitchPlan } from './supervisor.js';
@@ -99,19 +100,11 @@ export function createTransportIdentityInstaller(
     request: NodeInstallRequest,
     writer: SafeFileWriter,
   ): Promise<NodeInstallResult> {
-    if (request.domain !== DOMAIN) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `installer for ${DOMAIN} was asked to install domain ${request.domain}`,
-      );
-    }
-    const [file, ...extra] = request.files;
-    if (file === undefined || extra.length > 0 || file.fileId !== IDENTITY.id) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${DOMAIN}: an install writes exactly the identity file (${IDENTITY.id})`,
-      );
-    }
+    const file = oneFileRequest(request, {
+      domain: DOMAIN,
+      fileId: IDENTITY.id,
+      name: 'the identity file',
+    });
 
     // 1. Every refusal before the first write.
     const text = resolveSecrets(file.content, await ctx.secrets(), file.path);

@@ -11,13 +11,9 @@
  * - `diverged`: the file and the running flag disagree (or the file is unreadable): the next start
  *   of the controller will refuse to serve.
  */
-import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   FleetError,
-  parseHomePath,
+  createHomeFileReader,
   probedPath,
   type DriftItem,
   type JsonObject,
@@ -25,8 +21,7 @@ import {
   type NodeContext,
   type ProbeDesired,
   type Prober,
-  type SafeFileReader,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { transportIdentityDomain } from './domain.js';
 import { parseIdentity } from './identity-file.js';
 
@@ -41,34 +36,9 @@ export interface NodeIdFacts extends JsonObject {
   readonly runningFlag: string;
 }
 
-function fallbackReader(home: string): SafeFileReader {
-  return {
-    async read(path) {
-      let handle;
-      try {
-        handle = await open(
-          join(home, ...parseHomePath(path)),
-          constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-        );
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-        if (code === 'ELOOP') throw new FleetError('SYMLINK_REFUSED', `${path} is a symbolic link`);
-        throw error;
-      }
-      try {
-        const content = await handle.readFile();
-        return { content, sha256: createHash('sha256').update(content).digest('hex') };
-      } finally {
-        await handle.close();
-      }
-    },
-  };
-}
-
 async function collect(ctx: NodeContext, parameters: JsonObject): Promise<NodeIdFacts> {
   const path = probedPath(parameters, IDENTITY.id, IDENTITY.path);
-  const live = await (ctx.files ?? fallbackReader(ctx.home)).read(path);
+  const live = await (ctx.files ?? createHomeFileReader(ctx.home)).read(path);
   if (live === null) return { path, file: 'absent', expectedNode: null, runningFlag: ctx.nodeId };
   let text: string;
   try {

@@ -2,7 +2,7 @@ import {
   defineRegistration,
   type FleetRegistration,
   type RegisterHookOptions,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 import { transportIdentityDomain } from './domain.js';
 
 /**

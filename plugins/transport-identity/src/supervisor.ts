@@ -14,7 +14,7 @@ import {
   type NodeContext,
   type SwitchOutcome,
   type SwitchPlan,
-} from '@fleet/core/node';
+} from '@fleet/core/plugin';
 
 export { switchNodeId, type SwitchOutcome, type SwitchPlan };
 

@@ -49,14 +49,14 @@ import { open, rename, unlink, type DurableHandle } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
 import { MAX_ADOPTED_BYTES, adoptAppended } from './adopt.js';
 import { withAuditLock } from './append-lock.js';
+import type { AuditEntry } from './entry.js';
 import { ReadCounter } from './reads.js';
 import { RefusedAppends } from './refused-appends.js';
 import { RefusalCounter, type Refusal } from './refusals.js';
 import { holdsWrite, planRotation, type ClosedSegment } from './rotation.js';
 import { NEXT_SEGMENT, inspectLog, prunable, readReleaseFile, writeHeadFile } from './segments.js';
 
-/** What a caller supplies; `seq`, `ts` and `prev` are the log's. */
-export type AuditEntry = Omit<AuditRecord, 'seq' | 'ts' | 'prev'>;
+export type { AuditEntry } from './entry.js';
 
 export interface AuditLogOptions {
   readonly clock: Clock;

@@ -8,7 +8,7 @@
  * out of the log's retention (finding: 170,000 inventory reads rotated every install record out in
  * 75 s). Pure: the log drains it on its timer and before every write.
  */
-import type { AuditEntry } from './log.js';
+import type { AuditEntry } from './entry.js';
 
 /** Keys counted per interval at most; past it every new key is counted under client `other`. */
 export const MAX_READ_KEYS = 256;

@@ -6,7 +6,7 @@
  * records per interval, however fast it comes. Pure: the log drains it on its timer.
  */
 import type { AuditOutcome } from '@fleet/core/node';
-import type { AuditEntry } from './log.js';
+import type { AuditEntry } from './entry.js';
 
 export interface Refusal {
   /** The token's id when one was accepted (a 403), else `null`. */

@@ -26,7 +26,7 @@ import {
   type Registry,
   type SupervisorKind,
 } from '@fleet/core/node';
-import { ExecaProcessRunner } from '../context.js';
+import { ExecaProcessRunner } from '../process-runner.js';
 
 export interface NodeJob {
   /** Unique on the node: `fleet-runtime-<txn>`, `fleet-node-id-<operation>`. */

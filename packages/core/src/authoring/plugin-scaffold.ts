@@ -340,7 +340,7 @@ function domainTs(t: Template): string {
  * per host (\`{{ host.${t.domain.replace(/-/g, '_')}_owner }}\` below is a host variable, declared in
  * \`hostVariables\`). No process action is coupled to it.
  */
-import type { DomainDeclaration } from '@fleet/core';
+import type { DomainDeclaration } from '@fleet/core/plugin';
 
 /** What \`fleet init\` writes as \`domains/${t.domain}/${t.domain}\`: an example canonical source. */
 const EXAMPLE = ${JSON.stringify(exampleCanonical(t))};
@@ -374,7 +374,7 @@ function registerTs(t: Template): string {
  * descriptors built with \`defineRegistration\`; the implementations load lazily, only when a
  * command (or a node's controller) needs them.
  */
-import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core';
+import { defineRegistration, type FleetRegistration, type RegisterHookOptions } from '@fleet/core/plugin';
 import { ${d}Domain } from './domain.js';
 
 export const registration: FleetRegistration = defineRegistration({
@@ -410,7 +410,7 @@ function installerTs(t: Template): string {
  * it runs before planning (a bad canonical is an \`error\` item in \`fleet drift\`) and again on the
  * node with secrets resolved. Problems name lines, never text.
  */
-import { fileInstaller, type Installer } from '@fleet/core';
+import { fileInstaller, type Installer } from '@fleet/core/plugin';
 import { DOMAIN, ${camel(t.domain)}Domain } from './domain.js';
 
 export function create${pascal(t.domain)}Installer(): Installer {
@@ -426,7 +426,7 @@ function adopterTs(t: Template): string {
  * into \`mirror/<host>/${t.domain}/\`; the core reverse-substitutes host variables and scans for
  * secrets first.
  */
-import { fileAdopter, type Adopter } from '@fleet/core';
+import { fileAdopter, type Adopter } from '@fleet/core/plugin';
 import { DOMAIN } from './domain.js';
 
 export function create${pascal(t.domain)}Adopter(): Adopter {

@@ -27,7 +27,8 @@ describe('${t.domain} plugin: registration', () => {
 
 function testPreamble(t: Template): string {
   return `import { expect } from 'chai';
-import { isFleetError, renderDomainForHost, type NodeInstallRequest } from '@fleet/core';
+import { renderDomainForHost } from '@fleet/core';
+import { isFleetError, type NodeInstallRequest } from '@fleet/core/plugin';
 import { createFakeHost, type FakeHost } from '@fleet/testkit';
 import { create${pascal(t.domain)}Installer, ${camel(t.domain)}Domain } from '../src/index.js';
 

@@ -41,6 +41,7 @@ import {
   runFileActions,
   withValidation,
 } from './file-actions.js';
+import { requireDistinctFiles, requireDomain } from './request-guards.js';
 import { writeVerified, type PlannedWrite } from './transaction.js';
 
 /** The parts of a managed file a body check may look at. */
@@ -203,15 +204,8 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     request: NodeInstallRequest,
     writer: SafeFileWriter,
   ): Promise<NodeInstallResult> {
-    if (request.domain !== domain) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `installer for ${domain} was asked to install domain ${request.domain}`,
-      );
-    }
-    if (new Set(request.files.map((f) => f.fileId)).size !== request.files.length) {
-      throw new FleetError('BAD_REQUEST', `${domain}: a file appears twice in one install request`);
-    }
+    requireDomain(request, domain);
+    requireDistinctFiles(request, domain);
     // 1. Every action is the node policy's, and secrets resolve: else nothing is written.
     const roles = request.actions ?? {};
     requireFileActions(ctx, domain, request.files, roles);

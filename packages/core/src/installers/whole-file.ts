@@ -24,6 +24,7 @@ import {
   runFileActions,
   withValidation,
 } from './file-actions.js';
+import { requireDomain } from './request-guards.js';
 import { writeVerified } from './transaction.js';
 
 /** An {@link Installer} for whole files, running the role actions a request names (`file-actions.ts`). */
@@ -37,12 +38,7 @@ export function wholeFileInstaller(domain: string): Installer {
       request: NodeInstallRequest,
       writer: SafeFileWriter,
     ): Promise<NodeInstallResult> {
-      if (request.domain !== domain) {
-        throw new FleetError(
-          'BAD_REQUEST',
-          `installer for ${domain} was asked to install domain ${request.domain}`,
-        );
-      }
+      requireDomain(request, domain);
       if (request.files.some((f) => f.mode !== undefined || f.action !== undefined)) {
         throw new FleetError(
           'BAD_REQUEST',

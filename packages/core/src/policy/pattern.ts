@@ -22,7 +22,6 @@ import { FleetError } from '../errors.js';
 import { parseHomePath } from '../paths.js';
 import { isFleetOwnPath } from './fleet-paths.js';
 import { foldPath } from './fold.js';
-import type { PolicyPattern } from './schema.js';
 
 type Segment =
   | { readonly kind: 'literal'; readonly text: string }
@@ -210,7 +209,10 @@ export function patternReachesFleetState(pattern: HomePattern | string): boolean
   return prefix.length > 0 && isFleetOwnPath(`~/${prefix.join('/')}`);
 }
 
-/** The text of a policy's pattern entry (`'~/x'` or `{ pattern: '~/x', broad: true }`). */
-export function policyPatternText(entry: PolicyPattern): string {
+/**
+ * The text of a policy's pattern entry (`'~/x'` or `{ pattern: '~/x', broad: true }`: schema.ts's
+ * `PolicyPattern`, named by its shape here because the schema builds on this module).
+ */
+export function policyPatternText(entry: string | { readonly pattern: string }): string {
   return typeof entry === 'string' ? entry : entry.pattern;
 }

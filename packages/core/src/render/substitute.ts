@@ -1,4 +1,4 @@
-import { placeholder, type PlaceholderNamespace } from './template.js';
+import { placeholder, type PlaceholderNamespace } from './placeholder.js';
 import { compareCodeUnits } from '../compare.js';
 
 /**

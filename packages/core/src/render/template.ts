@@ -8,9 +8,10 @@
  * are ordinary text; a literal `{{` is written `{{ "{{" }}` ({@link LITERAL_OPEN_BRACES}).
  */
 import { FleetError, type Problem } from '../errors.js';
+import type { PlaceholderNamespace } from './placeholder.js';
 import { valueReplacer } from './substitute.js';
 
-export type PlaceholderNamespace = 'host' | 'secret';
+export { placeholder, type PlaceholderNamespace } from './placeholder.js';
 
 export interface Placeholder {
   readonly namespace: PlaceholderNamespace;
@@ -70,11 +71,6 @@ function literalSecretProblems(text: string, file: string): Problem[] {
   return problems;
 }
 const VALID = /^(host|secret)\.([A-Za-z_][A-Za-z0-9_]*)$/;
-
-/** The canonical spelling of a placeholder. */
-export function placeholder(namespace: PlaceholderNamespace, name: string): string {
-  return `{{ ${namespace}.${name} }}`;
-}
 
 function lineAt(text: string, index: number, cache: { index: number; line: number }): number {
   for (let i = cache.index; i < index; i += 1) if (text.charCodeAt(i) === 10) cache.line += 1;

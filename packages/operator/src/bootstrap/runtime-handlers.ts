@@ -17,7 +17,7 @@
  * The bundle brings no credentials and no policy: the node's own decide.
  */
 import type { ControllerListen, PlannedListen } from '@fleet/core';
-import type { ReceiverContext, ReceiverHandler } from './receiver-handlers.js';
+import type { ReceiverContext, ReceiverHandler } from './receiver-context.js';
 
 /** The listen a plan binds, without the pin (which the node does not keep). */
 function listenOf(planned: PlannedListen): ControllerListen {

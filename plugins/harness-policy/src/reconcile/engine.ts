@@ -16,20 +16,24 @@
  * The transport (`install`) and the operator log (`record`) are parameters, so the engine is
  * tested without a network; the command passes the controller client and core's operator log.
  */
+// The operator's services (a plugin's own operator-side command): core's main entry, not the
+// plugin API (src/plugin.ts says why).
 import {
   assessHost,
   buildDomainPlan,
   forEachHost,
-  isFleetError,
   plannedInstall,
   type AssessedFile,
   type Assessment,
   type DomainRuntime,
+  type OperatorVerb,
+} from '@fleet/core';
+import {
+  isFleetError,
   type FleetErrorLike,
   type InstallRequest,
-  type OperatorVerb,
   type Receipt,
-} from '@fleet/core';
+} from '@fleet/core/plugin';
 import {
   healable,
   plannedState,

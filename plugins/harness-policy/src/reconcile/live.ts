@@ -4,7 +4,8 @@
  * what fleet wrote there (contract §8.2). The CLI has the same adapter; a plugin cannot import the
  * CLI, and this one is a few lines over core's client.
  */
-import { liveFilesOf, snapshotFilesOf, type ControllerClient, type ReadLive } from '@fleet/core';
+import { liveFilesOf, snapshotFilesOf } from '@fleet/core';
+import type { ControllerClient, ReadLive } from '@fleet/core';
 
 export function readLiveThrough(client: (host: string) => ControllerClient): ReadLive {
   return async (host, targets) =>

@@ -3,7 +3,7 @@
  * classification turns into a reconcile state, a host's worst state, the exit code of a run, and
  * the unattended-convergence gate. No I/O here: everything is tested with tables.
  */
-import { mostUrgentExit, type DriftState } from '@fleet/core';
+import { mostUrgentExit, type DriftState } from '@fleet/core/plugin';
 
 /** The JSON document's schema tag. */
 export const RECONCILE_SCHEMA = 'fleet.reconcile/v1';
@@ -139,4 +139,4 @@ export function summarise(hosts: readonly ReconcileHost[]): ReconcileDocument['s
 
 // The unattended-convergence gate is generic on a domain's declaration, so it lives in @fleet/core
 // (the CLI's `fleet schedule install … --unattended` checks it too); re-exported for this plugin.
-export { unattendedRefusal, type UnattendedGate, type UnattendedPolicy } from '@fleet/core';
+export { unattendedRefusal, type UnattendedGate, type UnattendedPolicy } from '@fleet/core/plugin';

@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FleetError, operatorStateDir, parseStrictJson } from '@fleet/core';
+import { operatorStateDir } from '@fleet/core';
+import { FleetError, parseStrictJson } from '@fleet/core/plugin';
 import { stateProblem, trimLog, type ReconcileState } from './state.js';
 
 export const STATE_FILE = 'harness-reconcile.json';
