@@ -20,7 +20,7 @@ import {
   type Registry,
 } from '@fleet/core';
 import { writeNodePolicy } from '@fleet/controller';
-import type { LabNodeSupervisor } from './policy.js';
+import type { LabNodeSupervisor } from './node-supervisor.js';
 
 /** A plugin linked into the operator's CLI, and the domains it provides. */
 export interface LabDevPlugin {

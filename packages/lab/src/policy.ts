@@ -11,8 +11,9 @@
  * node. `fleet lab up` writes it once, when the node has none: a lab brought up again keeps
  * whatever its policy says by then.
  */
-import type { NodePolicyInput, NodeSupervisor } from '@fleet/core';
+import type { NodePolicyInput } from '@fleet/core';
 import { devPluginSection, type LabDevPlugin } from './dev-plugins.js';
+import type { LabNodeSupervisor } from './node-supervisor.js';
 
 /** The domains every lab host serves (contract §13). */
 export const LAB_DOMAINS = ['router', 'transport-identity', 'harness-policy', 'files'] as const;
@@ -26,8 +27,7 @@ export const LAB_FILES_PATTERNS = ['~/.config/fleet-demo/**', '~/.gitconfig'] as
 /** The tools the lab repo's fleet.yaml asks `fleet version` to probe (`probes.tools`). */
 export const LAB_TOOLS = ['node', 'git'] as const;
 
-/** What runs a lab node: its lab supervisor (by socket) or its own systemd user unit. */
-export type LabNodeSupervisor = Extract<NodeSupervisor, { kind: 'lab' } | { kind: 'systemd-user' }>;
+export type { LabNodeSupervisor } from './node-supervisor.js';
 
 /**
  * The policy of a lab node run by `supervisor`, trusting `trustedKeys` (the lab's release signing
