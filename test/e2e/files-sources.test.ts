@@ -102,6 +102,31 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     );
   });
 
+  it('a source under a linked directory (config -> dotfiles/config) installs the file the link leads to', async () => {
+    await write('dotfiles/config/nvim/init.lua', 'vim.o.number = true\n');
+    await symlink('../../dotfiles/config', repoFile('domains/files/config'));
+    await entries(
+      `  - path: ${DIR}/c06.conf`,
+      '    source: c06',
+      `  - path: ${DIR}/tool.sh`,
+      '    source: tool.sh',
+      `  - path: ${DIR}/init.lua`,
+      '    source: config/nvim/init.lua',
+    );
+    commit('files: a source under a linked directory');
+    const validate = await lab.run(['validate', '--json']);
+    expect(validate.exitCode, validate.stdout + validate.stderr).to.equal(0);
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/init.lua`)).toString('utf8')).to.equal(
+      'vim.o.number = true\n',
+    );
+    expect(itemOf(await drift(), `${DIR}/init.lua`)?.state).to.equal('current');
+    await write('dotfiles/config/nvim/init.lua', 'vim.o.number = false\n');
+    commit('dotfiles: init.lua v2');
+    expect(itemOf(await drift(), `${DIR}/init.lua`)?.state).to.equal('stale');
+  });
+
   const refusedSources: {
     name: string;
     source: string;
@@ -112,6 +137,12 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
       name: 'a link out of the repository',
       source: 'outside',
       make: () => symlink('../../../../etc/hostname', repoFile('domains/files/outside')),
+      says: 'outside the repository',
+    },
+    {
+      name: 'a source under a linked directory out of the repository',
+      source: 'etc-dir/hostname',
+      make: () => symlink('../../../../etc', repoFile('domains/files/etc-dir')),
       says: 'outside the repository',
     },
     {

@@ -101,6 +101,14 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
     await writeFile(file('domains/files/latin1'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     await writeFile(file('domains/files/binary'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]));
     await writeFile(file('domains/files/plain'), 'plain\n');
+    // A dotfiles checkout whose config directory is a link (`dotfiles/config -> shared/config`).
+    await mkdir(file('shared/config/nvim'), { recursive: true });
+    await writeFile(file('shared/config/nvim/init.lua'), 'vim.o.number = true\n');
+    await symlink('../shared/config', file('dotfiles/config'));
+    await symlink('config', file('dotfiles/cfg'));
+    await symlink('../../etc', file('dotfiles/etc'));
+    await symlink('dir-b', file('dotfiles/dir-a'));
+    await symlink('dir-a', file('dotfiles/dir-b'));
     git('add', '--all');
     git('commit', '-qm', 'sources');
   });
@@ -149,6 +157,30 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
     },
     { name: 'an absolute link', path: 'domains/files/absolute', problem: 'outside the repository' },
     { name: 'links that loop', path: 'domains/files/loop-a', problem: 'loop' },
+    {
+      name: 'a source under a linked directory is the file the link leads to (a checkout resolves it)',
+      path: 'dotfiles/config/nvim/init.lua',
+      text: 'vim.o.number = true\n',
+      executable: false,
+      target: 'shared/config/nvim/init.lua',
+    },
+    {
+      name: 'a source under a chain of linked directories',
+      path: 'dotfiles/cfg/nvim/init.lua',
+      text: 'vim.o.number = true\n',
+      executable: false,
+      target: 'shared/config/nvim/init.lua',
+    },
+    {
+      name: 'a source under a linked directory out of the repository',
+      path: 'dotfiles/etc/passwd',
+      problem: 'outside the repository',
+    },
+    {
+      name: 'a source under linked directories that loop',
+      path: 'dotfiles/dir-a/x',
+      problem: 'loop',
+    },
     { name: 'a Latin-1 source', path: 'domains/files/latin1', problem: 'is not valid UTF-8' },
     { name: 'a binary source', path: 'domains/files/binary', problem: 'holds binary content' },
   ];
@@ -183,6 +215,14 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
       expect(working).to.deep.equal({ text, source: expected });
     });
   }
+
+  it('a source under a directory that does not exist is missing, with nothing to follow', async () => {
+    const path = 'nowhere/at/all/x';
+    const snapshot = await readCanonicalSnapshot(createGit(repo), [path]);
+    expect(snapshot.atRef.get(path)).to.equal(null);
+    expect(snapshot.sources?.get(path)).to.equal(undefined);
+    expect(() => readWorkingSource(repo, path)).to.throw('is missing');
+  });
 
   it("a link's history is its target's: an older version of the target is a known version", async () => {
     await writeFile(file('dotfiles/vimrc'), 'set nocompatible\nset number\n');

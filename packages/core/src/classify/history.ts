@@ -194,13 +194,13 @@ export async function readCanonicalSnapshot(
   const trees = new Map(dirs.map((dir, i) => [dir, entries[1 + paths.length + i] ?? null]));
   const atRef = new Map<string, string | null>();
   const sources = new Map<string, CanonicalSource>();
-  const links = new Map<string, string>();
+  const follow: string[] = [];
   paths.forEach((path, i) => {
     const entry = entries[1 + i];
     const at = sourceAt(path, entry ?? null, trees.get(dirOf(path)) ?? null, refEntry.oid);
     atRef.set(path, at.text);
     if (at.source !== undefined) sources.set(path, at.source);
-    if (at.link !== undefined) links.set(path, at.link);
+    if (at.follow) follow.push(path);
   });
   const first = 1 + paths.length + dirs.length;
   const seen = new Map<string, Set<string>>();
@@ -217,7 +217,7 @@ export async function readCanonicalSnapshot(
     history.get(spec.path)?.push({ commit: spec.commit, date: spec.date, content });
   });
   const snapshot = { commit: refEntry.oid, atRef, history, sources };
-  return links.size === 0 ? snapshot : followLinks(git, snapshot, links);
+  return follow.length === 0 ? snapshot : followLinks(git, snapshot, follow);
 }
 
 /** A path's directory in the repository (`''`: the root, whose tree `<ref>:` names). */
@@ -233,40 +233,39 @@ function modeIn(tree: CatFileEntry | null, name: string, commit: string): string
   return entry?.mode ?? null;
 }
 
-/** One source at the ref: its text, what git records of it, or the link text to follow. */
+/**
+ * One source at the ref: its text and what git records of it, or `follow` when a link may be on
+ * its way — it is one (120000), or a directory above it is not a tree at the ref (a symbolic link
+ * to a directory, or nothing: `followLinks` tells which).
+ */
 function sourceAt(
   path: string,
   entry: CatFileEntry | null,
   tree: CatFileEntry | null,
   commit: string,
-): { text: string | null; source?: CanonicalSource; link?: string } {
-  if (tree !== null && tree.type === 'blob') {
-    const dir = dirOf(path);
-    return {
-      text: null,
-      source: {
-        problem: `${path}: ${dir} is a symbolic link to a directory: fleet follows a source's own link only (git records no file at ${path}); link the file itself`,
-      },
-    };
+): { text: string | null; source?: CanonicalSource; follow?: true } {
+  if (entry === null || entry.type !== 'blob') {
+    return tree === null || tree.type !== 'tree' ? { text: null, follow: true } : { text: null };
   }
-  if (entry === null || entry.type !== 'blob') return { text: null };
   const mode = modeIn(tree, path.slice(path.lastIndexOf('/') + 1), commit);
-  if (mode === '120000') return { text: null, link: entry.content.toString('utf8') };
+  if (mode === '120000') return { text: null, follow: true };
   const decoded = decodeSource(entry.content, path);
   if ('problem' in decoded) return { text: null, source: { problem: decoded.problem } };
   return { text: decoded.text, source: { executable: mode === '100755' } };
 }
 
 /**
- * The snapshot with each symbolic link followed within the repository (`repo/sources.ts`): the
- * link's text, history and mode are its target's, read at the same commit (one `git cat-file`
- * for the hops, then the targets' own snapshot); a link that leaves the repository or loops is
- * refused with its path. Only a snapshot that has a link pays for this.
+ * The snapshot with each symbolic link on a source's way followed within the repository
+ * (`repo/sources.ts`) — the source's own link or a directory's above it
+ * (`dotfiles/config -> shared/config`): the source's text, history and mode are its target's,
+ * read at the same commit (one `git cat-file` for the hops, then the targets' own snapshot); a
+ * link that leaves the repository or loops is refused with the source's path. Only a snapshot
+ * that has a link (or a missing source) pays for this.
  */
 async function followLinks(
   git: Git,
   snapshot: CanonicalSnapshot & { readonly sources: Map<string, CanonicalSource> },
-  links: ReadonlyMap<string, string>,
+  follow: readonly string[],
 ): Promise<CanonicalSnapshot> {
   const { commit } = snapshot;
   const atRef = new Map(snapshot.atRef);
@@ -275,9 +274,11 @@ async function followLinks(
   const targets = new Map<string, string>();
   const session = git.catFile();
   try {
-    for (const [source, text] of links) {
+    for (const source of follow) {
       try {
-        targets.set(source, await linkTarget(session, commit, source, text));
+        const target = await resolveAtCommit(session, commit, source);
+        // No link on its way: the source is missing, as the first read said.
+        if (target !== source) targets.set(source, target);
       } catch (error) {
         if (!(error instanceof FleetError)) throw error;
         sources.set(source, { problem: error.message });
@@ -286,6 +287,8 @@ async function followLinks(
   } finally {
     session.close();
   }
+  if (targets.size === 0) return { commit, atRef, history, sources };
+  // The targets have no link on their way: reading them follows nothing further.
   const read = await readCanonicalSnapshot(git, [...new Set(targets.values())], commit);
   for (const [source, target] of targets) {
     atRef.set(source, read.atRef.get(target) ?? null);
@@ -297,22 +300,35 @@ async function followLinks(
   return { commit, atRef, history, sources };
 }
 
-/** Where a chain of links from `source` ends, at `commit`; throws `RENDER_FAILED` naming it. */
-async function linkTarget(
+/**
+ * The path `source` leads to at `commit` once every symbolic link on its way is followed — its
+ * own, or a directory's above it — within the repository, hop by hop (each hop one read of the
+ * path's directories and entries); `source` itself when no link is on its way. Throws
+ * `RENDER_FAILED` naming `source` for a link out of the repository, a loop or too many hops.
+ */
+async function resolveAtCommit(
   session: CatFileSession,
   commit: string,
   source: string,
-  text: string,
 ): Promise<string> {
   const seen = new Set<string>();
   let path = source;
-  let target = text;
   for (let hop = 0; ; hop += 1) {
-    path = resolveLinkStep(source, path, target, seen, hop);
-    const [tree, blob] = await session.read([`${commit}:${dirOf(path)}`, `${commit}:${path}`]);
-    const mode = modeIn(tree ?? null, path.slice(path.lastIndexOf('/') + 1), commit);
-    if (mode !== '120000' || !blob) return path;
-    target = blob.content.toString('utf8');
+    const parts = path.split('/');
+    const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+    const read = await session.read(
+      prefixes.flatMap((prefix) => [`${commit}:${dirOf(prefix)}`, `${commit}:${prefix}`]),
+    );
+    let link = -1;
+    for (let i = 0; i < prefixes.length && link < 0; i += 1) {
+      const entry = read[2 * i + 1] ?? null;
+      if (entry === null) return path; // nothing there: no link further on
+      if (modeIn(read[2 * i] ?? null, parts[i] as string, commit) === '120000') link = i;
+    }
+    if (link < 0) return path;
+    const text = (read[2 * link + 1] as CatFileEntry).content.toString('utf8');
+    const resolved = resolveLinkStep(source, prefixes[link] as string, text, seen, hop);
+    path = [resolved, ...parts.slice(link + 1)].join('/');
   }
 }
 

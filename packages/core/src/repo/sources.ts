@@ -5,7 +5,8 @@
  *
  * - a symbolic link (git mode 120000) is followed within the repository, as chezmoi follows a
  *   source symlink (`testdata/scripts/issue1161.txtar`) and as a checkout of the repository
- *   would: the source is the file it names. A link that leaves the repository (an absolute
+ *   would: the source is the file it names. So is a link to a directory on the source's way
+ *   (`dotfiles/config -> shared/config`, source `dotfiles/config/x`), as a checkout resolves it. A link that leaves the repository (an absolute
  *   target, or `..` above its root), a chain longer than {@link MAX_LINK_HOPS} or a loop is
  *   refused with the link's path — its target is never read from outside;
  * - an executable source (100755) is reported, so a files entry without a `mode` installs it
@@ -119,10 +120,10 @@ export function sourceRefused(path: string, problem: string): FleetError {
 
 /**
  * A canonical source read from the working tree (`fleet validate`), by the rules a commit is
- * read with: its text and what git would record of it. Throws `CANONICAL_MISSING` when it does not
- * exist, `RENDER_FAILED` naming the path when it cannot be used. A directory on the way that is a
- * symbolic link is refused too: git records such a path as no file at all, so drift would say the
- * source is missing where validate had followed the link.
+ * read with: its text and what git would record of it. Every symbolic link on its way — its own,
+ * or a directory's above it (`dotfiles/config -> shared/config`) — is followed within the
+ * repository, as at a commit (`classify/history.ts`). Throws `CANONICAL_MISSING` when it does not
+ * exist, `RENDER_FAILED` naming the path when it cannot be used.
  */
 export function readWorkingSource(
   root: string,
@@ -132,15 +133,15 @@ export function readWorkingSource(
   const seen = new Set<string>();
   for (let hop = 0; ; hop += 1) {
     const components = parseRepoPath(path);
-    for (let i = 1; i < components.length; i += 1) {
-      const dir = components.slice(0, i).join('/');
-      const stat = lstatOrNull(join(root, dir));
-      if (stat?.isSymbolicLink()) {
-        throw sourceRefused(
-          repoPath,
-          `${repoPath}: ${dir} is a symbolic link to a directory: fleet follows a source's own link only (git records no file at ${path}); link the file itself`,
-        );
-      }
+    const link = components.findIndex((_, i) =>
+      lstatOrNull(join(root, ...components.slice(0, i + 1)))?.isSymbolicLink(),
+    );
+    if (link >= 0) {
+      const at = components.slice(0, link + 1);
+      const target = readlinkSync(join(root, ...at), 'utf8');
+      const resolved = resolveLinkStep(repoPath, at.join('/'), target, seen, hop);
+      path = [resolved, ...components.slice(link + 1)].join('/');
+      continue;
     }
     const absolute = join(root, ...components);
     const stat = lstatOrNull(absolute);
@@ -149,20 +150,16 @@ export function readWorkingSource(
         problems: [{ file: repoPath, message: 'canonical file is missing' }],
       });
     }
-    if (!stat.isSymbolicLink()) {
-      const decoded = decodeSource(
-        readFileSync(absolute),
-        path === repoPath ? path : `${repoPath} (→ ${path})`,
-      );
-      if ('problem' in decoded) throw sourceRefused(repoPath, decoded.problem);
-      const executable = (stat.mode & 0o100) !== 0;
-      return {
-        text: decoded.text,
-        source: { executable, ...(path === repoPath ? {} : { target: path }) },
-      };
-    }
-    const next = resolveLinkStep(repoPath, path, readlinkSync(absolute, 'utf8'), seen, hop);
-    path = next;
+    const decoded = decodeSource(
+      readFileSync(absolute),
+      path === repoPath ? path : `${repoPath} (→ ${path})`,
+    );
+    if ('problem' in decoded) throw sourceRefused(repoPath, decoded.problem);
+    const executable = (stat.mode & 0o100) !== 0;
+    return {
+      text: decoded.text,
+      source: { executable, ...(path === repoPath ? {} : { target: path }) },
+    };
   }
 }
 
