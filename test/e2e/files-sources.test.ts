@@ -2,8 +2,9 @@
  * The files domain's sources as git holds them, end to end on a lab fleet with real git, the real
  * binary and a real controller (issue 38): a source that is a symbolic link installs its target's
  * text (chezmoi `testdata/scripts/issue1161.txtar`), an executable source installs executable, a
- * link out of the repository and a Latin-1 source are refused by validate and are an `error` in
- * drift with nothing written (never U+FFFD on disk), overlapping entries are refused before
+ * source under a linked directory installs the file the link leads to, a link out of the
+ * repository is refused by validate and is an `error` in drift with nothing written, a Latin-1 or
+ * binary source installs byte for byte and compares by bytes (never U+FFFD on disk), overlapping entries are refused before
  * anything is written (chezmoi `edgecases.txtar`, "inconsistent state"), and an entry with
  * `template: false` — or a template with `{{ "{{" }}` — writes its braces as they are (Ansible
  * `copy` against `template`).
@@ -145,18 +146,6 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
       make: () => symlink('../../../../etc', repoFile('domains/files/etc-dir')),
       says: 'outside the repository',
     },
-    {
-      name: 'a Latin-1 source (caf\\xe9)',
-      source: 'latin1.conf',
-      make: () => write('domains/files/latin1.conf', Buffer.from('caf\xe9\n', 'latin1')),
-      says: 'is not valid UTF-8 (the first invalid byte is at offset 3)',
-    },
-    {
-      name: 'a source with NUL bytes',
-      source: 'blob.bin',
-      make: () => write('domains/files/blob.bin', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1])),
-      says: 'holds binary content',
-    },
   ];
   for (const { name, source, make, says } of refusedSources) {
     it(`${name}: validate refuses it with its path, drift says error, nothing is written`, async () => {
@@ -194,6 +183,69 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
       }
     });
   }
+
+  it('a Latin-1 source and a binary one install byte for byte, as Ansible copy writes them; again is a no-op', async () => {
+    const latin1 = Buffer.from('caf\xe9\n', 'latin1');
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]);
+    await write('domains/files/latin1.conf', latin1);
+    await write('domains/files/logo.png', png);
+    await entries(
+      `  - path: ${DIR}/c06.conf`,
+      '    source: c06',
+      `  - path: ${DIR}/tool.sh`,
+      '    source: tool.sh',
+      `  - path: ${DIR}/latin1.conf`,
+      '    source: latin1.conf',
+      `  - path: ${DIR}/logo.png`,
+      '    source: logo.png',
+    );
+    commit('files: a Latin-1 source and a binary one');
+    const validate = await lab.run(['validate', '--json']);
+    expect(validate.exitCode, validate.stdout + validate.stderr).to.equal(0);
+    const plan = await lab.run(['config', 'plan', 'node-01', 'files', '--json']);
+    expect(plan.stdout).to.contain(`binary, ${png.length} bytes, sha256`);
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/latin1.conf`)).equals(latin1)).to.equal(true);
+    expect((await lab.readNode('node-01', `${DIR}/logo.png`)).equals(png)).to.equal(true);
+    const report = await drift();
+    expect(itemOf(report, `${DIR}/latin1.conf`)?.state).to.equal('current');
+    expect(itemOf(report, `${DIR}/logo.png`)?.state).to.equal('current');
+    // Defect 3: a binary entry never makes a later whole-domain install refuse.
+    const again = await install();
+    expect(again.exitCode, again.stdout + again.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/logo.png`)).equals(png)).to.equal(true);
+  });
+
+  it('a new binary version is stale and installs; a hand change to the bytes is refused without --force', async () => {
+    const v2 = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0e]);
+    await write('domains/files/logo.png', v2);
+    commit('files: logo v2');
+    expect(itemOf(await drift(), `${DIR}/logo.png`)?.state).to.equal('stale');
+    const run = await install();
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/logo.png`)).equals(v2)).to.equal(true);
+    await writeFile(lab.nodePath('node-01', `${DIR}/logo.png`), Buffer.from([0, 1, 2, 3]));
+    const item = itemOf(await drift(), `${DIR}/logo.png`);
+    expect(item?.state).to.equal('modified');
+    expect(item?.diff).to.contain('binary, 4 bytes, sha256');
+    const refused = await install();
+    expect(refused.exitCode, refused.stdout + refused.stderr).to.equal(7);
+    expect(Buffer.from(await lab.readNode('node-01', `${DIR}/logo.png`))).to.deep.equal(
+      Buffer.from([0, 1, 2, 3]),
+    );
+    const forced = await lab.run([
+      'config',
+      'install',
+      'node-01',
+      'files',
+      '--confirm',
+      '--force',
+      '--json',
+    ]);
+    expect(forced.exitCode, forced.stdout + forced.stderr).to.equal(0);
+    expect((await lab.readNode('node-01', `${DIR}/logo.png`)).equals(v2)).to.equal(true);
+  });
 
   it('a parent and its child entry (…/a and …/a/b): validate refuses it, nothing is written', async () => {
     await write('domains/files/a', 'a\n');

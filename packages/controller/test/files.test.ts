@@ -240,6 +240,58 @@ describe('reading managed files', () => {
     expect(answer.text).to.not.contain(node.canary);
   });
 
+  it('answers a file that is not text by its sha256 when asked for bytes (a files source that is bytes), never its content', async () => {
+    const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]); // Latin-1 "café"
+    const binary = Buffer.from('bin\u0000');
+    await node.write(APP, latin1);
+    await node.write(SECOND, binary);
+    const answer = await node.call('/v1/snapshot', {
+      token: read,
+      body: {
+        files: [
+          { domain: 'fixture', path: APP, bytes: true },
+          { domain: 'fixture', path: SECOND, bytes: true },
+        ],
+        backups: false,
+      },
+    });
+    expect(answer.status, answer.text).to.equal(200);
+    const [app, second] = answer.body.files;
+    expect(app).to.include({ state: 'present', binary: true, content: '', sha256: sha256(latin1) });
+    expect(app.size).to.equal(5);
+    expect(second).to.include({ state: 'present', binary: true, sha256: sha256(binary) });
+    // Not asked for bytes: refused as before (a domain's own files are text).
+    const plain = await node.call('/v1/snapshot', {
+      token: read,
+      body: { files: [{ domain: 'fixture', path: APP }], backups: false },
+    });
+    expect(plain.body.files[0]).to.include({ state: 'refused', code: 'ENCODING_INVALID' });
+  });
+
+  it("refuses bytes (encoding: base64) for a domain's own declared files, writing nothing", async () => {
+    await node.write(APP, 'kept\n');
+    const answer = await node.call('/v1/install', {
+      token: read,
+      body: {
+        operationId: newId(),
+        domain: 'fixture',
+        files: [
+          {
+            fileId: 'app.conf',
+            path: APP,
+            expectedSha256: null,
+            content: Buffer.from([0xe9]).toString('base64'),
+            encoding: 'base64',
+          },
+        ],
+        parameters: {},
+      },
+    });
+    expect([answer.status, answer.body.error.code]).to.deep.equal([400, 'BAD_REQUEST']);
+    expect(answer.body.error.message).to.contain('byte encoding');
+    expect((await node.read(APP))?.toString('utf8')).to.equal('kept\n');
+  });
+
   it('captures a file for adopt: redacted, audited under the operation id, the id single-use', async () => {
     await node.write(APP, `token=${node.canary}\n`);
     const id = newId();

@@ -108,6 +108,45 @@ describe('file targets from sources as git records them', () => {
     expect(target?.desired).to.deep.equal({ ok: true, content: text });
   });
 
+  describe('a source that is not UTF-8 text is its bytes (Ansible copy, chezmoi)', () => {
+    const latin1 = Buffer.from('caf\xe9 {{ session }}\n', 'latin1').toString('base64');
+    const binary = 'domains/files/tool is not valid UTF-8 (the first invalid byte is at offset 3)';
+    it('a whole entry copies it byte for byte: never rendered, its braces bytes like the rest', () => {
+      const runtime = domainRuntime(declared(entry()), fileInstaller({ domain: 'files' }));
+      const [target] = targetsForHost(
+        'alpha',
+        {},
+        [runtime],
+        snapshotOf(latin1, { executable: false, binary }),
+      );
+      expect(target?.desired).to.deep.equal({ ok: true, content: latin1, encoding: 'base64' });
+    });
+    it("a block entry's source is text: refused with the offset (RENDER_FAILED)", () => {
+      const block = entry({ kind: 'block', markers: { begin: '# BEGIN', end: '# END' } });
+      const runtime = domainRuntime(declared(block), fileInstaller({ domain: 'files' }));
+      const [target] = targetsForHost(
+        'alpha',
+        {},
+        [runtime],
+        snapshotOf(latin1, { executable: false, binary }),
+      );
+      expect(target?.desired.ok).to.equal(false);
+      if (target?.desired.ok === false) {
+        expect(target.desired.problem.message).to.contain('offset 3').and.contain('block');
+      }
+    });
+    it("a domain's own declared file is text: refused likewise", () => {
+      const runtime = domainRuntime(declared(entry(), false), fileInstaller({ domain: 'files' }));
+      const [target] = targetsForHost(
+        'alpha',
+        {},
+        [runtime],
+        snapshotOf(latin1, { executable: false, binary }),
+      );
+      expect(target?.desired.ok).to.equal(false);
+    });
+  });
+
   it('the same source as a template is refused: {{ session }} is no placeholder (RENDER_FAILED)', () => {
     const declaration = declared(entry());
     const runtime = domainRuntime(declaration, fileInstaller({ domain: 'files' }));

@@ -39,35 +39,35 @@ describe('sources: a symbolic link in the repository, resolved (pure)', () => {
   }
 });
 
-describe('sources: only UTF-8 text, never re-encoded (pure)', () => {
-  const cases: { name: string; bytes: number[]; text?: string; problem?: string }[] = [
+describe('sources: UTF-8 text, or bytes copied as they are — never re-encoded (pure)', () => {
+  const cases: { name: string; bytes: number[]; text?: string; binary?: string }[] = [
     { name: 'ASCII', bytes: [0x61, 0x0a], text: 'a\n' },
     { name: 'UTF-8 with a BOM, kept', bytes: [0xef, 0xbb, 0xbf, 0x61], text: '\ufeffa' },
     { name: 'UTF-8 é', bytes: [0x63, 0x61, 0x66, 0xc3, 0xa9], text: 'café' },
     {
       name: 'Latin-1 caf\\xe9 (Ansible copy writes these bytes, never U+FFFD)',
       bytes: [0x63, 0x61, 0x66, 0xe9],
-      problem: 'is not valid UTF-8 (the first invalid byte is at offset 3)',
+      binary: 'is not valid UTF-8 (the first invalid byte is at offset 3)',
     },
     {
-      name: 'a NUL byte (a binary file)',
+      name: 'a NUL byte (a binary file, as chezmoi copies one)',
       bytes: [0x89, 0x50, 0x4e, 0x47, 0x00],
-      problem: 'holds binary content (a NUL byte at offset 4)',
+      binary: 'holds binary content (a NUL byte at offset 4)',
     },
     {
       name: 'UTF-16 (NUL bytes)',
       bytes: [0xff, 0xfe, 0x61, 0x00],
-      problem: 'holds binary content',
+      binary: 'holds binary content',
     },
   ];
-  for (const { name, bytes, text, problem } of cases) {
-    it(`${name}: ${text === undefined ? 'refused' : 'read'}`, () => {
+  for (const { name, bytes, text, binary } of cases) {
+    it(`${name}: ${text === undefined ? 'bytes, kept as they are' : 'text'}`, () => {
       const decoded = decodeSource(Uint8Array.from(bytes), 'domains/files/x');
       if (text !== undefined) expect(decoded).to.deep.equal({ text });
       else {
-        expect((decoded as { problem: string }).problem)
-          .to.contain('domains/files/x')
-          .and.contain(problem);
+        const got = decoded as { bytes: Uint8Array; binary: string };
+        expect([...got.bytes]).to.deep.equal(bytes);
+        expect(got.binary).to.contain('domains/files/x').and.contain(binary);
       }
     });
   }
@@ -121,6 +121,7 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
     executable?: boolean;
     target?: string;
     problem?: string;
+    binary?: string;
   }[] = [
     { name: 'a plain file', path: 'domains/files/plain', text: 'plain\n', executable: false },
     {
@@ -181,11 +182,23 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
       path: 'dotfiles/dir-a/x',
       problem: 'loop',
     },
-    { name: 'a Latin-1 source', path: 'domains/files/latin1', problem: 'is not valid UTF-8' },
-    { name: 'a binary source', path: 'domains/files/binary', problem: 'holds binary content' },
+    {
+      name: 'a Latin-1 source is its bytes, in base64',
+      path: 'domains/files/latin1',
+      text: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]).toString('base64'),
+      executable: false,
+      binary: 'is not valid UTF-8 (the first invalid byte is at offset 3)',
+    },
+    {
+      name: 'a binary source is its bytes, in base64',
+      path: 'domains/files/binary',
+      text: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]).toString('base64'),
+      executable: false,
+      binary: 'holds binary content (a NUL byte at offset 4)',
+    },
   ];
 
-  for (const { name, path, text, executable, target, problem } of cases) {
+  for (const { name, path, text, executable, target, problem, binary } of cases) {
     it(`${name}: the commit and the working tree say the same`, async () => {
       const snapshot = await readCanonicalSnapshot(createGit(repo), [path]);
       const source = snapshot.sources?.get(path);
@@ -209,7 +222,11 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
           .and.contain(problem);
         return;
       }
-      const expected = { executable, ...(target === undefined ? {} : { target }) };
+      const expected = {
+        executable,
+        ...(target === undefined ? {} : { target }),
+        ...(binary === undefined ? {} : { binary: `${path} ${binary}` }),
+      };
       expect(snapshot.atRef.get(path)).to.equal(text);
       expect(source).to.deep.equal(expected);
       expect(working).to.deep.equal({ text, source: expected });
@@ -222,6 +239,18 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
     expect(snapshot.atRef.get(path)).to.equal(null);
     expect(snapshot.sources?.get(path)).to.equal(undefined);
     expect(() => readWorkingSource(repo, path)).to.throw('is missing');
+  });
+
+  it('a source that became bytes keeps its text versions, and its bytes version says base64', async () => {
+    await writeFile(file('domains/files/plain'), Buffer.from([0x70, 0xe9, 0x0a]));
+    git('commit', '-qam', 'plain becomes Latin-1');
+    const snapshot = await readCanonicalSnapshot(createGit(repo), ['domains/files/plain']);
+    expect(
+      snapshot.history.get('domains/files/plain')?.map((v) => [v.content, v.encoding]),
+    ).to.deep.equal([
+      [Buffer.from([0x70, 0xe9, 0x0a]).toString('base64'), 'base64'],
+      ['plain\n', undefined],
+    ]);
   });
 
   it("a link's history is its target's: an older version of the target is a known version", async () => {

@@ -138,6 +138,51 @@ describe('files plugin: installer', () => {
     expect(await host.readText('~/.config/demo/hello.conf')).to.equal(literal);
   });
 
+  // Ansible's `copy` and chezmoi write a file's bytes as they are: a source that is not UTF-8
+  // text travels as base64 (`encoding: base64`) and is written byte for byte, never re-encoded.
+  it('copies a Latin-1 source byte for byte, as Ansible copy does (never U+FFFD)', async () => {
+    const latin1 = Buffer.from('caf\xe9 {{ secret.API_TOKEN }}\n', 'latin1');
+    await install([
+      {
+        fileId: '~/.config/demo/hello.conf',
+        path: '~/.config/demo/hello.conf',
+        expectedSha256: null,
+        content: latin1.toString('base64'),
+        encoding: 'base64',
+      },
+    ]);
+    const written = await host.writer(declaration).read('~/.config/demo/hello.conf');
+    expect(Buffer.from(written?.content ?? []).equals(latin1)).to.equal(true);
+  });
+
+  it('copies a binary (NUL-holding) source byte for byte, as chezmoi copies a file', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]);
+    const request = {
+      fileId: '~/.config/demo/hello.conf',
+      path: '~/.config/demo/hello.conf',
+      expectedSha256: null,
+      content: png.toString('base64'),
+      encoding: 'base64' as const,
+    };
+    await install([request]);
+    const written = await host.writer(declaration).read('~/.config/demo/hello.conf');
+    expect(Buffer.from(written?.content ?? []).equals(png)).to.equal(true);
+    // Again, against what it wrote: the same bytes, verified.
+    const again = await install([{ ...request, expectedSha256: written?.sha256 ?? null }]);
+    expect(again.verified).to.equal(true);
+  });
+
+  it('refuses bytes for a block entry: a block body is text', async () => {
+    const request = requestFor('~/.bashrc', null);
+    const bytes = {
+      ...request,
+      content: Buffer.from([0xe9]).toString('base64'),
+      encoding: 'base64' as const,
+    };
+    expect(await codeOf(() => install([bytes]))).to.equal('BAD_REQUEST');
+    expect(await host.readText('~/.bashrc')).to.equal(undefined);
+  });
+
   it('refuses a missing secret before any write', async () => {
     await host.dispose();
     host = await createFakeHost({ nodeId: 'node-01' });

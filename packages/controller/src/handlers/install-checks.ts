@@ -65,11 +65,22 @@ function checkFiles(
   for (const file of request.files) {
     if (
       !repoDeclared &&
-      (file.mode !== undefined || file.action !== undefined || file.template !== undefined)
+      (file.mode !== undefined ||
+        file.action !== undefined ||
+        file.template !== undefined ||
+        file.encoding !== undefined)
     ) {
+      const field =
+        file.mode !== undefined
+          ? 'mode'
+          : file.action !== undefined
+            ? 'action'
+            : file.template !== undefined
+              ? 'template flag'
+              : 'byte encoding';
       throw new FleetError(
         'BAD_REQUEST',
-        `${file.path}: domain ${request.domain} declares its own files; a request cannot give them a ${file.mode !== undefined ? 'mode' : file.action !== undefined ? 'action' : 'template flag'}`,
+        `${file.path}: domain ${request.domain} declares its own files; a request cannot give them a ${field}`,
       );
     }
     const entry = runtime.allowlist.require(file.path, request.domain);

@@ -373,7 +373,10 @@ async function runInstaller(
     secrets.values = await runtime.secrets();
     const installer = await runtime.registry.installer(request.domain);
     for (const file of request.files) {
-      if (file.template !== false) resolveSecrets(file.content, secrets.values, file.path);
+      // A file that is not a template, or bytes (`encoding`), names no secret (contract §10.4).
+      if (file.template !== false && file.encoding === undefined) {
+        resolveSecrets(file.content, secrets.values, file.path);
+      }
       const live = await readLive(
         runtime.home,
         await managedTarget(runtime.home, file.path, runtime.allowlist.symlinkDirs),

@@ -91,7 +91,7 @@ function refusedFile(path: string, error: unknown, redactor: Redactor): Snapshot
 
 async function snapshotFile(
   runtime: ControllerRuntime,
-  { domain, path, mode }: SnapshotFileRequest,
+  { domain, path, mode, bytes }: SnapshotFileRequest,
   withBackups: boolean,
   redactor: Redactor,
   budget: Budget,
@@ -108,31 +108,52 @@ async function snapshotFile(
     const backups = withBackups ? await backupsOf(runtime, entry, redactor, budget) : [];
     if (live === null) return { answer: { path, state: 'absent', backups, writes } };
     refuseHardLinked(path, live, target.parent);
-    const text = decodeText(live.bytes, path);
+    const common = {
+      path,
+      state: 'present' as const,
+      size: live.size,
+      mtime: live.mtime.toISOString(),
+      sha256: live.sha256,
+      backups,
+      writes,
+      // Asked for by a files entry with a mode (contract §10.4); Windows has no mode to report.
+      ...(mode === true && process.platform !== 'win32' ? { mode: formatFileMode(live.mode) } : {}),
+    };
+    // A files entry whose source is bytes compares by sha256: a live file that is not text is
+    // answered so (`binary`), its bytes never sent (contract §10.4).
+    const text = bytes === true ? textOrNull(live.bytes, path) : decodeText(live.bytes, path);
+    if (text === null) {
+      return {
+        absolute: target.absolute,
+        answer: { ...common, content: '', redacted: false, binary: true },
+      };
+    }
     const content = redactor.content(text);
     // Names only (contract §15): drift shows a rotation that has not reached this file.
     const rotatedSecrets = redactor.rotatedIn(text);
     return {
       absolute: target.absolute,
       answer: {
-        path,
-        state: 'present',
-        size: live.size,
-        mtime: live.mtime.toISOString(),
-        sha256: live.sha256,
+        ...common,
         content,
         redacted: content !== text,
-        backups,
-        writes,
-        // Asked for by a files entry with a mode (contract §10.4); Windows has no mode to report.
-        ...(mode === true && process.platform !== 'win32'
-          ? { mode: formatFileMode(live.mode) }
-          : {}),
         ...(rotatedSecrets.length === 0 ? {} : { rotatedSecrets }),
       },
     };
   } catch (error) {
     return { answer: refusedFile(path, error, redactor) };
+  }
+}
+
+/** A file's text, or `null` when it is not UTF-8 text (binary, or not UTF-8). */
+function textOrNull(bytes: Uint8Array, path: string): string | null {
+  try {
+    return decodeText(bytes, path);
+  } catch (error) {
+    if (isFleetError(error) && ['FORMAT_UNSUPPORTED', 'ENCODING_INVALID'].includes(error.code)) {
+      return null;
+    }
+    throw error;
   }
 }
 

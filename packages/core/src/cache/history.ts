@@ -35,12 +35,17 @@ const versionSchema = z.lazy(() =>
     commit: z.string().regex(COMMIT_ID),
     date: z.string(),
     content: z.string(),
+    encoding: z.literal('base64').optional(),
   }),
 );
 
 const sourceSchema = z.lazy(() =>
   z.union([
-    z.strictObject({ executable: z.boolean(), target: z.string().optional() }),
+    z.strictObject({
+      executable: z.boolean(),
+      target: z.string().optional(),
+      binary: z.string().optional(),
+    }),
     z.strictObject({ problem: z.string() }),
   ]),
 );
@@ -94,7 +99,12 @@ export function historyCacheBody(
     history: Object.fromEntries(
       [...snapshot.history].map(([path, versions]) => [
         path,
-        versions.map(({ commit, date, content }) => ({ commit, date, content })),
+        versions.map(({ commit, date, content, encoding }) => ({
+          commit,
+          date,
+          content,
+          ...(encoding === undefined ? {} : { encoding }),
+        })),
       ]),
     ),
   };
@@ -134,6 +144,7 @@ export function snapshotFromCacheBody(
           : {
               executable: source.executable,
               ...(source.target === undefined ? {} : { target: source.target }),
+              ...(source.binary === undefined ? {} : { binary: source.binary }),
             },
       ]),
     ),

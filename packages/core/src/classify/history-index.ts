@@ -11,6 +11,7 @@ import { hasLiteralBraces, scanPlaceholders, unescapeBraces } from '../render/te
 import type { KnownSet, VersionSource } from './classify.js';
 import { splitLines } from './classify.js';
 import type { CanonicalVersion } from './history.js';
+import { sha256Hex, versionBytes } from './bytes.js';
 
 const HOST_PLACEHOLDER = /\{\{\s*host\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/;
 
@@ -91,15 +92,40 @@ function buildIndex(versions: readonly CanonicalVersion[]): Built {
 export class HistoryIndex {
   private index: Built | undefined;
   private source: (() => readonly CanonicalVersion[]) | undefined;
+  private raw: (() => readonly CanonicalVersion[]) | undefined;
+  private bySha256: Map<string, VersionSource> | undefined;
 
   /**
    * `versions` newest first (as `readCanonicalHistory` returns them), or a function returning
    * them: called once, when the index is first asked something — a current, missing or deleted
    * file never asks (classify), so a drift whose files are all current indexes no history.
    */
-  constructor(versions: readonly CanonicalVersion[] | (() => readonly CanonicalVersion[])) {
+  constructor(
+    versions: readonly CanonicalVersion[] | (() => readonly CanonicalVersion[]),
+    /**
+     * The versions as the repository holds them (text or base64 bytes), for a file compared by
+     * bytes (`classify/bytes.ts`): asked only by {@link versionWithSha256}.
+     */
+    raw?: () => readonly CanonicalVersion[],
+  ) {
     if (typeof versions === 'function') this.source = versions;
     else this.index = buildIndex(versions);
+    this.raw = raw ?? (typeof versions === 'function' ? versions : () => versions);
+  }
+
+  /** The newest published version whose bytes have this sha256, for a file compared by bytes. */
+  versionWithSha256(sha256: string): VersionSource | undefined {
+    if (this.bySha256 === undefined) {
+      this.bySha256 = new Map();
+      for (const version of this.raw?.() ?? []) {
+        const hash = sha256Hex(versionBytes(version));
+        if (!this.bySha256.has(hash)) {
+          this.bySha256.set(hash, { kind: 'commit', commit: version.commit, date: version.date });
+        }
+      }
+      this.raw = undefined;
+    }
+    return this.bySha256.get(sha256);
   }
 
   private built(): Built {

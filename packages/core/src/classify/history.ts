@@ -8,13 +8,21 @@
 import { FleetError } from '../errors.js';
 import type { CatFileEntry, CatFileSession, Git } from '../git.js';
 import { parseTreeObject } from '../repo/at-commit.js';
-import { decodeSource, resolveLinkStep, type CanonicalSource } from '../repo/sources.js';
+import {
+  SOURCE_BYTES,
+  resolveLinkStep,
+  sourceContent,
+  type CanonicalSource,
+} from '../repo/sources.js';
 
 export interface CanonicalVersion {
   readonly commit: string;
   /** Committer date, ISO 8601. */
   readonly date: string;
+  /** The version's text, or its bytes in base64 when `encoding` says so (`repo/sources.ts`). */
   readonly content: string;
+  /** `base64`: this version is not UTF-8 text; `content` is its bytes in base64. */
+  readonly encoding?: typeof SOURCE_BYTES;
 }
 
 /** Versions of one canonical file, newest first, each content once. */
@@ -207,14 +215,18 @@ export async function readCanonicalSnapshot(
   specs.forEach((spec, i) => {
     const entry = entries[first + i];
     if (!entry || entry.type !== 'blob') return; // deleted in this commit
-    const decoded = decodeSource(entry.content, spec.name);
-    if ('problem' in decoded) return; // never installable: not a version a host can hold
-    const content = decoded.text;
+    const { content, binary } = sourceContent(entry.content, spec.name);
+    const key = binary === undefined ? `text:${content}` : `${SOURCE_BYTES}:${content}`;
     let contents = seen.get(spec.path);
     if (!contents) seen.set(spec.path, (contents = new Set()));
-    if (contents.has(content)) return;
-    contents.add(content);
-    history.get(spec.path)?.push({ commit: spec.commit, date: spec.date, content });
+    if (contents.has(key)) return;
+    contents.add(key);
+    history.get(spec.path)?.push({
+      commit: spec.commit,
+      date: spec.date,
+      content,
+      ...(binary === undefined ? {} : { encoding: SOURCE_BYTES }),
+    });
   });
   const snapshot = { commit: refEntry.oid, atRef, history, sources };
   return follow.length === 0 ? snapshot : followLinks(git, snapshot, follow);
@@ -249,9 +261,9 @@ function sourceAt(
   }
   const mode = modeIn(tree, path.slice(path.lastIndexOf('/') + 1), commit);
   if (mode === '120000') return { text: null, follow: true };
-  const decoded = decodeSource(entry.content, path);
-  if ('problem' in decoded) return { text: null, source: { problem: decoded.problem } };
-  return { text: decoded.text, source: { executable: mode === '100755' } };
+  const { content, binary } = sourceContent(entry.content, path);
+  const executable = mode === '100755';
+  return { text: content, source: binary === undefined ? { executable } : { executable, binary } };
 }
 
 /**
@@ -295,7 +307,7 @@ async function followLinks(
     history.set(source, read.history.get(target) ?? []);
     const found = read.sources?.get(target);
     if (found !== undefined && 'problem' in found) sources.set(source, found);
-    else if (found !== undefined) sources.set(source, { executable: found.executable, target });
+    else if (found !== undefined) sources.set(source, { ...found, target });
   }
   return { commit, atRef, history, sources };
 }

@@ -16,6 +16,7 @@ import {
   type VersionSource,
 } from '../classify/classify.js';
 import { classifyMode, describeMode, type ModeFacts } from '../classify/attributes.js';
+import { classifyBytes, describeBytes, sha256Hex } from '../classify/bytes.js';
 import { unifiedDiff } from '../diff.js';
 import { secretNames } from '../render/template.js';
 import { isFleetError } from '../errors.js';
@@ -41,6 +42,10 @@ export type LiveFile =
       readonly mode?: string;
       /** Secret names it holds an earlier value of (the node's secret memory; names only). */
       readonly rotatedSecrets?: readonly string[];
+      /** Its size in bytes, as the node read it. */
+      readonly size?: number;
+      /** Not UTF-8 text (asked for a bytes source): `content` is empty, compare by `sha256`. */
+      readonly binary?: true;
     }
   | { readonly kind: 'refused'; readonly code: string; readonly message: string };
 
@@ -61,6 +66,8 @@ export function liveFilesOf(answer: SnapshotResponse): Map<string, LiveFile> {
         content: file.content,
         sha256: file.sha256,
         writes: file.writes ?? [],
+        size: file.size,
+        ...(file.binary === undefined ? {} : { binary: file.binary }),
         ...(file.mode === undefined ? {} : { mode: file.mode }),
         ...(file.rotatedSecrets === undefined ? {} : { rotatedSecrets: file.rotatedSecrets }),
       });
@@ -248,6 +255,7 @@ function assessContent(input: AssessInput): FileAssessment {
       liveSha256,
     };
   }
+  if (target.desired.encoding !== undefined) return assessBytes(input, live, desired);
   let liveManaged: string | null = null;
   if (live.kind === 'present') {
     try {
@@ -330,4 +338,66 @@ function assessContent(input: AssessInput): FileAssessment {
     detail: `${plural(classification.localLines, 'local line')} found in no known version (lines ${lineNumbers(local)}): ${WAYS_OUT}`,
     diff,
   });
+}
+
+/**
+ * A whole file whose source is bytes (contract §10.4), classified by bytes (`classify/bytes.ts`):
+ * its diff says what each side is — `binary, N bytes, sha256 …` — never its content.
+ */
+function assessBytes(
+  input: AssessInput,
+  live: Exclude<LiveFile, { kind: 'refused' }>,
+  base64: string,
+): FileAssessment {
+  const { target } = input;
+  const base = { layer: 'file' as const, domain: target.domain, path: target.path };
+  const bytes = Buffer.from(base64, 'base64');
+  const sha256 = sha256Hex(bytes);
+  const liveSha256 = live.kind === 'present' ? live.sha256 : null;
+  const classification = classifyBytes(
+    { sha256: liveSha256, writes: live.writes ?? [] },
+    { sha256, source: { kind: 'commit', commit: input.repoCommit } },
+    (hash) => input.index.versionWithSha256(hash),
+  );
+  const liveSize =
+    live.kind !== 'present'
+      ? undefined
+      : (live.size ?? (live.binary ? undefined : Buffer.byteLength(live.content)));
+  const from =
+    live.kind !== 'present'
+      ? '/dev/null'
+      : `live/${target.path}: ${liveSize === undefined ? `binary, sha256 ${live.sha256}` : describeBytes(liveSize, live.sha256)}`;
+  const diff = `${from}\ndesired/${target.path}: ${describeBytes(bytes.length, sha256)}\n`;
+  const item: DriftReportItem = { ...base, state: classification.state };
+  const done = (extra: Partial<DriftReportItem>): FileAssessment => ({
+    item: { ...item, ...extra },
+    classification,
+    liveSha256,
+    liveManaged: null,
+  });
+  switch (classification.state) {
+    case 'current':
+      return done({});
+    case 'missing':
+      return done({ detail: 'the file does not exist (fleet never installed it here)', diff });
+    case 'deleted':
+      return done({
+        version: {
+          kind: 'installed',
+          at: classification.lastWrite.at,
+          operationId: classification.lastWrite.operationId,
+        },
+        detail: deletedDetail(classification, 'the file'),
+        diff,
+      });
+    case 'stale':
+      return done({ version: classification.equals, detail: staleDetail(classification), diff });
+    default:
+      return done({
+        localLines: 0,
+        version: { kind: 'commit', commit: input.repoCommit },
+        detail: `a hand change: its bytes equal no known version (compared by bytes: the source is not UTF-8 text). Never replaced without --force: ${WAYS_OUT}`,
+        diff,
+      });
+  }
 }

@@ -41,6 +41,8 @@ export interface FilePlan {
   readonly code?: string;
   /** `false`: a files entry that is not a template; the node resolves no secret in it (§10.4). */
   readonly template?: false;
+  /** `base64`: the source is not UTF-8 text; `desired` is its bytes in base64 (§10.4). */
+  readonly encoding?: 'base64';
 }
 
 export interface DomainPlan {
@@ -95,6 +97,9 @@ export function buildDomainPlan(input: {
     ...(target.file.action === undefined ? {} : { action: target.file.action }),
     ...(assessment.code === undefined ? {} : { code: assessment.code }),
     ...(target.file.template === false ? { template: false as const } : {}),
+    ...(target.desired.ok && target.desired.encoding !== undefined
+      ? { encoding: target.desired.encoding }
+      : {}),
   }));
   // A file's own action runs only when an install changes the file: listed for those only.
   const fileActions = files.flatMap((file): CoupledAction[] =>
@@ -141,6 +146,9 @@ export interface PlannedInstall {
     readonly markers?: BlockMarkers;
     readonly mode?: string;
     readonly action?: string;
+    readonly template?: false;
+    /** `base64`: `content` is the bytes of a source that is not UTF-8 text (§10.4). */
+    readonly encoding?: 'base64';
   }[];
 }
 
@@ -319,6 +327,7 @@ export function plannedInstall(plan: DomainPlan, selection: InstallSelection = {
       ...(file.mode === undefined ? {} : { mode: file.mode }),
       ...(file.action === undefined ? {} : { action: file.action }),
       ...(file.template === false ? { template: false as const } : {}),
+      ...(file.encoding === undefined ? {} : { encoding: file.encoding }),
     })),
   };
 }

@@ -11,7 +11,8 @@ import { HistoryIndex } from '../classify/history-index.js';
 import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath, nodePathFor } from '../render/views.js';
 import { renderTemplate, scanPlaceholders, secretNames } from '../render/template.js';
-import { sourceRefused } from '../repo/sources.js';
+import { SOURCE_BYTES, sourceRefused } from '../repo/sources.js';
+import type { SnapshotFileRequest } from '../wire/snapshot.js';
 import { defaultFileMode } from '../classify/attributes.js';
 
 /**
@@ -67,9 +68,13 @@ export interface FileTarget {
   readonly path: string;
   /** Repo path of the canonical source. */
   readonly canonical: string;
-  /** Desired managed content, or the problem that prevented computing it. */
+  /**
+   * Desired managed content, or the problem that prevented computing it. `encoding: base64`: a
+   * whole file whose source is not UTF-8 text — `content` is its bytes in base64, installed and
+   * compared byte for byte (contract §10.4).
+   */
   readonly desired:
-    | { readonly ok: true; readonly content: string }
+    | { readonly ok: true; readonly content: string; readonly encoding?: typeof SOURCE_BYTES }
     | { readonly ok: false; readonly problem: Problem };
 }
 
@@ -82,12 +87,23 @@ export interface FileTarget {
 export function snapshotFilesOf(
   targets: readonly (Pick<FileTarget, 'domain' | 'path'> & {
     readonly file?: Pick<ManagedFile, 'kind' | 'mode'>;
+    readonly desired?: FileTarget['desired'];
   })[],
-): { domain: string; path: string; mode?: true }[] {
-  const seen = new Map<string, { domain: string; path: string; mode?: true }>();
-  for (const { domain, path, file } of targets) {
+): SnapshotFileRequest[] {
+  const seen = new Map<string, SnapshotFileRequest>();
+  for (const { domain, path, file, desired } of targets) {
     const mode = file?.kind === 'whole' && file.mode !== undefined;
-    if (!seen.has(path)) seen.set(path, { domain, path, ...(mode ? { mode: true } : {}) });
+    // A file whose source is bytes is compared by bytes: a live file that is not text is
+    // answered (its sha256), not refused — asked only for such a file, as `mode` is.
+    const bytes = desired?.ok === true && desired.encoding !== undefined;
+    if (!seen.has(path)) {
+      seen.set(path, {
+        domain,
+        path,
+        ...(mode ? { mode: true as const } : {}),
+        ...(bytes ? { bytes: true as const } : {}),
+      });
+    }
   }
   return [...seen.values()];
 }
@@ -134,23 +150,27 @@ export function targetsForHost(
             ],
           });
         }
-        desired = desiredView(operator, declaration, file, source, variables, () => {
-          // A files entry with `template: false` is copied as it is, braces and all (§10.4).
-          const rendered =
-            file.template === false
-              ? source
-              : renderTemplate(source, {
-                  file: canonical,
-                  variables,
-                  allowed: declaration.hostVariables,
-                  hostFile,
-                });
-          const content = operator.view(file, rendered, declaration);
-          const [refused] = checked(operator, file, content);
-          return refused
-            ? { ok: false, problem: { ...refused, file: refused.file ?? canonical } }
-            : { ok: true, content };
-        });
+        const binary = refused === undefined ? undefined : refused.binary;
+        desired =
+          binary === undefined
+            ? desiredView(operator, declaration, file, source, variables, () => {
+                // A files entry with `template: false` is copied as it is, braces and all (§10.4).
+                const rendered =
+                  file.template === false
+                    ? source
+                    : renderTemplate(source, {
+                        file: canonical,
+                        variables,
+                        allowed: declaration.hostVariables,
+                        hostFile,
+                      });
+                const content = operator.view(file, rendered, declaration);
+                const [refused] = checked(operator, file, content);
+                return refused
+                  ? { ok: false, problem: { ...refused, file: refused.file ?? canonical } }
+                  : { ok: true, content };
+              })
+            : bytesView(declaration, file, canonical, source, binary);
       } catch (error) {
         desired = { ok: false, problem: problemOf(error, canonical) };
       }
@@ -164,6 +184,32 @@ export function targetsForHost(
     }
   }
   return targets;
+}
+
+/**
+ * The desired view of a source that is not UTF-8 text (`binary` says why): its bytes, in base64,
+ * for a repository-declared whole file — never rendered, as Ansible's `copy` and chezmoi copy a
+ * file. A block's body and a domain's own files are text: such a source is refused for them,
+ * with the offset of its first byte that is not UTF-8 (contract §10.4).
+ */
+function bytesView(
+  declaration: DomainDeclaration,
+  file: ManagedFile,
+  canonical: string,
+  base64: string,
+  binary: string,
+): FileTarget['desired'] {
+  if (declaration.repoManifest !== undefined && file.kind === 'whole') {
+    return { ok: true, content: base64, encoding: SOURCE_BYTES };
+  }
+  const what =
+    file.kind === 'block'
+      ? "a block entry's source is its text body"
+      : `${declaration.domain} files are text`;
+  throw sourceRefused(
+    canonical,
+    `${binary}: ${what}, so it must be UTF-8 (only a whole files entry copies a source byte for byte)`,
+  );
 }
 
 /** The mode of an executable source's file when its entry names none (contract §10.4). */
@@ -337,16 +383,18 @@ export function buildHistoryIndexes(
   for (const { declaration, operator } of domains) {
     for (const file of declaration.files) {
       const versions = snapshot.history.get(canonicalPath(declaration, file)) ?? [];
-      // Viewed and indexed on first use (`HistoryIndex`): a current file never asks.
+      // Viewed and indexed on first use (`HistoryIndex`): a current file never asks. A version
+      // that is not text (bytes, base64) has no lines: only a file compared by bytes knows it.
       const viewed = () =>
         versions.flatMap((version) => {
+          if (version.encoding !== undefined) return [];
           try {
             return [{ ...version, content: operator.view(file, version.content, declaration) }];
           } catch {
             return [];
           }
         });
-      indexes.set(targetKey(declaration.domain, file.id), new HistoryIndex(viewed));
+      indexes.set(targetKey(declaration.domain, file.id), new HistoryIndex(viewed, () => versions));
     }
   }
   return indexes;

@@ -125,7 +125,8 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     if (
       requested.mode !== undefined ||
       requested.action !== undefined ||
-      requested.template !== undefined
+      requested.template !== undefined ||
+      requested.encoding !== undefined
     ) {
       throw new FleetError(
         'BAD_REQUEST',
@@ -150,6 +151,7 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
   ): Promise<PlannedWrite> {
     const file = fileOf(requested);
     const { path, expectedSha256 } = requested;
+    if (requested.encoding === 'base64') return bytesWrite(requested, file);
     const problems = bodyProblems(
       file,
       file.kind === 'block' ? normaliseBody(resolved) : resolved,
@@ -199,6 +201,29 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     return { path, expectedSha256, content, ...(mode === undefined ? {} : { mode }) };
   }
 
+  /**
+   * A whole file whose source is not UTF-8 text (`encoding: base64`, contract §10.4): its bytes as
+   * they are — no body check (the domain's checks read text), no secret resolved.
+   */
+  function bytesWrite(requested: InstallFileRequest, file: ManagedFile): PlannedWrite {
+    if (file.kind !== 'whole') {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${domain}: ${requested.path} is a block file: its body is text, never base64`,
+      );
+    }
+    const { path, expectedSha256 } = requested;
+    const declared = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
+    const fallback = expectedSha256 === null ? defaultFileMode(false, false) : null;
+    const mode = declared ?? (fallback === null ? undefined : parseFileMode(fallback));
+    return {
+      path,
+      expectedSha256,
+      content: Uint8Array.from(Buffer.from(requested.content, 'base64')),
+      ...(mode === undefined ? {} : { mode }),
+    };
+  }
+
   async function install(
     ctx: NodeContext,
     request: NodeInstallRequest,
@@ -212,7 +237,9 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     const secrets = await ctx.secrets();
     // A file that is not a template (`template: false`, §10.4) is written as it is.
     const resolved = request.files.map((file) =>
-      file.template === false ? file.content : resolveSecrets(file.content, secrets, file.path),
+      file.template === false || file.encoding !== undefined
+        ? file.content
+        : resolveSecrets(file.content, secrets, file.path),
     );
     // 2. Every file's final bytes before the first write: a refusal leaves every file untouched.
     const writes: PlannedWrite[] = [];

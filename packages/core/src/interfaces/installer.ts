@@ -88,6 +88,11 @@ export interface InstallFileRequest {
    * written as it is, and no `{{ secret.NAME }}` in it is resolved.
    */
   readonly template?: false;
+  /**
+   * `base64`: a repository-declared whole file whose source is not UTF-8 text (contract §10.4):
+   * `content` is its bytes in base64, written byte for byte — never rendered, no secret resolved.
+   */
+  readonly encoding?: 'base64';
 }
 
 /** What the controller hands a domain's node half: one install operation. */

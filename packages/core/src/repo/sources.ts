@@ -11,9 +11,12 @@
  *   refused with the link's path — its target is never read from outside;
  * - an executable source (100755) is reported, so a files entry without a `mode` installs it
  *   executable (contract §10.4);
- * - a source is UTF-8 text: one holding NUL bytes (binary) or bytes that are not UTF-8 is refused
- *   with its path and the offset of the first such byte (`RENDER_FAILED`), never re-encoded —
- *   decoding it leniently would write U+FFFD where the repository has other bytes.
+ * - a source that is not UTF-8 text — one holding NUL bytes (binary) or bytes that are not UTF-8
+ *   (Latin-1 `caf\xe9`) — is bytes: installed byte for byte as a whole file and compared by
+ *   bytes, never rendered and never re-encoded (decoding it leniently would write U+FFFD where the
+ *   repository has other bytes), as Ansible's `copy` and chezmoi copy a file. Its content travels
+ *   as base64 (`encoding: 'base64'`, contract §10.4); a block entry's source, which is spliced as
+ *   text, must be UTF-8 and is refused with the offset of the first byte that is not.
  *
  * The pure parts are here; the commit reader is `classify/history.ts`.
  */
@@ -32,6 +35,12 @@ export type CanonicalSource =
       readonly executable: boolean;
       /** The repository path of the file a symbolic link led to (absent: not a link). */
       readonly target?: string;
+      /**
+       * Why the source is not UTF-8 text (`holds binary content (a NUL byte at offset 4)`): its
+       * content is then its bytes in base64 ({@link SOURCE_BYTES}), installed byte for byte and
+       * never rendered. Absent for a UTF-8 source.
+       */
+      readonly binary?: string;
     }
   | {
       /** Why the source cannot be used (its path is in the message). */
@@ -91,26 +100,39 @@ function firstInvalidByte(bytes: Uint8Array): number {
   return i;
 }
 
+/** How a source that is not UTF-8 text travels as a string (in a snapshot, a plan, the wire). */
+export const SOURCE_BYTES = 'base64';
+
 /**
- * A source's text, or why it is not text: NUL bytes (a binary file, or UTF-16) or bytes that are
- * not UTF-8 (Latin-1 `caf\xe9`). A UTF-8 byte order mark is kept, as every other byte.
+ * A source's text, or its bytes with why they are not text: NUL bytes (a binary file, or UTF-16)
+ * or bytes that are not UTF-8 (Latin-1 `caf\xe9`). A UTF-8 byte order mark is kept, as every
+ * other byte.
  */
 export function decodeSource(
   bytes: Uint8Array,
   path: string,
-): { readonly text: string } | { readonly problem: string } {
+): { readonly text: string } | { readonly bytes: Uint8Array; readonly binary: string } {
   const nul = bytes.indexOf(0);
-  const refusal =
-    'fleet installs UTF-8 text sources only, and never re-encodes one (binary sources are not supported yet)';
   if (nul >= 0)
-    return { problem: `${path} holds binary content (a NUL byte at offset ${nul}): ${refusal}` };
+    return { bytes, binary: `${path} holds binary content (a NUL byte at offset ${nul})` };
   try {
     return { text: UTF8.decode(bytes) };
   } catch {
     return {
-      problem: `${path} is not valid UTF-8 (the first invalid byte is at offset ${firstInvalidByte(bytes)}): ${refusal}`,
+      bytes,
+      binary: `${path} is not valid UTF-8 (the first invalid byte is at offset ${firstInvalidByte(bytes)})`,
     };
   }
+}
+
+/** A source's content as a snapshot holds it: its text, or its bytes in base64 when not text. */
+export function sourceContent(
+  bytes: Uint8Array,
+  path: string,
+): { readonly content: string; readonly binary?: string } {
+  const decoded = decodeSource(bytes, path);
+  if ('text' in decoded) return { content: decoded.text };
+  return { content: Buffer.from(decoded.bytes).toString(SOURCE_BYTES), binary: decoded.binary };
 }
 
 /** The `RENDER_FAILED` error of a source that cannot be used, naming it. */
@@ -128,7 +150,11 @@ export function sourceRefused(path: string, problem: string): FleetError {
 export function readWorkingSource(
   root: string,
   repoPath: string,
-): { readonly text: string; readonly source: CanonicalSource } {
+): {
+  /** The source's text, or its bytes in base64 when `source.binary` says it is not text. */
+  readonly text: string;
+  readonly source: CanonicalSource;
+} {
   let path = repoPath;
   const seen = new Set<string>();
   for (let hop = 0; ; hop += 1) {
@@ -150,15 +176,18 @@ export function readWorkingSource(
         problems: [{ file: repoPath, message: 'canonical file is missing' }],
       });
     }
-    const decoded = decodeSource(
+    const read = sourceContent(
       readFileSync(absolute),
       path === repoPath ? path : `${repoPath} (→ ${path})`,
     );
-    if ('problem' in decoded) throw sourceRefused(repoPath, decoded.problem);
     const executable = (stat.mode & 0o100) !== 0;
     return {
-      text: decoded.text,
-      source: { executable, ...(path === repoPath ? {} : { target: path }) },
+      text: read.content,
+      source: {
+        executable,
+        ...(path === repoPath ? {} : { target: path }),
+        ...(read.binary === undefined ? {} : { binary: read.binary }),
+      },
     };
   }
 }

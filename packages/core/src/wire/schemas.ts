@@ -168,35 +168,55 @@ export const exportResponseSchema = z.lazy(() =>
 
 // ---- install ----------------------------------------------------------------------------------
 
+/** Padded base64 (RFC 4648 §4), as `Buffer.toString('base64')` writes it. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 export const installFileRequestSchema = z.lazy(() =>
-  z.strictObject({
-    fileId: name,
-    path: homePathSchema,
-    expectedSha256: sha256Schema.nullable(),
-    /** Desired content in template space: `{{ secret.NAME }}` placeholders are resolved on the node. */
-    content: z.string(),
-    /** A repository-declared block file's markers (contract §10.4); absent for every other file. */
-    markers: z
-      .strictObject({ begin: z.string().min(1).max(200), end: z.string().min(1).max(200) })
-      .optional(),
-    /**
-     * The mode the file is written with (contract §10.4: a files entry's `mode`); absent: a replaced
-     * file keeps its mode, a new one is 0600. An optional addition within protocol 2: a node that
-     * predates it refuses the field (strict objects), it never ignores it.
-     */
-    mode: fileModeSchema.optional(),
-    /**
-     * The node policy action run after this file is written, when it changed (contract §10.4, §5.1:
-     * `domains.<domain>.actions.<id>`; an id the policy lacks is `POLICY_REFUSED` before any write).
-     */
-    action: actionIdSchema.optional(),
-    /**
-     * `false`: a files entry that is not a template (contract §10.4): the node writes `content` as
-     * it is and resolves no secret in it. Sent only for such an entry; a node that predates the
-     * field refuses it (strict objects) rather than resolve the text as a template.
-     */
-    template: z.literal(false).optional(),
-  }),
+  z
+    .strictObject({
+      fileId: name,
+      path: homePathSchema,
+      expectedSha256: sha256Schema.nullable(),
+      /** Desired content in template space: `{{ secret.NAME }}` placeholders are resolved on the node. */
+      content: z.string(),
+      /** A repository-declared block file's markers (contract §10.4); absent for every other file. */
+      markers: z
+        .strictObject({ begin: z.string().min(1).max(200), end: z.string().min(1).max(200) })
+        .optional(),
+      /**
+       * The mode the file is written with (contract §10.4: a files entry's `mode`); absent: a replaced
+       * file keeps its mode, a new one is 0600. An optional addition within protocol 2: a node that
+       * predates it refuses the field (strict objects), it never ignores it.
+       */
+      mode: fileModeSchema.optional(),
+      /**
+       * The node policy action run after this file is written, when it changed (contract §10.4, §5.1:
+       * `domains.<domain>.actions.<id>`; an id the policy lacks is `POLICY_REFUSED` before any write).
+       */
+      action: actionIdSchema.optional(),
+      /**
+       * `false`: a files entry that is not a template (contract §10.4): the node writes `content` as
+       * it is and resolves no secret in it. Sent only for such an entry; a node that predates the
+       * field refuses it (strict objects) rather than resolve the text as a template.
+       */
+      template: z.literal(false).optional(),
+      /**
+       * `base64`: a whole files entry whose source is not UTF-8 text (contract §10.4): `content` is
+       * its bytes in base64 (RFC 4648, padded), written byte for byte — never rendered, no secret
+       * resolved. A node that predates the field refuses it (strict objects, `BAD_REQUEST` naming
+       * `encoding`): it never writes the base64 text, nor a re-encoding of the bytes.
+       */
+      encoding: z.literal('base64').optional(),
+    })
+    .superRefine((file, ctx) => {
+      if (file.encoding === 'base64' && !BASE64.test(file.content)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['content'],
+          message: 'must be base64 (RFC 4648, padded) with `encoding: base64`',
+        });
+      }
+    }),
 );
 
 /** A role a domain gives an action (the router's `reload`), or a file id of a repo-defined domain. */

@@ -45,6 +45,12 @@ export const snapshotFileRequestSchema = z.lazy(() =>
      * file: a node that predates the field refuses it (strict objects) rather than answer without.
      */
     mode: z.literal(true).optional(),
+    /**
+     * Answer a file that is not UTF-8 text by its sha256 (`binary: true`) rather than refuse it: a
+     * files entry whose source is bytes is compared by bytes (contract §10.4). Sent only for such
+     * a file: a node that predates the field refuses it (strict objects).
+     */
+    bytes: z.literal(true).optional(),
   }),
 );
 
@@ -130,6 +136,11 @@ export const snapshotFileSchema = z.lazy(() =>
       redacted: z.boolean(),
       backups: z.array(snapshotBackupSchema),
       writes: writesSchema,
+      /**
+       * The file is not UTF-8 text (asked with `bytes: true`): `content` is empty and the file is
+       * compared by `sha256` and `size` — its bytes never leave the node (none of it is redacted).
+       */
+      binary: z.literal(true).optional(),
       /** The live permission bits, when the request asked (`mode: true`) and the node has them. */
       mode: observedModeSchema.optional(),
       /**
