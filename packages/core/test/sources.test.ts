@@ -101,10 +101,10 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
     await writeFile(file('domains/files/latin1'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     await writeFile(file('domains/files/binary'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]));
     await writeFile(file('domains/files/plain'), 'plain\n');
-    // A dotfiles checkout whose config directory is a link (`dotfiles/config -> shared/config`).
-    await mkdir(file('shared/config/nvim'), { recursive: true });
-    await writeFile(file('shared/config/nvim/init.lua'), 'vim.o.number = true\n');
-    await symlink('../shared/config', file('dotfiles/config'));
+    // A dotfiles checkout whose config directory is a link (`dotfiles/config -> common/config`).
+    await mkdir(file('common/config/nvim'), { recursive: true });
+    await writeFile(file('common/config/nvim/init.lua'), 'vim.o.number = true\n');
+    await symlink('../common/config', file('dotfiles/config'));
     await symlink('config', file('dotfiles/cfg'));
     await symlink('../../etc', file('dotfiles/etc'));
     await symlink('dir-b', file('dotfiles/dir-a'));
@@ -163,14 +163,14 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
       path: 'dotfiles/config/nvim/init.lua',
       text: 'vim.o.number = true\n',
       executable: false,
-      target: 'shared/config/nvim/init.lua',
+      target: 'common/config/nvim/init.lua',
     },
     {
       name: 'a source under a chain of linked directories',
       path: 'dotfiles/cfg/nvim/init.lua',
       text: 'vim.o.number = true\n',
       executable: false,
-      target: 'shared/config/nvim/init.lua',
+      target: 'common/config/nvim/init.lua',
     },
     {
       name: 'a source under a linked directory out of the repository',

@@ -269,7 +269,7 @@ function sourceAt(
 /**
  * The snapshot with each symbolic link on a source's way followed within the repository
  * (`repo/sources.ts`) — the source's own link or a directory's above it
- * (`dotfiles/config -> shared/config`): the source's text, history and mode are its target's,
+ * (`dotfiles/config -> common/config`): the source's text, history and mode are its target's,
  * read at the same commit (one `git cat-file` for the hops, then the targets' own snapshot); a
  * link that leaves the repository or loops is refused with the source's path. Only a snapshot
  * that has a link (or a missing source) pays for this.

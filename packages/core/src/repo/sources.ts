@@ -6,7 +6,7 @@
  * - a symbolic link (git mode 120000) is followed within the repository, as chezmoi follows a
  *   source symlink (`testdata/scripts/issue1161.txtar`) and as a checkout of the repository
  *   would: the source is the file it names. So is a link to a directory on the source's way
- *   (`dotfiles/config -> shared/config`, source `dotfiles/config/x`), as a checkout resolves it. A link that leaves the repository (an absolute
+ *   (`dotfiles/config -> common/config`, source `dotfiles/config/x`), as a checkout resolves it. A link that leaves the repository (an absolute
  *   target, or `..` above its root), a chain longer than {@link MAX_LINK_HOPS} or a loop is
  *   refused with the link's path — its target is never read from outside;
  * - an executable source (100755) is reported, so a files entry without a `mode` installs it
@@ -143,7 +143,7 @@ export function sourceRefused(path: string, problem: string): FleetError {
 /**
  * A canonical source read from the working tree (`fleet validate`), by the rules a commit is
  * read with: its text and what git would record of it. Every symbolic link on its way — its own,
- * or a directory's above it (`dotfiles/config -> shared/config`) — is followed within the
+ * or a directory's above it (`dotfiles/config -> common/config`) — is followed within the
  * repository, as at a commit (`classify/history.ts`). Throws `CANONICAL_MISSING` when it does not
  * exist, `RENDER_FAILED` naming the path when it cannot be used.
  */
