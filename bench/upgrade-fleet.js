@@ -4,7 +4,7 @@
 // pair of samples, so every timed upgrade is a real one — stage (the node holds both generations
 // after the untimed first round: nothing uploaded), activate, restart, acceptance. Side A:
 // `fleet upgrade node-01 --confirm`; side B: `fleet upgrade --host node-02 … --host node-11
-// --confirm` (a canary, then the rest 4 at a time, the default). The order alternates per pair.
+// --confirm` (a canary, then the rest 8 at a time, the default). The order alternates per pair.
 // Every run must end accepted on every host it names (a correctness check). Needs `ssh-keygen`
 // (the lab signs its builds) and a checkout that packs (`npm pack -w packages/cli`): about
 // 3 minutes of setup on a quiet 2-core machine, then about a minute per pair.
@@ -16,7 +16,7 @@ import { cleanEnv, ratioRow, renderGoalRows, repoRoot } from './lib.js';
 
 export const name = 'upgrade-fleet';
 export const description =
-  'fleet upgrade over 10 lab hosts (a canary, then 4 at a time) vs one host, real restarts';
+  'fleet upgrade over 10 lab hosts (a canary, then 8 at a time) vs one host, real restarts';
 
 const FLEET = path.join(repoRoot, 'packages', 'cli', 'bin', 'run.js');
 const FLEET_HOSTS = 10;
@@ -124,7 +124,7 @@ export async function run({ runs = 3 } = {}) {
     const row = ratioRow({
       id: 'upgrade-fleet',
       label: `fleet upgrade over ${FLEET_HOSTS} hosts vs one host`,
-      workload: `lab, ${FLEET_HOSTS} hosts (canary + 4 at a time) vs 1; generations held`,
+      workload: `lab, ${FLEET_HOSTS} hosts (canary + 8 at a time) vs 1; generations held`,
       fleet: { label: `upgrade --host ×${FLEET_HOSTS}`, samples: samples.b },
       peer: { label: 'upgrade HOST', samples: samples.a },
       goal: GOAL,

@@ -9,7 +9,7 @@ export default class Upgrade extends FleetCommand {
 
 --resume closes an interrupted transaction whose new runtime is healthy — what \`fleet bootstrap status HOST\` recommends as resume-acceptance (its runner died after activating it): a runner on the node accepts the live runtime again by the same checks and journals it accepted, or fails it and rolls back; then it is accepted from here too.
 
---all (or --host H repeated) upgrades many hosts: a canary first (the first in fleet.yaml order, or --canary H), alone; then the rest, --concurrency at a time (default 4). The first host that is not accepted stops the run: hosts not started are left untouched and reported skipped. Each host's progress goes to stderr prefixed with its name, its line to stdout as it settles, then a summary; --json prints one document (fleet.upgrade/v1) with every host's outcome. Without --confirm every host's plan is shown.
+--all (or --host H repeated) upgrades many hosts: a canary first (the first in fleet.yaml order, or --canary H), alone; then the rest, --concurrency at a time (default 8). The first host that is not accepted stops the run: hosts not started are left untouched and reported skipped. Each host's progress goes to stderr prefixed with its name, its line to stdout as it settles, then a summary; --json prints one document (fleet.upgrade/v1) with every host's outcome. Without --confirm every host's plan is shown.
 
 Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 3 when the host already runs the canonical build (nothing to upgrade; with --all: every host) or there is nothing to resume, 6 after a verified rollback, when manual recovery is required, or when the transaction's runner died (RUNNER_DIED: the controller answers; \`fleet bootstrap status HOST\` says what to run) — the output says which, 5 when the controller is unreachable (see \`fleet bootstrap\`); over many hosts the most urgent. Ctrl-C leaves the node to finish on its own: the CLI says to follow it with \`fleet bootstrap status HOST\` and exits 130.`;
   static override examples = [
@@ -41,7 +41,9 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
     }),
     concurrency: Flags.integer({
       description: 'hosts upgraded at once after the canary',
-      default: 4,
+      // 8: the canary has proved the release, each node verifies and rolls back on its own, and
+      // at most this many are in flight when one fails (docs/contract.md §11).
+      default: 8,
       min: 1,
     }),
     resume: Flags.boolean({
