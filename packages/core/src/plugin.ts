@@ -16,7 +16,15 @@
  * forgotten export). `@fleet/core` and `@fleet/core/node` keep working for third-party plugins.
  */
 
-export { RELOAD_ROLE, derivedPathParameter, probedPath } from './config/parameter-names.js';
+export {
+  ACTION_ROLES,
+  type ActionRole,
+  RELOAD_ROLE,
+  RESTART_ROLE,
+  VALIDATE_ROLE,
+  derivedPathParameter,
+  probedPath,
+} from './config/parameter-names.js';
 export { type RegistrationParts, type Untagged, defineRegistration } from './define.js';
 export {
   ERROR_CODES,

@@ -48,6 +48,15 @@ describe('@fleet/core/plugin', () => {
     ]);
   });
 
+  it('has the action roles the file installers run (plugin-authoring.md §7), in their order', () => {
+    expect([plugin.VALIDATE_ROLE, plugin.RELOAD_ROLE, plugin.RESTART_ROLE]).to.deep.equal([
+      'validate',
+      'reload',
+      'restart',
+    ]);
+    expect(plugin.ACTION_ROLES).to.deep.equal(['validate', 'reload', 'restart']);
+  });
+
   it("leaves out the node's own machinery and the operator's services", () => {
     for (const name of [
       'Registry',
