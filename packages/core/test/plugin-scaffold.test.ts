@@ -209,4 +209,21 @@ describe('plugin scaffold (fleet plugins new)', () => {
     expect(readme).to.not.contain('--domain');
     expect(readme).to.contain('fleet config plan HOST npmrc');
   });
+
+  it('its README gives the whole lab path, the offline install, the plugin entry and the coupled action', () => {
+    const scaffold = pluginScaffold({ name: 'fleet-plugin-gitini', kind: 'whole' });
+    const readme = scaffold.files.get('README.md') ?? '';
+    for (const line of [
+      'fleet config install node-01 gitini --confirm',
+      'fleet lab down',
+      'npm install --no-save --fetch-retries=0 ~/fleet-tgz/fleet-*.tgz',
+      'fleet plugins link . --no-install',
+      '@fleet/core/plugin',
+      'domains: { gitini: { validate: ID } }',
+      '.fleet-lab/nodes/node-01/home/.config/fleet/node-policy.yaml',
+    ]) {
+      expect(readme, line).to.contain(line);
+    }
+    expect(scaffold.files.get('src/installer.ts')).to.contain('VALIDATE_ROLE');
+  });
 });

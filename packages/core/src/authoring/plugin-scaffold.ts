@@ -22,6 +22,7 @@ import {
   type ScaffoldKind,
   type Template,
 } from './scaffold-template.js';
+import { readme } from './scaffold-readme.js';
 import {
   acceptanceTest,
   blockInstallerTest,
@@ -279,40 +280,6 @@ const TSCONFIG = json({
   include: ['src', 'test'],
 });
 
-function readme(t: Template): string {
-  return `# ${t.name}
-
-A fleet domain plugin: the domain \`${t.domain}\` manages ${
-    t.kind === 'block'
-      ? `the fleet-managed block of \`${t.path}\` (the lines between \`${t.comment} fleet:${t.domain}:begin\` and \`${t.comment} fleet:${t.domain}:end\`; every other line stays the host user's)`
-      : `\`${t.path}\` as a whole file`
-  }. Written by \`fleet plugins new\`.
-
-\`\`\`sh
-npm install        # @fleet/core and @fleet/testkit from the registry in .npmrc (or offline: docs/plugin-authoring.md)
-npm test           # builds; the registration and the installer on @fleet/testkit fake hosts, then
-                   # the acceptance cycle on a lab node (with the fleet CLI: $FLEET_BIN or on PATH)
-fleet plugins link .
-eval "$(fleet lab up --hosts 1)"   # a lab in .fleet-lab/ whose node serves this folder's build
-fleet config plan node-01 ${t.domain}   # the lab's node serves it: what an install would do
-npm run build && fleet lab restart # after a change: the lab's node loads the new build
-\`\`\`
-
-In your fleet repository — \`fleet plugins new … --wire --repo DIR --host HOST\` already did the
-first three: list \`${t.domain}\` in a host's \`domains\` and under \`domains\` in fleet.yaml, write
-\`domains/${t.domain}/${t.domain}\` (the canonical source, a template: \`{{ host.NAME }}\`,
-\`{{ secret.NAME }}\`), set \`${ownerVariable(t.domain)}\` in \`hosts/HOST.yaml\`, and commit. A
-lab brought up after \`fleet plugins link\` does all of that itself, and its nodes serve the domain
-from this folder (lab only). A real node serves it once its runtime carries the plugin
-(docs/plugin-authoring.md, "Linking and installing") and its node policy lists it (\`domains: { ${t.domain}: {} }\` in
-~/.config/fleet/node-policy.yaml). Then \`fleet config plan HOST ${t.domain}\` and
-\`fleet config install HOST ${t.domain} --confirm\`.
-
-Where to go next: \`src/installer.ts\` (a syntax check of your file's content), \`src/domain.ts\`
-(host variables, more files), and fleet's docs/plugin-authoring.md (probers, coupled actions).
-`;
-}
-
 function indexTs(t: Template): string {
   return `/**
  * ${t.name}: a fleet domain plugin. fleet loads it through its \`fleet:register\` hook
@@ -400,7 +367,7 @@ export default function register(_options: RegisterHookOptions): FleetRegistrati
 
 function installerTs(t: Template): string {
   return `/**
- * The ${t.domain} installer: \`@fleet/core\`'s \`fileInstaller\` — the operator half renders the
+ * The ${t.domain} installer: \`@fleet/core/plugin\`'s \`fileInstaller\` — the operator half renders the
  * view${t.kind === 'block' ? " (the block's body)" : ''}, the node half resolves secrets, ${
    t.kind === 'block' ? 'splices the block into the live file, ' : ''
  }writes through the controller's
@@ -408,7 +375,12 @@ function installerTs(t: Template): string {
  *
  * To refuse content your tool could not read, pass \`check: (file, body, source) => problems\`:
  * it runs before planning (a bad canonical is an \`error\` item in \`fleet drift\`) and again on the
- * node with secrets resolved. Problems name lines, never text.
+ * node with secrets resolved (a problem there: \`RENDER_FAILED\`, nothing written). Problems
+ * name lines, never text.
+ *
+ * Coupled actions need no code here: the role fleet.yaml names (\`validate\`, \`reload\`,
+ * \`restart\`: \`VALIDATE_ROLE\`…) runs the node policy's action of that id, \`validate\` on the
+ * staged new file before it replaces the old (docs/plugin-authoring.md §7).
  */
 import { fileInstaller, type Installer } from '@fleet/core/plugin';
 import { DOMAIN, ${camel(t.domain)}Domain } from './domain.js';
@@ -421,7 +393,7 @@ export function create${pascal(t.domain)}Installer(): Installer {
 
 function adopterTs(t: Template): string {
   return `/**
- * The ${t.domain} adopter: \`@fleet/core\`'s \`fileAdopter\` — \`fleet config adopt HOST ${t.path}\`
+ * The ${t.domain} adopter: \`@fleet/core/plugin\`'s \`fileAdopter\` — \`fleet config adopt HOST ${t.path}\`
  * takes ${t.kind === 'block' ? "the block's body (never the user's lines around it)" : 'the live file'}
  * into \`mirror/<host>/${t.domain}/\`; the core reverse-substitutes host variables and scans for
  * secrets first.

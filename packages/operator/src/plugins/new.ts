@@ -51,6 +51,26 @@ export function nodePolicyLines(domain: string): string {
   return `domains:\n  ${domain}: {}\n`;
 }
 
+/** fleet's packed tarballs, where docs/plugin-authoring.md's offline command puts them. */
+export const OFFLINE_TARBALLS = '~/fleet-tgz/fleet-*.tgz';
+
+/**
+ * What the author types next, as docs/plugin-authoring.md's shortest path writes it. With no
+ * registry named, .npmrc binds `@fleet` to a name that never resolves, so a plain `npm install`
+ * would fail: the next step is the offline install of fleet's packed tarballs instead, and since
+ * that install writes no lockfile, `fleet plugins link --no-install` (a link with a lockfile runs
+ * `npm install` again; without one it warns that it found none).
+ */
+export function nextSteps(root: string, registry: string, unset: string): string[] {
+  if (registry !== unset) {
+    return [`Next: cd ${root} && npm install && npm test && fleet plugins link .`];
+  }
+  return [
+    `No --registry: @fleet is bound to ${registry} in .npmrc, which resolves nowhere, so a plain npm install fails. Name your registry there, or install fleet's packed tarballs (${OFFLINE_TARBALLS}: npm pack -w packages/core -w packages/controller -w packages/testkit in a built fleet checkout; docs/plugin-authoring.md, "Installing @fleet/core and @fleet/testkit outside this repository").`,
+    `Next: cd ${root} && npm install --no-save --fetch-retries=0 ${OFFLINE_TARBALLS} && npm test && fleet plugins link . --no-install`,
+  ];
+}
+
 interface WirePlan {
   readonly root: string;
   readonly hosts: readonly string[];

@@ -63,7 +63,7 @@ export default class PluginsNew extends FleetCommand {
   async run(): Promise<PluginsNewResult> {
     const { args, flags } = await this.parse(PluginsNew);
     const { UNSET_FLEET_REGISTRY } = await import('@fleet/core');
-    const { newPlugin } = await import('@fleet/operator/plugins/new.js');
+    const { newPlugin, nextSteps } = await import('@fleet/operator/plugins/new.js');
     const kind = flags.kind === 'block' ? 'block' : 'whole';
     const dir = flags.dir ?? args.name.replace(/^@[^/]+\//, '');
     const wire = flags.wire
@@ -87,11 +87,6 @@ export default class PluginsNew extends FleetCommand {
     this.log(
       `Wrote ${result.name} in ${result.root}: domain ${result.domain}, ${result.kind} file ${result.path}.`,
     );
-    if (result.registry === UNSET_FLEET_REGISTRY) {
-      this.log(
-        `No --registry: @fleet is bound to ${result.registry} in .npmrc, which resolves nowhere. Set your registry there, or install the packed tarballs offline (docs/plugin-authoring.md).`,
-      );
-    }
     if (result.wired !== undefined) {
       const { wired } = result;
       this.log(
@@ -101,7 +96,8 @@ export default class PluginsNew extends FleetCommand {
         `On each of those nodes, add to ~/.config/fleet/node-policy.yaml (docs/node-policy.md):\n${wired.nodePolicy.trimEnd()}`,
       );
     }
-    this.log(`Next: cd ${result.root} && npm install && npm test && fleet plugins link .`);
+    for (const line of nextSteps(result.root, result.registry, UNSET_FLEET_REGISTRY))
+      this.log(line);
     return {
       root: result.root,
       name: result.name,
