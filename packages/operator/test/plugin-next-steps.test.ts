@@ -3,6 +3,8 @@
  * commands, as the author can type them whether or not fleet's packages are on a registry.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { UNSET_FLEET_REGISTRY } from '@fleet/core';
 import { OFFLINE_TARBALLS, nextSteps } from '../src/plugins/new.js';
@@ -30,10 +32,8 @@ describe('plugins new: the next steps it prints', () => {
   });
 
   it('the offline command is the one docs/plugin-authoring.md gives', async () => {
-    const doc = await readFile(
-      new URL('../../../../docs/plugin-authoring.md', import.meta.url),
-      'utf8',
-    );
+    const root = fileURLToPath(new URL('../../../..', import.meta.url)); // from dist/test/
+    const doc = await readFile(join(root, 'docs', 'plugin-authoring.md'), 'utf8');
     expect(doc).to.contain(`npm install --no-save --fetch-retries=0 ${OFFLINE_TARBALLS}`);
     expect(doc).to.contain('fleet plugins link . --no-install');
   });
