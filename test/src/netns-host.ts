@@ -115,6 +115,12 @@ export interface NetnsHostsOptions {
   readonly loginEnvironment?: boolean;
   /** Extra sshd_config lines, appended. */
   readonly extraSshdConfig?: readonly string[];
+  /**
+   * Variables every SSH session gets on top of (or in place of) the login environment above —
+   * e.g. a PATH with other tools first, as a host's own login shell would set it. Values must not
+   * hold whitespace or quotes (sshd_config `SetEnv`).
+   */
+  readonly sessionEnvironment?: Readonly<Record<string, string>>;
 }
 
 export interface NetnsHost {
@@ -405,10 +411,20 @@ async function startSshdIn(
   chownSync(sshDir, manager.uid, manager.gid);
   chownSync(authorizedKeys, manager.uid, manager.gid);
 
-  const sessionEnv =
+  const login: Record<string, string | undefined> =
     options.loginEnvironment === false
-      ? [`PATH=${env['PATH']}`]
-      : ['XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'PATH'].map((key) => `${key}=${env[key]}`);
+      ? { PATH: env['PATH'] }
+      : Object.fromEntries(
+          ['XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'PATH'].map((key) => [key, env[key]]),
+        );
+  const sessionEnv = Object.entries({ ...login, ...options.sessionEnvironment }).map(
+    ([key, value]) => {
+      if (value !== undefined && /[\s"'\\]/.test(value)) {
+        throw new Error(`sessionEnvironment ${key}: a SetEnv value holds whitespace or a quote`);
+      }
+      return `${key}=${value}`;
+    },
+  );
   const config = join(dir, 'sshd_config');
   const logFile = join(dir, 'sshd.log');
   writeFileSync(

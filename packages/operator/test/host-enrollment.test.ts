@@ -17,7 +17,9 @@ import {
 import { chooseNode, signingProblems } from '../src/host/add.js';
 import { nodePlatformOf, parseNodeSpec } from '../src/release/node-binary.js';
 import { mergedNodes } from '../src/release/release.js';
+import { hostPlatformOf, type HostPlatform } from '../src/host/platform.js';
 import { enrollmentProblems, parseProbe, type HostFacts } from '../src/host/probe.js';
+import { stopCommand } from '../src/host/remove.js';
 import { parseHostKeyPin, parseSshAddress } from '../src/host/ssh-session.js';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
@@ -92,6 +94,18 @@ describe('host add: the probe', () => {
     expect(facts.generations).to.deep.equal(['a'.repeat(64)]);
     expect(facts.artifacts).to.deep.equal(['b'.repeat(64)]);
   });
+  it("reads a Mac's launchd facts: launchctl, its print's exit code, the agent running", () => {
+    const facts = parseProbe(
+      ['os=Darwin', 'arch=arm64', 'launchctl=yes', 'launchd=0', 'controller=active'].join('\n'),
+    );
+    expect(facts).to.include({
+      os: 'Darwin',
+      launchctl: true,
+      launchdPrint: 0,
+      controllerActive: true,
+    });
+    expect(parseProbe('os=Linux').launchdPrint).to.equal(null);
+  });
   it('reads an empty answer as a host that has nothing', () => {
     const facts = parseProbe('');
     expect(facts).to.include({ node: null, tar: false, systemctl: false, manager: 'absent' });
@@ -103,10 +117,11 @@ describe('host add: what stops an enrollment, and what to run', () => {
   const cases: [string, Partial<HostFacts>, RegExp | null][] = [
     ['a ready host', {}, null],
     [
-      'macOS',
-      { os: 'Darwin' },
-      /macOS: fleet host add enrolls Linux hosts .*fleet bootstrap plan\/apply/,
+      'an unknown system',
+      { os: 'FreeBSD' },
+      /FreeBSD: fleet host add enrolls Linux hosts .* and Macs/,
     ],
+    ['no system named', { os: '' }, /an unknown system: fleet host add enrolls/],
     ['no Node.js', { node: null, nodeVersion: null }, /install Node\.js 20\.19\.0 or later/],
     ['an old Node.js', { nodeVersion: '18.19.0' }, /older than fleet's floor/],
     ['lingering off', { linger: false }, /sudo loginctl enable-linger me/],
@@ -125,8 +140,58 @@ describe('host add: what stops an enrollment, and what to run', () => {
   }
 });
 
+const LINUX = hostPlatformOf('Linux') as HostPlatform;
+const MAC = hostPlatformOf('Darwin') as HostPlatform;
+
+describe('host add: what stops the enrollment of a Mac, and what to run', () => {
+  const mac = parseProbe(
+    [
+      'os=Darwin',
+      'arch=arm64',
+      'user=me',
+      'uid=501',
+      'home=/Users/me',
+      'node=/opt/homebrew/bin/node',
+      'nodeVersion=v22.12.0',
+      'tar=yes',
+      'launchctl=yes',
+      'launchd=113',
+      'controller=inactive',
+      'port=free',
+    ].join('\n'),
+  );
+  const cases: [string, Partial<HostFacts>, RegExp | null][] = [
+    ['a Mac with its GUI login, no agent loaded yet (113)', {}, null],
+    ['a Mac whose agent is loaded (0)', { launchdPrint: 0 }, null],
+    // systemd's facts mean nothing on a Mac: no systemctl, no lingering is not a problem there.
+    ['no systemctl, no lingering', { systemctl: false, linger: false }, null],
+    ['no launchctl', { launchctl: false }, /no launchctl on the PATH/],
+    [
+      'no GUI login: the gui domain cannot be driven (125)',
+      { launchdPrint: 125 },
+      /gui\/501 domain cannot be driven \(launchctl print answered 125\): a LaunchAgent needs me logged in/,
+    ],
+    ['no answer from launchctl print', { launchdPrint: null }, /answered nothing/],
+    [
+      'no Node.js: the release for its platform named',
+      { node: null, nodeVersion: null },
+      /fleet release --confirm --node darwin-arm64/,
+    ],
+    ['no tar', { tar: false }, /macOS ships \/usr\/bin\/tar/],
+    ['the port taken', { port: 'EADDRINUSE' }, /taken by another program/],
+  ];
+  for (const [what, change, expected] of cases) {
+    it(`${what}: ${expected === null ? 'none' : expected.source}`, () => {
+      const problems = enrollmentProblems({ ...mac, ...change }, '10.0.0.2:7701');
+      if (expected === null) expect(problems).to.deep.equal([]);
+      else expect(problems.join('\n')).to.match(expected);
+    });
+  }
+});
+
 const INPUT: EnrollmentInput = {
   name: 'alpha',
+  host: LINUX,
   ssh: { user: 'me', host: '10.0.0.2', port: 22 },
   hostKey: KEY,
   address: '10.0.0.2',
@@ -150,6 +215,14 @@ describe('host add: what it writes', () => {
       kind: 'systemd-user',
       unit: 'fleet-controller.service',
     });
+  });
+  it('on a Mac: bootstrap through launchd only, the LaunchAgent dev.fleet.controller named', () => {
+    const policy = enrollmentPolicy({ ...INPUT, host: MAC });
+    expect(policy.bootstrap).to.deep.equal({ allow: true, supervisors: ['launchd'] });
+    expect(policy.supervisor).to.deep.equal({ kind: 'launchd', label: 'dev.fleet.controller' });
+    const entry = hostEntryFor({ ...INPUT, host: MAC }, FINGERPRINT);
+    expect(entry).to.include({ platform: 'darwin', supervisor: 'launchd' });
+    expect(MAC.runtimeDir).to.equal('Library/Application Support/fleet/runtime');
   });
   it("names in its plan each files.yaml path whose install runs code as the host's user", () => {
     const codeBearing = enrollmentCodeBearing(INPUT, []);
@@ -179,6 +252,23 @@ describe('host add: what it writes', () => {
     ]);
   });
 
+  it("a Mac's plan names the LaunchAgent and launchctl bootstrap gui/UID", () => {
+    const text = renderEnrollment({
+      input: { ...INPUT, host: MAC },
+      facts: parseProbe('os=Darwin'),
+      hostKeyFingerprint: 'SHA256:x',
+      hostKeyPinned: true,
+      artifact: { version: '0.1.0', sha256: 'c'.repeat(64), bytes: 1 },
+      upload: true,
+      node: '/opt/homebrew/bin/node v22.12.0',
+      problems: [],
+      codeBearing: [],
+    });
+    expect(text).to.contain(
+      'https://10.0.0.2:7701 as the LaunchAgent dev.fleet.controller (~/Library/LaunchAgents, launchctl bootstrap gui/UID)',
+    );
+    expect(text).to.contain('      supervisors:\n        - launchd');
+  });
   it('a token without node-admin:tokens (token administration stays on SSH)', () => {
     expect(OPERATOR_TOKEN_SCOPES).to.not.include('node-admin:tokens');
     expect(OPERATOR_TOKEN_SCOPES).to.include.members([
@@ -218,6 +308,21 @@ describe('host add: what it writes', () => {
       manifestWithHost(text, 'alpha', hostEntryFor(INPUT, FINGERPRINT)),
     );
     expect(Object.keys(manifest.hosts)).to.deep.equal(['alpha']);
+  });
+});
+
+describe('host remove: how the controller is stopped for good', () => {
+  it('under systemd: disabled and stopped', () => {
+    expect(stopCommand(LINUX, 1000)).to.equal(
+      'systemctl --user disable --now fleet-controller.service 2>&1',
+    );
+  });
+  it("under launchd: booted out of the user's gui domain, its plist moved where no login loads it", () => {
+    const command = stopCommand(MAC, 501);
+    expect(command).to.match(/^launchctl bootout gui\/501\/dev\.fleet\.controller 2>&1; /);
+    expect(command).to.contain(
+      'mv -f "$HOME/Library/LaunchAgents/dev.fleet.controller.plist" "$HOME/Library/Application Support/fleet/removed"/',
+    );
   });
 });
 

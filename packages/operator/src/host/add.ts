@@ -40,12 +40,11 @@ import {
   type EnrollmentInput,
 } from './enrollment.js';
 import { nodePlatformOf } from '../release/node-binary.js';
+import { hostPlatformOf, type HostPlatform } from './platform.js';
 import { commitHostFiles, ensureCredentialsFile, ensureRecoveryKey } from './fleet-files.js';
 import {
   ARTIFACT_CACHE,
   ENROLL_CACHE,
-  GENERATIONS,
-  NODE_DIR,
   POLICY_FILE,
   enrollmentProblems,
   hostNodeUsable,
@@ -162,6 +161,8 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
     const facts = parseProbe((await session.run(probeScript(listen.bind, listen.port))).stdout);
     const input: EnrollmentInput = {
       name,
+      // An unknown system plans as Linux would; its problem (probe.ts) stops the enrollment.
+      host: hostPlatformOf(facts.os) ?? (hostPlatformOf('Linux') as HostPlatform),
       ssh,
       hostKey: session.hostKey.line,
       address,
@@ -364,7 +365,8 @@ async function installShippedNode(
   name: string,
 ): Promise<string> {
   const cached = `${facts.home}/${ARTIFACT_CACHE}/${shipped.sha256}.tgz`;
-  const dir = `${facts.home}/${NODE_DIR}/${shipped.version}-${shipped.platform}`;
+  const nodeDir = (hostPlatformOf(facts.os) ?? (hostPlatformOf('Linux') as HostPlatform)).nodeDir;
+  const dir = `${facts.home}/${nodeDir}/${shipped.version}-${shipped.platform}`;
   if (upload) {
     const local = join(options.root, shipped.file);
     options.progress(`${name}: sending Node.js ${shipped.version} for ${shipped.platform}…`);
@@ -382,7 +384,7 @@ async function installShippedNode(
     session,
     [
       `if [ ! -x ${shellQuote(node)} ]; then`,
-      `  [ "$(sha256sum < ${shellQuote(cached)} | cut -d' ' -f1)" = ${shipped.sha256} ] || { echo "the Node.js tarball is not the one pinned" >&2; exit 1; }`,
+      `  [ "$({ sha256sum 2>/dev/null || shasum -a 256; } < ${shellQuote(cached)} | cut -d' ' -f1)" = ${shipped.sha256} ] || { echo "the Node.js tarball is not the one pinned" >&2; exit 1; }`,
       `  mkdir -p ${shellQuote(temp)} && tar -xzf ${shellQuote(cached)} -C ${shellQuote(temp)} package/bin/node && rm -rf ${shellQuote(dir)} && mv ${shellQuote(temp)} ${shellQuote(dir)}`,
       'fi',
       `${shellQuote(node)} --version`,
@@ -482,7 +484,7 @@ async function enroll(
   const sha = artifact.identity.sha256;
   const home = facts.home;
   const cached = `${home}/${ARTIFACT_CACHE}/${sha}.tgz`;
-  const generation = `${home}/${GENERATIONS}/${sha}`;
+  const generation = `${home}/${input.host.runtimeDir}/generations/${sha}`;
   const unpacked = `${home}/${ENROLL_CACHE}/${sha}`;
   if (where.upload) {
     options.progress(
@@ -530,7 +532,7 @@ async function enroll(
       publicKey: recovery.publicKey,
       command: [
         node,
-        `${home}/.local/share/fleet/runtime/current/package/bin/run.js`,
+        `${home}/${input.host.runtimeDir}/current/package/bin/run.js`,
         'bootstrap',
         'receive',
         '--home',
@@ -596,8 +598,8 @@ async function enrollmentPlan(
     schema: core.BOOTSTRAP_PLAN_SCHEMA,
     host: input.name,
     nodeId: input.name,
-    platform: 'linux',
-    supervisor: 'systemd-user',
+    platform: input.host.platform,
+    supervisor: input.host.supervisor,
     route: 'ssh',
     artifact: {
       file: artifact.identity.file,

@@ -14,6 +14,7 @@ import {
   type NodePolicyInput,
   type Scope,
 } from '@fleet/core';
+import type { HostPlatform } from './platform.js';
 import type { HostFacts } from './probe.js';
 import type { SshAddress } from './ssh-session.js';
 
@@ -38,6 +39,8 @@ export const DEFAULT_DOMAINS = ['files'] as const;
 
 export interface EnrollmentInput {
   readonly name: string;
+  /** What the host's `uname -s` chose: platform, supervisor, layout (platform.ts). */
+  readonly host: HostPlatform;
   readonly ssh: SshAddress;
   /** The SSH host key line the session saw (pinned in fleet.yaml). */
   readonly hostKey: string;
@@ -63,8 +66,8 @@ export function hostEntryFor(input: EnrollmentInput, fingerprint: string): HostE
   return {
     controller: controllerUrl(input.address, input.port),
     tls: { fingerprint },
-    platform: 'linux',
-    supervisor: 'systemd-user',
+    platform: input.host.platform,
+    supervisor: input.host.supervisor,
     upgrade: { strategy: 'tarball' },
     domains: [...input.domains],
     ssh: {
@@ -80,7 +83,8 @@ export function hostEntryFor(input: EnrollmentInput, fingerprint: string): HostE
 /**
  * The node policy: the host's domains at their defaults; for the files domain exactly the paths
  * files.yaml declares at HEAD (no globs, docs/node-policy.md); no actions, unattended denied;
- * bootstrap allowed through systemd-user only (upgrades and recovery); the supervisor named;
+ * bootstrap allowed through the host's supervisor only (upgrades and recovery: systemd-user on
+ * Linux, launchd on a Mac); the supervisor named;
  * runtimes staged only when signed by one of fleet.yaml's `signing.keys` (ADR 0019).
  */
 export function enrollmentPolicy(input: EnrollmentInput): NodePolicyInput {
@@ -93,8 +97,8 @@ export function enrollmentPolicy(input: EnrollmentInput): NodePolicyInput {
     domains,
     versions: { tools: [...input.tools] },
     symlinkInto: [],
-    bootstrap: { allow: true, supervisors: ['systemd-user'] },
-    supervisor: { kind: 'systemd-user', unit: 'fleet-controller.service' },
+    bootstrap: { allow: true, supervisors: [input.host.supervisor] },
+    supervisor: input.host.policySupervisor,
     runtime: { trustedKeys: [...input.trustedKeys], allowUnsigned: false },
   };
 }
@@ -134,7 +138,7 @@ export function renderEnrollment(view: EnrollmentView): string {
     `  host           ${facts.os} ${facts.arch}, user ${facts.user} (uid ${facts.uid ?? '?'}), home ${facts.home}`,
     `  Node.js        ${view.node}`,
     `  runtime        ${view.artifact.version} (${view.artifact.sha256.slice(0, 12)}, ${view.artifact.bytes} bytes) ${view.upload ? 'to upload' : 'already on the host: not sent'}`,
-    `  controller     ${controllerUrl(input.address, input.port)} under systemd --user (fleet-controller.service), TLS key made on the host`,
+    `  controller     ${controllerUrl(input.address, input.port)} ${input.host.supervision}, TLS key made on the host`,
     `  domains        ${input.domains.join(', ')}`,
     `  token          ${OPERATOR_TOKEN_SCOPES.join(', ')} for ${OPERATOR_TOKEN_DAYS} days, into your credentials file`,
     `  trusted keys   ${input.trustedKeys.length > 0 ? input.trustedKeys.map((key) => `${key.slice(0, 30)}…`).join(', ') : 'none (fleet.yaml has no signing.keys: fleet release --confirm adds yours)'}`,

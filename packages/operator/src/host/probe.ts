@@ -4,6 +4,10 @@
  * problems that stop an enrollment — each with exactly what to run to fix it.
  */
 import { compareSemver } from '@fleet/core';
+import { nodePlatformOf } from '../release/node-binary.js';
+import { CONTROLLER_UNIT, LAUNCHD_LABEL, hostPlatformOf } from './platform.js';
+
+export { CONTROLLER_UNIT } from './platform.js';
 
 /** Node.js releases the runtime runs on (the artifact's engines floor). */
 export const NODE_FLOOR = '20.19.0';
@@ -21,6 +25,14 @@ export interface HostFacts {
   /** `systemctl --user is-system-running`: running, degraded, starting, … or `absent`. */
   readonly manager: string;
   readonly linger: boolean;
+  /** macOS: `launchctl` is on the PATH. */
+  readonly launchctl: boolean;
+  /**
+   * macOS: the exit code of `launchctl print gui/<uid>/dev.fleet.controller` — 0 loaded, 113 not
+   * loaded (the domain is there), anything else: the user's `gui` domain cannot be driven (no GUI
+   * login), as the bootstrap-launchd adapter's preflight reads it; `null` when not asked.
+   */
+  readonly launchdPrint: number | null;
   /** The listen port on the listen address: `free`, `EADDRINUSE`, `EADDRNOTAVAIL`, … */
   readonly port: string;
   /** Generations the node holds (their build ids). */
@@ -29,7 +41,7 @@ export interface HostFacts {
   readonly artifacts: readonly string[];
   /** The controller's certificate (PEM), when there is one. */
   readonly certificate: string | null;
-  /** The fleet controller unit is active. */
+  /** The fleet controller runs under its supervisor (unit active, LaunchAgent running). */
   readonly controllerActive: boolean;
   /** sha256 of the node policy file, when there is one. */
   readonly policySha256: string | null;
@@ -38,17 +50,20 @@ export interface HostFacts {
 export const CERT_FILE = '.config/fleet/tls/controller-cert.pem';
 export const ARTIFACT_CACHE = '.cache/fleet/artifacts';
 export const ENROLL_CACHE = '.cache/fleet/enroll';
-export const GENERATIONS = '.local/share/fleet/runtime/generations';
-export const CONTROLLER_UNIT = 'fleet-controller.service';
-/** Where a Node.js the release ships is unpacked, per version and platform. */
-export const NODE_DIR = '.local/share/fleet/node';
 export const POLICY_FILE = '.config/fleet/node-policy.yaml';
 
-/** The probe script for a controller to listen on `bind`:`port`. */
+/**
+ * The probe script for a controller to listen on `bind`:`port`. It branches on `uname -s`: a Mac
+ * is asked about launchd and its runtime layout (`~/Library/Application Support/fleet/`), Linux
+ * about `systemd --user`. Only POSIX sh and tools both ship (`sha256sum` or macOS's `shasum`).
+ */
 export function probeScript(bind: string, port: number): string {
   const listen = `require("net").createServer().once("error",e=>{console.log("port="+e.code)}).listen(${port},${JSON.stringify(bind)},function(){console.log("port=free");this.close()})`;
+  const mac = hostPlatformOf('Darwin')?.runtimeDir ?? '';
+  const linux = hostPlatformOf('Linux')?.runtimeDir ?? '';
   return [
-    'echo "os=$(uname -s)"',
+    'os=$(uname -s)',
+    'echo "os=$os"',
     'echo "arch=$(uname -m)"',
     'echo "user=$(id -un)"',
     'echo "uid=$(id -u)"',
@@ -57,14 +72,25 @@ export function probeScript(bind: string, port: number): string {
     'echo "node=$n"',
     'if [ -n "$n" ]; then echo "nodeVersion=$("$n" --version 2>/dev/null)"; fi',
     'if command -v tar >/dev/null 2>&1; then echo tar=yes; else echo tar=no; fi',
-    'if command -v systemctl >/dev/null 2>&1; then echo systemctl=yes; echo "manager=$(systemctl --user is-system-running 2>/dev/null || true)"; else echo systemctl=no; fi',
-    'if [ -e "/var/lib/systemd/linger/$(id -un)" ]; then echo linger=yes; else echo "linger=$(loginctl show-user "$(id -un)" --property=Linger --value 2>/dev/null || echo no)"; fi',
-    `if systemctl --user is-active --quiet ${CONTROLLER_UNIT} 2>/dev/null; then echo controller=active; else echo controller=inactive; fi`,
+    `if command -v sha256sum >/dev/null 2>&1; then sum() { sha256sum | cut -d' ' -f1; }; else sum() { shasum -a 256 | cut -d' ' -f1; }; fi`,
+    'if [ "$os" = Darwin ]; then',
+    `  rt="$HOME/${mac}"`,
+    '  if command -v launchctl >/dev/null 2>&1; then',
+    '    echo launchctl=yes',
+    `    p=$(launchctl print "gui/$(id -u)/${LAUNCHD_LABEL}" 2>/dev/null); echo "launchd=$?"`,
+    `    if printf '%s\n' "$p" | grep -q '^[[:space:]]*state = running$'; then echo controller=active; else echo controller=inactive; fi`,
+    '  else echo launchctl=no; fi',
+    'else',
+    `  rt="$HOME/${linux}"`,
+    '  if command -v systemctl >/dev/null 2>&1; then echo systemctl=yes; echo "manager=$(systemctl --user is-system-running 2>/dev/null || true)"; else echo systemctl=no; fi',
+    '  if [ -e "/var/lib/systemd/linger/$(id -un)" ]; then echo linger=yes; else echo "linger=$(loginctl show-user "$(id -un)" --property=Linger --value 2>/dev/null || echo no)"; fi',
+    `  if systemctl --user is-active --quiet ${CONTROLLER_UNIT} 2>/dev/null; then echo controller=active; else echo controller=inactive; fi`,
+    'fi',
     `if [ -n "$n" ]; then "$n" -e '${listen}' 2>/dev/null; fi`,
-    `for g in "$HOME/${GENERATIONS}"/*; do [ -d "$g" ] && echo "generation=\${g##*/}"; done 2>/dev/null`,
+    `for g in "$rt/generations"/*; do [ -d "$g" ] && echo "generation=\${g##*/}"; done 2>/dev/null`,
     `for a in "$HOME/${ARTIFACT_CACHE}"/*.tgz; do [ -f "$a" ] && a=\${a##*/} && echo "artifact=\${a%.tgz}"; done 2>/dev/null`,
     `if [ -f "$HOME/${CERT_FILE}" ]; then echo "certificate=$(base64 -w0 < "$HOME/${CERT_FILE}" 2>/dev/null || base64 < "$HOME/${CERT_FILE}" | tr -d '\\n')"; fi`,
-    `if [ -f "$HOME/${POLICY_FILE}" ]; then echo "policy=$(sha256sum < "$HOME/${POLICY_FILE}" | cut -d' ' -f1)"; fi`,
+    `if [ -f "$HOME/${POLICY_FILE}" ]; then echo "policy=$(sum < "$HOME/${POLICY_FILE}")"; fi`,
     'exit 0',
   ].join('\n');
 }
@@ -93,6 +119,8 @@ export function parseProbe(output: string): HostFacts {
     systemctl: one('systemctl') === 'yes',
     manager: one('manager') || 'absent',
     linger: one('linger') === 'yes',
+    launchctl: one('launchctl') === 'yes',
+    launchdPrint: /^\d+$/.test(one('launchd')) ? Number(one('launchd')) : null,
     port: one('port') || 'unknown',
     generations: (values.get('generation') ?? []).filter((id) => /^[0-9a-f]{64}$/.test(id)),
     artifacts: (values.get('artifact') ?? []).filter((id) => /^[0-9a-f]{64}$/.test(id)),
@@ -123,11 +151,10 @@ export function enrollmentProblems(
   node: 'host' | 'release' = 'host',
 ): string[] {
   const problems: string[] = [];
-  if (facts.os !== 'Linux') {
+  const platform = hostPlatformOf(facts.os);
+  if (platform === null) {
     problems.push(
-      facts.os === 'Darwin'
-        ? 'macOS: fleet host add enrolls Linux hosts with systemd --user only so far; enroll a Mac by hand (fleet.yaml supervisor: launchd, its node policy and token) and install its LaunchAgent with fleet bootstrap plan/apply'
-        : `${facts.os || 'an unknown system'}: fleet host add enrolls Linux hosts with systemd --user only so far`,
+      `${facts.os || 'an unknown system'}: fleet host add enrolls Linux hosts (systemd --user) and Macs (launchd) so far`,
     );
     return problems;
   }
@@ -135,14 +162,35 @@ export function enrollmentProblems(
     problems.push('the SSH user has no home directory ($HOME)');
   if (node === 'host' && (facts.node === null || facts.nodeVersion === null)) {
     problems.push(
-      `no Node.js on the SSH user's PATH and none in the release for this platform: release with fleet release --confirm --node ${facts.arch === 'aarch64' ? 'linux-arm64' : 'linux-x64'}, or install Node.js ${NODE_FLOOR} or later on the host`,
+      `no Node.js on the SSH user's PATH and none in the release for this platform: release with fleet release --confirm --node ${nodePlatformOf(facts.os, facts.arch) ?? 'PLATFORM'}, or install Node.js ${NODE_FLOOR} or later on the host`,
     );
   } else if (node === 'host' && !hostNodeUsable(facts)) {
     problems.push(
       `Node.js ${facts.nodeVersion} at ${facts.node} is older than fleet's floor ${NODE_FLOOR}: install a newer Node.js, or release one with fleet release --confirm --node PLATFORM`,
     );
   }
-  if (!facts.tar) problems.push('no tar on the PATH (apt install tar)');
+  if (!facts.tar)
+    problems.push(
+      `no tar on the PATH (${platform.platform === 'darwin' ? 'macOS ships /usr/bin/tar' : 'apt install tar'})`,
+    );
+  problems.push(
+    ...(platform.platform === 'darwin' ? launchdProblems(facts) : systemdProblems(facts)),
+  );
+  if (facts.port !== 'free' && !facts.controllerActive) {
+    problems.push(
+      facts.port === 'EADDRINUSE'
+        ? `${listen} is taken by another program on the host: choose another --port`
+        : facts.port === 'EADDRNOTAVAIL'
+          ? `the host has no address ${listen.replace(/:\d+$/, '')}: give --address one of its own`
+          : `cannot tell whether ${listen} is free on the host (${facts.port})`,
+    );
+  }
+  return problems;
+}
+
+/** Why `systemd --user` cannot run the controller on this Linux host (pure). */
+function systemdProblems(facts: HostFacts): string[] {
+  const problems: string[] = [];
   if (!facts.systemctl)
     problems.push('no systemctl: the controller runs under systemd --user (apt install systemd)');
   else if (!['running', 'degraded'].includes(facts.manager)) {
@@ -155,14 +203,26 @@ export function enrollmentProblems(
       `lingering is off for ${facts.user || 'the user'}: the controller would stop at logout — run sudo loginctl enable-linger ${facts.user || 'USER'}`,
     );
   }
-  if (facts.port !== 'free' && !facts.controllerActive) {
-    problems.push(
-      facts.port === 'EADDRINUSE'
-        ? `${listen} is taken by another program on the host: choose another --port`
-        : facts.port === 'EADDRNOTAVAIL'
-          ? `the host has no address ${listen.replace(/:\d+$/, '')}: give --address one of its own`
-          : `cannot tell whether ${listen} is free on the host (${facts.port})`,
-    );
-  }
   return problems;
+}
+
+/**
+ * Why launchd cannot run the controller as this Mac user's LaunchAgent (pure): the answer of
+ * `launchctl print gui/<uid>/dev.fleet.controller` read as the bootstrap-launchd adapter's
+ * preflight reads it — 0 (loaded) and 113 (no such service, launchctl(1)) mean the user's `gui`
+ * domain is there; anything else means it is not: a LaunchAgent needs the user logged in at the
+ * GUI (ADR 0020, "Consequences").
+ */
+function launchdProblems(facts: HostFacts): string[] {
+  if (!facts.launchctl) {
+    return [
+      'no launchctl on the PATH: the controller runs as a LaunchAgent (macOS ships /bin/launchctl)',
+    ];
+  }
+  if (facts.launchdPrint !== 0 && facts.launchdPrint !== 113) {
+    return [
+      `launchd's gui/${facts.uid ?? 'UID'} domain cannot be driven (launchctl print answered ${facts.launchdPrint ?? 'nothing'}): a LaunchAgent needs ${facts.user || 'the user'} logged in at the GUI (Fast User Switching keeps the session)`,
+    ];
+  }
+  return [];
 }

@@ -1,6 +1,8 @@
 /**
  * `fleet host remove NAME --confirm` (contract §12.1): over the same SSH path as `host add`, with
- * the host key fleet.yaml pins, it stops and disables the controller's unit and revokes every
+ * the host key fleet.yaml pins, it stops and disables the controller's unit (on a Mac: boots the
+ * LaunchAgent out and moves its plist out of `~/Library/LaunchAgents/`, so no login loads it
+ * again — launchd has no `disable` that survives a plist left in place) and revokes every
  * token issued to the operator (`operator-NAME`); then the host leaves fleet.yaml, hosts/ and the
  * credentials file. The managed files, the node's state, its audit log and its generations stay
  * on the host: removing a host from the fleet is not wiping a machine.
@@ -9,6 +11,7 @@ import * as core from '@fleet/core';
 import type { Registry } from '@fleet/core';
 import { loadFleetContext } from '../config/context.js';
 import { commitHostRemoval } from './fleet-files.js';
+import { LAUNCHD_LABEL, hostPlatformOf, type HostPlatform } from './platform.js';
 import { CONTROLLER_UNIT, parseProbe, probeScript } from './probe.js';
 import { openSshSession, shellQuote } from './ssh-session.js';
 
@@ -54,9 +57,12 @@ export async function removeHost(options: RemoveHostOptions): Promise<RemoveHost
   const revoked: string[] = [];
   try {
     const facts = parseProbe((await session.run(probeScript('127.0.0.1', 0))).stdout);
-    options.progress(`${name}: stopping ${CONTROLLER_UNIT}…`);
-    await session.run(`systemctl --user disable --now ${CONTROLLER_UNIT} 2>&1`);
-    const cli = `${facts.home}/.local/share/fleet/runtime/current/package/bin/run.js`;
+    const host = hostPlatformOf(facts.os) ?? (hostPlatformOf('Linux') as HostPlatform);
+    options.progress(
+      `${name}: stopping ${host.supervisor === 'launchd' ? LAUNCHD_LABEL : CONTROLLER_UNIT}…`,
+    );
+    await session.run(stopCommand(host, facts.uid));
+    const cli = `${facts.home}/${host.runtimeDir}/current/package/bin/run.js`;
     if (facts.node !== null) {
       const fleet = `${shellQuote(facts.node)} ${shellQuote(cli)}`;
       const listed = await session.run(
@@ -88,6 +94,22 @@ export async function removeHost(options: RemoveHostOptions): Promise<RemoveHost
     });
   }
   return { host: name, outcome: 'removed', revoked, commit };
+}
+
+/**
+ * Stops the controller for good (pure): `systemctl --user disable --now` under systemd; under
+ * launchd `bootout` (launchctl(1): stops and unloads the service) and the plist moved to
+ * `~/Library/Application Support/fleet/removed/`, kept, where no login loads it.
+ */
+export function stopCommand(host: HostPlatform, uid: number | null): string {
+  if (host.supervisor !== 'launchd')
+    return `systemctl --user disable --now ${CONTROLLER_UNIT} 2>&1`;
+  const plist = `"$HOME/Library/LaunchAgents/${LAUNCHD_LABEL}.plist"`;
+  const kept = '"$HOME/Library/Application Support/fleet/removed"';
+  return [
+    `launchctl bootout gui/${uid ?? '$(id -u)'}/${LAUNCHD_LABEL} 2>&1`,
+    `if [ -f ${plist} ]; then mkdir -p ${kept} && mv -f ${plist} ${kept}/; fi`,
+  ].join('; ');
 }
 
 function tokensOf(stdout: string): { id: string; client: string; state: string }[] {
