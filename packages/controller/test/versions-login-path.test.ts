@@ -132,9 +132,10 @@ describe('versions: learning the login PATH from a real login shell', function (
         "the login shell /bin/bash -l has no absolute directory on its PATH: the controller's PATH is used",
     },
     {
-      name: 'Windows, whose user environment is not read yet',
+      name: 'Windows where reg cannot be run (no reg.exe on this PATH)',
       shell: null,
-      detail: "the Windows user environment is not read yet: the controller's PATH is used",
+      detail:
+        "reg query HKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Environment /v Path gave no Path fleet could read: the controller's PATH is used",
     },
   ];
   for (const { name, shell, profile, timeoutMs, detail } of failures) {

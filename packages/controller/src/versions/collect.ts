@@ -8,7 +8,7 @@
  * timeout. The node only observes; the operator decides what is missing, stale or shadowing.
  */
 import { lstat, readdir, stat } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { join, posix, win32 } from 'node:path';
 import {
   FLEET_LAUNCHD_LABELS,
   LEGACY_LAUNCHD_LABEL,
@@ -30,10 +30,12 @@ export const VERSION_TIMEOUT_MS = 5_000;
 /** The PATH's directories in order: empty and relative entries skipped, duplicates once. */
 export function pathDirectories(path: string, platform: Platform): string[] {
   const delimiter = platform === 'win32' ? ';' : ':';
+  // The platform's own rule (`C:\bin` is absolute on Windows, not on a POSIX system).
+  const absolute = platform === 'win32' ? win32.isAbsolute : posix.isAbsolute;
   const seen = new Set<string>();
   const out: string[] = [];
   for (const entry of path.split(delimiter)) {
-    if (entry === '' || !isAbsolute(entry) || seen.has(entry)) continue;
+    if (entry === '' || !absolute(entry) || seen.has(entry)) continue;
     seen.add(entry);
     out.push(entry);
   }

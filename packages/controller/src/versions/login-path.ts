@@ -15,9 +15,11 @@
  * closed, a minimal environment (HOME, USER, LOGNAME, SHELL, the login(1) default PATH, LANG,
  * TERM=dumb) that carries no secret, and a bounded time. What rc files print around the
  * markers is ignored. On macOS the login shell (zsh) runs `/etc/zprofile`, whose `path_helper`
- * builds the PATH Terminal sessions get. Windows keeps its PATH in the user and system
- * environment (the registry), which is not read yet: there the controller's PATH is used and
- * the answer says so.
+ * builds the PATH Terminal sessions get; then `launchctl getenv PATH` (what GUI-launched
+ * applications and agents get, when set) adds its directories after the login shell's, which win.
+ * Windows has no login shell: its user's PATH is the registry's, the machine's Path then the
+ * user's (user-path.ts), read with `reg query`. The answer's source stays `login-shell` there —
+ * "the user's login PATH" — and its `detail` names where it came from.
  */
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
@@ -29,6 +31,14 @@ import {
 } from '@fleet/core/node';
 import { ExecaProcessRunner, currentPlatform } from '../context.js';
 import { pathDirectories } from './collect.js';
+import {
+  MACHINE_ENVIRONMENT_KEY,
+  USER_ENVIRONMENT_KEY,
+  joinPaths,
+  parseLaunchctlGetenv,
+  parseRegQuery,
+  registryText,
+} from './user-path.js';
 
 /** The login shell is killed after this long (a profile waiting on a network mount). */
 export const LOGIN_PATH_TIMEOUT_MS = 5_000;
@@ -87,17 +97,14 @@ export interface LearnInput {
   readonly processes: ProcessRunner;
   readonly timeoutMs: number;
   readonly now: () => Date;
+  /** What REG_EXPAND_SZ values expand from on Windows (default: the controller's own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The user's login PATH from its login shell, or why not (never throws). */
 export async function learnLoginPath(input: LearnInput): Promise<Learned> {
   const { shell, username } = input.account;
-  if (shell === null) {
-    return {
-      source: 'controller',
-      detail: "the Windows user environment is not read yet: the controller's PATH is used",
-    };
-  }
+  if (shell === null) return learnWindowsPath(input);
   const marker = `fleet-path-${randomBytes(12).toString('hex')}`;
   const env = {
     HOME: input.home,
@@ -140,11 +147,64 @@ export async function learnLoginPath(input: LearnInput): Promise<Learned> {
   if (pathDirectories(line, input.platform).length === 0) {
     return failed(`the login shell ${shell} -l has no absolute directory on its PATH`);
   }
+  const launchd = input.platform === 'darwin' ? await launchdPath(input) : null;
   return {
     source: 'login-shell',
-    path: line,
+    path: launchd === null ? line : joinPaths(line, launchd, ':'),
     learnedAt: input.now().toISOString(),
-    detail: `learned from ${shell} -l`,
+    detail:
+      launchd === null
+        ? `learned from ${shell} -l`
+        : `learned from ${shell} -l, then launchctl getenv PATH`,
+  };
+}
+
+/** `launchctl getenv PATH` on a Mac, or `null` when launchd sets none or cannot say. */
+async function launchdPath(input: LearnInput): Promise<string | null> {
+  const result = await input.processes
+    .run({ command: 'launchctl', args: ['getenv', 'PATH'], timeoutMs: input.timeoutMs })
+    .catch(() => null);
+  if (result === null || result.timedOut || result.exitCode !== 0) return null;
+  const path = parseLaunchctlGetenv(result.stdout);
+  return path !== null && pathDirectories(path, 'darwin').length > 0 ? path : null;
+}
+
+/** A `Path` value from `reg query`: its text, `''` when the key has none, `null` unreadable. */
+async function registryPath(input: LearnInput, key: string): Promise<string | null> {
+  const result = await input.processes
+    .run({ command: 'reg', args: ['query', key, '/v', 'Path'], timeoutMs: input.timeoutMs })
+    .catch(() => null);
+  if (result === null || result.timedOut) return null;
+  // reg.exe exits 1 with "ERROR: The system was unable to find the specified registry key or
+  // value." when the value does not exist (a user who never set a Path of their own).
+  if (result.exitCode === 1 && /unable to find/i.test(result.stderr)) return '';
+  if (result.exitCode !== 0) return null;
+  const value = parseRegQuery(result.stdout, key, 'Path');
+  return value === null ? null : registryText(value, input.env ?? process.env);
+}
+
+/** The Windows user's PATH as a logon builds it: the machine's Path, then the user's. */
+async function learnWindowsPath(input: LearnInput): Promise<Learned> {
+  const machine = await registryPath(input, MACHINE_ENVIRONMENT_KEY);
+  const user = await registryPath(input, USER_ENVIRONMENT_KEY);
+  if (machine === null || user === null) {
+    return {
+      source: 'controller',
+      detail: `reg query ${machine === null ? MACHINE_ENVIRONMENT_KEY : USER_ENVIRONMENT_KEY} /v Path gave no Path fleet could read: the controller's PATH is used`,
+    };
+  }
+  const path = joinPaths(machine, user, ';');
+  if (pathDirectories(path, 'win32').length === 0) {
+    return {
+      source: 'controller',
+      detail: "the registry's Path has no absolute directory: the controller's PATH is used",
+    };
+  }
+  return {
+    source: 'login-shell',
+    path,
+    learnedAt: input.now().toISOString(),
+    detail: `learned from the registry: the machine's Path, then ${USER_ENVIRONMENT_KEY}'s`,
   };
 }
 

@@ -16,6 +16,7 @@ import {
 } from '@fleet/core';
 import { FAKE_SUPERVISOR_DIR_ENV, FAKE_SUPERVISOR_FAULTS_ENV, type FakeFault } from './common.js';
 import { launchdRunKey } from './launchctl.js';
+import { fullKeyName, type FakeRegistry } from './reg.js';
 import { killAllRuns, readRun, type RunRecord } from './runs.js';
 import { SpawnProcessRunner } from './spawn-runner.js';
 
@@ -99,6 +100,25 @@ export class FakeSupervisorHost implements NodeContext {
   async runJobsOnMac(): Promise<void> {
     await mkdir(join(this.stateDir, 'launchd'), { recursive: true });
     await writeFile(join(this.stateDir, 'launchd', 'platform'), 'darwin\n');
+  }
+
+  /**
+   * Sets a string value the fake `reg query` answers (a Windows user's or machine's environment):
+   * `key` as reg.exe takes it (`HKCU\\Environment`, `HKEY_LOCAL_MACHINE\\…`).
+   */
+  async setRegistryValue(
+    key: string,
+    name: string,
+    type: 'REG_SZ' | 'REG_EXPAND_SZ',
+    data: string,
+  ): Promise<void> {
+    const full = fullKeyName(key);
+    if (full === null) throw new Error(`setRegistryValue: ${key} is not under HKCU or HKLM`);
+    const file = join(this.stateDir, 'registry', 'values.json');
+    const registry = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as FakeRegistry;
+    registry[full] = { ...registry[full], [name]: { type, data } };
+    await mkdir(join(this.stateDir, 'registry'), { recursive: true });
+    await writeFile(file, `${JSON.stringify(registry)}\n`);
   }
 
   /** Every invocation of a fake, as argv, in order. */

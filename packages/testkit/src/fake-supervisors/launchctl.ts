@@ -7,6 +7,7 @@
  *   launchctl bootout gui/<uid>/LABEL | launchctl bootout gui/<uid> PATH…
  *   launchctl kickstart [-k] [-p] gui/<uid>/LABEL
  *   launchctl print gui/<uid>/LABEL
+ *   launchctl setenv KEY VALUE | launchctl unsetenv KEY | launchctl getenv KEY
  *
  * Anything else — another domain (`system`, `user/<uid>`, another user's uid), the legacy
  * `load`/`unload`/`submit` — exits non-zero. What launchd does, and the fake with it:
@@ -37,6 +38,11 @@
  * - A job whose `WorkingDirectory`, or the directory of its `StandardOutPath`/`StandardErrorPath`,
  *   does not exist, or whose program cannot be executed, does not run: `last exit code = 78:
  *   EX_CONFIG` (launchd does not create directories).
+ * - `setenv`/`getenv` (launchctl(1): "setenv key value: Sets an environment variable for all
+ *   services within the domain"; "getenv key: Prints the value of an environment variable that
+ *   launchd would set for all processes launched in the caller's domain"): a value set is
+ *   printed with a newline and given to every job started afterwards (before its plist's
+ *   `EnvironmentVariables`); an unset one prints nothing, exit 0.
  * - `print` answers in the shape of macOS 14's `launchctl print` (the fields fleet reads —
  *   `state`, `pid`, `last exit code` — at the top level of the service's block); an unknown
  *   service is `Could not find service "LABEL" in domain for user gui: UID`, exit 113.
@@ -136,6 +142,10 @@ function jobsOnMac(env: Env): boolean {
   }
 }
 
+/** What `launchctl setenv` set in the domain (`<state>/launchd/env.json`). */
+const domainEnv = (env: Env): Record<string, string> =>
+  readJson<Record<string, string>>(join(launchdDir(env), 'env.json'), {});
+
 /** The job's environment: launchd's, never the caller's (see the file comment). */
 function jobEnv(env: Env, job: LaunchdJob): Record<string, string> {
   const user = userInfo();
@@ -148,6 +158,7 @@ function jobEnv(env: Env, job: LaunchdJob): Record<string, string> {
     SHELL: user.shell ?? '/bin/zsh',
     TMPDIR: env['TMPDIR'] ?? '/tmp',
     XPC_SERVICE_NAME: job.label,
+    ...domainEnv(env),
     ...job.environment,
   };
 }
@@ -428,6 +439,25 @@ export async function launchctl(argv: string[], env: Env): Promise<CliResult> {
     }
     case 'kickstart':
       return kickstart(env, rest);
+    case 'setenv':
+    case 'unsetenv':
+    case 'getenv': {
+      const [key, value, ...extra] = rest;
+      const arity = verb === 'setenv' ? 2 : 1;
+      if (
+        key === undefined ||
+        !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ||
+        rest.length !== arity ||
+        extra.length > 0
+      )
+        return fail(64, `Usage: launchctl ${verb} <key>${verb === 'setenv' ? ' <value>' : ''}`);
+      const vars = domainEnv(env);
+      if (verb === 'getenv') return ok(vars[key] === undefined ? '' : `${vars[key]}\n`);
+      if (verb === 'setenv') vars[key] = value ?? '';
+      else delete vars[key];
+      writeJson(join(launchdDir(env), 'env.json'), vars);
+      return ok('');
+    }
     case 'print': {
       const parsed = target(rest[0]);
       if ('code' in parsed) return parsed;
