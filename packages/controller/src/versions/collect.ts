@@ -31,7 +31,8 @@ export const VERSION_TIMEOUT_MS = 5_000;
 export function pathDirectories(path: string, platform: Platform): string[] {
   const delimiter = platform === 'win32' ? ';' : ':';
   // The platform's own rule (`C:\bin` is absolute on Windows, not on a POSIX system).
-  const absolute = platform === 'win32' ? win32.isAbsolute : posix.isAbsolute;
+  const absolute = (entry: string) =>
+    platform === 'win32' ? win32.isAbsolute(entry) : posix.isAbsolute(entry);
   const seen = new Set<string>();
   const out: string[] = [];
   for (const entry of path.split(delimiter)) {

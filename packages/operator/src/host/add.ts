@@ -40,7 +40,7 @@ import {
   type EnrollmentInput,
 } from './enrollment.js';
 import { nodePlatformOf } from '../release/node-binary.js';
-import { hostPlatformOf, type HostPlatform } from './platform.js';
+import { plannedPlatformOf } from './platform.js';
 import { commitHostFiles, ensureCredentialsFile, ensureRecoveryKey } from './fleet-files.js';
 import {
   ARTIFACT_CACHE,
@@ -161,8 +161,7 @@ export async function addHost(options: AddHostOptions): Promise<AddHostResult> {
     const facts = parseProbe((await session.run(probeScript(listen.bind, listen.port))).stdout);
     const input: EnrollmentInput = {
       name,
-      // An unknown system plans as Linux would; its problem (probe.ts) stops the enrollment.
-      host: hostPlatformOf(facts.os) ?? (hostPlatformOf('Linux') as HostPlatform),
+      host: plannedPlatformOf(facts.os),
       ssh,
       hostKey: session.hostKey.line,
       address,
@@ -365,7 +364,7 @@ async function installShippedNode(
   name: string,
 ): Promise<string> {
   const cached = `${facts.home}/${ARTIFACT_CACHE}/${shipped.sha256}.tgz`;
-  const nodeDir = (hostPlatformOf(facts.os) ?? (hostPlatformOf('Linux') as HostPlatform)).nodeDir;
+  const nodeDir = plannedPlatformOf(facts.os).nodeDir;
   const dir = `${facts.home}/${nodeDir}/${shipped.version}-${shipped.platform}`;
   if (upload) {
     const local = join(options.root, shipped.file);

@@ -55,3 +55,11 @@ export function hostPlatformOf(os: string): HostPlatform | null {
   if (os === 'Darwin') return DARWIN;
   return null;
 }
+
+/**
+ * The platform to plan with (pure): an unknown system is planned as Linux would be, and its
+ * problem (probe.ts `enrollmentProblems`) stops the enrollment before anything is sent.
+ */
+export function plannedPlatformOf(os: string): HostPlatform {
+  return hostPlatformOf(os) ?? LINUX;
+}

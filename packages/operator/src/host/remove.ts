@@ -11,7 +11,7 @@ import * as core from '@fleet/core';
 import type { Registry } from '@fleet/core';
 import { loadFleetContext } from '../config/context.js';
 import { commitHostRemoval } from './fleet-files.js';
-import { LAUNCHD_LABEL, hostPlatformOf, type HostPlatform } from './platform.js';
+import { LAUNCHD_LABEL, plannedPlatformOf, type HostPlatform } from './platform.js';
 import { CONTROLLER_UNIT, parseProbe, probeScript } from './probe.js';
 import { openSshSession, shellQuote } from './ssh-session.js';
 
@@ -57,7 +57,7 @@ export async function removeHost(options: RemoveHostOptions): Promise<RemoveHost
   const revoked: string[] = [];
   try {
     const facts = parseProbe((await session.run(probeScript('127.0.0.1', 0))).stdout);
-    const host = hostPlatformOf(facts.os) ?? (hostPlatformOf('Linux') as HostPlatform);
+    const host = plannedPlatformOf(facts.os);
     options.progress(
       `${name}: stopping ${host.supervisor === 'launchd' ? LAUNCHD_LABEL : CONTROLLER_UNIT}…`,
     );
