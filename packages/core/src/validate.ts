@@ -4,9 +4,11 @@
  * thrown one at a time, so the operator sees them all at once.
  */
 import { FleetError, formatProblem, type Problem } from './errors.js';
-import type { DomainDeclaration } from './interfaces/domain.js';
+import type { DomainDeclaration, ManagedFile } from './interfaces/domain.js';
+import { sourceRefused } from './repo/sources.js';
 import type { Installer } from './interfaces/installer.js';
-import { renderFileForHost } from './render/views.js';
+import { canonicalPath, nodePathFor, renderFileForHost } from './render/views.js';
+import { bytesSourceRefusal } from './config/targets.js';
 import type { FleetRepo } from './repo/load.js';
 import { fieldPath } from './zod-problems.js';
 import { compareCodeUnits } from './compare.js';
@@ -26,6 +28,13 @@ export interface ValidateInput {
   /** Reads a repo file's text; throws `CANONICAL_MISSING` when absent. */
   readonly readCanonical: (repoPath: string) => string;
   /**
+   * Why a source is not UTF-8 text (`readWorkingSource`'s `source.binary`), `undefined` when it
+   * is text. Such a source is checked as drift would check it (`bytesSourceRefusal`): a whole
+   * files entry copies its bytes (never rendered), any other entry is refused with the same
+   * message drift shows (contract §10.4). Absent: every source is read as text.
+   */
+  readonly binaryReason?: (repoPath: string) => string | undefined;
+  /**
    * The installers of domains that have one: each rendered file then also goes through the
    * installer's `view` and fail-closed `check` (YAML that does not parse, a damaged marker), so a
    * canonical file no install would accept is caught here, before anyone plans an install.
@@ -38,6 +47,28 @@ function problemsOf(error: unknown): Problem[] {
     return error.problems.length > 0 ? [...error.problems] : [{ message: error.message }];
   }
   throw error;
+}
+
+/**
+ * For a source that is not UTF-8 text: `true` when its entry copies its bytes (nothing to render),
+ * or the refusal drift would show, thrown as `RENDER_FAILED` naming the source. `false`: a text
+ * source, rendered as usual.
+ */
+function bytesChecked(
+  declaration: DomainDeclaration,
+  file: ManagedFile,
+  host: string,
+  repo: FleetRepo,
+  input: ValidateInput,
+): boolean {
+  const canonical = canonicalPath(declaration, file);
+  const binary = input.binaryReason?.(canonical);
+  if (binary === undefined) return false;
+  const refusal = bytesSourceRefusal(declaration, file, binary);
+  if (refusal !== null) throw sourceRefused(canonical, refusal);
+  // Its node path is still this host's to resolve (a missing variable is a problem here too).
+  nodePathFor(file, repo.variables.get(host) ?? {}, `hosts/${host}.yaml`);
+  return true;
 }
 
 export function validateRepo(input: ValidateInput): ValidationReport {
@@ -71,6 +102,10 @@ export function validateRepo(input: ValidateInput): ValidationReport {
       used.add(name);
       for (const file of declaration.files) {
         try {
+          if (bytesChecked(declaration, file, host, repo, input)) {
+            rendered += 1;
+            continue;
+          }
           const { content, canonical } = renderFileForHost(
             declaration,
             file,

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { DomainDeclaration } from '../src/interfaces/domain.js';
 import { loadRepo, readRepoFile } from '../src/repo/load.js';
+import { readWorkingSource, type CanonicalSource } from '../src/repo/sources.js';
+import { domainRuntime, targetsForHost, type FileTarget } from '../src/config/targets.js';
+import { fileInstaller } from '../src/installers/file-installer.js';
 import { validateRepo, type ValidationReport } from '../src/validate.js';
 
 // Line numbers matter: tests below point at them.
@@ -223,6 +226,99 @@ describe('validate', () => {
         'fleet.yaml',
         'domains/harness/CLAUDE.md',
       ]);
+    });
+  });
+
+  describe('a source that is not UTF-8 text (issue 38: validate says what drift would)', () => {
+    // A repository-declared files domain (contract §10.4): one whole entry, one block entry.
+    const FILES: DomainDeclaration = {
+      domain: 'files',
+      description: 'files',
+      repoManifest: 'files.yaml',
+      files: [
+        { id: 'logo', path: '~/logo.bin', canonical: 'logo.bin', kind: 'whole', format: 'text' },
+        {
+          id: 'profile',
+          path: '~/.profile',
+          canonical: 'profile',
+          kind: 'block',
+          format: 'text',
+          markers: { begin: '# BEGIN fleet', end: '# END fleet' },
+        },
+      ],
+      hostVariables: [],
+      coupling: { kind: 'none' },
+    };
+    const LATIN1 = Buffer.from('export NAME=caf\xe9\n', 'latin1');
+
+    async function validateFiles(sources: Record<string, Buffer>): Promise<{
+      report: ValidationReport;
+      drift: FileTarget['desired'][];
+    }> {
+      const files = {
+        ...CLEAN,
+        'fleet.yaml': MANIFEST.replace('[router, harness]', '[files]'),
+      };
+      for (const [path, text] of Object.entries(files)) {
+        await mkdir(dirname(join(root, path)), { recursive: true });
+        await writeFile(join(root, path), text);
+      }
+      await mkdir(join(root, 'domains', 'files'), { recursive: true });
+      for (const [name, bytes] of Object.entries(sources)) {
+        await writeFile(join(root, 'domains', 'files', name), bytes);
+      }
+      const repo = await loadRepo(root);
+      const report = validateRepo({
+        repo,
+        domains: new Map([...DOMAINS, ['files', FILES]]),
+        readCanonical: (path) => readWorkingSource(root, path).text,
+        binaryReason: (path) => {
+          const { source } = readWorkingSource(root, path);
+          return 'binary' in source ? source.binary : undefined;
+        },
+      });
+      // What drift, plan and install derive from the same bytes at a commit.
+      const atRef = new Map<string, string | null>();
+      const read = new Map<string, CanonicalSource>();
+      for (const name of Object.keys(sources)) {
+        const path = `domains/files/${name}`;
+        const working = readWorkingSource(root, path);
+        atRef.set(path, working.text);
+        read.set(path, working.source);
+      }
+      const drift = targetsForHost(
+        'alpha',
+        {},
+        [domainRuntime(FILES, fileInstaller({ domain: 'files' }))],
+        { atRef, sources: read },
+      ).map((target) => target.desired);
+      return { report, drift };
+    }
+
+    it("a block entry's source is refused with drift's own message, before anything is written", async () => {
+      const { report, drift } = await validateFiles({
+        'logo.bin': Buffer.from('PNG\0\x01'),
+        profile: LATIN1,
+      });
+      const message =
+        "domains/files/profile is not valid UTF-8 (the first invalid byte is at offset 15): a block entry's source is its text body, so it must be UTF-8 (only a whole files entry copies a source byte for byte)";
+      expect(report.problems).to.deep.equal([{ file: 'domains/files/profile', message }]);
+      expect(drift[1]).to.deep.equal({
+        ok: false,
+        problem: { file: 'domains/files/profile', message },
+      });
+      // The whole entry's bytes are copied as they are: nothing to render, counted as checked.
+      expect(drift[0]).to.include({ ok: true, encoding: 'base64' });
+      expect(report.rendered).to.equal(3); // alpha's logo.bin; beta's two router files
+    });
+
+    it('a whole entry whose source is bytes validates (Ansible copy, chezmoi)', async () => {
+      const { report } = await validateFiles({
+        'logo.bin': LATIN1,
+        profile: Buffer.from('export NAME=cafe\n'),
+      });
+      expect(report.problems).to.deep.equal([]);
+      expect(report.rendered).to.equal(4); // alpha's two files; beta's two router files
     });
   });
 });

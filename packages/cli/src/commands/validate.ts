@@ -111,12 +111,23 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
         );
       }
     }
+    // A source as a commit has it: a link followed within the repository; one that is not
+    // UTF-8 text is its bytes, checked as drift checks them (a block entry's is refused).
+    const sources = new Map<string, ReturnType<typeof readWorkingSource>>();
+    const readSource = (path: string) => {
+      let read = sources.get(path);
+      if (read === undefined) sources.set(path, (read = readWorkingSource(root, path)));
+      return read;
+    };
     const report = validateRepo({
       repo,
       domains,
       installers,
-      // A source as a commit has it: a link followed within the repository, UTF-8 text only.
-      readCanonical: (path) => readWorkingSource(root, path).text,
+      readCanonical: (path) => readSource(path).text,
+      binaryReason: (path) => {
+        const { source } = readSource(path);
+        return 'binary' in source ? source.binary : undefined;
+      },
     });
     const problems = [
       ...manifestProblems,

@@ -199,17 +199,27 @@ function bytesView(
   base64: string,
   binary: string,
 ): FileTarget['desired'] {
-  if (declaration.repoManifest !== undefined && file.kind === 'whole') {
-    return { ok: true, content: base64, encoding: SOURCE_BYTES };
-  }
+  const refusal = bytesSourceRefusal(declaration, file, binary);
+  if (refusal === null) return { ok: true, content: base64, encoding: SOURCE_BYTES };
+  throw sourceRefused(canonical, refusal);
+}
+
+/**
+ * Why a source that is not UTF-8 text (`binary` says why) cannot be `file`'s, or `null` when it
+ * can: only a repository-declared whole file copies bytes. One message for drift, plan and install
+ * (`targetsForHost`) and for `fleet validate` (`validate.ts`), so each says the same (§10.4).
+ */
+export function bytesSourceRefusal(
+  declaration: Pick<DomainDeclaration, 'domain' | 'repoManifest'>,
+  file: Pick<ManagedFile, 'kind'>,
+  binary: string,
+): string | null {
+  if (declaration.repoManifest !== undefined && file.kind === 'whole') return null;
   const what =
     file.kind === 'block'
       ? "a block entry's source is its text body"
       : `${declaration.domain} files are text`;
-  throw sourceRefused(
-    canonical,
-    `${binary}: ${what}, so it must be UTF-8 (only a whole files entry copies a source byte for byte)`,
-  );
+  return `${binary}: ${what}, so it must be UTF-8 (only a whole files entry copies a source byte for byte)`;
 }
 
 /** The mode of an executable source's file when its entry names none (contract §10.4). */
