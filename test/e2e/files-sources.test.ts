@@ -10,9 +10,10 @@
  * `copy` against `template`).
  */
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { driftReportSchema, type DriftReport } from '@fleet/core';
+import { applyDocumentSchema, driftReportSchema, type DriftReport } from '@fleet/core';
 import { json } from '../src/fleet.js';
 import { Lab } from './lab-fixture.js';
 
@@ -133,6 +134,8 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     source: string;
     make: () => Promise<void>;
     says: string;
+    /** More lines of the entry (a block entry's kind and marker). */
+    more?: string[];
   }[] = [
     {
       name: 'a link out of the repository',
@@ -146,15 +149,24 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
       make: () => symlink('../../../../etc', repoFile('domains/files/etc-dir')),
       says: 'outside the repository',
     },
+    {
+      // A block's body is spliced as text: drift shows the same error (contract §10.4).
+      name: "a block entry's Latin-1 source",
+      source: 'profile-latin1',
+      make: () => write('domains/files/profile-latin1', Buffer.from('NAME=caf\xe9\n', 'latin1')),
+      says: "not valid UTF-8 (the first invalid byte is at offset 8): a block entry's source is its text body",
+      more: ['    kind: block', "    marker: '# {mark} fleet'"],
+    },
   ];
-  for (const { name, source, make, says } of refusedSources) {
+  for (const { name, source, make, says, more = [] } of refusedSources) {
     it(`${name}: validate refuses it with its path, drift says error, nothing is written`, async () => {
       await make();
       const path = `${DIR}/${source}`;
-      await entries(`  - path: ${path}`, `    source: ${source}`);
+      await entries(`  - path: ${path}`, `    source: ${source}`, ...more);
       try {
         const validate = await lab.run(['validate', '--json']);
         expect(validate.exitCode).to.equal(2);
+        expect(json<{ error: { code: string } }>(validate).error.code).to.equal('REPO_INVALID');
         expect(validate.stdout).to.contain(`domains/files/${source}`).and.contain(says);
         commit(`files: ${name}`);
         const item = itemOf(await drift(), path);
@@ -211,6 +223,16 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     const report = await drift();
     expect(itemOf(report, `${DIR}/latin1.conf`)?.state).to.equal('current');
     expect(itemOf(report, `${DIR}/logo.png`)?.state).to.equal('current');
+    // apply's desiredSha256 names the bytes on disk, as sha256sum reads them — not the base64.
+    const apply = await lab.run(['apply', '--host', 'node-01', '--domain', 'files', '--json']);
+    expect(apply.exitCode, apply.stdout + apply.stderr).to.equal(2); // a plan: no --confirm
+    const planned = applyDocumentSchema.parse(json(apply)).hosts[0]?.domains[0]?.files ?? [];
+    for (const name of ['latin1.conf', 'logo.png']) {
+      const live = execFileSync('sha256sum', [lab.nodePath('node-01', `${DIR}/${name}`)], {
+        encoding: 'utf8',
+      }).split(' ')[0];
+      expect(planned.find((file) => file.path === `${DIR}/${name}`)?.desiredSha256).to.equal(live);
+    }
     // Defect 3: a binary entry never makes a later whole-domain install refuse.
     const again = await install();
     expect(again.exitCode, again.stdout + again.stderr).to.equal(0);

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import {
   applyDecision,
+  desiredSha256,
   hostExitCode,
   parseApplyPlan,
   planMoves,
@@ -34,6 +35,37 @@ describe('apply: the decision per drift state', () => {
       expect(applyDecision(state, force)).to.equal(decision);
     });
   }
+});
+
+describe('apply: desiredSha256 names the bytes an install writes (issue 38)', () => {
+  // Expected values are `sha256sum` of the file as it lands on disk (printf '…' | sha256sum).
+  const cases: { name: string; desired: string; encoding?: 'base64'; sha256: string }[] = [
+    {
+      name: 'a text source: its UTF-8 bytes',
+      desired: 'cafe\n',
+      sha256: 'f6c83e3641a08ec21aebc01296ff12f5a46780f0fbadb1c8101309123b95d2c6',
+    },
+    {
+      name: 'a Latin-1 source carried as base64: the bytes written, caf\\xe9\\n',
+      desired: 'Y2Fm6Qo=',
+      encoding: 'base64',
+      sha256: '9e4efed0ff1dbcf37240f82e1aad6c763eb9331434d2b394a6441abbbe3634eb',
+    },
+    {
+      name: 'an empty byte source: the empty file',
+      desired: '',
+      encoding: 'base64',
+      sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    },
+  ];
+  for (const { name, desired, encoding, sha256 } of cases) {
+    it(name, () => {
+      expect(desiredSha256(desired, encoding)).to.equal(sha256);
+    });
+  }
+  it('never the base64 text itself', () => {
+    expect(desiredSha256('Y2Fm6Qo=', 'base64')).to.not.equal(desiredSha256('Y2Fm6Qo='));
+  });
 });
 
 describe('apply: the most urgent exit code across hosts', () => {

@@ -64,7 +64,11 @@ export const applyFileSchema = z.lazy(() =>
     decision: z.enum(['install', 'current', 'refused', 'blocked']),
     /** The live sha256 the plan was made against (`null`: no file). */
     liveSha256: sha256Hex.nullable(),
-    /** The sha256 of the content an install sends (template space), `null` when not computable. */
+    /**
+     * The sha256 of the content an install sends (template space), `null` when not computable. A
+     * source that is bytes (`encoding: base64`, contract §10.4) is hashed as the bytes written, the
+     * live file's `sha256sum` once installed — never its base64 text.
+     */
     desiredSha256: sha256Hex.nullable(),
     localLines: z.number().int().nonnegative().optional(),
     detail: z.string().optional(),
@@ -167,7 +171,15 @@ export type ApplyDomainResult = z.infer<typeof applyDomainResultSchema>;
 export type ApplyHostResult = z.infer<typeof applyHostResultSchema>;
 export type ApplyDocument = z.infer<typeof applyDocumentSchema>;
 
-const sha256Of = (text: string): string => createHash('sha256').update(text).digest('hex');
+/**
+ * The sha256 a plan names for a file's desired content: of its UTF-8 text, or of the bytes a
+ * base64-carried source writes (contract §10.4) — what the node's receipt names as `afterSha256`.
+ */
+export function desiredSha256(desired: string, encoding?: 'base64'): string {
+  const bytes =
+    encoding === undefined ? Buffer.from(desired, 'utf8') : Buffer.from(desired, encoding);
+  return createHash('sha256').update(bytes).digest('hex');
+}
 
 /** One domain plan of a host as apply sees it: every file with its decision. */
 export function applyDomainOf(plan: DomainPlan, force: boolean): ApplyDomain {
@@ -180,7 +192,7 @@ export function applyDomainOf(plan: DomainPlan, force: boolean): ApplyDomain {
       // A file whose desired content cannot be computed is blocked whatever its state says.
       decision: file.desired === null ? 'blocked' : applyDecision(file.item.state, force),
       liveSha256: file.liveSha256,
-      desiredSha256: file.desired === null ? null : sha256Of(file.desired),
+      desiredSha256: file.desired === null ? null : desiredSha256(file.desired, file.encoding),
       ...(file.item.localLines ? { localLines: file.item.localLines } : {}),
       ...(file.item.detail === undefined ? {} : { detail: file.item.detail }),
       ...(file.item.diff ? { diff: file.item.diff } : {}),
