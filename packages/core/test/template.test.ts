@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { FleetError } from '../src/errors.js';
+import { sourceOfCapture } from '../src/config/adopt.js';
 import {
+  escapeLiteralBraces,
   placeholder,
   renderTemplate,
   reverseSubstitute,
@@ -216,6 +218,60 @@ describe('render/template', () => {
       expect(thrown(() => renderTemplate('{{ session }}', options())).code).to.equal(
         'RENDER_FAILED',
       );
+    });
+  });
+
+  describe('adopt: captured braces are escaped, so the source renders back to the live text', () => {
+    // Live text as a host holds it; `{{ secret.TOKEN }}` is the node's redaction of a value.
+    const cases: { name: string; live: string; source: string }[] = [
+      {
+        name: 'a tmux status line keeps its {{ session }}',
+        live: 'set -g status-left "{{ session }}"\n',
+        source: 'set -g status-left "{{ "{{" }} session }}"\n',
+      },
+      {
+        name: 'a mustache section and a Go template action',
+        live: '{{#each items}}{{ .Values.name }}{{/each}}\n',
+        source: '{{ "{{" }}#each items}}{{ "{{" }} .Values.name }}{{ "{{" }}/each}}\n',
+      },
+      {
+        name: 'a literal {{ host.NAME }} is text, not a variable of this host',
+        live: 'doc: write {{ host.name }}\n',
+        source: 'doc: write {{ "{{" }} host.name }}\n',
+      },
+      {
+        name: 'a redacted secret stays its placeholder',
+        live: 'token={{ secret.TOKEN }} tpl={{x}}\n',
+        source: 'token={{ secret.TOKEN }} tpl={{ "{{" }}x}}\n',
+      },
+      {
+        name: 'the escape itself, written literally, survives',
+        live: 'go: {{ "{{" }}\n',
+        source: 'go: {{ "{{" }} "{{ "{{" }}" }}\n',
+      },
+      { name: 'three braces', live: '{{{ x }}}', source: '{{ "{{" }}{ x }}}' },
+      { name: 'no braces: unchanged', live: 'plain = 1\n', source: 'plain = 1\n' },
+    ];
+    for (const { name, live, source } of cases) {
+      it(name, () => {
+        expect(escapeLiteralBraces(live)).to.equal(source);
+        // Rendered for a host, secrets left for the node: the live text again.
+        expect(renderTemplate(source, options({ allowed: [] }))).to.equal(live);
+      });
+    }
+
+    it('a template entry: braces escaped, then host values become placeholders', () => {
+      const captured = sourceOfCapture({}, 'id: node-01 "{{ session }}"\n', { node_id: 'node-01' });
+      expect(captured.content).to.equal('id: {{ host.node_id }} "{{ "{{" }} session }}"\n');
+      expect(renderTemplate(captured.content, options())).to.equal('id: node-01 "{{ session }}"\n');
+    });
+
+    it('an entry with template: false is copied as it is: no escape, no placeholder', () => {
+      const live = 'id: node-01 "{{ session }}"\n';
+      expect(sourceOfCapture({ template: false }, live, { node_id: 'node-01' })).to.deep.equal({
+        content: live,
+        substitutions: {},
+      });
     });
   });
 

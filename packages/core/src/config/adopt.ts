@@ -15,7 +15,7 @@ import type { Adopter, Capture } from '../interfaces/adopter.js';
 import type { DomainDeclaration, ManagedFile } from '../interfaces/domain.js';
 import { parseRepoPath } from '../paths.js';
 import { nodePathFor } from '../render/views.js';
-import { reverseSubstitute } from '../render/template.js';
+import { escapeLiteralBraces, reverseSubstitute, type ReverseResult } from '../render/template.js';
 import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
 import { scanForSecrets, type SecretFinding } from '../secrets/scan.js';
 
@@ -71,7 +71,7 @@ export function adoptCandidate(input: {
   const allowedVariables = Object.fromEntries(
     Object.entries(input.variables).filter(([name]) => declaration.hostVariables.includes(name)),
   );
-  const { content, substitutions } = reverseSubstitute(raw, allowedVariables);
+  const { content, substitutions } = sourceOfCapture(file, raw, allowedVariables);
   const findings = scanForSecrets(content);
   const allowLines = new Set(input.allowSecretLines ?? []);
   const refused = findings.filter((finding) => !allowLines.has(finding.line));
@@ -101,6 +101,21 @@ export function adoptCandidate(input: {
     substitutions,
     allowed: findings.filter((f) => allowLines.has(f.line)),
   };
+}
+
+/**
+ * The source a captured text becomes, so that it renders back to that text (contract §8.5,
+ * §10.4): an entry with `template: false` is copied as it is — its braces are text and no host
+ * value becomes a placeholder; a template has each literal `{{` escaped (`{{ "{{" }}`, the
+ * language's own escape) before host values are reverse-substituted, so adopt → plan is current.
+ */
+export function sourceOfCapture(
+  file: Pick<ManagedFile, 'template'>,
+  raw: string,
+  variables: Readonly<Record<string, string>>,
+): ReverseResult {
+  if (file.template === false) return { content: raw, substitutions: {} };
+  return reverseSubstitute(escapeLiteralBraces(raw), variables);
 }
 
 /**

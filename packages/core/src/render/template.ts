@@ -37,6 +37,27 @@ const LITERAL_OPEN = /\{\{\s*"(\{\{|\}\})"\s*\}\}/g;
 /** What follows an escape to make the literal text a secret placeholder (refused, see below). */
 const SECRET_AFTER = /^\s*secret\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/;
 
+/** A secret placeholder at the start of a text: what the node's redaction writes for a value. */
+const SECRET_PLACEHOLDER = /^\{\{\s*secret\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/;
+
+/**
+ * Adopt's reverse of {@link unescapeBraces}: captured text as a template that renders back to it.
+ * Every `{{` of the text is written {@link LITERAL_OPEN_BRACES} — a tmux `"{{ session }}"`, a
+ * mustache `{{#each}}`, even a literal `{{ host.NAME }}` — except where a `{{ secret.NAME }}`
+ * starts: that is the node's redaction of a secret's value (`secrets/redact.ts`), which must stay
+ * a placeholder. So `renderTemplate(escapeLiteralBraces(text))` is `text` with those placeholders.
+ */
+export function escapeLiteralBraces(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf('{{'); at >= 0; at = text.indexOf('{{', from)) {
+    const secret = SECRET_PLACEHOLDER.exec(text.slice(at));
+    out += text.slice(from, at) + (secret === null ? LITERAL_OPEN_BRACES : secret[0]);
+    from = at + (secret === null ? 2 : secret[0].length);
+  }
+  return out + text.slice(from);
+}
+
 /** True when `text` holds a literal-braces escape (a line the history index must render too). */
 export function hasLiteralBraces(text: string): boolean {
   LITERAL_OPEN.lastIndex = 0;
