@@ -11,7 +11,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { applyDocumentSchema, driftReportSchema, type DriftReport } from '@fleet/core';
 import { json } from '../src/fleet.js';
@@ -127,6 +127,59 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     await write('dotfiles/config/nvim/init.lua', 'vim.o.number = false\n');
     commit('dotfiles: init.lua v2');
     expect(itemOf(await drift(), `${DIR}/init.lua`)?.state).to.equal('stale');
+  });
+
+  const adopt = (path: string) =>
+    lab.run(['config', 'adopt', 'node-01', path, '--promote', '--json']);
+  const isLink = async (path: string) => (await lstat(repoFile(path))).isSymbolicLink();
+
+  it('adopt --promote of a linked source writes the file the link leads to; the link stays a link', async () => {
+    await writeFile(lab.nodePath('node-01', `${DIR}/c06.conf`), 'c06 = edited on the host\n');
+    const run = await adopt(`${DIR}/c06.conf`);
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    expect(json<{ promoted: { canonical: string } }>(run).promoted.canonical).to.equal(
+      'dotfiles/c06-target',
+    );
+    expect(await isLink('domains/files/c06')).to.equal(true);
+    expect(await readFile(repoFile('dotfiles/c06-target'), 'utf8')).to.equal(
+      'c06 = edited on the host\n',
+    );
+    expect(lab.git('status', '--porcelain').trim()).to.equal(''); // committed, link and all
+    expect(itemOf(await drift(), `${DIR}/c06.conf`)?.state).to.equal('current');
+    // Under a linked directory (config -> ../../dotfiles/config) likewise.
+    const under = await adopt(`${DIR}/init.lua`);
+    expect(under.exitCode, under.stdout + under.stderr).to.equal(0);
+    expect(await isLink('domains/files/config')).to.equal(true);
+    expect(await readFile(repoFile('dotfiles/config/nvim/init.lua'), 'utf8')).to.equal(
+      'vim.o.number = true\n',
+    );
+    expect(itemOf(await drift(), `${DIR}/init.lua`)?.state).to.equal('current');
+  });
+
+  it('adopt --promote of a source linked out of the repository is refused; nothing is written', async () => {
+    const outside = join(lab.repo, '..', 'outside-promote.conf');
+    await writeFile(outside, 'outside\n');
+    await symlink('../../../outside-promote.conf', repoFile('domains/files/outside-promote'));
+    await entries(
+      `  - path: ${DIR}/c06.conf`,
+      '    source: c06',
+      `  - path: ${DIR}/outside-promote.conf`,
+      '    source: outside-promote',
+    );
+    commit('files: a source linked out of the repository');
+    const head = lab.git('rev-parse', 'HEAD').trim();
+    await writeFile(lab.nodePath('node-01', `${DIR}/outside-promote.conf`), 'from the host\n');
+    const run = await adopt(`${DIR}/outside-promote.conf`);
+    expect(run.exitCode, run.stdout + run.stderr).to.equal(7);
+    const error = json<{ error: { code: string; message: string } }>(run).error;
+    expect(error.code).to.equal('PROMOTE_REFUSED');
+    expect(error.message).to.contain('outside the repository');
+    expect(await readFile(outside, 'utf8')).to.equal('outside\n');
+    expect(await isLink('domains/files/outside-promote')).to.equal(true);
+    expect(lab.git('rev-parse', 'HEAD').trim()).to.equal(head);
+    lab.git('rm', '-q', 'domains/files/outside-promote');
+    await entries(`  - path: ${DIR}/c06.conf`, '    source: c06');
+    commit('files: without the source linked out of the repository');
   });
 
   const refusedSources: {
@@ -311,5 +364,24 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     const report = await drift();
     expect(itemOf(report, `${DIR}/tmux.conf`)?.state).to.equal('current');
     expect(itemOf(report, `${DIR}/mustache.conf`)?.state).to.equal('current');
+  });
+
+  it('adopt --promote of a file holding {{ … }} writes a source that renders back: drift is current', async () => {
+    const mustache = 'hello {{ name }} and {{#each items}}\n';
+    await writeFile(lab.nodePath('node-01', `${DIR}/mustache.conf`), mustache);
+    const tmux = 'set -g status-right "{{ host }}"\n';
+    await writeFile(lab.nodePath('node-01', `${DIR}/tmux.conf`), tmux);
+    for (const name of ['mustache.conf', 'tmux.conf']) {
+      const run = await adopt(`${DIR}/${name}`);
+      expect(run.exitCode, run.stdout + run.stderr).to.equal(0);
+    }
+    // A template escapes each literal {{; an entry with template: false is copied as it is.
+    expect(await readFile(repoFile('domains/files/mustache.conf'), 'utf8')).to.equal(
+      'hello {{ "{{" }} name }} and {{ "{{" }}#each items}}\n',
+    );
+    expect(await readFile(repoFile('domains/files/tmux.conf'), 'utf8')).to.equal(tmux);
+    const report = await drift();
+    expect(itemOf(report, `${DIR}/mustache.conf`)?.state).to.equal('current');
+    expect(itemOf(report, `${DIR}/tmux.conf`)?.state).to.equal('current');
   });
 });

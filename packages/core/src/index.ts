@@ -409,6 +409,7 @@ export {
   checkMirrorPathClean,
   commitAdoption,
   managedFileAt,
+  promotionWritePath,
   previewAdoption,
   type AdoptCandidate,
   type AdoptionPreview,

@@ -14,6 +14,7 @@ import { expect } from 'chai';
 import { readCanonicalSnapshot } from '../src/classify/history.js';
 import { isFleetError } from '../src/errors.js';
 import { createGit } from '../src/git.js';
+import { checkNoLinkOnWay, promotionWritePath } from '../src/config/adopt.js';
 import { decodeSource, readWorkingSource, resolveRepoLink } from '../src/repo/sources.js';
 
 describe('sources: a symbolic link in the repository, resolved (pure)', () => {
@@ -262,5 +263,62 @@ describe('sources: a commit and the working tree read them alike (real git)', ()
       'set nocompatible\nset number\n',
       'set nocompatible\n',
     ]);
+  });
+});
+
+describe('sources: adopt --promote writes a linked source at its target, never over the link', () => {
+  let root: string;
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fleet-promote-links-'));
+    await mkdir(join(root, 'domains', 'files'), { recursive: true });
+    await mkdir(join(root, 'dotfiles', 'config', 'nvim'), { recursive: true });
+    await writeFile(join(root, 'dotfiles', 'vimrc'), 'set number\n');
+    await symlink('../../dotfiles/vimrc', join(root, 'domains', 'files', 'vimrc'));
+    await symlink('../../dotfiles/config', join(root, 'domains', 'files', 'config'));
+    await symlink('../../../outside', join(root, 'domains', 'files', 'outside'));
+    await writeFile(join(root, 'domains', 'files', 'plain'), 'x\n');
+  });
+  after(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const cases: { source: string; writes?: string; refused?: string }[] = [
+    { source: 'domains/files/plain', writes: 'domains/files/plain' },
+    { source: 'domains/files/vimrc', writes: 'dotfiles/vimrc' },
+    { source: 'domains/files/config/nvim/init.lua', writes: 'dotfiles/config/nvim/init.lua' },
+    { source: 'domains/files/outside', refused: 'outside the repository' },
+  ];
+  for (const { source, writes, refused } of cases) {
+    it(`${source}: ${writes === undefined ? `PROMOTE_REFUSED (${refused})` : `writes ${writes}`}`, () => {
+      if (writes !== undefined) {
+        expect(promotionWritePath(root, source)).to.equal(writes);
+        expect(() => checkNoLinkOnWay(root, writes)).to.not.throw();
+        return;
+      }
+      try {
+        promotionWritePath(root, source);
+        expect.fail('not refused');
+      } catch (error) {
+        expect(isFleetError(error) && error.code).to.equal('PROMOTE_REFUSED');
+        expect((error as Error).message)
+          .to.contain(refused)
+          .and.contain(source);
+      }
+    });
+  }
+
+  it('a write whose path has a link on its way is refused (SYMLINK_REFUSED), naming the link', () => {
+    for (const [path, link] of [
+      ['domains/files/vimrc', 'domains/files/vimrc'],
+      ['domains/files/config/nvim/init.lua', 'domains/files/config'],
+    ] as const) {
+      try {
+        checkNoLinkOnWay(root, path);
+        expect.fail('not refused');
+      } catch (error) {
+        expect(isFleetError(error) && error.code).to.equal('SYMLINK_REFUSED');
+        expect((error as Error).message).to.contain(`${link} is a symbolic link`);
+      }
+    }
   });
 });

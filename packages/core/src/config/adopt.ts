@@ -17,6 +17,7 @@ import { parseRepoPath } from '../paths.js';
 import { nodePathFor } from '../render/views.js';
 import { escapeLiteralBraces, reverseSubstitute, type ReverseResult } from '../render/template.js';
 import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
+import { linkOnWay, resolveWorkingPath } from '../repo/sources.js';
 import { scanForSecrets, type SecretFinding } from '../secrets/scan.js';
 
 /** The managed file of a host at a node path, or `PATH_NOT_MANAGED` (exit 7). */
@@ -181,6 +182,39 @@ export async function previewAdoption(input: {
 }
 
 /**
+ * The repository path `--promote` writes for `canonical`: the file a symbolic link in the
+ * repository leads to — its own link, or a linked directory above it — as drift reads it
+ * (`repo/sources.ts`), so the link stays a link and its target gets the new text. A link that
+ * leaves the repository, loops or chains too long is `PROMOTE_REFUSED`: fleet never writes
+ * outside the repository, and never replaces the link with a file.
+ */
+export function promotionWritePath(root: string, canonical: string): string {
+  try {
+    return resolveWorkingPath(root, canonical);
+  } catch (error) {
+    if (!(error instanceof FleetError) || error.code !== 'RENDER_FAILED') throw error;
+    throw new FleetError(
+      'PROMOTE_REFUSED',
+      `refused: ${error.message}; --promote writes a linked source's target only within the repository: adopt without --promote and edit the target by hand`,
+    );
+  }
+}
+
+/**
+ * Refuses (`SYMLINK_REFUSED`, exit 7) a write whose path has a symbolic link on its way: a write
+ * there would follow the link (perhaps out of the repository) or `git add` would refuse the path
+ * beyond it. `--promote` names a link's target ({@link promotionWritePath}), never the link.
+ */
+export function checkNoLinkOnWay(root: string, path: string): void {
+  const link = linkOnWay(root, path);
+  if (link === null) return;
+  throw new FleetError(
+    'SYMLINK_REFUSED',
+    `${path}: ${link} is a symbolic link in the fleet repository: adopt never writes through a link nor replaces one with a file`,
+  );
+}
+
+/**
  * Refuses (`REPO_DIRTY`, exit 3) when a path adopt writes (the mirror path, and the canonical for
  * `--promote`) has changes staged or uncommitted: adopt must neither commit someone's staged work
  * nor overwrite an uncommitted edit.
@@ -219,6 +253,7 @@ export async function commitAdoption(input: {
     ...(input.also ?? []),
   ];
   const paths = writes.map((write) => write.path);
+  for (const path of paths) checkNoLinkOnWay(input.root, path);
   for (const path of paths) await checkMirrorPathClean(git, path);
   for (const write of writes) {
     const absolute = join(input.root, ...parseRepoPath(write.path));

@@ -155,41 +155,58 @@ export function readWorkingSource(
   readonly text: string;
   readonly source: CanonicalSource;
 } {
+  const path = resolveWorkingPath(root, repoPath);
+  const absolute = join(root, ...parseRepoPath(path));
+  const stat = lstatOrNull(absolute);
+  if (stat === null) {
+    throw new FleetError('CANONICAL_MISSING', `${repoPath} is missing`, {
+      problems: [{ file: repoPath, message: 'canonical file is missing' }],
+    });
+  }
+  const read = sourceContent(
+    readFileSync(absolute),
+    path === repoPath ? path : `${repoPath} (→ ${path})`,
+  );
+  const executable = (stat.mode & 0o100) !== 0;
+  return {
+    text: read.content,
+    source: {
+      executable,
+      ...(path === repoPath ? {} : { target: path }),
+      ...(read.binary === undefined ? {} : { binary: read.binary }),
+    },
+  };
+}
+
+/**
+ * The repository path `repoPath` leads to in the working tree: every symbolic link on its way —
+ * its own, or a directory's above it — followed within the repository, as at a commit. The path
+ * itself need not exist. Throws `RENDER_FAILED` naming `repoPath` for a link out of the
+ * repository, a loop, or a chain past {@link MAX_LINK_HOPS}.
+ */
+export function resolveWorkingPath(root: string, repoPath: string): string {
   let path = repoPath;
   const seen = new Set<string>();
   for (let hop = 0; ; hop += 1) {
-    const components = parseRepoPath(path);
-    const link = components.findIndex((_, i) =>
-      lstatOrNull(join(root, ...components.slice(0, i + 1)))?.isSymbolicLink(),
-    );
-    if (link >= 0) {
-      const at = components.slice(0, link + 1);
-      const target = readlinkSync(join(root, ...at), 'utf8');
-      const resolved = resolveLinkStep(repoPath, at.join('/'), target, seen, hop);
-      path = [resolved, ...components.slice(link + 1)].join('/');
-      continue;
-    }
-    const absolute = join(root, ...components);
-    const stat = lstatOrNull(absolute);
-    if (stat === null) {
-      throw new FleetError('CANONICAL_MISSING', `${repoPath} is missing`, {
-        problems: [{ file: repoPath, message: 'canonical file is missing' }],
-      });
-    }
-    const read = sourceContent(
-      readFileSync(absolute),
-      path === repoPath ? path : `${repoPath} (→ ${path})`,
-    );
-    const executable = (stat.mode & 0o100) !== 0;
-    return {
-      text: read.content,
-      source: {
-        executable,
-        ...(path === repoPath ? {} : { target: path }),
-        ...(read.binary === undefined ? {} : { binary: read.binary }),
-      },
-    };
+    const at = linkOnWay(root, path);
+    if (at === null) return path;
+    const target = readlinkSync(join(root, ...parseRepoPath(at)), 'utf8');
+    const resolved = resolveLinkStep(repoPath, at, target, seen, hop);
+    const rest = path.slice(at.length + 1);
+    path = rest === '' ? resolved : `${resolved}/${rest}`;
   }
+}
+
+/**
+ * The first component of `repoPath` that is a symbolic link in the working tree (`a/b` of
+ * `a/b/c`), or `null`: a write there would follow the link, or replace it with a file.
+ */
+export function linkOnWay(root: string, repoPath: string): string | null {
+  const components = parseRepoPath(repoPath);
+  const link = components.findIndex((_, i) =>
+    lstatOrNull(join(root, ...components.slice(0, i + 1)))?.isSymbolicLink(),
+  );
+  return link < 0 ? null : components.slice(0, link + 1).join('/');
 }
 
 /**

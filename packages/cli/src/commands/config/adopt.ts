@@ -147,6 +147,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
             candidate,
             accepted,
             host: args.host,
+            root,
           })
         : undefined;
       const message = core.adoptMessage({
@@ -238,6 +239,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     candidate: AdoptCandidate;
     accepted: readonly string[];
     host: string;
+    /** The repository's working tree: a linked source is written at its target there. */
+    root: string;
   }): Promise<{ write: RepoWrite }> {
     const { core, context, declaration, file } = input;
     const canonical = core.canonicalPath(declaration, file);
@@ -268,7 +271,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     });
     const refusal = core.promotionRefusal(check, input.accepted);
     if (refusal) throw refusal;
-    return { write: { path: canonical, content } };
+    // A source that is a link in the repository is written at its target, never over the link.
+    return { write: { path: core.promotionWritePath(input.root, canonical), content } };
   }
 }
 
