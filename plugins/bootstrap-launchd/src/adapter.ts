@@ -6,9 +6,13 @@
  *
  * launchd has no reload: it reads a plist at `bootstrap` only (launchctl(1)), so installing a
  * changed definition boots the loaded service out (which ends the controller and every process of
- * its job) and bootstraps the file again (`RunAtLoad` starts it). A restart is `kickstart -k`. A
- * stop is `bootout` — `KeepAlive` would start a controller that was only signalled — and a start
- * bootstraps the agent again (or kickstarts it when it is loaded). Because a bootout ends every
+ * its job) and bootstraps the file again (`RunAtLoad` starts it). A restart is `kickstart -k` when
+ * launchd runs what the plist on disk says, and that bootout and bootstrap when the plist changed
+ * since launchd loaded it — `recordNodeId` only writes the plist, so the coupled `--node-id`
+ * switch restarts the controller exactly once (ADR 0020: loading it there too was a second
+ * restart, after the restarted controller had already answered). A stop is `bootout` —
+ * `KeepAlive` would start a controller that was only signalled — and a start bootstraps the agent
+ * again (or kickstarts it when it is loaded). Because a bootout ends every
  * process of the job, the runtime runner and the `--node-id` switch run as jobs of their own
  * (`launchDetached`: the label `dev.fleet.job.<slot>`), never as children of the controller.
  */
@@ -85,6 +89,39 @@ const excerpt = (result: ProcessResult): string =>
 /** launchctl's "no such service": 113 from print/kickstart, 3 (ESRCH) from bootout. */
 const NOT_LOADED = new Set([3, 113]);
 
+/**
+ * Whether launchd runs `service` as the plist `file` says (pure): the same `ProgramArguments`, and
+ * the same `EnvironmentVariables` — launchd adds its own `XPC_*` names to what `print` shows.
+ */
+export function loadedAsFile(
+  service: Pick<LaunchctlService, 'arguments' | 'environment'>,
+  file: Pick<DefinitionFacts, 'command' | 'environment'>,
+): boolean {
+  if (JSON.stringify(service.arguments) !== JSON.stringify(file.command)) return false;
+  const loaded = Object.entries(service.environment).filter(([name]) => !name.startsWith('XPC_'));
+  const wanted = Object.entries(file.environment);
+  return (
+    loaded.length === wanted.length &&
+    wanted.every(([name, value]) => service.environment[name] === value)
+  );
+}
+
+/**
+ * The agent's state in a line (pure). launchd has no failed state: `KeepAlive` starts a controller
+ * that exited non-zero again after `ThrottleInterval`, for ever (launchd.plist(5)). A controller
+ * not running whose last exit was non-zero is said `failed`, so that a restart waiting for it
+ * (core's `waitForController`, the `--node-id` switch) rolls back at once instead of waiting out
+ * its timeout for a start that keeps failing.
+ */
+export function agentState(service: LaunchctlService | null, running: boolean): string {
+  if (service === null) return 'not loaded';
+  const state = service.state ?? 'unknown';
+  if (service.lastExitCode !== null && service.lastExitCode !== 0 && !running)
+    return `failed: ${state} (last exit code ${service.lastExitCode})`;
+  if (service.lastExitCode !== null) return `${state} (last exit code ${service.lastExitCode})`;
+  return service.lastSignal ? `${state} (${service.lastSignal})` : state;
+}
+
 export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): LaunchdAdapter {
   const uid = options.uid ?? process.getuid?.() ?? 0;
   const domain = `gui/${uid}`;
@@ -130,6 +167,25 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
     }
   };
 
+  /**
+   * launchd has no reload: the loaded service goes (ending its processes) and the plist on disk is
+   * bootstrapped anew (`RunAtLoad` starts it); then launchd must run what the file says.
+   */
+  const reload = async (ctx: NodeContext, label: string): Promise<void> => {
+    const content = await readDefinitionFile(ctx.home, plistPath(label));
+    if (content === null)
+      throw new FleetError('ACTION_FAILED', `no agent at ${plistPath(label)} to load`);
+    if ((await print(ctx, label)) !== null) await bootout(ctx, label, 'unloading the old agent');
+    await must(ctx, 'loading the agent', 'bootstrap', domain, homePath(ctx.home, plistPath(label)));
+    const loaded = await print(ctx, label);
+    if (loaded === null || !loadedAsFile(loaded, readAgent(content))) {
+      throw new FleetError(
+        'ACTION_FAILED',
+        `launchd did not load the new agent ${label} (it runs ${JSON.stringify(loaded?.arguments ?? null)})`,
+      );
+    }
+  };
+
   /** launchd creates no directory: the log folder exists (0700) before a job writes to it. */
   const logDir = (ctx: NodeContext) =>
     mkdir(homePath(ctx.home, LOG_DIR), { recursive: true, mode: 0o700 });
@@ -169,17 +225,8 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
         );
       }
       await logDir(ctx);
-      const file = await writeDefinitionFile(ctx.home, definition);
-      // No reload in launchd: the loaded service goes, and the file is bootstrapped anew.
-      if ((await print(ctx, label)) !== null) await bootout(ctx, label, 'unloading the old agent');
-      await must(ctx, 'loading the agent', 'bootstrap', domain, file);
-      const loaded = await print(ctx, label);
-      if (loaded === null || JSON.stringify(loaded.arguments) !== JSON.stringify(facts.command)) {
-        throw new FleetError(
-          'ACTION_FAILED',
-          `launchd did not load the new agent ${label} (it runs ${JSON.stringify(loaded?.arguments ?? null)})`,
-        );
-      }
+      await writeDefinitionFile(ctx.home, definition);
+      await reload(ctx, label);
       await writeSupervisorRecord(ctx.home, {
         supervisor: 'launchd',
         name: label,
@@ -205,7 +252,15 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
     },
     async restart(ctx: NodeContext): Promise<void> {
       const label = await labelName(ctx);
-      if ((await print(ctx, label)) === null) return adapter.start(ctx);
+      const service = await print(ctx, label);
+      if (service === null) return adapter.start(ctx);
+      const content = await readDefinitionFile(ctx.home, plistPath(label));
+      // A plist changed since launchd loaded it (a recorded --node-id) is read only by a bootstrap,
+      // which starts it: that is the restart, and the only one (a kickstart would be a second).
+      if (content !== null && !loadedAsFile(service, readAgent(content))) {
+        await logDir(ctx);
+        return reload(ctx, label);
+      }
       await must(ctx, 'restarting the controller', 'kickstart', '-k', `${domain}/${label}`);
     },
 
@@ -227,19 +282,13 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
               nodeIdFlag: loaded.nodeId,
             }
           : file;
-      const changed =
-        service !== null &&
-        file !== null &&
-        JSON.stringify(file.command) !== JSON.stringify(service.arguments);
+      const changed = service !== null && file !== null && !loadedAsFile(service, file);
       return {
         label,
         present: service !== null,
         enabled: service !== null && content !== null,
         running,
-        state:
-          service === null
-            ? 'not loaded'
-            : `${service.state ?? 'unknown'}${service.lastExitCode !== null ? ` (last exit code ${service.lastExitCode})` : service.lastSignal ? ` (${service.lastSignal})` : ''}`,
+        state: agentState(service, running),
         ...(running && service.pid !== null ? { pid: service.pid } : {}),
         ...(facts?.generation ? { generation: facts.generation } : {}),
         ...(facts?.nodeIdFlag ? { nodeIdFlag: facts.nodeIdFlag } : {}),
@@ -277,8 +326,10 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
           'ACTION_FAILED',
           `no controller agent at ${plistPath(label)} with ProgramArguments to record --node-id in`,
         );
-      await adapter.installDefinition(
-        ctx,
+      // Written, not loaded: launchd reads a plist only at bootstrap, which starts the job — the
+      // restart that follows does that, once (see the file comment).
+      await writeDefinitionFile(
+        ctx.home,
         launchAgent(
           {
             home: ctx.home,

@@ -1,8 +1,8 @@
 /**
  * `launchctl print gui/<uid>/<label>`, read (pure). Apple calls the output unstable and not for
  * parsing; fleet reads only the service block's own top-level lines — `state`, `pid`, `path`,
- * `last exit code` / `last terminating signal` — and its `arguments` block, and treats anything it
- * cannot find as unknown rather than guessing.
+ * `last exit code` / `last terminating signal` — and its `arguments` and `environment` blocks, and
+ * treats anything it cannot find as unknown rather than guessing.
  */
 export interface LaunchctlService {
   /** `running`, `not running`, `waiting`… (`null`: no such line). */
@@ -16,6 +16,11 @@ export interface LaunchctlService {
   readonly lastSignal: string | null;
   /** The loaded `ProgramArguments` (`arguments = { … }`). */
   readonly arguments: readonly string[];
+  /**
+   * The loaded environment (`environment = { NAME => value … }`): the plist's
+   * `EnvironmentVariables` and what launchd adds (`XPC_SERVICE_NAME`).
+   */
+  readonly environment: Readonly<Record<string, string>>;
 }
 
 export function parsePrint(text: string): LaunchctlService {
@@ -28,6 +33,7 @@ export function parsePrint(text: string): LaunchctlService {
     lastExitCode: null as number | null,
     lastSignal: null as string | null,
     arguments: [] as string[],
+    environment: {} as Record<string, string>,
   };
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.trim();
@@ -38,6 +44,10 @@ export function parsePrint(text: string): LaunchctlService {
       continue;
     }
     if (depth === 2 && block === 'arguments') out.arguments.push(line);
+    if (depth === 2 && block === 'environment') {
+      const pair = /^(\S+) => (.*)$/.exec(line);
+      if (pair) out.environment[pair[1] as string] = pair[2] as string;
+    }
     const match = /^([^=]+?)\s*=\s*(.*)$/.exec(line);
     if (depth === 1 && match) {
       const key = match[1] as string;

@@ -195,15 +195,30 @@ describe('launchd adapter over the fake launchctl (real runtime processes)', fun
     ]);
   });
 
-  it('records a new --node-id in ProgramArguments and restarts through the ControllerSupervisor seam', async () => {
+  it('records a new --node-id in ProgramArguments and restarts through the ControllerSupervisor seam, once', async () => {
     await adapter.installDefinition(node, agentFor(GEN_A));
     const old = await runtimePid('node-01');
     const supervisor = launchdControllerSupervisor(node, { timeoutMs: 20_000, pollMs: 50 });
+    const before = (await node.calls('launchd')).length;
     await supervisor.recordNodeId('node-02');
+    // Recorded, not yet read: launchd reads a plist only at bootstrap, which would start it.
+    expect(processAlive(old)).to.equal(true);
+    expect(await adapter.observe(node)).to.deep.include({
+      nodeIdFlag: 'node-01',
+      needsReload: true,
+    });
     const restarted = await supervisor.restart();
     expect(restarted.nodeId).to.equal('node-02');
-    await runtimePid('node-02');
+    const now = await runtimePid('node-02');
     expect(processAlive(old)).to.equal(false);
+    // One restart: the changed plist bootstrapped anew, no kickstart after it.
+    const verbs = (await node.calls('launchd')).slice(before).map((argv) => argv[1]);
+    expect(verbs.filter((verb) => verb === 'bootstrap')).to.have.length(1);
+    expect(verbs).to.not.include('kickstart');
+    expect(
+      (await fakeRuntimeStarts(node.home)).filter((s) => s.nodeId === 'node-02'),
+    ).to.have.length(1);
+    expect(restarted.pid).to.equal(now);
     const plist = await readFile(join(node.home, PLIST), 'utf8');
     const argv = readLaunchdJob(parsePlist(plist)).argv;
     expect(argv[argv.indexOf('--node-id') + 1]).to.equal('node-02');
@@ -212,7 +227,7 @@ describe('launchd adapter over the fake launchctl (real runtime processes)', fun
     expect(await adapter.recordNodeId(node, 'node-03')).to.deep.equal({ previous: 'node-02' });
   });
 
-  it('a controller that cannot start: observed not running with its exit, the seam gives up', async () => {
+  it('a controller that cannot start: observed failed with its exit, the seam gives up', async () => {
     const script = join(node.home, 'crash.js');
     await writeFile(script, 'process.exit(3);\n');
     const crashing = adapter.definition({
@@ -222,9 +237,12 @@ describe('launchd adapter over the fake launchctl (real runtime processes)', fun
     });
     await adapter.installDefinition(node, crashing);
     const error = await rejection(
-      launchdControllerSupervisor(node, { timeoutMs: 1_500, pollMs: 50 }).restart(),
+      launchdControllerSupervisor(node, { timeoutMs: 60_000, pollMs: 50 }).restart(),
     );
+    // Given up on its failed exit, not on the timeout: launchd has no failed state of its own
+    // (KeepAlive starts it again), so the adapter calls a non-zero exit failed.
     expect(error.code).to.equal('ACTION_FAILED');
+    expect(error.message).to.match(/reports the controller failed: .*last exit code 3/);
     // KeepAlive restarts it after each failure until launchd (the fake: 5 times) gives up.
     let observed = await adapter.observe(node);
     for (let i = 0; i < 200 && observed.running; i += 1) {

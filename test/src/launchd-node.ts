@@ -1,0 +1,230 @@
+/**
+ * A Mac node for end-to-end tests (ADR 0022): launchd is the testkit's strict fake `launchctl`, and
+ * every fleet process on the node — the receiver in the SSH login, the controller, the runner, the
+ * node-id switch — is a real Node process that reports `process.platform === 'darwin'`. The node
+ * is made as an operator makes one: its owner's node policy (`supervisor: launchd`) and token, then
+ * `fleet bootstrap plan` and `fleet bootstrap apply --recover` over a real OpenSSH server through
+ * the real receiver, which installs the packed runtime as the LaunchAgent `dev.fleet.controller`.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { delimiter, dirname, join } from 'node:path';
+import { expect } from 'chai';
+import { createControllerClient, defaultNodePolicy, type ControllerClient } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
+import {
+  AS_DARWIN_NODE_OPTIONS,
+  FAKE_SUPERVISOR_BIN,
+  createFakeSupervisorHost,
+  type FakeSupervisorHost,
+} from '@fleet/testkit';
+import { packedRuntimeArtifact, type RuntimeArtifact } from './artifact.js';
+import { FLEET_BIN, fleet, json, tempDir, waitFor, type FleetRun } from './fleet.js';
+import { carriedCommit, NODE_ID, sha256 } from './runtime-node.js';
+import { freePort, startSshd, type Sshd } from './sshd.js';
+
+export const LAUNCHD_LABEL = 'dev.fleet.controller';
+
+export interface MacNodeOptions {
+  /** The domains the node's policy serves and fleet.yaml lists for it (default none). */
+  readonly domains?: readonly string[];
+  /** Scopes of the operator's token besides bootstrapping and upgrading. */
+  readonly scopes?: readonly string[];
+  /** Files of the repository besides fleet.yaml and hosts/node-01.yaml (path → text). */
+  readonly files?: Readonly<Record<string, string>>;
+}
+
+export interface MacNode {
+  readonly host: FakeSupervisorHost;
+  readonly artifact: RuntimeArtifact;
+  readonly repo: string;
+  readonly scratch: string;
+  readonly uid: number;
+  readonly agentPlist: string;
+  readonly token: string;
+  /** `fleet ARGS` from the operator's seat. */
+  run(args: readonly string[]): Promise<FleetRun>;
+  /** A client of the controller at fleet.yaml's URL. */
+  client(): ControllerClient;
+  /** `launchctl ARGS` on the node, as its owner would type it. */
+  launchctl(...args: string[]): ReturnType<FakeSupervisorHost['processes']['run']>;
+  /** The agent as `launchctl print` shows it. */
+  printed(): Promise<{ state: string; pid: number | null }>;
+  /** Until the controller launchd runs answers at fleet.yaml's URL (bootstrap returns before). */
+  answering(): Promise<void>;
+  git(...args: string[]): string;
+  dispose(): Promise<void>;
+}
+
+/** fleet.yaml for the node: its controller on 127.0.0.1, its SSH recovery through `sshd`. */
+function manifest(port: number, sshd: Sshd, domains: readonly string[]): string {
+  return [
+    'apiVersion: fleet/v1',
+    'canonicalVersion: 0.0.0',
+    'artifacts:',
+    'hosts:',
+    `  ${NODE_ID}:`,
+    `    controller: http://127.0.0.1:${port}`,
+    '    platform: darwin',
+    '    supervisor: launchd',
+    '    upgrade: { strategy: tarball }',
+    `    domains: [${domains.join(', ')}]`,
+    `    ssh: { host: 127.0.0.1, port: ${sshd.port}, user: ${sshd.user}, hostKey: "${sshd.hostKey}" }`,
+    ...(domains.length > 0
+      ? ['domains:', ...domains.map((d) => `  ${d}: { unattended: deny }`)]
+      : []),
+    '',
+  ].join('\n');
+}
+
+/**
+ * A bootstrapped Mac node: the packed runtime canonical in fleet.yaml, installed and accepted
+ * under the fake launchd. The caller must have checked sshd is there (`requireSshd`).
+ */
+export async function bootstrappedMacNode(options: MacNodeOptions = {}): Promise<MacNode> {
+  const domains = options.domains ?? [];
+  const scratch = await tempDir('fleet-mac-node-');
+  const repo = join(scratch.path, 'repo');
+  const artifact = await packedRuntimeArtifact();
+  const port = await freePort();
+  const uid = process.getuid?.() ?? 0;
+  const host = await createFakeSupervisorHost({ platform: 'darwin' });
+  const path = [FAKE_SUPERVISOR_BIN, dirname(process.execPath), '/usr/bin:/bin:/usr/sbin:/sbin'];
+  await host.setLaunchdPath(path.join(delimiter));
+  await host.runJobsOnMac();
+  await writeNodePolicy(host.home, {
+    ...defaultNodePolicy(domains, {
+      bootstrap: { allow: true, supervisors: ['launchd'] },
+      supervisor: { kind: 'launchd', label: LAUNCHD_LABEL },
+    }),
+    runtime: { allowUnsigned: true },
+  });
+  const scopes = [
+    'node-admin:bootstrap',
+    'runtime:upgrade',
+    'versions:read',
+    ...(options.scopes ?? []),
+  ];
+  const issued = await fleet([
+    ...['token', 'issue', '--home', host.home, '--client', 'operator', '--json'],
+    ...scopes.flatMap((s) => ['--scope', s]),
+  ]);
+  expect(issued.exitCode, issued.stderr).to.equal(0);
+  const token = (JSON.parse(issued.stdout) as { token: string }).token;
+  // The login session of the Mac: its PATH has launchctl, and node reports darwin.
+  const sshd = await startSshd({
+    forcedCommand: [
+      ...['/usr/bin/env', `PATH=${path.join(delimiter)}`, `NODE_OPTIONS=${AS_DARWIN_NODE_OPTIONS}`],
+      ...[process.execPath, FLEET_BIN, 'bootstrap', 'receive', '--home', host.home],
+    ],
+  });
+  await writeFile(
+    join(scratch.path, 'credentials.json'),
+    `${JSON.stringify({ version: 1, hosts: { [NODE_ID]: { token, ssh: { identityFile: sshd.identityFile } } } })}\n`,
+    { mode: 0o600 },
+  );
+  const git = (...args: string[]) =>
+    execFileSync(
+      'git',
+      ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args],
+      {
+        encoding: 'utf8',
+      },
+    );
+  const files: Record<string, string> = {
+    'fleet.yaml': manifest(port, sshd, domains),
+    [`hosts/${NODE_ID}.yaml`]: `node_id: ${NODE_ID}\n`,
+    ...options.files,
+  };
+  for (const [file, text] of Object.entries(files)) {
+    await mkdir(dirname(join(repo, file)), { recursive: true });
+    await writeFile(join(repo, file), text);
+  }
+  execFileSync('git', ['init', '-q', repo]);
+  git('add', '-A');
+  git('commit', '-q', '-m', 'init');
+
+  const run = (args: readonly string[]): Promise<FleetRun> =>
+    fleet(args, {
+      cwd: scratch.path,
+      env: {
+        FLEET_REPO: repo,
+        FLEET_CREDENTIALS: join(scratch.path, 'credentials.json'),
+        XDG_STATE_HOME: join(scratch.path, 'state'),
+      },
+    });
+  const client = () =>
+    createControllerClient({ host: NODE_ID, url: `http://127.0.0.1:${port}`, token });
+  const launchctl = (...args: string[]) =>
+    host.processes.run({ command: 'launchctl', args, timeoutMs: 60_000 });
+  const printed = async () => {
+    const result = await launchctl('print', `gui/${uid}/${LAUNCHD_LABEL}`);
+    expect(result.exitCode, result.stderr).to.equal(0);
+    return {
+      state: /^\tstate = (.*)$/m.exec(result.stdout)?.[1] ?? '',
+      pid: Number(/^\tpid = (\d+)$/m.exec(result.stdout)?.[1] ?? Number.NaN) || null,
+    };
+  };
+  const node: MacNode = {
+    host,
+    artifact,
+    repo,
+    scratch: scratch.path,
+    uid,
+    agentPlist: join(host.home, 'Library/LaunchAgents', `${LAUNCHD_LABEL}.plist`),
+    token,
+    run,
+    client,
+    launchctl,
+    printed,
+    answering: () =>
+      waitFor(
+        async () => {
+          const { pid } = await printed();
+          const identity = await client()
+            .identity()
+            .catch(() => null);
+          return pid !== null && identity?.pid === pid;
+        },
+        120_000,
+        'the controller the agent runs to answer',
+      ),
+    git,
+    dispose: async () => {
+      await sshd.stop();
+      await host.dispose();
+      await scratch.cleanup();
+    },
+  };
+  await bootstrap(node);
+  return node;
+}
+
+/** fleet.yaml's canonical artifact is the packed runtime; bootstrapped over SSH, accepted. */
+async function bootstrap(node: MacNode): Promise<void> {
+  const { artifact, repo } = node;
+  const bytes = await readFile(artifact.path);
+  const name = `artifacts/fleet-${artifact.version}.tgz`;
+  await mkdir(join(repo, 'artifacts'), { recursive: true });
+  await copyFile(artifact.path, join(repo, name));
+  const text = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+  const commit = carriedCommit(bytes) ?? node.git('rev-parse', 'HEAD').trim();
+  await writeFile(
+    join(repo, 'fleet.yaml'),
+    text
+      .replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${artifact.version}`)
+      .replace(
+        /^artifacts:\n/m,
+        `artifacts:\n  - { version: ${artifact.version}, file: ${name}, sha256: ${sha256(bytes)}, commit: ${commit} }\n`,
+      ),
+  );
+  node.git('add', '-A');
+  node.git('commit', '-q', '-m', `artifact ${artifact.version}`);
+  const plan = join(node.scratch, 'bootstrap.plan.json');
+  const planned = await node.run(['bootstrap', 'plan', NODE_ID, '--out', plan, '--json']);
+  expect(planned.exitCode, planned.stderr + planned.stdout).to.equal(0);
+  const applied = await node.run(['bootstrap', 'apply', plan, '--confirm', '--recover', '--json']);
+  expect(applied.exitCode, applied.stderr + applied.stdout).to.equal(0);
+  expect(json<{ outcome: string }>(applied).outcome).to.equal('accepted');
+  await node.answering();
+}
