@@ -77,6 +77,58 @@ function manifest(port: number, sshd: Sshd, domains: readonly string[]): string 
   ].join('\n');
 }
 
+/** The Mac: launchd's user domain has launchctl and node on its PATH, and runs jobs as on macOS. */
+async function macHost(domains: readonly string[]): Promise<{
+  host: FakeSupervisorHost;
+  path: string;
+}> {
+  const host = await createFakeSupervisorHost({ platform: 'darwin' });
+  const path = [FAKE_SUPERVISOR_BIN, dirname(process.execPath), '/usr/bin:/bin:/usr/sbin:/sbin'];
+  await host.setLaunchdPath(path.join(delimiter));
+  await host.runJobsOnMac();
+  // The owner's policy: launchd runs the controller.
+  await writeNodePolicy(host.home, {
+    ...defaultNodePolicy(domains, {
+      bootstrap: { allow: true, supervisors: ['launchd'] },
+      supervisor: { kind: 'launchd', label: LAUNCHD_LABEL },
+    }),
+    runtime: { allowUnsigned: true },
+  });
+  return { host, path: path.join(delimiter) };
+}
+
+/** The operator's token, issued on the node by its owner. */
+async function issueToken(home: string, extra: readonly string[]): Promise<string> {
+  const scopes = ['node-admin:bootstrap', 'runtime:upgrade', 'versions:read', ...extra];
+  const issued = await fleet([
+    ...['token', 'issue', '--home', home, '--client', 'operator', '--json'],
+    ...scopes.flatMap((s) => ['--scope', s]),
+  ]);
+  expect(issued.exitCode, issued.stderr).to.equal(0);
+  return (JSON.parse(issued.stdout) as { token: string }).token;
+}
+
+/** The repository: `files` committed, with git as the tests call it. */
+async function makeRepo(
+  repo: string,
+  files: Readonly<Record<string, string>>,
+): Promise<(...args: string[]) => string> {
+  const git = (...args: string[]) =>
+    execFileSync(
+      'git',
+      ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args],
+      { encoding: 'utf8' },
+    );
+  for (const [file, text] of Object.entries(files)) {
+    await mkdir(dirname(join(repo, file)), { recursive: true });
+    await writeFile(join(repo, file), text);
+  }
+  execFileSync('git', ['init', '-q', repo]);
+  git('add', '-A');
+  git('commit', '-q', '-m', 'init');
+  return git;
+}
+
 /**
  * A bootstrapped Mac node: the packed runtime canonical in fleet.yaml, installed and accepted
  * under the fake launchd. The caller must have checked sshd is there (`requireSshd`).
@@ -87,34 +139,12 @@ export async function bootstrappedMacNode(options: MacNodeOptions = {}): Promise
   const repo = join(scratch.path, 'repo');
   const artifact = await packedRuntimeArtifact();
   const port = await freePort();
-  const uid = process.getuid?.() ?? 0;
-  const host = await createFakeSupervisorHost({ platform: 'darwin' });
-  const path = [FAKE_SUPERVISOR_BIN, dirname(process.execPath), '/usr/bin:/bin:/usr/sbin:/sbin'];
-  await host.setLaunchdPath(path.join(delimiter));
-  await host.runJobsOnMac();
-  await writeNodePolicy(host.home, {
-    ...defaultNodePolicy(domains, {
-      bootstrap: { allow: true, supervisors: ['launchd'] },
-      supervisor: { kind: 'launchd', label: LAUNCHD_LABEL },
-    }),
-    runtime: { allowUnsigned: true },
-  });
-  const scopes = [
-    'node-admin:bootstrap',
-    'runtime:upgrade',
-    'versions:read',
-    ...(options.scopes ?? []),
-  ];
-  const issued = await fleet([
-    ...['token', 'issue', '--home', host.home, '--client', 'operator', '--json'],
-    ...scopes.flatMap((s) => ['--scope', s]),
-  ]);
-  expect(issued.exitCode, issued.stderr).to.equal(0);
-  const token = (JSON.parse(issued.stdout) as { token: string }).token;
+  const { host, path } = await macHost(domains);
+  const token = await issueToken(host.home, options.scopes ?? []);
   // The login session of the Mac: its PATH has launchctl, and node reports darwin.
   const sshd = await startSshd({
     forcedCommand: [
-      ...['/usr/bin/env', `PATH=${path.join(delimiter)}`, `NODE_OPTIONS=${AS_DARWIN_NODE_OPTIONS}`],
+      ...['/usr/bin/env', `PATH=${path}`, `NODE_OPTIONS=${AS_DARWIN_NODE_OPTIONS}`],
       ...[process.execPath, FLEET_BIN, 'bootstrap', 'receive', '--home', host.home],
     ],
   });
@@ -123,34 +153,45 @@ export async function bootstrappedMacNode(options: MacNodeOptions = {}): Promise
     `${JSON.stringify({ version: 1, hosts: { [NODE_ID]: { token, ssh: { identityFile: sshd.identityFile } } } })}\n`,
     { mode: 0o600 },
   );
-  const git = (...args: string[]) =>
-    execFileSync(
-      'git',
-      ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args],
-      {
-        encoding: 'utf8',
-      },
-    );
-  const files: Record<string, string> = {
+  const git = await makeRepo(repo, {
     'fleet.yaml': manifest(port, sshd, domains),
     [`hosts/${NODE_ID}.yaml`]: `node_id: ${NODE_ID}\n`,
     ...options.files,
+  });
+  const node = handles({ host, artifact, repo, scratch: scratch.path, port, token, git });
+  const dispose = async () => {
+    await sshd.stop();
+    await host.dispose();
+    await scratch.cleanup();
   };
-  for (const [file, text] of Object.entries(files)) {
-    await mkdir(dirname(join(repo, file)), { recursive: true });
-    await writeFile(join(repo, file), text);
+  try {
+    await bootstrap(node);
+  } catch (error) {
+    await dispose();
+    throw error;
   }
-  execFileSync('git', ['init', '-q', repo]);
-  git('add', '-A');
-  git('commit', '-q', '-m', 'init');
+  return { ...node, dispose };
+}
 
+/** What a test does with the node, from the operator's seat and at the node's keyboard. */
+function handles(input: {
+  host: FakeSupervisorHost;
+  artifact: RuntimeArtifact;
+  repo: string;
+  scratch: string;
+  port: number;
+  token: string;
+  git: (...args: string[]) => string;
+}): Omit<MacNode, 'dispose'> {
+  const { host, repo, scratch, port, token } = input;
+  const uid = process.getuid?.() ?? 0;
   const run = (args: readonly string[]): Promise<FleetRun> =>
     fleet(args, {
-      cwd: scratch.path,
+      cwd: scratch,
       env: {
         FLEET_REPO: repo,
-        FLEET_CREDENTIALS: join(scratch.path, 'credentials.json'),
-        XDG_STATE_HOME: join(scratch.path, 'state'),
+        FLEET_CREDENTIALS: join(scratch, 'credentials.json'),
+        XDG_STATE_HOME: join(scratch, 'state'),
       },
     });
   const client = () =>
@@ -165,43 +206,32 @@ export async function bootstrappedMacNode(options: MacNodeOptions = {}): Promise
       pid: Number(/^\tpid = (\d+)$/m.exec(result.stdout)?.[1] ?? Number.NaN) || null,
     };
   };
-  const node: MacNode = {
-    host,
-    artifact,
-    repo,
-    scratch: scratch.path,
+  const answering = () =>
+    waitFor(
+      async () => {
+        const { pid } = await printed();
+        const identity = await client()
+          .identity()
+          .catch(() => null);
+        return pid !== null && identity?.pid === pid;
+      },
+      120_000,
+      'the controller the agent runs to answer',
+    );
+  return {
+    ...input,
     uid,
     agentPlist: join(host.home, 'Library/LaunchAgents', `${LAUNCHD_LABEL}.plist`),
-    token,
     run,
     client,
     launchctl,
     printed,
-    answering: () =>
-      waitFor(
-        async () => {
-          const { pid } = await printed();
-          const identity = await client()
-            .identity()
-            .catch(() => null);
-          return pid !== null && identity?.pid === pid;
-        },
-        120_000,
-        'the controller the agent runs to answer',
-      ),
-    git,
-    dispose: async () => {
-      await sshd.stop();
-      await host.dispose();
-      await scratch.cleanup();
-    },
+    answering,
   };
-  await bootstrap(node);
-  return node;
 }
 
 /** fleet.yaml's canonical artifact is the packed runtime; bootstrapped over SSH, accepted. */
-async function bootstrap(node: MacNode): Promise<void> {
+async function bootstrap(node: Omit<MacNode, 'dispose'>): Promise<void> {
   const { artifact, repo } = node;
   const bytes = await readFile(artifact.path);
   const name = `artifacts/fleet-${artifact.version}.tgz`;
