@@ -78,7 +78,9 @@ describe('versions: output parsing and PATH', () => {
 
   it('splits PATH in order, skipping empty, relative and repeated entries', () => {
     expect(pathDirectories('/a::rel:/b:/a', 'linux')).to.deep.equal(['/a', '/b']);
-    expect(pathDirectories('C:\\x;C:\\y', 'win32')).to.have.length(0); // not absolute here
+    // Each platform’s own rule: `C:\x` is absolute on Windows, not on a POSIX system.
+    expect(pathDirectories('C:\\x;;rel;C:\\y;C:\\x', 'win32')).to.deep.equal(['C:\\x', 'C:\\y']);
+    expect(pathDirectories('C:\\x:/a', 'linux')).to.deep.equal(['/a']);
   });
 });
 
