@@ -147,16 +147,17 @@ const CASES: readonly Case[] = [
     ],
   },
   {
-    name: "the CLI importing an operator service module by module (its exports' `./*.js`), not its dist",
+    name: "the CLI importing the operator's services through its index, never a module by path",
     files: [
       {
         path: 'packages/cli/src/commands/a.ts',
         content:
-          "const { installPlanned } = await import('@fleet/operator/config/install.js');\nimport { y } from '@fleet/operator/dist/src/config/install.js';\n",
+          "import { configInstall } from '@fleet/operator';\nconst { installPlanned } = await import('@fleet/operator/config/install.js');\nimport { y } from '@fleet/operator/dist/src/config/install.js';\n",
       },
     ],
     expected: [
-      'packages/cli/src/commands/a.ts:2: @fleet/operator/dist/src/config/install.js: a deep import into @fleet/operator: use what its exports offer',
+      'packages/cli/src/commands/a.ts:2: @fleet/operator/config/install.js: a deep import into @fleet/operator: use what its exports offer',
+      'packages/cli/src/commands/a.ts:3: @fleet/operator/dist/src/config/install.js: a deep import into @fleet/operator: use what its exports offer',
     ],
   },
   {

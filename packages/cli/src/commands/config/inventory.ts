@@ -1,3 +1,4 @@
+import { loadFleetContext } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import type { InventoryResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
@@ -21,7 +22,6 @@ export default class ConfigInventory extends FleetCommand {
     const { args, flags } = await this.parse(ConfigInventory);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     core.hostEntry(context.repo, args.host);
