@@ -103,7 +103,7 @@ describe('e2e: a plugin written by `fleet plugins new`', function () {
     expect(tests).to.match(/\b5 passing\b/);
     expect(tests).to.not.match(/pending/);
     expect(tests).to.contain(
-      'installs, sees a hand edit as diverged, refuses to overwrite it, adopts it',
+      'installs through its validate action, sees a hand edit, adopts it, rolls back a refusal',
     );
   });
 

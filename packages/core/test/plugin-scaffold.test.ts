@@ -95,9 +95,14 @@ describe('plugin scaffold (fleet plugins new)', () => {
       'test/installer.test.ts',
       'test/acceptance.test.ts',
     ]);
-    // The acceptance cycle on a lab (the testkit's runAcceptance), from the plugin's own folder.
-    expect(files.get('test/acceptance.test.ts')).to.contain(
-      'runAcceptance({ plugin: PLUGIN, declaration: npmrcDomain })',
+    // The acceptance cycle on a lab (the testkit's runAcceptance), from the plugin's own folder,
+    // with a validate action in the lab node's policy and a change it refuses, in `;` comments.
+    const acceptance = files.get('test/acceptance.test.ts') ?? '';
+    expect(acceptance).to.contain('declaration: npmrcDomain,\n      nodeActions: CHECK,');
+    expect(acceptance).to.contain("'npmrc-check': {");
+    expect(acceptance).to.contain("validate: 'npmrc-check',");
+    expect(acceptance).to.contain(
+      'refusedChange: (canonical) => `${canonical}; fleet-acceptance: refuse\\n`,',
     );
     expect(files.get('.gitignore')).to.contain('.fleet-lab/');
     const pkg = JSON.parse(files.get('package.json') ?? '{}') as Record<
@@ -220,7 +225,7 @@ describe('plugin scaffold (fleet plugins new)', () => {
       'fleet plugins link . --no-install',
       '@fleet/core/plugin',
       'domains: { gitini: { validate: ID } }',
-      '.fleet-lab/nodes/node-01/home/.config/fleet/node-policy.yaml',
+      'fleet lab up --hosts 1 --node-actions FILE',
     ]) {
       expect(readme, line).to.contain(line);
     }

@@ -16,3 +16,4 @@ export * from './restart.js';
 export * from './supervisor.js';
 export * from './up.js';
 export * from './virtual.js';
+export * from './node-actions.js';

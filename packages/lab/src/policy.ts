@@ -6,13 +6,15 @@
  * runs the node (contract §12: a lab is a sandbox) for runtimes signed by the lab's release key
  * (ADR 0019), and that supervisor: the lab supervisor's
  * control socket, or the node's unit under `lab up --supervisor systemd-user`; under the lab
- * supervisor, the operator's linked plugins as dev plugins (dev-plugins.ts). No coupled action:
- * a lab that wants a reload defines one in its nodes' policies, as an operator would on a real
- * node. `fleet lab up` writes it once, when the node has none: a lab brought up again keeps
- * whatever its policy says by then.
+ * supervisor, the operator's linked plugins as dev plugins (dev-plugins.ts). Coupled actions only
+ * as `fleet lab up --node-actions FILE` names them (node-actions.ts), else none: a lab that wants
+ * one later defines it in its nodes' policies, as an operator would on a real node. `fleet lab up`
+ * writes it once, when the node has none: a lab brought up again keeps whatever its policy says by
+ * then.
  */
 import type { NodePolicyInput } from '@fleet/core';
 import { devPluginSection, type LabDevPlugin } from './dev-plugins.js';
+import { withNodeActions, type LabNodeActions } from './node-actions.js';
 import type { LabNodeSupervisor } from './node-supervisor.js';
 
 /** The domains every lab host serves (contract §13). */
@@ -37,6 +39,7 @@ export async function labNodePolicy(
   supervisor: LabNodeSupervisor,
   trustedKeys: readonly string[],
   devPlugins: readonly LabDevPlugin[] = [],
+  nodeActions: LabNodeActions = {},
 ): Promise<NodePolicyInput> {
   const { defaultNodePolicy } = await import('@fleet/core');
   const policy = defaultNodePolicy([...LAB_DOMAINS, ...devPlugins.flatMap((p) => p.domains)], {
@@ -44,12 +47,15 @@ export async function labNodePolicy(
     bootstrap: { allow: true, supervisors: [supervisor.kind] },
     supervisor,
   });
-  return {
-    ...policy,
-    domains: { ...policy.domains, files: { patterns: [...LAB_FILES_PATTERNS] } },
-    runtime: { trustedKeys: [...trustedKeys], allowUnsigned: false },
-    ...devPluginSection(supervisor, devPlugins),
-  };
+  return withNodeActions(
+    {
+      ...policy,
+      domains: { ...policy.domains, files: { patterns: [...LAB_FILES_PATTERNS] } },
+      runtime: { trustedKeys: [...trustedKeys], allowUnsigned: false },
+      ...devPluginSection(supervisor, devPlugins),
+    },
+    nodeActions,
+  );
 }
 
 /**
@@ -61,11 +67,15 @@ export async function writeLabNodePolicy(
   supervisor: LabNodeSupervisor,
   trustedKeys: readonly string[],
   devPlugins: readonly LabDevPlugin[] = [],
+  nodeActions: LabNodeActions = {},
 ): Promise<string> {
   const { isFleetError, nodePolicyFile } = await import('@fleet/core');
   const { writeNodePolicy } = await import('@fleet/controller');
   try {
-    return await writeNodePolicy(home, await labNodePolicy(supervisor, trustedKeys, devPlugins));
+    return await writeNodePolicy(
+      home,
+      await labNodePolicy(supervisor, trustedKeys, devPlugins, nodeActions),
+    );
   } catch (error) {
     if (isFleetError(error) && error.code === 'INIT_TARGET_NOT_EMPTY') return nodePolicyFile(home);
     throw error;

@@ -7,6 +7,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DomainDeclaration } from '@fleet/core';
+import { manifestRoles, type LabNodeActions } from './node-actions.js';
 
 export interface LabRepoHost {
   readonly name: string;
@@ -87,6 +88,7 @@ function manifestText(
   canonicalVersion: string,
   supervisor: 'lab' | 'systemd-user',
   signingKey: string | undefined,
+  nodeActions: LabNodeActions | undefined,
 ): string {
   const platform =
     process.platform === 'darwin' || process.platform === 'win32' ? process.platform : 'linux';
@@ -111,7 +113,10 @@ function manifestText(
     );
   }
   lines.push('domains:');
-  for (const domain of domains) lines.push(`  ${domain}: { unattended: deny }`);
+  // The roles `--node-actions` gives a domain's node policy actions (node-actions.ts).
+  for (const domain of domains) {
+    lines.push(`  ${domain}: { unattended: deny${manifestRoles(nodeActions, domain)} }`);
+  }
   // The lab's release signing key: what its nodes trust and `fleet lab build` signs with.
   if (signingKey !== undefined) lines.push('signing:', `  keys: [${quote(signingKey)}]`);
   return `${lines.join('\n')}\n`;
@@ -125,6 +130,8 @@ export async function buildLabRepo(options: {
   readonly supervisor?: 'lab' | 'systemd-user';
   /** The lab's release signing key (`ssh-ed25519 AAAA…`), for fleet.yaml's `signing.keys`. */
   readonly signingKey?: string;
+  /** `fleet lab up --node-actions`: the roles fleet.yaml names (node-actions.ts). */
+  readonly nodeActions?: LabNodeActions;
 }): Promise<LabRepoResult> {
   const core = await import('@fleet/core');
   const { root, hosts } = options;
@@ -155,6 +162,7 @@ export async function buildLabRepo(options: {
       canonicalVersion,
       options.supervisor ?? 'lab',
       options.signingKey,
+      options.nodeActions,
     ),
   );
   for (const host of hosts) {

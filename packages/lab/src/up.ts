@@ -26,9 +26,14 @@ import {
 } from './layout.js';
 import { LAB_CONTROLLER_DEFINITION_PATH } from './definition.js';
 import { syncLabDevPlugins, type LabDevPlugin } from './dev-plugins.js';
-import { writeLabNodePolicy } from './policy.js';
+import { LAB_DOMAINS, writeLabNodePolicy } from './policy.js';
 import { stopLabProcesses, type LabProcess } from './processes.js';
 import { recordedProcesses, runningProcesses } from './recorded.js';
+import {
+  readNodeActionsFile,
+  refuseNodeActionsOnStoppedLab,
+  type LabNodeActions,
+} from './node-actions.js';
 import { buildLabRepo } from './repo.js';
 import { readLabDocument, readSupervisorState, writeJsonAtomic } from './state.js';
 import {
@@ -57,6 +62,11 @@ export interface LabUpOptions {
    * load them from their folders and serve their domains.
    */
   readonly devPlugins?: readonly LabDevPlugin[];
+  /**
+   * `--node-actions FILE`: the node policy actions a new lab's nodes define and the roles its
+   * fleet.yaml names (node-actions.ts). Refused for a stopped lab: its policies are written.
+   */
+  readonly nodeActionsFile?: string | undefined;
   readonly readyTimeoutMs?: number;
   readonly progress?: (line: string) => void;
 }
@@ -223,6 +233,10 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
       '--virtual runs every controller in one process: it cannot be a unit per host (--supervisor systemd-user)',
     );
   }
+  // Under the lab supervisor, the operator's linked plugins (dev-plugins.ts); a lab brought up
+  // again takes the plugins linked now. --node-actions is checked before anything is written.
+  const devPlugins = supervisor === 'lab' ? (options.devPlugins ?? []) : [];
+  const nodeActions = await labNodeActions(options.nodeActionsFile, previous, devPlugins);
 
   const homes = new Map(hosts.map((host) => [host, nodeLayout(lab, host).home]));
   let credentials;
@@ -240,11 +254,8 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
     create: true,
   });
   // Each node's own policy (contract §5.1): the three config domains and files, bootstrap through
-  // the supervisor that runs it (a lab is a sandbox, contract §12), that supervisor, no coupled
-  // action.
-  // Under the lab supervisor, the operator's linked plugins too (dev-plugins.ts); a lab brought up
-  // again takes the plugins linked now.
-  const devPlugins = supervisor === 'lab' ? (options.devPlugins ?? []) : [];
+  // the supervisor that runs it (a lab is a sandbox, contract §12), that supervisor, the coupled
+  // actions of --node-actions only (read above, before anything was written).
   for (const host of hosts) {
     const node = nodeLayout(lab, host);
     await writeLabNodePolicy(
@@ -254,6 +265,7 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
         : { kind: 'lab', socket: node.socket },
       [signing.publicKey],
       devPlugins,
+      nodeActions,
     );
     if (previous) await syncLabDevPlugins(node.home, devPlugins);
   }
@@ -270,7 +282,10 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
         `not serving the linked plugins' domains ${[...linked].join(', ')}: a systemd-user lab runs real units, which load only what their runtime carries`,
       );
     }
-    return labUpUnits(options, lab, hosts, homes, previous, credentials, signing.publicKey, linked);
+    return labUpUnits(options, lab, hosts, homes, previous, credentials, signing.publicKey, {
+      linked,
+      nodeActions,
+    });
   }
   // The node records what runs its controller (contract §12): the lab supervisor.
   for (const [host, home] of homes) {
@@ -345,6 +360,7 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
         })),
         domains: options.registry.domains().map((entry) => entry.descriptor),
         signingKey: signing.publicKey,
+        nodeActions,
       });
     }
 
@@ -377,6 +393,21 @@ export async function labUp(options: LabUpOptions): Promise<LabDocument> {
 }
 
 /**
+ * The node actions of `--node-actions FILE` (node-actions.ts), checked against what the lab's
+ * nodes serve; none without the flag. A stopped lab's policies are already written: refused.
+ */
+async function labNodeActions(
+  file: string | undefined,
+  previous: LabDocument | undefined,
+  devPlugins: readonly LabDevPlugin[],
+): Promise<LabNodeActions> {
+  if (file === undefined) return {};
+  if (previous) refuseNodeActionsOnStoppedLab();
+  const served = [...LAB_DOMAINS, ...devPlugins.flatMap((plugin) => plugin.domains)];
+  return readNodeActionsFile(file, served);
+}
+
+/**
  * The lab of real units (systemd.ts): each controller installed through the bootstrap-systemd
  * adapter and started; the repository written with their ports; lab.json once each answered its
  * identity. A failure removes every unit this run installed.
@@ -389,9 +420,13 @@ async function labUpUnits(
   previous: LabDocument | undefined,
   credentials: import('@fleet/core').Credentials,
   signingKey: string,
-  /** The linked plugins' domains, which units do not serve: left out of the repository. */
-  unserved: ReadonlySet<string>,
+  served: {
+    /** The linked plugins' domains, which units do not serve: left out of the repository. */
+    readonly linked: ReadonlySet<string>;
+    readonly nodeActions: LabNodeActions;
+  },
 ): Promise<LabDocument> {
+  const unserved = served.linked;
   const progress = options.progress ?? (() => undefined);
   const readyTimeout = options.readyTimeoutMs ?? 60_000;
   const deadline = Date.now() + readyTimeout;
@@ -432,6 +467,7 @@ async function labUpUnits(
           .filter((descriptor) => !unserved.has(descriptor.domain)),
         supervisor: 'systemd-user',
         signingKey,
+        nodeActions: served.nodeActions,
       });
     }
     progress('checking every controller answers /v1/identity with its node id');

@@ -13,9 +13,17 @@
  *      without `--force` refuses to overwrite it (exit 7);
  *   6. `fleet config adopt --promote`: the edit is in the repository and the host `current` again.
  *
+ * With `nodeActions` (acceptance-actions.ts) the lab's node defines the domain's coupled actions
+ * and fleet.yaml asks for them, so step 3's receipt must show each named role's action `ok`; with
+ * `refusedChange` too, a last step commits a change the action refuses and checks the install
+ * is refused (exit 6, `ACTION_FAILED`) and leaves the node's file byte for byte as it was.
+ *
  * Each step is checked as it runs; the first that does not hold throws an
  * {@link AcceptanceStepError} naming the step, the command and its output. What every step saw is
  * returned, typed, for the test's own assertions. The lab is always taken down.
+ *
+ * The file is longer than the guide's ~400 lines on purpose: it is the one cycle, read top to bottom
+ * by authors who copy its steps, and each step's check sits next to the command it checks.
  *
  * It needs the `fleet` CLI: `$FLEET_BIN` (a path; a `.js` entry runs on this Node.js) or `fleet`
  * on PATH. Without one, {@link acceptanceUnavailable} says why, for `skipForEnvironment`.
@@ -34,6 +42,12 @@ import {
   type Receipt,
 } from '@fleet/core';
 import * as z from '@fleet/core/zod';
+import {
+  namedRoles,
+  nodeActionsDocument,
+  rolesNotRun,
+  type AcceptanceNodeActions,
+} from './acceptance-actions.js';
 import { hasSystemTool } from './system-tools.js';
 
 /** The environment variable naming the `fleet` executable the kit runs. */
@@ -54,6 +68,18 @@ export interface AcceptanceOptions {
   readonly handEdit?: (installed: string) => string;
   /** Keep the lab's directory (its path is in the result) rather than removing it. */
   readonly keep?: boolean;
+  /**
+   * The domain's coupled actions: the node policy actions the lab's node defines and the roles
+   * its fleet.yaml names (`{ actions: { 'npmrc-check': { argv: [...] } }, validate: 'npmrc-check' }`).
+   * The install must then show each role's action `ok`.
+   */
+  readonly nodeActions?: AcceptanceNodeActions;
+  /**
+   * A change of the first file's canonical source that the coupled action refuses (the canonical's
+   * text in, the changed text out): a last step commits it and checks that the install rolls back
+   * — exit 6, `ACTION_FAILED`, the node's file byte for byte as it was. Needs `nodeActions`.
+   */
+  readonly refusedChange?: (canonical: string) => string;
 }
 
 export interface AcceptanceResult {
@@ -75,6 +101,22 @@ export interface AcceptanceResult {
   readonly refusedOverHandEdit: { readonly exitCode: number; readonly code: string };
   /** The commit `config adopt --promote` made. */
   readonly adoptCommit: string;
+  /**
+   * With `refusedChange`: the install the action refused (exit 6, `ACTION_FAILED`). A validate
+   * action refuses before anything is replaced — an error, no receipt —; a reload or restart
+   * fails after the writes, which are restored — a `rolled-back` receipt.
+   */
+  readonly refusedByAction?: RefusedByAction;
+}
+
+/** The install a coupled action refused, as the operator saw it (`fleet config install --json`). */
+export interface RefusedByAction {
+  readonly exitCode: number;
+  /** `ACTION_FAILED`. */
+  readonly code: string;
+  readonly message: string;
+  /** After the writes (reload, restart): the rolled-back receipt. */
+  readonly receipt?: Receipt;
 }
 
 /** One command of the cycle that did not do what the cycle needs. */
@@ -173,6 +215,9 @@ export async function runAcceptance(options: AcceptanceOptions): Promise<Accepta
   const file = options.declaration.files[0];
   if (file === undefined) throw new TypeError('the declaration has no file to hand-edit');
   const handEdit = options.handEdit ?? defaultHandEdit(file);
+  if (options.refusedChange !== undefined && namedRoles(options.nodeActions).length === 0) {
+    throw new TypeError('refusedChange needs nodeActions naming a role the change is refused by');
+  }
   const tmp = await mkdtemp(join(tmpdir(), 'fleet-acceptance-'));
   const dir = join(tmp, 'lab');
   try {
@@ -182,8 +227,11 @@ export async function runAcceptance(options: AcceptanceOptions): Promise<Accepta
       dir,
       domain: options.declaration.domain,
       path: file.path,
+      canonical: file.canonical,
       handEdit,
       plugin: options.plugin,
+      nodeActions: options.nodeActions,
+      refusedChange: options.refusedChange,
     });
   } finally {
     await runFleet(bin, ['lab', 'down', '--dir', dir], environment(tmp)).catch(() => undefined);
@@ -198,11 +246,20 @@ interface Cycle {
   readonly domain: string;
   readonly path: string;
   readonly plugin: string;
+  /** The first file's canonical source, under `domains/<domain>/` in the lab's repository. */
+  readonly canonical: string;
   readonly handEdit: (installed: string) => string;
+  readonly nodeActions: AcceptanceNodeActions | undefined;
+  readonly refusedChange: ((canonical: string) => string) | undefined;
 }
 
 const planSchema = z.looseObject({ plans: z.array(z.looseObject({ changes: z.boolean() })) });
 const installSchema = z.looseObject({ receipt: receiptSchema });
+/** An install refused with exit 6: a rolled-back receipt, or the node's refusal before a write. */
+const refusalSchema = z.looseObject({
+  receipt: receiptSchema.optional(),
+  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
+});
 
 /** Why some of `items` are not in one of the `allowed` states; undefined when all are. */
 function offStates(
@@ -269,12 +326,13 @@ class Steps {
 async function cycle(c: Cycle): Promise<AcceptanceResult> {
   const steps = new Steps(c);
   await steps.run('link the plugin', ['plugins', 'link', c.plugin, '--no-install'], [0]);
-  const lab = await steps.json(
-    'lab up',
-    ['lab', 'up', '--hosts', '1', '--dir', c.dir, '--json'],
-    [0],
-    labDocumentSchema,
-  );
+  const labArgs = ['lab', 'up', '--hosts', '1', '--dir', c.dir, '--json'];
+  if (c.nodeActions !== undefined) {
+    const file = join(c.tmp, 'node-actions.json');
+    await writeFile(file, JSON.stringify(nodeActionsDocument(c.domain, c.nodeActions), null, 2));
+    labArgs.push('--node-actions', file);
+  }
+  const lab = await steps.json('lab up', labArgs, [0], labDocumentSchema);
   steps.lab = lab;
   const node = lab.hosts[0];
   if (node === undefined) throw new TypeError('lab up started no host');
@@ -307,6 +365,10 @@ async function cycle(c: Cycle): Promise<AcceptanceResult> {
       'the receipt is not verified',
     );
   }
+  const notRun = rolesNotRun(receipt, c.nodeActions);
+  if (notRun !== undefined) {
+    throw new AcceptanceStepError('install', installArgs, 0, JSON.stringify(receipt), notRun);
+  }
   const installed = await steps.drift('drift after the install', host, [0], ['current']);
   const live = join(node.home, ...c.path.slice(2).split('/'));
   await writeFile(live, c.handEdit(await readFile(live, 'utf8')));
@@ -321,6 +383,10 @@ async function cycle(c: Cycle): Promise<AcceptanceResult> {
   const adoptArgs = ['config', 'adopt', host, c.path, '--promote', '--json'];
   const adopted = await steps.json('adopt --promote', adoptArgs, [0], adoptSchema);
   const after = await steps.drift('drift after adopt --promote', host, [0], ['current']);
+  const refusedByAction =
+    c.refusedChange === undefined
+      ? undefined
+      : await refusedInstall(steps, c, lab.repo, live, installArgs, c.refusedChange);
   return {
     dir: c.dir,
     lab,
@@ -330,5 +396,73 @@ async function cycle(c: Cycle): Promise<AcceptanceResult> {
     receipt,
     refusedOverHandEdit: { exitCode: 7, code: refused.error.code },
     adoptCommit: adopted.commit,
+    ...(refusedByAction === undefined ? {} : { refusedByAction }),
   };
+}
+
+/** Runs `git ARGS` in `repo` (the lab's repository); throws with its output when it fails. */
+async function git(repo: string, args: readonly string[]): Promise<void> {
+  const ran = await new Promise<Ran>((resolve, reject) => {
+    const child = spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ exitCode: code ?? -1, stdout: output, stderr: '' }));
+  });
+  if (ran.exitCode !== 0) throw new Error(`git ${args.join(' ')}: ${ran.stdout}`);
+}
+
+/**
+ * The last step with `refusedChange`: the change committed to the lab's repository, an install
+ * the coupled action refuses — exit 6, a rolled-back receipt with `ACTION_FAILED` — and the node's
+ * file byte for byte what it was.
+ */
+async function refusedInstall(
+  steps: Steps,
+  c: Cycle,
+  repo: string,
+  live: string,
+  installArgs: readonly string[],
+  change: (canonical: string) => string,
+): Promise<RefusedByAction> {
+  const source = join(repo, 'domains', c.domain, ...c.canonical.split('/'));
+  await writeFile(source, change(await readFile(source, 'utf8')));
+  const identity = [
+    '-c',
+    'user.name=fleet acceptance',
+    '-c',
+    'user.email=acceptance@fleet.invalid',
+  ];
+  await git(repo, [
+    ...identity,
+    'commit',
+    '--quiet',
+    '--all',
+    '-m',
+    `${c.domain}: a change refused`,
+  ]);
+  const before = await readFile(live);
+  const name = 'install of a change the coupled action refuses';
+  const answer = await steps.json(name, installArgs, [6], refusalSchema);
+  const failure = answer.receipt?.error ?? answer.error;
+  const refused: RefusedByAction = {
+    exitCode: 6,
+    code: failure?.code ?? '',
+    message: failure?.message ?? '',
+    ...(answer.receipt === undefined ? {} : { receipt: answer.receipt }),
+  };
+  const output = JSON.stringify(answer, null, 2);
+  if (
+    refused.code !== 'ACTION_FAILED' ||
+    (refused.receipt && refused.receipt.outcome !== 'rolled-back')
+  ) {
+    const why = `expected ACTION_FAILED${refused.receipt ? ' and a rolled-back receipt' : ''}, got ${refused.code || 'no error'}`;
+    throw new AcceptanceStepError(name, installArgs, 6, output, why);
+  }
+  if (!before.equals(await readFile(live))) {
+    const why = `${c.path} on the node changed: the refused content must not stay written`;
+    throw new AcceptanceStepError(name, installArgs, 6, output, why);
+  }
+  return refused;
 }

@@ -33,4 +33,12 @@ export {
   runAcceptance,
   type AcceptanceOptions,
   type AcceptanceResult,
+  type RefusedByAction,
 } from './acceptance.js';
+export {
+  ACCEPTANCE_ROLES,
+  rolesNotRun,
+  type AcceptanceAction,
+  type AcceptanceNodeActions,
+  type AcceptanceRole,
+} from './acceptance-actions.js';

@@ -1,11 +1,12 @@
 /**
  * The acceptance kit's pure parts (src/acceptance.ts): the default hand edit of step 5 — a comment
- * line inside the managed part, in the file's own line endings — and where the kit finds the
- * `fleet` CLI. The whole cycle runs against the real CLI in the scaffold's generated test
+ * line inside the managed part, in the file's own line endings —, where the kit finds the `fleet`
+ * CLI, and the check that a coupled action named for the install ran. The whole cycle runs against the real CLI in the scaffold's generated test
  * (test/e2e/plugin-scaffold.test.ts runs it).
  */
 import { expect } from 'chai';
-import type { DomainDeclaration } from '@fleet/core';
+import type { DomainDeclaration, Receipt } from '@fleet/core';
+import { rolesNotRun, type AcceptanceNodeActions } from '../src/acceptance-actions.js';
 import {
   FLEET_BIN_ENV,
   acceptanceUnavailable,
@@ -102,5 +103,30 @@ describe('acceptance kit: the fleet CLI it runs', () => {
     } finally {
       process.env['PATH'] = path;
     }
+  });
+});
+
+describe('acceptance kit: a coupled action must have run', () => {
+  const check: AcceptanceNodeActions = {
+    actions: { 'npmrc-check': { argv: ['/usr/bin/true', '{file}'] } },
+    validate: 'npmrc-check',
+  };
+  const table: [title: string, actions: Receipt['actions'], why: string | undefined][] = [
+    ['its validate action ok', [{ kind: 'validate', status: 'ok', detail: 'x' }], undefined],
+    ['no action in the receipt', [], 'the receipt shows no validate action ok (it shows none)'],
+    [
+      'another role only',
+      [{ kind: 'reload', status: 'ok', detail: 'x' }],
+      'the receipt shows no validate action ok (it shows reload ok)',
+    ],
+  ];
+  for (const [title, actions, why] of table) {
+    it(title, () => {
+      expect(rolesNotRun({ actions }, check)).to.equal(why);
+    });
+  }
+
+  it('asks nothing of an install without node actions', () => {
+    expect(rolesNotRun({ actions: [] }, undefined)).to.equal(undefined);
   });
 });

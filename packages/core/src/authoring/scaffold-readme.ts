@@ -34,9 +34,10 @@ The modules in \`src/\` import \`@fleet/core/plugin\`, the plugin API; the tests
 A coupled action — your tool checking the new file before it replaces the old, a reload, a
 restart — needs no code: fleet.yaml names a role (\`domains: { ${t.domain}: { validate: ID } }\`,
 or \`reload\`, \`restart\`) and each node's policy says what \`ID\` runs (\`domains: { ${t.domain}:
-{ actions: { ID: { argv: [/usr/bin/TOOL, '{file}'] } } } }\`; on the lab,
-\`.fleet-lab/nodes/node-01/home/.config/fleet/node-policy.yaml\`). docs/plugin-authoring.md,
-"A coupled action on the lab node".
+{ actions: { ID: { argv: [/usr/bin/TOOL, '{file}'] } } } }\`). A lab writes both when it starts:
+\`fleet lab up --hosts 1 --node-actions FILE\`, FILE holding \`${t.domain}: { actions: { ID: { argv:
+[/usr/bin/TOOL, '{file}'] } }, validate: ID }\`; \`test/acceptance.test.ts\` gives the acceptance
+cycle one (\`nodeActions\`). docs/plugin-authoring.md, "A coupled action on the lab node".
 
 In your fleet repository — \`fleet plugins new … --wire --repo DIR --host HOST\` already did the
 first three: list \`${t.domain}\` in a host's \`domains\` and under \`domains\` in fleet.yaml, write

@@ -156,33 +156,68 @@ export function blockInstallerTest(t: Template): string {
 
 /**
  * The acceptance test: the testkit's `runAcceptance` takes the plugin, from its own folder, through
- * fleet's real cycle on a lab (install, a hand edit seen as diverged, adopt); pending with the
- * reason where no `fleet` CLI is found.
+ * fleet's real cycle on a lab (install, a hand edit seen as diverged, adopt) with a coupled
+ * `validate` action in the lab node's policy, and checks a change the action refuses rolls back;
+ * pending with the reason where no `fleet` CLI is found.
  */
 export function acceptanceTest(t: Template): string {
+  const id = `${t.domain}-check`;
   return `import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
-import { acceptanceUnavailable, runAcceptance, skipForEnvironment } from '@fleet/testkit';
+import {
+  acceptanceUnavailable,
+  runAcceptance,
+  skipForEnvironment,
+  type AcceptanceNodeActions,
+} from '@fleet/testkit';
 import { ${camel(t.domain)}Domain } from '../src/index.js';
 
 // This plugin's folder (dist/test/ is two levels down): the lab's node loads the plugin from it.
 const PLUGIN = fileURLToPath(new URL('../..', import.meta.url));
 
+// The domain's coupled action, as the lab node's policy defines it (docs/node-policy.md: an
+// absolute program, no shell of fleet's, '{file}' the staged new file) and the role fleet.yaml
+// asks for it. Put your tool's own check here: ['/usr/bin/ssh', '-G', '-F', '{file}', 'any'],
+// ['/usr/bin/git', 'config', '--file', '{file}', '--list'], … This one refuses a marked line.
+const CHECK: AcceptanceNodeActions = {
+  actions: {
+    '${id}': {
+      argv: [
+        '/bin/sh',
+        '-c',
+        'if grep -n "fleet-acceptance: refuse" "$1" >&2; then echo "refused: a marked line" >&2; exit 1; fi',
+        '${id}',
+        '{file}',
+      ],
+    },
+  },
+  validate: '${id}',
+};
+
 describe('${t.domain} plugin: acceptance on a lab node (the real fleet CLI)', function () {
-  this.timeout(300_000); // a lab up and ten fleet commands
+  this.timeout(300_000); // a lab up and a dozen fleet commands
   before(function () {
     const why = acceptanceUnavailable(); // no fleet CLI: $FLEET_BIN, or fleet on PATH
     if (why !== undefined) skipForEnvironment(this, why);
   });
 
-  it('installs, sees a hand edit as diverged, refuses to overwrite it, adopts it', async () => {
-    const result = await runAcceptance({ plugin: PLUGIN, declaration: ${camel(t.domain)}Domain });
+  it('installs through its validate action, sees a hand edit, adopts it, rolls back a refusal', async () => {
+    const result = await runAcceptance({
+      plugin: PLUGIN,
+      declaration: ${camel(t.domain)}Domain,
+      nodeActions: CHECK,
+      refusedChange: (canonical) => \`\${canonical}${t.comment} fleet-acceptance: refuse\\n\`,
+    });
     expect(result.drift.before.map((item) => item.state)).to.deep.equal(['missing']);
     expect(result.receipt.files.map((file) => file.state)).to.deep.equal(['written']);
+    expect(result.receipt.actions.map((a) => \`\${a.kind} \${a.status}\`)).to.deep.equal(['validate ok']);
     expect(result.drift.installed.map((item) => item.state)).to.deep.equal(['current']);
     expect(result.drift.handEdited.map((item) => item.state)).to.deep.equal(['diverged']);
     expect(result.refusedOverHandEdit.code).to.equal('DIVERGED');
     expect(result.drift.adopted.map((item) => item.state)).to.deep.equal(['current']);
+    // The refused change: the node's file as it was (runAcceptance checks it), ACTION_FAILED.
+    expect(result.refusedByAction?.code).to.equal('ACTION_FAILED');
+    expect(result.refusedByAction?.message).to.contain('the validate action ${id} refused');
   });
 });
 `;

@@ -49,6 +49,11 @@ Prints, on stdout, the export lines to use it after a comment saying so (eval "$
       default: true,
       allowNo: true,
     }),
+    'node-actions': Flags.file({
+      description:
+        "a new lab's coupled actions: per domain, the node policy actions its nodes define and the roles fleet.yaml names (YAML: DOMAIN: { actions: { ID: { argv: [...] } }, validate: ID })",
+      exists: true,
+    }),
     supervisor: Flags.string({
       description:
         "what runs each controller: the lab's own supervisor, or a unit of your systemd --user manager (default: lab; a stopped lab keeps its own)",
@@ -76,6 +81,7 @@ Prints, on stdout, the export lines to use it after a comment saying so (eval "$
       fleetBin: path.join(this.config.root, 'bin', 'run.js'),
       registry,
       devPlugins: flags['dev-plugins'] ? linkedDevPlugins(linked, registry) : [],
+      nodeActionsFile: flags['node-actions'],
       progress: (line) => this.note(line),
     });
     if (!this.jsonEnabled()) {
