@@ -101,7 +101,9 @@ describe('lab --node-actions: refused before anything is written', () => {
   });
 
   it('a stopped lab: its policies are written', async () => {
-    expect(await codeAndMessage(async () => refuseNodeActionsOnStoppedLab())).to.contain(
+    expect(
+      await codeAndMessage(() => Promise.resolve().then(refuseNodeActionsOnStoppedLab)),
+    ).to.contain(
       "USAGE: --node-actions applies to a new lab: a stopped lab's nodes keep the policies they have",
     );
   });
