@@ -293,6 +293,58 @@ describe('fake launchctl (the executable on PATH)', function () {
     killQuietly(before['ownSession']);
   });
 
+  /**
+   * A KeepAlive job whose process has just exited, before launchd started it again: the fake's
+   * monitor is held (SIGSTOP) so the exit is not yet recorded, then let go once `verb` runs.
+   */
+  async function exitedBeforeRestart(verb: string[]): Promise<Ran> {
+    const path = join(agents, 'dev.fleet.a.plist');
+    const script = [
+      "const fs = require('node:fs');",
+      `fs.writeFileSync(${JSON.stringify(join(home, 'dev.fleet.a.pids'))}, JSON.stringify({ main: process.pid }));`,
+      "process.on('SIGUSR1', () => process.exit(1));",
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    await writeFile(
+      path,
+      plistOf({
+        Label: str('dev.fleet.a'),
+        ProgramArguments: arr([process.execPath, '-e', script]),
+        KeepAlive: '<dict><key>SuccessfulExit</key><false/></dict>',
+      }),
+      { mode: 0o644 },
+    );
+    await launchctl('bootstrap', `gui/${uid}`, path);
+    const { main } = await pidsOf('dev.fleet.a');
+    const record = JSON.parse(
+      await readFile(join(home, '.fleet-fake-supervisor/launchd/runs/dev.fleet.a.json'), 'utf8'),
+    ) as { monitorPid: number };
+    process.kill(record.monitorPid, 'SIGSTOP');
+    try {
+      process.kill(main as number, 'SIGUSR1');
+      expect(await gone(main as number)).to.equal(true);
+      const ran = run('launchctl', verb, env());
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      process.kill(record.monitorPid, 'SIGCONT');
+      return await ran;
+    } finally {
+      if (processAlive(record.monitorPid)) process.kill(record.monitorPid, 'SIGCONT');
+    }
+  }
+
+  it('boots out a KeepAlive job whose process exited before launchd started it again', async () => {
+    const out = await exitedBeforeRestart(['bootout', `gui/${uid}/dev.fleet.a`]);
+    expect(out.code, out.stderr).to.equal(0);
+    expect((await launchctl('print', `gui/${uid}/dev.fleet.a`)).code).to.equal(113);
+  });
+
+  it('kickstart -k of a KeepAlive job whose process exited before launchd started it again starts it', async () => {
+    const kicked = await exitedBeforeRestart(['kickstart', '-k', `gui/${uid}/dev.fleet.a`]);
+    expect(kicked.code, kicked.stderr).to.equal(0);
+    const printed = await launchctl('print', `gui/${uid}/dev.fleet.a`);
+    expect(printed.stdout).to.include('\tstate = running\n');
+  });
+
   it('does not run a job whose log directory is missing: last exit code 78 (EX_CONFIG)', async () => {
     const path = await writeJob('dev.fleet.b', {
       StandardOutPath: str(join(home, 'Library', 'Logs', 'fleet', 'b.log')),

@@ -222,7 +222,21 @@ async function startJob(
   });
 }
 
-/** Ends the job's process (SIGTERM, SIGKILL after ExitTimeOut) and, unless abandoned, its group. */
+/** Sends `name` to `pid` unless it has already ended (a race launchd loses quietly too). */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/**
+ * Ends the job's process (SIGTERM, SIGKILL after ExitTimeOut) and, unless abandoned, its group.
+ * A job whose process has already exited — `KeepAlive` about to start it again after
+ * `ThrottleInterval`, or its end not yet recorded — has nothing to signal: launchd then only
+ * stops it from being started again, and `bootout` and `kickstart -k` succeed (launchctl(1)).
+ */
 async function killJob(env: Env, service: Service): Promise<void> {
   const job = readLaunchdJob(parsePlist(service.plist));
   const dir = launchdDir(env);
@@ -230,12 +244,12 @@ async function killJob(env: Env, service: Service): Promise<void> {
   const run = readRun(dir, key);
   if (!isRunning(run) || run?.pid === null || run === null) return;
   writeFileSync(runPaths(dir, key).stop, '');
-  process.kill(run.pid, 'SIGTERM');
+  if (processAlive(run.pid)) signal(run.pid, 'SIGTERM');
   const deadline = Date.now() + job.exitTimeout * 1000;
   for (;;) {
     const now = readRun(dir, key);
     if (!isRunning(now)) return;
-    if (Date.now() > deadline && processAlive(run.pid)) process.kill(run.pid, 'SIGKILL');
+    if (Date.now() > deadline && processAlive(run.pid)) signal(run.pid, 'SIGKILL');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
