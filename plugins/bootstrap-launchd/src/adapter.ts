@@ -4,13 +4,13 @@
  * `~/Library/LaunchAgents/`, driven with `launchctl bootstrap|bootout|kickstart|print` — always
  * through `ctx.processes`, never a shell.
  *
- * launchd has no reload: it reads a plist at `bootstrap` only (launchctl(1)), so installing a
- * changed definition boots the loaded service out (which ends the controller and every process of
- * its job) and bootstraps the file again (`RunAtLoad` starts it). A restart is `kickstart -k` when
- * launchd runs what the plist on disk says, and that bootout and bootstrap when the plist changed
- * since launchd loaded it — `recordNodeId` only writes the plist, so the coupled `--node-id`
- * switch restarts the controller exactly once (ADR 0020: loading it there too was a second
- * restart, after the restarted controller had already answered). A stop is `bootout` —
+ * launchd has no reload: it reads a plist at `bootstrap` only (launchctl(1)), and a bootstrap
+ * starts the job (`RunAtLoad`, launchd.plist(5)). So installing a definition (upgrade, rollback)
+ * and recording a `--node-id` only write the plist, and the restart that always follows loads it:
+ * `bootstrap` when launchd has not loaded the agent, `bootout` then `bootstrap` when the plist
+ * changed since launchd loaded it (a bootout ends the controller and every process of its job),
+ * `kickstart -k` when launchd runs what the plist says. Every upgrade, rollback and node-id change
+ * restarts the controller exactly once (ADR 0023, superseding that part of ADR 0020). A stop is `bootout` —
  * `KeepAlive` would start a controller that was only signalled — and a start bootstraps the agent
  * again (or kickstarts it when it is loaded). Because a bootout ends every
  * process of the job, the runtime runner and the `--node-id` switch run as jobs of their own
@@ -168,14 +168,18 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
   };
 
   /**
-   * launchd has no reload: the loaded service goes (ending its processes) and the plist on disk is
-   * bootstrapped anew (`RunAtLoad` starts it); then launchd must run what the file says.
+   * launchd has no reload: the loaded `service`, if any, goes (ending its processes) and the plist
+   * on disk is bootstrapped anew (`RunAtLoad` starts it); then launchd must run what the file says.
    */
-  const reload = async (ctx: NodeContext, label: string): Promise<void> => {
+  const reload = async (
+    ctx: NodeContext,
+    label: string,
+    service: LaunchctlService | null,
+  ): Promise<void> => {
     const content = await readDefinitionFile(ctx.home, plistPath(label));
     if (content === null)
       throw new FleetError('ACTION_FAILED', `no agent at ${plistPath(label)} to load`);
-    if ((await print(ctx, label)) !== null) await bootout(ctx, label, 'unloading the old agent');
+    if (service !== null) await bootout(ctx, label, 'unloading the old agent');
     await must(ctx, 'loading the agent', 'bootstrap', domain, homePath(ctx.home, plistPath(label)));
     const loaded = await print(ctx, label);
     if (loaded === null || !loadedAsFile(loaded, readAgent(content))) {
@@ -225,8 +229,11 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
         );
       }
       await logDir(ctx);
+      // Written, not loaded: a bootstrap starts the job (`RunAtLoad`), so loading it here would
+      // start the controller, and the restart that follows (runner.ts) would start it again. The
+      // restart loads it — a bootstrap when launchd has not loaded the agent, a bootout and
+      // bootstrap when it runs another definition — so an upgrade restarts it once (ADR 0023).
       await writeDefinitionFile(ctx.home, definition);
-      await reload(ctx, label);
       await writeSupervisorRecord(ctx.home, {
         supervisor: 'launchd',
         name: label,
@@ -253,13 +260,13 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
     async restart(ctx: NodeContext): Promise<void> {
       const label = await labelName(ctx);
       const service = await print(ctx, label);
-      if (service === null) return adapter.start(ctx);
       const content = await readDefinitionFile(ctx.home, plistPath(label));
-      // A plist changed since launchd loaded it (a recorded --node-id) is read only by a bootstrap,
-      // which starts it: that is the restart, and the only one (a kickstart would be a second).
-      if (content !== null && !loadedAsFile(service, readAgent(content))) {
+      // A plist launchd has not loaded, or loaded before it changed (an installed generation, a
+      // recorded --node-id), is read only by a bootstrap, which starts it: that is the restart,
+      // and the only one (a kickstart after it would be a second).
+      if (service === null || (content !== null && !loadedAsFile(service, readAgent(content)))) {
         await logDir(ctx);
-        return reload(ctx, label);
+        return reload(ctx, label, service);
       }
       await must(ctx, 'restarting the controller', 'kickstart', '-k', `${domain}/${label}`);
     },

@@ -8,9 +8,9 @@ import { createLaunchdAdapter, type LaunchdAdapterOptions } from './adapter.js';
 
 /**
  * core's `ControllerSupervisor` for a controller run by the LaunchAgent (contract §10.2):
- * `recordNodeId` rewrites the agent's `ProgramArguments` with the new `--node-id` and bootstraps
- * it again, `restart` kickstarts it (`-k`) and resolves once the new controller runs with the
- * recorded id and accepts connections.
+ * `recordNodeId` rewrites the agent's `ProgramArguments` with the new `--node-id` (written, not
+ * loaded), `restart` loads it — bootout and bootstrap, the one restart — and resolves once the new
+ * controller runs with the recorded id and accepts connections.
  */
 export function launchdControllerSupervisor(
   ctx: NodeContext,
