@@ -75,20 +75,7 @@ describe('a node-id change on a Mac: one restart through launchd, rolled back wh
     });
     // As the node's owner would: the agent's environment arms the failpoint (it fires only in a
     // controller started with BROKEN), the agent booted out and bootstrapped again.
-    const text = await readFile(node.agentPlist, 'utf8');
-    await writeFile(
-      node.agentPlist,
-      text.replace(
-        '<key>EnvironmentVariables</key>\n  <dict>',
-        `<key>EnvironmentVariables</key>\n  <dict>\n    <key>FLEET_FAILPOINT</key>\n    <string>controller.start@${BROKEN}:throw</string>`,
-      ),
-    );
-    expect((await node.launchctl('bootout', `gui/${node.uid}/${LAUNCHD_LABEL}`)).exitCode).to.equal(
-      0,
-    );
-    const loaded = await node.launchctl('bootstrap', `gui/${node.uid}`, node.agentPlist);
-    expect(loaded.exitCode, loaded.stderr).to.equal(0);
-    await node.answering();
+    await node.armFailpoint(`controller.start@${BROKEN}:throw`);
     expect(await readFile(node.agentPlist, 'utf8')).to.contain(`controller.start@${BROKEN}:throw`);
   });
 
@@ -134,10 +121,10 @@ describe('a node-id change on a Mac: one restart through launchd, rolled back wh
     expect(verbs).to.not.include('kickstart');
   });
 
-  // Skipped: passes alone, but in the whole e2e run (and after runtime-launchd) the old
-  // controller did not answer within the operator's 120 s after the rollback (HOST_UNREACHABLE:
-  // connection refused), three runs of three on 2026-12-05; not diagnosed (issue 39).
-  it.skip('a new id whose controller cannot start is rolled back: exit 6, the old --node-id runs again', async () => {
+  // The switch sees the new id's controller failed while KeepAlive is about to start it again,
+  // and the rollback boots the agent out right then: launchd unloads it, as the fake does
+  // (packages/testkit/test/fake-launchctl.test.ts, docs/reliability.md case 96).
+  it('a new id whose controller cannot start is rolled back: exit 6, the old --node-id runs again', async () => {
     const before = await node.client().identity();
     const identity = await readFile(join(node.host.home, IDENTITY), 'utf8');
     await renameTo(BROKEN);
@@ -158,7 +145,7 @@ describe('a node-id change on a Mac: one restart through launchd, rolled back wh
       'the switch to log its outcome',
     );
     const outcome = (await switchOutcomes())[1] ?? '';
-    expect(outcome).to.contain('"switched":false').and.contain('"rolledBack":true');
+    expect(outcome, outcome).to.contain('"switched":false').and.contain('"rolledBack":true');
     expect(outcome).to.match(/reports the controller failed/);
     const after = await node.client().identity();
     expect(after).to.include({ nodeId: 'node-01-renamed', nodeIdFlag: 'node-01-renamed' });

@@ -48,10 +48,23 @@ export interface MacNode {
   client(): ControllerClient;
   /** `launchctl ARGS` on the node, as its owner would type it. */
   launchctl(...args: string[]): ReturnType<FakeSupervisorHost['processes']['run']>;
-  /** The agent as `launchctl print` shows it. */
-  printed(): Promise<{ state: string; pid: number | null }>;
-  /** Until the controller launchd runs answers at fleet.yaml's URL (bootstrap returns before). */
+  /** A service (default the controller's agent) as `launchctl print` shows it. */
+  printed(label?: string): Promise<{ state: string; pid: number | null }>;
+  /**
+   * Until the controller launchd runs answers at fleet.yaml's URL: `launchctl bootstrap` returns
+   * once launchd started the process, before it listens — a request sent at once is refused
+   * (`HOST_UNREACHABLE: connection refused`), as it would be from an owner's shell.
+   */
   answering(): Promise<void>;
+  /** fleet.yaml's canonical artifact is `file` (`version`), committed. */
+  makeCanonical(file: string, version: string): Promise<void>;
+  /**
+   * Arms (or with `null` disarms) `FLEET_FAILPOINT` for the controller — and so for the runners
+   * it starts, which get its environment — as the node's owner would: the agent's
+   * `EnvironmentVariables` edited, the agent booted out and bootstrapped again (launchd has no
+   * reload); then waits for the new controller to answer.
+   */
+  armFailpoint(value: string | null): Promise<void>;
   git(...args: string[]): string;
   dispose(): Promise<void>;
 }
@@ -130,10 +143,10 @@ async function makeRepo(
 }
 
 /**
- * A bootstrapped Mac node: the packed runtime canonical in fleet.yaml, installed and accepted
- * under the fake launchd. The caller must have checked sshd is there (`requireSshd`).
+ * A Mac node not yet bootstrapped: its owner's policy and token, its SSH login, the repository
+ * naming it. The caller must have checked sshd is there (`requireSshd`).
  */
-export async function bootstrappedMacNode(options: MacNodeOptions = {}): Promise<MacNode> {
+export async function macNode(options: MacNodeOptions = {}): Promise<MacNode> {
   const domains = options.domains ?? [];
   const scratch = await tempDir('fleet-mac-node-');
   const repo = join(scratch.path, 'repo');
@@ -158,19 +171,81 @@ export async function bootstrappedMacNode(options: MacNodeOptions = {}): Promise
     [`hosts/${NODE_ID}.yaml`]: `node_id: ${NODE_ID}\n`,
     ...options.files,
   });
-  const node = handles({ host, artifact, repo, scratch: scratch.path, port, token, git });
   const dispose = async () => {
     await sshd.stop();
     await host.dispose();
     await scratch.cleanup();
   };
+  return {
+    ...handles({ host, artifact, repo, scratch: scratch.path, port, token, git }),
+    dispose,
+  };
+}
+
+/**
+ * A bootstrapped Mac node: the packed runtime canonical in fleet.yaml, installed and accepted
+ * under the fake launchd. The caller must have checked sshd is there (`requireSshd`).
+ */
+export async function bootstrappedMacNode(options: MacNodeOptions = {}): Promise<MacNode> {
+  const node = await macNode(options);
   try {
     await bootstrap(node);
   } catch (error) {
-    await dispose();
+    await node.dispose();
     throw error;
   }
-  return { ...node, dispose };
+  return node;
+}
+
+/** `makeCanonical` of a node whose repository is `repo`. */
+function canonical(repo: string, git: (...args: string[]) => string) {
+  return async (file: string, version: string): Promise<void> => {
+    const bytes = await readFile(file);
+    const name = `artifacts/fleet-${version}.tgz`;
+    await mkdir(join(repo, 'artifacts'), { recursive: true });
+    await copyFile(file, join(repo, name));
+    const text = await readFile(join(repo, 'fleet.yaml'), 'utf8');
+    const commit = carriedCommit(bytes) ?? git('rev-parse', 'HEAD').trim();
+    await writeFile(
+      join(repo, 'fleet.yaml'),
+      text
+        .replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${version}`)
+        .replace(
+          /^artifacts:\n/m,
+          `artifacts:\n  - { version: ${version}, file: ${name}, sha256: ${sha256(bytes)}, commit: ${commit} }\n`,
+        ),
+    );
+    git('add', '-A');
+    git('commit', '-q', '-m', `artifact ${version}`);
+  };
+}
+
+/** `armFailpoint` of the agent at `agentPlist`. */
+function failpoint(
+  agentPlist: string,
+  uid: number,
+  launchctl: MacNode['launchctl'],
+  answering: () => Promise<void>,
+) {
+  return async (value: string | null): Promise<void> => {
+    const text = (await readFile(agentPlist, 'utf8')).replace(
+      /\n {4}<key>FLEET_FAILPOINT<\/key>\n {4}<string>[^<]*<\/string>/,
+      '',
+    );
+    const armed =
+      value === null
+        ? text
+        : text.replace(
+            '<key>EnvironmentVariables</key>\n  <dict>',
+            `<key>EnvironmentVariables</key>\n  <dict>\n    <key>FLEET_FAILPOINT</key>\n    <string>${value}</string>`,
+          );
+    await writeFile(agentPlist, armed);
+    const out = await launchctl('bootout', `gui/${uid}/${LAUNCHD_LABEL}`);
+    expect(out.exitCode, out.stderr).to.equal(0);
+    const loaded = await launchctl('bootstrap', `gui/${uid}`, agentPlist);
+    expect(loaded.exitCode, loaded.stderr).to.equal(0);
+    await answering();
+  };
 }
 
 /** What a test does with the node, from the operator's seat and at the node's keyboard. */
@@ -198,8 +273,9 @@ function handles(input: {
     createControllerClient({ host: NODE_ID, url: `http://127.0.0.1:${port}`, token });
   const launchctl = (...args: string[]) =>
     host.processes.run({ command: 'launchctl', args, timeoutMs: 60_000 });
-  const printed = async () => {
-    const result = await launchctl('print', `gui/${uid}/${LAUNCHD_LABEL}`);
+  const agentPlist = join(host.home, 'Library/LaunchAgents', `${LAUNCHD_LABEL}.plist`);
+  const printed = async (label = LAUNCHD_LABEL) => {
+    const result = await launchctl('print', `gui/${uid}/${label}`);
     expect(result.exitCode, result.stderr).to.equal(0);
     return {
       state: /^\tstate = (.*)$/m.exec(result.stdout)?.[1] ?? '',
@@ -218,38 +294,25 @@ function handles(input: {
       120_000,
       'the controller the agent runs to answer',
     );
+  const makeCanonical = canonical(repo, input.git);
+  const armFailpoint = failpoint(agentPlist, uid, launchctl, answering);
   return {
     ...input,
     uid,
-    agentPlist: join(host.home, 'Library/LaunchAgents', `${LAUNCHD_LABEL}.plist`),
+    agentPlist,
     run,
     client,
     launchctl,
     printed,
     answering,
+    makeCanonical,
+    armFailpoint,
   };
 }
 
 /** fleet.yaml's canonical artifact is the packed runtime; bootstrapped over SSH, accepted. */
-async function bootstrap(node: Omit<MacNode, 'dispose'>): Promise<void> {
-  const { artifact, repo } = node;
-  const bytes = await readFile(artifact.path);
-  const name = `artifacts/fleet-${artifact.version}.tgz`;
-  await mkdir(join(repo, 'artifacts'), { recursive: true });
-  await copyFile(artifact.path, join(repo, name));
-  const text = await readFile(join(repo, 'fleet.yaml'), 'utf8');
-  const commit = carriedCommit(bytes) ?? node.git('rev-parse', 'HEAD').trim();
-  await writeFile(
-    join(repo, 'fleet.yaml'),
-    text
-      .replace(/^canonicalVersion: .*$/m, `canonicalVersion: ${artifact.version}`)
-      .replace(
-        /^artifacts:\n/m,
-        `artifacts:\n  - { version: ${artifact.version}, file: ${name}, sha256: ${sha256(bytes)}, commit: ${commit} }\n`,
-      ),
-  );
-  node.git('add', '-A');
-  node.git('commit', '-q', '-m', `artifact ${artifact.version}`);
+async function bootstrap(node: MacNode): Promise<void> {
+  await node.makeCanonical(node.artifact.path, node.artifact.version);
   const plan = join(node.scratch, 'bootstrap.plan.json');
   const planned = await node.run(['bootstrap', 'plan', NODE_ID, '--out', plan, '--json']);
   expect(planned.exitCode, planned.stderr + planned.stdout).to.equal(0);
