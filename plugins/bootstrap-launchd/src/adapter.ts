@@ -10,7 +10,7 @@
  * `bootstrap` when launchd has not loaded the agent, `bootout` then `bootstrap` when the plist
  * changed since launchd loaded it (a bootout ends the controller and every process of its job),
  * `kickstart -k` when launchd runs what the plist says. Every upgrade, rollback and node-id change
- * restarts the controller exactly once (ADR 0023, superseding that part of ADR 0020). A stop is `bootout` —
+ * restarts the controller exactly once (ADR 0024, superseding that part of ADR 0020). A stop is `bootout` —
  * `KeepAlive` would start a controller that was only signalled — and a start bootstraps the agent
  * again (or kickstarts it when it is loaded). Because a bootout ends every
  * process of the job, the runtime runner and the `--node-id` switch run as jobs of their own
@@ -232,7 +232,7 @@ export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): Launc
       // Written, not loaded: a bootstrap starts the job (`RunAtLoad`), so loading it here would
       // start the controller, and the restart that follows (runner.ts) would start it again. The
       // restart loads it — a bootstrap when launchd has not loaded the agent, a bootout and
-      // bootstrap when it runs another definition — so an upgrade restarts it once (ADR 0023).
+      // bootstrap when it runs another definition — so an upgrade restarts it once (ADR 0024).
       await writeDefinitionFile(ctx.home, definition);
       await writeSupervisorRecord(ctx.home, {
         supervisor: 'launchd',
