@@ -123,7 +123,7 @@ describe('a node-id change on a Mac: one restart through launchd, rolled back wh
 
   // The switch sees the new id's controller failed while KeepAlive is about to start it again,
   // and the rollback boots the agent out right then: launchd unloads it, as the fake does
-  // (packages/testkit/test/fake-launchctl.test.ts, docs/reliability.md case 96).
+  // (packages/testkit/test/fake-launchctl.test.ts, docs/reliability.md case 98).
   it('a new id whose controller cannot start is rolled back: exit 6, the old --node-id runs again', async () => {
     const before = await node.client().identity();
     const identity = await readFile(join(node.host.home, IDENTITY), 'utf8');
