@@ -166,6 +166,12 @@ export const ERROR_CODES = {
   PROTOCOL_MISMATCH: { exit: ExitCode.unreachable, http: 400 },
   // A controller answered, but not in this client's protocol: the host cannot be used (exit 5).
   RESPONSE_INVALID: { exit: ExitCode.unreachable },
+  /**
+   * The node's runtime predates a field this entry needs (a byte-exact source's `bytes`, contract
+   * §10.4): the entry cannot be checked or installed there until the node is upgraded; the host's
+   * other entries are still served. Said by the operator from the node's own refusal.
+   */
+  NODE_OUTDATED: { exit: ExitCode.unreachable },
   OVERLOADED: { exit: ExitCode.unreachable, http: 503 },
   // verification (exit 6)
   VERIFICATION_FAILED: { exit: ExitCode.verification },

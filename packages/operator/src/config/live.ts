@@ -4,9 +4,11 @@
  * wrote there (known versions, and what tells `deleted` from `missing`: contract §8.2). Backups
  * are not asked for: they are no known versions.
  */
-import { isFleetError, liveFilesOf, snapshotFilesOf } from '@fleet/core';
+import { liveFilesOf, snapshotFilesOf } from '@fleet/core';
 import type {
+  ControllerClient,
   FileTarget,
+  LiveFile,
   ProbeAnswer,
   ReadLive,
   ReadSnapshot,
@@ -14,13 +16,12 @@ import type {
   SnapshotResponse,
 } from '@fleet/core';
 import type { FleetContext } from './context.js';
+import { OUTDATED_BYTES, olderNodeRequest, outdatedEntries } from './older-node.js';
 
 export function readLiveThroughController(context: FleetContext): ReadLive {
   return async (host: string, targets: readonly FileTarget[]) => {
-    const answer = await context
-      .client(host)
-      .snapshot({ files: snapshotFilesOf(targets), backups: false });
-    return liveFilesOf(answer);
+    const request: SnapshotRequest = { files: snapshotFilesOf(targets), backups: false };
+    return (await snapshotOfAnyNode(context.client(host), request)).files;
   };
 }
 
@@ -47,14 +48,14 @@ export function readSnapshotThroughController(context: Pick<FleetContext, 'clien
         : {}),
       ...(options?.runtime === true ? { runtime: true } : {}),
     };
-    const answer = await snapshotOrOlder(context, host, request);
+    const { answer, files } = await snapshotOfAnyNode(context.client(host), request);
     const answers: ProbeAnswer[] = (answer.probes ?? []).map((probe) =>
       probe.state === 'ok'
         ? { prober: probe.prober, state: 'ok', facts: probe.facts }
         : { prober: probe.prober, state: 'error', code: probe.code, message: probe.message },
     );
     return {
-      files: liveFilesOf(answer),
+      files,
       probes: answers,
       ...(answer.runtime === undefined ? {} : { runtime: answer.runtime }),
     };
@@ -62,20 +63,29 @@ export function readSnapshotThroughController(context: Pick<FleetContext, 'clien
 }
 
 /**
- * A node that predates the snapshot's `runtime` field refuses the request as `BAD_REQUEST` (strict
- * objects): it is asked again without it, and drift reads the summary apart (`GET /v1/summary`).
+ * One snapshot request, in one round trip to a current node. A node that predates one of its
+ * optional fields refuses it by name (older-node.ts) and is asked again without it: without
+ * `runtime` its answer carries no summary (drift reads `/v1/summary` apart), without `bytes` each
+ * byte-exact entry is answered `NODE_OUTDATED` and the host's other entries are read as usual.
+ * Each retry leaves out a field the request still had, so there are at most two.
  */
-async function snapshotOrOlder(
-  context: Pick<FleetContext, 'client'>,
-  host: string,
+async function snapshotOfAnyNode(
+  client: Pick<ControllerClient, 'snapshot'>,
   request: SnapshotRequest,
-): Promise<SnapshotResponse> {
-  try {
-    return await context.client(host).snapshot(request);
-  } catch (error) {
-    if (request.runtime !== true || !isFleetError(error) || error.code !== 'BAD_REQUEST')
-      throw error;
-    const { runtime: _asked, ...older } = request;
-    return context.client(host).snapshot(older);
+): Promise<{ answer: SnapshotResponse; files: Map<string, LiveFile> }> {
+  let sent = request;
+  let outdated: string[] = [];
+  for (;;) {
+    try {
+      const answer = await client.snapshot(sent);
+      const files = liveFilesOf(answer);
+      for (const path of outdated) files.set(path, OUTDATED_BYTES);
+      return { answer, files };
+    } catch (error) {
+      const older = olderNodeRequest(sent, error);
+      if (older === null) throw error;
+      if (older.withoutBytes) outdated = outdatedEntries(sent);
+      sent = older.request;
+    }
   }
 }
