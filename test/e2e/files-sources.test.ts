@@ -10,6 +10,7 @@
  * `copy` against `template`).
  */
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -129,8 +130,8 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     expect(itemOf(await drift(), `${DIR}/init.lua`)?.state).to.equal('stale');
   });
 
-  const adopt = (path: string) =>
-    lab.run(['config', 'adopt', 'node-01', path, '--promote', '--json']);
+  const adopt = (path: string, ...extra: string[]) =>
+    lab.run(['config', 'adopt', 'node-01', path, '--promote', ...extra, '--json']);
   const isLink = async (path: string) => (await lstat(repoFile(path))).isSymbolicLink();
 
   it('adopt --promote of a linked source writes the file the link leads to; the link stays a link', async () => {
@@ -169,6 +170,18 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     commit('files: a source linked out of the repository');
     const head = lab.git('rev-parse', 'HEAD').trim();
     await writeFile(lab.nodePath('node-01', `${DIR}/outside-promote.conf`), 'from the host\n');
+    // --dry-run refuses it the same way: it says what the real run would do.
+    const dry = await lab.run([
+      'config',
+      'adopt',
+      'node-01',
+      `${DIR}/outside-promote.conf`,
+      '--promote',
+      '--dry-run',
+      '--json',
+    ]);
+    expect(dry.exitCode, dry.stdout + dry.stderr).to.equal(7);
+    expect(json<{ error: { code: string } }>(dry).error.code).to.equal('PROMOTE_REFUSED');
     const run = await adopt(`${DIR}/outside-promote.conf`);
     expect(run.exitCode, run.stdout + run.stderr).to.equal(7);
     const error = json<{ error: { code: string; message: string } }>(run).error;
@@ -383,5 +396,59 @@ describe('e2e: files sources are what git holds (links, modes, bytes, braces)', 
     const report = await drift();
     expect(itemOf(report, `${DIR}/mustache.conf`)?.state).to.equal('current');
     expect(itemOf(report, `${DIR}/tmux.conf`)?.state).to.equal('current');
+  });
+
+  it("adopt of a template: false file holding a secret's value is refused: never a literal placeholder, never the value in git", async () => {
+    const value = randomBytes(24).toString('hex');
+    await lab.writeNode('node-01', '~/.config/fleet/env', `TMUX_TOKEN=${value}\n`);
+    await writeFile(
+      lab.nodePath('node-01', `${DIR}/tmux.conf`),
+      `set -g @token "${value}"\nset -g status-right "{{ host }}"\n`,
+    );
+    const head = lab.git('rev-parse', 'HEAD').trim();
+    const source = await readFile(repoFile('domains/files/tmux.conf'), 'utf8');
+    for (const extra of [['--dry-run'], []]) {
+      const run = await adopt(`${DIR}/tmux.conf`, ...extra);
+      expect(run.exitCode, `${extra.join(' ')} ${run.stdout}${run.stderr}`).to.equal(7);
+      const { error } = json<{ error: { code: string; message: string } }>(run);
+      expect(error.code).to.equal('SECRET_FOUND');
+      expect(error.message).to.contain('TMUX_TOKEN').and.contain('template: false');
+      expect(error.message.split('\n')).to.have.length(1);
+      expect(run.stdout + run.stderr).to.not.contain(value);
+    }
+    expect(lab.git('rev-parse', 'HEAD').trim()).to.equal(head);
+    expect(lab.git('status', '--porcelain').trim()).to.equal('');
+    expect(await readFile(repoFile('domains/files/tmux.conf'), 'utf8')).to.equal(source);
+    expect(lab.git('log', '--all', '-p')).to.not.contain(value);
+  });
+
+  it('adopt --dry-run refuses a mirror path with a link on its way, as the real adopt does; nothing is written', async () => {
+    const outside = join(lab.repo, '..', 'outside-mirror.conf');
+    await writeFile(outside, 'outside\n');
+    await write('domains/files/linkway.conf', 'linkway = 1\n');
+    await entries(`  - path: ${DIR}/linkway.conf`, '    source: linkway.conf');
+    const mirror = 'mirror/node-01/files/.config/fleet-demo/linkway.conf';
+    await mkdir(join(repoFile(mirror), '..'), { recursive: true });
+    await symlink('../../../../../../outside-mirror.conf', repoFile(mirror));
+    commit('files: linkway, its mirror path a link out of the repository');
+    const installed = await install();
+    expect(installed.exitCode, installed.stdout + installed.stderr).to.equal(0);
+    await writeFile(lab.nodePath('node-01', `${DIR}/linkway.conf`), 'linkway = 2\n');
+    const head = lab.git('rev-parse', 'HEAD').trim();
+    for (const extra of [['--dry-run'], []]) {
+      const run = await lab.run([
+        'config',
+        'adopt',
+        'node-01',
+        `${DIR}/linkway.conf`,
+        ...extra,
+        '--json',
+      ]);
+      expect(run.exitCode, `${extra.join(' ')} ${run.stdout}${run.stderr}`).to.equal(7);
+      expect(json<{ error: { code: string } }>(run).error.code).to.equal('SYMLINK_REFUSED');
+    }
+    expect(await readFile(outside, 'utf8')).to.equal('outside\n');
+    expect(await isLink(mirror)).to.equal(true);
+    expect(lab.git('rev-parse', 'HEAD').trim()).to.equal(head);
   });
 });

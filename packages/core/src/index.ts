@@ -406,6 +406,7 @@ export {
 export {
   adoptCandidate,
   adoptMessage,
+  checkAdoptionWrites,
   checkMirrorPathClean,
   commitAdoption,
   managedFileAt,

@@ -14,6 +14,9 @@ files:
     source: gitconfig
     kind: block
     marker: '# {mark} fleet'
+  - path: ~/.tmux.conf
+    source: tmux.conf
+    template: false
 `;
 const declaration = withRepoFiles(filesDomain, filesInstaller, MANIFEST, []);
 const fileAt = (path: string) => declaration.files.find((file) => file.path === path)!;
@@ -62,5 +65,57 @@ describe('files plugin: adopter', () => {
 
   it("promotes the candidate as the entry's source", () => {
     expect(filesAdopter.promote?.(fileAt('~/.gitconfig'), 'old\n', 'new')).to.equal('new\n');
+  });
+
+  describe("a template: false entry and a secret's value (never a literal placeholder, never the value in git)", () => {
+    const TOKEN = 'set -g @token "{{ secret.TMUX_TOKEN }}"\n';
+    const cases: [
+      what: string,
+      file: string,
+      content: string,
+      redacted: boolean | undefined,
+      refused: boolean,
+    ][] = [
+      ['the node redacted a value in a template: false entry', '~/.tmux.conf', TOKEN, true, true],
+      ['not known whether it was redacted', '~/.tmux.conf', TOKEN, undefined, true],
+      ['the text {{ secret.X }} the node did not redact', '~/.tmux.conf', TOKEN, false, false],
+      [
+        'a redacted file without a placeholder in it',
+        '~/.tmux.conf',
+        'set -g mouse on\n',
+        true,
+        false,
+      ],
+      ['a template entry keeps the placeholder', '~/.config/demo/hello.conf', TOKEN, true, false],
+    ];
+    for (const [what, path, content, redacted, refused] of cases) {
+      it(`${what}: ${refused ? 'SECRET_FOUND, nothing adopted' : 'adopted'}`, () => {
+        const taken = () =>
+          adoptCandidate({
+            host: 'node-01',
+            declaration,
+            file: fileAt(path),
+            capture: {
+              ...capture(path, content),
+              ...(redacted === undefined ? {} : { redacted }),
+            },
+            variables: {},
+            adopter: filesAdopter,
+          });
+        if (!refused) {
+          expect(taken().content).to.contain(content.trimEnd());
+          return;
+        }
+        try {
+          taken();
+          expect.fail('no refusal');
+        } catch (error) {
+          expect(isFleetError(error) && error.code).to.equal('SECRET_FOUND');
+          const message = (error as Error).message;
+          expect(message).to.contain('TMUX_TOKEN').and.contain('template: false');
+          expect(message).to.not.contain('\n');
+        }
+      });
+    }
   });
 });

@@ -15,7 +15,12 @@ import type { Adopter, Capture } from '../interfaces/adopter.js';
 import type { DomainDeclaration, ManagedFile } from '../interfaces/domain.js';
 import { parseRepoPath } from '../paths.js';
 import { nodePathFor } from '../render/views.js';
-import { escapeLiteralBraces, reverseSubstitute, type ReverseResult } from '../render/template.js';
+import {
+  escapeLiteralBraces,
+  reverseSubstitute,
+  secretNames,
+  type ReverseResult,
+} from '../render/template.js';
 import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
 import { linkOnWay, resolveWorkingPath } from '../repo/sources.js';
 import { scanForSecrets, type SecretFinding } from '../secrets/scan.js';
@@ -72,6 +77,7 @@ export function adoptCandidate(input: {
   const allowedVariables = Object.fromEntries(
     Object.entries(input.variables).filter(([name]) => declaration.hostVariables.includes(name)),
   );
+  checkNoRedactedLiteral(file, input.capture, raw);
   const { content, substitutions } = sourceOfCapture(file, raw, allowedVariables);
   const findings = scanForSecrets(content);
   const allowLines = new Set(input.allowSecretLines ?? []);
@@ -102,6 +108,28 @@ export function adoptCandidate(input: {
     substitutions,
     allowed: findings.filter((f) => allowLines.has(f.line)),
   };
+}
+
+/**
+ * Refuses (`SECRET_FOUND`, exit 7) to adopt a `template: false` entry's text where the node
+ * redacted a secret's value to `{{ secret.NAME }}` (contract §8.5): such an entry is installed as
+ * it is, so the placeholder would become literal text on every host — and the value itself must
+ * never enter git. Only a template can carry a secret. Text the node did not redact is taken as it
+ * is, a literal `{{ secret.NAME }}` included.
+ */
+export function checkNoRedactedLiteral(
+  file: Pick<ManagedFile, 'template'>,
+  capture: Pick<Capture, 'path' | 'redacted'>,
+  raw: string,
+): void {
+  if (file.template !== false || capture.redacted === false) return;
+  const names = secretNames(raw);
+  if (names.length === 0) return;
+  const which = `secret${names.length === 1 ? '' : 's'} ${names.join(', ')}`;
+  throw new FleetError(
+    'SECRET_FOUND',
+    `refused: ${capture.path} holds the value of ${which} (redacted by the node), and its entry has template: false, which would install {{ secret.NAME }} as text and cannot carry a secret: drop template: false from the entry (adopt then escapes its literal braces) and adopt again, or take the secret out of the file`,
+  );
 }
 
 /**
@@ -236,6 +264,20 @@ export async function checkMirrorPathClean(git: Git, mirrorPath: string): Promis
 }
 
 /**
+ * Every check an adoption's writes pass before anything is written — no symbolic link on a path's
+ * way (`SYMLINK_REFUSED`), every path clean (`REPO_DIRTY`) — shared by the commit and by
+ * `--dry-run`, which so refuses exactly what the real run refuses (contract §8.5).
+ */
+export async function checkAdoptionWrites(
+  git: Git,
+  root: string,
+  paths: readonly string[],
+): Promise<void> {
+  for (const path of paths) checkNoLinkOnWay(root, path);
+  for (const path of paths) await checkMirrorPathClean(git, path);
+}
+
+/**
  * Writes the candidate (and, for `--promote`, the canonical: `also`) and commits those paths only;
  * returns the new commit, or `null` when the repo already holds exactly this (nothing to commit:
  * the repo already admits it). Every path is checked clean before anything is written.
@@ -253,8 +295,7 @@ export async function commitAdoption(input: {
     ...(input.also ?? []),
   ];
   const paths = writes.map((write) => write.path);
-  for (const path of paths) checkNoLinkOnWay(input.root, path);
-  for (const path of paths) await checkMirrorPathClean(git, path);
+  await checkAdoptionWrites(git, input.root, paths);
   for (const write of writes) {
     const absolute = join(input.root, ...parseRepoPath(write.path));
     await mkdir(dirname(absolute), { recursive: true });

@@ -10,6 +10,11 @@ export interface Capture {
   readonly sha256: string;
   /** The live content, redacted on the node (secret values back to `{{ secret.NAME }}`). */
   readonly content: string;
+  /**
+   * Whether the node redacted a secret's value in it (the capture answer's `redacted`). Absent:
+   * not known, so a `{{ secret.NAME }}` in it may be one (adopt then treats it as one).
+   */
+  readonly redacted?: boolean;
   /** The controller's build identity, for the `Fleet-Controller` trailer. */
   readonly controller: string;
 }

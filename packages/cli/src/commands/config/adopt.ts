@@ -176,7 +176,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
       };
       if (flags['dry-run']) {
         const writes = [{ path: candidate.mirrorPath, content: candidate.content }, ...also];
-        const preview = await this.preview(core, context, writes, message);
+        const preview = await this.preview(core, context, root, writes, message);
         await log('unchanged', null, 0, 'dry run: nothing written');
         return { ...result, commit: null, dryRun: preview };
       }
@@ -216,14 +216,23 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     }
   }
 
-  /** `--dry-run`: the commit adopt would make, shown; the same clean-path checks; nothing written. */
+  /**
+   * `--dry-run`: the commit adopt would make, shown, after the very checks the commit makes (no
+   * link on a write's way, every path clean), so it refuses what the real run refuses; nothing
+   * written.
+   */
   private async preview(
     core: typeof import('@fleet/core'),
     context: FleetContext,
+    root: string,
     writes: readonly RepoWrite[],
     message: string,
   ): Promise<AdoptionPreview> {
-    for (const write of writes) await core.checkMirrorPathClean(context.git, write.path);
+    await core.checkAdoptionWrites(
+      context.git,
+      root,
+      writes.map((write) => write.path),
+    );
     const preview = await core.previewAdoption({ git: context.git, writes, message });
     if (!this.jsonEnabled()) this.log(renderPreview(preview, core.escapeControl));
     return preview;
