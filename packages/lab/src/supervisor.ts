@@ -16,11 +16,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Server } from 'node:net';
 import {
   CONTROLLER_NODE_OPTIONS,
   type LabSupervisorFlags,
+  type LabSupervisorRequest,
   type LabSupervisorState,
 } from '@fleet/core';
+import type * as Core from '@fleet/core';
 import { closeControl, serveControl } from './control-server.js';
 import {
   LAB_CONTROLLER_DEFINITION_PATH,
@@ -29,7 +32,7 @@ import {
   renderLabControllerDefinition,
   withJsonFlag,
 } from './definition.js';
-import { labLayout, nodeLayout } from './layout.js';
+import { labLayout, nodeLayout, type NodeLayout } from './layout.js';
 import { readSupervisorState, writeSupervisorState } from './state.js';
 
 export interface SupervisorOptions {
@@ -65,67 +68,133 @@ interface Launch {
 }
 
 export async function runSupervisor(options: SupervisorOptions): Promise<void> {
-  const {
-    FleetError,
-    LAB_SUPERVISOR_ENV,
-    describeRuntimeCommand,
-    readDefinitionFile,
-    withNodeId,
-    writeDefinitionFile,
-  } = await import('@fleet/core');
+  const core = await import('@fleet/core');
   const node = nodeLayout(labLayout(options.dir), options.host);
   const recorded = await readSupervisorState(node.state);
-  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
-  const state: { -readonly [K in keyof LabSupervisorState]: LabSupervisorState[K] } = {
-    host: options.host,
-    flags: recorded?.flags ?? options.flags,
-    pid: null,
-    startedAt: null,
-    supervisorPid: process.pid,
-    state: 'starting',
-    restarts: recorded?.restarts ?? 0,
-    home: node.home,
-    virtual: false,
+  const supervisor = new Supervisor(core, options, node, recorded);
+  const control = await serveControl(node.socket, (request) => supervisor.handle(request));
+  const shutdown = (signal: string) => void supervisor.shutdown(signal, control);
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => undefined); // detached: a closing terminal is not a reason to stop
+
+  await supervisor.persist();
+  await supervisor.start(1).catch((error: Error) => log(`start failed: ${error.message}`));
+  // Lives until signalled: the control server keeps the event loop alive.
+}
+
+/** What `runSupervisor` takes from `@fleet/core` (loaded when the supervisor starts). */
+type SupervisorCore = Pick<
+  typeof Core,
+  | 'FleetError'
+  | 'LAB_SUPERVISOR_ENV'
+  | 'describeRuntimeCommand'
+  | 'readDefinitionFile'
+  | 'withNodeId'
+  | 'writeDefinitionFile'
+>;
+
+type MutableState = { -readonly [K in keyof LabSupervisorState]: LabSupervisorState[K] };
+
+/** The dev checkout's controller, run when the node's home holds no definition. */
+export function devCheckoutLaunch(
+  fleetBin: string,
+  home: string,
+  flags: LabSupervisorFlags,
+): Launch {
+  return {
+    executable: process.execPath,
+    args: [
+      ...CONTROLLER_NODE_OPTIONS,
+      fleetBin,
+      'controller',
+      'serve',
+      '--home',
+      home,
+      '--node-id',
+      flags.nodeId,
+      '--port',
+      String(flags.port),
+      '--json',
+    ],
+    environment: {},
+    source: 'the dev checkout',
+    nodeId: flags.nodeId,
   };
-  let child: ChildProcess | undefined;
+}
+
+/**
+ * The crash times still inside the crash window at `now` (oldest first), `now` included: more
+ * than MAX_CRASHES of them and the controller is not restarted again.
+ */
+export function recentCrashes(crashes: readonly number[], now: number): number[] {
+  return [...crashes, now].filter((at) => at >= now - CRASH_WINDOW_MS);
+}
+
+/** The port a controller's first stdout line (`{"url": …}`) says it bound, or null. */
+export function readyPort(line: string): number | null {
+  try {
+    const started = JSON.parse(line) as { url?: unknown };
+    const port = Number(new URL(String(started.url)).port);
+    return Number.isInteger(port) && port > 0 ? port : null;
+  } catch {
+    return null;
+  }
+}
+
+/** One node's supervisor: its recorded state, its controller child and the requests it serves. */
+class Supervisor {
+  private readonly state: MutableState;
+  private readonly readyTimeoutMs: number;
+  private child: ChildProcess | undefined;
   /** A controller started but not yet accepting requests (a stop must not orphan it). */
-  let spawning: ChildProcess | undefined;
-  let stopping = false;
-  let restarting = false;
+  private spawning: ChildProcess | undefined;
+  private stopping = false;
+  private restarting = false;
   /** Stopped on request: stays stopped (no crash restart) until a restart request. */
-  let held = false;
-  const crashes: number[] = [];
-  const persist = () => writeSupervisorState(node.state, { ...state });
+  private held = false;
+  private crashes: number[] = [];
+  /** Requests are served one at a time: two restarts never interleave. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly core: SupervisorCore,
+    private readonly options: SupervisorOptions,
+    private readonly node: NodeLayout,
+    recorded: LabSupervisorState | undefined,
+  ) {
+    this.readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+    this.state = {
+      host: options.host,
+      flags: recorded?.flags ?? options.flags,
+      pid: null,
+      startedAt: null,
+      supervisorPid: process.pid,
+      state: 'starting',
+      restarts: recorded?.restarts ?? 0,
+      home: node.home,
+      virtual: false,
+    };
+  }
+
+  persist(): Promise<void> {
+    return writeSupervisorState(this.node.state, { ...this.state });
+  }
 
   /**
    * What the next start runs, read afresh: the definition when the home holds one (checked
    * against this node's fixed port and home), else the dev checkout's controller.
    */
-  const launch = async (): Promise<Launch> => {
-    const content = await readDefinitionFile(node.home, LAB_CONTROLLER_DEFINITION_PATH);
-    if (content === null) {
-      return {
-        executable: process.execPath,
-        args: [
-          ...CONTROLLER_NODE_OPTIONS,
-          options.fleetBin,
-          'controller',
-          'serve',
-          '--home',
-          node.home,
-          '--node-id',
-          state.flags.nodeId,
-          '--port',
-          String(state.flags.port),
-          '--json',
-        ],
-        environment: {},
-        source: 'the dev checkout',
-        nodeId: state.flags.nodeId,
-      };
-    }
+  private async launch(): Promise<Launch> {
+    const { FleetError, describeRuntimeCommand, readDefinitionFile } = this.core;
+    const content = await readDefinitionFile(this.node.home, LAB_CONTROLLER_DEFINITION_PATH);
+    if (content === null)
+      return devCheckoutLaunch(this.options.fleetBin, this.node.home, this.state.flags);
     const definition = parseLabControllerDefinition(content);
-    const problem = labDefinitionProblem(definition, { home: node.home, port: state.flags.port });
+    const problem = labDefinitionProblem(definition, {
+      home: this.node.home,
+      port: this.state.flags.port,
+    });
     if (problem !== null)
       throw new FleetError('ACTION_FAILED', `${LAB_CONTROLLER_DEFINITION_PATH}: ${problem}`);
     const [executable, ...args] = withJsonFlag(definition.command);
@@ -136,15 +205,16 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
       source: LAB_CONTROLLER_DEFINITION_PATH,
       nodeId: describeRuntimeCommand(definition.command).nodeId as string,
     };
-  };
+  }
 
   /** A restart with a new `--node-id` records it in the definition too, so the two agree. */
-  const recordNodeId = async (nodeId: string): Promise<void> => {
-    const content = await readDefinitionFile(node.home, LAB_CONTROLLER_DEFINITION_PATH);
+  private async recordNodeId(nodeId: string): Promise<void> {
+    const { readDefinitionFile, withNodeId, writeDefinitionFile } = this.core;
+    const content = await readDefinitionFile(this.node.home, LAB_CONTROLLER_DEFINITION_PATH);
     if (content !== null) {
       const definition = parseLabControllerDefinition(content);
       await writeDefinitionFile(
-        node.home,
+        this.node.home,
         renderLabControllerDefinition({
           ...definition,
           command: withNodeId(definition.command, nodeId),
@@ -152,56 +222,51 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
       );
       log(`recorded --node-id ${nodeId} in ${LAB_CONTROLLER_DEFINITION_PATH}`);
     }
-    state.flags = { ...state.flags, nodeId };
-  };
+    this.state.flags = { ...this.state.flags, nodeId };
+  }
 
   /** Records a start that failed (and why) in `supervisor.json`. */
-  const failed = async (error: unknown): Promise<void> => {
-    state.pid = null;
-    state.state = 'failed';
-    state.error = error instanceof Error ? error.message : String(error);
-    log(`failed: ${state.error}`);
-    await persist();
-  };
+  private async failed(error: unknown): Promise<void> {
+    this.state.pid = null;
+    this.state.state = 'failed';
+    this.state.error = error instanceof Error ? error.message : String(error);
+    log(`failed: ${this.state.error}`);
+    await this.persist();
+  }
 
   /** Starts the controller; resolves once it printed its bound URL (it then accepts requests). */
-  const spawnController = (what: Launch): Promise<ChildProcess> =>
-    new Promise((resolve, reject) => {
+  private spawnController(what: Launch): Promise<ChildProcess> {
+    const { FleetError, LAB_SUPERVISOR_ENV } = this.core;
+    return new Promise((resolve, reject) => {
       log(`starting controller (${what.source}): ${what.executable} ${what.args.join(' ')}`);
       const proc = spawn(what.executable, [...what.args], {
-        cwd: node.dir,
-        env: { ...process.env, ...what.environment, [LAB_SUPERVISOR_ENV]: node.socket },
+        cwd: this.node.dir,
+        env: { ...process.env, ...what.environment, [LAB_SUPERVISOR_ENV]: this.node.socket },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
-      spawning = proc;
+      this.spawning = proc;
       const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
       const timer = setTimeout(() => {
         proc.kill('SIGKILL');
         reject(
           new FleetError(
             'ACTION_FAILED',
-            `the controller did not accept requests within ${readyTimeoutMs} ms`,
+            `the controller did not accept requests within ${this.readyTimeoutMs} ms`,
           ),
         );
-      }, readyTimeoutMs);
+      }, this.readyTimeoutMs);
       let ready = false;
       lines.on('line', (line) => {
-        if (ready) {
+        const port = ready ? null : readyPort(line);
+        if (port === null) {
           log(`controller: ${line}`);
           return;
         }
-        try {
-          const started = JSON.parse(line) as { url?: unknown };
-          const port = Number(new URL(String(started.url)).port);
-          if (!Number.isInteger(port) || port <= 0) throw new Error('no port');
-          ready = true;
-          spawning = undefined;
-          clearTimeout(timer);
-          state.flags = { ...state.flags, port };
-          resolve(proc);
-        } catch {
-          log(`controller: ${line}`);
-        }
+        ready = true;
+        this.spawning = undefined;
+        clearTimeout(timer);
+        this.state.flags = { ...this.state.flags, port };
+        resolve(proc);
       });
       proc.once('error', (error) => {
         clearTimeout(timer);
@@ -209,19 +274,20 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
       });
       proc.once('exit', (code, signal) => {
         if (ready) return;
-        if (spawning === proc) spawning = undefined;
+        if (this.spawning === proc) this.spawning = undefined;
         clearTimeout(timer);
         reject(
           new FleetError(
             'ACTION_FAILED',
-            `the controller exited (${signal ?? `code ${code}`}) before accepting requests; see ${node.log}`,
+            `the controller exited (${signal ?? `code ${code}`}) before accepting requests; see ${this.node.log}`,
           ),
         );
       });
     });
+  }
 
-  const stopChild = async (): Promise<void> => {
-    const proc = child;
+  private async stopChild(): Promise<void> {
+    const proc = this.child;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
     proc.kill('SIGTERM');
@@ -234,137 +300,138 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
       proc.kill('SIGKILL');
       await exited;
     }
-  };
+  }
 
-  const start = async (attempts: number): Promise<void> => {
+  async start(attempts: number): Promise<void> {
     let what: Launch;
     try {
-      what = await launch();
+      what = await this.launch();
     } catch (error) {
       // A bad definition is refused, never retried or guessed around.
-      if (!held) await failed(error);
+      if (!this.held) await this.failed(error);
       throw error;
     }
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const proc = await spawnController(what);
-        child = proc;
-        state.flags = { ...state.flags, nodeId: what.nodeId };
-        state.pid = proc.pid ?? null;
-        state.startedAt = new Date().toISOString();
-        state.state = 'running';
-        delete state.error;
-        await persist();
-        log(`controller ${proc.pid} runs as ${state.flags.nodeId} on port ${state.flags.port}`);
-        proc.once('exit', (code, signal) => void onExit(proc, code, signal));
+        await this.running(await this.spawnController(what), what);
         return;
       } catch (error) {
         // A restart can race the old process for its port; a short wait settles it.
-        if (attempt >= attempts || stopping || held) {
+        if (attempt >= attempts || this.stopping || this.held) {
           // Stopped on request meanwhile: the stop records the state, not this start.
-          if (!held) await failed(error);
+          if (!this.held) await this.failed(error);
           throw error;
         }
         await sleep(500);
       }
     }
-  };
+  }
 
-  const onExit = async (
+  /** Records a controller that accepts requests, and watches it for a crash. */
+  private async running(proc: ChildProcess, what: Launch): Promise<void> {
+    this.child = proc;
+    this.state.flags = { ...this.state.flags, nodeId: what.nodeId };
+    this.state.pid = proc.pid ?? null;
+    this.state.startedAt = new Date().toISOString();
+    this.state.state = 'running';
+    delete this.state.error;
+    await this.persist();
+    log(
+      `controller ${proc.pid} runs as ${this.state.flags.nodeId} on port ${this.state.flags.port}`,
+    );
+    proc.once('exit', (code, signal) => void this.onExit(proc, code, signal));
+  }
+
+  private async onExit(
     proc: ChildProcess,
     code: number | null,
     signal: NodeJS.Signals | null,
-  ): Promise<void> => {
-    if (stopping || restarting || held || proc !== child) return;
+  ): Promise<void> {
+    if (this.stopping || this.restarting || this.held || proc !== this.child) return;
     log(`controller ${proc.pid} exited unexpectedly (${signal ?? `code ${code}`})`);
-    const now = Date.now();
-    crashes.push(now);
-    while (crashes.length > 0 && (crashes[0] as number) < now - CRASH_WINDOW_MS) crashes.shift();
-    state.pid = null;
-    if (crashes.length > MAX_CRASHES) {
-      state.state = 'failed';
-      state.error = `crashed ${crashes.length} times within ${CRASH_WINDOW_MS / 1000} s; not restarted`;
-      await persist();
-      log(state.error);
+    this.crashes = recentCrashes(this.crashes, Date.now());
+    this.state.pid = null;
+    if (this.crashes.length > MAX_CRASHES) {
+      this.state.state = 'failed';
+      this.state.error = `crashed ${this.crashes.length} times within ${CRASH_WINDOW_MS / 1000} s; not restarted`;
+      await this.persist();
+      log(this.state.error);
       return;
     }
-    state.state = 'restarting';
-    state.restarts += 1;
-    await persist();
-    await sleep(500 * crashes.length);
-    if (!stopping && !restarting && !held)
-      await start(3).catch((error: Error) => log(`restart failed: ${error.message}`));
-  };
+    this.state.state = 'restarting';
+    this.state.restarts += 1;
+    await this.persist();
+    await sleep(500 * this.crashes.length);
+    if (!this.stopping && !this.restarting && !this.held)
+      await this.start(3).catch((error: Error) => log(`restart failed: ${error.message}`));
+  }
 
-  // Requests are served one at a time: two restarts never interleave.
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialised = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => undefined);
+  private serialised<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
     return next;
-  };
+  }
 
-  const control = await serveControl(node.socket, (request) =>
-    serialised(async () => {
-      if ('status' in request) return { ...state };
-      if (stopping) throw new FleetError('ACTION_FAILED', 'the supervisor is stopping');
-      restarting = true;
+  /** Serves one control request (contract §13), one at a time. */
+  handle(request: LabSupervisorRequest): Promise<LabSupervisorState> {
+    return this.serialised(async () => {
+      if ('status' in request) return { ...this.state };
+      if (this.stopping)
+        throw new this.core.FleetError('ACTION_FAILED', 'the supervisor is stopping');
+      this.restarting = true;
       try {
-        if ('stop' in request) {
-          log('stop requested');
-          held = true;
-          // A crash restart in flight is not waited for: its controller is killed outright.
-          spawning?.kill('SIGKILL');
-          await stopChild();
-          child = undefined;
-          state.pid = null;
-          state.state = 'stopped';
-          delete state.error;
-          await persist();
-          return { ...state };
-        }
-        const { nodeId } = request.restart;
-        log(`restart requested${nodeId ? ` with --node-id ${nodeId}` : ''}`);
-        held = false;
-        state.state = 'restarting';
-        await persist();
-        await stopChild();
-        state.restarts += 1;
-        if (nodeId !== undefined) {
-          try {
-            await recordNodeId(nodeId);
-          } catch (error) {
-            await failed(error);
-            throw error;
-          }
-        }
-        await start(3);
-        return { ...state };
+        if ('stop' in request) await this.stopOnRequest();
+        else await this.restartOnRequest(request.restart.nodeId);
+        return { ...this.state };
       } finally {
-        restarting = false;
+        this.restarting = false;
       }
-    }),
-  );
+    });
+  }
 
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
+  private async stopOnRequest(): Promise<void> {
+    log('stop requested');
+    this.held = true;
+    // A crash restart in flight is not waited for: its controller is killed outright.
+    this.spawning?.kill('SIGKILL');
+    await this.stopChild();
+    this.child = undefined;
+    this.state.pid = null;
+    this.state.state = 'stopped';
+    delete this.state.error;
+    await this.persist();
+  }
+
+  private async restartOnRequest(nodeId: string | undefined): Promise<void> {
+    log(`restart requested${nodeId ? ` with --node-id ${nodeId}` : ''}`);
+    this.held = false;
+    this.state.state = 'restarting';
+    await this.persist();
+    await this.stopChild();
+    this.state.restarts += 1;
+    if (nodeId !== undefined) {
+      try {
+        await this.recordNodeId(nodeId);
+      } catch (error) {
+        await this.failed(error);
+        throw error;
+      }
+    }
+    await this.start(3);
+  }
+
+  async shutdown(signal: string, control: Server): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
     log(`${signal}: stopping`);
     // Not waiting for a restart in flight: a controller still starting is killed outright.
-    spawning?.kill('SIGKILL');
-    await stopChild();
-    await closeControl(control, node.socket);
-    state.pid = null;
-    state.state = 'stopped';
-    await persist();
+    this.spawning?.kill('SIGKILL');
+    await this.stopChild();
+    await closeControl(control, this.node.socket);
+    this.state.pid = null;
+    this.state.state = 'stopped';
+    await this.persist();
     log('stopped');
     process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGHUP', () => undefined); // detached: a closing terminal is not a reason to stop
-
-  await persist();
-  await start(1).catch((error: Error) => log(`start failed: ${error.message}`));
-  // Lives until signalled: the control server keeps the event loop alive.
+  }
 }
