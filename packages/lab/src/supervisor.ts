@@ -17,12 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server } from 'node:net';
-import {
-  CONTROLLER_NODE_OPTIONS,
-  type LabSupervisorFlags,
-  type LabSupervisorRequest,
-  type LabSupervisorState,
-} from '@fleet/core';
+import type { LabSupervisorFlags, LabSupervisorRequest, LabSupervisorState } from '@fleet/core';
 import type * as Core from '@fleet/core';
 import { closeControl, serveControl } from './control-server.js';
 import {
@@ -34,6 +29,14 @@ import {
 } from './definition.js';
 import { labLayout, nodeLayout, type NodeLayout } from './layout.js';
 import { readSupervisorState, writeSupervisorState } from './state.js';
+import {
+  CRASH_WINDOW_MS,
+  devCheckoutLaunch,
+  MAX_CRASHES,
+  readyPort,
+  recentCrashes,
+  type Launch,
+} from './supervisor-model.js';
 
 export interface SupervisorOptions {
   /** The lab's real DIR. */
@@ -47,24 +50,9 @@ export interface SupervisorOptions {
 }
 
 const STOP_GRACE_MS = 10_000;
-const CRASH_WINDOW_MS = 60_000;
-const MAX_CRASHES = 5;
 
 function log(message: string): void {
   process.stderr.write(`[${new Date().toISOString()}] supervisor: ${message}\n`);
-}
-
-/** What one start spawns. */
-interface Launch {
-  /** The node binary. */
-  readonly executable: string;
-  readonly args: readonly string[];
-  /** Extra environment (the definition's). */
-  readonly environment: Readonly<Record<string, string>>;
-  /** Where the command came from, for the log. */
-  readonly source: string;
-  /** The `--node-id` it runs with. */
-  readonly nodeId: string;
 }
 
 export async function runSupervisor(options: SupervisorOptions): Promise<void> {
@@ -95,52 +83,6 @@ type SupervisorCore = Pick<
 >;
 
 type MutableState = { -readonly [K in keyof LabSupervisorState]: LabSupervisorState[K] };
-
-/** The dev checkout's controller, run when the node's home holds no definition. */
-export function devCheckoutLaunch(
-  fleetBin: string,
-  home: string,
-  flags: LabSupervisorFlags,
-): Launch {
-  return {
-    executable: process.execPath,
-    args: [
-      ...CONTROLLER_NODE_OPTIONS,
-      fleetBin,
-      'controller',
-      'serve',
-      '--home',
-      home,
-      '--node-id',
-      flags.nodeId,
-      '--port',
-      String(flags.port),
-      '--json',
-    ],
-    environment: {},
-    source: 'the dev checkout',
-    nodeId: flags.nodeId,
-  };
-}
-
-/**
- * The crash times still inside the crash window at `now` (oldest first), `now` included: more
- * than MAX_CRASHES of them and the controller is not restarted again.
- */
-export function recentCrashes(crashes: readonly number[], now: number): number[] {
-  return [...crashes, now].filter((at) => at >= now - CRASH_WINDOW_MS);
-}
-
-/** The port a controller's first stdout line (`{"url": …}`) says it bound, or null. */
-export function readyPort(line: string): number | null {
-  try {
-    const started = JSON.parse(line) as { url?: unknown };
-    const port = Number(new URL(String(started.url)).port);
-    return Number.isInteger(port) && port > 0 ? port : null;
-  } catch {
-    return null;
-  }
-}
 
 /** One node's supervisor: its recorded state, its controller child and the requests it serves. */
 class Supervisor {

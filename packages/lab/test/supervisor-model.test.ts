@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { CONTROLLER_NODE_OPTIONS } from '@fleet/core';
-import { devCheckoutLaunch, readyPort, recentCrashes } from '../src/supervisor.js';
+import { devCheckoutLaunch, readyPort, recentCrashes } from '../src/supervisor-model.js';
 
 describe('lab supervisor: without a definition the dev checkout controller runs', () => {
   it('on the node home, node id and fixed port, printing its URL as JSON', () => {
