@@ -47,7 +47,12 @@ import {
 } from '@fleet/core/plugin';
 import { transportIdentityDomain } from './domain.js';
 import { parseIdentity } from './identity-file.js';
-import { recordedSupervisor, switchNodeId, type SwitchPlan } from './supervisor.js';
+import {
+  recordedSupervisor,
+  switchNodeId,
+  type SwitchOutcome,
+  type SwitchPlan,
+} from './supervisor.js';
 
 const DOMAIN = transportIdentityDomain.domain;
 const IDENTITY = transportIdentityDomain.files[0];
@@ -88,6 +93,176 @@ const action = (kind: string, status: ActionOutcome['status'], detail: string): 
   detail,
 });
 
+/** What the refusals of step 1 leave to install: the resolved text, the ids, the supervisor. */
+interface Accepted {
+  readonly text: string;
+  readonly from: string;
+  readonly to: string;
+  /** Null when the id does not change (nothing to restart). */
+  readonly supervisor: ControllerSupervisor | null;
+}
+
+/** 1. Every refusal before the first write. */
+async function accept(
+  ctx: NodeContext,
+  request: NodeInstallRequest,
+  file: { readonly content: string; readonly path: string },
+  supervisorOf: (ctx: NodeContext) => Promise<ControllerSupervisor | null>,
+  launchGiven: boolean,
+): Promise<Accepted> {
+  const text = resolveSecrets(file.content, await ctx.secrets(), file.path);
+  const parsed = parseIdentity(text, file.path);
+  if (!parsed.ok) {
+    const [first] = parsed.problems;
+    throw new FleetError(
+      'FORMAT_UNSUPPORTED',
+      `${file.path}${first?.line ? `:${first.line}` : ''}: ${first?.message ?? 'invalid'}; nothing written`,
+      { problems: parsed.problems },
+    );
+  }
+  const to = parsed.expectedNode;
+  const from = ctx.nodeId;
+  const repoNodeId = request.parameters['node_id'];
+  if (repoNodeId !== undefined && repoNodeId !== to) {
+    throw new FleetError(
+      'BAD_REQUEST',
+      `${file.path}: expected_node ${to} is not the host's node_id ${repoNodeId}; nothing written (the identity file must name the node the repository names)`,
+    );
+  }
+  const change = to !== from;
+  const supervisor = change ? await supervisorOf(ctx) : null;
+  if (change && supervisor === null) {
+    throw new FleetError(
+      'DOMAIN_BEHAVIOUR_ABSENT',
+      `${DOMAIN}: changing --node-id ${from} to ${to} needs the controller's supervisor, and this node records none fleet can drive (~/.local/state/fleet/supervisor.json, written when a bootstrap adapter or fleet lab up installs the controller); nothing written`,
+    );
+  }
+  if (
+    supervisor !== null &&
+    supervisor.replacesCaller &&
+    !launchGiven &&
+    supervisor.switchFromOutside === undefined
+  ) {
+    throw new FleetError(
+      'DOMAIN_BEHAVIOUR_ABSENT',
+      `${DOMAIN}: the ${supervisor.kind} supervisor restarts this very controller but cannot run the switch from outside it; nothing written`,
+    );
+  }
+  return { text, from, to, supervisor };
+}
+
+/** 3. The running controller already has the id: nothing to restart. */
+function unchangedActions(to: string): ActionOutcome[] {
+  return [
+    action('update-supervisor-flag', 'skipped', `--node-id is already ${to}`),
+    action(
+      'restart-controller',
+      'skipped',
+      `the running controller already runs with --node-id ${to}`,
+    ),
+    action('verify-node-id', 'ok', `the running controller reports ${to}, as expected_node says`),
+  ];
+}
+
+/** 5. The switch runs from outside after the answer: every step still to come. */
+function pendingActions(from: string, to: string, kind: string): ActionOutcome[] {
+  return [
+    action(
+      'update-supervisor-flag',
+      'pending',
+      `record --node-id ${to} with the ${kind} supervisor (was ${from})`,
+    ),
+    action(
+      'restart-controller',
+      'pending',
+      `restart the controller through the ${kind} supervisor`,
+    ),
+    action('verify-node-id', 'pending', `the restarted controller must run with --node-id ${to}`),
+  ];
+}
+
+/** 4. The in-process switch succeeded. */
+function switchedActions(
+  from: string,
+  to: string,
+  kind: string,
+  outcome: SwitchOutcome,
+): ActionOutcome[] {
+  return [
+    action(
+      'update-supervisor-flag',
+      'ok',
+      `recorded --node-id ${to} with the ${kind} supervisor (was ${from})`,
+    ),
+    action('restart-controller', 'ok', outcome.restart?.detail ?? 'restarted'),
+    action('verify-node-id', 'ok', `the restarted controller runs with --node-id ${to}`),
+  ];
+}
+
+/**
+ * 4. The in-process switch failed (the file already restored): VERIFICATION_FAILED when the old
+ * id runs again, RECOVERY_REQUIRED when even the rollback restart failed; the actions say which.
+ */
+function failedSwitchError(from: string, to: string, outcome: SwitchOutcome): FleetError {
+  const actions = [
+    action('update-supervisor-flag', 'rolled-back', `--node-id ${from} recorded again`),
+    action('restart-controller', 'failed', outcome.error ?? 'the restart failed'),
+    action(
+      'restart-controller',
+      outcome.rolledBack ? 'ok' : 'failed',
+      outcome.rolledBack
+        ? `restarted again with --node-id ${from} and the restored identity file`
+        : `the rollback restart failed too: ${outcome.rollbackError ?? 'unknown'}`,
+    ),
+    action('verify-node-id', 'failed', `the controller does not run with --node-id ${to}`),
+  ];
+  return outcome.rolledBack
+    ? new FleetError(
+        'VERIFICATION_FAILED',
+        `${outcome.error}; the identity file was restored and the controller restarted with --node-id ${from}`,
+        { actions },
+      )
+    : new FleetError(
+        'RECOVERY_REQUIRED',
+        `${outcome.error}; the identity file was restored but the controller could not be restarted with --node-id ${from} (${outcome.rollbackError}): manual recovery required`,
+        { actions },
+      );
+}
+
+/** 4. The restart happens elsewhere: switch in-process, restore the file on failure. */
+async function switchInProcess(
+  writer: SafeFileWriter,
+  result: ReplaceResult,
+  supervisor: ControllerSupervisor,
+  plan: SwitchPlan & { readonly operationId: string },
+): Promise<NodeInstallResult> {
+  let restored = false;
+  const outcome = await switchNodeId(supervisor, plan, {
+    beforeRollback: async () => {
+      await restoreWritten(
+        writer,
+        [result],
+        new FleetError('VERIFICATION_FAILED', 'the switch failed'),
+      );
+      restored = true;
+    },
+  });
+  if (outcome.switched) {
+    return {
+      files: [result],
+      actions: switchedActions(plan.from, plan.to, supervisor.kind, outcome),
+      verified: true,
+    };
+  }
+  if (!restored)
+    await restoreWritten(
+      writer,
+      [result],
+      new FleetError('VERIFICATION_FAILED', outcome.error ?? 'the switch failed'),
+    );
+  throw failedSwitchError(plan.from, plan.to, outcome);
+}
+
 /** The domain's installer, with its supervisor seam (tests pass a recorded supervisor). */
 export function createTransportIdentityInstaller(
   options: TransportIdentityOptions = {},
@@ -105,47 +280,13 @@ export function createTransportIdentityInstaller(
       fileId: IDENTITY.id,
       name: 'the identity file',
     });
-
-    // 1. Every refusal before the first write.
-    const text = resolveSecrets(file.content, await ctx.secrets(), file.path);
-    const parsed = parseIdentity(text, file.path);
-    if (!parsed.ok) {
-      const [first] = parsed.problems;
-      throw new FleetError(
-        'FORMAT_UNSUPPORTED',
-        `${file.path}${first?.line ? `:${first.line}` : ''}: ${first?.message ?? 'invalid'}; nothing written`,
-        { problems: parsed.problems },
-      );
-    }
-    const to = parsed.expectedNode;
-    const from = ctx.nodeId;
-    const repoNodeId = request.parameters['node_id'];
-    if (repoNodeId !== undefined && repoNodeId !== to) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${file.path}: expected_node ${to} is not the host's node_id ${repoNodeId}; nothing written (the identity file must name the node the repository names)`,
-      );
-    }
-    const change = to !== from;
-    const supervisor = change ? await supervisorOf(ctx) : null;
-    if (change && supervisor === null) {
-      throw new FleetError(
-        'DOMAIN_BEHAVIOUR_ABSENT',
-        `${DOMAIN}: changing --node-id ${from} to ${to} needs the controller's supervisor, and this node records none fleet can drive (~/.local/state/fleet/supervisor.json, written when a bootstrap adapter or fleet lab up installs the controller); nothing written`,
-      );
-    }
-
-    if (
-      supervisor !== null &&
-      supervisor.replacesCaller &&
-      options.launch === undefined &&
-      supervisor.switchFromOutside === undefined
-    ) {
-      throw new FleetError(
-        'DOMAIN_BEHAVIOUR_ABSENT',
-        `${DOMAIN}: the ${supervisor.kind} supervisor restarts this very controller but cannot run the switch from outside it; nothing written`,
-      );
-    }
+    const { text, from, to, supervisor } = await accept(
+      ctx,
+      request,
+      file,
+      supervisorOf,
+      options.launch !== undefined,
+    );
 
     // 2. The file, read back.
     const [result] = (await writeVerified(writer, [
@@ -157,48 +298,15 @@ export function createTransportIdentityInstaller(
     ])) as [ReplaceResult];
 
     // 3. Nothing to restart.
-    if (!change || supervisor === null) {
-      return {
-        files: [result],
-        actions: [
-          action('update-supervisor-flag', 'skipped', `--node-id is already ${to}`),
-          action(
-            'restart-controller',
-            'skipped',
-            `the running controller already runs with --node-id ${to}`,
-          ),
-          action(
-            'verify-node-id',
-            'ok',
-            `the running controller reports ${to}, as expected_node says`,
-          ),
-        ],
-        verified: true,
-      };
-    }
+    if (supervisor === null)
+      return { files: [result], actions: unchangedActions(to), verified: true };
 
     const plan = { from, to, operationId: request.operationId };
     // 5. The restart replaces this process: answer first, switch from outside, settle at start.
     if (supervisor.replacesCaller) {
       return {
         files: [result],
-        actions: [
-          action(
-            'update-supervisor-flag',
-            'pending',
-            `record --node-id ${to} with the ${supervisor.kind} supervisor (was ${from})`,
-          ),
-          action(
-            'restart-controller',
-            'pending',
-            `restart the controller through the ${supervisor.kind} supervisor`,
-          ),
-          action(
-            'verify-node-id',
-            'pending',
-            `the restarted controller must run with --node-id ${to}`,
-          ),
-        ],
+        actions: pendingActions(from, to, supervisor.kind),
         verified: false,
         pending: {
           expect: { nodeId: to },
@@ -207,63 +315,8 @@ export function createTransportIdentityInstaller(
         },
       };
     }
-
     // 4. The restart happens elsewhere: switch in-process, roll back on failure.
-    let restored = false;
-    const outcome = await switchNodeId(supervisor, plan, {
-      beforeRollback: async () => {
-        await restoreWritten(
-          writer,
-          [result],
-          new FleetError('VERIFICATION_FAILED', 'the switch failed'),
-        );
-        restored = true;
-      },
-    });
-    if (outcome.switched) {
-      return {
-        files: [result],
-        actions: [
-          action(
-            'update-supervisor-flag',
-            'ok',
-            `recorded --node-id ${to} with the ${supervisor.kind} supervisor (was ${from})`,
-          ),
-          action('restart-controller', 'ok', outcome.restart?.detail ?? 'restarted'),
-          action('verify-node-id', 'ok', `the restarted controller runs with --node-id ${to}`),
-        ],
-        verified: true,
-      };
-    }
-    if (!restored)
-      await restoreWritten(
-        writer,
-        [result],
-        new FleetError('VERIFICATION_FAILED', outcome.error ?? 'the switch failed'),
-      );
-    const actions = [
-      action('update-supervisor-flag', 'rolled-back', `--node-id ${from} recorded again`),
-      action('restart-controller', 'failed', outcome.error ?? 'the restart failed'),
-      action(
-        'restart-controller',
-        outcome.rolledBack ? 'ok' : 'failed',
-        outcome.rolledBack
-          ? `restarted again with --node-id ${from} and the restored identity file`
-          : `the rollback restart failed too: ${outcome.rollbackError ?? 'unknown'}`,
-      ),
-      action('verify-node-id', 'failed', `the controller does not run with --node-id ${to}`),
-    ];
-    throw outcome.rolledBack
-      ? new FleetError(
-          'VERIFICATION_FAILED',
-          `${outcome.error}; the identity file was restored and the controller restarted with --node-id ${from}`,
-          { actions },
-        )
-      : new FleetError(
-          'RECOVERY_REQUIRED',
-          `${outcome.error}; the identity file was restored but the controller could not be restarted with --node-id ${from} (${outcome.rollbackError}): manual recovery required`,
-          { actions },
-        );
+    return switchInProcess(writer, result, supervisor, plan);
   }
 
   return {
