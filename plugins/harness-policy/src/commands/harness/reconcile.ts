@@ -2,7 +2,17 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Flags } from '@fleet/core/command';
 import { PluginCommand } from '../../cli/base.js';
-import type { ReconcileDocument } from '../../reconcile/model.js';
+import type * as Core from '@fleet/core';
+import type { InstallerDescriptor } from '@fleet/core';
+import type * as Command from '@fleet/core/command';
+import type * as Engine from '../../reconcile/engine.js';
+import type * as Live from '../../reconcile/live.js';
+import type * as Model from '../../reconcile/model.js';
+import type { ReconcileDocument, ReconcileHost, ReconcileMode } from '../../reconcile/model.js';
+import type * as Render from '../../reconcile/render.js';
+import type * as State from '../../reconcile/state.js';
+import type * as Store from '../../reconcile/store.js';
+import type { LoadedState, ReconcilePaths } from '../../reconcile/store.js';
 
 const DOMAIN = 'harness-policy';
 
@@ -49,18 +59,71 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     const { flags } = await this.parse(HarnessReconcile);
     const mode = flags.unattended ? 'unattended' : flags.confirm ? 'confirm' : 'dry-run';
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const model = await import('../../reconcile/model.js');
-    const { mergeState, pendingSince } = await import('../../reconcile/state.js');
-    const store = await import('../../reconcile/store.js');
-    const { reconcileHosts } = await import('../../reconcile/engine.js');
-    const { renderHost, renderClosing, logLines, refusalLine } =
-      await import('../../reconcile/render.js');
-    const { readLiveThrough } = await import('../../reconcile/live.js');
+    const m: Modules = {
+      core: await import('@fleet/core'),
+      model: await import('../../reconcile/model.js'),
+      state: await import('../../reconcile/state.js'),
+      store: await import('../../reconcile/store.js'),
+      engine: await import('../../reconcile/engine.js'),
+      render: await import('../../reconcile/render.js'),
+      live: await import('../../reconcile/live.js'),
+      command: await import('@fleet/core/command'),
+    };
+    const { core, store } = m;
     const started = new Date();
     const paths = store.reconcilePaths(process.env);
+    const fleet = await this.loadFleet(core, root, flags.host);
+    const client = await hostClients(core, fleet.repo, flags.timeout);
 
-    // The domain as registered (its declaration is what the unattended gate reads).
+    // History read and indexed once for the fleet (two git processes), at HEAD.
+    const assessment = await core.prepareAssessment({
+      repo: fleet.repo,
+      git: fleet.git,
+      source: fleet.source,
+      domains: new Map([[DOMAIN, fleet.runtime]]),
+      domainFilter: [DOMAIN],
+      readLive: m.live.readLiveThrough((host) => client(host)),
+    });
+    const commit = assessment.snapshot.commit;
+    const canonicalSha = await canonicalBlob(core, fleet, commit);
+
+    const release = await store.acquireLock(paths, started);
+    try {
+      if (mode === 'unattended') await refuseUnattended(m, root, fleet, paths, started);
+      const loaded = await store.loadState(paths, started);
+      if (loaded.problem) {
+        this.note(
+          `warning: the previous state ${paths.state} was unusable (${loaded.problem}); moved to ${loaded.movedTo}`,
+        );
+      }
+      const reconciled = await this.reconcileAll(
+        m,
+        fleet,
+        { assessment, client, mode, loaded },
+        flags,
+      );
+      return await this.finish(m, paths, reconciled, {
+        fleet,
+        loaded,
+        mode,
+        commit,
+        canonicalSha,
+      });
+    } finally {
+      await release();
+    }
+  }
+
+  /**
+   * The domain as registered (its declaration is what the unattended gate reads), the repository
+   * as committed at HEAD, and the hosts to work on: every host running the domain, or each
+   * --host (an unknown host or one not running the domain: refused before any work).
+   */
+  private async loadFleet(
+    core: CoreModule,
+    root: string,
+    only: string[] | undefined,
+  ): Promise<Fleet> {
     const registry = await this.loadRegistry();
     const declaration = registry.domain(DOMAIN).descriptor;
     const runtime = core.domainRuntime(declaration, await registry.installer(DOMAIN));
@@ -74,180 +137,239 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       .filter(([, entry]) => entry.domains.includes(DOMAIN))
       .map(([name]) => name)
       .sort();
-    const hosts = flags.host ? [...new Set(flags.host)] : running;
+    const hosts = only ? [...new Set(only)] : running;
     for (const host of hosts) {
       core.hostEntry(repo, host); // UNKNOWN_HOST (exit 2) before any work
       if (!running.includes(host)) {
         throw new core.FleetError('UNKNOWN_DOMAIN', `host ${host} does not run ${DOMAIN}`);
       }
     }
+    return { declaration, runtime, git, repo, source, running, hosts };
+  }
 
-    const credentialsPath = core.defaultCredentialsPath(process.env);
-    const credentials = await core.loadCredentials(credentialsPath);
-    const clients = new Map<string, ReturnType<typeof core.clientForHost>>();
-    const client = (host: string) => {
-      let found = clients.get(host);
-      if (!found) {
-        found = core.clientForHost({
-          repo,
-          host,
-          credentials,
-          credentialsPath,
-          timeoutMs: flags.timeout,
-        });
-        clients.set(host, found);
-      }
-      return found;
-    };
-
-    // History read and indexed once for the fleet (two git processes), at HEAD.
-    const assessment = await core.prepareAssessment({
-      repo,
-      git,
-      source,
-      domains: new Map([[DOMAIN, runtime]]),
-      domainFilter: [DOMAIN],
-      readLive: readLiveThrough((host) => client(host)),
-    });
-    const commit = assessment.snapshot.commit;
-    const whole = declaration.files.find((file) => file.kind === 'whole') ?? declaration.files[0];
-    if (!whole) throw new core.FleetError('INTERNAL', `${DOMAIN} declares no files`);
-    const canonical = core.canonicalPath(declaration, whole);
-    const blob = await git.run(['rev-parse', '--verify', '--quiet', `${commit}:${canonical}`], {
-      allowFailure: true,
-    });
-    const canonicalSha = blob.stdout.trim();
-    if (blob.exitCode !== 0 || canonicalSha === '') {
-      throw new core.FleetError(
-        'CANONICAL_MISSING',
-        `${canonical} is missing at commit ${commit.slice(0, 12)}`,
-        {
-          problems: [{ file: canonical, message: 'canonical file is missing at the repo commit' }],
-        },
-      );
-    }
-
-    const release = await store.acquireLock(paths, started);
-    try {
-      if (mode === 'unattended') {
-        // The opt-in must hold both in the reviewed commit (read above) and in the working tree:
-        // an uncommitted edit back to deny already disables it; a working tree that does not
-        // parse counts as deny.
-        let worktreePolicy: 'allow' | 'deny' = 'deny';
-        try {
-          const text = await readFile(join(root, core.MANIFEST_FILE), 'utf8');
-          worktreePolicy = core.parseManifest(text).domains[DOMAIN]?.unattended ?? 'deny';
-        } catch {
-          worktreePolicy = 'deny';
-        }
-        const committedPolicy = repo.manifest.domains[DOMAIN]?.unattended ?? 'deny';
-        const refusal = model.unattendedRefusal({
-          domain: DOMAIN,
-          coupling: declaration.coupling,
-          worktree: worktreePolicy,
-          committed: committedPolicy,
-        });
-        if (refusal !== null) {
-          await store.appendLog(paths, [
-            refusalLine(
-              started.toISOString(),
-              mode,
-              'UNATTENDED_REFUSED',
-              refusal,
-              core.escapeControl,
-            ),
-          ]);
-          throw new core.FleetError(
-            'UNATTENDED_REFUSED',
-            `unattended reconcile refused: ${refusal}; nothing was written`,
-            {
-              suggestions: ['run `fleet harness reconcile --confirm` as the operator instead'],
-            },
+  /** Reconciles every host, streaming each host's lines as it settles (human output). */
+  private async reconcileAll(
+    m: Modules,
+    fleet: Fleet,
+    run: {
+      readonly assessment: Awaited<ReturnType<CoreModule['prepareAssessment']>>;
+      readonly client: (host: string) => HostClient;
+      readonly mode: ReconcileMode;
+      readonly loaded: LoadedState;
+    },
+    flags: { readonly concurrency: number },
+  ): Promise<ReconcileHost[]> {
+    const { core } = m;
+    const { pendingSince } = m.state;
+    const { reconcileHosts } = m.engine;
+    const { renderHost } = m.render;
+    const { WaitingProgress } = m.command;
+    const { hosts, repo, declaration } = fleet;
+    const { loaded, client } = run;
+    const progress = new WaitingProgress(
+      'harness reconcile',
+      hosts,
+      process.stderr,
+      1_000,
+      2_000,
+      'settled',
+    );
+    const human = !this.jsonEnabled();
+    const escape = core.escapeControl;
+    const reconciled = await reconcileHosts({
+      assessment: run.assessment,
+      runtime: fleet.runtime,
+      hosts,
+      mode: run.mode,
+      // What `config install` sends besides the files (declared host variables, derived paths).
+      parameters: (host) => core.installParameters(repo, host, declaration),
+      // A node that predates the request's repoCommit is sent it again without (core).
+      install: async (host, request) => (await core.installThrough(client(host), request)).receipt,
+      record: async (entry) => {
+        await core.recordOperatorVerb(entry);
+      },
+      newOperationId: core.newOperationId,
+      concurrency: flags.concurrency,
+      onHost: (host) => {
+        progress.settled(host.host);
+        // Streamed: each host's lines as it settles; a hung host holds back only its own. A
+        // host pending since an earlier run says since when (a new one: the document says).
+        if (human) {
+          progress.clear();
+          const since =
+            host.state === 'offline_pending' && loaded.state
+              ? pendingSince(loaded.state, host.host)
+              : undefined;
+          this.log(
+            renderHost(since === undefined ? host : { ...host, pendingSince: since }, escape),
           );
         }
-      }
-
-      const loaded = await store.loadState(paths, started);
-      if (loaded.problem) {
-        this.note(
-          `warning: the previous state ${paths.state} was unusable (${loaded.problem}); moved to ${loaded.movedTo}`,
-        );
-      }
-
-      const { WaitingProgress } = await import('@fleet/core/command');
-      const progress = new WaitingProgress(
-        'harness reconcile',
-        hosts,
-        process.stderr,
-        1_000,
-        2_000,
-        'settled',
-      );
-      const human = !this.jsonEnabled();
-      const escape = core.escapeControl;
-      const reconciled = await reconcileHosts({
-        assessment,
-        runtime,
-        hosts,
-        mode,
-        // What `config install` sends besides the files (declared host variables, derived paths).
-        parameters: (host) => core.installParameters(repo, host, declaration),
-        // A node that predates the request's repoCommit is sent it again without (core).
-        install: async (host, request) =>
-          (await core.installThrough(client(host), request)).receipt,
-        record: async (entry) => {
-          await core.recordOperatorVerb(entry);
-        },
-        newOperationId: core.newOperationId,
-        concurrency: flags.concurrency,
-        onHost: (host) => {
-          progress.settled(host.host);
-          // Streamed: each host's lines as it settles; a hung host holds back only its own. A
-          // host pending since an earlier run says since when (a new one: the document says).
-          if (human) {
-            progress.clear();
-            const since =
-              host.state === 'offline_pending' && loaded.state
-                ? pendingSince(loaded.state, host.host)
-                : undefined;
-            this.log(
-              renderHost(since === undefined ? host : { ...host, pendingSince: since }, escape),
-            );
-          }
-        },
-      });
-      progress.finish();
-
-      const now = new Date().toISOString();
-      const state = mergeState(loaded.state, {
-        now,
-        canonicalSha,
-        repoCommit: commit,
-        mode,
-        hosts: reconciled.map((host) => ({ host: host.host, state: host.state })),
-        fleet: running,
-      });
-      const withPending = reconciled.map((host) => {
-        const since = host.state === 'offline_pending' ? pendingSince(state, host.host) : undefined;
-        return since === undefined ? host : { ...host, pendingSince: since };
-      });
-      const document: ReconcileDocument = {
-        schema: model.RECONCILE_SCHEMA,
-        generatedAt: now,
-        mode,
-        repoCommit: commit,
-        canonicalSha,
-        summary: model.summarise(withPending),
-        hosts: withPending,
-      };
-      const exitCode = model.reconcileExitCode(withPending);
-      await store.saveState(paths, state);
-      await store.appendLog(paths, logLines(document, exitCode, core.escapeControl));
-      if (human) this.log(renderClosing(document));
-      process.exitCode = exitCode;
-      return document;
-    } finally {
-      await release();
-    }
+      },
+    });
+    progress.finish();
+    return reconciled;
   }
+
+  /** Saves the state, logs the run, prints the closing lines and sets the exit code. */
+  private async finish(
+    m: Modules,
+    paths: ReconcilePaths,
+    reconciled: readonly ReconcileHost[],
+    run: {
+      readonly fleet: Fleet;
+      readonly loaded: LoadedState;
+      readonly mode: ReconcileMode;
+      readonly commit: string;
+      readonly canonicalSha: string;
+    },
+  ): Promise<ReconcileDocument> {
+    const { core, model, store } = m;
+    const { mergeState, pendingSince } = m.state;
+    const { renderClosing, logLines } = m.render;
+    const { mode, commit, canonicalSha } = run;
+    const now = new Date().toISOString();
+    const state = mergeState(run.loaded.state, {
+      now,
+      canonicalSha,
+      repoCommit: commit,
+      mode,
+      hosts: reconciled.map((host) => ({ host: host.host, state: host.state })),
+      fleet: run.fleet.running,
+    });
+    const withPending = reconciled.map((host) => {
+      const since = host.state === 'offline_pending' ? pendingSince(state, host.host) : undefined;
+      return since === undefined ? host : { ...host, pendingSince: since };
+    });
+    const document: ReconcileDocument = {
+      schema: model.RECONCILE_SCHEMA,
+      generatedAt: now,
+      mode,
+      repoCommit: commit,
+      canonicalSha,
+      summary: model.summarise(withPending),
+      hosts: withPending,
+    };
+    const exitCode = model.reconcileExitCode(withPending);
+    await store.saveState(paths, state);
+    await store.appendLog(paths, logLines(document, exitCode, core.escapeControl));
+    if (!this.jsonEnabled()) this.log(renderClosing(document));
+    process.exitCode = exitCode;
+    return document;
+  }
+}
+
+/** What `@fleet/core` is to this command (loaded when it runs). */
+type CoreModule = typeof Core;
+
+/** The modules this command loads when it runs, loaded once in `run`. */
+interface Modules {
+  readonly core: CoreModule;
+  readonly model: typeof Model;
+  readonly state: typeof State;
+  readonly store: typeof Store;
+  readonly engine: typeof Engine;
+  readonly render: typeof Render;
+  readonly live: typeof Live;
+  readonly command: typeof Command;
+}
+type HostClient = ReturnType<CoreModule['clientForHost']>;
+
+/** The domain, the repository at HEAD and the hosts this run works on (`loadFleet`). */
+interface Fleet {
+  readonly declaration: InstallerDescriptor;
+  readonly runtime: ReturnType<CoreModule['domainRuntime']>;
+  readonly git: ReturnType<CoreModule['createGit']>;
+  readonly repo: Awaited<ReturnType<CoreModule['loadRepoAtHead']>>['repo'];
+  readonly source: Awaited<ReturnType<CoreModule['loadRepoAtHead']>>['source'];
+  /** Every host running the domain, sorted. */
+  readonly running: readonly string[];
+  readonly hosts: readonly string[];
+}
+
+/** One client per host, made when first asked for, with the credentials file's token. */
+async function hostClients(
+  core: CoreModule,
+  repo: Fleet['repo'],
+  timeoutMs: number,
+): Promise<(host: string) => HostClient> {
+  const credentialsPath = core.defaultCredentialsPath(process.env);
+  const credentials = await core.loadCredentials(credentialsPath);
+  const clients = new Map<string, HostClient>();
+  return (host) => {
+    let found = clients.get(host);
+    if (!found) {
+      found = core.clientForHost({ repo, host, credentials, credentialsPath, timeoutMs });
+      clients.set(host, found);
+    }
+    return found;
+  };
+}
+
+/** The blob id of the canonical whole file at `commit` (CANONICAL_MISSING when there is none). */
+async function canonicalBlob(core: CoreModule, fleet: Fleet, commit: string): Promise<string> {
+  const { declaration, git } = fleet;
+  const whole = declaration.files.find((file) => file.kind === 'whole') ?? declaration.files[0];
+  if (!whole) throw new core.FleetError('INTERNAL', `${DOMAIN} declares no files`);
+  const canonical = core.canonicalPath(declaration, whole);
+  const blob = await git.run(['rev-parse', '--verify', '--quiet', `${commit}:${canonical}`], {
+    allowFailure: true,
+  });
+  const canonicalSha = blob.stdout.trim();
+  if (blob.exitCode !== 0 || canonicalSha === '') {
+    throw new core.FleetError(
+      'CANONICAL_MISSING',
+      `${canonical} is missing at commit ${commit.slice(0, 12)}`,
+      {
+        problems: [{ file: canonical, message: 'canonical file is missing at the repo commit' }],
+      },
+    );
+  }
+  return canonicalSha;
+}
+
+/**
+ * The unattended gate: the opt-in must hold both in the reviewed commit (read at HEAD) and in the
+ * working tree — an uncommitted edit back to deny already disables it; a working tree that does
+ * not parse counts as deny. A refusal is logged, and nothing is written (UNATTENDED_REFUSED).
+ */
+async function refuseUnattended(
+  m: Modules,
+  root: string,
+  fleet: Fleet,
+  paths: ReconcilePaths,
+  started: Date,
+): Promise<void> {
+  const { core, model, store } = m;
+  const { refusalLine } = m.render;
+  let worktreePolicy: 'allow' | 'deny' = 'deny';
+  try {
+    const text = await readFile(join(root, core.MANIFEST_FILE), 'utf8');
+    worktreePolicy = core.parseManifest(text).domains[DOMAIN]?.unattended ?? 'deny';
+  } catch {
+    worktreePolicy = 'deny';
+  }
+  const committedPolicy = fleet.repo.manifest.domains[DOMAIN]?.unattended ?? 'deny';
+  const refusal = model.unattendedRefusal({
+    domain: DOMAIN,
+    coupling: fleet.declaration.coupling,
+    worktree: worktreePolicy,
+    committed: committedPolicy,
+  });
+  if (refusal === null) return;
+  await store.appendLog(paths, [
+    refusalLine(
+      started.toISOString(),
+      'unattended',
+      'UNATTENDED_REFUSED',
+      refusal,
+      core.escapeControl,
+    ),
+  ]);
+  throw new core.FleetError(
+    'UNATTENDED_REFUSED',
+    `unattended reconcile refused: ${refusal}; nothing was written`,
+    {
+      suggestions: ['run `fleet harness reconcile --confirm` as the operator instead'],
+    },
+  );
 }
