@@ -93,6 +93,13 @@ const NON_LITERAL_TARGET = (text) => `import(${text})`;
 const PUBLIC_SUBPATHS = ['/command', '/node', '/plugin', '/zod', '/serve', '/package.json'];
 
 /**
+ * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s
+ * services are imported one module at a time, inside a command's `run()`, so a verb loads only the
+ * services it uses (contract §14, "means").
+ */
+const MODULE_PACKAGES = ['@fleet/operator'];
+
+/**
  * Libraries that core bundles and hands out (docs/adr/0011-core-ships-a-bundle.md): outside core,
  * fleet's packages reach them through core's entry, so a process loads the one copy inside core's
  * bundle. `typeOnly` libraries may still be named by `import type` (erased at run time).
@@ -167,7 +174,11 @@ function importProblem(file, from, specifier, typeOnly = false) {
   const target = packagePlace(specifier);
   if (target === null) return null;
   if (target.layer === from.layer && target.unit === from.unit) return null;
-  if (target.subpath !== '' && !PUBLIC_SUBPATHS.includes(target.subpath)) {
+  const moduleSubpath =
+    MODULE_PACKAGES.includes(target.name) &&
+    /^(\/[a-z0-9-]+)+\.js$/.test(target.subpath) &&
+    !/^\/(dist|src|node_modules)\//.test(target.subpath);
+  if (target.subpath !== '' && !PUBLIC_SUBPATHS.includes(target.subpath) && !moduleSubpath) {
     return `${specifier}: a deep import into ${target.name}: use what its exports offer`;
   }
   if (from.layer === 'plugin' && target.layer === 'plugin') {

@@ -36,17 +36,14 @@ import {
   type Sshd,
 } from '../src/sshd.js';
 
-type SshModule = typeof import('../../packages/operator/dist/src/bootstrap/ssh.js');
-type BundleModule = typeof import('../../packages/operator/dist/src/bootstrap/bundle.js');
-type ReceiverModule = typeof import('../../packages/operator/dist/src/bootstrap/receiver.js');
-type HandlersModule =
-  typeof import('../../packages/operator/dist/src/bootstrap/receiver-handlers.js');
-type AuthorizedKeysModule =
-  typeof import('../../packages/operator/dist/src/bootstrap/authorized-keys.js');
-type KeysModule = typeof import('../../packages/operator/dist/src/bootstrap/ssh-keys.js');
-type RecoveryTarget = import('../../packages/operator/dist/src/bootstrap/ssh.js').RecoveryTarget;
-type ReceiverContext =
-  import('../../packages/operator/dist/src/bootstrap/receiver-handlers.js').ReceiverContext;
+type SshModule = typeof import('@fleet/operator/bootstrap/ssh.js');
+type BundleModule = typeof import('@fleet/operator/bootstrap/bundle.js');
+type ReceiverModule = typeof import('@fleet/operator/bootstrap/receiver.js');
+type HandlersModule = typeof import('@fleet/operator/bootstrap/receiver-handlers.js');
+type AuthorizedKeysModule = typeof import('@fleet/operator/bootstrap/authorized-keys.js');
+type KeysModule = typeof import('@fleet/operator/bootstrap/ssh-keys.js');
+type RecoveryTarget = import('@fleet/operator/bootstrap/ssh.js').RecoveryTarget;
+type ReceiverContext = import('@fleet/operator/bootstrap/receiver-handlers.js').ReceiverContext;
 
 const CLI_VERSION = (
   JSON.parse(readFileSync(join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')) as {

@@ -147,17 +147,16 @@ const CASES: readonly Case[] = [
     ],
   },
   {
-    name: "the CLI importing the operator's services through its index, never a module by path",
+    name: "the CLI importing an operator service module by module (its exports' `./*.js`), not its dist",
     files: [
       {
         path: 'packages/cli/src/commands/a.ts',
         content:
-          "import { configInstall } from '@fleet/operator';\nconst { installPlanned } = await import('@fleet/operator/config/install.js');\nimport { y } from '@fleet/operator/dist/src/config/install.js';\n",
+          "const { installPlanned } = await import('@fleet/operator/config/install.js');\nimport { y } from '@fleet/operator/dist/src/config/install.js';\n",
       },
     ],
     expected: [
-      'packages/cli/src/commands/a.ts:2: @fleet/operator/config/install.js: a deep import into @fleet/operator: use what its exports offer',
-      'packages/cli/src/commands/a.ts:3: @fleet/operator/dist/src/config/install.js: a deep import into @fleet/operator: use what its exports offer',
+      'packages/cli/src/commands/a.ts:2: @fleet/operator/dist/src/config/install.js: a deep import into @fleet/operator: use what its exports offer',
     ],
   },
   {

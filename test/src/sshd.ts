@@ -31,8 +31,7 @@ export async function operatorModule<T>(relative: string): Promise<T> {
   return (await import(url)) as T;
 }
 
-type AuthorizedKeysModule =
-  typeof import('../../packages/operator/dist/src/bootstrap/authorized-keys.js');
+type AuthorizedKeysModule = typeof import('@fleet/operator/bootstrap/authorized-keys.js');
 
 export interface SshdOptions {
   /** The forced command of the client key, as argv (`authorized_keys` `command="…"`). */

@@ -1,8 +1,8 @@
 /** `fleet audit show`'s human form (issue 17): a header row, aligned columns, a row per line. */
-import { safeValue } from '@fleet/operator';
 import { expect } from 'chai';
 import { escapeControl } from '@fleet/core';
 import { commitCell, renderAuditTable } from '../src/audit-table.js';
+import { safeValue } from '@fleet/operator/audit/log.js';
 
 const safe = (value: unknown) => safeValue(escapeControl, value);
 const COMMIT = 'c0ffee0123456789abcdef0123456789abcdef01';

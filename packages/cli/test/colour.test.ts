@@ -3,7 +3,6 @@
  * decision as a user meets it — `--no-color`, `NO_COLOR`, `FORCE_COLOR`, a pipe, `--json` — run
  * as real processes of the built CLI.
  */
-import { renderPlan } from '@fleet/operator';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import { expect } from 'chai';
 import { escapeControl, type DomainPlan, type DriftHost } from '@fleet/core';
 import { loadPalette, plainPalette } from '@fleet/core/command';
 import { renderHost } from '../src/commands/drift.js';
+import { renderPlan } from '@fleet/operator/config/render.js';
 
 const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const ESC = '\u001b';

@@ -1,7 +1,7 @@
 /** A receipt's human first line names the fleet.yaml host (issue 17: after a node-id change). */
-import { renderReceipt } from '@fleet/operator';
 import { expect } from 'chai';
 import { escapeControl, type Receipt } from '@fleet/core';
+import { renderReceipt } from '@fleet/operator/config/render.js';
 
 const receipt = (nodeId: string): Receipt => ({
   schema: 'fleet.receipt/v1',

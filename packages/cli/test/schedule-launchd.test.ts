@@ -7,15 +7,6 @@
  * label scheme is migrated (the version collector reading these labels:
  * packages/controller/test/versions-launchd.test.ts).
  */
-import {
-  classifyJob,
-  installSchedule,
-  jobArguments,
-  launchdPlist,
-  parseEvery,
-  scheduleName,
-  type ScheduleHost,
-} from '@fleet/operator';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -24,6 +15,14 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { FAKE_SUPERVISOR_BIN, SpawnProcessRunner } from '@fleet/testkit';
+import { installSchedule, type ScheduleHost } from '@fleet/operator/schedule/io.js';
+import { launchdPlist } from '@fleet/operator/schedule/generate.js';
+import {
+  classifyJob,
+  jobArguments,
+  parseEvery,
+  scheduleName,
+} from '@fleet/operator/schedule/model.js';
 
 const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const uid = process.getuid?.() ?? 0;

@@ -4,20 +4,6 @@
  * plist and task XML), the refusal table through the real binary, and an integration run with the
  * testkit's fake `systemctl` first on PATH and a temp HOME.
  */
-import {
-  classifyJob,
-  formatEvery,
-  jobArguments,
-  launchdPlist,
-  localStartBoundary,
-  normaliseName,
-  parseEvery,
-  PLIST_DOCTYPE,
-  reportTaskXml,
-  systemdTimerFiles,
-  taskInterval,
-  type ScheduleInput,
-} from '@fleet/operator';
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -41,6 +27,22 @@ import {
   xmlText,
   type XmlElement,
 } from '@fleet/testkit';
+import {
+  launchdPlist,
+  localStartBoundary,
+  PLIST_DOCTYPE,
+  reportTaskXml,
+  systemdTimerFiles,
+  taskInterval,
+  type ScheduleInput,
+} from '@fleet/operator/schedule/generate.js';
+import {
+  classifyJob,
+  formatEvery,
+  jobArguments,
+  normaliseName,
+  parseEvery,
+} from '@fleet/operator/schedule/model.js';
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));

@@ -1,10 +1,3 @@
-import {
-  loadFleetContext,
-  renderApplyHost,
-  renderApplySummary,
-  runApply,
-  savedPlan,
-} from '@fleet/operator';
 import { Flags } from '@fleet/core/command';
 import type { ApplyDocument } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
@@ -73,6 +66,10 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
     const { readFile, writeFile } = await import('node:fs/promises');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
+    const { runApply, savedPlan } = await import('@fleet/operator/config/apply.js');
+    const { renderApplyHost, renderApplySummary } =
+      await import('@fleet/operator/config/render.js');
     const { WaitingProgress } = await import('../progress.js');
     if (flags.out) {
       // Said before any host is asked; the write below is exclusive all the same.

@@ -1,8 +1,3 @@
-import {
-  loadFleetContext,
-  readLiveThroughController,
-  readSnapshotThroughController,
-} from '@fleet/operator';
 import { Flags, plainPalette, type Palette } from '@fleet/core/command';
 import type { DriftHost, DriftReport } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
@@ -45,6 +40,9 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
     const { flags } = await this.parse(Drift);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
+    const { readLiveThroughController, readSnapshotThroughController } =
+      await import('@fleet/operator/config/live.js');
     const { WaitingProgress } = await import('../progress.js');
     const registry = await this.loadRegistry();
     for (const name of flags.domain ?? []) registry.domain(name);

@@ -1,15 +1,10 @@
-import {
-  ensureReportsIgnored,
-  parseEnvironmentFlags,
-  REPORT_RUN_JOBS,
-  reportRunCommand,
-  writeChainedReport,
-} from '@fleet/operator';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Args, Flags } from '@fleet/core/command';
 import type { FleetErrorLike, ReportChainSchedule } from '@fleet/core';
+import { writeChainedReport } from '@fleet/operator/schedule/chain-io.js';
+import { ensureReportsIgnored } from '@fleet/operator/schedule/ignore.js';
 import { FleetCommand, reportedFailure } from '../base-command.js';
 
 /**
@@ -44,20 +39,22 @@ export default class ReportRun extends FleetCommand {
     const { args, flags } = await this.parse(ReportRun);
     const core = await import('@fleet/core');
     const path = await import('node:path');
+    const model = await import('@fleet/operator/schedule/model.js');
     const verb = args.verb;
-    if (!(REPORT_RUN_JOBS as readonly string[]).includes(verb)) {
+    if (!(model.REPORT_RUN_JOBS as readonly string[]).includes(verb)) {
       throw new core.FleetError(
         'UNATTENDED_REFUSED',
         `report-run refused: ${JSON.stringify(verb)} is not a read-only report (drift, version) or the unattended harness-reconcile`,
       );
     }
-    const job = verb as (typeof REPORT_RUN_JOBS)[number];
+    const job = verb as (typeof model.REPORT_RUN_JOBS)[number];
+    const { parseEnvironmentFlags } = await import('@fleet/operator/schedule/generate.js');
     Object.assign(process.env, parseEnvironmentFlags(flags.env ?? []));
     const root = path.resolve(await this.findRepo(flags.repo));
     const started = new Date();
     const dir = job === 'harness-reconcile' ? null : core.datedReportDir(root, job, started);
     const staging = dir === null ? null : await mkdtemp(join(tmpdir(), 'fleet-report-run-'));
-    const command = reportRunCommand(job, root, staging);
+    const command = model.reportRunCommand(job, root, staging);
     const runsLog = path.join(root, 'reports', 'runs.log');
     // One line per run in <repo>/reports/runs.log, success or not: where an operator finds that
     // a scheduled run failed, and why (`fleet schedule list` shows the last one).

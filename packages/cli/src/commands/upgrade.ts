@@ -1,10 +1,3 @@
-import {
-  currentNote,
-  renderFleetUpgradeHost,
-  renderFleetUpgradeSummary,
-  upgradeFleet,
-  upgradeHost,
-} from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 import { acceptanceTimeoutFlag } from '../runtime-flags.js';
@@ -89,6 +82,8 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       timeoutMs: flags.timeout,
     };
     if (fleetWide) {
+      const { upgradeFleet, renderFleetUpgradeHost, renderFleetUpgradeSummary } =
+        await import('@fleet/operator/runtime/upgrade.js');
       const document = await upgradeFleet({
         ...common,
         hosts: flags.all ? 'all' : (flags.host ?? []),
@@ -107,6 +102,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       return document as unknown as Record<string, unknown>;
     }
     const host = args.host as string;
+    const { upgradeHost, currentNote } = await import('@fleet/operator/runtime/upgrade.js');
     const upgraded = await upgradeHost({
       ...common,
       host,

@@ -1,4 +1,3 @@
-import { loadArtifact } from '@fleet/operator';
 import { Flags } from '@fleet/core/command';
 import type {
   CodeBearingGrant,
@@ -203,6 +202,7 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
  */
 async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
   const { isFleetError } = await import('@fleet/core');
+  const { loadArtifact } = await import('@fleet/operator/runtime/artifact.js');
   const problems: Problem[] = [];
   for (const [index, entry] of repo.manifest.artifacts.entries()) {
     try {

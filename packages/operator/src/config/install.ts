@@ -99,8 +99,7 @@ export async function installPlanned(input: InstallPlannedInput): Promise<Receip
           ? 'ok'
           : 'failed',
     code: receipt.error?.code ?? null,
-    // A rolled-back install is the verb's failed verification (contract §7: exit 6).
-    exitCode: receipt.outcome === 'rolled-back' ? core.ExitCode.verification : 0,
+    exitCode: receipt.outcome === 'rolled-back' ? 6 : 0,
     detail: `${receipt.outcome}, verified: ${receipt.verified}`,
   });
   return receipt;

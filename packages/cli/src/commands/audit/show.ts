@@ -1,11 +1,3 @@
-import {
-  parseLines,
-  readHomeLog,
-  readHostLog,
-  readHostTail,
-  safeValue,
-  splitLog,
-} from '@fleet/operator';
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { AuditLogKind } from '../../audit-table.js';
@@ -62,7 +54,8 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
   async run(): Promise<AuditShowJson> {
     const { flags } = await this.parse(AuditShow);
     const core = await import('@fleet/core');
-    const safe = (value: unknown) => safeValue(core.escapeControl, value);
+    const audit = await import('@fleet/operator/audit/log.js');
+    const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
     const { renderAuditTable } = await import('../../audit-table.js');
     const palette = await this.palette();
     // The human form: a table, only when there is a record to show (else a note on stderr).
@@ -88,7 +81,9 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
           credentialsPath,
           timeoutMs: flags.timeout,
         });
-        return flags.limit === undefined ? readHostLog(client) : readHostTail(client, flags.limit);
+        return flags.limit === undefined
+          ? audit.readHostLog(client)
+          : audit.readHostTail(client, flags.limit);
       });
       const failed = outcomes.filter((o) => !o.ok);
       // One host asked for and it failed: that failure is the answer (its code, its exit code).
@@ -103,7 +98,7 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
             });
       }
       const records = outcomes.flatMap((o) =>
-        o.ok ? parseLines(o.value.lines, o.value.firstLine, { host: o.host }) : [],
+        o.ok ? audit.parseLines(o.value.lines, o.value.firstLine, { host: o.host }) : [],
       );
       const errors = failed.flatMap((o) =>
         o.ok
@@ -134,9 +129,9 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
     if (flags.home !== undefined) {
       const { realpath } = await import('node:fs/promises');
       const home = await realpath(flags.home);
-      const log = await readHomeLog(home);
+      const log = await audit.readHomeLog(home);
       // An incomplete last line is shown raw, as not a record.
-      const records = tail(parseLines(log.torn ? [...log.lines, log.tail] : log.lines, 1));
+      const records = tail(audit.parseLines(log.torn ? [...log.lines, log.tail] : log.lines, 1));
       if (!this.jsonEnabled()) {
         show('node', records);
         if (records.length === 0) this.note(`no audit records in ${safe(log.path)}`);
@@ -152,8 +147,8 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    const { lines, tail: rest } = splitLog(text);
-    const records = tail(parseLines(rest === '' ? lines : [...lines, rest], 1));
+    const { lines, tail: rest } = audit.splitLog(text);
+    const records = tail(audit.parseLines(rest === '' ? lines : [...lines, rest], 1));
     if (!this.jsonEnabled()) {
       show('operator', records);
       if (records.length === 0) this.note(`no records in the operator log ${safe(path)}`);

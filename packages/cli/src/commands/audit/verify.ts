@@ -1,17 +1,6 @@
-import {
-  failedVerdict,
-  readHomeLog,
-  readHostLog,
-  releaseHomeLog,
-  repairHomeLog,
-  safeValue,
-  verdictWord,
-  verifyExitCode,
-  verifyLog,
-  type HostVerdict,
-} from '@fleet/operator';
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import type { HostVerdict } from '@fleet/operator/audit/log.js';
 
 export interface AuditVerifyJson {
   readonly schema: 'fleet.audit-verify/v1';
@@ -78,14 +67,15 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
   async run(): Promise<AuditVerifyJson> {
     const { flags } = await this.parse(AuditVerify);
     const core = await import('@fleet/core');
-    const safe = (value: unknown) => safeValue(core.escapeControl, value);
+    const audit = await import('@fleet/operator/audit/log.js');
+    const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
     let verdicts: HostVerdict[];
     let repair: AuditVerifyJson['repair'];
 
     if (flags.home !== undefined) {
       const { realpath } = await import('node:fs/promises');
       const home = await realpath(flags.home);
-      let verdict = await verifyLog(home, await readHomeLog(home));
+      let verdict = await audit.verifyLog(home, await audit.readHomeLog(home));
       if (flags.repair) {
         const onlyTorn = verdict.problems.every((p) => p.kind === 'torn');
         if (verdict.ok || onlyTorn) {
@@ -97,6 +87,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
               : 'only a torn last line: the controller moves it aside itself at its next start',
           };
         } else {
+          const { repairHomeLog } = await import('@fleet/operator/audit/repair.js');
           const first = verdict.problems[0];
           const result = await repairHomeLog(
             home,
@@ -105,11 +96,12 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
               : 'broken',
           );
           repair = { repaired: true, sealedInto: result.sealedInto, detail: result.detail };
-          verdict = await verifyLog(home, await readHomeLog(home));
+          verdict = await audit.verifyLog(home, await audit.readHomeLog(home));
         }
         if (!this.jsonEnabled()) this.note(safe(repair.detail));
       }
       if (flags.release && verdict.ok && verdict.head !== null) {
+        const { releaseHomeLog } = await import('@fleet/operator/audit/release.js');
         const path = await releaseHomeLog(home, verdict.head, new Date());
         this.note(
           `released audit records through seq ${verdict.head.seq} (${path}): retention may prune segments holding them`,
@@ -140,7 +132,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
             timeoutMs: flags.timeout,
           });
           const seen = flags['accept-current'] ? [] : core.seenHeadsOf(kept, repoKey, host);
-          return verifyLog(host, await readHostLog(client), seen);
+          return audit.verifyLog(host, await audit.readHostLog(client), seen);
         },
         {
           concurrency: flags.concurrency,
@@ -151,7 +143,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
         },
       );
       progress.finish();
-      verdicts = outcomes.map((o) => (o.ok ? o.value : failedVerdict(o.host, o.error)));
+      verdicts = outcomes.map((o) => (o.ok ? o.value : audit.failedVerdict(o.host, o.error)));
       // Clean (or accepted): what was seen is settled; the head verified is held from now on.
       const settled = new Map(
         verdicts
@@ -173,7 +165,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
           ? `, head seq ${verdict.head.seq} (${verdict.head.sha256.slice(0, 12)})`
           : '';
         this.log(
-          `${name} ${verdictWord(verdict)}  ${verdict.records} record${verdict.records === 1 ? '' : 's'}${head}`,
+          `${name} ${audit.verdictWord(verdict)}  ${verdict.records} record${verdict.records === 1 ? '' : 's'}${head}`,
         );
         for (const problem of verdict.problems) {
           const line = problem.segment
@@ -190,7 +182,7 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
         `${verdicts.length} log${verdicts.length === 1 ? '' : 's'}: ${intact} intact, ${broken} broken, ${failed} not read`,
       );
     }
-    process.exitCode = verifyExitCode(verdicts);
+    process.exitCode = audit.verifyExitCode(verdicts);
     return { schema: 'fleet.audit-verify/v1', hosts: verdicts, ...(repair ? { repair } : {}) };
   }
 }

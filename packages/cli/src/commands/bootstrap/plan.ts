@@ -1,4 +1,3 @@
-import { derivePlan, dirtyWarning, loadHostRuntime, renderBootstrapPlan } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import type { BootstrapPlan } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
@@ -33,8 +32,12 @@ The node is observed through its controller; when the controller does not answer
     const { args, flags } = await this.parse(BootstrapPlanCommand);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
+    const { derivePlan } = await import('@fleet/operator/runtime/bootstrap-plan.js');
+    const { renderBootstrapPlan } = await import('@fleet/operator/runtime/render.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     const derived = await derivePlan(host, flags.artifact);
+    const { dirtyWarning } = await import('@fleet/operator/runtime/artifact.js');
     const dirty = dirtyWarning(derived.artifact);
     if (dirty !== null) this.note(dirty);
     const plan = core.sealPlan(derived.body);

@@ -1,4 +1,3 @@
-import { checkSshdEnvironment, runReceiver } from '@fleet/operator';
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 
@@ -41,6 +40,8 @@ export default class BootstrapReceive extends FleetCommand {
   async run(): Promise<void> {
     const { flags } = await this.parse(BootstrapReceive);
     const path = await import('node:path');
+    const { runReceiver } = await import('@fleet/operator/bootstrap/receiver.js');
+    const { checkSshdEnvironment } = await import('@fleet/operator/bootstrap/sshd-check.js');
     process.exitCode = await runReceiver({
       home: path.resolve(flags.home),
       version: this.config.version,

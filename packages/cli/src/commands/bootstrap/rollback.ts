@@ -1,11 +1,3 @@
-import {
-  followTimeout,
-  followTransaction,
-  loadHostRuntime,
-  recordRuntimeVerb,
-  renderRuntimeStatus,
-  unfinished,
-} from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
@@ -32,6 +24,8 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
     const { args, flags } = await this.parse(BootstrapRollback);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
+    const { renderRuntimeStatus } = await import('@fleet/operator/runtime/render.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     const before = await host.client.runtimeStatus({ supervisor: host.entry.supervisor });
     if (!flags.confirm) {
@@ -43,6 +37,9 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
     const acceptanceTimeoutMs = flags['acceptance-timeout'] * 1000;
     const started = await host.client.runtimeRollback({ acceptanceTimeoutMs });
     this.note(`  rolling back: runner ${started.runner} on the node (log ${started.log})`);
+    const { followTransaction } = await import('@fleet/operator/runtime/follow.js');
+    const { followTimeout } = await import('@fleet/operator/runtime/apply.js');
+    const { recordRuntimeVerb } = await import('@fleet/operator/runtime/record.js');
     const followed = await followTransaction(
       () => host.client.runtimeStatus({ supervisor: host.entry.supervisor }),
       {
@@ -58,6 +55,7 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
     const transaction = followed.status?.transaction?.id ?? null;
     await recordRuntimeVerb('bootstrap rollback', args.host, transaction, followed.verdict);
     if (!followed.verdict.done) {
+      const { unfinished } = await import('@fleet/operator/runtime/follow.js');
       throw await unfinished(
         args.host,
         transaction,

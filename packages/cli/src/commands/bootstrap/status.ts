@@ -1,4 +1,3 @@
-import { loadHostRuntime, observeRuntime, renderRuntimeStatus } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import type { RuntimeStatusResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
@@ -27,6 +26,9 @@ Exit 0, or 6 when the state is manual-recovery-required or inconsistent.`;
     const { args, flags } = await this.parse(BootstrapStatus);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
+    const { observeRuntime } = await import('@fleet/operator/runtime/bootstrap-plan.js');
+    const { renderRuntimeStatus } = await import('@fleet/operator/runtime/render.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     const observation = await observeRuntime(host);
     if (observation.through === 'none')

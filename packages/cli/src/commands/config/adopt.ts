@@ -1,10 +1,3 @@
-import {
-  adoptModeNote,
-  liveModeFor,
-  loadFleetContext,
-  readLiveThroughController,
-  type FleetContext,
-} from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import type {
   AdoptCandidate,
@@ -16,6 +9,7 @@ import type {
   ManagedFile,
   RepoWrite,
 } from '@fleet/core';
+import type { FleetContext } from '@fleet/operator/config/context.js';
 import { FleetCommand } from '../../base-command.js';
 
 export interface AdoptResult {
@@ -88,6 +82,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     const args = { ...given, path: await this.nodePath(given.path) };
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     const declarations = new Map(
@@ -126,6 +121,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
         detail,
       });
     try {
+      const { adoptModeNote, liveModeFor } = await import('@fleet/operator/config/adopt-mode.js');
       // Asked beside the capture, only for a whole file whose entry declares a mode.
       const liveMode = liveModeFor(context, args.host, declaration.domain, file, args.path);
       const capture = await context.client(args.host).capture({ operationId, path: args.path });
@@ -270,6 +266,7 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
       adopter: input.adopter,
     });
     const runtime = context.domains.get(declaration.domain) as DomainRuntime;
+    const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
     const check = await core.checkPromotion({
       repo: context.repo,
       domains: context.domains,

@@ -1,4 +1,3 @@
-import { loadFleetContext } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import type { ExportResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
@@ -29,6 +28,7 @@ export default class ConfigExport extends FleetCommand {
     const args = { ...given, path: await this.nodePath(given.path) };
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     core.hostEntry(context.repo, args.host);

@@ -1,6 +1,5 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { DomainPlan, Receipt } from '@fleet/core';
-import { configInstall, renderPlan, renderReceipt } from '@fleet/operator';
 import { FleetCommand } from '../../base-command.js';
 
 export default class ConfigInstall extends FleetCommand {
@@ -44,33 +43,86 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
     const files = flags.file
       ? await Promise.all(flags.file.map((file) => this.nodePath(file)))
       : undefined;
+    const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
+    const { readLiveThroughController, readSnapshotThroughController } =
+      await import('@fleet/operator/config/live.js');
+    const { renderPlan, renderReceipt } = await import('@fleet/operator/config/render.js');
+    const { installPlanned } = await import('@fleet/operator/config/install.js');
     const palette = await this.palette();
-    const result = await configInstall({
-      root: await this.findRepo(flags.repo),
-      registry: await this.loadRegistry(),
-      host: args.host,
-      domain: args.domain,
-      ...(files ? { files } : {}),
-      force: flags.force,
-      confirm: flags.confirm,
+    const registry = await this.loadRegistry();
+    const context = await loadFleetContext({
+      root,
+      registry,
+      domains: [args.domain],
       timeoutMs: flags.timeout,
-      onSource: (source) => this.noteSource(source),
-      onWait: (line) => this.note(line),
     });
-    const { plan } = result;
-    if (!result.confirmed) {
+    await this.noteSource(context.source);
+    const assessment = await core.prepareAssessment({
+      repo: context.repo,
+      git: context.git,
+      source: context.source,
+      domains: context.domains,
+      domainFilter: [args.domain],
+      readLive: readLiveThroughController(context),
+      // The domain's derived layer (the router's volume) is planned too, in the same request.
+      probers: await core.loadDomainProbers(registry, [...context.domains.keys()]),
+      readSnapshot: readSnapshotThroughController(context),
+    });
+    const [plan] = await core.planHost(assessment, args.host, args.domain);
+    if (!plan)
+      throw new core.FleetError('UNKNOWN_DOMAIN', `no plan for ${args.domain} on ${args.host}`);
+    const selection = { ...(files ? { files } : {}), force: flags.force };
+    if (!flags.confirm) {
       // The plan is the answer: shown, nothing sent, exit 2 (contract §7).
       if (!this.jsonEnabled()) this.log(renderPlan(plan, core.escapeControl, palette));
+      let refusal: string | undefined;
+      try {
+        core.plannedInstall(plan, selection);
+      } catch (error) {
+        refusal = core.asFleetError(error).message;
+      }
       this.note(
-        result.refusal
-          ? `would be refused: ${result.refusal}`
+        refusal
+          ? `would be refused: ${refusal}`
           : `not installed: run again with --confirm to install ${args.domain} on ${args.host}`,
       );
       process.exitCode = core.ExitCode.usage;
       return { plan, confirmed: false };
     }
-    const { receipt } = result;
+    let planned;
+    try {
+      planned = core.plannedInstall(plan, selection);
+    } catch (error) {
+      // A refusal is a verb the operator ran: it goes into the operator's log too.
+      const failure = core.asFleetError(error);
+      await core.recordOperatorVerb({
+        verb: 'config install',
+        host: args.host,
+        domain: args.domain,
+        repoCommit: context.source.commit,
+        paths: plan.files.map((file) => file.path),
+        outcome: 'refused',
+        code: failure.code,
+        exitCode: failure.exitCode,
+        detail: failure.message,
+      });
+      throw error;
+    }
+    let receipt: Receipt;
+    try {
+      receipt = await installPlanned({
+        context,
+        host: args.host,
+        domain: args.domain,
+        planned,
+        verb: 'config install',
+        onWait: (line) => this.note(line),
+      });
+    } finally {
+      context.close();
+    }
     if (!this.jsonEnabled())
       this.log(renderReceipt(receipt, core.escapeControl, args.host, palette));
     if (receipt.outcome === 'rolled-back' || !receipt.verified)

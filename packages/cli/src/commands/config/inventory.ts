@@ -1,4 +1,3 @@
-import { loadFleetContext } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import type { InventoryResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
@@ -22,6 +21,7 @@ export default class ConfigInventory extends FleetCommand {
     const { args, flags } = await this.parse(ConfigInventory);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     core.hostEntry(context.repo, args.host);

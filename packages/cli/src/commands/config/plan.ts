@@ -1,9 +1,3 @@
-import {
-  loadFleetContext,
-  readLiveThroughController,
-  readSnapshotThroughController,
-  renderPlan,
-} from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import type { DomainPlan } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
@@ -31,6 +25,10 @@ export default class ConfigPlan extends FleetCommand {
     const { args, flags } = await this.parse(ConfigPlan);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
+    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
+    const { readLiveThroughController, readSnapshotThroughController } =
+      await import('@fleet/operator/config/live.js');
+    const { renderPlan } = await import('@fleet/operator/config/render.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     await this.noteSource(context.source);

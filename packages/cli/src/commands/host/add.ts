@@ -1,4 +1,3 @@
-import { addHost } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 
@@ -59,6 +58,7 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(HostAdd);
     const root = await this.findRepo(flags.repo);
+    const { addHost } = await import('@fleet/operator/host/add.js');
     const result = await addHost({
       root,
       registry: await this.loadRegistry(),

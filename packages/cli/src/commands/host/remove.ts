@@ -1,4 +1,3 @@
-import { removeHost } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 
@@ -21,6 +20,7 @@ export default class HostRemove extends FleetCommand {
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(HostRemove);
     const root = await this.findRepo(flags.repo);
+    const { removeHost } = await import('@fleet/operator/host/remove.js');
     const result = await removeHost({
       root,
       registry: await this.loadRegistry(),

@@ -1,5 +1,5 @@
-import { newPlugin, nextSteps, type WiredDomain } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
+import type { WiredDomain } from '@fleet/operator/plugins/new.js';
 import { FleetCommand } from '../../base-command.js';
 
 export interface PluginsNewResult {
@@ -63,6 +63,7 @@ export default class PluginsNew extends FleetCommand {
   async run(): Promise<PluginsNewResult> {
     const { args, flags } = await this.parse(PluginsNew);
     const { UNSET_FLEET_REGISTRY } = await import('@fleet/core');
+    const { newPlugin, nextSteps } = await import('@fleet/operator/plugins/new.js');
     const kind = flags.kind === 'block' ? 'block' : 'whole';
     const dir = flags.dir ?? args.name.replace(/^@[^/]+\//, '');
     const wire = flags.wire

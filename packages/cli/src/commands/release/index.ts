@@ -1,4 +1,3 @@
-import { release } from '@fleet/operator';
 import { FleetCommand } from '../../base-command.js';
 import { Flags } from '@fleet/core/command';
 
@@ -41,6 +40,7 @@ export default class Release extends FleetCommand {
   async run(): Promise<Record<string, unknown>> {
     const { flags } = await this.parse(Release);
     const path = await import('node:path');
+    const { release } = await import('@fleet/operator/release/release.js');
     const result = await release({
       root: await this.findRepo(flags.repo),
       // packages/cli → the workspace root it belongs to

@@ -1,4 +1,3 @@
-import { verifyRelease } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 
@@ -23,6 +22,7 @@ export default class ReleaseVerify extends FleetCommand {
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(ReleaseVerify);
     const path = await import('node:path');
+    const { verifyRelease } = await import('@fleet/operator/release/release-verify.js');
     const result = await verifyRelease({
       root: await this.findRepo(flags.repo),
       checkout: path.resolve(this.config.root, '..', '..'),

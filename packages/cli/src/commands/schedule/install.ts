@@ -1,16 +1,3 @@
-import {
-  assertUnattendedAllowed,
-  classifyJob,
-  ensureReportsIgnored,
-  formatEvery,
-  installSchedule,
-  jobArguments,
-  operatorScheduleHost,
-  parseEvery,
-  scheduleName,
-  TEST_PERIOD_ENV,
-  testPeriodSeconds,
-} from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 
@@ -60,20 +47,25 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
   async run(): Promise<ScheduleInstallJson> {
     const { args, flags } = await this.parse(ScheduleInstall);
     const path = await import('node:path');
+    const model = await import('@fleet/operator/schedule/model.js');
     const words = [args.verb, ...(args.subverb === undefined ? [] : [args.subverb])];
     // Refused before anything is read or written.
-    const job = classifyJob(words, flags.unattended);
-    const everySeconds = parseEvery(flags.every);
+    const job = model.classifyJob(words, flags.unattended);
+    const everySeconds = model.parseEvery(flags.every);
     const root = path.resolve(await this.findRepo(flags.repo));
     if (job.kind === 'unattended-reconcile') {
+      const { assertUnattendedAllowed } = await import('@fleet/operator/schedule/policy.js');
       await assertUnattendedAllowed(root, await this.loadRegistry());
     }
+    const { ensureReportsIgnored, installSchedule } =
+      await import('@fleet/operator/schedule/io.js');
+    const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const host = await operatorScheduleHost();
-    const name = scheduleName(job);
+    const name = model.scheduleName(job);
     const argv = [
       process.execPath,
       path.join(this.config.root, 'bin', 'run.js'),
-      ...jobArguments(job, root),
+      ...model.jobArguments(job, root),
     ];
     const core = await import('@fleet/core');
     // What the run needs from this shell, by name and as absolute paths (never a token): the
@@ -85,9 +77,11 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
       const value = process.env[name];
       if (value) environment[name] = path.resolve(value);
     }
-    const testPeriod = testPeriodSeconds(process.env);
+    const testPeriod = model.testPeriodSeconds(process.env);
     if (testPeriod !== undefined)
-      this.warn(`${TEST_PERIOD_ENV} is set (tests only): the timer runs every ${testPeriod}s`);
+      this.warn(
+        `${model.TEST_PERIOD_ENV} is set (tests only): the timer runs every ${testPeriod}s`,
+      );
     const result = await installSchedule(host, {
       name,
       title: job.kind === 'report' ? job.verb : 'harness reconcile --unattended',
@@ -99,7 +93,7 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
       logDir: path.join(host.home, 'Library', 'Logs', 'fleet'),
       ...(testPeriod === undefined ? {} : { testPeriodSeconds: testPeriod }),
     });
-    const every = formatEvery(everySeconds);
+    const every = model.formatEvery(everySeconds);
     this.log(
       `Installed ${name}: every ${every}, ${words.join(' ')} into ${path.join(root, 'reports')}`,
     );

@@ -1,4 +1,3 @@
-import { normaliseName, operatorScheduleHost, removeSchedule } from '@fleet/operator';
 import { Args } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 
@@ -25,6 +24,9 @@ export default class ScheduleRemove extends FleetCommand {
 
   async run(): Promise<ScheduleRemoveJson> {
     const { args } = await this.parse(ScheduleRemove);
+    const { normaliseName } = await import('@fleet/operator/schedule/model.js');
+    const { removeSchedule } = await import('@fleet/operator/schedule/io.js');
+    const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const result = await removeSchedule(await operatorScheduleHost(), normaliseName(args.name));
     this.log(`Removed ${result.name}:`);
     for (const file of result.removed) this.log(`  ${file}`);

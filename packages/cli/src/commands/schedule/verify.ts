@@ -1,9 +1,3 @@
-import {
-  chainVerdictLine,
-  verifyReports,
-  verifyReportsExitCode,
-  type ChainVerdict,
-} from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import {
   escapeControl,
@@ -11,6 +5,8 @@ import {
   REPORT_CHAIN_SCHEDULES,
   type ReportChainSchedule,
 } from '@fleet/core';
+import { chainVerdictLine, type ChainVerdict } from '@fleet/operator/schedule/chain.js';
+import { verifyReports, verifyReportsExitCode } from '@fleet/operator/schedule/chain-io.js';
 import { FleetCommand } from '../../base-command.js';
 
 export interface ScheduleVerifyJson {

@@ -1,4 +1,3 @@
-import { recordTokenVerb, remoteTokens } from '@fleet/operator';
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
@@ -56,6 +55,7 @@ With --host H it is issued through H's controller (needs node-admin:tokens) and 
     }
     const ttlMs = parseDuration(flags.ttl);
     if (flags.host !== undefined) {
+      const { recordTokenVerb, remoteTokens } = await import('@fleet/operator/tokens/remote.js');
       const { newOperationId } = await import('@fleet/core');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       const operationId = newOperationId();

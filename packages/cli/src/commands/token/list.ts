@@ -1,4 +1,3 @@
-import { issuerText, lineageText, listWithLineage, remoteTokens } from '@fleet/operator';
 import { FleetCommand } from '../../base-command.js';
 import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
 
@@ -42,7 +41,10 @@ export default class TokenList extends FleetCommand {
     const { flags } = await this.parse(TokenList);
     let tokens: TokenListJson['tokens'];
     let self: string | undefined;
+    const { issuerText, lineageText, listWithLineage } =
+      await import('@fleet/operator/tokens/lineage.js');
     if (flags.host !== undefined) {
+      const { remoteTokens } = await import('@fleet/operator/tokens/remote.js');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       const answer = await listWithLineage(remote.client);
       ({ tokens, self } = answer);

@@ -1,4 +1,3 @@
-import { recordTokenVerb, remoteTokens, rotateRemote } from '@fleet/operator';
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { IssuedTokenJson } from './issue.js';
@@ -75,6 +74,8 @@ Through a controller the new token is your token's: it never expires after your 
     flags: { repo?: string; grace: string; ttl?: string; timeout: number },
   ): Promise<RotatedTokenJson> {
     const { parseDuration } = await import('@fleet/controller');
+    const { recordTokenVerb, remoteTokens, rotateRemote } =
+      await import('@fleet/operator/tokens/remote.js');
     const root = await this.findRepo(flags.repo);
     const remote = await remoteTokens(root, host, flags.timeout);
     const rotated = await rotateRemote(remote, id, {
