@@ -13,7 +13,7 @@ import * as core from '@fleet/core';
 import { acceptRuntime } from '@fleet/controller';
 import type { BootstrapPlan, FleetManifest, HostEntry } from '@fleet/core';
 import { authorizedKeysLine } from '../bootstrap/authorized-keys.js';
-import type { LoadedArtifact } from '../runtime/artifact.js';
+import { planArtifactFields, type LoadedArtifact } from '../runtime/artifact.js';
 import {
   OPERATOR_TOKEN_DAYS,
   OPERATOR_TOKEN_SCOPES,
@@ -219,14 +219,7 @@ async function enrollmentPlan(
     platform: input.host.platform,
     supervisor: input.host.supervisor,
     route: 'ssh',
-    artifact: {
-      file: artifact.identity.file,
-      sha256: artifact.identity.sha256,
-      bytes: artifact.identity.bytes,
-      package: artifact.identity.package,
-      version: artifact.identity.version,
-      commit: artifact.identity.commit,
-    },
+    artifact: planArtifactFields(artifact.identity),
     prior: { build: null, observedThrough: 'ssh' },
     repoCommit,
     protocol: core.FLEET_PROTOCOL_VERSION,

@@ -20,6 +20,15 @@ export interface LoadedArtifact {
   readonly signature?: string;
 }
 
+/**
+ * The artifact as a bootstrap plan names it: exactly the identity's fields, copied one by one
+ * because the plan's schema is strict and the object passed may carry more (contract §12).
+ */
+export function planArtifactFields(identity: ArtifactIdentity): ArtifactIdentity {
+  const { file, sha256, bytes, package: name, version, commit } = identity;
+  return { file, sha256, bytes, package: name, version, commit };
+}
+
 /** The line `bootstrap plan` and `upgrade` print for an artifact built from a dirty tree. */
 export function dirtyWarning(artifact: LoadedArtifact): string | null {
   const commit = artifact.identity.commit;

@@ -6,7 +6,12 @@
  */
 import type { BootstrapPlanBody, RuntimeStatusResponse } from '@fleet/core';
 import type { RecoveryTarget } from '../bootstrap/ssh.js';
-import { canonicalArtifact, loadArtifact, type LoadedArtifact } from './artifact.js';
+import {
+  canonicalArtifact,
+  loadArtifact,
+  planArtifactFields,
+  type LoadedArtifact,
+} from './artifact.js';
 import type { HostRuntime } from './host.js';
 import { RECEIVER_ERROR_PREFIX } from '../bootstrap/verbs.js';
 
@@ -176,14 +181,7 @@ export async function derivePlan(
     platform: host.entry.platform,
     supervisor: host.entry.supervisor,
     route: observation.through,
-    artifact: {
-      file: artifact.identity.file,
-      sha256: artifact.identity.sha256,
-      bytes: artifact.identity.bytes,
-      package: artifact.identity.package,
-      version: artifact.identity.version,
-      commit: artifact.identity.commit,
-    },
+    artifact: planArtifactFields(artifact.identity),
     prior: {
       build: observed.live ?? observed.pointer,
       observedThrough: observation.through,
