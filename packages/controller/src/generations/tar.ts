@@ -23,8 +23,8 @@ export interface TarLimits {
 
 /**
  * Bounds for a real runtime: the @fleet/cli artifact bundles its whole production dependency
- * closure (scripts/bundle-runtime-deps.mjs) — about 5,700 entries and 34 MB unpacked today, most of
- * it npm and yarn, which @oclif/plugin-plugins depends on. These leave over 10x room for growth
+ * closure (scripts/bundle-runtime-deps.mjs, which leaves out what no node loads) — about 5,600
+ * entries and 28 MB unpacked today. These leave over 10x room for growth
  * while still refusing a tarball that would exhaust a node's memory (it is unpacked in memory) or
  * disk.
  */
