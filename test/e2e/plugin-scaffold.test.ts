@@ -47,7 +47,8 @@ async function buildAndTest(dir: string): Promise<string> {
   });
   const tests = await run(
     process.execPath,
-    [join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js')],
+    // the generated package's `test` script without npm: mocha over the glob it names
+    [join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), 'dist/test/**/*.test.js'],
     { cwd: dir, env: { ...process.env, FLEET_BIN } },
   );
   return tests.stdout;

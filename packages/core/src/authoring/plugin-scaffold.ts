@@ -158,7 +158,9 @@ export function pluginScaffold(options: PluginScaffoldOptions): PluginScaffold {
     ['tsconfig.json', TSCONFIG],
     ['.npmrc', npmrc(registry)],
     ['.gitignore', 'node_modules/\ndist/\n.fleet-lab/\n'],
-    ['.mocharc.json', '{ "spec": "dist/test/**/*.test.js", "timeout": 10000 }\n'],
+    // No `spec` here: mocha adds a config file's spec to the files named on its command line, so
+    // `npx mocha dist/test/one.test.js` would run every test. The glob is the test script's.
+    ['.mocharc.json', '{ "timeout": 10000 }\n'],
     ['README.md', readme(t)],
     ['src/index.ts', indexTs(t)],
     ['src/domain.ts', domainTs(t)],
@@ -246,7 +248,12 @@ function packageJson(t: Template): string {
     types: './dist/src/index.d.ts',
     files: ['dist/src', 'README.md'],
     // `npm test` builds first: an author's edit is always what the tests run.
-    scripts: { build: 'tsc -p .', pretest: 'tsc -p .', test: 'mocha', prepack: 'tsc -p .' },
+    scripts: {
+      build: 'tsc -p .',
+      pretest: 'tsc -p .',
+      test: "mocha 'dist/test/**/*.test.js'",
+      prepack: 'tsc -p .',
+    },
     oclif: { hooks: { 'fleet:register': './dist/src/register.js' } },
     dependencies: { '@fleet/core': t.range },
     devDependencies: {
@@ -305,7 +312,9 @@ function domainTs(t: Template): string {
  * The ${t.domain} domain's declaration: plain data, so it crosses the plugin boundary as it is.
  * \`${t.path}\`, managed ${t.kind === 'block' ? 'by block' : 'whole'}: ${what}, a template rendered
  * per host (\`{{ host.${t.domain.replace(/-/g, '_')}_owner }}\` below is a host variable, declared in
- * \`hostVariables\`). No process action is coupled to it.
+ * \`hostVariables\`). No process action is coupled to it by the plugin (\`coupling: none\`); a role
+ * fleet.yaml names for the domain (validate, reload, restart) still runs the node policy's action
+ * through \`fileInstaller\` (docs/plugin-authoring.md §7, "Role actions").
  */
 import type { DomainDeclaration } from '@fleet/core/plugin';
 
