@@ -17,6 +17,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { FleetError } from '@fleet/core';
+import type { NodeSSH } from 'node-ssh';
 import { blobType, parseOpenSshPublicKey, sshFingerprint } from '../bootstrap/ssh-keys.js';
 
 export interface SshAddress {
@@ -111,7 +112,33 @@ export async function openSshSession(options: ConnectOptions): Promise<SshSessio
   const ssh = new NodeSSH();
   const { address, name } = options;
   const where = `${address.user}@${address.host} port ${address.port}`;
-  const key = await privateKey(options.identity);
+  const login = await sshLogin(name, options.identity);
+  const blob = await connect(ssh, options, login, where);
+  const hostKey = {
+    line: `${blobType(blob) ?? 'unknown'} ${blob.toString('base64')}`,
+    fingerprint: sshFingerprint(blob),
+  };
+  return {
+    hostKey,
+    pinned: options.pin !== undefined,
+    run: (command, runOptions = {}) => runCommand(ssh, name, where, command, runOptions),
+    async put(local, remote) {
+      await ssh.putFile(local, remote);
+    },
+    close() {
+      ssh.dispose();
+    },
+  };
+}
+
+/** What the session logs in with: a private key's text, the agent's socket, or both. */
+interface SshLogin {
+  readonly key: string | undefined;
+  readonly agent: string | undefined;
+}
+
+async function sshLogin(name: string, identity: string | undefined): Promise<SshLogin> {
+  const key = await privateKey(identity);
   const agent = process.env['SSH_AUTH_SOCK'];
   if (key === undefined && !agent) {
     throw new FleetError(
@@ -119,6 +146,20 @@ export async function openSshSession(options: ConnectOptions): Promise<SshSessio
       `no SSH key to log in to ${name} with: no agent ($SSH_AUTH_SOCK) and no ~/.ssh/id_ed25519, id_ecdsa or id_rsa (or give --identity FILE)`,
     );
   }
+  return { key, agent };
+}
+
+/**
+ * Connects and authenticates; the host key is checked against the pin in the key exchange, before
+ * authentication. Returns the key the host presented.
+ */
+async function connect(
+  ssh: NodeSSH,
+  options: ConnectOptions,
+  { key, agent }: SshLogin,
+  where: string,
+): Promise<Buffer> {
+  const { address } = options;
   let offered: Buffer | undefined;
   try {
     await ssh.connect({
@@ -141,79 +182,81 @@ export async function openSshSession(options: ConnectOptions): Promise<SshSessio
     });
   } catch (error) {
     ssh.dispose();
-    const message = error instanceof Error ? error.message : String(error);
-    if (offered !== undefined && options.pin !== undefined && !pinMatches(options.pin, offered)) {
-      throw new FleetError(
-        'HOSTKEY_MISMATCH',
-        `the SSH host key of ${name} (${where}) is ${sshFingerprint(offered)}, not the one pinned (${'fingerprint' in options.pin ? options.pin.fingerprint : sshFingerprint(parseOpenSshPublicKey(options.pin.line)?.blob ?? Buffer.alloc(0))}): nothing was sent; compare it out of band (on the host: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub)`,
-      );
-    }
-    if ((error as { level?: unknown }).level === 'client-authentication') {
-      throw new FleetError(
-        'AUTH_INVALID',
-        `${where} refused every key offered (${[key === undefined ? null : 'the identity file', agent ? 'the agent' : null].filter(Boolean).join(', ')}): add your public key to ${address.user}'s ~/.ssh/authorized_keys on ${name}`,
-      );
-    }
-    throw new FleetError(
-      'HOST_UNREACHABLE',
-      `cannot reach ${name} over SSH (${where}): ${message}`,
+    throw connectError(error, options, { key, agent }, where, offered);
+  }
+  return offered as Buffer;
+}
+
+/** A failed connection as the operator can act on it: the wrong host key, no key taken, or no host. */
+function connectError(
+  error: unknown,
+  { name, address, pin }: ConnectOptions,
+  { key, agent }: SshLogin,
+  where: string,
+  offered: Buffer | undefined,
+): FleetError {
+  const message = error instanceof Error ? error.message : String(error);
+  if (offered !== undefined && pin !== undefined && !pinMatches(pin, offered)) {
+    return new FleetError(
+      'HOSTKEY_MISMATCH',
+      `the SSH host key of ${name} (${where}) is ${sshFingerprint(offered)}, not the one pinned (${'fingerprint' in pin ? pin.fingerprint : sshFingerprint(parseOpenSshPublicKey(pin.line)?.blob ?? Buffer.alloc(0))}): nothing was sent; compare it out of band (on the host: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub)`,
     );
   }
-  const blob = offered as Buffer;
-  const hostKey = {
-    line: `${blobType(blob) ?? 'unknown'} ${blob.toString('base64')}`,
-    fingerprint: sshFingerprint(blob),
-  };
-  return {
-    hostKey,
-    pinned: options.pin !== undefined,
-    async run(command, runOptions = {}) {
-      let bytes = 0;
-      const timeoutMs = runOptions.timeoutMs ?? 5 * 60_000;
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new FleetError(
-                'REQUEST_TIMEOUT',
-                `a command on ${name} (${where}) did not finish within ${timeoutMs / 1000} s`,
-              ),
-            ),
-          timeoutMs,
-        );
-      });
-      try {
-        const response = await Promise.race([
-          ssh.execCommand(command, {
-            ...(runOptions.stdin === undefined
-              ? {}
-              : { stdin: Readable.from([Buffer.from(runOptions.stdin)]) }),
-            onStdout: (chunk: Buffer) => {
-              bytes += chunk.length;
-            },
-          }),
-          timeout,
-        ]);
-        if (bytes > MAX_OUTPUT_BYTES) {
-          throw new FleetError('RESPONSE_INVALID', `${name} answered more than 4 MiB: not used`);
-        }
-        return {
-          code: typeof response.code === 'number' ? response.code : -1,
-          stdout: response.stdout,
-          stderr: response.stderr,
-        };
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-    async put(local, remote) {
-      await ssh.putFile(local, remote);
-    },
-    close() {
-      ssh.dispose();
-    },
-  };
+  if ((error as { level?: unknown }).level === 'client-authentication') {
+    return new FleetError(
+      'AUTH_INVALID',
+      `${where} refused every key offered (${[key === undefined ? null : 'the identity file', agent ? 'the agent' : null].filter(Boolean).join(', ')}): add your public key to ${address.user}'s ~/.ssh/authorized_keys on ${name}`,
+    );
+  }
+  return new FleetError('HOST_UNREACHABLE', `cannot reach ${name} over SSH (${where}): ${message}`);
+}
+
+/** One command, bounded: a timeout, and output over MAX_OUTPUT_BYTES refused. */
+async function runCommand(
+  ssh: NodeSSH,
+  name: string,
+  where: string,
+  command: string,
+  runOptions: { stdin?: string; timeoutMs?: number },
+): Promise<CommandResult> {
+  let bytes = 0;
+  const timeoutMs = runOptions.timeoutMs ?? 5 * 60_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new FleetError(
+            'REQUEST_TIMEOUT',
+            `a command on ${name} (${where}) did not finish within ${timeoutMs / 1000} s`,
+          ),
+        ),
+      timeoutMs,
+    );
+  });
+  try {
+    const response = await Promise.race([
+      ssh.execCommand(command, {
+        ...(runOptions.stdin === undefined
+          ? {}
+          : { stdin: Readable.from([Buffer.from(runOptions.stdin)]) }),
+        onStdout: (chunk: Buffer) => {
+          bytes += chunk.length;
+        },
+      }),
+      timeout,
+    ]);
+    if (bytes > MAX_OUTPUT_BYTES) {
+      throw new FleetError('RESPONSE_INVALID', `${name} answered more than 4 MiB: not used`);
+    }
+    return {
+      code: typeof response.code === 'number' ? response.code : -1,
+      stdout: response.stdout,
+      stderr: response.stderr,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A string as one POSIX shell word (single-quoted). */
