@@ -9,8 +9,9 @@
 //   a plugin    core only: never another plugin, the controller, the CLI or the testkit
 //   lab         core and the controller
 //   operator    core and the controller (the services behind the CLI's commands)
-//   the CLI     core, the controller, the lab and the operator services; a plugin only through
-//               the registry, never by import
+//   resident    core only (the resident operator process: the CLI hands it what it needs of oclif)
+//   the CLI     core, the controller, the lab, the operator services and the resident; a plugin
+//               only through the registry, never by import
 //
 // and nobody reaches into another package's files (`@fleet/x/dist/…`, `../../plugins/…`): a
 // package is used through its `exports`. Only `src/` is checked: tests may use the testkit and
@@ -42,6 +43,7 @@ const LAYOUT = [
   { pattern: /^packages\/controller\/src\//, layer: 'controller', unit: () => 'controller' },
   { pattern: /^packages\/lab\/src\//, layer: 'lab', unit: () => 'lab' },
   { pattern: /^packages\/operator\/src\//, layer: 'operator', unit: () => 'operator' },
+  { pattern: /^packages\/resident\/src\//, layer: 'resident', unit: () => 'resident' },
   { pattern: /^packages\/cli\/src\//, layer: 'cli', unit: () => 'cli' },
   { pattern: /^(plugins|examples)\/([^/]+)\/src\//, layer: 'plugin', unit: (m) => m[2] },
 ];
@@ -54,7 +56,8 @@ export const ALLOWED = {
   plugin: ['core'],
   lab: ['core', 'controller'],
   operator: ['core', 'controller'],
-  cli: ['core', 'controller', 'lab', 'operator'],
+  resident: ['core'],
+  cli: ['core', 'controller', 'lab', 'operator', 'resident'],
 };
 
 /**
@@ -95,9 +98,10 @@ const PUBLIC_SUBPATHS = ['/command', '/node', '/plugin', '/zod', '/serve', '/pac
 /**
  * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s
  * services are imported one module at a time, inside a command's `run()`, so a verb loads only the
- * services it uses (contract §14, "means").
+ * services it uses (contract §14, "means"); `@fleet/resident`'s likewise, so a call that finds no
+ * resident loads its `place.js` alone (docs/resident.md).
  */
-const MODULE_PACKAGES = ['@fleet/operator'];
+const MODULE_PACKAGES = ['@fleet/operator', '@fleet/resident'];
 
 /**
  * Libraries that core bundles and hands out (docs/adr/0011-core-ships-a-bundle.md): outside core,

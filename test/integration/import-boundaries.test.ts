@@ -160,6 +160,26 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    name: 'the resident importing the CLI or the operator services; the CLI importing it by module',
+    files: [
+      {
+        path: 'packages/resident/src/a.ts',
+        content:
+          "import { x } from '@fleet/cli/package.json';\nimport { o } from '@fleet/operator/config/install.js';\nimport * as z from '@fleet/core/zod';\n",
+      },
+      {
+        path: 'packages/cli/src/resident.ts',
+        content:
+          "import { cliRootAt } from '@fleet/resident/place.js';\nimport { y } from '@fleet/resident/dist/src/place.js';\n",
+      },
+    ],
+    expected: [
+      'packages/resident/src/a.ts:1: @fleet/cli/package.json: resident imports cli: resident may import only core',
+      'packages/resident/src/a.ts:2: @fleet/operator/config/install.js: resident imports operator: resident may import only core',
+      'packages/cli/src/resident.ts:2: @fleet/resident/dist/src/place.js: a deep import into @fleet/resident: use what its exports offer',
+    ],
+  },
+  {
     name: 'the testkit importing the controller',
     files: [
       { path: 'packages/testkit/src/a.ts', content: "import { x } from '@fleet/controller';\n" },

@@ -15,13 +15,17 @@ const args = process.argv.slice(2);
  */
 async function ranInResident() {
   if (process.platform === 'win32' || process.env.FLEET_RESIDENT === 'off') return false;
-  const { residentMode, residentVerb, usablePlace } = await import('../dist/src/resident/place.js');
+  // @fleet/resident's caller side imports Node's own modules only (docs/resident.md); it does not
+  // know where the CLI is: the socket is named after this CLI's root, the directory above bin/.
+  const { cliRootAt, residentMode, residentVerb, usablePlace } =
+    await import('@fleet/resident/place.js');
   const { mode, problem } = residentMode(process.env.FLEET_RESIDENT);
   if (problem !== undefined) process.stderr.write(`Warning: ${problem}\n`);
   if (mode === 'off' || !residentVerb(args)) return false;
-  const place = usablePlace();
+  const cliRoot = cliRootAt(new URL('..', import.meta.url));
+  const place = usablePlace(cliRoot);
   if (place !== undefined) {
-    const { callResident } = await import('../dist/src/resident/client.js');
+    const { callResident } = await import('@fleet/resident/client.js');
     const answer = await callResident(place, args);
     if (typeof answer === 'number') {
       process.exitCode = answer;
@@ -30,8 +34,8 @@ async function ranInResident() {
     if (answer === 'declined') return false;
   }
   if (mode === 'auto') {
-    const { startResidentAtExit } = await import('../dist/src/resident/autostart.js');
-    startResidentAtExit();
+    const { startResidentAtExit } = await import('@fleet/resident/autostart.js');
+    startResidentAtExit(cliRoot);
   }
   return false;
 }

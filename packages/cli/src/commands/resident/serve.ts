@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FleetCommand } from '../../base-command.js';
-import { idleMinutesFlag, placeToListen } from '../../resident/listen.js';
+import { cliRoot as ownRoot, idleMinutesFlag } from '../../resident.js';
 
 export default class ResidentServe extends FleetCommand {
   static override hidden = true;
@@ -16,14 +16,14 @@ export default class ResidentServe extends FleetCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(ResidentServe);
-    const { cliRoot: root } = await import('../../resident/place.js');
-    const { fingerprint, watchedFiles } = await import('../../resident/fingerprint.js');
-    const { serveResident } = await import('../../resident/server.js');
-    const { pingResident } = await import('../../resident/client.js');
+    const { placeToListen } = await import('@fleet/resident/listen.js');
+    const { fingerprint, watchedFiles } = await import('@fleet/resident/fingerprint.js');
+    const { serveResident } = await import('@fleet/resident/server.js');
+    const { pingResident } = await import('@fleet/resident/client.js');
     const { execute, reportedFailure } = await import('@fleet/core/command');
     const { takeObservedHeads } = await import('@fleet/core');
-    const cliRoot = root();
-    const place = await placeToListen();
+    const cliRoot = ownRoot();
+    const place = await placeToListen(cliRoot);
     const binPath = join(cliRoot, 'bin', 'run.js');
     const files = watchedFiles({
       cliRoot,
@@ -40,7 +40,7 @@ export default class ResidentServe extends FleetCommand {
     // Two calls that found none may each have started one: the later to get here leaves it to
     // the one that listens. A socket nobody answers on is a resident's that was killed: ours, in
     // our directory, to replace.
-    const running = await pingResident();
+    const running = await pingResident(cliRoot);
     if (running !== undefined) {
       log(`resident ${process.pid} ends: resident ${running.pid} listens already`);
       return;

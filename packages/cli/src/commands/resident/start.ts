@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import type { ResidentInfo } from '../../resident/frames.js';
+import type { ResidentInfo } from '@fleet/resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
-import { idleMinutesFlag, placeToListen } from '../../resident/listen.js';
+import { cliRoot, idleMinutesFlag } from '../../resident.js';
 
 const START_BOUND_MS = 20_000;
 
@@ -21,22 +21,24 @@ fleet never starts one on its own: this command does, or FLEET_RESIDENT=auto in 
 
   async run(): Promise<ResidentInfo & { started: boolean }> {
     const { flags } = await this.parse(ResidentStart);
-    const { pingResident } = await import('../../resident/client.js');
+    const { pingResident } = await import('@fleet/resident/client.js');
+    const { placeToListen } = await import('@fleet/resident/listen.js');
     const { FleetError } = await import('@fleet/core');
-    const place = await placeToListen();
-    const running = await pingResident();
+    const root = cliRoot();
+    const place = await placeToListen(root);
+    const running = await pingResident(root);
     if (running !== undefined) {
       this.log(`Your resident process runs already: pid ${running.pid}, on ${running.socket}.`);
       return { ...running, started: false };
     }
-    const { residentLog, spawnResident } = await import('../../resident/spawn.js');
+    const { residentLog, spawnResident } = await import('@fleet/resident/spawn.js');
     const logFile = residentLog(place);
-    const child = spawnResident(place, flags['idle-minutes']);
+    const child = spawnResident(place, flags['idle-minutes'], root);
     let exited: number | null | undefined;
     child.once('exit', (code) => (exited = code));
     const until = Date.now() + START_BOUND_MS;
     for (;;) {
-      const info = await pingResident();
+      const info = await pingResident(root);
       if (info !== undefined) {
         this.log(
           `Started your resident process: pid ${info.pid}, on ${info.socket}; it ends after ${info.idleMinutes} idle minutes, or with \`fleet resident stop\`.`,

@@ -1,5 +1,6 @@
-import type { ResidentInfo } from '../../resident/frames.js';
+import type { ResidentInfo } from '@fleet/resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
+import { cliRoot } from '../../resident.js';
 
 export default class ResidentStatus extends FleetCommand {
   static override summary = 'Show whether your resident operator process runs, and since when.';
@@ -10,8 +11,8 @@ export default class ResidentStatus extends FleetCommand {
 
   async run(): Promise<{ running: false } | ({ running: true } & ResidentInfo)> {
     await this.parse(ResidentStatus);
-    const { pingResident } = await import('../../resident/client.js');
-    const info = await pingResident();
+    const { pingResident } = await import('@fleet/resident/client.js');
+    const info = await pingResident(cliRoot());
     if (info === undefined) {
       this.log('No resident process of yours runs: every verb runs in its own process.');
       return { running: false };

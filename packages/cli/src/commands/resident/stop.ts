@@ -1,5 +1,6 @@
-import type { ResidentInfo } from '../../resident/frames.js';
+import type { ResidentInfo } from '@fleet/resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
+import { cliRoot } from '../../resident.js';
 
 export default class ResidentStop extends FleetCommand {
   static override summary = 'Stop your resident operator process (after the call it runs, if any).';
@@ -9,15 +10,16 @@ export default class ResidentStop extends FleetCommand {
 
   async run(): Promise<{ running: boolean; stopped?: ResidentInfo }> {
     await this.parse(ResidentStop);
-    const { pingResident, quitResident } = await import('../../resident/client.js');
-    const stopped = await quitResident();
+    const { pingResident, quitResident } = await import('@fleet/resident/client.js');
+    const root = cliRoot();
+    const stopped = await quitResident(root);
     if (stopped === undefined) {
       this.log('No resident process of yours runs.');
       return { running: false };
     }
     // Ends once its call is done; wait (bounded) so the next verb does not find it still there.
     const until = Date.now() + 10_000;
-    while ((await pingResident()) !== undefined && Date.now() < until) {
+    while ((await pingResident(root)) !== undefined && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     this.log(`Stopped your resident process (pid ${stopped.pid}, ${stopped.calls} calls).`);

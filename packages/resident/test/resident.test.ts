@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enterCall, replaceEnv } from '../src/resident/call-scope.js';
+import { enterCall, replaceEnv } from '../src/call-scope.js';
 import {
   Frame,
   FrameReader,
@@ -18,8 +18,8 @@ import {
   encodeFrame,
   type CallRequest,
   type DecodedFrame,
-} from '../src/resident/frames.js';
-import { callResident } from '../src/resident/client.js';
+} from '../src/frames.js';
+import { callResident } from '../src/client.js';
 import {
   fnv1a64,
   privateDirProblem,
@@ -28,8 +28,8 @@ import {
   residentVerb,
   runtimeDirProblem,
   socketProblem,
-} from '../src/resident/place.js';
-import { samePluginDirs, serveResident, type ResidentOptions } from '../src/resident/server.js';
+} from '../src/place.js';
+import { samePluginDirs, serveResident, type ResidentOptions } from '../src/server.js';
 
 const UID = 1000;
 
@@ -454,7 +454,7 @@ describe('the resident operator process: its parts', () => {
     it('lets its process end once its server is closed, whoever closes it', () => {
       // The idle timer (a minute here) is armed as it listens: a resident closed by its embedder
       // must not hold that process open until the timer fires.
-      const server = new URL('../src/resident/server.js', import.meta.url).href;
+      const server = new URL('../src/server.js', import.meta.url).href;
       const script = [
         `import { serveResident } from ${JSON.stringify(server)};`,
         `const place = ${JSON.stringify(place())};`,

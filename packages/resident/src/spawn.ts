@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, lstatSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliRoot, type ResidentPlace } from './place.js';
+import type { ResidentPlace } from './place.js';
 
 /** A log over this many bytes is started afresh by the next resident (it keeps a few lines each). */
 const LOG_BOUND_BYTES = 1024 * 1024;
@@ -17,13 +17,15 @@ export function residentLog(place: ResidentPlace): string {
 }
 
 /**
- * Starts `fleet resident serve` detached from this process, in the place's directory, its output
- * appended to its log; the caller decides whether to wait for it. `env` is the resident's own
- * start environment (a call brings its own: docs/resident.md).
+ * Starts `fleet resident serve` of the CLI at `cliRoot` (its `bin/run.js`) detached from this
+ * process, in the place's directory, its output appended to its log; the caller decides whether to
+ * wait for it. `env` is the resident's own start environment (a call brings its own:
+ * docs/resident.md).
  */
 export function spawnResident(
   place: ResidentPlace,
   idleMinutes: number,
+  cliRoot: string,
   env: NodeJS.ProcessEnv = process.env,
 ): ChildProcess {
   const logFile = residentLog(place);
@@ -32,13 +34,7 @@ export function spawnResident(
   try {
     const child = spawn(
       process.execPath,
-      [
-        join(cliRoot(), 'bin', 'run.js'),
-        'resident',
-        'serve',
-        '--idle-minutes',
-        String(idleMinutes),
-      ],
+      [join(cliRoot, 'bin', 'run.js'), 'resident', 'serve', '--idle-minutes', String(idleMinutes)],
       {
         cwd: place.dir,
         detached: true,

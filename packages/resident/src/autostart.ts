@@ -13,16 +13,17 @@ export const AUTO_IDLE_MINUTES = 15;
 /**
  * Starts this user's resident when this process exits — unless the call was interrupted (Ctrl-C:
  * exit 130), or where `fleet resident start` would refuse to listen ({@link listenProblem}): the
- * resident would refuse too. `env` is taken now, before the verb runs.
+ * resident would refuse too. `env` is taken now, before the verb runs; `cliRoot` is the CLI's
+ * root directory (`cliRootAt` in place.ts).
  */
-export function startResidentAtExit(): void {
+export function startResidentAtExit(cliRoot: string): void {
   const env = { ...process.env };
-  const place = ownPlace();
+  const place = ownPlace(cliRoot);
   process.once('exit', (code) => {
     try {
       if (code === 130) return;
       if (listenProblem(place, env, process.getuid?.() ?? -1) !== undefined) return;
-      const child = spawnResident(place, AUTO_IDLE_MINUTES, env);
+      const child = spawnResident(place, AUTO_IDLE_MINUTES, cliRoot, env);
       if (process.stderr.isTTY === true && child.pid !== undefined)
         process.stderr.write(
           `fleet: starting your resident process (pid ${child.pid}): later drift, status, apply and config calls skip loading fleet; it ends after ${AUTO_IDLE_MINUTES} idle minutes (FLEET_RESIDENT=auto: docs/resident.md)\n`,

@@ -1,6 +1,6 @@
 /**
  * The resident operator process (docs/resident.md): fleet's CLI, loaded once, running the
- * operator's repeated verbs one call at a time for `bin/run.js` on this user's socket, so a call
+ * operator's repeated verbs one call at a time for the CLI's `bin/run.js` on this user's socket, so a call
  * pays Node.js's start and a socket instead of loading oclif, core and the plugins again.
  *
  * A call runs in this process as it would in its own (`call-scope.ts`); what a fresh process gives

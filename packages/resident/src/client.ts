@@ -1,7 +1,7 @@
 /**
- * The caller's side of the resident operator process (docs/resident.md): `bin/run.js` imports it
- * once `place.ts` found this user's resident listening, and the `fleet resident` commands ask
- * the resident what it is and to end.
+ * The caller's side of the resident operator process (docs/resident.md): the CLI's `bin/run.js`
+ * imports it once `place.ts` found this user's resident listening, and the `fleet resident`
+ * commands ask the resident what it is and to end.
  */
 import { connect } from 'node:net';
 import { Frame, FrameReader, encodeFrame, type CallRequest, type ResidentInfo } from './frames.js';
@@ -83,8 +83,8 @@ export async function callResident(
 }
 
 /** Sends one frame to the resident and reads its info answer; `undefined` when none listens. */
-async function ask(type: number): Promise<ResidentInfo | undefined> {
-  const place = usablePlace();
+async function ask(type: number, cliRoot: string): Promise<ResidentInfo | undefined> {
+  const place = usablePlace(cliRoot);
   if (place === undefined) return undefined;
   return new Promise((resolve) => {
     const socket = connect(place.socket);
@@ -106,12 +106,12 @@ async function ask(type: number): Promise<ResidentInfo | undefined> {
   });
 }
 
-/** What this user's resident says of itself, or `undefined` when none listens. */
-export function pingResident(): Promise<ResidentInfo | undefined> {
-  return ask(Frame.ping);
+/** What this user's resident of the CLI at `cliRoot` says of itself, or `undefined` when none listens. */
+export function pingResident(cliRoot: string): Promise<ResidentInfo | undefined> {
+  return ask(Frame.ping, cliRoot);
 }
 
-/** Asks this user's resident to end (after the call it runs, if any). */
-export function quitResident(): Promise<ResidentInfo | undefined> {
-  return ask(Frame.quit);
+/** Asks this user's resident of the CLI at `cliRoot` to end (after the call it runs, if any). */
+export function quitResident(cliRoot: string): Promise<ResidentInfo | undefined> {
+  return ask(Frame.quit, cliRoot);
 }

@@ -1,5 +1,5 @@
 /**
- * What `bin/run.js` asks before it loads anything (docs/resident.md): whether a verb is one the
+ * What the CLI's `bin/run.js` asks before it loads anything (docs/resident.md): whether a verb is one the
  * resident operator process runs, and whether this user's resident listens. The resident listens
  * on a Unix socket in a directory only this user can enter, named after the CLI it runs and the
  * Node.js that runs it, so a call never reaches a resident of another install or another Node.js.
@@ -55,9 +55,13 @@ export function residentMode(value: string | undefined): {
   };
 }
 
-/** The CLI's root directory, its real path (this file is its dist/src/resident/place.js). */
-export function cliRoot(): string {
-  return realpathSync(fileURLToPath(new URL('../../../', import.meta.url)));
+/**
+ * A CLI's root directory as a resident names it: the real path of `url` (the directory above its
+ * `bin/run.js`). The CLI hands it in — this package never looks for the CLI — and every side must
+ * name it the same way: the socket's name is made from it.
+ */
+export function cliRootAt(url: URL): string {
+  return realpathSync(fileURLToPath(url));
 }
 
 export interface ResidentPlace {
@@ -173,12 +177,12 @@ export function listenProblem(
   return dir === undefined ? undefined : `${place.dir} ${dir}: it must be yours alone (mode 700)`;
 }
 
-/** This CLI's resident place, for the user and the Node.js running this process. */
-export function ownPlace(): ResidentPlace {
+/** The resident place of the CLI at `cliRoot`, for the user and the Node.js running this process. */
+export function ownPlace(cliRoot: string): ResidentPlace {
   return residentPlace({
     env: process.env,
     uid: process.getuid?.() ?? -1,
-    cliRoot: cliRoot(),
+    cliRoot,
     nodeVersion: process.version,
     execPath: process.execPath,
   });
@@ -186,11 +190,12 @@ export function ownPlace(): ResidentPlace {
 
 /**
  * This user's resident place when a resident may listen there — a private directory holding this
- * user's socket — else `undefined` (also when the directory cannot be read at all).
+ * user's socket for the CLI at `cliRoot` — else `undefined` (also when the directory cannot be
+ * read at all).
  */
-export function usablePlace(): ResidentPlace | undefined {
+export function usablePlace(cliRoot: string): ResidentPlace | undefined {
   try {
-    const place = ownPlace();
+    const place = ownPlace(cliRoot);
     const uid = process.getuid?.() ?? -1;
     const dir = lstatSync(place.dir, { throwIfNoEntry: false });
     if (dir === undefined || privateDirProblem(dir, uid) !== undefined) return undefined;
