@@ -31,7 +31,7 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { FleetManifest, PinnedPlugin } from '@fleet/core';
+import type { BuildRecord, FleetManifest, Git, LabDocument, PinnedPlugin } from '@fleet/core';
 import { DEFAULT_LAB_DIR, labLayout } from './layout.js';
 import { readLabDocument } from './state.js';
 
@@ -182,13 +182,60 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
       `${manifestPath} has uncommitted changes: commit or discard them first (lab build commits fleet.yaml)`,
     );
   }
-  const plugins = await core.pinnedPluginTarballs(repo, manifest);
+  const packed = await packLabRuntime({ repo, manifest, checkout, from, version, options });
+  const canonical = options.canonical === true;
+  const repoCommit = await pinLabArtifact({
+    git,
+    document,
+    manifestText,
+    packed,
+    from,
+    version,
+    canonical,
+  });
+  return {
+    repo,
+    file: packed.file,
+    version,
+    sha256: packed.sha256,
+    bytes: packed.tgz.length,
+    commit: packed.commit,
+    checkout,
+    versionSet: version === from ? null : { from, to: version },
+    plugins: packed.record.plugins,
+    canonicalVersion: canonical ? version : manifest.canonicalVersion,
+    repoCommit,
+    warnings,
+  };
+}
 
+/** The runtime packed, its version set, and what it carries checked against fleet.yaml's pins. */
+interface PackedRuntime {
+  /** Relative to the repo: `artifacts/fleet-cli-<V>.tgz`. */
+  readonly file: string;
+  readonly tgz: Buffer;
+  readonly record: BuildRecord;
+  readonly sha256: string;
+  /** The commit label its build record names. */
+  readonly commit: string;
+}
+
+async function packLabRuntime(input: {
+  readonly repo: string;
+  readonly manifest: FleetManifest;
+  readonly checkout: string;
+  readonly from: string;
+  readonly version: string;
+  readonly options: LabBuildOptions;
+}): Promise<PackedRuntime> {
+  const core = await import('@fleet/core');
+  const { checkout, from, version, manifest } = input;
+  const plugins = await core.pinnedPluginTarballs(input.repo, manifest);
   const file = `artifacts/${core.packedFileName(core.RUNTIME_PACKAGE, version)}`;
   const scratch = await mkdtemp(join(tmpdir(), 'fleet-lab-build-'));
   let tgz: Buffer;
   try {
-    options.progress?.(
+    input.options.progress?.(
       `packing the runtime from ${checkout} (npm pack -w packages/cli${plugins.length > 0 ? `, ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}` : ''})…`,
     );
     tgz = await readFile(await core.npmPackRuntime(checkout, scratch, plugins));
@@ -205,11 +252,28 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
     );
   }
   const sha256 = createHash('sha256').update(tgz).digest('hex');
-  const commit = core.commitLabel(record);
+  return { file, tgz, record, sha256, commit: core.commitLabel(record) };
+}
 
+/**
+ * Writes the artifact into the lab's repository and pins it in fleet.yaml, signed, in one commit;
+ * returns that commit.
+ */
+async function pinLabArtifact(input: {
+  readonly git: Git;
+  readonly document: LabDocument;
+  readonly manifestText: string;
+  readonly packed: PackedRuntime;
+  readonly from: string;
+  readonly version: string;
+  readonly canonical: boolean;
+}): Promise<string> {
+  const core = await import('@fleet/core');
+  const { git, document, packed, from, version, canonical } = input;
+  const { repo } = document;
+  const { file, tgz, sha256, commit } = packed;
   await mkdir(join(repo, 'artifacts'), { recursive: true });
   await writeAtomic(join(repo, ...file.split('/')), tgz);
-  const canonical = options.canonical === true;
   // Signed with the lab's key, which its nodes trust (lab up made it): a lab runs the real path.
   const key = await core.signingKey(core.defaultSigningKeyFile(document.credentials), {
     create: true,
@@ -217,13 +281,13 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
   const signature = await core.signArtifact(tgz, key);
   const edited = core.manifestWithSigningKey(
     core.manifestWithArtifact(
-      manifestText,
+      input.manifestText,
       { version, file, sha256, commit, signature },
       canonical,
     ),
     key.publicKey,
   );
-  await writeAtomic(manifestPath, edited);
+  await writeAtomic(join(repo, core.MANIFEST_FILE), edited);
   await git.run(['add', '--', core.MANIFEST_FILE, file]);
   await git.run([
     ...(await core.identityArgs(git)),
@@ -235,19 +299,5 @@ export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult
     core.MANIFEST_FILE,
     file,
   ]);
-  const repoCommit = (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
-  return {
-    repo,
-    file,
-    version,
-    sha256,
-    bytes: tgz.length,
-    commit,
-    checkout,
-    versionSet: version === from ? null : { from, to: version },
-    plugins: record.plugins,
-    canonicalVersion: canonical ? version : manifest.canonicalVersion,
-    repoCommit,
-    warnings,
-  };
+  return (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
 }
