@@ -175,6 +175,16 @@ export async function buildLabRepo(options: {
   }
   await commit(`lab: ${hosts.length} host${hosts.length === 1 ? '' : 's'} on 127.0.0.1`);
 
+  await makeHistory(root, commit);
+  await validateLabRepo(root, withExamples);
+  return { root, commits };
+}
+
+/** HISTORY's edits, each step one commit, to the files the loaded domains scaffolded. */
+async function makeHistory(
+  root: string,
+  commit: (message: string) => Promise<void>,
+): Promise<void> {
   for (const step of HISTORY) {
     let changed = false;
     for (const [path, edit] of Object.entries(step.edits)) {
@@ -191,12 +201,15 @@ export async function buildLabRepo(options: {
     }
     if (changed) await commit(step.message);
   }
+}
 
-  // What the lab hands the operator must itself be valid: every file renders for every host.
+/** What the lab hands the operator must itself be valid: every file renders for every host. */
+async function validateLabRepo(root: string, domains: readonly DomainDeclaration[]): Promise<void> {
+  const core = await import('@fleet/core');
   const repo = await core.loadRepo(root);
   const report = core.validateRepo({
     repo,
-    domains: new Map(withExamples.map((d) => [d.domain, d])),
+    domains: new Map(domains.map((d) => [d.domain, d])),
     readCanonical: (path) => core.readRepoFile(root, path),
   });
   if (report.problems.length > 0) {
@@ -204,5 +217,4 @@ export async function buildLabRepo(options: {
       problems: report.problems,
     });
   }
-  return { root, commits };
 }
