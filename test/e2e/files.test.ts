@@ -330,7 +330,8 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
     await mkdir(join(script, '..'), { recursive: true });
     await writeFile(
       script,
-      `#!/bin/sh\necho "$1" >> '${seenLog}'\nif grep -q REFUSE "$1"; then exit 3; fi\n`,
+      // It says why it refuses over several lines, as ssh -G or git config --list would.
+      `#!/bin/sh\necho "$1" >> '${seenLog}'\nif grep -n REFUSE "$1" >&2; then\n  echo "demo-validate: REFUSE is not a setting" >&2\n  echo "demo-validate: 1 bad line" >&2\n  exit 3\nfi\n`,
       { mode: 0o700 },
     );
     const file = lab.nodePath('node-01', '~/.config/fleet/node-policy.yaml');
@@ -343,8 +344,11 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
           ...policy.domains,
           files: {
             ...policy.domains['files'],
-            // `~` is the node's home; `{file}` the staged file (docs/node-policy.md).
-            actions: { 'demo-validate': { argv: ['~/bin/demo-validate.sh', '{file}'] } },
+            // `~` is the node's home; `{file}` the staged file (docs/node-policy.md); what it
+            // prints returns to the operator (`output: return`), redacted and bounded.
+            actions: {
+              'demo-validate': { argv: ['~/bin/demo-validate.sh', '{file}'], output: 'return' },
+            },
           },
         },
       },
@@ -371,6 +375,14 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
       const refused = await install();
       expect(refused.exitCode, refused.stdout + refused.stderr).to.equal(6);
       expect(refused.stdout).to.contain('ACTION_FAILED').and.contain('demo-validate');
+      // The tool's own words (issue 40): the tail of its output, a field of --json's error.
+      const why = [
+        `${good.split('\n').length}:REFUSE = yes`,
+        'demo-validate: REFUSE is not a setting',
+        'demo-validate: 1 bad line',
+      ];
+      const refusal = JSON.parse(refused.stdout) as { error: { toolOutput?: string } };
+      expect(refusal.error.toolOutput).to.equal(why.join('\n'));
       expect(await lab.readNode('node-01', HELLO)).to.deep.equal(before);
       const staged = (await readFile(seenLog, 'utf8')).trim().split('\n');
       expect(staged).to.have.length(1);
@@ -381,6 +393,14 @@ describe('e2e: the files domain manages a dotfile on a lab fleet', function () {
         () => false,
       );
       expect(leftover).to.equal(false);
+      // Without --json: the one-line error on stderr, then the tool's lines under it; still exit 6.
+      const shown = await lab.run(['config', 'install', 'node-01', 'files', '--confirm']);
+      expect(shown.exitCode, shown.stdout + shown.stderr).to.equal(6);
+      const lines = shown.stderr.split('\n');
+      const at = lines.findIndex((line) => line.startsWith('Error: '));
+      expect(lines[at]).to.contain('the validate action demo-validate refused the new');
+      expect(lines.slice(at + 1, at + 4)).to.deep.equal(why.map((line) => `  | ${line}`));
+      expect(await lab.readNode('node-01', HELLO)).to.deep.equal(before);
 
       await writeFile(source, `${good}accepted = yes\n`);
       commit('files: a line the validate action accepts');

@@ -54,12 +54,18 @@ interface Seen {
   readonly liveText: string | undefined;
 }
 
-async function failure(run: () => Promise<unknown>): Promise<{ code: string; actions: unknown }> {
+async function failure(
+  run: () => Promise<unknown>,
+): Promise<{ code: string; actions: unknown; toolOutput: string | undefined }> {
   try {
     await run();
   } catch (error) {
     if (!isFleetError(error)) throw error;
-    return { code: error.code, actions: (error as { actions?: unknown }).actions };
+    return {
+      code: error.code,
+      actions: (error as { actions?: unknown }).actions,
+      toolOutput: error.toolOutput,
+    };
   }
   throw new Error('the install succeeded');
 }
@@ -77,6 +83,9 @@ describe("core's file installers run the request's role actions", () => {
           actions: {
             'ssh-check': { argv: [VALIDATE, '-F', '{file}'] },
             'ssh-check-blind': { argv: [VALIDATE] },
+            // The same check, its output returned to the operator (docs/node-policy.md).
+            'ssh-check-said': { argv: [VALIDATE, '-F', '{file}'], output: 'return' },
+            'ssh-restart-said': { argv: [RESTART], output: 'return' },
             'ssh-reload': { argv: [RELOAD, '~/.ssh'] },
             'ssh-restart': { argv: [RESTART] },
           },
@@ -88,7 +97,9 @@ describe("core's file installers run the request's role actions", () => {
       const staged = request.args[1] ?? '';
       const stagedText = await readFile(staged, 'utf8');
       seen.push({ staged, stagedText, liveText: await host.readText(CONFIG) });
-      return { exitCode: stagedText.includes('Bad') ? 255 : 0 };
+      if (!stagedText.includes('Bad')) return { exitCode: 0 };
+      const why = `${staged} line 1: Bad configuration option: bad\n${staged}: terminating, 1 bad configuration options\n`;
+      return { exitCode: 255, stderr: why };
     });
     host.processes.on(RELOAD, { exitCode: 0 });
     host.processes.on(RESTART, { exitCode: 0 });
@@ -153,6 +164,39 @@ describe("core's file installers run the request's role actions", () => {
     expect(await readdir(dirname(host.resolve(CONFIG)))).to.deep.equal(['config']);
     expect(await backups()).to.deep.equal([]);
     expect(host.actionRuns.map((run) => run.id)).to.deep.equal(['ssh-check']);
+  });
+
+  it("a refused validation carries the tool's output tail when the node policy returns it, none otherwise", async () => {
+    await host.writeFile(CONFIG, 'Host old\n');
+    const said = await failure(() =>
+      install(whole, 'whole', 'Bad line\n', { validate: 'ssh-check-said' }),
+    );
+    expect(said.code).to.equal('ACTION_FAILED');
+    const staged = seen[0]!.staged;
+    expect(said.toolOutput).to.equal(
+      `${staged} line 1: Bad configuration option: bad\n${staged}: terminating, 1 bad configuration options`,
+    );
+    // `output: discard` (the default): what the check printed stays on the node.
+    const kept = await failure(() => install(whole, 'whole', 'Bad line\n', ROLES));
+    expect([kept.code, kept.toolOutput]).to.deep.equal(['ACTION_FAILED', undefined]);
+    expect(await host.readText(CONFIG)).to.equal('Host old\n');
+  });
+
+  it('a failed restart carries its output tail too', async () => {
+    host.processes.on(
+      RESTART,
+      { exitCode: 1, stdout: 'unit sshcfg.service:\nfailed to start\n' },
+      1,
+    );
+    await host.writeFile(CONFIG, 'Host old\n');
+    const { code, toolOutput } = await failure(() =>
+      install(whole, 'whole', 'Host new\n', { restart: 'ssh-restart-said' }),
+    );
+    expect([code, toolOutput]).to.deep.equal([
+      'ACTION_FAILED',
+      'unit sshcfg.service:\nfailed to start',
+    ]);
+    expect(await host.readText(CONFIG)).to.equal('Host old\n');
   });
 
   it('a refused validation of a new file creates nothing', async () => {

@@ -133,7 +133,13 @@ describe('install: the request names its commit', () => {
  * strict object without the key) — its refusal carried as the client carries a node's error
  * (`<host>: <message>`).
  */
-function nodeWith(schema: typeof installRequestSchema | ReturnType<typeof olderSchema>): {
+function nodeWith(
+  schema:
+    | typeof installRequestSchema
+    | ReturnType<typeof olderSchema>
+    | ReturnType<typeof beforeToolOutput>
+    | ReturnType<typeof beforeBoth>,
+): {
   sent: InstallRequest[];
   client: { install(request: InstallRequest): Promise<Receipt> };
 } {
@@ -156,6 +162,9 @@ function nodeWith(schema: typeof installRequestSchema | ReturnType<typeof olderS
 }
 
 const olderSchema = () => installRequestSchema.unwrap().omit({ repoCommit: true });
+/** A node that predates `toolOutput` (issue 40), and one that predates both keys. */
+const beforeToolOutput = () => installRequestSchema.unwrap().omit({ toolOutput: true });
+const beforeBoth = () => installRequestSchema.unwrap().omit({ repoCommit: true, toolOutput: true });
 
 function receiptFor(request: InstallRequest): Receipt {
   return {
@@ -212,6 +221,25 @@ describe('install through a node that predates repoCommit', () => {
     expect(failure.message)
       .to.contain('repoCommit')
       .and.not.match(/unrecognized key/i);
+  });
+
+  it('a node that predates toolOutput is sent the request again without it, the commit kept', async () => {
+    const { sent, client } = nodeWith(beforeToolOutput());
+    const answer = await installThrough(client, { ...request, toolOutput: true });
+    expect(answer.commitSent).to.equal(true);
+    expect(sent.map((r) => [r.repoCommit, r.toolOutput])).to.deep.equal([
+      [COMMIT, true],
+      [COMMIT, undefined],
+    ]);
+    expect(sent[1]).to.not.have.property('toolOutput');
+  });
+
+  it('a node that predates both keys refuses them in one answer: sent once more without both', async () => {
+    const { sent, client } = nodeWith(beforeBoth());
+    const answer = await installThrough(client, { ...request, toolOutput: true });
+    expect([answer.commitSent, sent.length]).to.deep.equal([false, 2]);
+    expect(sent[1]).to.not.have.any.keys('repoCommit', 'toolOutput');
+    expect(sent[1]?.operationId).to.equal(request.operationId);
   });
 
   it('an older node refusing another field too: the request without the key is refused for it', async () => {

@@ -280,6 +280,12 @@ export interface FleetErrorOptions {
    * puts them in the failed operation's receipt (contract §6, `NodeInstallResult.actions`).
    */
   readonly actions?: readonly ActionOutcome[];
+  /**
+   * What a refused or failed coupled action printed, as the operator is shown it under the error:
+   * the last lines of its output, bounded, redacted on the node, and only where the node policy
+   * returns the action's output (`ACTION_FAILED`, core `outputTail`; contract §7.1).
+   */
+  readonly toolOutput?: string;
 }
 
 /** The base of every error fleet raises on purpose. */
@@ -291,6 +297,8 @@ export class FleetError extends Error {
   readonly suggestions: readonly string[];
   /** The coupled actions that ran before the failure (`[]` for none); see {@link FleetErrorOptions}. */
   readonly actions: readonly ActionOutcome[];
+  /** The output tail of the action that failed, if any; see {@link FleetErrorOptions}. */
+  readonly toolOutput: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: FleetErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -300,6 +308,7 @@ export class FleetError extends Error {
     this.problems = options.problems ?? [];
     this.suggestions = options.suggestions ?? [];
     this.actions = options.actions ?? [];
+    this.toolOutput = options.toolOutput;
   }
 
   /** The stable JSON envelope of contract §2: `{ error: { code, message, exitCode } }`. */
@@ -335,6 +344,8 @@ export interface ErrorEnvelope {
     readonly exitCode: number;
     readonly problems?: readonly Problem[];
     readonly suggestions?: readonly string[];
+    /** The output tail of a refused or failed action (`ACTION_FAILED`), when the node returned it. */
+    readonly toolOutput?: string;
   };
 }
 
@@ -347,6 +358,8 @@ export interface FleetErrorLike {
   readonly suggestions?: readonly string[];
   /** Absent in errors from a copy of core older than the field. */
   readonly actions?: readonly ActionOutcome[];
+  /** The output tail of a refused or failed action; absent too from an older copy of core. */
+  readonly toolOutput?: string | undefined;
 }
 
 /** True for a fleet error from any copy of `@fleet/core` (no `instanceof`). */
@@ -371,6 +384,7 @@ export function errorEnvelope(error: FleetErrorLike): ErrorEnvelope {
       ...(error.suggestions && error.suggestions.length > 0
         ? { suggestions: error.suggestions }
         : {}),
+      ...(error.toolOutput ? { toolOutput: error.toolOutput } : {}),
     },
   };
 }

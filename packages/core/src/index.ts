@@ -205,7 +205,10 @@ export {
 export {
   ACTION_FILE_PLACEHOLDER,
   actionArgv,
+  TOOL_OUTPUT_BYTES,
+  TOOL_OUTPUT_LINES,
   actionOutput,
+  outputTail,
   policyActionRunner,
   type PolicyActionsOptions,
 } from './policy/actions.js';

@@ -14,7 +14,8 @@
  * The request's `repoCommit` — the fleet repository commit the content was rendered from, a full
  * commit id by the request's schema — is written into the receipt and the audit record (contract
  * §8.4, issue 36), only when the request carried it: an operator that predates the field never
- * gets a receipt key its strict schema would refuse.
+ * gets a receipt key its strict schema would refuse. Likewise an error answer carries the refused
+ * action's output tail (`error.toolOutput`) only when the request's `toolOutput` asked for it.
  */
 import { basename, join } from 'node:path';
 import {
@@ -142,6 +143,11 @@ interface InstallerOutcome {
   readonly failedActions: readonly ActionOutcome[];
   /** Every node policy action the installer ran, in order (the audit record names them). */
   readonly runs: readonly ActionRun[];
+  /**
+   * The failed action's output tail (`FleetError.toolOutput`), only when the request asked for it
+   * (`toolOutput: true`): it goes into the answer alone, never into the node's records.
+   */
+  readonly toolOutput?: string;
 }
 
 /**
@@ -160,7 +166,7 @@ async function execute(
   const id = request.operationId;
   const secrets: SecretsHolder = {};
   const writer = operationWriter(runtime, principal, request, touched, secrets);
-  const { result, failedActions, runs, ...outcome } = await runInstaller(
+  const { result, failedActions, runs, toolOutput, ...outcome } = await runInstaller(
     runtime,
     request,
     writer,
@@ -198,6 +204,13 @@ async function execute(
         })
       : undefined;
   const httpStatus = receipt ? 200 : (failure as WireError).status;
+  // A refusal before any write is an error answer: the action's output tail goes into it alone
+  // (redacted like the message), not into the journal or the stored record a replay is answered
+  // from. A rolled-back receipt keeps its own shape (its actions say what failed).
+  const answeredError =
+    failure !== undefined && toolOutput !== undefined && receipt === undefined
+      ? errorBody({ ...failure, toolOutput }, redactor).error
+      : redactedError;
   // Answered before a coupled restart: journaled so the next controller settles it (recovery.ts).
   const pending = failure === undefined ? result?.pending : undefined;
   await journalOutcome(runtime, writer, {
@@ -255,6 +268,7 @@ async function execute(
     receipt,
     rolledBack,
     redactedError,
+    answeredError,
     httpStatus,
     head,
   });
@@ -278,11 +292,13 @@ async function finishInstall(
     readonly receipt: UnauditedReceipt | undefined;
     readonly rolledBack: boolean;
     readonly redactedError: ReturnType<typeof errorBody>['error'] | undefined;
+    /** The error as answered: `redactedError`, with the action's output tail when asked for. */
+    readonly answeredError: ReturnType<typeof errorBody>['error'] | undefined;
     readonly httpStatus: number;
     readonly head: Parameters<typeof withAudit>[1];
   },
 ): Promise<HandlerResult> {
-  const { pending, receipt, rolledBack, redactedError, httpStatus, head } = outcome;
+  const { pending, receipt, rolledBack, redactedError, answeredError, httpStatus, head } = outcome;
   const record: OperationRecord = {
     operationId: request.operationId,
     operation: 'install',
@@ -308,7 +324,7 @@ async function finishInstall(
   }
   return {
     status: httpStatus,
-    body: record.receipt ?? { error: redactedError },
+    body: record.receipt ?? { error: answeredError },
     audited: true,
     ...(pending ? { afterResponse: () => pending.start() } : {}),
   };
@@ -402,9 +418,10 @@ async function runInstaller(
         ? { policySupervisor: runtime.view.policy.supervisor }
         : {}),
     });
-    // The commit is the node's record of provenance, not the installer's input: a plugin's
-    // `NodeInstallRequest` stays what it was (core interfaces/installer.ts).
-    const { repoCommit: _provenance, ...forInstaller } = request;
+    // The commit is the node's record of provenance and `toolOutput` a wish about the answer, not
+    // the installer's input: a plugin's `NodeInstallRequest` stays what it was (core
+    // interfaces/installer.ts).
+    const { repoCommit: _provenance, toolOutput: _shown, ...forInstaller } = request;
     result = await installer.install(
       ctx,
       { ...forInstaller, files: [...request.files], actions: { ...request.actions } },
@@ -423,7 +440,14 @@ async function runInstaller(
         ...failure,
         message: `the ${request.domain} installer failed: ${(error as Error)?.message ?? String(error)}`,
       };
-    return { result, failure, failedActions: failedActionsOf(error), runs };
+    const shown = request.toolOutput === true && isFleetError(error) ? error.toolOutput : undefined;
+    return {
+      result,
+      failure,
+      failedActions: failedActionsOf(error),
+      runs,
+      ...(shown === undefined ? {} : { toolOutput: shown }),
+    };
   }
 }
 

@@ -17,6 +17,11 @@ export interface WireError {
   readonly message: string;
   readonly liveSha256?: string | null;
   readonly path?: string;
+  /**
+   * `ACTION_FAILED`: the tail of what the refused action printed (core `outputTail`). Set only by
+   * the install handler, for an answer whose request asked for it (contract §5.2).
+   */
+  readonly toolOutput?: string;
   /** Close the connection after answering (an oversized or unreadable body). */
   readonly close?: boolean;
 }
@@ -44,16 +49,19 @@ export function toWireError(error: unknown): WireError {
 
 /**
  * The body of an error, its message passed through redaction (error text leaves the node too) as
- * an annotation: the digests a message quotes stay whole (core `createRedactor`).
+ * an annotation: the digests a message quotes stay whole (core `createRedactor`). An action's
+ * output tail is redacted the same way — already redacted in full before it was cut (core
+ * `actionOutput`), this is the last pass before it leaves the node.
  */
 export function errorBody(error: WireError, redactor: Redactor | undefined): WireErrorBody {
-  const message = redactor ? redactor.annotation(error.message) : error.message;
+  const redact = (text: string) => (redactor ? redactor.annotation(text) : text);
   return {
     error: {
       code: error.code,
-      message,
+      message: redact(error.message),
       ...(error.liveSha256 === undefined ? {} : { liveSha256: error.liveSha256 }),
       ...(error.path === undefined ? {} : { path: error.path }),
+      ...(error.toolOutput === undefined ? {} : { toolOutput: redact(error.toolOutput) }),
     },
   };
 }

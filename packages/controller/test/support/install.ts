@@ -23,6 +23,8 @@ export interface InstallOptions {
   readonly unattended?: boolean;
   /** The fleet repository commit the request names (`null` included); absent: not sent. */
   readonly repoCommit?: string | null;
+  /** Asks for a refused action's output tail in the answer (`toolOutput: true`); absent: not sent. */
+  readonly toolOutput?: true;
 }
 
 export async function installBody(
@@ -50,6 +52,7 @@ export async function installBody(
     ...(options.actions ? { actions: options.actions } : {}),
     ...(options.unattended === undefined ? {} : { unattended: options.unattended }),
     ...(options.repoCommit === undefined ? {} : { repoCommit: options.repoCommit }),
+    ...(options.toolOutput === undefined ? {} : { toolOutput: options.toolOutput }),
   };
 }
 

@@ -139,9 +139,12 @@ export function wireError(target: RequestTarget, status: number, body: unknown):
       code = status === 401 ? 'AUTH_INVALID' : 'SCOPE_DENIED';
     }
     const unknownNote = known ? '' : ` (controller code ${wire.code})`;
+    // A refused action's output tail (redacted on the node) goes on with the error, typed, so the
+    // CLI shows it under the one-line message and in --json.
     return new ControllerError(code, target.host, `${target.host}: ${wire.message}${unknownNote}`, {
       status,
       wire,
+      ...(wire.toolOutput === undefined ? {} : { toolOutput: wire.toolOutput }),
     });
   }
   const code = fallbackCode(status);

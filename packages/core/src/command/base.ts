@@ -54,16 +54,21 @@ function missingArgs(error: Error): { name?: string; description?: string }[] | 
 
 /**
  * The human lines of a failure, for stderr: one problem is one line; several get a headline and a
- * line each; then each hint.
+ * line each; a refused action's output tail (`toolOutput`) a line each, prefixed `  | `, control
+ * characters escaped; then each hint.
  */
 export async function failureLines(failure: FleetErrorLike): Promise<string[]> {
   const { formatProblem } = await import('../errors.js');
+  const { escapeControl } = await import('../report/escape-control.js');
   const problems = failure.problems ?? [];
   const lines = [
     problems.length === 1
       ? `Error: ${formatProblem(problems[0] as Problem)}`
       : `Error: ${failure.message}`,
   ];
+  // A refused action's own words (its output tail), under the one line, marked as the tool's.
+  if (failure.toolOutput)
+    for (const line of escapeControl(failure.toolOutput).split('\n')) lines.push(`  | ${line}`);
   if (problems.length > 1)
     for (const problem of problems) lines.push(`  ${formatProblem(problem)}`);
   for (const suggestion of failure.suggestions ?? []) lines.push(`  hint: ${suggestion}`);

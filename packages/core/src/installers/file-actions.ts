@@ -23,13 +23,16 @@ import type {
 } from '../interfaces/installer.js';
 import type { ActionRunner, NodeContext } from '../interfaces/node-context.js';
 import { RELOAD_ROLE, RESTART_ROLE, VALIDATE_ROLE } from '../config/parameter-names.js';
+import { outputTail } from '../policy/actions.js';
 import { restoreWritten } from './restore.js';
 import type { PlannedWrite } from './transaction.js';
 
 /**
  * A coupled action failed (contract §7: exit 6). `actions` is every action's outcome as the
  * receipt shows it — what ran, what was rolled back, what failed, what ran again after the restore
- * — which the controller puts in the receipt (`FleetError.actions`).
+ * — which the controller puts in the receipt (`FleetError.actions`); `toolOutput`, when the node
+ * policy returns the action's output, the tail of what the failed action printed
+ * ({@link outputTail}: the tool's own reasons, shown under the one-line error).
  */
 export class ActionFailedError extends FleetError {
   constructor(message: string, actions: readonly ActionOutcome[], options?: FleetErrorOptions) {
@@ -67,12 +70,15 @@ export function requireFileActions(
   }
 }
 
-/** One run of a policy action, in one line: how it ended and, if its policy allows, what it said. */
+/**
+ * One run of a policy action: how it ended in one line and, if its policy returns the output, the
+ * output's first line in it and its tail ({@link outputTail}) beside it.
+ */
 async function runAction(
   actions: ActionRunner,
   id: string,
   file?: string,
-): Promise<{ ok: boolean; detail: string }> {
+): Promise<{ ok: boolean; detail: string; output?: string }> {
   let run;
   try {
     run = await actions.run(id, file === undefined ? undefined : { file });
@@ -84,10 +90,12 @@ async function runAction(
   }
   const program = `action ${id} (${run.argv[0] ?? '?'})`;
   const said = run.output ? `: ${run.output.split('\n')[0]}` : '';
-  if (run.timedOut) return { ok: false, detail: `${program} timed out${said}` };
+  const tail = outputTail(run.output);
+  const output = tail === undefined ? {} : { output: tail };
+  if (run.timedOut) return { ok: false, detail: `${program} timed out${said}`, ...output };
   if (run.exitCode !== 0) {
     const how = run.exitCode === null ? 'did not run to an exit' : `exited ${run.exitCode}`;
-    return { ok: false, detail: `${program} ${how}${said}` };
+    return { ok: false, detail: `${program} ${how}${said}`, ...output };
   }
   return { ok: true, detail: `${program} exited 0${said}` };
 }
@@ -127,6 +135,7 @@ export function withValidation(
           ...outcomes.map((o) => ({ ...o, status: 'rolled-back' as const })),
           { kind: VALIDATE_ROLE, status: 'failed', detail: `${write.path}: ${run.detail}` },
         ],
+        run.output === undefined ? {} : { toolOutput: run.output },
       );
     },
   }));
@@ -229,6 +238,7 @@ export async function runFileActions(
         { kind, status: 'failed', detail: run.detail },
         ...again,
       ],
+      run.output === undefined ? {} : { toolOutput: run.output },
     );
   }
   return [...before, ...skipped, ...outcomes];

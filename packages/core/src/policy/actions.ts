@@ -31,6 +31,34 @@ export function actionOutput(
   return `${new TextDecoder('utf-8').decode(bytes.subarray(0, limit)).replace(/\uFFFD$/, '')}…`;
 }
 
+/** How many of an action's last output lines an operator is shown under its error. */
+export const TOOL_OUTPUT_LINES = 20;
+/** The most bytes of them (UTF-8), the cut mark included. */
+export const TOOL_OUTPUT_BYTES = 2048;
+
+/**
+ * The tail of an action's returned output that the operator sees under a refusal (pure): its last
+ * {@link TOOL_OUTPUT_LINES} lines, fewer while they exceed {@link TOOL_OUTPUT_BYTES} — whole lines,
+ * so a line keeps every value it holds whole for the controller's last redaction pass (which also
+ * knows rotated values). Only a last line longer than the bound alone is cut, to its end, marked
+ * with a leading `…`. `undefined` for no output: a policy that keeps an action's output on the
+ * node (`output: discard`) gives none, so none is shown. `output` is an {@link actionOutput},
+ * already redacted in full before any cut.
+ */
+export function outputTail(output: string | undefined): string | undefined {
+  if (output === undefined || output.trim() === '') return undefined;
+  const lines = output.replace(/\n+$/, '').split('\n').slice(-TOOL_OUTPUT_LINES);
+  const size = (text: string) => Buffer.byteLength(text, 'utf8');
+  let bytes = size(lines.join('\n'));
+  while (lines.length > 1 && bytes > TOOL_OUTPUT_BYTES) bytes -= size(`${lines.shift() ?? ''}\n`);
+  const tail = lines.join('\n');
+  if (bytes <= TOOL_OUTPUT_BYTES) return tail;
+  const mark = '…';
+  const end = Buffer.from(tail, 'utf8').subarray(bytes - (TOOL_OUTPUT_BYTES - size(mark)));
+  // Cut on a character boundary: the decoder turns a leading partial character into U+FFFD.
+  return `${mark}${new TextDecoder('utf-8').decode(end).replace(/^\uFFFD+/, '')}`;
+}
+
 export interface PolicyActionsOptions {
   /** The domain's actions in the node policy, by id. */
   readonly actions: Readonly<Record<string, PolicyAction>>;

@@ -177,6 +177,9 @@ export const jsonObjectSchema = z.lazy(() =>
   ),
 );
 
+/** The most characters of an error's `toolOutput` the operator's client accepts. */
+const TOOL_OUTPUT_WIRE_CHARS = 8192;
+
 /** Every error response: `{ error: { code, message } }`, plus the live sha for a failed precondition. */
 export const errorBodySchema = z.strictObject({
   error: z.strictObject({
@@ -186,6 +189,13 @@ export const errorBodySchema = z.strictObject({
     liveSha256: sha256Schema.nullable().optional(),
     /** The `~/` path the error is about, when there is one. */
     path: z.string().optional(),
+    /**
+     * `ACTION_FAILED`: the tail of what the refused action printed, redacted on the node (at most
+     * 20 lines and 2 KiB, core `outputTail`; the bound here leaves room for redaction's names).
+     * Only in the answer to an install that asked for it (its `toolOutput`, contract §5.2), and
+     * only where the node policy returns the action's output.
+     */
+    toolOutput: z.string().max(TOOL_OUTPUT_WIRE_CHARS).optional(),
   }),
 });
 export type WireErrorBody = z.infer<typeof errorBodySchema>;

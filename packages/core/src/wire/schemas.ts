@@ -248,6 +248,13 @@ export const installRequestSchema = z.lazy(() =>
      * sends the same request again without it (`installThrough`, client/install.ts).
      */
     repoCommit: commitIdSchema.nullable().optional(),
+    /**
+     * The sender shows a refused action's output: an `ACTION_FAILED` answer with no receipt may
+     * then carry `error.toolOutput` (contract §5.2: an answer's new field only for a request that
+     * names it). An optional addition within protocol 2, dropped like `repoCommit` when a node
+     * that predates it refuses the key (`installThrough`); the answer then has no tail.
+     */
+    toolOutput: z.literal(true).optional(),
   }),
 );
 

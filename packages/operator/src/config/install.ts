@@ -53,6 +53,8 @@ export async function installPlanned(input: InstallPlannedInput): Promise<Receip
       parameters,
       ...(Object.keys(actions).length > 0 ? { actions } : {}),
       repoCommit,
+      // A refused action's output tail, shown under the error (where the node policy returns it).
+      toolOutput: true,
     });
     receipt = sent.receipt;
     if (!sent.commitSent) {
