@@ -101,6 +101,9 @@ describe('plugin scaffold (fleet plugins new)', () => {
     expect(acceptance).to.contain('declaration: npmrcDomain,\n      nodeActions: CHECK,');
     expect(acceptance).to.contain("'npmrc-check': {");
     expect(acceptance).to.contain("validate: 'npmrc-check',");
+    // The check's output comes back to the operator, and the test reads the refusal's lines.
+    expect(acceptance).to.contain("output: 'return',");
+    expect(acceptance).to.contain("expect(said[0]).to.contain('; fleet-acceptance: refuse');");
     expect(acceptance).to.contain(
       'refusedChange: (canonical) => `${canonical}; fleet-acceptance: refuse\\n`,',
     );

@@ -115,6 +115,12 @@ export interface RefusedByAction {
   /** `ACTION_FAILED`. */
   readonly code: string;
   readonly message: string;
+  /**
+   * A refusal before the writes (validate), where the action's node policy entry says
+   * `output: return`: the tail of what the action printed, redacted on the node (the last 20
+   * lines, at most 2 KiB) — what the operator is shown under the error. Absent otherwise.
+   */
+  readonly toolOutput?: string;
   /** After the writes (reload, restart): the rolled-back receipt. */
   readonly receipt?: Receipt;
 }
@@ -258,7 +264,9 @@ const installSchema = z.looseObject({ receipt: receiptSchema });
 /** An install refused with exit 6: a rolled-back receipt, or the node's refusal before a write. */
 const refusalSchema = z.looseObject({
   receipt: receiptSchema.optional(),
-  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
+  error: z
+    .looseObject({ code: z.string(), message: z.string(), toolOutput: z.string().optional() })
+    .optional(),
 });
 
 /** Why some of `items` are not in one of the `allowed` states; undefined when all are. */
@@ -450,6 +458,7 @@ async function refusedInstall(
     exitCode: 6,
     code: failure?.code ?? '',
     message: failure?.message ?? '',
+    ...(answer.error?.toolOutput === undefined ? {} : { toolOutput: answer.error.toolOutput }),
     ...(answer.receipt === undefined ? {} : { receipt: answer.receipt }),
   };
   const output = JSON.stringify(answer, null, 2);

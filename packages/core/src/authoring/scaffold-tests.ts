@@ -178,7 +178,8 @@ const PLUGIN = fileURLToPath(new URL('../..', import.meta.url));
 // The domain's coupled action, as the lab node's policy defines it (docs/node-policy.md: an
 // absolute program, no shell of fleet's, '{file}' the staged new file) and the role fleet.yaml
 // asks for it. Put your tool's own check here: ['/usr/bin/ssh', '-G', '-F', '{file}', 'any'],
-// ['/usr/bin/git', 'config', '--file', '{file}', '--list'], … This one refuses a marked line.
+// ['/usr/bin/git', 'config', '--file', '{file}', '--list'], … This one refuses a marked line;
+// what it prints comes back to the operator under the error (output: return, redacted).
 const CHECK: AcceptanceNodeActions = {
   actions: {
     '${id}': {
@@ -189,6 +190,7 @@ const CHECK: AcceptanceNodeActions = {
         '${id}',
         '{file}',
       ],
+      output: 'return',
     },
   },
   validate: '${id}',
@@ -218,6 +220,11 @@ describe('${t.domain} plugin: acceptance on a lab node (the real fleet CLI)', fu
     // The refused change: the node's file as it was (runAcceptance checks it), ACTION_FAILED.
     expect(result.refusedByAction?.code).to.equal('ACTION_FAILED');
     expect(result.refusedByAction?.message).to.contain('the validate action ${id} refused');
+    // The tool's own words (grep's line, then its reason), as the operator sees them.
+    const said = result.refusedByAction?.toolOutput?.split('\\n') ?? [];
+    expect(said).to.have.length(2);
+    expect(said[0]).to.contain('${t.comment} fleet-acceptance: refuse');
+    expect(said[1]).to.equal('refused: a marked line');
   });
 });
 `;
