@@ -153,6 +153,7 @@ export const NODE_PLATFORMS = [
 ] as const;
 export type NodePlatform = (typeof NODE_PLATFORMS)[number];
 
+// Long because fleet.yaml is: one zod object, its fields a table read top to bottom.
 export const fleetManifestSchema = z.lazy(() =>
   z.strictObject({
     apiVersion: z.literal('fleet/v1', { message: 'must be fleet/v1' }),
