@@ -172,9 +172,10 @@ describe("core's file installers run the request's role actions", () => {
       install(whole, 'whole', 'Bad line\n', { validate: 'ssh-check-said' }),
     );
     expect(said.code).to.equal('ACTION_FAILED');
-    const staged = seen[0]!.staged;
+    // The tool named the staged file it checked; the operator reads the path it would replace.
+    expect(seen[0]!.staged).to.not.equal(CONFIG);
     expect(said.toolOutput).to.equal(
-      `${staged} line 1: Bad configuration option: bad\n${staged}: terminating, 1 bad configuration options`,
+      `${CONFIG} line 1: Bad configuration option: bad\n${CONFIG}: terminating, 1 bad configuration options`,
     );
     // `output: discard` (the default): what the check printed stays on the node.
     const kept = await failure(() => install(whole, 'whole', 'Bad line\n', ROLES));

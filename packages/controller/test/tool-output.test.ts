@@ -72,7 +72,8 @@ describe("install: a refused validate action's output reaches the operator", () 
     expect(code).to.equal('ACTION_FAILED');
     expect(message).to.contain('the validate action check-said refused the new');
     const lines = (toolOutput ?? '').split('\n');
-    expect(lines[0]).to.match(/^checking \/.*\/\.fleet-tmp-[0-9A-Z]{26}-\d+$/);
+    // the staged file the check read, named by the path it would replace
+    expect(lines[0]).to.equal(`checking ${APP}`);
     expect(lines.slice(1)).to.deep.equal([
       'line 1: bad option "Bad"',
       'env: CANARY={{ secret.CANARY }}',

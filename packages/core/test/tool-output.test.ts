@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import { failureLines } from '../src/command/base.js';
 import { FleetError, errorEnvelope } from '../src/errors.js';
+import { readableOutput } from '../src/installers/file-actions.js';
 import type { ProcessRequest, ProcessResult } from '../src/interfaces/node-context.js';
 import {
   TOOL_OUTPUT_BYTES,
@@ -139,5 +140,34 @@ describe('an error with a tool output tail, as the operator sees it', () => {
       '  | \\x1b[31mterminating',
     ]);
     expect(await failureLines(refused())).to.deep.equal([`Error: ${refused().message}`]);
+  });
+});
+
+describe('readableOutput: a validate tool names the file it would replace, without CRs', () => {
+  const file = { staged: '/home/ana/.ssh/.fleet-tmp-01M9-0', path: '~/.ssh/config' };
+  const cases: readonly (readonly [string, string | undefined, string | undefined])[] = [
+    ['no output', undefined, undefined],
+    [
+      'the staged path, named by the target',
+      '/home/ana/.ssh/.fleet-tmp-01M9-0: line 7: Bad configuration option: nosuchoption\n',
+      '~/.ssh/config: line 7: Bad configuration option: nosuchoption\n',
+    ],
+    [
+      'every occurrence',
+      'reading /home/ana/.ssh/.fleet-tmp-01M9-0\n/home/ana/.ssh/.fleet-tmp-01M9-0: bad',
+      'reading ~/.ssh/config\n~/.ssh/config: bad',
+    ],
+    ['CRLF line ends', 'one\r\ntwo\r\n', 'one\ntwo\n'],
+    ['a CR at the very end', 'one\r', 'one'],
+    ['a CR inside a line stays (a progress bar, not a line end)', 'a\rb\n', 'a\rb\n'],
+  ];
+  for (const [name, output, expected] of cases) {
+    it(name, () => expect(readableOutput(output, file)).to.equal(expected));
+  }
+
+  it('leaves the output as it is when no file was checked (reload, restart)', () => {
+    expect(readableOutput('/home/ana/.ssh/.fleet-tmp-01M9-0\r\n')).to.equal(
+      '/home/ana/.ssh/.fleet-tmp-01M9-0\n',
+    );
   });
 });

@@ -77,11 +77,11 @@ export function requireFileActions(
 async function runAction(
   actions: ActionRunner,
   id: string,
-  file?: string,
+  file?: { readonly staged: string; readonly path: string },
 ): Promise<{ ok: boolean; detail: string; output?: string }> {
   let run;
   try {
-    run = await actions.run(id, file === undefined ? undefined : { file });
+    run = await actions.run(id, file === undefined ? undefined : { file: file.staged });
   } catch (error) {
     // Before a rename the refusal is the replace's own error (nothing replaced); after the writes
     // a policy that cannot run the action as asked (`{file}` where none is given) fails it.
@@ -89,8 +89,9 @@ async function runAction(
     return { ok: false, detail: `action ${id}: ${error.message}` };
   }
   const program = `action ${id} (${run.argv[0] ?? '?'})`;
-  const said = run.output ? `: ${run.output.split('\n')[0]}` : '';
-  const tail = outputTail(run.output);
+  const text = readableOutput(run.output, file);
+  const said = text ? `: ${text.split('\n')[0]}` : '';
+  const tail = outputTail(text);
   const output = tail === undefined ? {} : { output: tail };
   if (run.timedOut) return { ok: false, detail: `${program} timed out${said}`, ...output };
   if (run.exitCode !== 0) {
@@ -98,6 +99,20 @@ async function runAction(
     return { ok: false, detail: `${program} ${how}${said}`, ...output };
   }
   return { ok: true, detail: `${program} exited 0${said}` };
+}
+
+/**
+ * What a tool said, as its reader wants it: the staged file it checked named by the path it would
+ * replace (the operator never saw `~/.ssh/.fleet-tmp-…`), and line ends without a carriage return
+ * (a CRLF tool's `\r` would otherwise print escaped at every line end).
+ */
+export function readableOutput(
+  output: string | undefined,
+  file?: { readonly staged: string; readonly path: string },
+): string | undefined {
+  if (output === undefined) return undefined;
+  const lines = output.replace(/\r+(?=\n|$)/g, '');
+  return file === undefined ? lines : lines.split(file.staged).join(file.path);
 }
 
 /**
@@ -119,7 +134,7 @@ export function withValidation(
   const validated = writes.map((write) => ({
     ...write,
     async beforeRename(staged: string): Promise<void> {
-      const run = await runAction(actions, id, staged);
+      const run = await runAction(actions, id, { staged, path: write.path });
       checked.add(write.path);
       if (run.ok) {
         outcomes.push({
