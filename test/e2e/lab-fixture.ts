@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -66,6 +66,25 @@ export class Lab {
       FLEET_REPO: this.document.repo,
       FLEET_CREDENTIALS: this.document.credentials,
       XDG_STATE_HOME: this.stateHome,
+    };
+  }
+
+  /**
+   * The lab's env with a runtime directory and oclif directories of its own (made here, 0700):
+   * a resident started under it is never the resident of whoever runs the tests.
+   */
+  residentEnv(): { runtime: string; env: Record<string, string> } {
+    const runtime = join(this.tmp, 'runtime');
+    mkdirSync(runtime, { mode: 0o700 });
+    return {
+      runtime,
+      env: {
+        ...this.env,
+        XDG_RUNTIME_DIR: runtime,
+        FLEET_DATA_DIR: join(this.tmp, 'oclif-data'),
+        FLEET_CONFIG_DIR: join(this.tmp, 'oclif-config'),
+        FLEET_CACHE_DIR: join(this.tmp, 'oclif-cache'),
+      },
     };
   }
 

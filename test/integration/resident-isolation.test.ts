@@ -173,18 +173,9 @@ describe('integration: the resident runs each verb as a process of its own would
     if (process.platform === 'win32') this.skip(); // no Unix sockets: the resident refuses there
     lab = await Lab.create('fleet-resident-isolation-');
     await lab.up(2);
-    const runtime = join(lab.tmp, 'runtime');
-    mkdirSync(runtime, { mode: 0o700 });
+    env = lab.residentEnv().env;
     cwd = join(lab.tmp, 'work');
     mkdirSync(cwd);
-    // Its own runtime and oclif directories: never the resident of whoever runs the tests.
-    env = {
-      ...lab.env,
-      XDG_RUNTIME_DIR: runtime,
-      FLEET_DATA_DIR: join(lab.tmp, 'oclif-data'),
-      FLEET_CONFIG_DIR: join(lab.tmp, 'oclif-config'),
-      FLEET_CACHE_DIR: join(lab.tmp, 'oclif-cache'),
-    };
     // Every file installed once: what follows reinstalls what `prepare` removed, as a user's
     // fleet does every day, not a first install.
     const installed = await fleet(['apply', '--confirm'], { cwd, env });

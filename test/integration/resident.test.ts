@@ -39,15 +39,10 @@ describe('integration: the resident operator process', function () {
     if (process.platform === 'win32') this.skip(); // no Unix sockets: the resident refuses there
     lab = await Lab.create('fleet-resident-');
     await lab.up(2);
-    runtime = join(lab.tmp, 'runtime');
-    mkdirSync(runtime, { mode: 0o700 });
-    // Its own runtime directory and oclif directories: never the resident of whoever runs this.
+    const isolated = lab.residentEnv();
+    runtime = isolated.runtime;
     env = {
-      ...lab.env,
-      XDG_RUNTIME_DIR: runtime,
-      FLEET_DATA_DIR: join(lab.tmp, 'oclif-data'),
-      FLEET_CONFIG_DIR: join(lab.tmp, 'oclif-config'),
-      FLEET_CACHE_DIR: join(lab.tmp, 'oclif-cache'),
+      ...isolated.env,
       // Calls use a running resident and never start one, but where a test says otherwise.
       FLEET_RESIDENT: 'manual',
     };
