@@ -96,7 +96,100 @@ async function drained(baseline: Map<string, number>, limitMs: number): Promise<
   }
 }
 
+/**
+ * Reads a call frame's request, or why the resident declines it before asking whether its code
+ * is still current (the one check that also ends the resident).
+ */
+function readCall(
+  payload: Buffer,
+  ownEnv: Readonly<Record<string, string | undefined>>,
+  state: { readonly busy: boolean; readonly stopping: boolean },
+): { readonly request: CallRequest } | { readonly declined: string } {
+  const parsed = callRequestSchema.safeParse(JSON.parse(payload.toString('utf8')));
+  if (!parsed.success) return { declined: 'the call is not one this resident reads' };
+  if (!residentVerb(parsed.data.argv)) return { declined: 'not a verb the resident runs' };
+  if (state.busy || state.stopping)
+    return { declined: state.busy ? 'busy with another call' : 'ending' };
+  if (!samePluginDirs(parsed.data.env, ownEnv))
+    return { declined: 'another home, or other oclif directories, than its own' };
+  if (!statSync(parsed.data.cwd, { throwIfNoEntry: false })?.isDirectory())
+    return { declined: 'the working directory is gone' };
+  return { request: parsed.data };
+}
+
+/**
+ * Runs the verb inside the entered call and waits for its work to drain; `leave` restores the
+ * process whatever happened. `clean` is false when the verb threw or left work running.
+ */
+async function executeCall(
+  options: ResidentOptions,
+  request: CallRequest,
+  baseline: Map<string, number>,
+  leave: () => void,
+): Promise<{ readonly clean: boolean; readonly code: number }> {
+  let clean: boolean;
+  let code: number;
+  try {
+    await options.execute(request.argv);
+    clean = await drained(baseline, options.drainMs ?? 10_000);
+  } catch (error) {
+    process.stderr.write(`Error: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+    clean = false;
+  } finally {
+    code = Number(process.exitCode ?? 0);
+    leave();
+  }
+  return { clean, code };
+}
+
+/** Resolves once `server` listens on `socket`; rejects with the listen error. */
+function listen(server: Server, socket: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socket, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Hands each frame arriving on `connection` to `onFrame`; a connection that garbles one is dropped. */
+function readFrames(
+  connection: Socket,
+  onFrame: (connection: Socket, type: number, payload: Buffer) => void,
+): void {
+  const reader = new FrameReader();
+  connection.on('error', () => connection.destroy());
+  connection.on('data', (chunk: Buffer) => {
+    try {
+      for (const frame of reader.push(chunk)) onFrame(connection, frame.type, frame.payload);
+    } catch {
+      connection.destroy();
+    }
+  });
+}
+
+/** Enters the call with its output sent to the caller as frames; `onExit` for `process.exit`. */
+function enterCallOver(
+  connection: Socket,
+  request: CallRequest,
+  binPath: string,
+  onExit: (code: number) => void,
+): () => void {
+  return enterCall(
+    request,
+    binPath,
+    (fd, bytes) => {
+      if (!connection.destroyed)
+        connection.write(encodeFrame(fd === 1 ? Frame.stdout : Frame.stderr, bytes));
+    },
+    onExit,
+  );
+}
+
 /** Listens on the place's socket; resolves once it listens. The process ends when the resident does. */
+// One closure on purpose: its short steps share the resident's state (busy, stopping, idle timer).
 export async function serveResident(options: ResidentOptions): Promise<Server> {
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const interrupt = options.interrupt ?? (() => process.kill(process.pid, 'SIGINT'));
@@ -161,18 +254,10 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
     const baseline = resourceCounts();
     let leave: () => void;
     try {
-      leave = enterCall(
-        request,
-        options.binPath,
-        (fd, bytes) => {
-          if (!connection.destroyed)
-            connection.write(encodeFrame(fd === 1 ? Frame.stdout : Frame.stderr, bytes));
-        },
-        (code) => {
-          end(code);
-          removeSocket();
-        },
-      );
+      leave = enterCallOver(connection, request, options.binPath, (code) => {
+        end(code);
+        removeSocket();
+      });
     } catch (error) {
       // The caller's working directory went away meanwhile: said as its own process would say it.
       connection.write(encodeFrame(Frame.stderr, `Error: ${(error as Error).message}\n`));
@@ -180,19 +265,7 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
       busy = false;
       return stopping ? shutdown('asked to stop') : armIdle();
     }
-    let clean: boolean;
-    let code: number;
-    try {
-      await options.execute(request.argv);
-      clean = await drained(baseline, options.drainMs ?? 10_000);
-    } catch (error) {
-      process.stderr.write(`Error: ${(error as Error).message}\n`);
-      process.exitCode = 1;
-      clean = false;
-    } finally {
-      code = Number(process.exitCode ?? 0);
-      leave();
-    }
+    const { clean, code } = await executeCall(options, request, baseline, leave);
     end(code);
     busy = false;
     if (!clean) shutdown(`the call \`${request.argv.join(' ')}\` left work running`);
@@ -212,35 +285,19 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
       const decline = (reason: string): void => {
         connection.end(encodeFrame(Frame.declined, JSON.stringify({ reason })));
       };
-      const parsed = callRequestSchema.safeParse(JSON.parse(payload.toString('utf8')));
-      if (!parsed.success) return decline('the call is not one this resident reads');
-      if (!residentVerb(parsed.data.argv)) return decline('not a verb the resident runs');
-      if (busy || stopping) return decline(busy ? 'busy with another call' : 'ending');
-      if (!samePluginDirs(parsed.data.env, ownEnv))
-        return decline('another home, or other oclif directories, than its own');
-      if (!statSync(parsed.data.cwd, { throwIfNoEntry: false })?.isDirectory())
-        return decline('the working directory is gone');
+      const read = readCall(payload, ownEnv, { busy, stopping });
+      if ('declined' in read) return decline(read.declined);
       if (!options.current()) {
         decline('the code on disk changed');
         return shutdown('the code on disk changed since it started');
       }
-      void runCall(connection, parsed.data);
+      void runCall(connection, read.request);
     } else {
       connection.destroy();
     }
   }
 
-  const server = createServer((connection) => {
-    const reader = new FrameReader();
-    connection.on('error', () => connection.destroy());
-    connection.on('data', (chunk: Buffer) => {
-      try {
-        for (const frame of reader.push(chunk)) onFrame(connection, frame.type, frame.payload);
-      } catch {
-        connection.destroy();
-      }
-    });
-  });
+  const server = createServer((connection) => readFrames(connection, onFrame));
   process.once('exit', () => {
     try {
       removeSocket();
@@ -248,13 +305,7 @@ export async function serveResident(options: ResidentOptions): Promise<Server> {
       // exiting anyway
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.place.socket, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, options.place.socket);
   chmodSync(options.place.socket, 0o600);
   socketIno = lstatSync(options.place.socket).ino;
   options.log(`resident ${process.pid} listens on ${options.place.socket}`);
