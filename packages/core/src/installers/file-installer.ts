@@ -75,154 +75,165 @@ function problemsOf(error: unknown): readonly Problem[] {
     : [{ message: error.message }];
 }
 
+/** A block file's markers: one without them is a bad request. */
+function markersOf(domain: string, file: Pick<ManagedFile, 'markers' | 'path'>): BlockMarkers {
+  if (file.markers === undefined) {
+    throw new FleetError('BAD_REQUEST', `${domain}: ${file.path} is a block file without markers`);
+  }
+  return file.markers;
+}
+
+/** What is wrong with a body: markers inside a block's body, then the domain's own check. */
+function bodyProblems(
+  options: FileInstallerOptions,
+  file: ManagedFile,
+  body: string,
+  source: string,
+): readonly Problem[] {
+  if (file.kind === 'block') {
+    try {
+      assertNoMarkers(body, markersOf(options.domain, file), source);
+    } catch (error) {
+      return problemsOf(error);
+    }
+  }
+  return options.check?.(file, body, source) ?? [];
+}
+
+/** The declared file a request names, with the markers its request carries (repo-declared). */
+function fileOf(options: FileInstallerOptions, requested: InstallFileRequest): ManagedFile {
+  const { domain } = options;
+  if (options.files === undefined) {
+    // A repository-declared file is named by its path (the controller checked the path).
+    if (requested.fileId !== requested.path) {
+      throw new FleetError(
+        'BAD_REQUEST',
+        `${domain}: file ${requested.fileId} is not ${requested.path}`,
+      );
+    }
+    return {
+      id: requested.path,
+      path: requested.path,
+      canonical: requested.path,
+      kind: requested.markers === undefined ? 'whole' : 'block',
+      format: 'text',
+      ...(requested.markers === undefined ? {} : { markers: requested.markers }),
+    };
+  }
+  if (
+    requested.mode !== undefined ||
+    requested.action !== undefined ||
+    requested.template !== undefined ||
+    requested.encoding !== undefined
+  ) {
+    throw new FleetError(
+      'BAD_REQUEST',
+      `${domain}: ${requested.path} is a declared file; its mode and actions are the domain's`,
+    );
+  }
+  const file = options.files.find((f) => f.id === requested.fileId);
+  if (file === undefined) {
+    throw new FleetError(
+      'BAD_REQUEST',
+      `${domain} declares no file ${JSON.stringify(requested.fileId)}`,
+    );
+  }
+  return { ...file, path: requested.path };
+}
+
+/** The final bytes of one file: its resolved content, or the live file with the block spliced. */
+async function planned(
+  options: FileInstallerOptions,
+  requested: InstallFileRequest,
+  resolved: string,
+  writer: SafeFileWriter,
+): Promise<PlannedWrite> {
+  const file = fileOf(options, requested);
+  const { path, expectedSha256 } = requested;
+  if (requested.encoding === 'base64') return bytesWrite(options.domain, requested, file);
+  const problems = bodyProblems(
+    options,
+    file,
+    file.kind === 'block' ? normaliseBody(resolved) : resolved,
+    path,
+  );
+  if (problems.length > 0) {
+    const first = problems[0];
+    throw new FleetError(
+      'RENDER_FAILED',
+      `${path} cannot be written: ${first?.line ? `line ${first.line}: ` : ''}${first?.message ?? ''}${
+        problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''
+      }; nothing written`,
+      { problems },
+    );
+  }
+  const declared = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
+  // A repository-declared file without a mode that fleet creates gets the default (contract
+  // §10.4): 0644, or 0600 when it renders a secret (the request's text had a placeholder).
+  const created = (exists: boolean) =>
+    options.files !== undefined || exists
+      ? null
+      : defaultFileMode(resolved !== requested.content, false);
+  if (file.kind === 'whole') {
+    const fallback = created(expectedSha256 !== null);
+    const mode = declared ?? (fallback === null ? undefined : parseFileMode(fallback));
+    return {
+      path,
+      expectedSha256,
+      content: encode(resolved),
+      ...(mode === undefined ? {} : { mode }),
+    };
+  }
+  // A block file is the host user's: its mode is set only when fleet creates it (§10.4).
+  let exists = true;
+  const content = await splicedLive(
+    { path, expectedSha256, body: resolved, markers: markersOf(options.domain, file) },
+    async (p) => {
+      const live = await writer.read(p);
+      exists = live !== null;
+      return live;
+    },
+  );
+  const fallback = created(exists);
+  const mode = exists
+    ? undefined
+    : (declared ?? (fallback === null ? undefined : parseFileMode(fallback)));
+  return { path, expectedSha256, content, ...(mode === undefined ? {} : { mode }) };
+}
+
+/**
+ * A whole file whose source is not UTF-8 text (`encoding: base64`, contract §10.4): its bytes as
+ * they are — no body check (the domain's checks read text), no secret resolved.
+ */
+function bytesWrite(
+  domain: string,
+  requested: InstallFileRequest,
+  file: ManagedFile,
+): PlannedWrite {
+  if (file.kind !== 'whole') {
+    throw new FleetError(
+      'BAD_REQUEST',
+      `${domain}: ${requested.path} is a block file: its body is text, never base64`,
+    );
+  }
+  const { path, expectedSha256 } = requested;
+  const declared = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
+  const fallback = expectedSha256 === null ? defaultFileMode(false, false) : null;
+  const mode = declared ?? (fallback === null ? undefined : parseFileMode(fallback));
+  return {
+    path,
+    expectedSha256,
+    content: Uint8Array.from(Buffer.from(requested.content, 'base64')),
+    ...(mode === undefined ? {} : { mode }),
+  };
+}
+
 /**
  * An {@link Installer} for `whole` and `block` files, running the coupled actions the request names
  * by role and each repository-declared file's own (docs/plugin-authoring.md §7).
  */
 export function fileInstaller(options: FileInstallerOptions): Installer {
   const { domain } = options;
-
-  function markersOf(file: Pick<ManagedFile, 'markers' | 'path'>): BlockMarkers {
-    if (file.markers === undefined) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${domain}: ${file.path} is a block file without markers`,
-      );
-    }
-    return file.markers;
-  }
-
-  function bodyProblems(file: ManagedFile, body: string, source: string): readonly Problem[] {
-    if (file.kind === 'block') {
-      try {
-        assertNoMarkers(body, markersOf(file), source);
-      } catch (error) {
-        return problemsOf(error);
-      }
-    }
-    return options.check?.(file, body, source) ?? [];
-  }
-
-  /** The declared file a request names, with the markers its request carries (repo-declared). */
-  function fileOf(requested: InstallFileRequest): ManagedFile {
-    if (options.files === undefined) {
-      // A repository-declared file is named by its path (the controller checked the path).
-      if (requested.fileId !== requested.path) {
-        throw new FleetError(
-          'BAD_REQUEST',
-          `${domain}: file ${requested.fileId} is not ${requested.path}`,
-        );
-      }
-      return {
-        id: requested.path,
-        path: requested.path,
-        canonical: requested.path,
-        kind: requested.markers === undefined ? 'whole' : 'block',
-        format: 'text',
-        ...(requested.markers === undefined ? {} : { markers: requested.markers }),
-      };
-    }
-    if (
-      requested.mode !== undefined ||
-      requested.action !== undefined ||
-      requested.template !== undefined ||
-      requested.encoding !== undefined
-    ) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${domain}: ${requested.path} is a declared file; its mode and actions are the domain's`,
-      );
-    }
-    const file = options.files.find((f) => f.id === requested.fileId);
-    if (file === undefined) {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${domain} declares no file ${JSON.stringify(requested.fileId)}`,
-      );
-    }
-    return { ...file, path: requested.path };
-  }
-
-  /** The final bytes of one file: its resolved content, or the live file with the block spliced. */
-  async function planned(
-    requested: InstallFileRequest,
-    resolved: string,
-    writer: SafeFileWriter,
-  ): Promise<PlannedWrite> {
-    const file = fileOf(requested);
-    const { path, expectedSha256 } = requested;
-    if (requested.encoding === 'base64') return bytesWrite(requested, file);
-    const problems = bodyProblems(
-      file,
-      file.kind === 'block' ? normaliseBody(resolved) : resolved,
-      path,
-    );
-    if (problems.length > 0) {
-      const first = problems[0];
-      throw new FleetError(
-        'RENDER_FAILED',
-        `${path} cannot be written: ${first?.line ? `line ${first.line}: ` : ''}${first?.message ?? ''}${
-          problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''
-        }; nothing written`,
-        { problems },
-      );
-    }
-    const declared = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
-    // A repository-declared file without a mode that fleet creates gets the default (contract
-    // §10.4): 0644, or 0600 when it renders a secret (the request's text had a placeholder).
-    const created = (exists: boolean) =>
-      options.files !== undefined || exists
-        ? null
-        : defaultFileMode(resolved !== requested.content, false);
-    if (file.kind === 'whole') {
-      const fallback = created(expectedSha256 !== null);
-      const mode = declared ?? (fallback === null ? undefined : parseFileMode(fallback));
-      return {
-        path,
-        expectedSha256,
-        content: encode(resolved),
-        ...(mode === undefined ? {} : { mode }),
-      };
-    }
-    // A block file is the host user's: its mode is set only when fleet creates it (§10.4).
-    let exists = true;
-    const content = await splicedLive(
-      { path, expectedSha256, body: resolved, markers: markersOf(file) },
-      async (p) => {
-        const live = await writer.read(p);
-        exists = live !== null;
-        return live;
-      },
-    );
-    const fallback = created(exists);
-    const mode = exists
-      ? undefined
-      : (declared ?? (fallback === null ? undefined : parseFileMode(fallback)));
-    return { path, expectedSha256, content, ...(mode === undefined ? {} : { mode }) };
-  }
-
-  /**
-   * A whole file whose source is not UTF-8 text (`encoding: base64`, contract §10.4): its bytes as
-   * they are — no body check (the domain's checks read text), no secret resolved.
-   */
-  function bytesWrite(requested: InstallFileRequest, file: ManagedFile): PlannedWrite {
-    if (file.kind !== 'whole') {
-      throw new FleetError(
-        'BAD_REQUEST',
-        `${domain}: ${requested.path} is a block file: its body is text, never base64`,
-      );
-    }
-    const { path, expectedSha256 } = requested;
-    const declared = requested.mode === undefined ? undefined : parseFileMode(requested.mode);
-    const fallback = expectedSha256 === null ? defaultFileMode(false, false) : null;
-    const mode = declared ?? (fallback === null ? undefined : parseFileMode(fallback));
-    return {
-      path,
-      expectedSha256,
-      content: Uint8Array.from(Buffer.from(requested.content, 'base64')),
-      ...(mode === undefined ? {} : { mode }),
-    };
-  }
 
   async function install(
     ctx: NodeContext,
@@ -244,7 +255,7 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
     // 2. Every file's final bytes before the first write: a refusal leaves every file untouched.
     const writes: PlannedWrite[] = [];
     for (const [index, file] of request.files.entries()) {
-      writes.push(await planned(file, resolved[index] as string, writer));
+      writes.push(await planned(options, file, resolved[index] as string, writer));
     }
     // 3. One operation: compare-and-swap writes, each staged file validated before its rename,
     // read back; any failure restores what was written.
@@ -269,10 +280,11 @@ export function fileInstaller(options: FileInstallerOptions): Installer {
       file.kind === 'block' ? normaliseBody(rendered.replace(/^\ufeff/, '')) : rendered,
     managed(file, live) {
       if (file.kind !== 'block') return live;
-      const block = findBlock(live, markersOf(file), file.path);
+      const block = findBlock(live, markersOf(domain, file), file.path);
       return block === null ? null : normaliseBody(block.body);
     },
-    check: (file, content) => bodyProblems(file, content, `domains/${domain}/${file.canonical}`),
+    check: (file, content) =>
+      bodyProblems(options, file, content, `domains/${domain}/${file.canonical}`),
     install,
     ...(options.repoFiles === undefined ? {} : { repoFiles: options.repoFiles }),
   };
