@@ -122,6 +122,7 @@ export function agentState(service: LaunchctlService | null, running: boolean): 
   return service.lastSignal ? `${state} (${service.lastSignal})` : state;
 }
 
+// Long as a factory: it returns the adapter's methods over one launchctl helper; each is short.
 export function createLaunchdAdapter(options: LaunchdAdapterOptions = {}): LaunchdAdapter {
   const uid = options.uid ?? process.getuid?.() ?? 0;
   const domain = `gui/${uid}`;

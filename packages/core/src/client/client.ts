@@ -184,6 +184,7 @@ const loadTransport = async () => {
   return { exchange, hostConnections };
 };
 
+// Long as a factory: its methods are one-line calls through the shared `call` below.
 export function createControllerClient(options: ControllerClientOptions): ControllerClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
