@@ -90,10 +90,19 @@ const NON_LITERAL_TARGET = (text) => `import(${text})`;
 
 /**
  * The second entry points fleet's packages declare in their `exports` (`@fleet/core/command`,
- * `@fleet/core/node`, `@fleet/core/plugin`, `@fleet/core/zod`, `@fleet/controller/serve`) and
+ * `@fleet/core/node`, `@fleet/core/plugin`, `@fleet/core/zod`, `@fleet/controller/serve`,
+ * `@fleet/controller/runtime-run`) and
  * `package.json`: anything else below a package name is a deep import.
  */
-const PUBLIC_SUBPATHS = ['/command', '/node', '/plugin', '/zod', '/serve', '/package.json'];
+const PUBLIC_SUBPATHS = [
+  '/command',
+  '/node',
+  '/plugin',
+  '/zod',
+  '/serve',
+  '/runtime-run',
+  '/package.json',
+];
 
 /**
  * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s

@@ -2,9 +2,10 @@
 // Two verbs are answered before oclif is imported (importing @oclif/core alone costs more than the
 // whole cold-start budget of contract §14 leaves):
 // - `fleet --version`: the line is exactly oclif's own (`config.userAgent`), which a test checks;
-// - `fleet controller serve …`: the node agent runs from @fleet/controller's own entry, so the
-//   controller process loads neither oclif nor the CLI (contract §14) — whatever supervisor
-//   started it with this script (docs/runtime-lifecycle.md). `--help` still goes to oclif.
+// - `fleet controller serve …` and `fleet controller runtime-run …`: the node agent and its
+//   runtime runner run from @fleet/controller's own entries, so neither process loads oclif or the
+//   CLI (contract §14), nor a plugin from oclif's data directory — whatever supervisor started it
+//   with this script (docs/runtime-lifecycle.md). `--help` still goes to oclif.
 const args = process.argv.slice(2);
 
 /**
@@ -40,20 +41,32 @@ async function ranInResident() {
   return false;
 }
 
-const serve =
-  args[0] === 'controller:serve' ? 1 : args[0] === 'controller' && args[1] === 'serve' ? 2 : 0;
+/** How many of `args` name `controller <verb>` (`controller:<verb>` is oclif's other spelling). */
+const controllerVerb = (verb) =>
+  args[0] === `controller:${verb}` ? 1 : args[0] === 'controller' && args[1] === verb ? 2 : 0;
+const serve = controllerVerb('serve');
+const runtimeRun = controllerVerb('runtime-run');
+const asksHelp = args.some((arg) => arg === '--help' || arg === '-h');
 if (args.length === 1 && args[0] === '--version') {
   const { readFileSync } = await import('node:fs');
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(
     `${pkg.name}/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`,
   );
-} else if (serve > 0 && !args.some((arg) => arg === '--help' || arg === '-h')) {
+} else if (serve > 0 && !asksHelp) {
   const [{ runControllerServe }, { fileURLToPath }] = await Promise.all([
     import('@fleet/controller/serve'),
     import('node:url'),
   ]);
   await runControllerServe(args.slice(serve), {
+    cliRoot: fileURLToPath(new URL('..', import.meta.url)),
+  });
+} else if (runtimeRun > 0 && !asksHelp) {
+  const [{ runControllerRuntimeRun }, { fileURLToPath }] = await Promise.all([
+    import('@fleet/controller/runtime-run'),
+    import('node:url'),
+  ]);
+  await runControllerRuntimeRun(args.slice(runtimeRun), {
     cliRoot: fileURLToPath(new URL('..', import.meta.url)),
   });
 } else if (!(await ranInResident())) {

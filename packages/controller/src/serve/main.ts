@@ -10,23 +10,14 @@
  * exit 2 with one line and `hint: see --help`, a fleet error keeps its code and exit code, `--json`
  * puts the error envelope on stdout.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
-import {
-  ExitCode,
-  FleetError,
-  Registry,
-  assembleRegistrations,
-  errorEnvelope,
-  formatProblem,
-  isFleetError,
-  FLEET_PLUGIN_API_VERSION,
-  type FleetErrorLike,
-} from '@fleet/core/node';
+import { readFile } from 'node:fs/promises';
 import { createController } from '../controller.js';
 import { readLegacyTokenHash } from '../tokens/auth.js';
-import { labDevPlugins } from './dev-plugins.js';
-import { discoverPlugins, runRegisterHooks } from './plugins.js';
+import { parseEntryArgs, requireKind, usage } from './flags.js';
+import { loadServeRegistry, type ServeMainOptions } from './registry.js';
+import { reportFailure } from './report.js';
+
+export type { ServeMainOptions } from './registry.js';
 
 export interface ServeFlags {
   readonly home: string;
@@ -41,56 +32,19 @@ export interface ServeFlags {
   readonly json: boolean;
 }
 
-export interface ServeMainOptions {
-  /** The CLI package's directory: its package.json names the bundled plugins. */
-  readonly cliRoot: string;
-  /** The node's home: a lab node's policy there may name dev plugins (dev-plugins.ts). */
-  readonly home?: string;
-}
-
-const usage = (message: string) =>
-  new FleetError('USAGE', message, { suggestions: ['see --help'] });
-
-async function requireKind(flag: string, path: string, kind: 'file' | 'directory'): Promise<void> {
-  let ok = false;
-  try {
-    const found = await stat(path);
-    ok = kind === 'file' ? found.isFile() : found.isDirectory();
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw usage(`--${flag}: no ${kind} found at ${path}`);
-}
-
 /** Parses and checks the flags of `controller serve` (pure but for the existence checks). */
 export async function parseServeFlags(argv: readonly string[]): Promise<ServeFlags> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        home: { type: 'string' },
-        'node-id': { type: 'string' },
-        bind: { type: 'string' },
-        port: { type: 'string' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        'legacy-token-file': { type: 'string' },
-        'allowed-host': { type: 'string' },
-        json: { type: 'boolean' },
-      },
-    }));
-  } catch (error) {
-    const { code, message } = error as NodeJS.ErrnoException;
-    const option = /'(-[^']*)'/.exec(message)?.[1] ?? '';
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw usage(`Nonexistent flag: ${option}`);
-    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-      throw usage(`Unexpected argument: ${/'([^']*)'/.exec(message)?.[1] ?? ''}`);
-    }
-    throw usage(`Flag ${option.split(' ')[0] ?? ''} expects a value`);
-  }
+  const values = parseEntryArgs(argv, {
+    home: { type: 'string' },
+    'node-id': { type: 'string' },
+    bind: { type: 'string' },
+    port: { type: 'string' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
+    'legacy-token-file': { type: 'string' },
+    'allowed-host': { type: 'string' },
+    json: { type: 'boolean' },
+  });
   const text = (name: string) => values[name] as string | undefined;
   const missing = ['home', 'node-id'].filter((name) => text(name) === undefined);
   if (missing.length > 0) {
@@ -128,51 +82,6 @@ export async function parseServeFlags(argv: readonly string[]): Promise<ServeFla
     ...(allowedHosts !== undefined && allowedHosts.length > 0 ? { allowedHosts } : {}),
     json: values['json'] === true,
   };
-}
-
-/** The registry of the CLI's bundled and carried plugins, refusals reported on stderr. */
-export async function loadServeRegistry(options: ServeMainOptions): Promise<Registry> {
-  const warn = (line: string) => process.stderr.write(`${line}\n`);
-  const dev = options.home === undefined ? { plugins: [] } : await labDevPlugins(options.home);
-  if (dev.refused !== undefined) warn(dev.refused);
-  const plugins = await discoverPlugins({
-    cliRoot: options.cliRoot,
-    warn,
-    devPlugins: dev.plugins,
-  });
-  const outcomes = await runRegisterHooks(plugins);
-  const { accepted, problems } = assembleRegistrations(outcomes, FLEET_PLUGIN_API_VERSION);
-  for (const problem of problems) warn(`warning: ${problem.message}`);
-  return new Registry(accepted, problems);
-}
-
-function asFailure(error: unknown): FleetErrorLike {
-  if (isFleetError(error)) return error;
-  return {
-    code: 'INTERNAL',
-    message: error instanceof Error ? error.message : String(error),
-    exitCode: ExitCode.internal,
-  };
-}
-
-/** Reports a failure as the CLI's base command does; sets the exit code. */
-function report(error: unknown, json: boolean): void {
-  const failure = asFailure(error);
-  process.exitCode = failure.exitCode;
-  if (json) {
-    process.stdout.write(`${JSON.stringify(errorEnvelope(failure), null, 2)}\n`);
-    return;
-  }
-  const problems = failure.problems ?? [];
-  const lines = [
-    `Error: ${problems.length === 1 && problems[0] ? formatProblem(problems[0]) : failure.message}`,
-    ...(problems.length > 1 ? problems.map((problem) => `  ${formatProblem(problem)}`) : []),
-    ...(failure.suggestions ?? []).map((suggestion) => `  hint: ${suggestion}`),
-  ];
-  if (failure.code === 'INTERNAL' && process.env['DEBUG'] && error instanceof Error) {
-    lines.push(String(error.stack));
-  }
-  process.stderr.write(`${lines.join('\n')}\n`);
 }
 
 /**
@@ -222,6 +131,6 @@ export async function runControllerServe(
     process.stderr.write(`${signal}: closing the controller\n`);
     await controller.close();
   } catch (error) {
-    report(error, json);
+    reportFailure(error, json);
   }
 }

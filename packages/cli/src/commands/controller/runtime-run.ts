@@ -34,40 +34,12 @@ export default class ControllerRuntimeRun extends FleetCommand {
     'pid-file': Flags.string({ description: 'write this process id here first' }),
   };
 
+  // Reached only when bin/run.js did not hand the call to @fleet/controller's own entry first (a
+  // test, the command loaded by oclif directly): the same entry then runs it, with the same
+  // registry — the node's own, never plugins from oclif's data directory.
   async run(): Promise<void> {
-    const { flags } = await this.parse(ControllerRuntimeRun);
-    const { runRuntimeTransaction, waitForGo } = await import('@fleet/controller');
-    const { realpath, writeFile } = await import('node:fs/promises');
-    const { appendFileSync } = await import('node:fs');
-    const logFile = flags['log-file'];
-    const log = (line: string) => {
-      const text = `[${new Date().toISOString()}] ${line}\n`;
-      if (logFile) appendFileSync(logFile, text, { mode: 0o600 });
-      else process.stdout.write(text);
-    };
-    if (flags['pid-file']) await writeFile(flags['pid-file'], `${process.pid}\n`, { mode: 0o600 });
-    const go = await waitForGo({
-      ...(flags['go-file'] ? { goFile: flags['go-file'] } : {}),
-      ...(flags['wait-pid'] ? { waitPid: flags['wait-pid'] } : {}),
-      timeoutMs: flags['go-file'] || flags['wait-pid'] ? 30_000 : 0,
-    });
-    const registry = await this.loadRegistry();
-    log(`runner ${process.pid}: ${flags.mode} ${flags.transaction} (${go})`);
-    try {
-      const outcome = await runRuntimeTransaction({
-        home: await realpath(flags.home),
-        registry,
-        mode: flags.mode as 'activate' | 'rollback' | 'resume',
-        transaction: flags.transaction,
-        ...(flags['acceptance-timeout-ms'] === undefined
-          ? {}
-          : { acceptanceTimeoutMs: flags['acceptance-timeout-ms'] }),
-        log,
-      });
-      log(`transaction ${outcome.transaction} ended: ${outcome.outcome}`);
-    } catch (error) {
-      log(`runner failed: ${error instanceof Error ? error.message : String(error)}`);
-      throw error;
-    }
+    await this.parse(ControllerRuntimeRun);
+    const { runControllerRuntimeRun } = await import('@fleet/controller/runtime-run');
+    await runControllerRuntimeRun(this.argv, { cliRoot: this.config.root });
   }
 }
