@@ -10,19 +10,32 @@ import { FleetError } from '@fleet/core/node';
 export const usage = (message: string) =>
   new FleetError('USAGE', message, { suggestions: ['see --help'] });
 
-/** `argv` parsed strictly against `options` (no positionals); a parse failure is `USAGE`. */
-export function parseEntryArgs(
-  argv: readonly string[],
-  options: NonNullable<ParseArgsConfig['options']>,
-): Record<string, string | boolean | undefined> {
+/** The flags an entry takes: value flags, switches, and which value flags it requires. */
+export interface EntryFlagSpec {
+  readonly strings: readonly string[];
+  readonly booleans?: readonly string[];
+  readonly required?: readonly string[];
+}
+
+/** What an entry's command line said. */
+export interface EntryFlags {
+  /** A value flag's value; undefined when absent. */
+  readonly text: (name: string) => string | undefined;
+  /** Whether a switch was given. */
+  readonly flag: (name: string) => boolean;
+}
+
+/**
+ * `argv` parsed strictly against `spec` (no positionals); a parse failure or a missing required
+ * flag is `USAGE`.
+ */
+export function parseEntryArgs(argv: readonly string[], spec: EntryFlagSpec): EntryFlags {
+  const options: NonNullable<ParseArgsConfig['options']> = {};
+  for (const name of spec.strings) options[name] = { type: 'string' };
+  for (const name of spec.booleans ?? []) options[name] = { type: 'boolean' };
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
   try {
-    const { values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options,
-    });
-    return values as Record<string, string | boolean | undefined>;
+    ({ values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options }));
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
     const option = /'(-[^']*)'/.exec(message)?.[1] ?? '';
@@ -32,6 +45,17 @@ export function parseEntryArgs(
     }
     throw usage(`Flag ${option.split(' ')[0] ?? ''} expects a value`);
   }
+  const text = (name: string) => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const missing = (spec.required ?? []).filter((name) => text(name) === undefined);
+  if (missing.length > 0) {
+    throw usage(
+      `Missing required flag${missing.length > 1 ? 's' : ''} ${missing.map((m) => `--${m}`).join(', ')}`,
+    );
+  }
+  return { text, flag: (name) => values[name] === true };
 }
 
 /** Refuses (`USAGE`) a `--flag` path that is not an existing file or directory. */

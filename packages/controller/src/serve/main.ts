@@ -34,24 +34,20 @@ export interface ServeFlags {
 
 /** Parses and checks the flags of `controller serve` (pure but for the existence checks). */
 export async function parseServeFlags(argv: readonly string[]): Promise<ServeFlags> {
-  const values = parseEntryArgs(argv, {
-    home: { type: 'string' },
-    'node-id': { type: 'string' },
-    bind: { type: 'string' },
-    port: { type: 'string' },
-    'tls-cert': { type: 'string' },
-    'tls-key': { type: 'string' },
-    'legacy-token-file': { type: 'string' },
-    'allowed-host': { type: 'string' },
-    json: { type: 'boolean' },
+  const { text, flag } = parseEntryArgs(argv, {
+    strings: [
+      'home',
+      'node-id',
+      'bind',
+      'port',
+      'tls-cert',
+      'tls-key',
+      'legacy-token-file',
+      'allowed-host',
+    ],
+    booleans: ['json'],
+    required: ['home', 'node-id'],
   });
-  const text = (name: string) => values[name] as string | undefined;
-  const missing = ['home', 'node-id'].filter((name) => text(name) === undefined);
-  if (missing.length > 0) {
-    throw usage(
-      `Missing required flag${missing.length > 1 ? 's' : ''} ${missing.map((m) => `--${m}`).join(', ')}`,
-    );
-  }
   const portText = text('port') ?? '7701';
   const port = /^\d+$/.test(portText) ? Number(portText) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -80,7 +76,7 @@ export async function parseServeFlags(argv: readonly string[]): Promise<ServeFla
     ...(cert !== undefined && key !== undefined ? { tlsCert: cert, tlsKey: key } : {}),
     ...(legacy !== undefined ? { legacyTokenFile: legacy } : {}),
     ...(allowedHosts !== undefined && allowedHosts.length > 0 ? { allowedHosts } : {}),
-    json: values['json'] === true,
+    json: flag('json'),
   };
 }
 

@@ -47,23 +47,19 @@ function integerFlag(name: string, text: string, min: number, max: number): numb
 
 /** Parses and checks the flags of `controller runtime-run` (pure but for the `--home` check). */
 export async function parseRuntimeRunFlags(argv: readonly string[]): Promise<RuntimeRunFlags> {
-  const values = parseEntryArgs(argv, {
-    home: { type: 'string' },
-    mode: { type: 'string' },
-    transaction: { type: 'string' },
-    'acceptance-timeout-ms': { type: 'string' },
-    'go-file': { type: 'string' },
-    'wait-pid': { type: 'string' },
-    'pid-file': { type: 'string' },
-    'log-file': { type: 'string' },
+  const { text } = parseEntryArgs(argv, {
+    strings: [
+      'home',
+      'mode',
+      'transaction',
+      'acceptance-timeout-ms',
+      'go-file',
+      'wait-pid',
+      'pid-file',
+      'log-file',
+    ],
+    required: ['home', 'mode', 'transaction'],
   });
-  const text = (name: string) => values[name] as string | undefined;
-  const missing = ['home', 'mode', 'transaction'].filter((name) => text(name) === undefined);
-  if (missing.length > 0) {
-    throw usage(
-      `Missing required flag${missing.length > 1 ? 's' : ''} ${missing.map((m) => `--${m}`).join(', ')}`,
-    );
-  }
   const mode = MODES.find((candidate) => candidate === text('mode'));
   if (mode === undefined) {
     throw usage(`--mode must be one of ${MODES.join(', ')}, not ${JSON.stringify(text('mode'))}`);
