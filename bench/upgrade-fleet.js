@@ -8,9 +8,15 @@
 // Every run must end accepted on every host it names (a correctness check). Needs `ssh-keygen`
 // (the lab signs its builds) and a checkout that packs (`npm pack -w packages/cli`): about
 // 3 minutes of setup on a quiet 2-core machine, then about a minute per pair.
+//
+// Every node of the lab runs on this one machine, so the ten hosts' stages, runners and restarts
+// share its cores where a real fleet's hosts each have their own. The row's note says how much
+// CPU each side used (the whole machine's busy time during the call, `os.cpus()`: meaningful on
+// a quiet machine only) and the floor that sets: ten hosts cannot finish before their CPU time
+// divided by the cores, however well the upgrade overlaps them.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { cleanEnv, ratioRow, renderGoalRows, repoRoot } from './lib.js';
 
@@ -38,6 +44,38 @@ function fleet(args, env, { check = true } = {}) {
     );
   }
   return { ms, stdout: run.stdout, stderr: run.stderr, status: run.status };
+}
+
+/** CPU-milliseconds the whole machine has spent busy since boot, all cores together. */
+function busyMs() {
+  return cpus().reduce(
+    (sum, { times }) => sum + times.user + times.nice + times.sys + times.irq,
+    0,
+  );
+}
+
+/** The median of `values`. */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** What the CPU accounting says of the two sides (see the header). */
+function cpuNote(samples) {
+  const cores = cpus().length;
+  const oneCpu = median(samples.cpuA) / 1000;
+  const manyCpu = median(samples.cpuB) / 1000;
+  const oneWall = median(samples.a) / 1000;
+  const manyWall = median(samples.b) / 1000;
+  const floor = manyCpu / cores;
+  return (
+    `CPU (the machine's busy time, ${cores} cores): one host ${oneCpu.toFixed(1)} s in ` +
+    `${oneWall.toFixed(1)} s; ${FLEET_HOSTS} hosts ${manyCpu.toFixed(1)} s ` +
+    `(${(manyCpu / FLEET_HOSTS).toFixed(2)} s a host) in ${manyWall.toFixed(1)} s, against a ` +
+    `floor of ${floor.toFixed(1)} s (${(floor / oneWall).toFixed(2)}× one host) that no overlap ` +
+    `can go under on ${cores} cores`
+  );
 }
 
 function git(repo, ...args) {
@@ -109,16 +147,18 @@ export async function run({ runs = 3 } = {}) {
     accepted(fleet(['upgrade', ...all, '--concurrency', '11', '--confirm', '--json'], env), hosts);
     makeCanonical(document.repo, V2);
     accepted(fleet(['upgrade', ...all, '--concurrency', '11', '--confirm', '--json'], env), hosts);
-    const samples = { a: [], b: [] };
+    const samples = { a: [], b: [], cpuA: [], cpuB: [] };
     for (let i = 0; i < pairs; i += 1) {
       makeCanonical(document.repo, i % 2 === 0 ? V1 : V2);
       const order = i % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
       for (const side of order) {
+        const busyBefore = busyMs();
         const timed =
           side === 'a'
             ? accepted(fleet(['upgrade', single, '--confirm', '--json'], env), [single])
             : accepted(fleet(['upgrade', ...manyArgs, '--confirm', '--json'], env), many);
         samples[side].push(timed.ms);
+        samples[side === 'a' ? 'cpuA' : 'cpuB'].push(busyMs() - busyBefore);
       }
     }
     const row = ratioRow({
@@ -128,6 +168,7 @@ export async function run({ runs = 3 } = {}) {
       fleet: { label: `upgrade --host ×${FLEET_HOSTS}`, samples: samples.b },
       peer: { label: 'upgrade HOST', samples: samples.a },
       goal: GOAL,
+      note: cpuNote(samples),
     });
     return {
       name,
@@ -146,5 +187,6 @@ export async function run({ runs = 3 } = {}) {
 }
 
 export function format(result) {
-  return renderGoalRows(result.goals);
+  const notes = result.goals.filter((row) => row.note).map((row) => `${row.id}: ${row.note}`);
+  return [renderGoalRows(result.goals), ...notes].join('\n');
 }
