@@ -16,7 +16,8 @@ import { promisify } from 'node:util';
 import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { labSupervisorClient, type LabDocument } from '@fleet/core';
+import { type LabDocument } from '@fleet/core';
+import { labSupervisorClient } from '@fleet/lab';
 import { destroyLab, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
 
 interface Verdict {

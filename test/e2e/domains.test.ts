@@ -30,9 +30,9 @@ import {
   type DriftReport,
   type FleetErrorLike,
   type LabDocument,
-  type LabSupervisorState,
   type Receipt,
 } from '@fleet/core';
+import { type LabSupervisorState } from '@fleet/lab';
 import { writeNodePolicy } from '@fleet/controller';
 import { destroyLab, fleet, json, tempDir, type FleetRun } from '../src/fleet.js';
 

@@ -12,22 +12,20 @@ import { join } from 'node:path';
 import { Config } from '@oclif/core';
 import {
   FLEET_PLUGIN_API_VERSION,
-  LAB_SUPERVISOR_ENV,
   REGISTER_HOOK,
   Registry,
   assembleRegistrations,
   createControllerClient,
-  labSupervisorClient,
   parseNodePolicy,
   runtimeCommand,
   runtimeLayout,
   writeDefinitionFile,
   type BootstrapAdapter,
   type LabDocument,
-  type LabSupervisorState,
   type NodeContext,
   type SupervisorDefinition,
 } from '@fleet/core';
+import { LAB_SUPERVISOR_ENV, labSupervisorClient, type LabSupervisorState } from '@fleet/lab';
 import { FixedClock, RecordedProcessRunner, pointCurrentAt } from '@fleet/testkit';
 import { ROOT, destroyLab, fleet, json, pidAlive, tempDir } from '../src/fleet.js';
 

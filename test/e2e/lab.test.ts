@@ -6,13 +6,8 @@ import { expect } from 'chai';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  createControllerClient,
-  forEachHost,
-  labSupervisorClient,
-  type LabDocument,
-  type LabSupervisorState,
-} from '@fleet/core';
+import { createControllerClient, forEachHost, type LabDocument } from '@fleet/core';
+import { labSupervisorClient, type LabSupervisorState } from '@fleet/lab';
 import { destroyLab, fleet, json, labPids, pidAlive, tempDir, waitFor } from '../src/fleet.js';
 
 const git = (repo: string, ...args: string[]) =>

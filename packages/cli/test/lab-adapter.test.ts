@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import {
   CONTROLLER_NODE_OPTIONS,
-  LAB_SUPERVISOR_ENV,
   argvFlag,
   isFleetError,
   runtimeCommand,
   runtimeLayout,
 } from '@fleet/core';
+import { LAB_SUPERVISOR_ENV } from '@fleet/lab';
 import { FixedClock, RecordedProcessRunner, registryFromHooks } from '@fleet/testkit';
 import {
   LAB_CONTROLLER_DEFINITION_PATH,

@@ -14,23 +14,25 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   FleetError,
-  LAB_SUPERVISOR_ENV,
   describeRuntimeCommand,
-  labSupervisorClient,
   readDefinitionFile,
   withNodeId,
   writeDefinitionFile,
   writeSupervisorRecord,
   type BootstrapAdapter,
   type DefinitionFacts,
-  type LabSupervisorClient,
-  type LabSupervisorState,
   type NodeContext,
   type ObservedSupervisor,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
   type SupervisorProblem,
 } from '@fleet/core';
+import {
+  LAB_SUPERVISOR_ENV,
+  labSupervisorClient,
+  type LabSupervisorClient,
+  type LabSupervisorState,
+} from './supervisor-protocol.js';
 import {
   LAB_CONTROLLER_DEFINITION_PATH,
   isNodeId,

@@ -6,7 +6,11 @@
  */
 import { chmod, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import type { LabSupervisorRequest, LabSupervisorResponse, LabSupervisorState } from '@fleet/core';
+import type {
+  LabSupervisorRequest,
+  LabSupervisorResponse,
+  LabSupervisorState,
+} from './supervisor-protocol.js';
 import { MAX_SOCKET_PATH } from './layout.js';
 
 const MAX_REQUEST_BYTES = 16 * 1024;
@@ -14,7 +18,8 @@ const MAX_REQUEST_BYTES = 16 * 1024;
 export type ControlHandler = (request: LabSupervisorRequest) => Promise<LabSupervisorState>;
 
 async function answer(line: string, handler: ControlHandler): Promise<LabSupervisorResponse> {
-  const { isFleetError, labSupervisorRequestSchema, parseStrictJson } = await import('@fleet/core');
+  const { isFleetError, parseStrictJson } = await import('@fleet/core');
+  const { labSupervisorRequestSchema } = await import('./supervisor-protocol.js');
   try {
     const parsed = labSupervisorRequestSchema.safeParse(
       parseStrictJson(line, 'request', 'BAD_REQUEST'),

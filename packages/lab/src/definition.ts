@@ -12,20 +12,22 @@
 import { resolve } from 'node:path';
 import {
   FleetError,
-  LAB_CONTROLLER_DEFINITION_PATH,
-  LAB_CONTROLLER_DEFINITION_SCHEMA,
-  LAB_SUPERVISOR_ENV,
   argvFlag,
   describeRuntimeCommand,
   formatProblem,
-  labControllerDefinitionSchema,
   parseStrictJson,
   zodProblems,
   type DefinitionFacts,
-  type LabControllerDefinition,
   type SupervisorDefinition,
   type SupervisorDefinitionInput,
 } from '@fleet/core';
+import {
+  LAB_CONTROLLER_DEFINITION_PATH,
+  LAB_CONTROLLER_DEFINITION_SCHEMA,
+  LAB_SUPERVISOR_ENV,
+  labControllerDefinitionSchema,
+  type LabControllerDefinition,
+} from './supervisor-protocol.js';
 
 export { LAB_CONTROLLER_DEFINITION_PATH };
 

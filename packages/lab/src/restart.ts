@@ -8,13 +8,8 @@
  * A lab of systemd units has no lab supervisor to ask: `systemctl --user restart UNIT` is its way.
  */
 import { readFile, realpath } from 'node:fs/promises';
-import {
-  FleetError,
-  forEachHost,
-  labSupervisorClient,
-  readSupervisorRecord,
-  type LabSupervisorState,
-} from '@fleet/core';
+import { FleetError, forEachHost, readSupervisorRecord } from '@fleet/core';
+import { labSupervisorClient, type LabSupervisorState } from './supervisor-protocol.js';
 import { labLayout, nodeLayout } from './layout.js';
 import { readLabDocument } from './state.js';
 

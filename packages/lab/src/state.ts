@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { LabDocument, LabSupervisorState } from '@fleet/core';
+import type { LabDocument } from '@fleet/core';
+import type { LabSupervisorState } from './supervisor-protocol.js';
 
 /** Writes `value` as JSON to `path` atomically, with `mode`. */
 export async function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<void> {
@@ -34,7 +35,7 @@ async function readJson(path: string): Promise<unknown> {
 
 /** `supervisor.json`, or `undefined` when there is none (or it does not parse: a torn write is never left by the atomic writer, so that is someone else's file). */
 export async function readSupervisorState(path: string): Promise<LabSupervisorState | undefined> {
-  const { labSupervisorStateSchema } = await import('@fleet/core');
+  const { labSupervisorStateSchema } = await import('./supervisor-protocol.js');
   let value: unknown;
   try {
     value = await readJson(path);

@@ -4,7 +4,8 @@
  * still count against the crash limit. Kept apart from supervisor.ts so that `@fleet/lab` does not
  * export them.
  */
-import { CONTROLLER_NODE_OPTIONS, type LabSupervisorFlags } from '@fleet/core';
+import { CONTROLLER_NODE_OPTIONS } from '@fleet/core';
+import { type LabSupervisorFlags } from './supervisor-protocol.js';
 
 export const CRASH_WINDOW_MS = 60_000;
 export const MAX_CRASHES = 5;

@@ -17,8 +17,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server } from 'node:net';
-import type { LabSupervisorFlags, LabSupervisorRequest, LabSupervisorState } from '@fleet/core';
+import type {
+  LabSupervisorFlags,
+  LabSupervisorRequest,
+  LabSupervisorState,
+} from './supervisor-protocol.js';
 import type * as Core from '@fleet/core';
+import { LAB_SUPERVISOR_ENV } from './supervisor-protocol.js';
 import { closeControl, serveControl } from './control-server.js';
 import {
   LAB_CONTROLLER_DEFINITION_PATH,
@@ -75,7 +80,6 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
 type SupervisorCore = Pick<
   typeof Core,
   | 'FleetError'
-  | 'LAB_SUPERVISOR_ENV'
   | 'describeRuntimeCommand'
   | 'readDefinitionFile'
   | 'withNodeId'
@@ -178,7 +182,7 @@ class Supervisor {
 
   /** Starts the controller; resolves once it printed its bound URL (it then accepts requests). */
   private spawnController(what: Launch): Promise<ChildProcess> {
-    const { FleetError, LAB_SUPERVISOR_ENV } = this.core;
+    const { FleetError } = this.core;
     return new Promise((resolve, reject) => {
       log(`starting controller (${what.source}): ${what.executable} ${what.args.join(' ')}`);
       const proc = spawn(what.executable, [...what.args], {

@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LabDocument, LabSupervisorState } from '@fleet/core';
+import type { LabDocument } from '@fleet/core';
+import type { LabSupervisorState } from './supervisor-protocol.js';
 import { nodeLayout, type LabLayout } from './layout.js';
 import { LAB_CONTROLLER_DEFINITION_PATH } from './definition.js';
 import { stopLabProcesses, type LabProcess } from './processes.js';

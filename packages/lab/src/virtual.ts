@@ -10,7 +10,8 @@
  * every node here, so it is not set; a domain that restarts its controller through the supervisor
  * needs a real lab node.
  */
-import type { FleetError, forEachHost, LabSupervisorState, Registry } from '@fleet/core';
+import type { FleetError, forEachHost, Registry } from '@fleet/core';
+import type { LabSupervisorState } from './supervisor-protocol.js';
 import type { Controller, createController } from '@fleet/controller';
 import { closeControl, serveControl } from './control-server.js';
 import { labLayout, nodeLayout, type LabLayout } from './layout.js';

@@ -19,7 +19,7 @@ import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createRedactor, type NodeContext } from '@fleet/core/node';
 
-/** The lab supervisor's socket (core's `LAB_SUPERVISOR_ENV`, client/lab-supervisor.ts). */
+/** The lab supervisor's socket (`@fleet/lab`'s `LAB_SUPERVISOR_ENV`, supervisor-protocol.ts). */
 const LAB_SUPERVISOR_ENV = 'FLEET_LAB_SUPERVISOR';
 
 export const LOG_LINES = 20;

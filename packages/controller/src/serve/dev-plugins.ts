@@ -20,7 +20,10 @@ import {
   type NodePolicy,
 } from '@fleet/core/node';
 
-/** Core's `LAB_SUPERVISOR_ENV` (client/lab-supervisor.ts): the lab supervisor sets it. */
+/**
+ * `@fleet/lab`'s `LAB_SUPERVISOR_ENV` (supervisor-protocol.ts), named again here because the lab
+ * depends on the controller, not the other way: the lab supervisor sets it.
+ */
 const LAB_SUPERVISOR_ENV = 'FLEET_LAB_SUPERVISOR';
 
 /** One dev plugin a lab node's policy names. */

@@ -51,26 +51,7 @@ export {
 } from './audit-heads.js';
 export { certificateFingerprint, normaliseFingerprint } from './fingerprint.js';
 export { clientForHost, type ClientForHostOptions } from './for-host.js';
-export {
-  DEFAULT_SUPERVISOR_TIMEOUT_MS,
-  LAB_CONTROLLER_DEFINITION_PATH,
-  LAB_CONTROLLER_DEFINITION_SCHEMA,
-  LAB_SUPERVISOR_ENV,
-  labControllerDefinitionSchema,
-  labDocumentSchema,
-  labSupervisorClient,
-  labSupervisorFlagsSchema,
-  labSupervisorRequestSchema,
-  labSupervisorResponseSchema,
-  labSupervisorStateSchema,
-  type LabControllerDefinition,
-  type LabDocument,
-  type LabSupervisorClient,
-  type LabSupervisorFlags,
-  type LabSupervisorRequest,
-  type LabSupervisorResponse,
-  type LabSupervisorState,
-} from './lab-supervisor.js';
+export { labDocumentSchema, type LabDocument } from './lab-document.js';
 export { installThrough, refusedRepoCommitKey, type InstallSent } from './install.js';
 export {
   DEFAULT_PENDING_TIMEOUT_MS,

@@ -5,13 +5,12 @@
  * (contract §10.2). The supervisor listens on a unix socket whose path it hands the controller in
  * `FLEET_LAB_SUPERVISOR`; the protocol is one JSON line in, one JSON line out, per connection.
  *
- * It lives in core, not in the CLI, because the node half of a domain (a plugin, inside the
- * controller) is what calls it, and plugins depend on core only.
+ * Only the lab speaks it: its supervisor serves it (control-server.ts), and its bootstrap adapter
+ * (adapter.ts) is the client a lab node's controller reaches its supervisor through — the node
+ * half of a domain asks `ctx.controllerSupervisor()`, core's seam, never this socket.
  */
-import '../zod-config.js'; // zod configured before this module builds its schemas
-import * as z from 'zod';
-import { ERROR_CODES, FleetError, type ErrorCode } from '../errors.js';
-import { parseStrictJson } from '../json.js';
+import { ERROR_CODES, FleetError, parseStrictJson, type ErrorCode } from '@fleet/core';
+import * as z from '@fleet/core/zod';
 
 /** The environment variable that tells a lab controller where its supervisor listens. */
 export const LAB_SUPERVISOR_ENV = 'FLEET_LAB_SUPERVISOR';
@@ -20,60 +19,34 @@ export const LAB_SUPERVISOR_ENV = 'FLEET_LAB_SUPERVISOR';
 export const DEFAULT_SUPERVISOR_TIMEOUT_MS = 60_000;
 const MAX_LINE_BYTES = 64 * 1024;
 
-const nodeIdSchema = z.lazy(() =>
-  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be a node id'),
-);
+const nodeIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be a node id');
 
-export const labSupervisorFlagsSchema = z.lazy(() =>
-  z.strictObject({
-    nodeId: nodeIdSchema,
-    /** The fixed port, chosen at the first start and reused by every restart (0 before that). */
-    port: z.number().int().min(0).max(65535),
-  }),
-);
+export const labSupervisorFlagsSchema = z.strictObject({
+  nodeId: nodeIdSchema,
+  /** The fixed port, chosen at the first start and reused by every restart (0 before that). */
+  port: z.number().int().min(0).max(65535),
+});
 export type LabSupervisorFlags = z.infer<typeof labSupervisorFlagsSchema>;
 
 /** What a supervisor reports, and records in `DIR/nodes/<host>/supervisor.json`. */
-export const labSupervisorStateSchema = z.lazy(() =>
-  z.strictObject({
-    host: z.string(),
-    flags: labSupervisorFlagsSchema,
-    /** The controller's pid; `null` while none runs. */
-    pid: z.number().int().positive().nullable(),
-    startedAt: z.string().nullable(),
-    /** The supervisor's own pid (in the virtual lab: the one process serving every node). */
-    supervisorPid: z.number().int().positive(),
-    state: z.enum(['starting', 'running', 'restarting', 'failed', 'stopped']),
-    /** Restarts asked for, plus restarts after a crash. */
-    restarts: z.number().int().nonnegative(),
-    /** The node's home, the controller's `--home`. */
-    home: z.string(),
-    virtual: z.boolean(),
-    /** Why the last start failed, when `state` is `failed`. */
-    error: z.string().optional(),
-  }),
-);
+export const labSupervisorStateSchema = z.strictObject({
+  host: z.string(),
+  flags: labSupervisorFlagsSchema,
+  /** The controller's pid; `null` while none runs. */
+  pid: z.number().int().positive().nullable(),
+  startedAt: z.string().nullable(),
+  /** The supervisor's own pid (in the virtual lab: the one process serving every node). */
+  supervisorPid: z.number().int().positive(),
+  state: z.enum(['starting', 'running', 'restarting', 'failed', 'stopped']),
+  /** Restarts asked for, plus restarts after a crash. */
+  restarts: z.number().int().nonnegative(),
+  /** The node's home, the controller's `--home`. */
+  home: z.string(),
+  virtual: z.boolean(),
+  /** Why the last start failed, when `state` is `failed`. */
+  error: z.string().optional(),
+});
 export type LabSupervisorState = z.infer<typeof labSupervisorStateSchema>;
-
-/**
- * `DIR/lab.json`, the document `fleet lab up --json` prints (contract §13). `pid` is the controller's
- * pid when the lab came up; a restart changes it, and `supervisor.json` has the current one.
- */
-export const labDocumentSchema = z.lazy(() =>
-  z.strictObject({
-    repo: z.string(),
-    credentials: z.string(),
-    hosts: z.array(
-      z.strictObject({
-        name: z.string(),
-        home: z.string(),
-        controller: z.string(),
-        pid: z.number().int().positive(),
-      }),
-    ),
-  }),
-);
-export type LabDocument = z.infer<typeof labDocumentSchema>;
 
 /**
  * The lab supervisor's optional definition of what it runs, `~/.config/fleet/lab-controller.json`
@@ -86,47 +59,41 @@ export const LAB_CONTROLLER_DEFINITION_PATH = '~/.config/fleet/lab-controller.js
 export const LAB_CONTROLLER_DEFINITION_SCHEMA = 'fleet.lab-controller/v1';
 
 /** What `~/.config/fleet/lab-controller.json` holds (strict: an unknown field is refused). */
-export const labControllerDefinitionSchema = z.lazy(() =>
-  z.strictObject({
-    schema: z.literal(LAB_CONTROLLER_DEFINITION_SCHEMA),
-    command: z
-      .array(
-        z
-          .string()
-          .min(1)
-          .refine((arg) => !arg.includes('\0'), 'must not hold a NUL byte'),
-      )
-      .min(1)
-      .refine((argv) => (argv[0] ?? '').startsWith('/'), {
-        message: 'must start with an absolute path to the node binary',
-      }),
-    environment: z.record(
-      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
-      z.string().refine((value) => !value.includes('\0'), 'must not hold a NUL byte'),
-    ),
-  }),
-);
+export const labControllerDefinitionSchema = z.strictObject({
+  schema: z.literal(LAB_CONTROLLER_DEFINITION_SCHEMA),
+  command: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine((arg) => !arg.includes('\0'), 'must not hold a NUL byte'),
+    )
+    .min(1)
+    .refine((argv) => (argv[0] ?? '').startsWith('/'), {
+      message: 'must start with an absolute path to the node binary',
+    }),
+  environment: z.record(
+    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+    z.string().refine((value) => !value.includes('\0'), 'must not hold a NUL byte'),
+  ),
+});
 export type LabControllerDefinition = z.infer<typeof labControllerDefinitionSchema>;
 
-export const labSupervisorRequestSchema = z.lazy(() =>
-  z.union([
-    z.strictObject({ restart: z.strictObject({ nodeId: nodeIdSchema.optional() }) }),
-    z.strictObject({ status: z.strictObject({}) }),
-    /** Stops the controller; the supervisor stays up (state `stopped`) until a `restart`. */
-    z.strictObject({ stop: z.strictObject({}) }),
-  ]),
-);
+export const labSupervisorRequestSchema = z.union([
+  z.strictObject({ restart: z.strictObject({ nodeId: nodeIdSchema.optional() }) }),
+  z.strictObject({ status: z.strictObject({}) }),
+  /** Stops the controller; the supervisor stays up (state `stopped`) until a `restart`. */
+  z.strictObject({ stop: z.strictObject({}) }),
+]);
 export type LabSupervisorRequest = z.infer<typeof labSupervisorRequestSchema>;
 
-export const labSupervisorResponseSchema = z.lazy(() =>
-  z.union([
-    z.strictObject({ ok: z.literal(true), state: labSupervisorStateSchema }),
-    z.strictObject({
-      ok: z.literal(false),
-      error: z.strictObject({ code: z.string(), message: z.string() }),
-    }),
-  ]),
-);
+export const labSupervisorResponseSchema = z.union([
+  z.strictObject({ ok: z.literal(true), state: labSupervisorStateSchema }),
+  z.strictObject({
+    ok: z.literal(false),
+    error: z.strictObject({ code: z.string(), message: z.string() }),
+  }),
+]);
 export type LabSupervisorResponse = z.infer<typeof labSupervisorResponseSchema>;
 
 export interface LabSupervisorClient {
