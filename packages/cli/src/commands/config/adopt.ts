@@ -1,32 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
-import type {
-  AdoptCandidate,
-  Adopter,
-  AdoptionPreview,
-  Capture,
-  DomainDeclaration,
-  DomainRuntime,
-  ManagedFile,
-  RepoWrite,
-} from '@fleet/core';
-import type { FleetContext } from '@fleet/operator/config/context.js';
+import type { AdoptResult } from '@fleet/operator/config/adopt.js';
 import { FleetCommand } from '../../base-command.js';
 
-export interface AdoptResult {
-  readonly host: string;
-  readonly path: string;
-  readonly domain: string;
-  readonly mirrorPath: string;
-  readonly operationId: string;
-  readonly liveSha256: string;
-  /** The new commit, or null when the mirror already held exactly this capture (or --dry-run). */
-  readonly commit: string | null;
-  readonly substitutions: Readonly<Record<string, number>>;
-  /** With --promote: the canonical file rewritten, and the hosts whose drift was accepted. */
-  readonly promoted?: { readonly canonical: string; readonly acceptedDriftOn: readonly string[] };
-  /** With --dry-run: the commit that would be made (files with their diffs, message). */
-  readonly dryRun?: AdoptionPreview;
-}
+export type { AdoptResult };
 
 export default class ConfigAdopt extends FleetCommand {
   static override summary =
@@ -79,219 +55,29 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
 
   async run(): Promise<AdoptResult> {
     const { args: given, flags } = await this.parse(ConfigAdopt);
-    const args = { ...given, path: await this.nodePath(given.path) };
+    const path = await this.nodePath(given.path);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
-    const registry = await this.loadRegistry();
-    const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
-    const declarations = new Map(
-      [...context.domains].map(([name, runtime]) => [name, runtime.declaration]),
-    );
-    const { declaration, file } = core.managedFileAt(
-      context.repo,
-      args.host,
-      args.path,
-      declarations,
-    );
-    let adopter;
-    try {
-      adopter = await registry.adopter(declaration.domain);
-    } catch (error) {
-      if (!core.isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
-    }
-    const operationId = core.newOperationId();
-    const log = (
-      outcome: 'ok' | 'unchanged' | 'refused' | 'failed' | 'unreachable',
-      code: string | null,
-      exitCode: number,
-      detail: string,
-    ) =>
-      core.recordOperatorVerb({
-        verb: 'config adopt',
-        host: args.host,
-        operationId,
-        domain: declaration.domain,
-        // The commit adopt read at; the commit it makes is in the detail (contract §8.5).
-        repoCommit: context.source.commit,
-        paths: [args.path],
-        outcome,
-        code,
-        exitCode,
-        detail,
-      });
-    try {
-      const { adoptModeNote, liveModeFor } = await import('@fleet/operator/config/adopt-mode.js');
-      // Asked beside the capture, only for a whole file whose entry declares a mode.
-      const liveMode = liveModeFor(context, args.host, declaration.domain, file, args.path);
-      const capture = await context.client(args.host).capture({ operationId, path: args.path });
-      const candidate = core.adoptCandidate({
-        host: args.host,
-        declaration,
-        file,
-        capture: { ...capture, host: args.host },
-        variables: core.hostVariables(context.repo, args.host),
-        adopter,
-        allowSecretLines: flags['allow-secret-line'] ?? [],
-      });
-      const accepted = [...new Set(flags['accept-drift-on'] ?? [])];
-      for (const host of accepted) core.hostEntry(context.repo, host);
-      const promoted = flags.promote
-        ? await this.promotion({
-            core,
-            context,
-            declaration,
-            file,
-            adopter,
-            capture,
-            candidate,
-            accepted,
-            host: args.host,
-            root,
-          })
-        : undefined;
-      const message = core.adoptMessage({
-        message: flags.message ?? `adopt ${args.host}:${args.path}${promoted ? ' (promoted)' : ''}`,
-        host: args.host,
-        operationId,
-        capture,
-        ...(promoted ? { promotedTo: promoted.write.path, acceptedDriftOn: accepted } : {}),
-      });
-      const also = promoted ? [promoted.write] : [];
-      const result = {
-        host: args.host,
-        path: args.path,
-        domain: declaration.domain,
-        mirrorPath: candidate.mirrorPath,
-        operationId,
-        liveSha256: capture.sha256,
-        substitutions: candidate.substitutions,
-        ...(promoted
-          ? { promoted: { canonical: promoted.write.path, acceptedDriftOn: accepted } }
-          : {}),
-      };
-      if (flags['dry-run']) {
-        const writes = [{ path: candidate.mirrorPath, content: candidate.content }, ...also];
-        const preview = await this.preview(core, context, root, writes, message);
-        await log('unchanged', null, 0, 'dry run: nothing written');
-        return { ...result, commit: null, dryRun: preview };
-      }
-      const commit = await core.commitAdoption({
-        git: context.git,
-        root,
-        candidate,
-        message,
-        also,
-      });
-      await log(
-        commit ? 'ok' : 'unchanged',
-        null,
-        0,
-        commit ? `committed ${commit}` : 'the repository already held this capture',
-      );
-      this.log(
-        commit
-          ? `Adopted ${args.host}:${args.path} as ${candidate.mirrorPath}${promoted ? ` and ${promoted.write.path}` : ''} (commit ${commit.slice(0, 12)}).`
-          : `${candidate.mirrorPath}${promoted ? ` and ${promoted.write.path}` : ''} already hold exactly this capture: nothing to commit.`,
-      );
-      // Said only when the live mode differs from the entry's (issue 35).
-      const modeNote = adoptModeNote(args.path, file, await liveMode);
-      if (modeNote !== null) this.note(modeNote);
-      return { ...result, commit };
-    } catch (error) {
-      const failure = core.asFleetError(error);
-      const refused =
-        failure.exitCode === core.ExitCode.policy || failure.exitCode === core.ExitCode.conflict;
-      await log(
-        failure.code === 'HOST_UNREACHABLE' ? 'unreachable' : refused ? 'refused' : 'failed',
-        failure.code,
-        failure.exitCode,
-        failure.message,
-      );
-      throw error;
-    }
-  }
-
-  /**
-   * `--dry-run`: the commit adopt would make, shown, after the very checks the commit makes (no
-   * link on a write's way, every path clean), so it refuses what the real run refuses; nothing
-   * written.
-   */
-  private async preview(
-    core: typeof import('@fleet/core'),
-    context: FleetContext,
-    root: string,
-    writes: readonly RepoWrite[],
-    message: string,
-  ): Promise<AdoptionPreview> {
-    await core.checkAdoptionWrites(
-      context.git,
+    const { adoptLiveFile, adoptedLine, renderAdoptPreview } =
+      await import('@fleet/operator/config/adopt.js');
+    const { result, modeNote } = await adoptLiveFile({
       root,
-      writes.map((write) => write.path),
-    );
-    const preview = await core.previewAdoption({ git: context.git, writes, message });
-    if (!this.jsonEnabled()) this.log(renderPreview(preview, core.escapeControl));
-    return preview;
-  }
-
-  /**
-   * The canonical file `--promote` writes, once checked: it must render back to the host's live
-   * file, and every other host it changes must then equal its own live file, or be accepted.
-   */
-  private async promotion(input: {
-    core: typeof import('@fleet/core');
-    context: FleetContext;
-    declaration: DomainDeclaration;
-    file: ManagedFile;
-    adopter: Adopter | undefined;
-    capture: Capture;
-    candidate: AdoptCandidate;
-    accepted: readonly string[];
-    host: string;
-    /** The repository's working tree: a linked source is written at its target there. */
-    root: string;
-  }): Promise<{ write: RepoWrite }> {
-    const { core, context, declaration, file } = input;
-    const canonical = core.canonicalPath(declaration, file);
-    const snapshot = await core.readCanonicalSnapshot(
-      context.git,
-      core.canonicalPaths([...context.domains.values()]),
-      context.source.commit,
-    );
-    const content = core.promotedCanonical({
-      declaration,
-      file,
-      canonical: snapshot.atRef.get(canonical) ?? null,
-      candidate: input.candidate.content,
-      adopter: input.adopter,
+      registry: await this.loadRegistry(),
+      host: given.host,
+      path,
+      ...(flags.message === undefined ? {} : { message: flags.message }),
+      allowSecretLines: flags['allow-secret-line'] ?? [],
+      promote: flags.promote,
+      acceptDriftOn: flags['accept-drift-on'] ?? [],
+      dryRun: flags['dry-run'],
+      timeoutMs: flags.timeout,
     });
-    const runtime = context.domains.get(declaration.domain) as DomainRuntime;
-    const { readLiveThroughController } = await import('@fleet/operator/config/live.js');
-    const check = await core.checkPromotion({
-      repo: context.repo,
-      domains: context.domains,
-      snapshot,
-      host: input.host,
-      declaration,
-      file,
-      newCanonical: content,
-      liveManaged: runtime.operator.managed(file, input.capture.content),
-      readLive: readLiveThroughController(context),
-    });
-    const refusal = core.promotionRefusal(check, input.accepted);
-    if (refusal) throw refusal;
-    // A source that is a link in the repository is written at its target, never over the link.
-    return { write: { path: core.promotionWritePath(input.root, canonical), content } };
+    if (result.dryRun) {
+      if (!this.jsonEnabled()) this.log(renderAdoptPreview(result.dryRun, core.escapeControl));
+      return result;
+    }
+    this.log(adoptedLine(result));
+    if (modeNote !== null) this.note(modeNote);
+    return result;
   }
-}
-
-/** The commit `--dry-run` would make, for a person. */
-function renderPreview(preview: AdoptionPreview, escape: (text: string) => string): string {
-  const lines = ['Dry run: nothing written. The commit would be:', ''];
-  for (const line of preview.message.trimEnd().split('\n')) lines.push(`    ${escape(line)}`);
-  for (const file of preview.files) {
-    lines.push('', `  ${escape(file.path)}`);
-    for (const line of escape(file.diff).split('\n')) lines.push(`    ${line}`);
-  }
-  return lines.join('\n');
 }
