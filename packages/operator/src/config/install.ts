@@ -101,7 +101,8 @@ export async function installPlanned(input: InstallPlannedInput): Promise<Receip
           ? 'ok'
           : 'failed',
     code: receipt.error?.code ?? null,
-    exitCode: receipt.outcome === 'rolled-back' ? 6 : 0,
+    // A rolled-back install is a failed verification (contract §7), whatever the node's code.
+    exitCode: receipt.outcome === 'rolled-back' ? core.ExitCode.verification : core.ExitCode.ok,
     detail: `${receipt.outcome}, verified: ${receipt.verified}`,
   });
   return receipt;

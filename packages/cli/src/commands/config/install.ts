@@ -45,84 +45,34 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
       : undefined;
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
-    const { readLiveThroughController, readSnapshotThroughController } =
-      await import('@fleet/operator/config/live.js');
-    const { renderPlan, renderReceipt } = await import('@fleet/operator/config/render.js');
-    const { installPlanned } = await import('@fleet/operator/config/install.js');
+    const { installDomain, renderPlan, renderReceipt } =
+      await import('@fleet/operator/config/install-domain.js');
     const palette = await this.palette();
-    const registry = await this.loadRegistry();
-    const context = await loadFleetContext({
+    const outcome = await installDomain({
       root,
-      registry,
-      domains: [args.domain],
+      registry: await this.loadRegistry(),
+      host: args.host,
+      domain: args.domain,
+      ...(files ? { files } : {}),
+      confirm: flags.confirm,
+      force: flags.force,
       timeoutMs: flags.timeout,
+      onSource: (source) => this.noteSource(source),
+      onWait: (line) => this.note(line),
     });
-    await this.noteSource(context.source);
-    const assessment = await core.prepareAssessment({
-      repo: context.repo,
-      git: context.git,
-      source: context.source,
-      domains: context.domains,
-      domainFilter: [args.domain],
-      readLive: readLiveThroughController(context),
-      // The domain's derived layer (the router's volume) is planned too, in the same request.
-      probers: await core.loadDomainProbers(registry, [...context.domains.keys()]),
-      readSnapshot: readSnapshotThroughController(context),
-    });
-    const [plan] = await core.planHost(assessment, args.host, args.domain);
-    if (!plan)
-      throw new core.FleetError('UNKNOWN_DOMAIN', `no plan for ${args.domain} on ${args.host}`);
-    const selection = { ...(files ? { files } : {}), force: flags.force };
-    if (!flags.confirm) {
+    const { plan } = outcome;
+    if ('confirmed' in outcome) {
       // The plan is the answer: shown, nothing sent, exit 2 (contract §7).
       if (!this.jsonEnabled()) this.log(renderPlan(plan, core.escapeControl, palette));
-      let refusal: string | undefined;
-      try {
-        core.plannedInstall(plan, selection);
-      } catch (error) {
-        refusal = core.asFleetError(error).message;
-      }
       this.note(
-        refusal
-          ? `would be refused: ${refusal}`
+        outcome.refusal
+          ? `would be refused: ${outcome.refusal}`
           : `not installed: run again with --confirm to install ${args.domain} on ${args.host}`,
       );
       process.exitCode = core.ExitCode.usage;
       return { plan, confirmed: false };
     }
-    let planned;
-    try {
-      planned = core.plannedInstall(plan, selection);
-    } catch (error) {
-      // A refusal is a verb the operator ran: it goes into the operator's log too.
-      const failure = core.asFleetError(error);
-      await core.recordOperatorVerb({
-        verb: 'config install',
-        host: args.host,
-        domain: args.domain,
-        repoCommit: context.source.commit,
-        paths: plan.files.map((file) => file.path),
-        outcome: 'refused',
-        code: failure.code,
-        exitCode: failure.exitCode,
-        detail: failure.message,
-      });
-      throw error;
-    }
-    let receipt: Receipt;
-    try {
-      receipt = await installPlanned({
-        context,
-        host: args.host,
-        domain: args.domain,
-        planned,
-        verb: 'config install',
-        onWait: (line) => this.note(line),
-      });
-    } finally {
-      context.close();
-    }
+    const { receipt } = outcome;
     if (!this.jsonEnabled())
       this.log(renderReceipt(receipt, core.escapeControl, args.host, palette));
     if (receipt.outcome === 'rolled-back' || !receipt.verified)
