@@ -67,122 +67,42 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
   async run(): Promise<AuditVerifyJson> {
     const { flags } = await this.parse(AuditVerify);
     const core = await import('@fleet/core');
-    const audit = await import('@fleet/operator/audit/log.js');
-    const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
+    const service = await import('@fleet/operator/audit/verify.js');
     let verdicts: HostVerdict[];
     let repair: AuditVerifyJson['repair'];
-
     if (flags.home !== undefined) {
-      const { realpath } = await import('node:fs/promises');
-      const home = await realpath(flags.home);
-      let verdict = await audit.verifyLog(home, await audit.readHomeLog(home));
-      if (flags.repair) {
-        const onlyTorn = verdict.problems.every((p) => p.kind === 'torn');
-        if (verdict.ok || onlyTorn) {
-          repair = {
-            repaired: false,
-            sealedInto: null,
-            detail: verdict.ok
-              ? 'the chain is intact: nothing to repair'
-              : 'only a torn last line: the controller moves it aside itself at its next start',
-          };
-        } else {
-          const { repairHomeLog } = await import('@fleet/operator/audit/repair.js');
-          const first = verdict.problems[0];
-          const result = await repairHomeLog(
-            home,
-            first
-              ? `${first.kind} at ${first.segment ?? 'line'} ${first.segmentLine ?? first.line}: ${first.message}`
-              : 'broken',
-          );
-          repair = { repaired: true, sealedInto: result.sealedInto, detail: result.detail };
-          verdict = await audit.verifyLog(home, await audit.readHomeLog(home));
-        }
-        if (!this.jsonEnabled()) this.note(safe(repair.detail));
-      }
-      if (flags.release && verdict.ok && verdict.head !== null) {
-        const { releaseHomeLog } = await import('@fleet/operator/audit/release.js');
-        const path = await releaseHomeLog(home, verdict.head, new Date());
+      const home = await service.verifyHomeAudit({
+        home: flags.home,
+        repair: flags.repair,
+        release: flags.release,
+      });
+      verdicts = [home.verdict];
+      repair = home.repair;
+      if (repair && !this.jsonEnabled())
+        this.note(service.safeValue(core.escapeControl, repair.detail));
+      if (home.released) {
         this.note(
-          `released audit records through seq ${verdict.head.seq} (${path}): retention may prune segments holding them`,
+          `released audit records through seq ${home.released.seq} (${home.released.path}): retention may prune segments holding them`,
         );
-      } else if (flags.release) {
+      } else if (home.released === null) {
         this.note('nothing released: only an intact log is released');
       }
-      verdicts = [{ ...verdict, home }];
     } else {
       const root = await this.findRepo(flags.repo);
-      const repo = await core.loadRepo(root);
-      const hosts = flags.host ?? Object.keys(repo.manifest.hosts).sort();
-      for (const host of hosts) core.hostEntry(repo, host);
-      const credentialsPath = core.defaultCredentialsPath(process.env);
-      const credentials = await core.loadCredentials(credentialsPath);
-      const repoKey = this.repoRoot ?? root;
-      const kept = await core.readAuditHeads(repoKey);
       const { HostProgress } = await import('../../progress.js');
-      const progress = new HostProgress('audit verify', hosts.length);
-      const outcomes = await core.forEachHost(
-        hosts,
-        async (host) => {
-          const client = core.clientForHost({
-            repo,
-            host,
-            credentials,
-            credentialsPath,
-            timeoutMs: flags.timeout,
-          });
-          const seen = flags['accept-current'] ? [] : core.seenHeadsOf(kept, repoKey, host);
-          return audit.verifyLog(host, await audit.readHostLog(client), seen);
-        },
-        {
-          concurrency: flags.concurrency,
-          onSettled: (o) =>
-            progress.settled(
-              o.ok ? o.value.status : o.error.exitCode === 5 ? 'unreachable' : 'error',
-            ),
-        },
-      );
-      progress.finish();
-      verdicts = outcomes.map((o) => (o.ok ? o.value : audit.failedVerdict(o.host, o.error)));
-      // Clean (or accepted): what was seen is settled; the head verified is held from now on.
-      const settled = new Map(
-        verdicts
-          .filter((v) => v.error === undefined && (v.ok || flags['accept-current']))
-          .map((v) => [v.host, v.head] as const),
-      );
-      await core.settleSeenHeads(repoKey, settled, 'audit verify');
+      verdicts = await service.verifyFleetAudit({
+        root,
+        repoKey: this.repoRoot ?? root,
+        ...(flags.host ? { hosts: flags.host } : {}),
+        acceptCurrent: flags['accept-current'],
+        concurrency: flags.concurrency,
+        timeoutMs: flags.timeout,
+        progress: (total) => new HostProgress('audit verify', total),
+      });
     }
-
-    if (!this.jsonEnabled()) {
-      const width = Math.max(12, ...verdicts.map((v) => safe(v.host).length + 1));
-      for (const verdict of verdicts) {
-        const name = safe(verdict.host).padEnd(width);
-        if (verdict.error) {
-          this.log(`${name} ${verdict.status.toUpperCase()}  ${safe(verdict.error.message)}`);
-          continue;
-        }
-        const head = verdict.head
-          ? `, head seq ${verdict.head.seq} (${verdict.head.sha256.slice(0, 12)})`
-          : '';
-        this.log(
-          `${name} ${audit.verdictWord(verdict)}  ${verdict.records} record${verdict.records === 1 ? '' : 's'}${head}`,
-        );
-        for (const problem of verdict.problems) {
-          const line = problem.segment
-            ? `${problem.segment} line ${problem.segmentLine ?? problem.line}`
-            : `line ${problem.line}`;
-          const at = problem.seq === null ? line : `seq ${problem.seq} (${line})`;
-          this.log(`    ${safe(verdict.host)}: ${problem.kind} at ${at}: ${safe(problem.message)}`);
-        }
-      }
-      const broken = verdicts.filter((v) => v.status === 'broken').length;
-      const failed = verdicts.filter((v) => v.error !== undefined).length;
-      const intact = verdicts.length - broken - failed;
-      this.log(
-        `${verdicts.length} log${verdicts.length === 1 ? '' : 's'}: ${intact} intact, ${broken} broken, ${failed} not read`,
-      );
-    }
-    process.exitCode = audit.verifyExitCode(verdicts);
+    if (!this.jsonEnabled())
+      for (const line of service.verdictLines(verdicts, core.escapeControl)) this.log(line);
+    process.exitCode = service.verifyExitCode(verdicts);
     return { schema: 'fleet.audit-verify/v1', hosts: verdicts, ...(repair ? { repair } : {}) };
   }
 }
