@@ -54,8 +54,8 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
   async run(): Promise<AuditShowJson> {
     const { flags } = await this.parse(AuditShow);
     const core = await import('@fleet/core');
-    const audit = await import('@fleet/operator/audit/log.js');
-    const safe = (value: unknown) => audit.safeValue(core.escapeControl, value);
+    const service = await import('@fleet/operator/audit/show.js');
+    const safe = (value: unknown) => service.safeValue(core.escapeControl, value);
     const { renderAuditTable } = await import('../../audit-table.js');
     const palette = await this.palette();
     // The human form: a table, only when there is a record to show (else a note on stderr).
@@ -64,54 +64,15 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
       for (const line of renderAuditTable(kind, records, safe, (outcome) => palette.state(outcome)))
         this.log(line);
     };
-    const tail = <T>(items: T[]): T[] =>
-      flags.limit === undefined ? items : items.slice(-flags.limit);
+    const limit = flags.limit === undefined ? {} : { limit: flags.limit };
 
     if (flags.host !== undefined) {
-      const root = await this.findRepo(flags.repo);
-      const repo = await core.loadRepo(root);
-      for (const host of flags.host) core.hostEntry(repo, host);
-      const credentialsPath = core.defaultCredentialsPath(process.env);
-      const credentials = await core.loadCredentials(credentialsPath);
-      const outcomes = await core.forEachHost(flags.host, async (host) => {
-        const client = core.clientForHost({
-          repo,
-          host,
-          credentials,
-          credentialsPath,
-          timeoutMs: flags.timeout,
-        });
-        return flags.limit === undefined
-          ? audit.readHostLog(client)
-          : audit.readHostTail(client, flags.limit);
+      const { records, errors } = await service.readHostsAudit({
+        root: await this.findRepo(flags.repo),
+        hosts: flags.host,
+        ...limit,
+        timeoutMs: flags.timeout,
       });
-      const failed = outcomes.filter((o) => !o.ok);
-      // One host asked for and it failed: that failure is the answer (its code, its exit code).
-      const only = outcomes.length === 1 ? failed[0] : undefined;
-      if (only && !only.ok) {
-        const { error } = only;
-        throw error instanceof Error
-          ? error
-          : new core.FleetError(error.code, error.message, {
-              problems: error.problems ?? [],
-              suggestions: error.suggestions ?? [],
-            });
-      }
-      const records = outcomes.flatMap((o) =>
-        o.ok ? audit.parseLines(o.value.lines, o.value.firstLine, { host: o.host }) : [],
-      );
-      const errors = failed.flatMap((o) =>
-        o.ok
-          ? []
-          : [
-              {
-                host: o.host,
-                code: o.error.code,
-                message: o.error.message,
-                exitCode: o.error.exitCode,
-              },
-            ],
-      );
       if (!this.jsonEnabled()) {
         show('hosts', records);
         for (const error of errors) this.note(`${error.host}: ${safe(error.message)}`);
@@ -127,28 +88,15 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
     }
 
     if (flags.home !== undefined) {
-      const { realpath } = await import('node:fs/promises');
-      const home = await realpath(flags.home);
-      const log = await audit.readHomeLog(home);
-      // An incomplete last line is shown raw, as not a record.
-      const records = tail(audit.parseLines(log.torn ? [...log.lines, log.tail] : log.lines, 1));
+      const { home, path, records } = await service.readHomeAudit({ home: flags.home, ...limit });
       if (!this.jsonEnabled()) {
         show('node', records);
-        if (records.length === 0) this.note(`no audit records in ${safe(log.path)}`);
+        if (records.length === 0) this.note(`no audit records in ${safe(path)}`);
       }
-      return { schema: 'fleet.audit/v1', source: { kind: 'node', home, path: log.path }, records };
+      return { schema: 'fleet.audit/v1', source: { kind: 'node', home, path }, records };
     }
 
-    const path = core.operatorLogPath(process.env);
-    let text = '';
-    try {
-      const { readFile } = await import('node:fs/promises');
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    const { lines, tail: rest } = audit.splitLog(text);
-    const records = tail(audit.parseLines(rest === '' ? lines : [...lines, rest], 1));
+    const { path, records } = await service.readOperatorAudit(limit);
     if (!this.jsonEnabled()) {
       show('operator', records);
       if (records.length === 0) this.note(`no records in the operator log ${safe(path)}`);
