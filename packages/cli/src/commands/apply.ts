@@ -65,80 +65,33 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
     const { flags } = await this.parse(Apply);
     const root = await this.findRepo(flags.repo);
     const core = await import('@fleet/core');
-    const { readFile, writeFile } = await import('node:fs/promises');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
-    const { runApply, savedPlan } = await import('@fleet/operator/config/apply.js');
-    const { renderApplyHost, renderApplySummary } =
-      await import('@fleet/operator/config/render.js');
+    const { applyFleet, renderApplyHost, renderApplySummary } =
+      await import('@fleet/operator/config/apply-fleet.js');
     const { WaitingProgress } = await import('../progress.js');
-    if (flags.out) {
-      // Said before any host is asked; the write below is exclusive all the same.
-      const { existsSync } = await import('node:fs');
-      if (existsSync(flags.out))
-        throw new core.FleetError(
-          'USAGE',
-          `cannot write the plan to ${flags.out}: it exists (an existing plan is never overwritten)`,
-        );
-    }
-    const saved = flags.plan
-      ? core.parseApplyPlan(await readFile(flags.plan, 'utf8'), flags.plan)
-      : undefined;
-    const registry = await this.loadRegistry();
-    const domainFilter = saved
-      ? [...new Set(saved.hosts.flatMap((host) => host.domains.map((d) => d.domain)))].sort()
-      : flags.domain;
-    for (const name of domainFilter ?? []) registry.domain(name); // UNKNOWN_DOMAIN, exit 2
-    const context = await loadFleetContext({
-      root,
-      registry,
-      ...(domainFilter ? { domains: domainFilter } : {}),
-      timeoutMs: flags.timeout,
-    });
-    await this.noteSource(context.source);
-    const hosts = saved
-      ? saved.hosts.map((host) => host.host)
-      : [...new Set(flags.host ?? Object.keys(context.repo.manifest.hosts).sort())];
-    const progress = new WaitingProgress('apply', hosts);
     const palette = await this.palette();
-    let run;
-    try {
-      run = await runApply({
-        context,
-        hosts,
-        ...(domainFilter ? { domainFilter } : {}),
-        force: flags.force,
-        confirm: flags.confirm,
-        ...(saved ? { saved } : {}),
-        ...(flags.plan ? { planFile: flags.plan } : flags.out ? { planFile: flags.out } : {}),
-        concurrency: flags.concurrency,
-        onHost: (result) => {
-          progress.settled(result.host);
-          // Streamed: each host's line as it settles (contract §7), the JSON document at the end.
-          if (!this.jsonEnabled()) {
-            progress.clear();
-            this.log(renderApplyHost(result, core.escapeControl, palette));
-          }
-        },
-        onWait: (line) => this.note(line),
-      });
-    } finally {
-      progress.finish();
-      context.close();
-    }
-    const { document, plans } = run;
-    if (flags.out) {
-      try {
-        await writeFile(flags.out, `${JSON.stringify(savedPlan(document, plans), null, 2)}\n`, {
-          flag: 'wx',
-          mode: 0o600,
-        });
-      } catch (error) {
-        throw new core.FleetError(
-          'USAGE',
-          `cannot write the plan to ${flags.out}: ${String((error as NodeJS.ErrnoException).code ?? error)} (an existing plan is never overwritten)`,
-        );
-      }
-    }
+    let progress: InstanceType<typeof WaitingProgress> | undefined;
+    const document = await applyFleet({
+      root,
+      loadRegistry: () => this.loadRegistry(),
+      ...(flags.host ? { hosts: flags.host } : {}),
+      ...(flags.domain ? { domains: flags.domain } : {}),
+      ...(flags.plan ? { planFile: flags.plan } : {}),
+      ...(flags.out ? { out: flags.out } : {}),
+      confirm: flags.confirm,
+      force: flags.force,
+      concurrency: flags.concurrency,
+      timeoutMs: flags.timeout,
+      onSource: (source) => this.noteSource(source),
+      progress: (hosts) => (progress = new WaitingProgress('apply', hosts)),
+      onHost: (result) => {
+        // Streamed: each host's line as it settles (contract §7), the JSON document at the end.
+        if (!this.jsonEnabled()) {
+          progress?.clear();
+          this.log(renderApplyHost(result, core.escapeControl, palette));
+        }
+      },
+      onWait: (line) => this.note(line),
+    });
     if (!this.jsonEnabled()) this.log(renderApplySummary(document));
     if (!document.confirmed) {
       this.note(
