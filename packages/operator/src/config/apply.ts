@@ -21,6 +21,7 @@ import type {
   Assessment,
   DomainPlan,
   FleetErrorLike,
+  HostOutcome,
 } from '@fleet/core';
 import type { FleetContext } from './context.js';
 
@@ -115,7 +116,7 @@ async function installHost(
         paths: refused.map((file) => file.path),
         outcome: 'refused',
         code: null,
-        exitCode: 7,
+        exitCode: core.ExitCode.policy,
         detail: refused.map((file) => `${file.path}: ${file.state}`).join('; '),
       });
     }
@@ -141,7 +142,8 @@ async function installHost(
       domains.push({ ...domain, receipt });
     } catch (error) {
       const failure = core.asFleetError(error);
-      if (failure.exitCode === 5 || failure.exitCode === 4) lost = failure;
+      if (failure.exitCode === core.ExitCode.unreachable || failure.exitCode === core.ExitCode.auth)
+        lost = failure;
       domains.push({ ...domain, error: errorOf(failure) });
     }
   }
@@ -159,11 +161,11 @@ function hostResult(
   ]);
   const receipts = domains.flatMap((domain) => (domain.receipt ? [domain.receipt] : []));
   const outcome: ApplyHostResult['outcome'] =
-    exitCode === 5
+    exitCode === core.ExitCode.unreachable
       ? 'unreachable'
-      : exitCode === 4
+      : exitCode === core.ExitCode.auth
         ? 'denied'
-        : exitCode === 7
+        : exitCode === core.ExitCode.policy
           ? 'refused'
           : exitCode !== 0
             ? 'failed'
@@ -203,6 +205,22 @@ export interface ApplyRun {
   readonly plans: readonly ApplyHostPlan[];
 }
 
+/** What planning and installing every host share, once the assessment is made. */
+interface ApplyState {
+  readonly core: typeof import('@fleet/core');
+  readonly input: ApplyInput;
+  readonly assessment: Assessment;
+  readonly hosts: readonly string[];
+  readonly force: boolean;
+  /** Hands a host's result to `onHost` as it settles, and returns it. */
+  readonly settle: (result: ApplyHostResult) => ApplyHostResult;
+}
+
+interface HostsApplied {
+  readonly plans: readonly ApplyHostPlan[];
+  readonly results: ApplyHostResult[];
+}
+
 export async function runApply(input: ApplyInput): Promise<ApplyRun> {
   const core = await import('@fleet/core');
   const { readLiveThroughController, readSnapshotThroughController } = await import('./live.js');
@@ -228,90 +246,12 @@ export async function runApply(input: ApplyInput): Promise<ApplyRun> {
     probers: await core.loadDomainProbers(context.registry, [...context.domains.keys()]),
     readSnapshot: readSnapshotThroughController(context),
   });
-  const options = { concurrency: input.concurrency };
   const settle = (result: ApplyHostResult): ApplyHostResult => {
     input.onHost?.(result);
     return result;
   };
-  let plans: ApplyHostPlan[];
-  let results: ApplyHostResult[];
-  if (!saved) {
-    plans = [];
-    const outcomes = await core.forEachHost(
-      hosts,
-      async (host) => {
-        const planned = await planOneHost(assessment, host, force);
-        plans.push(planned.plan);
-        if (!input.confirm) return settle(plannedResult(core, planned));
-        if (planned.plan.status !== 'planned') return settle(unreadResult(planned.plan));
-        return settle(await installHost(input, planned, force));
-      },
-      options,
-    );
-    results = outcomes.map((outcome) =>
-      outcome.ok
-        ? outcome.value
-        : settle({
-            host: outcome.host,
-            outcome: 'failed',
-            exitCode: outcome.error.exitCode,
-            error: errorOf(outcome.error),
-            domains: [],
-          }),
-    );
-    const order = new Map(hosts.map((host, index) => [host, index]));
-    plans.sort((a, b) => (order.get(a.host) ?? 0) - (order.get(b.host) ?? 0));
-  } else {
-    // Every planned host read again before anything is sent to any of them.
-    const again = await core.forEachHost(
-      saved.hosts.filter((host) => host.status === 'planned').map((host) => host.host),
-      (host) => planOneHost(assessment, host, force),
-      options,
-    );
-    const now = new Map(again.flatMap((o) => (o.ok ? [[o.host, o.value] as const] : [])));
-    const moves = saved.hosts.flatMap((host) => {
-      const current = now.get(host.host);
-      if (host.status !== 'planned' || !current || current.plan.status !== 'planned') return [];
-      return core.planMoves(host, current.plan);
-    });
-    if (moves.length > 0) {
-      throw new core.FleetError(
-        'PRECONDITION_FAILED',
-        `the saved plan no longer holds: ${moves.length} file${moves.length === 1 ? '' : 's'} moved since it was made (${moves[0]?.file}: ${moves[0]?.message}); nothing was sent (make a new plan)`,
-        { problems: moves },
-      );
-    }
-    plans = saved.hosts;
-    const outcomes = await core.forEachHost(
-      hosts,
-      async (host) => {
-        const savedHost = saved.hosts.find((h) => h.host === host) as ApplyHostPlan;
-        const current = now.get(host);
-        // A host not read when the plan was made is not installed now either.
-        if (savedHost.status !== 'planned') return settle(unreadResult(savedHost));
-        if (!current || current.plan.status !== 'planned')
-          return settle(unreadResult(current?.plan ?? savedHost));
-        if (!input.confirm)
-          return settle(plannedResult(core, { plan: savedHost, domainPlans: [] }));
-        // Exactly the saved plan's decisions, with the content derived again (checked equal).
-        return settle(
-          await installHost(input, { plan: savedHost, domainPlans: current.domainPlans }, force),
-        );
-      },
-      options,
-    );
-    results = outcomes.map((outcome) =>
-      outcome.ok
-        ? outcome.value
-        : settle({
-            host: outcome.host,
-            outcome: 'failed',
-            exitCode: outcome.error.exitCode,
-            error: errorOf(outcome.error),
-            domains: [],
-          }),
-    );
-  }
+  const state: ApplyState = { core, input, assessment, hosts, force, settle };
+  const { plans, results } = saved ? await applySaved(state, saved) : await applyFresh(state);
   const confirmed = input.confirm;
   const document: ApplyDocument = {
     schema: core.APPLY_SCHEMA,
@@ -327,4 +267,83 @@ export async function runApply(input: ApplyInput): Promise<ApplyRun> {
       : core.ExitCode.usage,
   };
   return { document, plans };
+}
+
+/** A host whose work threw past its own handling: failed, with that error. */
+function failedHost(state: ApplyState, outcome: HostOutcome<ApplyHostResult>): ApplyHostResult {
+  return outcome.ok
+    ? outcome.value
+    : state.settle({
+        host: outcome.host,
+        outcome: 'failed',
+        exitCode: outcome.error.exitCode,
+        error: errorOf(outcome.error),
+        domains: [],
+      });
+}
+
+/** Without a saved plan: each host planned, and with `confirm` installed, as soon as it is read. */
+async function applyFresh(state: ApplyState): Promise<HostsApplied> {
+  const { core, input, assessment, force, settle } = state;
+  const plans: ApplyHostPlan[] = [];
+  const outcomes = await core.forEachHost(
+    state.hosts,
+    async (host) => {
+      const planned = await planOneHost(assessment, host, force);
+      plans.push(planned.plan);
+      if (!input.confirm) return settle(plannedResult(core, planned));
+      if (planned.plan.status !== 'planned') return settle(unreadResult(planned.plan));
+      return settle(await installHost(input, planned, force));
+    },
+    { concurrency: input.concurrency },
+  );
+  const results = outcomes.map((outcome) => failedHost(state, outcome));
+  const order = new Map(state.hosts.map((host, index) => [host, index]));
+  plans.sort((a, b) => (order.get(a.host) ?? 0) - (order.get(b.host) ?? 0));
+  return { plans, results };
+}
+
+/**
+ * A saved plan: every planned host read again before anything is sent to any of them (a file
+ * that moved is PRECONDITION_FAILED, nothing sent), then exactly the plan's decisions installed.
+ */
+async function applySaved(state: ApplyState, saved: ApplyPlan): Promise<HostsApplied> {
+  const { core, input, assessment, force, settle } = state;
+  const options = { concurrency: input.concurrency };
+  const again = await core.forEachHost(
+    saved.hosts.filter((host) => host.status === 'planned').map((host) => host.host),
+    (host) => planOneHost(assessment, host, force),
+    options,
+  );
+  const now = new Map(again.flatMap((o) => (o.ok ? [[o.host, o.value] as const] : [])));
+  const moves = saved.hosts.flatMap((host) => {
+    const current = now.get(host.host);
+    if (host.status !== 'planned' || !current || current.plan.status !== 'planned') return [];
+    return core.planMoves(host, current.plan);
+  });
+  if (moves.length > 0) {
+    throw new core.FleetError(
+      'PRECONDITION_FAILED',
+      `the saved plan no longer holds: ${moves.length} file${moves.length === 1 ? '' : 's'} moved since it was made (${moves[0]?.file}: ${moves[0]?.message}); nothing was sent (make a new plan)`,
+      { problems: moves },
+    );
+  }
+  const outcomes = await core.forEachHost(
+    state.hosts,
+    async (host) => {
+      const savedHost = saved.hosts.find((h) => h.host === host) as ApplyHostPlan;
+      const current = now.get(host);
+      // A host not read when the plan was made is not installed now either.
+      if (savedHost.status !== 'planned') return settle(unreadResult(savedHost));
+      if (!current || current.plan.status !== 'planned')
+        return settle(unreadResult(current?.plan ?? savedHost));
+      if (!input.confirm) return settle(plannedResult(core, { plan: savedHost, domainPlans: [] }));
+      // Exactly the saved plan's decisions, with the content derived again (checked equal).
+      return settle(
+        await installHost(input, { plan: savedHost, domainPlans: current.domainPlans }, force),
+      );
+    },
+    options,
+  );
+  return { plans: saved.hosts, results: outcomes.map((outcome) => failedHost(state, outcome)) };
 }
