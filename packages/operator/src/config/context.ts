@@ -6,6 +6,7 @@
  * host. Loaded lazily by the commands, never at CLI start.
  */
 import type {
+  CheckAnswers,
   ControllerClient,
   Credentials,
   DomainRuntime,
@@ -58,57 +59,19 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
   const wanted =
     options.domains ??
     [...new Set(Object.values(repo.manifest.hosts).flatMap((host) => host.domains))].sort();
-  const domains = new Map<string, DomainRuntime>();
   const cacheDir = core.cacheDirOf(options.root);
   const checkAnswers = core.checkAnswerCache(cacheDir);
-  for (const name of wanted) {
-    const entry = options.registry.domain(name);
-    let installer;
-    try {
-      installer = await options.registry.installer(name);
-    } catch (error) {
-      if (!core.isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
-    }
-    // A domain whose files are declared in the repository gets them at the commit read here.
-    const manifestPath = core.repoManifestPath(entry.descriptor);
-    const declaration =
-      manifestPath === null
-        ? entry.descriptor
-        : core.withRepoFiles(
-            entry.descriptor,
-            // The manifest as this plugin parsed it before, by blob id (.git/fleet-cache).
-            installer?.repoFiles === undefined
-              ? installer
-              : {
-                  repoFiles: core.cachedRepoFiles(
-                    cacheDir,
-                    entry.plugin,
-                    name,
-                    installer.repoFiles.bind(installer),
-                  ),
-                },
-            files.has(manifestPath)
-              ? (files.get(manifestPath) ?? null)
-              : await readAtCommit(git, source.commit, manifestPath),
-            options.registry.domains().map((d) => d.descriptor),
-          );
-    const runtime = core.domainRuntime(declaration, installer);
-    domains.set(
-      name,
-      installer?.check === undefined
-        ? runtime
-        : {
-            ...runtime,
-            // The check's answers remembered across runs (.git/fleet-cache): every host's view
-            // differs, so a fleet's checks would otherwise all run again on every call.
-            operator: {
-              view: installer.view.bind(installer),
-              managed: installer.managed.bind(installer),
-              check: checkAnswers.wrap(entry.plugin, name, installer.check.bind(installer)),
-            },
-          },
-    );
-  }
+  const loading: DomainLoading = {
+    core,
+    registry: options.registry,
+    git,
+    commit: source.commit,
+    files,
+    cacheDir,
+    checkAnswers,
+  };
+  const domains = new Map<string, DomainRuntime>();
+  for (const name of wanted) domains.set(name, await loadDomainRuntime(loading, name));
   const credentialsPath = core.defaultCredentialsPath(process.env);
   let credentials: Credentials | undefined;
   const clients = new Map<string, ControllerClient>();
@@ -139,6 +102,66 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
         clients.set(host, client);
       }
       return client;
+    },
+  };
+}
+
+/** What loading each domain's runtime shares: the commit read, and the operator's caches. */
+interface DomainLoading {
+  readonly core: typeof import('@fleet/core');
+  readonly registry: Registry;
+  readonly git: Git;
+  readonly commit: string;
+  /** The files read with fleet.yaml at `commit` (the domains' repository manifests). */
+  readonly files: ReadonlyMap<string, string | null>;
+  /** `.git/fleet-cache`, or `null` when the repository has no git directory of its own. */
+  readonly cacheDir: string | null;
+  readonly checkAnswers: CheckAnswers;
+}
+
+/** One domain's runtime: its declaration with the repository's files, its cached installer. */
+async function loadDomainRuntime(loading: DomainLoading, name: string): Promise<DomainRuntime> {
+  const { core, registry, cacheDir } = loading;
+  const entry = registry.domain(name);
+  let installer;
+  try {
+    installer = await registry.installer(name);
+  } catch (error) {
+    if (!core.isFleetError(error) || error.code !== 'DOMAIN_BEHAVIOUR_ABSENT') throw error;
+  }
+  // A domain whose files are declared in the repository gets them at the commit read here.
+  const manifestPath = core.repoManifestPath(entry.descriptor);
+  const declaration =
+    manifestPath === null
+      ? entry.descriptor
+      : core.withRepoFiles(
+          entry.descriptor,
+          // The manifest as this plugin parsed it before, by blob id (.git/fleet-cache).
+          installer?.repoFiles === undefined
+            ? installer
+            : {
+                repoFiles: core.cachedRepoFiles(
+                  cacheDir,
+                  entry.plugin,
+                  name,
+                  installer.repoFiles.bind(installer),
+                ),
+              },
+          loading.files.has(manifestPath)
+            ? (loading.files.get(manifestPath) ?? null)
+            : await readAtCommit(loading.git, loading.commit, manifestPath),
+          registry.domains().map((d) => d.descriptor),
+        );
+  const runtime = core.domainRuntime(declaration, installer);
+  if (installer?.check === undefined) return runtime;
+  return {
+    ...runtime,
+    // The check's answers remembered across runs (.git/fleet-cache): every host's view
+    // differs, so a fleet's checks would otherwise all run again on every call.
+    operator: {
+      view: installer.view.bind(installer),
+      managed: installer.managed.bind(installer),
+      check: loading.checkAnswers.wrap(entry.plugin, name, installer.check.bind(installer)),
     },
   };
 }
