@@ -107,6 +107,28 @@ function canonical(path: string, bytes: Buffer): string {
 const digest = (path: string, bytes: Buffer): string =>
   createHash('sha256').update(canonical(path, bytes)).digest('hex').slice(0, 16);
 
+/** A node's audit log (docs/audit-log.md "Files"). */
+const NODE_AUDIT_LOG = /\/\.local\/state\/fleet\/audit(\.\d+)?\.jsonl$/;
+
+/**
+ * Of what was appended to `path`, what the call itself wrote. A node writes the reads and refusals
+ * it counted (records with an `aggregate`) on its own timer, once a minute (docs/audit-log.md
+ * "Reads"), whenever that falls — during any call, or none: those records are the node's doing,
+ * not the call's, and are left out. Every other appended line is the call's.
+ */
+function callsOwn(path: string, appended: Buffer): Buffer {
+  if (!NODE_AUDIT_LOG.test(path)) return appended;
+  const lines = appended
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .filter((line) => {
+      const record = parsed(line);
+      return !(typeof record === 'object' && record !== null && 'aggregate' in record);
+    });
+  return Buffer.from(lines.map((line) => `${line}\n`).join(''));
+}
+
 /**
  * What a call wrote, one line per file, sorted: `added|changed|removed path digest`, the digest of
  * its normalised content. Of a log the call appended to (the nodes' audit logs, the operator's
@@ -118,7 +140,9 @@ function written(before: Tree, after: Tree): string[] {
     const was = before.get(path);
     if (was !== undefined && was.equals(bytes)) continue;
     const appended = was !== undefined && bytes.subarray(0, was.length).equals(was);
-    const what = appended ? `+${digest(path, bytes.subarray(was.length))}` : digest(path, bytes);
+    const added = appended ? callsOwn(path, bytes.subarray(was.length)) : bytes;
+    if (added.length === 0) continue;
+    const what = appended ? `+${digest(path, added)}` : digest(path, added);
     out.push(`${was === undefined ? 'added' : 'changed'} ${normalise(path)} ${what}`);
   }
   for (const path of before.keys()) if (!after.has(path)) out.push(`removed ${normalise(path)}`);
