@@ -24,7 +24,6 @@ export {
   type AcceptedRegistration,
   type Assembly,
   type HookOutcome,
-  type PluginRef,
   type RegistryProblem,
 } from './registry/assemble.js';
 export { Registry, REGISTRY_TOKENS, type Registered } from './registry/registry.js';
@@ -174,19 +173,17 @@ export {
   MAX_ACTION_TIMEOUT_SECONDS,
   NODE_POLICY_PATH,
   NODE_POLICY_VERSION,
-  actionIdSchema,
-  isAbsoluteProgram,
   nodePolicySchema,
   policyActionSchema,
   type DomainPolicy,
   type NodePolicy,
   type NodePolicyInput,
-  type NodeSupervisor,
   type NodeRuntimePolicy,
   type NodeLabPolicy,
   type PolicyAction,
   type PolicyPattern,
 } from './policy/schema.js';
+export { actionIdSchema, isAbsoluteProgram, type NodeSupervisor } from './schemas/node-policy.js';
 export {
   MAX_NODE_POLICY_BYTES,
   checkNodePolicy,
@@ -594,7 +591,9 @@ export * from './runtime/node-supervisor.js';
 export * from './runtime/plan.js';
 export * from './runtime/listen.js';
 export * from './runtime/build-record.js';
+export * from './schemas/commit-label.js';
 export * from './runtime/plugins.js';
+export * from './schemas/runtime-plugins.js';
 export * from './runtime/sshsig.js';
 export {
   RUNTIME_PACKAGE,

@@ -136,7 +136,7 @@ export type { ControllerRestart, ControllerSupervisor } from './interfaces/super
 export { parseStrictJson } from './json.js';
 export { homePathOverlap, isHomePath, parseRepoPath } from './paths.js';
 export { isFleetOwnPath } from './policy/fleet-paths.js';
-export { actionIdSchema } from './policy/schema.js';
+export { actionIdSchema } from './schemas/node-policy.js';
 export {
   type UnattendedGate,
   type UnattendedPolicy,

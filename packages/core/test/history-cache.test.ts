@@ -16,7 +16,7 @@ import {
   readCanonicalSnapshotCached,
   snapshotFromCacheBody,
   type HistoryCacheBody,
-} from '../src/cache/history.js';
+} from '../src/classify/history-cache.js';
 import { HistoryIndex } from '../src/classify/history-index.js';
 import { readCanonicalSnapshot, type CanonicalVersion } from '../src/classify/history.js';
 import { createGit, type Git } from '../src/git.js';

@@ -19,7 +19,7 @@ import * as z from 'zod';
 import type { Problem } from '../errors.js';
 import type { ManagedFile } from '../interfaces/domain.js';
 import type { Installer } from '../interfaces/installer.js';
-import type { PluginRef } from '../registry/assemble.js';
+import type { PluginRef } from '../interfaces/registration.js';
 import { readCacheFile, writeCacheFile } from './store.js';
 
 const CHECKS_CACHE_FILE = 'checks-v1.json';

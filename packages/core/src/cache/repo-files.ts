@@ -13,7 +13,7 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import type { ManagedFile } from '../interfaces/domain.js';
 import type { Installer } from '../interfaces/installer.js';
-import type { PluginRef } from '../registry/assemble.js';
+import type { PluginRef } from '../interfaces/registration.js';
 import { blobId, readCacheFile, writeCacheFile } from './store.js';
 
 const REPO_FILES_CACHE_FILE = 'repo-files-v1.json';

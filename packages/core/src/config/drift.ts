@@ -14,7 +14,7 @@ import type { Prober } from '../interfaces/prober.js';
 import type { Registry } from '../registry/registry.js';
 import type { Git } from '../git.js';
 import { readCanonicalSnapshot, type CanonicalSnapshot } from '../classify/history.js';
-import { readCanonicalSnapshotCached } from '../cache/history.js';
+import { readCanonicalSnapshotCached } from '../classify/history-cache.js';
 import { blobId, cacheDirOf, readCacheFile, writeCacheFile } from '../cache/store.js';
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
@@ -232,9 +232,9 @@ function earlierHostVariables(
 
 /**
  * Reads every used canonical file's history (two git processes, or none when `.git/fleet-cache`
- * holds the commit's: `cache/history.ts`) and indexes it, at `commit` — the commit fleet.yaml and
- * hosts/ were read at (`loadRepoAtHead`: one source of truth), else HEAD. The indexes are built on
- * first use: a drift whose files are all current never builds one.
+ * holds the commit's: `classify/history-cache.ts`) and indexes it, at `commit` — the commit
+ * fleet.yaml and hosts/ were read at (`loadRepoAtHead`: one source of truth), else HEAD. The
+ * indexes are built on first use: a drift whose files are all current never builds one.
  */
 export async function prepareAssessment(
   input: Pick<

@@ -25,12 +25,8 @@ import {
   type VersionReport,
 } from '../report/version-report.js';
 import { compareSemver } from '../semver.js';
-import {
-  describePin,
-  describePluginMismatch,
-  pluginMismatches,
-  type PinnedPlugin,
-} from '../runtime/plugins.js';
+import { describePin, describePluginMismatch, pluginMismatches } from '../runtime/plugins.js';
+import type { PinnedPlugin } from '../schemas/runtime-plugins.js';
 import type { SnapshotProbeResult } from '../wire/snapshot.js';
 import { LEGACY_LAUNCHD_LABEL } from '../wire/versions.js';
 import type { RuntimeSummary } from '../wire/summary.js';

@@ -12,6 +12,21 @@ import type { Installer } from './installer.js';
 import type { Platform } from './node-context.js';
 import type { Prober } from './prober.js';
 
+/** The oclif plugin a hook outcome came from. */
+export interface PluginRef {
+  /** The package name. */
+  readonly name: string;
+  /** The package version. */
+  readonly version: string;
+  /** oclif's plugin type: `core` (bundled), `user` (installed), `link` (linked), … */
+  readonly type?: string;
+  /**
+   * The sha256 of the packed tarball it was loaded from: set for a plugin the running generation
+   * carries (contract §10.5), whose pin the controller verified; absent for a bundled one.
+   */
+  readonly sha256?: string;
+}
+
 /** A lazily loaded implementation: plugins keep heavy code out of the CLI's start-up. */
 export type Loader<T> = () => Promise<T>;
 

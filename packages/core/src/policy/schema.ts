@@ -16,6 +16,13 @@ import { isFleetOwnPath } from './fleet-paths.js';
 import { isBroadPattern, parseHomePattern, patternReachesFleetState } from './pattern.js';
 import { isHomePath } from '../paths.js';
 import { parseSshEd25519PublicKey } from '../runtime/sshsig.js';
+import {
+  absoluteDirectory,
+  actionIdSchema,
+  hasControl,
+  isAbsoluteProgram,
+  supervisorSchema,
+} from '../schemas/node-policy.js';
 
 export const NODE_POLICY_VERSION = 1;
 
@@ -28,20 +35,6 @@ export const MAX_ACTION_TIMEOUT_SECONDS = 25;
 /** What an action whose output may travel back returns by default, and at most. */
 export const DEFAULT_ACTION_OUTPUT_BYTES = 1024;
 export const MAX_ACTION_OUTPUT_BYTES = 4096;
-
-/** True when `text` holds a C0 control character or DEL. */
-function hasControl(text: string): boolean {
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) return true;
-  }
-  return false;
-}
-
-/** An absolute program path, POSIX (`/usr/bin/systemctl`) or Windows (`C:\Windows\…\x.exe`). */
-export function isAbsoluteProgram(path: string): boolean {
-  return (path.startsWith('/') && !path.startsWith('//')) || /^[A-Za-z]:[\\/][^\\/]/.test(path);
-}
 
 /** A program in the node's home (`~/bin/check`): expanded to the home when it runs (`actions.ts`). */
 function isHomeProgram(path: string): boolean {
@@ -56,16 +49,6 @@ const fileId = z.lazy(() =>
   z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be one of the domain's file or derived-path ids"),
-);
-
-/** An action id (`router-reload`): what a request and fleet.yaml name, never an argv. */
-export const actionIdSchema = z.lazy(() =>
-  z
-    .string()
-    .regex(
-      /^[a-z][a-z0-9._-]{0,63}$/,
-      'must be an action id (lower-case letters, digits, ., _, -; at most 64)',
-    ),
 );
 
 /** Problems of one pattern: malformed, about fleet's own state, or broad without `broad: true`. */
@@ -184,48 +167,6 @@ const homeDirectory = z.lazy(() =>
     }),
 );
 
-const absoluteDirectory = z.lazy(() =>
-  z
-    .string()
-    .min(1)
-    .max(4096)
-    .refine((dir) => !hasControl(dir), 'must not contain control characters')
-    .refine(isAbsoluteProgram, 'must be an absolute directory'),
-);
-
-const supervisorSchema = z.lazy(() =>
-  z.discriminatedUnion('kind', [
-    z.strictObject({
-      kind: z.literal('systemd-user'),
-      unit: z
-        .string()
-        .regex(/^[A-Za-z0-9:_.\\@-]+\.service$/, 'must be a systemd unit name ending in .service'),
-    }),
-    z.strictObject({
-      kind: z.literal('windows-task'),
-      task: z
-        .string()
-        .regex(/^(\\[^\\]+)+$/, 'must be a task path (\\fleet\\controller)')
-        .refine((task) => !hasControl(task), 'must not contain control characters'),
-    }),
-    z.strictObject({
-      kind: z.literal('launchd'),
-      label: z
-        .string()
-        .regex(
-          /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/,
-          'must be a launchd label (dev.fleet.controller)',
-        ),
-    }),
-    z.strictObject({
-      kind: z.literal('lab'),
-      /** The lab supervisor's control socket (`DIR/nodes/<host>/supervisor.sock`). */
-      socket: absoluteDirectory,
-    }),
-    z.strictObject({ kind: z.literal('none') }),
-  ]),
-);
-
 /** An OpenSSH `ssh-ed25519 AAAA… comment` line a release may be signed with (ADR 0019). */
 const trustedKeySchema = z.lazy(() =>
   z
@@ -324,7 +265,6 @@ export type NodePolicy = z.infer<typeof nodePolicySchema>;
 export type NodePolicyInput = z.input<typeof nodePolicySchema>;
 export type DomainPolicy = z.infer<typeof domainPolicyObject>;
 export type PolicyAction = z.infer<typeof policyActionSchema>;
-export type NodeSupervisor = z.infer<typeof supervisorSchema>;
 /** A pattern entry of a policy: `'~/x/**'`, or `{ pattern: '~/.*' + '/**', broad: true }`. */
 export type PolicyPattern = z.infer<typeof homePattern>;
 export type NodeRuntimePolicy = z.infer<typeof runtimePolicySchema>;

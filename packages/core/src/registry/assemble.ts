@@ -9,26 +9,15 @@
  * prober id, supervisor or path keeps it.
  */
 import { foldPath } from '../policy/fold.js';
-import type { FleetRegistration } from '../interfaces/registration.js';
+import type { FleetRegistration, PluginRef } from '../interfaces/registration.js';
 import { zodProblems } from '../zod-problems.js';
 import { formatProblem } from '../errors.js';
 import { registrationEnvelopeSchema, registrationSchema } from './schema.js';
 import { compareCodeUnits } from '../compare.js';
 
-/** The oclif plugin a hook outcome came from. */
-export interface PluginRef {
-  /** The package name. */
-  readonly name: string;
-  /** The package version. */
-  readonly version: string;
-  /** oclif's plugin type: `core` (bundled), `user` (installed), `link` (linked), … */
-  readonly type?: string;
-  /**
-   * The sha256 of the packed tarball it was loaded from: set for a plugin the running generation
-   * carries (contract §10.5), whose pin the controller verified; absent for a bundled one.
-   */
-  readonly sha256?: string;
-}
+// PluginRef lives beside the registration descriptors (the caches read it too); its users here
+// still find it here.
+export type { PluginRef };
 
 /** What one plugin's `fleet:register` hook returned, or threw. */
 export type HookOutcome =

@@ -7,7 +7,7 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { isHomePath } from '../paths.js';
 import { fleetOwnReason, isFleetOwnPath } from '../policy/fleet-paths.js';
-import { actionIdSchema } from '../policy/schema.js';
+import { actionIdSchema } from '../schemas/node-policy.js';
 import { fileModeSchema } from '../wire/protocol.js';
 
 const identifier = z.lazy(() =>

@@ -4,7 +4,7 @@
  * rest of the file stay as the operator wrote them — and the result must itself be a valid
  * fleet.yaml (contract §3), or the edit throws before anything is written.
  */
-import type { PinnedPlugin } from '../runtime/plugins.js';
+import type { PinnedPlugin } from '../schemas/runtime-plugins.js';
 import type { HostEntry } from './schema.js';
 import { FleetError } from '../errors.js';
 import { parseManifest } from './load.js';

@@ -2,8 +2,8 @@
 import { isAbsolute } from 'node:path';
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
-import { commitLabelSchema } from '../runtime/build-record.js';
-import { pinnedPluginsSchema } from '../runtime/plugins.js';
+import { commitLabelSchema } from '../schemas/commit-label.js';
+import { pinnedPluginsSchema } from '../schemas/runtime-plugins.js';
 
 export const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
 export const SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab', 'none'] as const;

@@ -15,7 +15,7 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import { parseStrictJson } from '../json.js';
-import { pinnedPluginsSchema } from './plugins.js';
+import { pinnedPluginsSchema } from '../schemas/runtime-plugins.js';
 
 /** The record's path inside the artifact's package directory. */
 export const BUILD_RECORD_FILE = 'fleet-build.json';
@@ -68,16 +68,6 @@ export const buildRecordSchema = z.lazy(() =>
   }),
 );
 export type BuildRecord = z.infer<typeof buildRecordSchema>;
-
-/** fleet.yaml's `artifacts[].commit`: a full commit hash, `-dirty` for a build from a dirty tree. */
-export const commitLabelSchema = z.lazy(() =>
-  z
-    .string()
-    .regex(
-      /^(?:[0-9a-f]{40}|[0-9a-f]{64})(?:-dirty)?$/,
-      'must be the full commit hash the artifact was built from (40 or 64 hex digits, -dirty for a build from a tree with uncommitted changes)',
-    ),
-);
 
 /** The label of a record: its commit, `-dirty` appended for a dirty build. */
 export function commitLabel(record: BuildRecord): string {

@@ -11,7 +11,7 @@
  * wrong process. Never anything a request names.
  */
 import { FleetError } from '../errors.js';
-import type { NodeSupervisor } from '../policy/schema.js';
+import type { NodeSupervisor } from '../schemas/node-policy.js';
 import type { SupervisorRecord } from './supervisor-record.js';
 
 /** The outcome: a supervisor fleet drives, or none (and why, for the refusal's message). */

@@ -8,8 +8,8 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { FleetError } from '../errors.js';
 import type { HostEntry } from '../repo/schema.js';
-import type { PinnedPlugin } from './plugins.js';
-import { plannedListenSchema } from './listen.js';
+import type { PinnedPlugin } from '../schemas/runtime-plugins.js';
+import { plannedListenSchema } from '../schemas/controller-listen.js';
 import { FLEET_PROTOCOL_VERSION, sha256Schema } from '../wire/protocol.js';
 import {
   runtimeExpectationSchema,

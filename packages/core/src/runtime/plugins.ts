@@ -1,9 +1,9 @@
 /**
  * Plugins that travel to the nodes (contract §10.5): fleet.yaml's `plugins: [{ name, version,
  * sha256 }]` pins each third-party plugin by its packed tarball (`npm pack` of the plugin), and the
- * runtime artifact carries them. Pure: the pin's shape, where a carried plugin sits inside the
- * artifact, and the comparison of what fleet.yaml names with what an artifact (its build record)
- * or a running node (its catalog) carries.
+ * runtime artifact carries them. Pure: where a carried plugin sits inside the artifact, and the
+ * comparison of what fleet.yaml names with what an artifact (its build record) or a running node
+ * (its catalog) carries. The pin's shape is `schemas/runtime-plugins.ts`.
  *
  * Inside the artifact's package directory (written at pack time by
  * `scripts/bundle-runtime-plugins.mjs`, read by the node from its generation):
@@ -19,51 +19,12 @@
  * `@acme/fleet-x` → `acme-fleet-x-1.2.0.tgz`), beside the runtime artifacts; `fleet validate`
  * checks its sha256 against the pin.
  */
-import '../zod-config.js'; // zod configured before this module builds its schemas
-import * as z from 'zod';
+import type { PinnedPlugin } from '../schemas/runtime-plugins.js';
 
 /** The directory of carried plugins inside the artifact's package directory. */
 export const RUNTIME_PLUGINS_DIR = 'fleet-plugins';
 /** Where the operator's pinned plugin tarballs live in the fleet repository. */
 export const PLUGIN_TARBALLS_DIR = 'artifacts/plugins';
-
-/** An npm package name (scoped or not), as npm accepts it for a new package. */
-export const pluginNameSchema = z.lazy(() =>
-  z
-    .string()
-    .max(214)
-    .regex(
-      /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/,
-      'must be an npm package name (lower-case, optionally @scope/)',
-    ),
-);
-
-const pluginVersionSchema = z.lazy(() =>
-  z
-    .string()
-    .regex(
-      /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/,
-      'must be a semantic version (the plugin package.json version)',
-    ),
-);
-
-/** One pinned plugin: fleet.yaml's entry, the build record's entry, the catalog's identity. */
-export const pinnedPluginSchema = z.strictObject({
-  name: pluginNameSchema,
-  version: pluginVersionSchema,
-  /** The sha256 of the plugin's packed tarball (`npm pack` of the plugin). */
-  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits'),
-});
-export type PinnedPlugin = z.infer<typeof pinnedPluginSchema>;
-
-/** A list of pins, each name once. */
-export const pinnedPluginsSchema = z.lazy(() =>
-  z
-    .array(pinnedPluginSchema)
-    .refine((list) => new Set(list.map((p) => p.name)).size === list.length, {
-      message: 'a plugin is named twice',
-    }),
-);
 
 /** The carried plugin's package directory, relative to the artifact's package directory. */
 export function carriedPluginDir(name: string): string {

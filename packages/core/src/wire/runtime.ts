@@ -18,8 +18,8 @@
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
 import { operationIdSchema, sha256Schema, timestampSchema } from './protocol.js';
-import { pinnedPluginSchema } from '../runtime/plugins.js';
-import { controllerListenSchema } from '../runtime/listen.js';
+import { pinnedPluginSchema } from '../schemas/runtime-plugins.js';
+import { controllerListenSchema } from '../schemas/controller-listen.js';
 
 /** The largest artifact one stage request carries (a bundled runtime is ~10 MiB). */
 export const MAX_ARTIFACT_BYTES = 128 * 1024 * 1024;

@@ -17,8 +17,8 @@ import {
   timestampSchema,
 } from './protocol.js';
 import { receiptSchema } from './receipt.js';
-import { actionIdSchema } from '../policy/schema.js';
-import { pinnedPluginSchema } from '../runtime/plugins.js';
+import { actionIdSchema } from '../schemas/node-policy.js';
+import { pinnedPluginSchema } from '../schemas/runtime-plugins.js';
 
 const name = z.lazy(() => z.string().min(1).max(200));
 

@@ -12,7 +12,7 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { jsonObjectSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { snapshotProbeResultSchema } from './snapshot.js';
-import { pinnedPluginSchema } from '../runtime/plugins.js';
+import { pinnedPluginSchema } from '../schemas/runtime-plugins.js';
 
 /** Tools one request may name. */
 export const MAX_VERSION_TOOLS = 32;

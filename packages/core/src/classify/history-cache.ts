@@ -15,14 +15,10 @@
 import { createHash } from 'node:crypto';
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
-import {
-  readCanonicalSnapshot,
-  type CanonicalSnapshot,
-  type CanonicalVersion,
-} from '../classify/history.js';
+import { readCanonicalSnapshot, type CanonicalSnapshot, type CanonicalVersion } from './history.js';
 import type { Git } from '../git.js';
 import type { CanonicalSource } from '../repo/sources.js';
-import { readCacheFile, writeCacheFile } from './store.js';
+import { readCacheFile, writeCacheFile } from '../cache/store.js';
 import { corePackageVersion } from '../package-version.js';
 
 /** Snapshots larger than this (serialized) are read from git every time rather than kept. */
