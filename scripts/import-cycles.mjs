@@ -12,6 +12,12 @@
 // (files in, circles out), tested with a table of cases (test/integration/import-cycles.test.ts);
 // run as a script (part of `npm run lint`) it prints each circle as `a.ts → b.ts → a.ts` and
 // exits 1 if there is any.
+//
+// Core's folders are layers too (docs/architecture.md, "Core's folders"): `findFolderProblems`
+// refuses a circle between two folders of packages/core/src even when no two files close it (a
+// folder that imports another that imports it back cannot be moved or understood on its own), and
+// any import from `schemas/`, the ground every folder may read, into a folder. Each problem names
+// the file edges that make it.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
@@ -149,14 +155,79 @@ function circleThrough(graph, set) {
   return [start, start];
 }
 
+// ---- core's folders --------------------------------------------------------------------------
+
+/** Core's source folder: its sub-folders are the layers `findFolderProblems` orders. */
+const CORE_SOURCE = 'packages/core/src/';
+/** The ground folder: every folder may import it, and it imports no folder. */
+const GROUND = 'schemas';
+
+/** The folder of core a file sits in (`cache` for `packages/core/src/cache/store.ts`), or null. */
+function coreFolderOf(file) {
+  if (!file.startsWith(CORE_SOURCE)) return null;
+  const parts = file.slice(CORE_SOURCE.length).split('/');
+  return parts.length > 1 ? parts[0] : null;
+}
+
+/**
+ * folder → folder it imports → the first file edge that does (`cache/checks.ts imports
+ * interfaces/domain.ts`), over core's folders only: a root file such as `zod.ts` is no folder.
+ */
+export function coreFolderGraph(files) {
+  const edges = new Map();
+  for (const [file, targets] of importGraph(files)) {
+    const from = coreFolderOf(file);
+    if (from === null) continue;
+    if (!edges.has(from)) edges.set(from, new Map());
+    for (const target of targets) {
+      const to = coreFolderOf(target);
+      if (to === null || to === from || edges.get(from).has(to)) continue;
+      const shown = (name) => name.slice(CORE_SOURCE.length);
+      edges.get(from).set(to, `${shown(file)} imports ${shown(target)}`);
+    }
+  }
+  return edges;
+}
+
+/**
+ * What breaks the order of core's folders (pure): each circle of folders, as one way through it
+ * with the file edge behind each step, and each import of `schemas/` into another folder.
+ *
+ * @param {readonly SourceFile[]} files
+ * @returns {string[]}
+ */
+export function findFolderProblems(files) {
+  const edges = coreFolderGraph(files);
+  const graph = new Map([...edges].map(([from, to]) => [from, [...to.keys()].sort()]));
+  const problems = [];
+  for (const set of stronglyConnected(graph).filter((members) => members.length > 1)) {
+    const circle = circleThrough(graph, new Set(set));
+    const steps = circle.slice(1).map((to, i) => edges.get(circle[i]).get(to));
+    problems.push(`core folder circle: ${circle.join(' → ')} (${steps.join('; ')})`);
+  }
+  for (const [to, edge] of [...(edges.get(GROUND) ?? new Map())].sort()) {
+    problems.push(`core's ${GROUND}/ imports the folder ${to}/: ${edge} (${GROUND}/ imports none)`);
+  }
+  return problems;
+}
+
 // ---- the script ---------------------------------------------------------------------------------
 
 function main() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const cycles = findCycles(readSources(root));
+  const sources = readSources(root);
+  const cycles = findCycles(sources);
   for (const cycle of cycles) console.log(`import circle: ${cycle.join(' → ')}`);
   if (cycles.length > 0) {
     console.log(`import-cycles: ${cycles.length} circle(s) of files importing each other`);
+    process.exitCode = 1;
+  }
+  const folderProblems = findFolderProblems(sources);
+  for (const problem of folderProblems) console.log(problem);
+  if (folderProblems.length > 0) {
+    console.log(
+      `import-cycles: ${folderProblems.length} problem(s) in the order of core's folders`,
+    );
     process.exitCode = 1;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The file-circle check (scripts/import-cycles.mjs, run by `npm run lint`): inside a package no
  * source file imports, directly or through others, a file that imports it back — type-only and
- * literal dynamic imports included. The check is a pure function of the sources, so its rules are
- * a table of cases; the last test runs it over the repository itself.
+ * literal dynamic imports included; and core's folders import each other in one order, with
+ * `schemas/` at the bottom importing none. The checks are pure functions of the sources, so their
+ * rules are tables of cases; the last tests run them over the repository itself.
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
@@ -90,6 +91,50 @@ const CASES: readonly Case[] = [
   },
 ];
 
+const FOLDER_CASES: readonly Case[] = [
+  {
+    name: 'folders in layers over schemas/ and a root file are in order',
+    files: [
+      file('packages/core/src/repo/load.ts', "import { s } from '../cache/store.js';\n"),
+      file('packages/core/src/cache/store.ts', "import { p } from '../schemas/pin.js';\n"),
+      file('packages/core/src/schemas/pin.ts', "import '../zod-config.js';\n"),
+      file('packages/core/src/zod-config.ts', "import { l } from './repo/load.js';\n"),
+    ],
+    expected: [],
+  },
+  {
+    name: 'two folders importing each other through different files, each edge named',
+    files: [
+      file('packages/core/src/repo/load.ts', "import { s } from '../cache/store.js';\n"),
+      file('packages/core/src/cache/store.ts', ''),
+      file('packages/core/src/cache/history.ts', "import type { S } from '../repo/sources.js';\n"),
+      file('packages/core/src/repo/sources.ts', ''),
+    ],
+    expected: [
+      'core folder circle: cache → repo → cache (cache/history.ts imports repo/sources.ts; repo/load.ts imports cache/store.ts)',
+    ],
+  },
+  {
+    name: 'schemas/ importing a folder',
+    files: [
+      file('packages/core/src/schemas/pin.ts', "import { a } from '../runtime/plugins.js';\n"),
+      file('packages/core/src/runtime/plugins.ts', ''),
+    ],
+    expected: [
+      "core's schemas/ imports the folder runtime/: schemas/pin.ts imports runtime/plugins.ts (schemas/ imports none)",
+    ],
+  },
+  {
+    name: "another package's folders are not core's",
+    files: [
+      file('packages/controller/src/a/x.ts', "import '../b/y.js';\n"),
+      file('packages/controller/src/b/y.ts', "import '../a/z.js';\n"),
+      file('packages/controller/src/a/z.ts', ''),
+    ],
+    expected: [],
+  },
+];
+
 describe('import circles (scripts/import-cycles.mjs)', () => {
   let checker: typeof Cycles;
   let boundaries: typeof Boundaries;
@@ -106,6 +151,18 @@ describe('import circles (scripts/import-cycles.mjs)', () => {
         expect(circles).to.deep.equal(testCase.expected);
       });
     }
+  });
+
+  describe("findFolderProblems: core's folders, a table of cases", () => {
+    for (const testCase of FOLDER_CASES) {
+      it(testCase.name, () => {
+        expect(checker.findFolderProblems(testCase.files)).to.deep.equal(testCase.expected);
+      });
+    }
+  });
+
+  it("the repository's core folders are in order", () => {
+    expect(checker.findFolderProblems(boundaries.readSources(ROOT))).to.deep.equal([]);
   });
 
   it('the repository itself has no circle of files', () => {
