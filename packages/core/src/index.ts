@@ -52,7 +52,6 @@ export {
 export {
   NODE_PLATFORMS,
   PLATFORMS,
-  SUPERVISORS,
   credentialsSchema,
   fleetManifestSchema,
   hostEntrySchema,
@@ -63,6 +62,7 @@ export {
   type HostVariables,
   type NodePlatform,
 } from './repo/schema.js';
+export { SUPERVISORS } from './schemas/supervisors.js';
 export {
   DOMAINS_DIR,
   HOSTS_DIR,
@@ -480,6 +480,7 @@ export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
 export * from './wire/audit-segments.js';
 export * from './wire/versions.js';
+export * from './schemas/tool-name.js';
 export * from './wire/runtime.js';
 export * from './wire/tokens.js';
 export * from './wire/summary.js';

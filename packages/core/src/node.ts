@@ -57,7 +57,6 @@ export {
 // The repository's schemas a node checks against (not the repository loader)
 export {
   PLATFORMS,
-  SUPERVISORS,
   credentialsSchema,
   fleetManifestSchema,
   hostEntrySchema,
@@ -67,6 +66,7 @@ export {
   type HostEntry,
   type HostVariables,
 } from './repo/schema.js';
+export { SUPERVISORS } from './schemas/supervisors.js';
 
 // Templates and secrets on the node: the env chain, redaction, placeholders
 export {
@@ -224,6 +224,7 @@ export * from './wire/snapshot.js';
 export * from './wire/audit-read.js';
 export * from './wire/audit-segments.js';
 export * from './wire/versions.js';
+export * from './schemas/tool-name.js';
 export * from './wire/runtime.js';
 export * from './wire/tokens.js';
 export * from './wire/summary.js';

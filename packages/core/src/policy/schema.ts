@@ -10,8 +10,6 @@
  */
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
-import { SUPERVISORS } from '../repo/schema.js';
-import { toolNameSchema } from '../wire/versions.js';
 import { isFleetOwnPath } from './fleet-paths.js';
 import { isBroadPattern, parseHomePattern, patternReachesFleetState } from './pattern.js';
 import { isHomePath } from '../paths.js';
@@ -23,6 +21,8 @@ import {
   isAbsoluteProgram,
   supervisorSchema,
 } from '../schemas/node-policy.js';
+import { SUPERVISORS } from '../schemas/supervisors.js';
+import { toolNameSchema } from '../schemas/tool-name.js';
 
 export const NODE_POLICY_VERSION = 1;
 

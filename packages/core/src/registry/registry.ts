@@ -21,7 +21,8 @@ import type {
   Loader,
   ProberDescriptor,
 } from '../interfaces/registration.js';
-import type { AcceptedRegistration, PluginRef, RegistryProblem } from './assemble.js';
+import type { PluginRef } from '../interfaces/registration.js';
+import type { AcceptedRegistration, RegistryProblem } from './assemble.js';
 import { compareCodeUnits } from '../compare.js';
 
 /** Registry tokens: `Symbol.for` so that any copy of this module names the same token. */

@@ -4,9 +4,9 @@ import '../zod-config.js'; // zod configured before this module builds its schem
 import * as z from 'zod';
 import { commitLabelSchema } from '../schemas/commit-label.js';
 import { pinnedPluginsSchema } from '../schemas/runtime-plugins.js';
+import { SUPERVISORS } from '../schemas/supervisors.js';
 
 export const PLATFORMS = ['linux', 'darwin', 'win32'] as const;
-export const SUPERVISORS = ['systemd-user', 'windows-task', 'launchd', 'lab', 'none'] as const;
 
 // Keys that would reach an object's prototype machinery if they ever got past the schema.
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);

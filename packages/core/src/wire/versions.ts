@@ -13,6 +13,7 @@ import * as z from 'zod';
 import { jsonObjectSchema, sha256Schema, timestampSchema } from './protocol.js';
 import { snapshotProbeResultSchema } from './snapshot.js';
 import { pinnedPluginSchema } from '../schemas/runtime-plugins.js';
+import { toolNameSchema } from '../schemas/tool-name.js';
 
 /** Tools one request may name. */
 export const MAX_VERSION_TOOLS = 32;
@@ -40,11 +41,6 @@ export const FLEET_LAUNCHD_LABELS = [
  */
 export const LEGACY_LAUNCHD_LABEL =
   /^(dev\.fleet\.schedule\.|org\.fleet\.report-)[a-z][a-z-]{0,40}$/;
-
-/** A bare command name (no path, no shell syntax): what is looked up along PATH. */
-export const toolNameSchema = z.lazy(() =>
-  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, 'must be a bare command name'),
-);
 
 /** Probers one versions request may run: the host's supervisor's, with room to spare. */
 export const MAX_VERSION_PROBES = 8;
