@@ -15,7 +15,7 @@
 import { isAbsolute, join } from 'node:path';
 import { activeFaults, fail, logCall, ok, runtimeEnv, type CliResult, type Env } from './common.js';
 import { isRunning, readRun, startRun } from './runs.js';
-import { load, save, systemdDir } from './systemctl.js';
+import { load, save, systemdDir } from './systemd-manager.js';
 
 const UNIT = /^[A-Za-z0-9:_.@-]+\.service$/;
 
