@@ -34,134 +34,169 @@ export interface ParsedXml {
 }
 
 export function parseXml(input: string): ParsedXml {
-  const text = input.startsWith('\ufeff') ? input.slice(1) : input;
-  let pos = 0;
-  const where = (at = pos): [number, number] => {
-    const before = text.slice(0, at);
+  return new XmlReader(input.startsWith('\ufeff') ? input.slice(1) : input).document();
+}
+
+/** A cursor over one document: each method reads one production from `pos` on, or throws. */
+class XmlReader {
+  private pos = 0;
+
+  constructor(private readonly text: string) {}
+
+  /** The declaration, comments and processing instructions around exactly one root element. */
+  document(): ParsedXml {
+    const declaration = this.declaration();
+    this.misc();
+    const root = this.element();
+    this.misc();
+    if (this.pos < this.text.length) throw this.error('content after the root element');
+    return { declaration, root };
+  }
+
+  private where(at = this.pos): [number, number] {
+    const before = this.text.slice(0, at);
     const line = before.split('\n').length;
     return [line, at - before.lastIndexOf('\n')];
-  };
-  const error = (message: string, at = pos): XmlError => new XmlError(message, ...where(at));
-  const decode = (raw: string, at: number): string =>
-    raw.replace(/&([^;&<]*);|&/g, (match, name: string | undefined) => {
-      if (name === undefined) throw error('bare "&"', at);
+  }
+
+  private error(message: string, at = this.pos): XmlError {
+    return new XmlError(message, ...this.where(at));
+  }
+
+  private decode(raw: string, at: number): string {
+    return raw.replace(/&([^;&<]*);|&/g, (match, name: string | undefined) => {
+      if (name === undefined) throw this.error('bare "&"', at);
       if (name.startsWith('#x')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16));
       if (name.startsWith('#')) return String.fromCodePoint(Number.parseInt(name.slice(1), 10));
       const entity = ENTITIES[name];
-      if (entity === undefined) throw error(`unknown entity &${name};`, at);
+      if (entity === undefined) throw this.error(`unknown entity &${name};`, at);
       return entity;
     });
-  const skipSpace = () => {
-    while (pos < text.length && /\s/.test(text[pos] as string)) pos += 1;
-  };
-  const attributes = (): Record<string, string> => {
+  }
+
+  private skipSpace(): void {
+    while (this.pos < this.text.length && /\s/.test(this.text[this.pos] as string)) this.pos += 1;
+  }
+
+  /** Moves past the first `terminator` from `from` on; `unclosed` is the error when there is none. */
+  private skipPast(terminator: string, from: number, unclosed: string): void {
+    const end = this.text.indexOf(terminator, from);
+    if (end === -1) throw this.error(unclosed);
+    this.pos = end + terminator.length;
+  }
+
+  private attributes(): Record<string, string> {
+    const { text } = this;
     const out: Record<string, string> = {};
     for (;;) {
-      const before = pos;
-      skipSpace();
-      if (text[pos] === '>' || text[pos] === '/' || text[pos] === '?') return out;
-      if (pos === before) throw error('expected whitespace before an attribute');
-      const name = NAME.exec(text.slice(pos))?.[0];
-      if (!name) throw error('expected an attribute name');
-      pos += name.length;
-      skipSpace();
-      if (text[pos] !== '=') throw error(`attribute ${name} without "="`);
-      pos += 1;
-      skipSpace();
-      const quote = text[pos];
-      if (quote !== '"' && quote !== "'") throw error(`attribute ${name} value not quoted`);
-      const end = text.indexOf(quote, pos + 1);
-      if (end === -1) throw error(`attribute ${name} value not closed`);
-      const raw = text.slice(pos + 1, end);
-      if (raw.includes('<')) throw error(`"<" in attribute ${name}`);
-      if (Object.hasOwn(out, name)) throw error(`duplicate attribute ${name}`);
-      out[name] = decode(raw, pos);
-      pos = end + 1;
+      const before = this.pos;
+      this.skipSpace();
+      if (text[this.pos] === '>' || text[this.pos] === '/' || text[this.pos] === '?') return out;
+      if (this.pos === before) throw this.error('expected whitespace before an attribute');
+      const name = NAME.exec(text.slice(this.pos))?.[0];
+      if (!name) throw this.error('expected an attribute name');
+      this.pos += name.length;
+      this.skipSpace();
+      if (text[this.pos] !== '=') throw this.error(`attribute ${name} without "="`);
+      this.pos += 1;
+      this.skipSpace();
+      const quote = text[this.pos];
+      if (quote !== '"' && quote !== "'") throw this.error(`attribute ${name} value not quoted`);
+      const end = text.indexOf(quote, this.pos + 1);
+      if (end === -1) throw this.error(`attribute ${name} value not closed`);
+      const raw = text.slice(this.pos + 1, end);
+      if (raw.includes('<')) throw this.error(`"<" in attribute ${name}`);
+      if (Object.hasOwn(out, name)) throw this.error(`duplicate attribute ${name}`);
+      out[name] = this.decode(raw, this.pos);
+      this.pos = end + 1;
     }
-  };
-  const misc = () => {
+  }
+
+  private declaration(): Record<string, string> | null {
+    if (!this.text.startsWith('<?xml', this.pos)) return null;
+    this.pos += 5;
+    const declaration = this.attributes();
+    this.skipSpace();
+    if (!this.text.startsWith('?>', this.pos)) throw this.error('unclosed XML declaration');
+    this.pos += 2;
+    return declaration;
+  }
+
+  /** Whitespace, comments and processing instructions outside the root; a DOCTYPE is refused. */
+  private misc(): void {
+    const { text } = this;
     for (;;) {
-      skipSpace();
-      if (text.startsWith('<!--', pos)) {
-        const end = text.indexOf('-->', pos + 4);
-        if (end === -1) throw error('unclosed comment');
-        pos = end + 3;
-      } else if (text.startsWith('<?', pos) && !text.startsWith('<?xml ', pos)) {
-        const end = text.indexOf('?>', pos);
-        if (end === -1) throw error('unclosed processing instruction');
-        pos = end + 2;
-      } else if (text.startsWith('<!DOCTYPE', pos)) {
-        throw error('a DOCTYPE is not allowed');
+      this.skipSpace();
+      if (text.startsWith('<!--', this.pos)) {
+        this.skipPast('-->', this.pos + 4, 'unclosed comment');
+      } else if (text.startsWith('<?', this.pos) && !text.startsWith('<?xml ', this.pos)) {
+        this.skipPast('?>', this.pos, 'unclosed processing instruction');
+      } else if (text.startsWith('<!DOCTYPE', this.pos)) {
+        throw this.error('a DOCTYPE is not allowed');
       } else return;
     }
-  };
-
-  let declaration: Record<string, string> | null = null;
-  if (text.startsWith('<?xml', pos)) {
-    pos += 5;
-    declaration = attributes();
-    skipSpace();
-    if (!text.startsWith('?>', pos)) throw error('unclosed XML declaration');
-    pos += 2;
   }
-  misc();
 
-  const element = (): XmlElement => {
-    const start = pos;
-    if (text[pos] !== '<') throw error('expected an element');
-    pos += 1;
-    const name = NAME.exec(text.slice(pos))?.[0];
-    if (!name) throw error('expected an element name');
-    pos += name.length;
-    const attrs = attributes();
-    const line = where(start)[0];
-    if (text.startsWith('/>', pos)) {
-      pos += 2;
+  private element(): XmlElement {
+    const { text } = this;
+    const start = this.pos;
+    if (text[this.pos] !== '<') throw this.error('expected an element');
+    this.pos += 1;
+    const name = NAME.exec(text.slice(this.pos))?.[0];
+    if (!name) throw this.error('expected an element name');
+    this.pos += name.length;
+    const attrs = this.attributes();
+    const line = this.where(start)[0];
+    if (text.startsWith('/>', this.pos)) {
+      this.pos += 2;
       return { name, attributes: attrs, children: [], text: '', line };
     }
-    if (text[pos] !== '>') throw error(`malformed start tag <${name}>`);
-    pos += 1;
+    if (text[this.pos] !== '>') throw this.error(`malformed start tag <${name}>`);
+    this.pos += 1;
+    const { children, own } = this.content(name, start, line);
+    return { name, attributes: attrs, children, text: own, line };
+  }
+
+  /** An element's content up to and including its end tag (`start`: where its start tag began). */
+  private content(
+    name: string,
+    start: number,
+    line: number,
+  ): { children: XmlElement[]; own: string } {
+    const { text } = this;
     const children: XmlElement[] = [];
     let own = '';
     for (;;) {
-      if (pos >= text.length) throw error(`<${name}> is never closed`, start);
-      if (text.startsWith('</', pos)) {
-        const close = NAME.exec(text.slice(pos + 2))?.[0];
-        if (close !== name) throw error(`</${close ?? '?'}> closes <${name}> (line ${line})`);
-        pos += 2 + close.length;
-        skipSpace();
-        if (text[pos] !== '>') throw error(`malformed end tag </${name}>`);
-        pos += 1;
-        return { name, attributes: attrs, children, text: own, line };
+      if (this.pos >= text.length) throw this.error(`<${name}> is never closed`, start);
+      if (text.startsWith('</', this.pos)) {
+        const close = NAME.exec(text.slice(this.pos + 2))?.[0];
+        if (close !== name) throw this.error(`</${close ?? '?'}> closes <${name}> (line ${line})`);
+        this.pos += 2 + close.length;
+        this.skipSpace();
+        if (text[this.pos] !== '>') throw this.error(`malformed end tag </${name}>`);
+        this.pos += 1;
+        return { children, own };
       }
-      if (text.startsWith('<!--', pos)) {
-        const end = text.indexOf('-->', pos + 4);
-        if (end === -1) throw error('unclosed comment');
-        pos = end + 3;
-      } else if (text.startsWith('<![CDATA[', pos)) {
-        const end = text.indexOf(']]>', pos);
-        if (end === -1) throw error('unclosed CDATA');
-        own += text.slice(pos + 9, end);
-        pos = end + 3;
-      } else if (text.startsWith('<?', pos)) {
-        const end = text.indexOf('?>', pos);
-        if (end === -1) throw error('unclosed processing instruction');
-        pos = end + 2;
-      } else if (text[pos] === '<') {
-        children.push(element());
+      if (text.startsWith('<!--', this.pos)) {
+        this.skipPast('-->', this.pos + 4, 'unclosed comment');
+      } else if (text.startsWith('<![CDATA[', this.pos)) {
+        const end = text.indexOf(']]>', this.pos);
+        if (end === -1) throw this.error('unclosed CDATA');
+        own += text.slice(this.pos + 9, end);
+        this.pos = end + 3;
+      } else if (text.startsWith('<?', this.pos)) {
+        this.skipPast('?>', this.pos, 'unclosed processing instruction');
+      } else if (text[this.pos] === '<') {
+        children.push(this.element());
       } else {
-        const end = text.indexOf('<', pos);
-        const raw = text.slice(pos, end === -1 ? text.length : end);
-        if (raw.includes(']]>')) throw error('"]]>" in text');
-        own += decode(raw, pos);
-        pos += raw.length;
+        const end = text.indexOf('<', this.pos);
+        const raw = text.slice(this.pos, end === -1 ? text.length : end);
+        if (raw.includes(']]>')) throw this.error('"]]>" in text');
+        own += this.decode(raw, this.pos);
+        this.pos += raw.length;
       }
     }
-  };
-  const root = element();
-  misc();
-  if (pos < text.length) throw error('content after the root element');
-  return { declaration, root };
+  }
 }
 
 /** The first child named `name`. */
