@@ -24,14 +24,14 @@ export {
 } from './launchctl.js';
 export { PROCESS_TYPES, readLaunchdJob, type LaunchdJob } from './launchd-job.js';
 export { parsePlist, PlistError, type PlistDict, type PlistValue } from './plist-file.js';
+export { schtasks } from './schtasks.js';
 export {
   decodeTaskFile,
-  schtasks,
   splitWindowsArguments,
   TASK_NAMESPACE,
   validateTask,
   type TaskDefinition,
-} from './schtasks.js';
+} from './task-document.js';
 export {
   parseUnitFile,
   parseExecStart,

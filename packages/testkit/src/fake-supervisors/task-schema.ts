@@ -1,5 +1,5 @@
 /**
- * What the fake `schtasks /Create /XML` checks beyond the document's shape (schtasks.ts), from
+ * What the fake `schtasks /Create /XML` checks beyond the document's shape (task-document.ts), from
  * Microsoft's Task Scheduler schema (learn.microsoft.com/windows/win32/taskschd/task-scheduler-schema;
  * `schtasks /create /xml` registers a task "from the specified XML file", validated against it):
  *
