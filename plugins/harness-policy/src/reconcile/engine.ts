@@ -134,16 +134,42 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
     if (isFleetError(error) && UNREACHABLE.has(error.code)) return offline(host, error);
     throw error;
   }
-  let targets = assessed.map(targetOf);
+  const targets = assessed.map(targetOf);
   const heal = assessed.filter((file) => healable(file.assessment.item.state));
   if (input.mode === 'dry-run' || heal.length === 0) {
     return { host, state: worstState(targets.map((t) => t.state)), targets };
   }
+  return healHost(input, host, assessed, heal, targets);
+}
 
+/** One host's install as the operator log and the result name it. */
+interface HostInstall {
+  readonly input: ReconcileInput;
+  readonly host: string;
+  readonly domain: string;
+  /** The commit everything was read and rendered at. */
+  readonly repoCommit: Assessment['snapshot']['commit'];
+  readonly operationId: string;
+  readonly paths: string[];
+  /** The operator log's detail starts with it: `unattended; ` or nothing. */
+  readonly tag: string;
+  /** The host's targets as assessed, before the install. */
+  readonly targets: readonly ReconcileTarget[];
+}
+
+/** Installs the host's healable targets (`heal`) in one operation and says what came of it. */
+async function healHost(
+  input: ReconcileInput,
+  host: string,
+  assessed: AssessedFile[],
+  heal: readonly AssessedFile[],
+  targets: readonly ReconcileTarget[],
+): Promise<ReconcileHost> {
   // Only stale and missing targets are chosen, so core's policy (hand changes refused without
   // --force, unsupported and error refused) never has to refuse: such a target is simply not
   // part of the request.
   const declaration = input.runtime.declaration;
+  const domain = declaration.domain;
   // The commit everything was read and rendered at: named by the request (so by the receipt and
   // the node's audit record) and by the operator log's entry (contract §8.4, issue 36).
   const repoCommit = input.assessment.snapshot.commit;
@@ -156,9 +182,17 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
   });
   const planned = plannedInstall(plan, { files: heal.map((file) => file.target.path) });
   const operationId = input.newOperationId();
-  const paths = planned.files.map((file) => file.path);
   const unattended = input.mode === 'unattended';
-  const tag = unattended ? 'unattended; ' : '';
+  const install: HostInstall = {
+    input,
+    host,
+    domain,
+    repoCommit,
+    operationId,
+    paths: planned.files.map((file) => file.path),
+    tag: unattended ? 'unattended; ' : '',
+    targets,
+  };
   let receipt: Receipt;
   try {
     receipt = await input.install(host, {
@@ -170,68 +204,80 @@ async function reconcileHost(input: ReconcileInput, host: string): Promise<Recon
       repoCommit,
     });
   } catch (error) {
-    const failure: FleetErrorLike = isFleetError(error)
-      ? error
-      : {
-          code: 'INTERNAL',
-          message: error instanceof Error ? error.message : String(error),
-          exitCode: 1,
-        };
-    const lost = failure.code === 'HOST_UNREACHABLE';
-    await input.record({
-      verb: RECONCILE_VERB,
-      host,
-      operationId,
-      domain,
-      repoCommit,
-      paths,
-      outcome: lost ? 'unreachable' : 'failed',
-      code: failure.code,
-      exitCode: failure.exitCode,
-      detail: `${tag}${failure.message}`,
-    });
-    if (lost) {
-      // Connection refused, cut or timed out: the next run reads the host again and converges
-      // whatever this operation did (an install is idempotent).
-      return {
-        ...offline(host, failure, targets),
-        operationId,
-        detail: `${describe(failure)} (operation ${operationId}; its outcome is checked by the next run)`,
+    return installFailed(install, error);
+  }
+  return installDone(install, receipt);
+}
+
+/** The install request itself failed: logged, and the host offline or its targets in error. */
+async function installFailed(install: HostInstall, error: unknown): Promise<ReconcileHost> {
+  const { input, host, operationId, paths } = install;
+  const failure: FleetErrorLike = isFleetError(error)
+    ? error
+    : {
+        code: 'INTERNAL',
+        message: error instanceof Error ? error.message : String(error),
+        exitCode: 1,
       };
-    }
-    targets = targets.map((target) =>
-      paths.includes(target.path)
-        ? {
-            ...target,
-            state: 'error',
-            detail: `install refused: ${describe(failure)} (operation ${operationId})`,
-          }
-        : target,
-    );
+  const lost = failure.code === 'HOST_UNREACHABLE';
+  await input.record({
+    verb: RECONCILE_VERB,
+    host,
+    operationId,
+    domain: install.domain,
+    repoCommit: install.repoCommit,
+    paths,
+    outcome: lost ? 'unreachable' : 'failed',
+    code: failure.code,
+    exitCode: failure.exitCode,
+    detail: `${install.tag}${failure.message}`,
+  });
+  if (lost) {
+    // Connection refused, cut or timed out: the next run reads the host again and converges
+    // whatever this operation did (an install is idempotent).
     return {
-      host,
-      state: worstState(targets.map((t) => t.state)),
-      targets,
+      ...offline(host, failure, install.targets),
       operationId,
-      detail: describe(failure),
-      ...(failure.exitCode === 6 ? { verificationFailed: true } : {}),
-      ...(failure.exitCode === 4 ? { denied: true } : {}),
+      detail: `${describe(failure)} (operation ${operationId}; its outcome is checked by the next run)`,
     };
   }
+  const targets: ReconcileTarget[] = install.targets.map((target) =>
+    paths.includes(target.path)
+      ? {
+          ...target,
+          state: 'error',
+          detail: `install refused: ${describe(failure)} (operation ${operationId})`,
+        }
+      : target,
+  );
+  return {
+    host,
+    state: worstState(targets.map((t) => t.state)),
+    targets,
+    operationId,
+    detail: describe(failure),
+    ...(failure.exitCode === 6 ? { verificationFailed: true } : {}),
+    ...(failure.exitCode === 4 ? { denied: true } : {}),
+  };
+}
+
+/** The node answered with a receipt: logged, and each installed target's state from it. */
+async function installDone(install: HostInstall, receipt: Receipt): Promise<ReconcileHost> {
+  const { input, host, operationId, paths } = install;
   const verified = receipt.outcome !== 'rolled-back' && receipt.verified;
   await input.record({
     verb: RECONCILE_VERB,
     host,
     operationId,
-    domain,
-    repoCommit,
+    domain: install.domain,
+    repoCommit: install.repoCommit,
     paths,
     outcome: !verified ? 'failed' : receipt.outcome === 'unchanged' ? 'unchanged' : 'ok',
     code: receipt.error?.code ?? null,
     exitCode: verified ? 0 : 6,
-    detail: `${tag}${receipt.outcome}, verified: ${receipt.verified}`,
+    detail: `${install.tag}${receipt.outcome}, verified: ${receipt.verified}`,
   });
-  targets = afterReceipt(targets, new Set(paths), receipt);
+  const targets = afterReceipt(install.targets, new Set(paths), receipt);
   return {
     host,
     state: worstState(targets.map((t) => t.state)),
