@@ -333,10 +333,9 @@ export {
   type FileTarget,
   type OperatorHalf,
 } from './config/targets.js';
+export { WAYS_OUT, describeVersion } from './config/file-details.js';
 export {
-  WAYS_OUT,
   assessFile,
-  describeVersion,
   liveFilesOf,
   type AssessInput,
   type FileAssessment,

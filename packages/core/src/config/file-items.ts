@@ -13,13 +13,20 @@ import {
   type Classification,
   type FleetWrite,
   type LocalLine,
-  type VersionSource,
 } from '../classify/classify.js';
 import { classifyMode, describeMode, type ModeFacts } from '../classify/attributes.js';
 import { classifyBytes, describeBytes, sha256Hex } from '../classify/bytes.js';
 import { unifiedDiff } from '../diff.js';
 import { secretNames } from '../render/template.js';
 import { isFleetError } from '../errors.js';
+import {
+  deletedDetail,
+  lineNumbers,
+  modifiedDetail,
+  plural,
+  staleDetail,
+  WAYS_OUT,
+} from './file-details.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { SnapshotResponse } from '../wire/snapshot.js';
 import type { FileTarget, OperatorHalf } from './targets.js';
@@ -99,50 +106,6 @@ export interface FileAssessment {
   readonly liveSha256: string | null;
   /** The live managed part (template space), for plans. */
   readonly liveManaged?: string | null;
-}
-
-/** A known version in words: a commit, or fleet's own write. */
-export function describeVersion(source: VersionSource): string {
-  return source.kind === 'commit'
-    ? `commit ${source.commit.slice(0, 12)}${source.date ? ` (${source.date})` : ''}`
-    : `the content fleet installed at ${source.at} (operation ${source.operationId})`;
-}
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-const lineNumbers = (lines: readonly LocalLine[]) =>
-  `${lines
-    .slice(0, 10)
-    .map((l) => l.line)
-    .join(', ')}${lines.length > 10 ? ', …' : ''}`;
-
-/** The ways out of a refused file, named in the item and in install's refusal. */
-export const WAYS_OUT =
-  'keep it with `fleet config adopt` (`--promote` makes it the canonical), or overwrite it with `--force`';
-
-function staleDetail(classification: Extract<Classification, { state: 'stale' }>): string {
-  const endings = classification.lineEndingsOnly ? ' except for its line endings' : '';
-  return `equals the known version ${describeVersion(classification.equals)}${endings}; safe to replace`;
-}
-
-function modifiedDetail(classification: Extract<Classification, { state: 'modified' }>): string {
-  const { deleted, moved, added } = classification;
-  const parts = [
-    deleted.length > 0 ? `${plural(deleted.length, 'line')} deleted (${lineNumbers(deleted)})` : '',
-    moved.length > 0 ? `${plural(moved.length, 'line')} moved (${lineNumbers(moved)})` : '',
-    added.length > 0
-      ? `${plural(added.length, 'known line')} added, repeated or from another version (${lineNumbers(added)})`
-      : '',
-  ].filter(Boolean);
-  return `a hand change: every line is known but the whole equals no known version; against ${describeVersion(classification.comparedWith)}: ${parts.join(', ') || 'reordered'}. Never replaced without --force: ${WAYS_OUT}`;
-}
-
-function deletedDetail(
-  classification: Extract<Classification, { state: 'deleted' }>,
-  what: string,
-): string {
-  const { lastWrite } = classification;
-  return `fleet installed it here (operation ${lastWrite.operationId}, ${lastWrite.at}) and ${what} no longer exists: someone removed it. Never recreated by reconcile; \`fleet config install --force\` recreates it`;
 }
 
 export interface AssessInput {
@@ -280,12 +243,22 @@ function assessContent(input: AssessInput): FileAssessment {
     // The state is of its block: an existing file without the block is "missing block".
     ...(target.file.kind === 'block' && live.kind === 'present' ? { block: true } : {}),
   };
-  const done = (extra: Partial<DriftReportItem>): FileAssessment => ({
-    item: { ...item, ...extra },
+  return {
+    item: { ...item, ...contentDetail(classification, target, live, liveManaged, desired) },
     classification,
     liveSha256,
     liveManaged,
-  });
+  };
+}
+
+/** The item's detail, version, lines and diff for a text file's classification. */
+function contentDetail(
+  classification: Classification,
+  target: FileTarget,
+  live: LiveFile,
+  liveManaged: string | null,
+  desired: string,
+): Partial<DriftReportItem> {
   const what = live.kind === 'present' ? 'its managed block' : 'the file';
   // What an install would write, as a diff against nothing when there is nothing (a missing or
   // deleted file: `/dev/null`, as git writes it), so a plan shows the content it would create.
@@ -295,17 +268,17 @@ function assessContent(input: AssessInput): FileAssessment {
   });
   switch (classification.state) {
     case 'current':
-      return done({});
+      return {};
     case 'missing':
-      return done({
+      return {
         detail:
           live.kind === 'present'
             ? 'the file has no managed block (fleet never installed one here)'
             : 'the file does not exist (fleet never installed it here)',
         ...(diff === '' ? {} : { diff }),
-      });
+      };
     case 'deleted':
-      return done({
+      return {
         version: {
           kind: 'installed',
           at: classification.lastWrite.at,
@@ -313,15 +286,15 @@ function assessContent(input: AssessInput): FileAssessment {
         },
         detail: deletedDetail(classification, what),
         ...(diff === '' ? {} : { diff }),
-      });
+      };
     default:
       break;
   }
   if (classification.state === 'stale') {
-    return done({ version: classification.equals, detail: staleDetail(classification), diff });
+    return { version: classification.equals, detail: staleDetail(classification), diff };
   }
   if (classification.state === 'modified') {
-    return done({
+    return {
       localLines: 0,
       version: classification.comparedWith,
       deletedLines: lines(classification.deleted),
@@ -329,15 +302,15 @@ function assessContent(input: AssessInput): FileAssessment {
       addedLines: lines(classification.added),
       detail: modifiedDetail(classification),
       diff,
-    });
+    };
   }
   const local = classification.lines;
-  return done({
+  return {
     localLines: classification.localLines,
     lines: lines(local),
     detail: `${plural(classification.localLines, 'local line')} found in no known version (lines ${lineNumbers(local)}): ${WAYS_OUT}`,
     diff,
-  });
+  };
 }
 
 /**
