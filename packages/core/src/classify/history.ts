@@ -140,48 +140,8 @@ export async function readCanonicalSnapshot(
   const log =
     paths.length === 0 && directories.length === 0
       ? ''
-      : (
-          await git.run([
-            '-c',
-            'core.quotePath=false',
-            'log',
-            '-m',
-            '-M',
-            '--topo-order',
-            `--format=${RECORD}%H${FIELD}%cI`,
-            '--name-status',
-            ref,
-            '--',
-            ...pathspecsOf(paths, directories),
-          ])
-        ).stdout;
-  // Every earlier name of each tracked path (itself first), grown as renames are met.
-  const names = new Map<string, string>(paths.map((path) => [path, path]));
-  const prefixes = directories.map((dir) => `${dir.replace(/\/+$/, '')}/`);
-  const trackedAs = (name: string): string | undefined => {
-    const tracked = names.get(name);
-    if (tracked !== undefined) return tracked;
-    if (!prefixes.some((prefix) => name.startsWith(prefix))) return undefined;
-    if (!history.has(name)) history.set(name, []);
-    return name;
-  };
-  const specs: { path: string; name: string; commit: string; date: string }[] = [];
-  const listed = new Set<string>();
-  for (const record of log.split(RECORD).slice(1)) {
-    const [head = '', ...lines] = record.split('\n');
-    const [commit = '', date = ''] = head.split(FIELD);
-    for (const change of parseChanges(lines)) {
-      const tracked = trackedAs(change.path);
-      if (tracked === undefined) continue;
-      if (change.from !== undefined && !names.has(change.from)) names.set(change.from, tracked);
-      if (change.status === 'D') continue;
-      // `-m` lists a merge once per parent: one blob read per commit and name.
-      const key = `${commit}:${change.path}`;
-      if (listed.has(key)) continue;
-      listed.add(key);
-      specs.push({ path: tracked, name: change.path, commit, date });
-    }
-  }
+      : await readLog(git, ref, pathspecsOf(paths, directories));
+  const specs = versionsListed(log, paths, directories, history);
   // One batch: the ref itself (for its commit id), each file at the ref, the tree of each file's
   // directory (its git mode: a link, an executable), then every version.
   const dirs = [...new Set(paths.map(dirOf))];
@@ -210,7 +170,84 @@ export async function readCanonicalSnapshot(
     if (at.source !== undefined) sources.set(path, at.source);
     if (at.follow) follow.push(path);
   });
-  const first = 1 + paths.length + dirs.length;
+  addVersions(history, specs, entries, 1 + paths.length + dirs.length);
+  const snapshot = { commit: refEntry.oid, atRef, history, sources };
+  return follow.length === 0 ? snapshot : followLinks(git, snapshot, follow);
+}
+
+/** Every commit reachable from `ref` that touched a pathspec, newest first, with its changes. */
+async function readLog(git: Git, ref: string, pathspecs: readonly string[]): Promise<string> {
+  const { stdout } = await git.run([
+    '-c',
+    'core.quotePath=false',
+    'log',
+    '-m',
+    '-M',
+    '--topo-order',
+    `--format=${RECORD}%H${FIELD}%cI`,
+    '--name-status',
+    ref,
+    '--',
+    ...pathspecs,
+  ]);
+  return stdout;
+}
+
+/** One version to read: the tracked `path` as it was named (`name`) in `commit`. */
+interface VersionSpec {
+  readonly path: string;
+  readonly name: string;
+  readonly commit: string;
+  readonly date: string;
+}
+
+/**
+ * The versions the log lists, renames followed back; each file met under `directories` gets its
+ * own (empty) entry in `history`.
+ */
+function versionsListed(
+  log: string,
+  paths: readonly string[],
+  directories: readonly string[],
+  history: Map<string, CanonicalVersion[]>,
+): VersionSpec[] {
+  // Every earlier name of each tracked path (itself first), grown as renames are met.
+  const names = new Map<string, string>(paths.map((path) => [path, path]));
+  const prefixes = directories.map((dir) => `${dir.replace(/\/+$/, '')}/`);
+  const trackedAs = (name: string): string | undefined => {
+    const tracked = names.get(name);
+    if (tracked !== undefined) return tracked;
+    if (!prefixes.some((prefix) => name.startsWith(prefix))) return undefined;
+    if (!history.has(name)) history.set(name, []);
+    return name;
+  };
+  const specs: VersionSpec[] = [];
+  const listed = new Set<string>();
+  for (const record of log.split(RECORD).slice(1)) {
+    const [head = '', ...lines] = record.split('\n');
+    const [commit = '', date = ''] = head.split(FIELD);
+    for (const change of parseChanges(lines)) {
+      const tracked = trackedAs(change.path);
+      if (tracked === undefined) continue;
+      if (change.from !== undefined && !names.has(change.from)) names.set(change.from, tracked);
+      if (change.status === 'D') continue;
+      // `-m` lists a merge once per parent: one blob read per commit and name.
+      const key = `${commit}:${change.path}`;
+      if (listed.has(key)) continue;
+      listed.add(key);
+      specs.push({ path: tracked, name: change.path, commit, date });
+    }
+  }
+  return specs;
+}
+
+/** Each version read (`entries` from `first` on, in `specs` order) into `history`, each content once. */
+function addVersions(
+  history: Map<string, CanonicalVersion[]>,
+  specs: readonly VersionSpec[],
+  entries: readonly (CatFileEntry | null)[],
+  first: number,
+): void {
   const seen = new Map<string, Set<string>>();
   specs.forEach((spec, i) => {
     const entry = entries[first + i];
@@ -228,8 +265,6 @@ export async function readCanonicalSnapshot(
       ...(binary === undefined ? {} : { encoding: SOURCE_BYTES }),
     });
   });
-  const snapshot = { commit: refEntry.oid, atRef, history, sources };
-  return follow.length === 0 ? snapshot : followLinks(git, snapshot, follow);
 }
 
 /** A path's directory in the repository (`''`: the root, whose tree `<ref>:` names). */
