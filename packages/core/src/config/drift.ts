@@ -399,8 +399,47 @@ async function assessHostSnapshot(
   runtime?: RuntimeSummary;
 }> {
   const { variables, domains, targets } = hostScope(assessment, host);
-  const calls: { runtime: ProberRuntime; call: ProbeCall }[] = [];
   const items: DriftReportItem[] = [];
+  const calls = proberCalls(assessment, host, probers, domains, variables, items);
+  if (targets.length === 0) return { files: [], items, probed: items };
+  const answer =
+    calls.length === 0 && !withRuntime
+      ? { files: await assessment.readLive(host, targets), probes: [] as ProbeAnswer[] }
+      : await readSnapshot(
+          host,
+          targets,
+          calls.map((c) => c.call),
+          withRuntime ? { runtime: true } : undefined,
+        );
+  const files = classifyTargets(assessment, host, targets, answer.files, variables);
+  evaluateProbes(assessment, host, variables, calls, answer.probes, items);
+  return {
+    files,
+    items: [...files.map((file) => file.assessment.item), ...items],
+    probed: items,
+    ...(answer.runtime === undefined ? {} : { runtime: answer.runtime }),
+  };
+}
+
+/** A prober to ask the node, with the call that asks it. */
+interface ProberCall {
+  readonly runtime: ProberRuntime;
+  readonly call: ProbeCall;
+}
+
+/**
+ * The calls of the probers that apply to the host: its supervisor's, and those of its domains.
+ * A prober whose parameters cannot be computed is an `error` item in `items` instead.
+ */
+function proberCalls(
+  assessment: Assessment,
+  host: string,
+  probers: readonly ProberRuntime[],
+  domains: readonly DomainRuntime[],
+  variables: Readonly<Record<string, string>>,
+  items: DriftReportItem[],
+): ProberCall[] {
+  const calls: ProberCall[] = [];
   for (const runtime of probers) {
     if (runtime.supervisor !== undefined) {
       // The supervisor's prober (contract §12): a stopped, disabled or stale controller unit.
@@ -429,23 +468,24 @@ async function assessHostSnapshot(
       });
     }
   }
-  if (targets.length === 0) return { files: [], items, probed: items };
-  const answer =
-    calls.length === 0 && !withRuntime
-      ? { files: await assessment.readLive(host, targets), probes: [] as ProbeAnswer[] }
-      : await readSnapshot(
-          host,
-          targets,
-          calls.map((c) => c.call),
-          withRuntime ? { runtime: true } : undefined,
-        );
-  const files = classifyTargets(assessment, host, targets, answer.files, variables);
+  return calls;
+}
+
+/** Each prober's answer evaluated into `items`; one it did not answer or could not evaluate is an `error` item. */
+function evaluateProbes(
+  assessment: Assessment,
+  host: string,
+  variables: Readonly<Record<string, string>>,
+  calls: readonly ProberCall[],
+  probes: readonly ProbeAnswer[],
+  items: DriftReportItem[],
+): void {
   for (const { runtime, call } of calls) {
     const base = {
       layer: runtime.layer,
       ...(runtime.domain === undefined ? {} : { domain: runtime.domain }),
     } as const;
-    const got = answer.probes.find((p) => p.prober === runtime.id);
+    const got = probes.find((p) => p.prober === runtime.id);
     if (!got) {
       items.push({
         ...base,
@@ -473,12 +513,6 @@ async function assessHostSnapshot(
       }
     }
   }
-  return {
-    files,
-    items: [...files.map((file) => file.assessment.item), ...items],
-    probed: items,
-    ...(answer.runtime === undefined ? {} : { runtime: answer.runtime }),
-  };
 }
 
 export async function runDrift(input: DriftInput): Promise<DriftReport> {
