@@ -93,16 +93,7 @@ async function install(
   }
 
   // 1. Everything that can refuse, before the first write.
-  const text = resolveSecrets(file.content, await ctx.secrets(), file.path);
-  const problems = yamlProblems(text, file.path);
-  if (problems.length > 0) {
-    throw new FleetError(
-      'FORMAT_UNSUPPORTED',
-      `${firstProblem(problems)} (once its secrets are resolved); nothing written`,
-      { problems },
-    );
-  }
-  const bytes = encode(text);
+  const bytes = await resolvedYaml(ctx, file.content, file.path);
   const volume = await writer.read(volumePath); // the allowlist check of the volume path, too
 
   // 2-3. The file and the volume, as one operation.
@@ -131,37 +122,63 @@ async function install(
   } else if (config.unchanged && installed.unchanged) {
     actions.push({ kind: 'reload', status: 'skipped', detail: 'nothing changed: not reloaded' });
   } else {
-    const first = await runReload(ctx, reload);
-    if (!first.ok) {
-      await restoreWritten(writer, results, first.detail);
-      const again = await runReload(ctx, reload);
-      throw new FleetError(
-        'ACTION_FAILED',
-        `the reload failed (${first.detail}); the config file and the installed volume were restored${
-          again.ok
-            ? ' and the router reloaded them'
-            : ` and reloading them failed too (${again.detail})`
-        }`,
-        {
-          actions: [
-            {
-              kind: 'write-volume',
-              status: 'rolled-back',
-              detail: `${volumePath} restored with the config file`,
-            },
-            { kind: 'reload', status: 'failed', detail: first.detail },
-            {
-              kind: 'reload',
-              status: again.ok ? 'ok' : 'failed',
-              detail: `after the restore: ${again.detail}`,
-            },
-          ],
-        },
-      );
-    }
-    actions.push({ kind: 'reload', status: 'ok', detail: first.detail });
+    actions.push(await reloadOrRestore(ctx, writer, reload, results, volumePath));
   }
   return { files: results, actions, verified: true };
+}
+
+/** The config's bytes with its secrets resolved, refused unless they are still YAML. */
+async function resolvedYaml(ctx: NodeContext, content: string, path: string): Promise<Uint8Array> {
+  const text = resolveSecrets(content, await ctx.secrets(), path);
+  const problems = yamlProblems(text, path);
+  if (problems.length > 0) {
+    throw new FleetError(
+      'FORMAT_UNSUPPORTED',
+      `${firstProblem(problems)} (once its secrets are resolved); nothing written`,
+      { problems },
+    );
+  }
+  return encode(text);
+}
+
+/**
+ * Runs the reload; when it fails, restores both files, reloads once more so the router reads
+ * them, and fails the install (`ACTION_FAILED`) with all three actions.
+ */
+async function reloadOrRestore(
+  ctx: NodeContext,
+  writer: SafeFileWriter,
+  reload: string,
+  results: readonly ReplaceResult[],
+  volumePath: string,
+): Promise<ActionOutcome> {
+  const first = await runReload(ctx, reload);
+  if (first.ok) return { kind: 'reload', status: 'ok', detail: first.detail };
+  await restoreWritten(writer, results, first.detail);
+  const again = await runReload(ctx, reload);
+  throw new FleetError(
+    'ACTION_FAILED',
+    `the reload failed (${first.detail}); the config file and the installed volume were restored${
+      again.ok
+        ? ' and the router reloaded them'
+        : ` and reloading them failed too (${again.detail})`
+    }`,
+    {
+      actions: [
+        {
+          kind: 'write-volume',
+          status: 'rolled-back',
+          detail: `${volumePath} restored with the config file`,
+        },
+        { kind: 'reload', status: 'failed', detail: first.detail },
+        {
+          kind: 'reload',
+          status: again.ok ? 'ok' : 'failed',
+          detail: `after the restore: ${again.detail}`,
+        },
+      ],
+    },
+  );
 }
 
 /** The domain's installer, loaded lazily by the registry (`register.ts`). */
