@@ -4,7 +4,7 @@
  * than a process library: nothing here needs more, and loading one (execa: over a hundred modules)
  * cost every git-using verb more than its git processes (contract §14, "means").
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { FleetError } from './errors.js';
 
 export interface GitResult {
@@ -138,83 +138,98 @@ function openCatFile(
     env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  interface Pending {
-    readonly count: number;
-    /** The entries of this read parsed so far (a large read arrives in many chunks). */
-    readonly entries: (CatFileEntry | null)[];
-    readonly resolve: (entries: (CatFileEntry | null)[]) => void;
-    readonly reject: (error: Error) => void;
-  }
-  const pending: Pending[] = [];
+  return new CatFileProcess(child, fail);
+}
+
+/** One read waiting for its entries. */
+interface PendingRead {
+  readonly count: number;
+  /** The entries of this read parsed so far (a large read arrives in many chunks). */
+  readonly entries: (CatFileEntry | null)[];
+  readonly resolve: (entries: (CatFileEntry | null)[]) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** A running `git cat-file --batch`: reads answered in turn, as its output arrives. */
+class CatFileProcess implements CatFileSession {
+  private readonly pending: PendingRead[] = [];
   // The bytes not parsed yet: what follows the last complete entry.
-  let buffered: Buffer = Buffer.alloc(0);
+  private buffered: Buffer = Buffer.alloc(0);
   // Chunks not yet joined onto `buffered`, their length, and the length worth parsing again at.
-  let chunks: Buffer[] = [];
-  let available = 0;
-  let needed = 0;
-  let ended: Error | undefined;
-  const err: Buffer[] = [];
+  private chunks: Buffer[] = [];
+  private available = 0;
+  private needed = 0;
+  private ended: Error | undefined;
+  private readonly err: Buffer[] = [];
+
+  constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    fail: (stderr: string, exitCode: number) => Error,
+  ) {
+    child.stdout.on('data', (chunk: Buffer) => {
+      this.chunks.push(chunk);
+      this.available += chunk.length;
+      if (this.available >= this.needed) this.settle();
+    });
+    child.stderr.on('data', (chunk: Buffer) => this.err.push(chunk));
+    child.stdin.on('error', () => undefined); // git may have exited: the close below says why
+    child.once('error', (error) => this.end(fail(error.message, -1)));
+    child.once('close', (code) => {
+      this.settle();
+      this.end(fail(Buffer.concat(this.err).toString('utf8'), code ?? -1));
+    });
+  }
+
+  read(names: readonly string[]): Promise<(CatFileEntry | null)[]> {
+    if (names.some((name) => name.includes('\n'))) {
+      return Promise.reject(new Error('a cat-file name cannot hold a newline'));
+    }
+    if (names.length === 0) return Promise.resolve([]);
+    if (this.ended) return Promise.reject(this.ended);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ count: names.length, entries: [], resolve, reject });
+      this.child.stdin.write(names.map((name) => `${name}\n`).join(''));
+    });
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+
   // Each complete entry is taken off as soon as it is there, so a read of a thousand blobs
   // arriving in a hundred chunks parses and copies each byte once, not once per chunk.
-  const settle = (): void => {
-    if (chunks.length > 0) {
-      buffered = Buffer.concat([buffered, ...chunks]);
-      chunks = [];
+  private settle(): void {
+    if (this.chunks.length > 0) {
+      this.buffered = Buffer.concat([this.buffered, ...this.chunks]);
+      this.chunks = [];
     }
-    while (pending.length > 0) {
-      const next = pending[0] as Pending;
+    while (this.pending.length > 0) {
+      const next = this.pending[0] as PendingRead;
       let taken: ReturnType<typeof takeCatFileEntries>;
       try {
-        taken = takeCatFileEntries(buffered, next.count - next.entries.length);
+        taken = takeCatFileEntries(this.buffered, next.count - next.entries.length);
       } catch (error) {
-        end(error as Error);
+        this.end(error as Error);
         return;
       }
       for (const entry of taken.entries) next.entries.push(entry);
-      buffered = buffered.subarray(taken.offset);
-      available = buffered.length;
+      this.buffered = this.buffered.subarray(taken.offset);
+      this.available = this.buffered.length;
       if (next.entries.length < next.count) {
-        needed = taken.needed - taken.offset;
+        this.needed = taken.needed - taken.offset;
         return;
       }
-      needed = 0;
-      pending.shift();
+      this.needed = 0;
+      this.pending.shift();
       next.resolve(next.entries);
     }
-  };
-  const end = (error: Error): void => {
-    ended ??= error;
-    for (const waiting of pending.splice(0)) waiting.reject(ended);
-    if (child.exitCode === null) child.kill();
-  };
-  child.stdout.on('data', (chunk: Buffer) => {
-    chunks.push(chunk);
-    available += chunk.length;
-    if (available >= needed) settle();
-  });
-  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  child.stdin.on('error', () => undefined); // git may have exited: the close below says why
-  child.once('error', (error) => end(fail(error.message, -1)));
-  child.once('close', (code) => {
-    settle();
-    end(fail(Buffer.concat(err).toString('utf8'), code ?? -1));
-  });
-  return {
-    read(names) {
-      if (names.some((name) => name.includes('\n'))) {
-        return Promise.reject(new Error('a cat-file name cannot hold a newline'));
-      }
-      if (names.length === 0) return Promise.resolve([]);
-      if (ended) return Promise.reject(ended);
-      return new Promise((resolve, reject) => {
-        pending.push({ count: names.length, entries: [], resolve, reject });
-        child.stdin.write(names.map((name) => `${name}\n`).join(''));
-      });
-    },
-    close() {
-      child.stdin.end();
-    },
-  };
+  }
+
+  private end(error: Error): void {
+    this.ended ??= error;
+    for (const waiting of this.pending.splice(0)) waiting.reject(this.ended);
+    if (this.child.exitCode === null) this.child.kill();
+  }
 }
 
 export function createGit(repo: string): Git {
