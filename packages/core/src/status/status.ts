@@ -117,13 +117,7 @@ export function formatAge(seconds: number): string {
 }
 
 function hostStatus(input: StatusInput, host: string, outcome: SummaryOutcome): StatusHost {
-  const report = input.drift !== null && 'report' in input.drift ? input.drift.report : null;
-  const inReport = report?.hosts.find((entry) => entry.host === host);
-  const drift = {
-    state: inReport?.status ?? null,
-    generatedAt: report?.generatedAt ?? null,
-    ageSeconds: report ? age(input.now, report.generatedAt) : null,
-  };
+  const drift = driftOf(input, host);
   const pending =
     input.reconcile !== null && 'pending' in input.reconcile
       ? input.reconcile.pending.get(host)
@@ -154,6 +148,41 @@ function hostStatus(input: StatusInput, host: string, outcome: SummaryOutcome): 
     };
   }
   const node = outcome.value;
+  const runtime = runtimeOf(input, node);
+  if (runtime.state !== 'current') {
+    attention.push(`runtime ${node.version} is ${runtime.state}: ${runtime.detail}`);
+  }
+  nodeAttention(node, outcome.failing ?? [], attention);
+  const txn = node.runtime.transaction;
+  return {
+    host,
+    state: attention.length > 0 ? 'attention' : 'ok',
+    reachable: true,
+    error: null,
+    runtime,
+    drift,
+    offlinePending,
+    transaction: txn === null ? null : { ...txn, attention: node.runtime.attention },
+    attention,
+  };
+}
+
+/** The host's line of the last drift report, and how old that report is. */
+function driftOf(input: StatusInput, host: string): StatusHost['drift'] {
+  const report = input.drift !== null && 'report' in input.drift ? input.drift.report : null;
+  const inReport = report?.hosts.find((entry) => entry.host === host);
+  return {
+    state: inReport?.status ?? null,
+    generatedAt: report?.generatedAt ?? null,
+    ageSeconds: report ? age(input.now, report.generatedAt) : null,
+  };
+}
+
+/** The node's runtime against the canonical version and its artifact (contract §12). */
+function runtimeOf(
+  input: StatusInput,
+  node: NodeSummaryResponse,
+): NonNullable<StatusHost['runtime']> {
   const canonical = input.manifest.artifacts.find(
     (artifact) => artifact.version === input.manifest.canonicalVersion,
   );
@@ -161,12 +190,23 @@ function hostStatus(input: StatusInput, host: string, outcome: SummaryOutcome): 
     canonicalVersion: input.manifest.canonicalVersion,
     artifact: canonical ? { sha256: canonical.sha256, commit: canonical.commit } : undefined,
   });
-  const runtimeState = item.state as NonNullable<StatusHost['runtime']>['state'];
-  if (runtimeState !== 'current') {
-    attention.push(`runtime ${node.version} is ${runtimeState}: ${item.detail ?? ''}`);
-  }
+  return {
+    package: node.package,
+    version: node.version,
+    build: node.build,
+    state: item.state as NonNullable<StatusHost['runtime']>['state'],
+    detail: item.detail ?? '',
+    health: node.health,
+  };
+}
+
+/** What needs a look on a reached node: its failing health checks, a runtime transaction. */
+function nodeAttention(
+  node: NodeSummaryResponse,
+  failing: readonly FailingHealthCheck[],
+  attention: string[],
+): void {
   if (node.health !== 'ok') {
-    const failing = outcome.failing ?? [];
     if (failing.length === 0) attention.push('health degraded (fleet version shows the checks)');
     for (const check of failing) attention.push(`health degraded: ${check.name}: ${check.detail}`);
   }
@@ -182,24 +222,6 @@ function hostStatus(input: StatusInput, host: string, outcome: SummaryOutcome): 
         : `runtime transaction ${txn?.id ?? ''} (${txn?.kind ?? ''}) needs recovery at "${txn?.lastStep ?? ''}": see fleet bootstrap status`,
     );
   }
-  return {
-    host,
-    state: attention.length > 0 ? 'attention' : 'ok',
-    reachable: true,
-    error: null,
-    runtime: {
-      package: node.package,
-      version: node.version,
-      build: node.build,
-      state: runtimeState,
-      detail: item.detail ?? '',
-      health: node.health,
-    },
-    drift,
-    offlinePending,
-    transaction: txn === null ? null : { ...txn, attention: node.runtime.attention },
-    attention,
-  };
 }
 
 export function assembleStatus(input: StatusInput): StatusReport {
