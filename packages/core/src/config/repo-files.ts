@@ -41,6 +41,28 @@ export function withRepoFiles(
     );
   }
   const { files, hostVariables } = installer.repoFiles(manifest, source);
+  refuseInvalid(files, source);
+  refuseOwnedPaths(declaration, files, others, source);
+  const ids = new Set(declaration.files.map((file) => file.id));
+  const added: ManagedFile[] = [];
+  for (const file of files) {
+    if (ids.has(file.id)) {
+      throw new FleetError('FILES_MANIFEST_INVALID', `${source}: ${file.path} is listed twice`, {
+        problems: [{ file: source, message: `${file.path} is listed twice` }],
+      });
+    }
+    ids.add(file.id);
+    added.push(file);
+  }
+  return {
+    ...declaration,
+    files: [...declaration.files, ...added],
+    hostVariables: [...new Set([...declaration.hostVariables, ...hostVariables])],
+  };
+}
+
+/** `FILES_MANIFEST_INVALID` with every problem, unless each file passes the plugin boundary's schema. */
+function refuseInvalid(files: readonly ManagedFile[], source: string): void {
   const invalid: Problem[] = [];
   files.forEach((file, index) => {
     const parsed = repoManagedFileSchema.safeParse(file);
@@ -58,6 +80,15 @@ export function withRepoFiles(
       problems: invalid,
     });
   }
+}
+
+/** `FILES_PATH_OWNED` with every problem, when a file of the domain overlaps one of `others`. */
+function refuseOwnedPaths(
+  declaration: DomainDeclaration,
+  files: readonly ManagedFile[],
+  others: readonly DomainDeclaration[],
+  source: string,
+): void {
   const owners: { path: string; domain: string }[] = [];
   for (const other of others) {
     if (other.domain === declaration.domain) continue;
@@ -92,20 +123,4 @@ export function withRepoFiles(
       { problems: owned },
     );
   }
-  const ids = new Set(declaration.files.map((file) => file.id));
-  const added: ManagedFile[] = [];
-  for (const file of files) {
-    if (ids.has(file.id)) {
-      throw new FleetError('FILES_MANIFEST_INVALID', `${source}: ${file.path} is listed twice`, {
-        problems: [{ file: source, message: `${file.path} is listed twice` }],
-      });
-    }
-    ids.add(file.id);
-    added.push(file);
-  }
-  return {
-    ...declaration,
-    files: [...declaration.files, ...added],
-    hostVariables: [...new Set([...declaration.hostVariables, ...hostVariables])],
-  };
 }
