@@ -64,17 +64,7 @@ export function createRedactor(
   current: SecretValues,
   remembered: Iterable<RememberedSecret> = [],
 ): Redactor {
-  const byValue = new Map<string, string>();
-  const add = (entries: [string, string][]) => {
-    entries
-      .filter(([, value]) => value.length >= SECRET_MIN_LENGTH)
-      .sort(([an], [bn]) => compareCodeUnits(an, bn))
-      .forEach(([name, value]) => {
-        if (!byValue.has(value)) byValue.set(value, name);
-      });
-  };
-  add([...current.entries()]);
-  add([...remembered].map((entry): [string, string] => [entry.name, entry.value]));
+  const byValue = secretsByValue(current, remembered);
   const values = [...byValue.keys()].sort((a, b) => b.length - a.length || compareCodeUnits(a, b));
   const pattern =
     values.length === 0 ? undefined : new RegExp(values.map(escapeRegExp).join('|'), 'g');
@@ -83,29 +73,8 @@ export function createRedactor(
   const content = (text: string): string =>
     pattern === undefined ? text : text.replace(pattern, replace);
 
-  const annotation = (text: string): string => {
-    if (pattern === undefined) return text;
-    const digests = [...text.matchAll(DIGEST)].map((m) => ({
-      from: m.index,
-      to: m.index + m[0].length,
-    }));
-    const inDigest = (start: number, end: number) =>
-      digests.some(({ from, to }) => from <= start && end <= to && end - start < to - from);
-    let out = '';
-    let last = 0;
-    const scan = new RegExp(pattern.source, 'g');
-    for (let match = scan.exec(text); match !== null; match = scan.exec(text)) {
-      const start = match.index;
-      const end = start + match[0].length;
-      if (inDigest(start, end)) {
-        scan.lastIndex = start + 1; // a shorter value, or one straddling the digest, may start later
-        continue;
-      }
-      out += text.slice(last, start) + replace(match[0]);
-      last = end;
-    }
-    return out + text.slice(last);
-  };
+  const annotation = (text: string): string =>
+    pattern === undefined ? text : redactOutsideDigests(text, pattern, replace);
 
   const json = (value: JsonValue): JsonValue => {
     if (typeof value === 'string') return annotation(value);
@@ -140,4 +109,51 @@ export function createRedactor(
   };
 
   return { content, annotation, json, namesIn, rotatedIn };
+}
+
+/** Each secret value long enough to redact, with the name it is redacted to (see createRedactor). */
+function secretsByValue(
+  current: SecretValues,
+  remembered: Iterable<RememberedSecret>,
+): Map<string, string> {
+  const byValue = new Map<string, string>();
+  const add = (entries: [string, string][]) => {
+    entries
+      .filter(([, value]) => value.length >= SECRET_MIN_LENGTH)
+      .sort(([an], [bn]) => compareCodeUnits(an, bn))
+      .forEach(([name, value]) => {
+        if (!byValue.has(value)) byValue.set(value, name);
+      });
+  };
+  add([...current.entries()]);
+  add([...remembered].map((entry): [string, string] => [entry.name, entry.value]));
+  return byValue;
+}
+
+/** `text` with each match of `pattern` replaced, except inside a digest it is a strict part of. */
+function redactOutsideDigests(
+  text: string,
+  pattern: RegExp,
+  replace: (value: string) => string,
+): string {
+  const digests = [...text.matchAll(DIGEST)].map((m) => ({
+    from: m.index,
+    to: m.index + m[0].length,
+  }));
+  const inDigest = (start: number, end: number) =>
+    digests.some(({ from, to }) => from <= start && end <= to && end - start < to - from);
+  let out = '';
+  let last = 0;
+  const scan = new RegExp(pattern.source, 'g');
+  for (let match = scan.exec(text); match !== null; match = scan.exec(text)) {
+    const start = match.index;
+    const end = start + match[0].length;
+    if (inDigest(start, end)) {
+      scan.lastIndex = start + 1; // a shorter value, or one straddling the digest, may start later
+      continue;
+    }
+    out += text.slice(last, start) + replace(match[0]);
+    last = end;
+  }
+  return out + text.slice(last);
 }
