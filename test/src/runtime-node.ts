@@ -156,6 +156,54 @@ export async function startRuntimeNode(
   const home = manager.makeDir('node');
   const port = await freePort();
   const unit = `fleet-controller-${randomBytes(3).toString('hex')}.service`;
+  await installNodeUnit(manager, { home, port, unit, artifact }, options);
+  const issueToken = tokenIssuer(manager, home);
+  const dispose = nodeDisposer(manager, home, unit);
+  let client: ControllerClient;
+  try {
+    const token = await issueToken('test-operator', [
+      'runtime:upgrade',
+      'node-admin:bootstrap',
+      'versions:read',
+    ]);
+    client = await answeringClient(manager, unit, port, token);
+  } catch (error) {
+    // No node to hand back: its unit and home go now (a suite's afterEach never sees them).
+    await dispose().catch(() => undefined);
+    throw error;
+  }
+  return {
+    manager,
+    home,
+    port,
+    unit,
+    client,
+    artifact,
+    unitState: (properties = ['ActiveState', 'SubState', 'MainPID', 'ExecMainStatus']) =>
+      manager.show(unit, properties),
+    systemctl: (verb: string) => manager.systemctl(verb, unit),
+    issueToken,
+    dispose,
+  };
+}
+
+/** Where the node lives and what it runs. */
+interface NodePlace {
+  readonly home: string;
+  readonly port: number;
+  readonly unit: string;
+  readonly artifact: RuntimeArtifact;
+}
+
+/**
+ * Stages generation A in the node's home, writes its policy and installs its unit through the
+ * fixture's setup script, as the node's user.
+ */
+async function installNodeUnit(
+  manager: SystemdUser,
+  { home, port, unit, artifact }: NodePlace,
+  options: RuntimeNodeOptions,
+): Promise<void> {
   const layout = runtimeLayout(home, 'linux');
   await copyStagedGeneration(artifact, home);
   await currentPointer(layout, 'symlink').flip(artifact.sha256);
@@ -188,7 +236,11 @@ export async function startRuntimeNode(
   if (installed.exitCode !== 0) {
     throw new Error(`installing the node's unit failed: ${installed.stderr}${installed.stdout}`);
   }
-  const issueToken = async (client: string, scopes: readonly string[]): Promise<string> => {
+}
+
+/** `fleet token issue` on the node itself, as its user. */
+function tokenIssuer(manager: SystemdUser, home: string): RuntimeNode['issueToken'] {
+  return async (client, scopes) => {
     const issued = await manager.fleet([
       'token',
       'issue',
@@ -205,8 +257,12 @@ export async function startRuntimeNode(
     }
     return (JSON.parse(issued.stdout) as { token: string }).token;
   };
+}
+
+/** Stops and removes the node's unit and home, once however often it is called. */
+function nodeDisposer(manager: SystemdUser, home: string, unit: string): () => Promise<void> {
   let disposed = false;
-  const dispose = async (): Promise<void> => {
+  return async () => {
     // Once only: a suite's afterEach still holds the previous node when a beforeEach failed.
     if (disposed) return;
     disposed = true;
@@ -222,45 +278,30 @@ export async function startRuntimeNode(
     execFileSync('chmod', ['-R', 'u+w', home]);
     execFileSync('rm', ['-rf', home]);
   };
-  let client: ControllerClient;
-  try {
-    const token = await issueToken('test-operator', [
-      'runtime:upgrade',
-      'node-admin:bootstrap',
-      'versions:read',
-    ]);
-    client = createControllerClient({
-      host: NODE_ID,
-      url: `http://127.0.0.1:${port}`,
-      token,
-      timeoutMs: 120_000,
-    });
-    await waitFor(
-      async () => (await client.identity().catch(() => null)) !== null,
-      90_000,
-      'the controller of generation A',
-    ).catch(async (error: Error) => {
-      const status = await manager.systemctl('status', '--no-pager', '--lines=20', unit);
-      throw new Error(`${error.message}; ${unit}:\n${status.stdout}${status.stderr}`);
-    });
-  } catch (error) {
-    // No node to hand back: its unit and home go now (a suite's afterEach never sees them).
-    await dispose().catch(() => undefined);
-    throw error;
-  }
-  return {
-    manager,
-    home,
-    port,
-    unit,
-    client,
-    artifact,
-    unitState: (properties = ['ActiveState', 'SubState', 'MainPID', 'ExecMainStatus']) =>
-      manager.show(unit, properties),
-    systemctl: (verb: string) => manager.systemctl(verb, unit),
-    issueToken,
-    dispose,
-  };
+}
+
+/** A client of the node's controller, once it answers; else the unit's status says why not. */
+async function answeringClient(
+  manager: SystemdUser,
+  unit: string,
+  port: number,
+  token: string,
+): Promise<ControllerClient> {
+  const client = createControllerClient({
+    host: NODE_ID,
+    url: `http://127.0.0.1:${port}`,
+    token,
+    timeoutMs: 120_000,
+  });
+  await waitFor(
+    async () => (await client.identity().catch(() => null)) !== null,
+    90_000,
+    'the controller of generation A',
+  ).catch(async (error: Error) => {
+    const status = await manager.systemctl('status', '--no-pager', '--lines=20', unit);
+    throw new Error(`${error.message}; ${unit}:\n${status.stdout}${status.stderr}`);
+  });
+  return client;
 }
 
 /** The commit label the build record inside an artifact names (`null`: it has none). */
