@@ -402,29 +402,8 @@ async function startSshdIn(
   const dir = claimDir(claim.subnet);
   const host = await generateKey(join(dir, 'ssh_host_ed25519_key'));
 
-  const sshDir = join(manager.home, '.ssh');
-  mkdirSync(sshDir, { recursive: true, mode: 0o700 });
-  chmodSync(sshDir, 0o700);
-  const authorizedKeys = join(sshDir, 'authorized_keys');
-  writeFileSync(authorizedKeys, `${options.authorizedKey.trim()}\n`, { mode: 0o600 });
-  chmodSync(authorizedKeys, 0o600);
-  chownSync(sshDir, manager.uid, manager.gid);
-  chownSync(authorizedKeys, manager.uid, manager.gid);
-
-  const login: Record<string, string | undefined> =
-    options.loginEnvironment === false
-      ? { PATH: env['PATH'] }
-      : Object.fromEntries(
-          ['XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'PATH'].map((key) => [key, env[key]]),
-        );
-  const sessionEnv = Object.entries({ ...login, ...options.sessionEnvironment }).map(
-    ([key, value]) => {
-      if (value !== undefined && /[\s"'\\]/.test(value)) {
-        throw new Error(`sessionEnvironment ${key}: a SetEnv value holds whitespace or a quote`);
-      }
-      return `${key}=${value}`;
-    },
-  );
+  writeAuthorizedKey(manager, options.authorizedKey);
+  const sessionEnv = sessionSetEnv(env, options);
   const config = join(dir, 'sshd_config');
   const logFile = join(dir, 'sshd.log');
   writeFileSync(
@@ -472,23 +451,64 @@ async function startSshdIn(
     { stdio: 'ignore', detached: true },
   );
   child.unref();
+  const pid = child.pid;
+  if (pid !== undefined) writeClaim({ ...claim, sshdPid: pid });
+  await untilListening(child, claim.namespace, address, logFile);
+  return { hostKey: host.publicKey, pid: pid as number, logFile };
+}
+
+/** The operator's key as the only authorized key of the node's user (`StrictModes yes` holds). */
+function writeAuthorizedKey(manager: SystemdUser, authorizedKey: string): void {
+  const sshDir = join(manager.home, '.ssh');
+  mkdirSync(sshDir, { recursive: true, mode: 0o700 });
+  chmodSync(sshDir, 0o700);
+  const authorizedKeys = join(sshDir, 'authorized_keys');
+  writeFileSync(authorizedKeys, `${authorizedKey.trim()}\n`, { mode: 0o600 });
+  chmodSync(authorizedKeys, 0o600);
+  chownSync(sshDir, manager.uid, manager.gid);
+  chownSync(authorizedKeys, manager.uid, manager.gid);
+}
+
+/** The `SetEnv` pairs of a login session: the user manager's variables, or PATH alone. */
+function sessionSetEnv(
+  env: Readonly<Record<string, string>>,
+  options: NetnsHostsOptions,
+): string[] {
+  const login: Record<string, string | undefined> =
+    options.loginEnvironment === false
+      ? { PATH: env['PATH'] }
+      : Object.fromEntries(
+          ['XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'PATH'].map((key) => [key, env[key]]),
+        );
+  return Object.entries({ ...login, ...options.sessionEnvironment }).map(([key, value]) => {
+    if (value !== undefined && /[\s"'\\]/.test(value)) {
+      throw new Error(`sessionEnvironment ${key}: a SetEnv value holds whitespace or a quote`);
+    }
+    return `${key}=${value}`;
+  });
+}
+
+/** Waits until sshd's log says it listens on `address:22`; a sshd that ends or takes 10 s fails. */
+async function untilListening(
+  child: ChildProcess,
+  namespace: string,
+  address: string,
+  logFile: string,
+): Promise<void> {
   let early: Error | undefined;
   child.once('error', (error) => (early = error));
   child.once('exit', (code, sig) => (early ??= new Error(`sshd exited (${code ?? sig})`)));
-  const pid = child.pid;
-  if (pid !== undefined) writeClaim({ ...claim, sshdPid: pid });
   const until = Date.now() + 10_000;
   const listening = `Server listening on ${address} port 22.`;
   while (!(readText(logFile) ?? '').includes(listening)) {
-    if (early || pid === undefined || Date.now() > until) {
+    if (early || child.pid === undefined || Date.now() > until) {
       if (!exited(child)) child.kill('SIGKILL');
       throw new Error(
-        `sshd in ${claim.namespace} did not listen on ${address}:22 (${early?.message ?? 'timeout'}); its log:\n${readText(logFile) ?? ''}`,
+        `sshd in ${namespace} did not listen on ${address}:22 (${early?.message ?? 'timeout'}); its log:\n${readText(logFile) ?? ''}`,
       );
     }
     await sleep(50);
   }
-  return { hostKey: host.publicKey, pid: pid as number, logFile };
 }
 
 async function startHost(
