@@ -158,67 +158,25 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
       await chown(authorizedKeysFile, options.user.uid, options.user.gid);
       await chmod(dir, 0o711);
     }
-    const logFile = join(dir, 'sshd.log');
-    const config = join(dir, 'sshd_config');
-
-    const extra = options.extraConfig ?? [];
+    const files: SshdFiles = {
+      dir,
+      hostKeyFile,
+      authorizedKeysFile,
+      logFile: join(dir, 'sshd.log'),
+      config: join(dir, 'sshd_config'),
+    };
+    const { logFile } = files;
+    const log = () => readFile(logFile, 'utf8');
     for (let attempt = 1; ; attempt += 1) {
       const port = await freePort();
-      await writeFile(
-        config,
-        [
-          `ListenAddress 127.0.0.1:${port}`,
-          `HostKey ${hostKeyFile}`,
-          `AuthorizedKeysFile ${authorizedKeysFile}`,
-          'UsePAM no',
-          'StrictModes no',
-          'PubkeyAuthentication yes',
-          'PasswordAuthentication no',
-          'KbdInteractiveAuthentication no',
-          'AuthenticationMethods publickey',
-          // The tests run as root in CI (and in the dev container).
-          'PermitRootLogin prohibit-password',
-          // sshd takes a keyword's first value: a test that sets its own leaves this one out.
-          ...(extra.some((line) => /^PermitUserEnvironment /i.test(line))
-            ? []
-            : ['PermitUserEnvironment no']),
-          `AllowUsers ${user}`,
-          `PidFile ${join(dir, 'sshd.pid')}`,
-          'LogLevel VERBOSE',
-          ...extra,
-          '',
-        ].join('\n'),
+      await writeFile(files.config, sshdConfig(files, port, user, options.extraConfig ?? []), {
         // Readable by the user the receiver runs as: it checks the config with `sshd -T`
         // (sshd-check.ts). It names the host key's path, not its bytes.
-        { mode: 0o644 },
-      );
-      await writeFile(logFile, '', { mode: 0o600 });
-      const child = spawn(SSHD_BIN, ['-D', '-f', config, '-E', logFile], { stdio: 'ignore' });
-      const failed = new Promise<Error>((resolve) => {
-        child.once('error', resolve);
-        child.once('exit', (code, signal) =>
-          resolve(new Error(`sshd exited (${code ?? signal}) before listening`)),
-        );
+        mode: 0o644,
       });
-      let early: Error | undefined;
-      void failed.then((error) => (early = error));
-      const log = () => readFile(logFile, 'utf8');
-      try {
-        await waitFor(
-          async () => {
-            if (early) throw early;
-            return (await log()).includes(`Server listening on 127.0.0.1 port ${port}.`);
-          },
-          10_000,
-          `sshd listening on 127.0.0.1:${port}`,
-        );
-      } catch (error) {
-        await stopChild(child);
-        const text = await log().catch(() => '');
-        // Another process took the port between freePort() and sshd's bind: try another.
-        if (attempt < 3 && /Address already in use/.test(text)) continue;
-        throw new Error(`${(error as Error).message}\nsshd log:\n${text}`);
-      }
+      await writeFile(logFile, '', { mode: 0o600 });
+      const child = await spawnListening(files, port, attempt < 3);
+      if (child === 'port taken') continue;
       return {
         host: '127.0.0.1',
         port,
@@ -243,4 +201,83 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** The files of one test sshd, all in its own directory. */
+interface SshdFiles {
+  readonly dir: string;
+  readonly hostKeyFile: string;
+  readonly authorizedKeysFile: string;
+  readonly logFile: string;
+  readonly config: string;
+}
+
+/** The sshd_config of a test sshd on 127.0.0.1:`port`, public keys only, for `user` alone. */
+function sshdConfig(
+  files: SshdFiles,
+  port: number,
+  user: string,
+  extra: readonly string[],
+): string {
+  return [
+    `ListenAddress 127.0.0.1:${port}`,
+    `HostKey ${files.hostKeyFile}`,
+    `AuthorizedKeysFile ${files.authorizedKeysFile}`,
+    'UsePAM no',
+    'StrictModes no',
+    'PubkeyAuthentication yes',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'AuthenticationMethods publickey',
+    // The tests run as root in CI (and in the dev container).
+    'PermitRootLogin prohibit-password',
+    // sshd takes a keyword's first value: a test that sets its own leaves this one out.
+    ...(extra.some((line) => /^PermitUserEnvironment /i.test(line))
+      ? []
+      : ['PermitUserEnvironment no']),
+    `AllowUsers ${user}`,
+    `PidFile ${join(files.dir, 'sshd.pid')}`,
+    'LogLevel VERBOSE',
+    ...extra,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Starts sshd with its config; resolves once it listens on `port`. `'port taken'` when another
+ * process bound the port between freePort() and sshd (and `mayRetry`): the caller tries another.
+ */
+async function spawnListening(
+  files: SshdFiles,
+  port: number,
+  mayRetry: boolean,
+): Promise<ChildProcess | 'port taken'> {
+  const child = spawn(SSHD_BIN, ['-D', '-f', files.config, '-E', files.logFile], {
+    stdio: 'ignore',
+  });
+  const failed = new Promise<Error>((resolve) => {
+    child.once('error', resolve);
+    child.once('exit', (code, signal) =>
+      resolve(new Error(`sshd exited (${code ?? signal}) before listening`)),
+    );
+  });
+  let early: Error | undefined;
+  void failed.then((error) => (early = error));
+  const log = () => readFile(files.logFile, 'utf8');
+  try {
+    await waitFor(
+      async () => {
+        if (early) throw early;
+        return (await log()).includes(`Server listening on 127.0.0.1 port ${port}.`);
+      },
+      10_000,
+      `sshd listening on 127.0.0.1:${port}`,
+    );
+  } catch (error) {
+    await stopChild(child);
+    const text = await log().catch(() => '');
+    if (mayRetry && /Address already in use/.test(text)) return 'port taken';
+    throw new Error(`${(error as Error).message}\nsshd log:\n${text}`);
+  }
+  return child;
 }
