@@ -444,6 +444,50 @@ async function startManager(options: SystemdUserOptions = {}): Promise<SystemdUs
   const ns: Namespaces = { net: netns, mount: mountns };
   const user = `${prefix}${randomBytes(4).toString('hex')}`;
   const home = join(HARNESS_ROOT, user);
+  const { uid, gid } = await createUser(user, home);
+  const cgroups = cgroupLayout();
+  let record: UserRecord = {
+    user,
+    uid,
+    ownerPid: process.pid,
+    managerPid: null,
+    cgroups,
+    netns,
+    mountns,
+  };
+  writeRecord(record);
+  owned.set(user, record);
+  try {
+    prepareSession(user, uid, gid, home);
+    const node = await nodeFor(user, uid, gid, home);
+    const env = userEnv(user, uid, home, node);
+    const procs = delegateCgroups(cgroups, uid, gid);
+
+    const log = join(HARNESS_ROOT, `${user}.log`);
+    // A mount namespace of the caller's has its own marker: the machine's is left alone.
+    const unlockMarker = mountns === null ? await lockMarker() : () => undefined;
+    const ownMarker = mountns === null && !existsSync(MARKER);
+    try {
+      if (ownMarker) mkdirSync(MARKER, { recursive: true });
+      const launcher = launchManager(user, env, procs, log, ns);
+      const managerPid = await waitForManager(user, env, launcher, log, ns);
+      record = { ...record, managerPid };
+      writeRecord(record);
+      owned.set(user, record);
+    } finally {
+      if (ownMarker) rmSync(MARKER, { recursive: true, force: true });
+      unlockMarker();
+    }
+    return systemdUser(record, home, node, env);
+  } catch (error) {
+    owned.delete(user);
+    removeUser(record);
+    throw error;
+  }
+}
+
+/** The harness user, made with a shell and no password (not locked); its uid and gid. */
+async function createUser(user: string, home: string): Promise<{ uid: number; gid: number }> {
   // A shell: sshd runs a forced command through the user's shell (the SSH recovery tests).
   await mustRetrying('useradd', [
     '--system',
@@ -459,105 +503,90 @@ async function startManager(options: SystemdUserOptions = {}): Promise<SystemdUs
   must('usermod', ['--password', '*', user]);
   const uid = Number(must('id', ['-u', user]).trim());
   const gid = Number(must('id', ['-g', user]).trim());
-  const cgroups = cgroupLayout();
-  let record: UserRecord = {
-    user,
-    uid,
-    ownerPid: process.pid,
-    managerPid: null,
-    cgroups,
-    netns,
-    mountns,
-  };
-  writeRecord(record);
-  owned.set(user, record);
-  try {
-    mkdirSync(home, { mode: 0o755 });
-    chownSync(home, uid, gid);
-    const runtimeDir = `/run/user/${uid}`;
-    mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
-    chmodSync(runtimeDir, 0o700);
-    chownSync(runtimeDir, uid, gid);
-    // What `loginctl enable-linger` records (no logind runs here to ask).
-    mkdirSync(LINGER_DIR, { recursive: true, mode: 0o755 });
-    writeFileSync(join(LINGER_DIR, user), '');
+  return { uid, gid };
+}
 
-    let node = process.execPath;
-    if (!(await executableBy(user, node))) {
-      node = join(home, 'bin', 'node');
-      mkdirSync(dirname(node), { recursive: true });
-      copyFileSync(process.execPath, node);
-      chmodSync(node, 0o755);
-      chownSync(dirname(node), uid, gid);
-      chownSync(node, uid, gid);
-    }
-    const env = userEnv(user, uid, home, node);
+/** The user's home, its runtime directory and its linger mark, as a login would leave them. */
+function prepareSession(user: string, uid: number, gid: number, home: string): void {
+  mkdirSync(home, { mode: 0o755 });
+  chownSync(home, uid, gid);
+  const runtimeDir = `/run/user/${uid}`;
+  mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
+  chmodSync(runtimeDir, 0o700);
+  chownSync(runtimeDir, uid, gid);
+  // What `loginctl enable-linger` records (no logind runs here to ask).
+  mkdirSync(LINGER_DIR, { recursive: true, mode: 0o755 });
+  writeFileSync(join(LINGER_DIR, user), '');
+}
 
-    const procs: string[] = [];
-    for (const root of cgroups) {
-      const dir = join(root, 'user.slice', `user-${uid}.slice`, `user@${uid}.service`);
-      try {
-        mkdirSync(dir, { recursive: true });
-      } catch (error) {
-        throw Object.assign(new Error(`cannot create ${dir}: ${(error as Error).message}`), {
-          cgroupProblem: true,
-        });
-      }
-      spawnSync('chown', ['-R', `${uid}:${gid}`, dir], { stdio: 'ignore' });
-      procs.push(join(dir, 'cgroup.procs'));
-    }
+/** This process's node, or a copy in the user's home when the user cannot execute it. */
+async function nodeFor(user: string, uid: number, gid: number, home: string): Promise<string> {
+  if (await executableBy(user, process.execPath)) return process.execPath;
+  const node = join(home, 'bin', 'node');
+  mkdirSync(dirname(node), { recursive: true });
+  copyFileSync(process.execPath, node);
+  chmodSync(node, 0o755);
+  chownSync(dirname(node), uid, gid);
+  chownSync(node, uid, gid);
+  return node;
+}
 
-    const log = join(HARNESS_ROOT, `${user}.log`);
-    // A mount namespace of the caller's has its own marker: the machine's is left alone.
-    const unlockMarker = mountns === null ? await lockMarker() : () => undefined;
-    const ownMarker = mountns === null && !existsSync(MARKER);
-    let launcher: number;
+/** The user's `user@UID.service` cgroup in each hierarchy, owned by the user; their procs files. */
+function delegateCgroups(cgroups: readonly string[], uid: number, gid: number): string[] {
+  const procs: string[] = [];
+  for (const root of cgroups) {
+    const dir = join(root, 'user.slice', `user-${uid}.slice`, `user@${uid}.service`);
     try {
-      if (ownMarker) mkdirSync(MARKER, { recursive: true });
-      const fd = openSync(log, 'a', 0o600);
-      try {
-        // The shell moves itself into the delegated cgroups, then becomes runuser, whose child
-        // is the manager (so the manager starts inside the subtree its user owns).
-        // Inside a namespace, nsenter execs the shell: the launcher's pid stays the same.
-        const launch = [
-          ...inNamespaces(ns),
-          'sh',
-          '-c',
-          'count=$1; shift; while [ "$count" -gt 0 ]; do echo $$ > "$1" || exit 97; shift; count=$((count - 1)); done; exec runuser -u "$FLEET_SDT_USER" -- env -i "$@"',
-          'sh',
-          String(procs.length),
-          ...procs,
-          ...envArgs(env),
-          SYSTEMD,
-          '--user',
-        ];
-        const child = spawn(launch[0] as string, launch.slice(1), {
-          detached: true,
-          stdio: ['ignore', fd, fd],
-          cwd: '/',
-          env: {
-            PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-            FLEET_SDT_USER: user,
-          },
-        });
-        child.unref();
-        launcher = child.pid as number;
-      } finally {
-        closeSync(fd);
-      }
-      const managerPid = await waitForManager(user, env, launcher, log, ns);
-      record = { ...record, managerPid };
-      writeRecord(record);
-      owned.set(user, record);
-    } finally {
-      if (ownMarker) rmSync(MARKER, { recursive: true, force: true });
-      unlockMarker();
+      mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      throw Object.assign(new Error(`cannot create ${dir}: ${(error as Error).message}`), {
+        cgroupProblem: true,
+      });
     }
-    return systemdUser(record, home, node, env);
-  } catch (error) {
-    owned.delete(user);
-    removeUser(record);
-    throw error;
+    spawnSync('chown', ['-R', `${uid}:${gid}`, dir], { stdio: 'ignore' });
+    procs.push(join(dir, 'cgroup.procs'));
+  }
+  return procs;
+}
+
+/** Starts `systemd --user` for the user, detached, its output in `log`; the launcher's pid. */
+function launchManager(
+  user: string,
+  env: Record<string, string>,
+  procs: readonly string[],
+  log: string,
+  ns: Namespaces,
+): number {
+  const fd = openSync(log, 'a', 0o600);
+  try {
+    // The shell moves itself into the delegated cgroups, then becomes runuser, whose child
+    // is the manager (so the manager starts inside the subtree its user owns).
+    // Inside a namespace, nsenter execs the shell: the launcher's pid stays the same.
+    const launch = [
+      ...inNamespaces(ns),
+      'sh',
+      '-c',
+      'count=$1; shift; while [ "$count" -gt 0 ]; do echo $$ > "$1" || exit 97; shift; count=$((count - 1)); done; exec runuser -u "$FLEET_SDT_USER" -- env -i "$@"',
+      'sh',
+      String(procs.length),
+      ...procs,
+      ...envArgs(env),
+      SYSTEMD,
+      '--user',
+    ];
+    const child = spawn(launch[0] as string, launch.slice(1), {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      cwd: '/',
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+        FLEET_SDT_USER: user,
+      },
+    });
+    child.unref();
+    return child.pid as number;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -638,32 +667,9 @@ function systemdUser(
     mountns,
     run,
     systemctl: (...args: string[]) => run('systemctl', ['--user', ...args]),
-    async show(unit, properties) {
-      const shown = await run('systemctl', [
-        '--user',
-        'show',
-        unit,
-        `--property=${properties.join(',')}`,
-      ]);
-      const out: Record<string, string> = {};
-      for (const line of shown.stdout.split('\n')) {
-        const equals = line.indexOf('=');
-        if (equals > 0) out[line.slice(0, equals)] = line.slice(equals + 1);
-      }
-      return out;
-    },
+    show: (unit, properties) => showUnit(run, unit, properties),
     cli() {
-      cliPath ??= (async () => {
-        const artifact = await packedRuntimeArtifact();
-        const dir = join(home, 'cli');
-        mkdirSync(dir, { recursive: true });
-        const tgz = join(dir, 'fleet-cli.tgz');
-        copyFileSync(artifact.path, tgz);
-        chown(dir);
-        const unpacked = await run('tar', ['-xzf', tgz, '-C', dir]);
-        if (unpacked.exitCode !== 0) throw new Error(`unpacking the CLI: ${unpacked.stderr}`);
-        return join(dir, 'package', 'bin', 'run.js');
-      })();
+      cliPath ??= unpackCli(home, run, chown);
       return cliPath;
     },
     async fleet(args, options = {}) {
@@ -687,6 +693,43 @@ function systemdUser(
     chown,
   };
   return self;
+}
+
+/** `systemctl --user show UNIT` of `properties`, as a map. */
+async function showUnit(
+  run: SystemdUser['run'],
+  unit: string,
+  properties: readonly string[],
+): Promise<Record<string, string>> {
+  const shown = await run('systemctl', [
+    '--user',
+    'show',
+    unit,
+    `--property=${properties.join(',')}`,
+  ]);
+  const out: Record<string, string> = {};
+  for (const line of shown.stdout.split('\n')) {
+    const equals = line.indexOf('=');
+    if (equals > 0) out[line.slice(0, equals)] = line.slice(equals + 1);
+  }
+  return out;
+}
+
+/** The packed runtime's CLI unpacked in the user's home, as the user; its `bin/run.js`. */
+async function unpackCli(
+  home: string,
+  run: SystemdUser['run'],
+  chown: (path: string) => void,
+): Promise<string> {
+  const artifact = await packedRuntimeArtifact();
+  const dir = join(home, 'cli');
+  mkdirSync(dir, { recursive: true });
+  const tgz = join(dir, 'fleet-cli.tgz');
+  copyFileSync(artifact.path, tgz);
+  chown(dir);
+  const unpacked = await run('tar', ['-xzf', tgz, '-C', dir]);
+  if (unpacked.exitCode !== 0) throw new Error(`unpacking the CLI: ${unpacked.stderr}`);
+  return join(dir, 'package', 'bin', 'run.js');
 }
 
 // ---- one manager per test process -----------------------------------------------------------
