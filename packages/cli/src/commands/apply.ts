@@ -1,6 +1,13 @@
 import { Flags } from '@fleet/core/command';
 import type { ApplyDocument } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
+import * as core from '@fleet/core';
+import {
+  applyFleet,
+  renderApplyHost,
+  renderApplySummary,
+} from '@fleet/operator/config/apply-fleet.js';
+import { WaitingProgress } from '../progress.js';
 
 export default class Apply extends FleetCommand {
   static override summary =
@@ -64,10 +71,6 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
   async run(): Promise<ApplyDocument> {
     const { flags } = await this.parse(Apply);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { applyFleet, renderApplyHost, renderApplySummary } =
-      await import('@fleet/operator/config/apply-fleet.js');
-    const { WaitingProgress } = await import('../progress.js');
     const palette = await this.palette();
     let progress: InstanceType<typeof WaitingProgress> | undefined;
     const document = await applyFleet({

@@ -1,4 +1,5 @@
 import { FleetCommand } from '../base-command.js';
+import * as core from '@fleet/core';
 
 export default class CompleteHosts extends FleetCommand {
   static override hidden = true;
@@ -11,7 +12,6 @@ export default class CompleteHosts extends FleetCommand {
   async run(): Promise<{ hosts: string[] }> {
     const { flags } = await this.parse(CompleteHosts);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
     const { repo } = await core.loadRepoAtHead(root, core.createGit(root));
     const hosts = Object.keys(repo.manifest.hosts).sort();
     if (!this.jsonEnabled()) this.log(hosts.join('\n'));

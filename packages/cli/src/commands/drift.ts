@@ -1,6 +1,13 @@
 import { Flags, plainPalette, type Palette } from '@fleet/core/command';
 import type { DriftHost, DriftReport } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
+import * as core from '@fleet/core';
+import { loadFleetContext } from '@fleet/operator/config/context.js';
+import {
+  readLiveThroughController,
+  readSnapshotThroughController,
+} from '@fleet/operator/config/live.js';
+import { WaitingProgress } from '../progress.js';
 
 export default class Drift extends FleetCommand {
   static override summary = 'Report how every host differs from the repository (read-only).';
@@ -39,11 +46,6 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
   async run(): Promise<DriftReport> {
     const { flags } = await this.parse(Drift);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
-    const { readLiveThroughController, readSnapshotThroughController } =
-      await import('@fleet/operator/config/live.js');
-    const { WaitingProgress } = await import('../progress.js');
     const registry = await this.loadRegistry();
     for (const name of flags.domain ?? []) registry.domain(name);
     const context = await loadFleetContext({

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
+import { scaffoldFleetRepo } from '@fleet/core';
 
 export interface InitResult {
   readonly root: string;
@@ -31,7 +32,6 @@ export default class Init extends FleetCommand {
   async run(): Promise<InitResult> {
     const { args, flags } = await this.parse(Init);
     const registry = await this.loadRegistry();
-    const { scaffoldFleetRepo } = await import('@fleet/core');
     const result = await scaffoldFleetRepo({
       dir: args.dir,
       ...(flags['example-host'] ? {} : { exampleHost: null }),

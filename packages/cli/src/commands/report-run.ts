@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, appendFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Args, Flags } from '@fleet/core/command';
@@ -6,6 +6,10 @@ import type { FleetErrorLike, ReportChainSchedule } from '@fleet/core';
 import { writeChainedReport } from '@fleet/operator/schedule/chain-io.js';
 import { ensureReportsIgnored } from '@fleet/operator/schedule/ignore.js';
 import { FleetCommand, reportedFailure } from '../base-command.js';
+import * as core from '@fleet/core';
+import * as path from 'node:path';
+import * as model from '@fleet/operator/schedule/model.js';
+import { parseEnvironmentFlags } from '@fleet/operator/schedule/generate.js';
 
 /**
  * What a schedule runs (`fleet schedule install`): the report verb with `--report-dir` set to the
@@ -37,9 +41,6 @@ export default class ReportRun extends FleetCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(ReportRun);
-    const core = await import('@fleet/core');
-    const path = await import('node:path');
-    const model = await import('@fleet/operator/schedule/model.js');
     const verb = args.verb;
     if (!(model.REPORT_RUN_JOBS as readonly string[]).includes(verb)) {
       throw new core.FleetError(
@@ -48,7 +49,6 @@ export default class ReportRun extends FleetCommand {
       );
     }
     const job = verb as (typeof model.REPORT_RUN_JOBS)[number];
-    const { parseEnvironmentFlags } = await import('@fleet/operator/schedule/generate.js');
     Object.assign(process.env, parseEnvironmentFlags(flags.env ?? []));
     const root = path.resolve(await this.findRepo(flags.repo));
     const started = new Date();
@@ -126,9 +126,6 @@ export default class ReportRun extends FleetCommand {
 
 /** Appends `<ISO time> <verb> <outcome>` (one line, control characters escaped). */
 async function appendRunLine(file: string, at: Date, verb: string, outcome: string) {
-  const { appendFile, mkdir } = await import('node:fs/promises');
-  const path = await import('node:path');
-  const core = await import('@fleet/core');
   await mkdir(path.dirname(file), { recursive: true });
   await appendFile(
     file,

@@ -2,6 +2,10 @@ import { Flags } from '@fleet/core/command';
 import type { StatusInput, StatusReport } from '@fleet/core';
 import type { Palette } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
+import * as core from '@fleet/core';
+import { STATUS_HOOK, statusContributionSchema } from '@fleet/core';
+import { WaitingProgress } from '../progress.js';
+import { renderTable } from '../table.js';
 
 export default class Status extends FleetCommand {
   static override summary =
@@ -28,7 +32,6 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
   async run(): Promise<StatusReport> {
     const { flags } = await this.parse(Status);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
     // What drift reads (contract §7): fleet.yaml and hosts/ as committed at HEAD, named on the
     // first line, with a warning naming what the working tree has not committed.
     const { repo, source } = await core.loadRepoAtHead(root, core.createGit(root));
@@ -36,7 +39,6 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
     const hosts = Object.keys(repo.manifest.hosts).sort();
     const credentialsPath = core.defaultCredentialsPath(process.env);
     const credentials = await core.loadCredentials(credentialsPath);
-    const { WaitingProgress } = await import('../progress.js');
     const progress = new WaitingProgress('status', hosts);
     const [outcomes, drift, reconcile] = await Promise.all([
       core.forEachHost(
@@ -85,7 +87,6 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
       reconcile,
     });
     if (!this.jsonEnabled()) {
-      const { renderTable } = await import('../table.js');
       this.log(
         renderStatus(report, {
           escape: core.escapeControl,
@@ -105,7 +106,6 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
    * malformed answer named as a warning, never fatal.
    */
   private async readReconcile(): Promise<StatusInput['reconcile']> {
-    const { STATUS_HOOK, statusContributionSchema } = await import('@fleet/core');
     const { successes, failures } = await this.config.runHook(
       STATUS_HOOK,
       { env: process.env },
@@ -139,7 +139,7 @@ interface StatusRendering {
   readonly escape: (text: string) => string;
   readonly formatAge: (seconds: number) => string;
   readonly palette: Palette;
-  readonly renderTable: typeof import('../table.js').renderTable;
+  readonly renderTable: typeof renderTable;
 }
 
 function renderStatus(

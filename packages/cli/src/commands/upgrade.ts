@@ -1,6 +1,14 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 import { acceptanceTimeoutFlag } from '../runtime-flags.js';
+import * as core from '@fleet/core';
+import {
+  upgradeFleet,
+  renderFleetUpgradeHost,
+  renderFleetUpgradeSummary,
+  upgradeHost,
+  currentNote,
+} from '@fleet/operator/runtime/upgrade.js';
 
 export default class Upgrade extends FleetCommand {
   static override summary =
@@ -61,7 +69,6 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
 
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(Upgrade);
-    const core = await import('@fleet/core');
     const fleetWide = flags.all || (flags.host?.length ?? 0) > 0;
     if (fleetWide && args.host !== undefined) {
       throw new core.FleetError('USAGE', 'name a HOST, or --host H… / --all, not both');
@@ -82,8 +89,6 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       timeoutMs: flags.timeout,
     };
     if (fleetWide) {
-      const { upgradeFleet, renderFleetUpgradeHost, renderFleetUpgradeSummary } =
-        await import('@fleet/operator/runtime/upgrade.js');
       const document = await upgradeFleet({
         ...common,
         hosts: flags.all ? 'all' : (flags.host ?? []),
@@ -102,7 +107,6 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       return document as unknown as Record<string, unknown>;
     }
     const host = args.host as string;
-    const { upgradeHost, currentNote } = await import('@fleet/operator/runtime/upgrade.js');
     const upgraded = await upgradeHost({
       ...common,
       host,

@@ -1,6 +1,9 @@
 import { Flags } from '@fleet/core/command';
 import type { CodeBearingGrant, NodePolicy } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
+import { validateWorkingTree } from '@fleet/operator/config/validate.js';
+import * as path from 'node:path';
+import { checkedPolicy, summarise, unknownDomainWarning } from '../node-policy.js';
 
 export interface ValidateResult {
   readonly valid: true;
@@ -51,7 +54,6 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
     const { flags } = await this.parse(Validate);
     if (flags['node-policy'] !== undefined) return this.nodePolicy(flags['node-policy']);
     const root = await this.findRepo(flags.repo);
-    const { validateWorkingTree } = await import('@fleet/operator/config/validate.js');
     const tree = await validateWorkingTree({ root, loadRegistry: () => this.loadRegistry() });
     const { hosts, domains, rendered, headCommit, uncommitted } = tree;
     this.log(
@@ -79,8 +81,6 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
   }
 
   private async nodePolicy(file: string): Promise<ValidateNodePolicyResult> {
-    const path = await import('node:path');
-    const { checkedPolicy, summarise, unknownDomainWarning } = await import('../node-policy.js');
     const absolute = path.resolve(file);
     const loaded = await checkedPolicy(absolute, path.dirname(absolute), await this.loadRegistry());
     const warnings = loaded.unknownDomains.map((domain) => unknownDomainWarning(absolute, domain));

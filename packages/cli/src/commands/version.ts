@@ -1,6 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import type { VersionReport, VersionRuntime } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
+import * as core from '@fleet/core';
+import { HostProgress } from '../progress.js';
 
 export default class Version extends FleetCommand {
   static override summary =
@@ -30,8 +32,6 @@ Exit codes, the most urgent across hosts (contract §7): 4 when a host refused t
   async run(): Promise<VersionReport> {
     const { flags } = await this.parse(Version);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { HostProgress } = await import('../progress.js');
     const repo = await core.loadRepo(root);
     const hosts = flags.host ?? Object.keys(repo.manifest.hosts).sort();
     for (const host of hosts) core.hostEntry(repo, host); // UNKNOWN_HOST before anything else

@@ -1,6 +1,9 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { AuditLogKind } from '../../audit-table.js';
+import * as core from '@fleet/core';
+import * as service from '@fleet/operator/audit/show.js';
+import { renderAuditTable } from '../../audit-table.js';
 
 export type AuditShowSource =
   | { readonly kind: 'operator'; readonly path: string }
@@ -53,10 +56,7 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
 
   async run(): Promise<AuditShowJson> {
     const { flags } = await this.parse(AuditShow);
-    const core = await import('@fleet/core');
-    const service = await import('@fleet/operator/audit/show.js');
     const safe = (value: unknown) => service.safeValue(core.escapeControl, value);
-    const { renderAuditTable } = await import('../../audit-table.js');
     const palette = await this.palette();
     // The human form: a table, only when there is a record to show (else a note on stderr).
     const show = (kind: AuditLogKind, records: readonly Record<string, unknown>[]) => {

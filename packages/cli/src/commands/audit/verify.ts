@@ -1,6 +1,9 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { HostVerdict } from '@fleet/operator/audit/log.js';
+import * as core from '@fleet/core';
+import * as service from '@fleet/operator/audit/verify.js';
+import { HostProgress } from '../../progress.js';
 
 export interface AuditVerifyJson {
   readonly schema: 'fleet.audit-verify/v1';
@@ -66,8 +69,6 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
 
   async run(): Promise<AuditVerifyJson> {
     const { flags } = await this.parse(AuditVerify);
-    const core = await import('@fleet/core');
-    const service = await import('@fleet/operator/audit/verify.js');
     let verdicts: HostVerdict[];
     let repair: AuditVerifyJson['repair'];
     if (flags.home !== undefined) {
@@ -89,7 +90,6 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
       }
     } else {
       const root = await this.findRepo(flags.repo);
-      const { HostProgress } = await import('../../progress.js');
       verdicts = await service.verifyFleetAudit({
         root,
         repoKey: this.repoRoot ?? root,

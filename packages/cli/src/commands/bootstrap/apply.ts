@@ -1,6 +1,11 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
+import * as core from '@fleet/core';
+import {
+  applyBootstrapPlan,
+  renderBootstrapPlan,
+} from '@fleet/operator/runtime/bootstrap-apply.js';
 
 export default class BootstrapApply extends FleetCommand {
   static override summary = 'Apply a bootstrap plan (with --confirm).';
@@ -36,9 +41,6 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(BootstrapApply);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { applyBootstrapPlan, renderBootstrapPlan } =
-      await import('@fleet/operator/runtime/bootstrap-apply.js');
     const applied = await applyBootstrapPlan({
       root,
       planFile: args.plan,

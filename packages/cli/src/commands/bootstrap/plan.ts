@@ -1,6 +1,12 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { BootstrapPlan } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
+import * as core from '@fleet/core';
+import { loadHostRuntime } from '@fleet/operator/runtime/host.js';
+import { derivePlan } from '@fleet/operator/runtime/bootstrap-plan.js';
+import { renderBootstrapPlan } from '@fleet/operator/runtime/render.js';
+import { dirtyWarning } from '@fleet/operator/runtime/artifact.js';
+import { writeFile } from 'node:fs/promises';
 
 export default class BootstrapPlanCommand extends FleetCommand {
   static override summary = "Plan a host's runtime bootstrap (read-only).";
@@ -31,18 +37,12 @@ The node is observed through its controller; when the controller does not answer
   async run(): Promise<BootstrapPlan> {
     const { args, flags } = await this.parse(BootstrapPlanCommand);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
-    const { derivePlan } = await import('@fleet/operator/runtime/bootstrap-plan.js');
-    const { renderBootstrapPlan } = await import('@fleet/operator/runtime/render.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     const derived = await derivePlan(host, flags.artifact);
-    const { dirtyWarning } = await import('@fleet/operator/runtime/artifact.js');
     const dirty = dirtyWarning(derived.artifact);
     if (dirty !== null) this.note(dirty);
     const plan = core.sealPlan(derived.body);
     if (flags.out) {
-      const { writeFile } = await import('node:fs/promises');
       try {
         await writeFile(flags.out, `${JSON.stringify(plan, null, 2)}\n`, {
           flag: 'wx',

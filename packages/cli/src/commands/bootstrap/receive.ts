@@ -1,5 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import * as path from 'node:path';
+import { runReceiver } from '@fleet/operator/bootstrap/receiver.js';
+import { checkSshdEnvironment } from '@fleet/operator/bootstrap/sshd-check.js';
 
 /**
  * The node's forced SSH command for `bootstrap apply --recover` (contract §12). Not run by hand:
@@ -39,9 +42,6 @@ export default class BootstrapReceive extends FleetCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(BootstrapReceive);
-    const path = await import('node:path');
-    const { runReceiver } = await import('@fleet/operator/bootstrap/receiver.js');
-    const { checkSshdEnvironment } = await import('@fleet/operator/bootstrap/sshd-check.js');
     process.exitCode = await runReceiver({
       home: path.resolve(flags.home),
       version: this.config.version,

@@ -1,6 +1,12 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
+import * as core from '@fleet/core';
+import { loadHostRuntime } from '@fleet/operator/runtime/host.js';
+import { renderRuntimeStatus } from '@fleet/operator/runtime/render.js';
+import { followTransaction, unfinished } from '@fleet/operator/runtime/follow.js';
+import { followTimeout } from '@fleet/operator/runtime/apply.js';
+import { recordRuntimeVerb } from '@fleet/operator/runtime/record.js';
 
 export default class BootstrapRollback extends FleetCommand {
   static override summary = "Roll a host's runtime back to its prior generation (with --confirm).";
@@ -23,9 +29,6 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(BootstrapRollback);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
-    const { renderRuntimeStatus } = await import('@fleet/operator/runtime/render.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     const before = await host.client.runtimeStatus({ supervisor: host.entry.supervisor });
     if (!flags.confirm) {
@@ -37,9 +40,6 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
     const acceptanceTimeoutMs = flags['acceptance-timeout'] * 1000;
     const started = await host.client.runtimeRollback({ acceptanceTimeoutMs });
     this.note(`  rolling back: runner ${started.runner} on the node (log ${started.log})`);
-    const { followTransaction } = await import('@fleet/operator/runtime/follow.js');
-    const { followTimeout } = await import('@fleet/operator/runtime/apply.js');
-    const { recordRuntimeVerb } = await import('@fleet/operator/runtime/record.js');
     const followed = await followTransaction(
       () => host.client.runtimeStatus({ supervisor: host.entry.supervisor }),
       {
@@ -55,7 +55,6 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
     const transaction = followed.status?.transaction?.id ?? null;
     await recordRuntimeVerb('bootstrap rollback', args.host, transaction, followed.verdict);
     if (!followed.verdict.done) {
-      const { unfinished } = await import('@fleet/operator/runtime/follow.js');
       throw await unfinished(
         args.host,
         transaction,

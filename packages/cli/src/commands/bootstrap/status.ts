@@ -1,6 +1,10 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { RuntimeStatusResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
+import * as core from '@fleet/core';
+import { loadHostRuntime } from '@fleet/operator/runtime/host.js';
+import { observeRuntime } from '@fleet/operator/runtime/bootstrap-plan.js';
+import { renderRuntimeStatus } from '@fleet/operator/runtime/render.js';
 
 export default class BootstrapStatus extends FleetCommand {
   static override summary =
@@ -25,10 +29,6 @@ Exit 0, or 6 when the state is manual-recovery-required or inconsistent.`;
   async run(): Promise<{ host: string; through: string; status: RuntimeStatusResponse }> {
     const { args, flags } = await this.parse(BootstrapStatus);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { loadHostRuntime } = await import('@fleet/operator/runtime/host.js');
-    const { observeRuntime } = await import('@fleet/operator/runtime/bootstrap-plan.js');
-    const { renderRuntimeStatus } = await import('@fleet/operator/runtime/render.js');
     const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
     const observation = await observeRuntime(host);
     if (observation.through === 'none')

@@ -1,6 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { AdoptResult } from '@fleet/operator/config/adopt.js';
 import { FleetCommand } from '../../base-command.js';
+import * as core from '@fleet/core';
+import { adoptLiveFile, adoptedLine, renderAdoptPreview } from '@fleet/operator/config/adopt.js';
 
 export type { AdoptResult };
 
@@ -57,9 +59,6 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     const { args: given, flags } = await this.parse(ConfigAdopt);
     const path = await this.nodePath(given.path);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { adoptLiveFile, adoptedLine, renderAdoptPreview } =
-      await import('@fleet/operator/config/adopt.js');
     const { result, modeNote } = await adoptLiveFile({
       root,
       registry: await this.loadRegistry(),

@@ -1,6 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { ExportResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
+import * as core from '@fleet/core';
+import { loadFleetContext } from '@fleet/operator/config/context.js';
 
 export default class ConfigExport extends FleetCommand {
   static override summary = 'Print one managed file (or one of its backups) from a host, redacted.';
@@ -27,8 +29,6 @@ export default class ConfigExport extends FleetCommand {
     const { args: given, flags } = await this.parse(ConfigExport);
     const args = { ...given, path: await this.nodePath(given.path) };
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     core.hostEntry(context.repo, args.host);

@@ -1,6 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { DomainPlan, Receipt } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
+import * as core from '@fleet/core';
+import { installDomain, renderPlan, renderReceipt } from '@fleet/operator/config/install-domain.js';
 
 export default class ConfigInstall extends FleetCommand {
   static override summary = "Make a host's domain look like the repository (with --confirm).";
@@ -44,9 +46,6 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
       ? await Promise.all(flags.file.map((file) => this.nodePath(file)))
       : undefined;
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { installDomain, renderPlan, renderReceipt } =
-      await import('@fleet/operator/config/install-domain.js');
     const palette = await this.palette();
     const outcome = await installDomain({
       root,

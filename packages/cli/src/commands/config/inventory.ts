@@ -1,6 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { InventoryResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
+import * as core from '@fleet/core';
+import { loadFleetContext } from '@fleet/operator/config/context.js';
 
 export default class ConfigInventory extends FleetCommand {
   static override summary =
@@ -20,8 +22,6 @@ export default class ConfigInventory extends FleetCommand {
   async run(): Promise<InventoryResponse> {
     const { args, flags } = await this.parse(ConfigInventory);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     core.hostEntry(context.repo, args.host);

@@ -1,6 +1,13 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { DomainPlan } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
+import * as core from '@fleet/core';
+import { loadFleetContext } from '@fleet/operator/config/context.js';
+import {
+  readLiveThroughController,
+  readSnapshotThroughController,
+} from '@fleet/operator/config/live.js';
+import { renderPlan } from '@fleet/operator/config/render.js';
 
 export default class ConfigPlan extends FleetCommand {
   static override summary =
@@ -24,11 +31,6 @@ export default class ConfigPlan extends FleetCommand {
   async run(): Promise<{ plans: DomainPlan[] }> {
     const { args, flags } = await this.parse(ConfigPlan);
     const root = await this.findRepo(flags.repo);
-    const core = await import('@fleet/core');
-    const { loadFleetContext } = await import('@fleet/operator/config/context.js');
-    const { readLiveThroughController, readSnapshotThroughController } =
-      await import('@fleet/operator/config/live.js');
-    const { renderPlan } = await import('@fleet/operator/config/render.js');
     const registry = await this.loadRegistry();
     const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
     await this.noteSource(context.source);

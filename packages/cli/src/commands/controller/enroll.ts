@@ -1,5 +1,9 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { realpath } from 'node:fs/promises';
+import { text } from 'node:stream/consumers';
+import { FleetError } from '@fleet/core';
+import { enrollNode } from '@fleet/controller';
 
 /**
  * The node's half of `fleet host add` (contract §12.1): `fleet host add` runs it over its SSH
@@ -22,10 +26,6 @@ export default class ControllerEnroll extends FleetCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(ControllerEnroll);
-    const { realpath } = await import('node:fs/promises');
-    const { text } = await import('node:stream/consumers');
-    const { FleetError } = await import('@fleet/core');
-    const { enrollNode } = await import('@fleet/controller');
     const raw = await text(process.stdin);
     let request: unknown;
     try {

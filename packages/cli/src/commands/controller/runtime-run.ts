@@ -1,5 +1,6 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { runControllerRuntimeRun } from '@fleet/controller/runtime-run';
 
 /**
  * The node-local runtime runner (contract §12), started by the controller for `runtime-activate`
@@ -39,7 +40,6 @@ export default class ControllerRuntimeRun extends FleetCommand {
   // registry — the node's own, never plugins from oclif's data directory.
   async run(): Promise<void> {
     await this.parse(ControllerRuntimeRun);
-    const { runControllerRuntimeRun } = await import('@fleet/controller/runtime-run');
     await runControllerRuntimeRun(this.argv, { cliRoot: this.config.root });
   }
 }

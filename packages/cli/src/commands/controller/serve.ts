@@ -1,5 +1,7 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { readFile } from 'node:fs/promises';
+import { createController, readLegacyTokenHash } from '@fleet/controller';
 
 export interface ServeStarted {
   readonly url: string;
@@ -65,8 +67,6 @@ Failpoints for crash tests: FLEET_FAILPOINT=<point>:kill|throw|sleep(<ms>) (see 
 
   async run(): Promise<void> {
     const { flags } = await this.parse(ControllerServe);
-    const { readFile } = await import('node:fs/promises');
-    const { createController, readLegacyTokenHash } = await import('@fleet/controller');
     const registry = await this.loadRegistry();
     const tls =
       flags['tls-cert'] && flags['tls-key']

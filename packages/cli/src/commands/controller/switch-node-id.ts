@@ -1,5 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { runNodeIdSwitch } from '@fleet/controller';
+import { realpath } from 'node:fs/promises';
+import { appendFileSync } from 'node:fs';
 
 /**
  * The `--node-id` switch of transport-identity's coupled install (contract §10.2), in a process of
@@ -25,9 +28,6 @@ export default class ControllerSwitchNodeId extends FleetCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(ControllerSwitchNodeId);
-    const { runNodeIdSwitch } = await import('@fleet/controller');
-    const { realpath } = await import('node:fs/promises');
-    const { appendFileSync } = await import('node:fs');
     const logFile = flags['log-file'];
     const log = (line: string) => {
       const text = `[${new Date().toISOString()}] switch ${process.pid}: ${line}\n`;

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { addHost } from '@fleet/operator/host/add.js';
 
 export default class HostAdd extends FleetCommand {
   static override summary = 'Enroll a machine as a host of the fleet over SSH, in one command.';
@@ -58,7 +59,6 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(HostAdd);
     const root = await this.findRepo(flags.repo);
-    const { addHost } = await import('@fleet/operator/host/add.js');
     const result = await addHost({
       root,
       registry: await this.loadRegistry(),

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { removeHost } from '@fleet/operator/host/remove.js';
 
 export default class HostRemove extends FleetCommand {
   static override summary =
@@ -20,7 +21,6 @@ export default class HostRemove extends FleetCommand {
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(HostRemove);
     const root = await this.findRepo(flags.repo);
-    const { removeHost } = await import('@fleet/operator/host/remove.js');
     const result = await removeHost({
       root,
       registry: await this.loadRegistry(),

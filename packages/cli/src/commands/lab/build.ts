@@ -1,6 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import type { LabBuildResult } from '@fleet/lab';
 import { FleetCommand } from '../../base-command.js';
+import * as path from 'node:path';
+import { labBuild } from '@fleet/lab';
 
 export default class LabBuild extends FleetCommand {
   static override summary =
@@ -33,8 +35,6 @@ Refused before anything is packed (exit 2): a DIR holding no lab, a $FLEET_REPO 
 
   async run(): Promise<LabBuildResult> {
     const { flags } = await this.parse(LabBuild);
-    const path = await import('node:path');
-    const { labBuild } = await import('@fleet/lab');
     const started = Date.now();
     const fleetRepo = process.env['FLEET_REPO'];
     const result = await labBuild({

@@ -1,6 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { LabDownResult } from '@fleet/lab';
+import { labDown } from '@fleet/lab';
+import { FleetError } from '@fleet/core';
 
 export default class LabDown extends FleetCommand {
   static override summary = 'Stop the processes a lab started.';
@@ -16,7 +18,6 @@ export default class LabDown extends FleetCommand {
 
   async run(): Promise<LabDownResult> {
     const { flags } = await this.parse(LabDown);
-    const { labDown } = await import('@fleet/lab');
     const registry = await this.loadRegistry();
     const result = await labDown({
       dir: flags.dir,
@@ -38,7 +39,6 @@ export default class LabDown extends FleetCommand {
     for (const p of foreign)
       this.note(`left pid ${p.pid} alone: it is no longer this lab's ${p.role} (pid reused)`);
     if (survived.length > 0) {
-      const { FleetError } = await import('@fleet/core');
       throw new FleetError(
         'ACTION_FAILED',
         `pid${survived.length === 1 ? '' : 's'} ${survived.map((p) => p.pid).join(', ')} survived SIGKILL`,

@@ -1,5 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { FleetError } from '@fleet/core';
+import { hostNames, runVirtual, runSupervisor } from '@fleet/lab';
+import * as path from 'node:path';
 
 /**
  * The lab supervisor process (`fleet lab up` starts one per node, or one for a --virtual lab).
@@ -31,11 +34,8 @@ export default class LabSupervise extends FleetCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(LabSupervise);
-    const { FleetError } = await import('@fleet/core');
     if (flags.virtual) {
       if (flags.hosts === undefined) throw new FleetError('USAGE', '--virtual needs --hosts');
-      const { hostNames } = await import('@fleet/lab');
-      const { runVirtual } = await import('@fleet/lab');
       await runVirtual({
         dir: flags.dir,
         hosts: hostNames(flags.hosts),
@@ -45,8 +45,6 @@ export default class LabSupervise extends FleetCommand {
     }
     if (flags.host === undefined)
       throw new FleetError('USAGE', 'lab supervise needs --host or --virtual');
-    const path = await import('node:path');
-    const { runSupervisor } = await import('@fleet/lab');
     await runSupervisor({
       dir: flags.dir,
       host: flags.host,

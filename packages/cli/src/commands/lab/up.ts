@@ -1,6 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import type { LabDocument } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
+import * as path from 'node:path';
+import { labUp, linkedDevPlugins } from '@fleet/lab';
 
 /** A value as a POSIX shell word: bare when safe, else single-quoted. */
 function shellWord(value: string): string {
@@ -63,8 +65,6 @@ Prints, on stdout, the export lines to use it after a comment saying so (eval "$
 
   async run(): Promise<LabDocument> {
     const { flags } = await this.parse(LabUp);
-    const path = await import('node:path');
-    const { labUp, linkedDevPlugins } = await import('@fleet/lab');
     const registry = await this.loadRegistry();
     // `fleet plugins link`ed plugins: the lab's nodes serve them from their folders (dev loop).
     const linked = [...this.config.plugins.values()].map(({ name, root, type }) => ({

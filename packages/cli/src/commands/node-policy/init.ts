@@ -1,6 +1,8 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { nodeHome, policyHomeFlag } from '../../node-policy.js';
+import { FleetError, defaultNodePolicy } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
 
 export interface NodePolicyInitJson {
   readonly file: string;
@@ -33,8 +35,6 @@ Refuses to replace an existing policy without --force.`;
 
   async run(): Promise<NodePolicyInitJson> {
     const { flags } = await this.parse(NodePolicyInit);
-    const { FleetError, defaultNodePolicy } = await import('@fleet/core');
-    const { writeNodePolicy } = await import('@fleet/controller');
     const home = await nodeHome(flags.home);
     const registry = await this.loadRegistry();
     const known = registry.domains().map((entry) => entry.descriptor.domain);

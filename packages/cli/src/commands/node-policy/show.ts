@@ -6,18 +6,24 @@ import {
   summarise,
   unknownDomainWarning,
 } from '../../node-policy.js';
+import { nodePolicyFile, parseSshEd25519PublicKey } from '@fleet/core';
+import type { CodeBearingGrant, NodePolicy } from '@fleet/core';
+import { access } from 'node:fs/promises';
+import * as controller from '@fleet/controller';
+import { oldBootstrapPolicyPath } from '@fleet/controller';
+import type { LearnedLoginPath } from '@fleet/controller';
 
 export interface NodePolicyShowJson {
   readonly file: string;
   readonly sha256: string;
-  readonly policy: import('@fleet/core').NodePolicy;
+  readonly policy: NodePolicy;
   /** Each allowed path whose install runs code as the node's user (docs/node-policy.md). */
-  readonly codeBearing: import('@fleet/core').CodeBearingGrant[];
+  readonly codeBearing: CodeBearingGrant[];
   /**
    * Without `versions.path`: the login PATH the controller learns for `fleet version`, learned
    * here the same way (docs/version.md); absent when the policy names a PATH.
    */
-  readonly loginPath?: import('@fleet/controller').LearnedLoginPath;
+  readonly loginPath?: LearnedLoginPath;
 }
 
 export default class NodePolicyShow extends FleetCommand {
@@ -31,7 +37,6 @@ export default class NodePolicyShow extends FleetCommand {
 
   async run(): Promise<NodePolicyShowJson> {
     const { flags } = await this.parse(NodePolicyShow);
-    const { nodePolicyFile, parseSshEd25519PublicKey } = await import('@fleet/core');
     const home = await nodeHome(flags.home);
     const loaded = await checkedPolicy(nodePolicyFile(home), home, await this.loadRegistry());
     for (const domain of loaded.unknownDomains)
@@ -41,12 +46,9 @@ export default class NodePolicyShow extends FleetCommand {
     for (const line of summarise(loaded.policy, fingerprintOf)) this.log(line);
     const { codeBearing } = loaded;
     for (const line of codeBearing.lines) this.log(line);
-    const { access } = await import('node:fs/promises');
-    const controller = await import('@fleet/controller');
-    const { oldBootstrapPolicyPath } = controller;
     // What `fleet version` probes tools on when the policy names no PATH: learned exactly as the
     // controller learns it (its user's login shell, bounded, minimal environment).
-    let loginPath: import('@fleet/controller').LearnedLoginPath | undefined;
+    let loginPath: LearnedLoginPath | undefined;
     if (loaded.policy.versions.path === undefined) {
       const platform =
         process.platform === 'win32' ? 'win32' : process.platform === 'darwin' ? 'darwin' : 'linux';

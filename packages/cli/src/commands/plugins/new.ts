@@ -1,6 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { WiredDomain } from '@fleet/operator/plugins/new.js';
 import { FleetCommand } from '../../base-command.js';
+import { UNSET_FLEET_REGISTRY } from '@fleet/core';
+import { newPlugin, nextSteps } from '@fleet/operator/plugins/new.js';
 
 export interface PluginsNewResult {
   readonly root: string;
@@ -62,8 +64,6 @@ export default class PluginsNew extends FleetCommand {
 
   async run(): Promise<PluginsNewResult> {
     const { args, flags } = await this.parse(PluginsNew);
-    const { UNSET_FLEET_REGISTRY } = await import('@fleet/core');
-    const { newPlugin, nextSteps } = await import('@fleet/operator/plugins/new.js');
     const kind = flags.kind === 'block' ? 'block' : 'whole';
     const dir = flags.dir ?? args.name.replace(/^@[^/]+\//, '');
     const wire = flags.wire

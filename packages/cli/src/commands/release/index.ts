@@ -1,5 +1,7 @@
 import { FleetCommand } from '../../base-command.js';
 import { Flags } from '@fleet/core/command';
+import * as path from 'node:path';
+import { release } from '@fleet/operator/release/release.js';
 
 export default class Release extends FleetCommand {
   static override summary =
@@ -39,8 +41,6 @@ export default class Release extends FleetCommand {
 
   async run(): Promise<Record<string, unknown>> {
     const { flags } = await this.parse(Release);
-    const path = await import('node:path');
-    const { release } = await import('@fleet/operator/release/release.js');
     const result = await release({
       root: await this.findRepo(flags.repo),
       // packages/cli → the workspace root it belongs to

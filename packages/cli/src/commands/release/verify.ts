@@ -1,5 +1,7 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import * as path from 'node:path';
+import { verifyRelease } from '@fleet/operator/release/release-verify.js';
 
 export default class ReleaseVerify extends FleetCommand {
   static override summary = 'Rebuild a pinned release from its commit and compare the bytes.';
@@ -21,8 +23,6 @@ export default class ReleaseVerify extends FleetCommand {
 
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(ReleaseVerify);
-    const path = await import('node:path');
-    const { verifyRelease } = await import('@fleet/operator/release/release-verify.js');
     const result = await verifyRelease({
       root: await this.findRepo(flags.repo),
       checkout: path.resolve(this.config.root, '..', '..'),

@@ -3,6 +3,12 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FleetCommand } from '../../base-command.js';
 import { cliRoot as ownRoot, idleMinutesFlag } from '../../resident.js';
+import { placeToListen } from '@fleet/resident/listen.js';
+import { fingerprint, watchedFiles } from '@fleet/resident/fingerprint.js';
+import { serveResident } from '@fleet/resident/server.js';
+import { pingResident } from '@fleet/resident/client.js';
+import { execute, reportedFailure } from '@fleet/core/command';
+import { takeObservedHeads } from '@fleet/core';
 
 export default class ResidentServe extends FleetCommand {
   static override hidden = true;
@@ -16,12 +22,6 @@ export default class ResidentServe extends FleetCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(ResidentServe);
-    const { placeToListen } = await import('@fleet/resident/listen.js');
-    const { fingerprint, watchedFiles } = await import('@fleet/resident/fingerprint.js');
-    const { serveResident } = await import('@fleet/resident/server.js');
-    const { pingResident } = await import('@fleet/resident/client.js');
-    const { execute, reportedFailure } = await import('@fleet/core/command');
-    const { takeObservedHeads } = await import('@fleet/core');
     const cliRoot = ownRoot();
     const place = await placeToListen(cliRoot);
     const binPath = join(cliRoot, 'bin', 'run.js');

@@ -2,6 +2,10 @@ import * as fs from 'node:fs';
 import type { ResidentInfo } from '@fleet/resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
 import { cliRoot, idleMinutesFlag } from '../../resident.js';
+import { pingResident } from '@fleet/resident/client.js';
+import { placeToListen } from '@fleet/resident/listen.js';
+import { FleetError } from '@fleet/core';
+import { residentLog, spawnResident } from '@fleet/resident/spawn.js';
 
 const START_BOUND_MS = 20_000;
 
@@ -21,9 +25,6 @@ fleet never starts one on its own: this command does, or FLEET_RESIDENT=auto in 
 
   async run(): Promise<ResidentInfo & { started: boolean }> {
     const { flags } = await this.parse(ResidentStart);
-    const { pingResident } = await import('@fleet/resident/client.js');
-    const { placeToListen } = await import('@fleet/resident/listen.js');
-    const { FleetError } = await import('@fleet/core');
     const root = cliRoot();
     const place = await placeToListen(root);
     const running = await pingResident(root);
@@ -31,7 +32,6 @@ fleet never starts one on its own: this command does, or FLEET_RESIDENT=auto in 
       this.log(`Your resident process runs already: pid ${running.pid}, on ${running.socket}.`);
       return { ...running, started: false };
     }
-    const { residentLog, spawnResident } = await import('@fleet/resident/spawn.js');
     const logFile = residentLog(place);
     const child = spawnResident(place, flags['idle-minutes'], root);
     let exited: number | null | undefined;

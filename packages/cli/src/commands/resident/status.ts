@@ -1,6 +1,7 @@
 import type { ResidentInfo } from '@fleet/resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
 import { cliRoot } from '../../resident.js';
+import { pingResident } from '@fleet/resident/client.js';
 
 export default class ResidentStatus extends FleetCommand {
   static override summary = 'Show whether your resident operator process runs, and since when.';
@@ -11,7 +12,6 @@ export default class ResidentStatus extends FleetCommand {
 
   async run(): Promise<{ running: false } | ({ running: true } & ResidentInfo)> {
     await this.parse(ResidentStatus);
-    const { pingResident } = await import('@fleet/resident/client.js');
     const info = await pingResident(cliRoot());
     if (info === undefined) {
       this.log('No resident process of yours runs: every verb runs in its own process.');

@@ -1,6 +1,7 @@
 import type { ResidentInfo } from '@fleet/resident/frames.js';
 import { FleetCommand } from '../../base-command.js';
 import { cliRoot } from '../../resident.js';
+import { pingResident, quitResident } from '@fleet/resident/client.js';
 
 export default class ResidentStop extends FleetCommand {
   static override summary = 'Stop your resident operator process (after the call it runs, if any).';
@@ -10,7 +11,6 @@ export default class ResidentStop extends FleetCommand {
 
   async run(): Promise<{ running: boolean; stopped?: ResidentInfo }> {
     await this.parse(ResidentStop);
-    const { pingResident, quitResident } = await import('@fleet/resident/client.js');
     const root = cliRoot();
     const stopped = await quitResident(root);
     if (stopped === undefined) {

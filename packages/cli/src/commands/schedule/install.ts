@@ -1,5 +1,11 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import * as path from 'node:path';
+import * as model from '@fleet/operator/schedule/model.js';
+import { assertUnattendedAllowed } from '@fleet/operator/schedule/policy.js';
+import { ensureReportsIgnored, installSchedule } from '@fleet/operator/schedule/io.js';
+import { operatorScheduleHost } from '@fleet/operator/schedule/host.js';
+import * as core from '@fleet/core';
 
 export interface ScheduleInstallJson {
   readonly schema: 'fleet.schedule/v1';
@@ -46,20 +52,14 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
 
   async run(): Promise<ScheduleInstallJson> {
     const { args, flags } = await this.parse(ScheduleInstall);
-    const path = await import('node:path');
-    const model = await import('@fleet/operator/schedule/model.js');
     const words = [args.verb, ...(args.subverb === undefined ? [] : [args.subverb])];
     // Refused before anything is read or written.
     const job = model.classifyJob(words, flags.unattended);
     const everySeconds = model.parseEvery(flags.every);
     const root = path.resolve(await this.findRepo(flags.repo));
     if (job.kind === 'unattended-reconcile') {
-      const { assertUnattendedAllowed } = await import('@fleet/operator/schedule/policy.js');
       await assertUnattendedAllowed(root, await this.loadRegistry());
     }
-    const { ensureReportsIgnored, installSchedule } =
-      await import('@fleet/operator/schedule/io.js');
-    const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const host = await operatorScheduleHost();
     const name = model.scheduleName(job);
     const argv = [
@@ -67,7 +67,6 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
       path.join(this.config.root, 'bin', 'run.js'),
       ...model.jobArguments(job, root),
     ];
-    const core = await import('@fleet/core');
     // What the run needs from this shell, by name and as absolute paths (never a token): the
     // credentials file it reads, and the XDG directories when this shell sets them.
     const environment: Record<string, string> = {

@@ -1,5 +1,9 @@
 import { FleetCommand } from '../../base-command.js';
 import type { InstalledSchedule } from '@fleet/operator/schedule/io.js';
+import { listSchedules } from '@fleet/operator/schedule/io.js';
+import { operatorScheduleHost } from '@fleet/operator/schedule/host.js';
+import { escapeControl } from '@fleet/core';
+import { describeLastRun, jobOf } from '@fleet/operator/schedule/model.js';
 
 export interface ScheduleListJson {
   readonly schema: 'fleet.schedules/v1';
@@ -17,10 +21,6 @@ export default class ScheduleList extends FleetCommand {
 
   async run(): Promise<ScheduleListJson> {
     await this.parse(ScheduleList);
-    const { listSchedules } = await import('@fleet/operator/schedule/io.js');
-    const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
-    const { escapeControl } = await import('@fleet/core');
-    const { describeLastRun, jobOf } = await import('@fleet/operator/schedule/model.js');
     const schedules = await listSchedules(await operatorScheduleHost());
     if (schedules.length === 0) this.log('No fleet schedules installed.');
     for (const schedule of schedules) {

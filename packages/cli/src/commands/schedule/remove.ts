@@ -1,5 +1,8 @@
 import { Args } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
+import { normaliseName } from '@fleet/operator/schedule/model.js';
+import { removeSchedule } from '@fleet/operator/schedule/io.js';
+import { operatorScheduleHost } from '@fleet/operator/schedule/host.js';
 
 export interface ScheduleRemoveJson {
   readonly name: string;
@@ -24,9 +27,6 @@ export default class ScheduleRemove extends FleetCommand {
 
   async run(): Promise<ScheduleRemoveJson> {
     const { args } = await this.parse(ScheduleRemove);
-    const { normaliseName } = await import('@fleet/operator/schedule/model.js');
-    const { removeSchedule } = await import('@fleet/operator/schedule/io.js');
-    const { operatorScheduleHost } = await import('@fleet/operator/schedule/host.js');
     const result = await removeSchedule(await operatorScheduleHost(), normaliseName(args.name));
     this.log(`Removed ${result.name}:`);
     for (const file of result.removed) this.log(`  ${file}`);

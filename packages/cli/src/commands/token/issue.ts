@@ -1,6 +1,9 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
+import { FleetError, isScope, newOperationId } from '@fleet/core';
+import { parseDuration } from '@fleet/controller';
+import { recordTokenVerb, remoteTokens } from '@fleet/operator/tokens/remote.js';
 
 export interface IssuedTokenJson {
   readonly id: string;
@@ -39,8 +42,6 @@ With --host H it is issued through H's controller (needs node-admin:tokens) and 
 
   async run(): Promise<IssuedTokenJson> {
     const { flags } = await this.parse(TokenIssue);
-    const { FleetError, isScope } = await import('@fleet/core');
-    const { parseDuration } = await import('@fleet/controller');
     const bad = flags.scope.filter((scope) => !isScope(scope));
     if (bad.length > 0) {
       throw new FleetError(
@@ -55,8 +56,6 @@ With --host H it is issued through H's controller (needs node-admin:tokens) and 
     }
     const ttlMs = parseDuration(flags.ttl);
     if (flags.host !== undefined) {
-      const { recordTokenVerb, remoteTokens } = await import('@fleet/operator/tokens/remote.js');
-      const { newOperationId } = await import('@fleet/core');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       const operationId = newOperationId();
       const issued = await remote.client.tokenIssue({

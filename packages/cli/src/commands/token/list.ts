@@ -1,5 +1,8 @@
 import { FleetCommand } from '../../base-command.js';
 import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
+import { issuerText, lineageText, listWithLineage } from '@fleet/operator/tokens/lineage.js';
+import { remoteTokens } from '@fleet/operator/tokens/remote.js';
+import { renderTable } from '../../table.js';
 
 export interface TokenListJson {
   readonly tokens: readonly {
@@ -41,16 +44,14 @@ export default class TokenList extends FleetCommand {
     const { flags } = await this.parse(TokenList);
     let tokens: TokenListJson['tokens'];
     let self: string | undefined;
-    const { issuerText, lineageText, listWithLineage } =
-      await import('@fleet/operator/tokens/lineage.js');
     if (flags.host !== undefined) {
-      const { remoteTokens } = await import('@fleet/operator/tokens/remote.js');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       const answer = await listWithLineage(remote.client);
       ({ tokens, self } = answer);
       if (!answer.lineage)
         this.note(`${flags.host} predates token lineage: the issuer of its tokens is unknown`);
     } else {
+      // Lazy: only the local branch needs the controller (packages/cli/README.md, Lazy imports kept).
       const { lineageOf, tokenState } = await import('@fleet/controller');
       const store = await openStore(flags.home);
       const now = new Date();
@@ -68,7 +69,6 @@ export default class TokenList extends FleetCommand {
     }
     if (tokens.length === 0) this.log('No tokens. Issue one with `fleet token issue`.');
     if (tokens.length > 0) {
-      const { renderTable } = await import('../../table.js');
       const rows = tokens.map((token) => [
         token.id,
         token.client,

@@ -1,6 +1,9 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
+import { checkRevoke, recordTokenVerb, remoteTokens } from '@fleet/operator/tokens/remote.js';
+import { revokeWithMinted } from '@fleet/operator/tokens/lineage.js';
+import { newOperationId } from '@fleet/core';
 
 export interface RevokedTokenJson {
   readonly id: string;
@@ -44,10 +47,6 @@ Revoking the token your credentials file holds for H (or one it was minted from)
   async run(): Promise<RevokedTokenJson> {
     const { args, flags } = await this.parse(TokenRevoke);
     if (flags.host !== undefined) {
-      const { checkRevoke, recordTokenVerb, remoteTokens } =
-        await import('@fleet/operator/tokens/remote.js');
-      const { revokeWithMinted } = await import('@fleet/operator/tokens/lineage.js');
-      const { newOperationId } = await import('@fleet/core');
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
       await checkRevoke(remote, args.id, flags.self);
       const operationId = newOperationId();

@@ -2,6 +2,9 @@ import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { IssuedTokenJson } from './issue.js';
 import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
+import { parseDuration } from '@fleet/controller';
+import { FleetError } from '@fleet/core';
+import { recordTokenVerb, remoteTokens, rotateRemote } from '@fleet/operator/tokens/remote.js';
 
 export interface RotatedTokenJson extends IssuedTokenJson {
   readonly rotatedFrom: string;
@@ -41,10 +44,8 @@ Through a controller the new token is your token's: it never expires after your 
 
   async run(): Promise<RotatedTokenJson> {
     const { args, flags } = await this.parse(TokenRotate);
-    const { parseDuration } = await import('@fleet/controller');
     if (flags.host !== undefined) return this.rotateThroughController(flags.host, args.id, flags);
     if (args.id === undefined) {
-      const { FleetError } = await import('@fleet/core');
       throw new FleetError('USAGE', 'name the token to rotate (fleet token list shows the ids)');
     }
     const store = await openStore(flags.home);
@@ -73,9 +74,6 @@ Through a controller the new token is your token's: it never expires after your 
     id: string | undefined,
     flags: { repo?: string; grace: string; ttl?: string; timeout: number },
   ): Promise<RotatedTokenJson> {
-    const { parseDuration } = await import('@fleet/controller');
-    const { recordTokenVerb, remoteTokens, rotateRemote } =
-      await import('@fleet/operator/tokens/remote.js');
     const root = await this.findRepo(flags.repo);
     const remote = await remoteTokens(root, host, flags.timeout);
     const rotated = await rotateRemote(remote, id, {
