@@ -70,6 +70,74 @@ export interface ReleaseResult {
 }
 
 export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
+  const repo = await readReleasableRepo(options);
+  const { version, manifest } = repo;
+  const base = { version, checkout: options.checkout, plugins: manifest.plugins, warnings: [] };
+  if (!options.confirm) return { ...base, outcome: 'planned', ...NOTHING_RELEASED };
+  const key = await core.signingKey(options.signingKey);
+  const packed = await packRelease(options, version, repo.manifestText);
+  const stored = await storeRelease(options.root, packed, version, repo.from);
+  const { file, sha256, commit, tgz } = stored;
+  const warnings = dirtyCheckoutWarnings(commit);
+  const listed = manifest.artifacts.find((entry) => entry.version === version);
+  refuseReplacedRelease(listed, version, sha256, commit);
+  // The result's keys keep one order whatever the outcome: `--json` prints them as they are.
+  const result = (outcome: 'unchanged' | 'released', repoCommit: string | null): ReleaseResult => ({
+    ...base,
+    warnings,
+    outcome,
+    file,
+    sha256,
+    bytes: tgz.length,
+    commit,
+    repoCommit,
+    signedBy: key.publicKey,
+  });
+  if (isReleaseUnchanged(repo, packed, stored, listed, key.publicKey))
+    return result('unchanged', null);
+  options.progress(`signing it with ${key.privateKeyFile} (ssh-keygen -Y sign -n fleet-release)…`);
+  const signature = await core.signArtifact(tgz, key);
+  const pin = { version, file, sha256, commit, signature };
+  const edited = core.manifestWithSigningKey(
+    core.manifestWithArtifact(packed.text, withNodePins(pin, listed, packed.nodes), true),
+    key.publicKey,
+  );
+  await writeFileAtomic(repo.manifestPath, edited);
+  const repoCommit = await commitRelease(repo, packed, stored, key.publicKey);
+  return result('released', repoCommit);
+}
+
+/** The fields of a result that names no artifact: a planned release. */
+const NOTHING_RELEASED = {
+  file: null,
+  sha256: null,
+  bytes: null,
+  commit: null,
+  repoCommit: null,
+  signedBy: null,
+} as const;
+
+/** The version's entry in fleet.yaml's `artifacts`, when it already has one. */
+type ListedArtifact = core.FleetManifest['artifacts'][number];
+
+/** The repository as a release finds it, once it is known it may be released into. */
+interface ReleasableRepo {
+  readonly root: string;
+  readonly git: core.Git;
+  readonly manifestPath: string;
+  readonly manifestText: string;
+  readonly manifest: core.FleetManifest;
+  /** The checkout's own version. */
+  readonly from: string;
+  /** The version to release. */
+  readonly version: string;
+}
+
+/**
+ * Reads fleet.yaml and the version to release; refuses a version that is not semver and a
+ * fleet.yaml or .gitignore with uncommitted changes, before anything is packed.
+ */
+async function readReleasableRepo(options: ReleaseOptions): Promise<ReleasableRepo> {
   const manifestPath = join(options.root, core.MANIFEST_FILE);
   const manifestText = await readFile(manifestPath, 'utf8');
   const manifest = core.parseManifest(manifestText);
@@ -89,23 +157,27 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
       `${core.MANIFEST_FILE} or .gitignore has uncommitted changes: commit or discard them first (fleet release commits them); nothing was packed`,
     );
   }
-  const base = { version, checkout: options.checkout, plugins: manifest.plugins, warnings: [] };
-  if (!options.confirm) {
-    return {
-      ...base,
-      outcome: 'planned',
-      file: null,
-      sha256: null,
-      bytes: null,
-      commit: null,
-      repoCommit: null,
-      signedBy: null,
-    };
-  }
-  const key = await core.signingKey(options.signingKey);
+  return { root: options.root, git, manifestPath, manifestText, manifest, from, version };
+}
+
+/** What packing a release produced, before anything is written into the repository. */
+interface PackedRelease {
+  readonly tgz: Buffer;
+  /** fleet.yaml's text with the plugins packed alongside pinned. */
+  readonly text: string;
+  /** The plugin tarballs written for the release commit, relative to the repository. */
+  readonly pluginFiles: readonly string[];
+  readonly nodes: readonly ShippedNode[];
+}
+
+/** Packs the named plugins, the runtime and the Node.js builds in a scratch directory. */
+async function packRelease(
+  options: ReleaseOptions,
+  version: string,
+  manifestText: string,
+): Promise<PackedRelease> {
   const nodeSpecs = (options.nodes ?? []).map(parseNodeSpec);
   const scratch = await mkdtemp(join(tmpdir(), 'fleet-release-'));
-  let tgz: Buffer;
   let text = manifestText;
   const pluginFiles: string[] = [];
   const nodes: ShippedNode[] = [];
@@ -119,20 +191,44 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     options.progress(
       `packing ${core.RUNTIME_PACKAGE} ${version} from ${options.checkout} (npm pack -w packages/cli${plugins.length > 0 ? `, ${plugins.length} plugin${plugins.length === 1 ? '' : 's'}` : ''})…`,
     );
-    tgz = await readFile(await core.npmPackRuntime(options.checkout, scratch, plugins));
+    const tgz = await readFile(await core.npmPackRuntime(options.checkout, scratch, plugins));
     for (const spec of nodeSpecs)
       nodes.push(await storeNode(options.root, spec, scratch, options.progress));
+    return { tgz, text, pluginFiles, nodes };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  if (version !== from)
-    tgz = core.withPackageVersion(tgz, from, version, core.VERSION_SET_BY_RELEASE);
-  const pinned = core.parseManifest(text);
+}
+
+/** The runtime artifact as written into the store and read back. */
+interface StoredRelease {
+  readonly tgz: Buffer;
+  readonly file: string;
+  readonly sha256: string;
+  /** The commit label its build record names. */
+  readonly commit: string;
+  readonly packageName: string;
+}
+
+/**
+ * Sets the release's version into the packed bytes when it is not the checkout's, writes them into
+ * the store and reads them back as every later verb does: build record, version, pinned plugins.
+ */
+async function storeRelease(
+  root: string,
+  packed: PackedRelease,
+  version: string,
+  from: string,
+): Promise<StoredRelease> {
+  const tgz =
+    version === from
+      ? packed.tgz
+      : core.withPackageVersion(packed.tgz, from, version, core.VERSION_SET_BY_RELEASE);
+  const pinned = core.parseManifest(packed.text);
   const sha256 = createHash('sha256').update(tgz).digest('hex');
   const file = storeFile(sha256);
-  await writeStore(join(options.root, file), tgz);
-  // The same reading every later verb does: build record, version, the pinned plugins carried.
-  const artifact = await loadArtifact(options.root, file, undefined, pinned.plugins);
+  await writeStore(join(root, file), tgz);
+  const artifact = await loadArtifact(root, file, undefined, pinned.plugins);
   if (artifact.identity.version !== version) {
     throw new core.FleetError(
       'GENERATION_INVALID',
@@ -140,98 +236,108 @@ export async function release(options: ReleaseOptions): Promise<ReleaseResult> {
     );
   }
   const commit = artifact.identity.commit as string;
-  const warnings = core.isDirtyLabel(commit)
+  return { tgz, file, sha256, commit, packageName: artifact.identity.package };
+}
+
+/** The warning a release built from a checkout with uncommitted changes carries (pure). */
+export function dirtyCheckoutWarnings(commit: string): string[] {
+  return core.isDirtyLabel(commit)
     ? [
         `warning: the checkout has uncommitted changes (${commit}): this release cannot be rebuilt from its commit (contract §1.8); commit them and release again`,
       ]
     : [];
-  const listed = manifest.artifacts.find((entry) => entry.version === version);
+}
+
+/** Refuses a version fleet.yaml already pins at other bytes: a release is never replaced. */
+function refuseReplacedRelease(
+  listed: ListedArtifact | undefined,
+  version: string,
+  sha256: string,
+  commit: string,
+): void {
   if (listed !== undefined && listed.sha256 !== sha256) {
     throw new core.FleetError(
       'USAGE',
       `fleet.yaml already pins ${version} at sha256 ${listed.sha256.slice(0, 12)}, and this pack is ${sha256.slice(0, 12)} (built from ${commit}): a release is never replaced — release another version (--version, or bump packages/cli's and commit)`,
     );
   }
-  const trusted = manifest.signing?.keys.includes(key.publicKey) === true;
-  if (
+}
+
+/**
+ * Whether fleet.yaml already pins exactly this release — same bytes, build, signed with a trusted
+ * key, no new plugin or Node.js pin, already canonical — so nothing is to be written (pure).
+ */
+function isReleaseUnchanged(
+  repo: ReleasableRepo,
+  packed: PackedRelease,
+  stored: StoredRelease,
+  listed: ListedArtifact | undefined,
+  publicKey: string,
+): boolean {
+  const trusted = repo.manifest.signing?.keys.includes(publicKey) === true;
+  return (
     listed !== undefined &&
-    listed.file === file &&
-    listed.commit === commit &&
+    listed.file === stored.file &&
+    listed.commit === stored.commit &&
     listed.signature !== undefined &&
     trusted &&
-    text === manifestText &&
-    samePins(listed.node ?? [], nodes) &&
-    manifest.canonicalVersion === version
-  ) {
-    return {
-      ...base,
-      warnings,
-      outcome: 'unchanged',
-      file,
-      sha256,
-      bytes: tgz.length,
-      commit,
-      repoCommit: null,
-      signedBy: key.publicKey,
-    };
-  }
-  options.progress(`signing it with ${key.privateKeyFile} (ssh-keygen -Y sign -n fleet-release)…`);
-  const signature = await core.signArtifact(tgz, key);
-  const edited = core.manifestWithSigningKey(
-    core.manifestWithArtifact(
-      text,
-      {
-        version,
-        file,
-        sha256,
-        commit,
-        signature,
-        // Node.js builds shipped earlier with this version stay unless named again.
-        ...(nodes.length > 0 || listed?.node !== undefined
-          ? { node: mergedNodes(listed?.node ?? [], nodes) }
-          : {}),
-      },
-      true,
-    ),
-    key.publicKey,
+    packed.text === repo.manifestText &&
+    samePins(listed.node ?? [], packed.nodes) &&
+    repo.manifest.canonicalVersion === repo.version
   );
-  await writeFileAtomic(manifestPath, edited);
-  const ignored = await ensureIgnored(options.root);
-  const paths = [core.MANIFEST_FILE, ...(ignored ? ['.gitignore'] : []), ...pluginFiles];
+}
+
+/** The artifact pin with its Node.js builds: those shipped earlier stay unless named again (pure). */
+function withNodePins<Pin extends object>(
+  pin: Pin,
+  listed: ListedArtifact | undefined,
+  nodes: readonly ShippedNode[],
+): Pin | (Pin & { node: ShippedNode[] }) {
+  return nodes.length > 0 || listed?.node !== undefined
+    ? { ...pin, node: mergedNodes(listed?.node ?? [], nodes) }
+    : pin;
+}
+
+/** Commits fleet.yaml, .gitignore when it changed and the plugin tarballs; the new commit. */
+async function commitRelease(
+  repo: ReleasableRepo,
+  packed: PackedRelease,
+  stored: StoredRelease,
+  publicKey: string,
+): Promise<string> {
+  const { git } = repo;
+  const ignored = await ensureIgnored(repo.root);
+  const paths = [core.MANIFEST_FILE, ...(ignored ? ['.gitignore'] : []), ...packed.pluginFiles];
   await git.run(['add', '--', ...paths]);
   await git.run([
     ...(await core.identityArgs(git)),
     'commit',
     '--quiet',
     '-m',
-    `release ${core.RUNTIME_PACKAGE} ${version}: canonicalVersion`,
+    `release ${core.RUNTIME_PACKAGE} ${repo.version}: canonicalVersion`,
     '-m',
-    [
-      `sha256   ${sha256}`,
-      `bytes    ${tgz.length}`,
-      `built    from ${commit}`,
-      `signed   by ${key.publicKey}`,
-      `package  ${artifact.identity.package}`,
-      ...manifest.plugins.map(
-        (plugin) => `carries  ${plugin.name} ${plugin.version} ${plugin.sha256}`,
-      ),
-    ].join('\n'),
+    releaseCommitBody({ ...stored, bytes: stored.tgz.length }, publicKey, repo.manifest.plugins),
     '--',
     core.MANIFEST_FILE,
     ...(ignored ? ['.gitignore'] : []),
   ]);
-  const repoCommit = (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
-  return {
-    ...base,
-    warnings,
-    outcome: 'released',
-    file,
-    sha256,
-    bytes: tgz.length,
-    commit,
-    repoCommit,
-    signedBy: key.publicKey,
-  };
+  return (await git.run(['rev-parse', 'HEAD'])).stdout.trim();
+}
+
+/** The release commit's body: what was pinned, built from what, signed by whom (pure). */
+export function releaseCommitBody(
+  stored: Pick<StoredRelease, 'sha256' | 'commit' | 'packageName'> & { readonly bytes: number },
+  publicKey: string,
+  plugins: readonly core.PinnedPlugin[],
+): string {
+  return [
+    `sha256   ${stored.sha256}`,
+    `bytes    ${stored.bytes}`,
+    `built    from ${stored.commit}`,
+    `signed   by ${publicKey}`,
+    `package  ${stored.packageName}`,
+    ...plugins.map((plugin) => `carries  ${plugin.name} ${plugin.version} ${plugin.sha256}`),
+  ].join('\n');
 }
 
 /** The Node.js pins of a release: `added` replace earlier ones of their platform (pure). */
