@@ -7,24 +7,25 @@
  *   is checked in the key exchange, so a mismatch aborts before authentication, before any
  *   channel is opened and before anything is sent (`HOSTKEY_MISMATCH`); no pin is
  *   `HOSTKEY_UNKNOWN`, never trust on first use; known_hosts files are never read or written;
- * - host and user are checked syntactically before connecting (no `-o…`, `;`, `%`);
+ * - host and user are checked syntactically before connecting (no `-o…`, `;`, `%`;
+ *   ssh-preflight.ts);
  * - public-key authentication with the credentials file's identity file only: no agent, no
  *   password or keyboard-interactive, no PTY, no agent/X11/port forwarding;
  * - bounded: handshake timeout, keepalives, an overall timeout, capped stdout and stderr.
  *
  * node-ssh (and ssh2 under it) is imported inside the function: CLI start-up stays fast.
  */
-import { open } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
 import { Readable } from 'node:stream';
 import type { FleetError as FleetErrorClass } from '@fleet/core';
+import type { NodeSSH, SSHExecCommandResponse } from 'node-ssh';
 import {
-  blobType,
-  parseOpenSshPublicKey,
-  sshFingerprint,
-  type OpenSshPublicKey,
-} from './ssh-keys.js';
-import { RECOVERY_VERBS, isRecoveryVerb, type RecoveryVerb } from './verbs.js';
+  HOST_KEY_ALGORITHMS,
+  checkedTarget,
+  errorMessage,
+  type CheckedTarget,
+} from './ssh-preflight.js';
+import { blobType, sshFingerprint, type OpenSshPublicKey } from './ssh-keys.js';
+import type { RecoveryVerb } from './verbs.js';
 
 export interface RecoveryTarget {
   /** The host's name in fleet.yaml, for messages (default: `host`). */
@@ -67,24 +68,8 @@ const DEFAULTS = {
   maxStderrBytes: 256 * 1024,
 } as const;
 
-/** Private key files are small; anything larger is not one. */
-const MAX_IDENTITY_FILE_BYTES = 64 * 1024;
 /** The chunk size stdin is streamed in (the channel applies the SSH window). */
 const STDIN_CHUNK_BYTES = 64 * 1024;
-
-/** The host key algorithms that present a key of each pinnable type. */
-const HOST_KEY_ALGORITHMS: Readonly<Record<string, readonly string[]>> = {
-  'ssh-ed25519': ['ssh-ed25519'],
-  'ecdsa-sha2-nistp256': ['ecdsa-sha2-nistp256'],
-  'ecdsa-sha2-nistp384': ['ecdsa-sha2-nistp384'],
-  'ecdsa-sha2-nistp521': ['ecdsa-sha2-nistp521'],
-  'ssh-rsa': ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'],
-};
-
-/** A host name, an IPv4 address, or an IPv6 address (optionally in brackets). */
-const HOST_PATTERN =
-  /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]{2,45}\]?)$/;
-const USER_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 /** The parts of ssh2's client and channel used here (ssh2 ships no types of its own). */
 interface Ssh2Channel {
@@ -110,42 +95,40 @@ export async function runRecoveryVerb(
   options: RecoveryOptions = {},
 ): Promise<RecoveryResult> {
   const core = await import('@fleet/core');
-  const settings = { ...DEFAULTS, ...options };
-  const name = target.name ?? target.host;
-  const fail = (code: ConstructorParameters<Core['FleetError']>[0], message: string) =>
-    new core.FleetError(code, message);
-
+  const settings: RecoverySettings = { ...DEFAULTS, ...options };
   // 1. Everything checked before a socket is opened.
-  if (typeof verb !== 'string' || !isRecoveryVerb(verb)) {
-    throw fail(
-      'USAGE',
-      `not a recovery verb: ${JSON.stringify(verb)} (${RECOVERY_VERBS.join(', ')})`,
-    );
-  }
-  const host = checkedHost(core, name, target.host);
-  if (typeof target.user !== 'string' || !USER_PATTERN.test(target.user)) {
-    throw fail(
-      'USAGE',
-      `ssh user of ${name} refused: ${JSON.stringify(target.user)} is not a user name ([a-z_][a-z0-9_-]*)`,
-    );
-  }
-  if (!Number.isInteger(target.port) || target.port < 1 || target.port > 65535) {
-    throw fail('USAGE', `ssh port of ${name} refused: ${String(target.port)} is not a port`);
-  }
-  const pin = pinnedKey(core, name, target.hostKey);
-  const privateKey = await readIdentityFile(core, target.identityFile);
-
+  const checked = await checkedTarget(core, target, verb);
   // 2. Connect: the host key is checked in the key exchange, before authentication.
+  const ssh = await connected(core, target, checked, settings);
+  // 3. One exec of the verb; stdin streamed and ended; output collected within bounds.
+  return await execVerb(core, ssh, {
+    verb,
+    stdin,
+    settings,
+    name: checked.name,
+    where: checked.where,
+  });
+}
+
+type RecoverySettings = Required<RecoveryOptions>;
+
+/** A connection whose host key is the pinned one, authenticated with the identity file alone. */
+async function connected(
+  core: Core,
+  target: RecoveryTarget,
+  checked: CheckedTarget,
+  settings: RecoverySettings,
+): Promise<NodeSSH> {
+  const { pin } = checked;
   const { NodeSSH } = await import('node-ssh');
   const ssh = new NodeSSH();
   let offered: Buffer | undefined;
-  const where = `${target.user}@${target.host} port ${target.port}`;
   try {
     await ssh.connect({
-      host,
+      host: checked.host,
       port: target.port,
       username: target.user,
-      privateKey,
+      privateKey: checked.privateKey,
       authHandler: ['publickey'],
       tryKeyboard: false,
       agentForward: false,
@@ -161,97 +144,67 @@ export async function runRecoveryVerb(
     });
   } catch (error) {
     ssh.dispose();
-    throw connectFailure(core, error, { name, where, pin, offered, target });
+    throw connectFailure(core, error, {
+      name: checked.name,
+      where: checked.where,
+      pin,
+      offered,
+      target,
+    });
   }
+  return ssh;
+}
 
-  // 3. One exec of the verb; stdin streamed and ended; output collected within bounds.
+/** One verb's run over a connection, for its messages and bounds. */
+interface VerbRun {
+  readonly verb: RecoveryVerb;
+  readonly stdin: Buffer | undefined;
+  readonly settings: RecoverySettings;
+  readonly name: string;
+  readonly where: string;
+}
+
+/** What the exec's callbacks and its timer learn while the verb runs. */
+interface ExecState {
+  channel: Ssh2Channel | undefined;
+  connectionError: Error | undefined;
+  timedOut: boolean;
+}
+
+/** Runs the verb over `ssh`, then disposes of it; its exit code and bounded output. */
+async function execVerb(core: Core, ssh: NodeSSH, run: VerbRun): Promise<RecoveryResult> {
+  const state: ExecState = { channel: undefined, connectionError: undefined, timedOut: false };
   const connection = ssh.connection as unknown as Ssh2Client;
-  let connectionError: Error | undefined;
   connection.on('error', (error) => {
-    connectionError = error;
+    state.connectionError = error;
   });
-  const stdout: Buffer[] = [];
-  const stderr: Buffer[] = [];
-  let stdoutBytes = 0;
-  let stderrBytes = 0;
-  let stderrCut = false;
-  let overflow = false;
-  let timedOut = false;
-  let channel: Ssh2Channel | undefined;
+  const output = new BoundedOutput(run.settings, () => state.channel?.close());
   const timer = setTimeout(() => {
-    timedOut = true;
-    channel?.close();
+    state.timedOut = true;
+    state.channel?.close();
     ssh.dispose();
-  }, settings.timeoutMs);
+  }, run.settings.timeoutMs);
   try {
-    const response = await ssh.execCommand(verb, {
-      ...(stdin === undefined ? {} : { stdin: Readable.from(chunks(stdin)) }),
+    const response = await ssh.execCommand(run.verb, {
+      ...(run.stdin === undefined ? {} : { stdin: Readable.from(chunks(run.stdin)) }),
       execOptions: {},
       noTrim: true,
       onChannel: (opened: Ssh2Channel) => {
-        channel = opened;
+        state.channel = opened;
         opened.on('error', (error) => {
-          connectionError ??= error;
+          state.connectionError ??= error;
         });
       },
-      onStdout: (chunk: Buffer) => {
-        if (overflow) return;
-        stdoutBytes += chunk.length;
-        if (stdoutBytes > settings.maxStdoutBytes) {
-          overflow = true;
-          channel?.close();
-          return;
-        }
-        stdout.push(chunk);
-      },
-      onStderr: (chunk: Buffer) => {
-        const room = settings.maxStderrBytes - stderrBytes;
-        if (room <= 0) {
-          stderrCut = true;
-          return;
-        }
-        const kept = chunk.subarray(0, room);
-        stderrCut ||= kept.length < chunk.length;
-        stderr.push(kept);
-        stderrBytes += kept.length;
-      },
+      onStdout: (chunk: Buffer) => output.onStdout(chunk),
+      onStderr: (chunk: Buffer) => output.onStderr(chunk),
     });
-    if (timedOut) {
-      throw fail(
-        'REQUEST_TIMEOUT',
-        `${verb} on ${name} (${where}) did not finish within ${settings.timeoutMs} ms: the connection was closed`,
-      );
-    }
-    if (overflow) {
-      throw fail(
-        'RESPONSE_INVALID',
-        `${verb} on ${name} (${where}): the receiver wrote more than ${settings.maxStdoutBytes} bytes on stdout; the answer was not used`,
-      );
-    }
-    if (typeof response.code !== 'number') {
-      const why = response.signal
-        ? `the receiver was ended by ${response.signal}`
-        : connectionError
-          ? `the connection failed (${connectionError.message})`
-          : 'the session ended without an exit status';
-      throw fail('HOST_UNREACHABLE', `${verb} on ${name} (${where}): ${why}`);
-    }
-    return {
-      exitCode: response.code,
-      stdout: Buffer.concat(stdout).toString('utf8'),
-      stderr: Buffer.concat(stderr).toString('utf8') + (stderrCut ? '\n[stderr truncated]\n' : ''),
-    };
+    return verbResult(core, run, state, output, response);
   } catch (error) {
     if (core.isFleetError(error)) throw error;
-    if (timedOut) {
-      throw fail(
-        'REQUEST_TIMEOUT',
-        `${verb} on ${name} (${where}) did not finish within ${settings.timeoutMs} ms: the connection was closed`,
-      );
-    }
-    throw fail(
+    if (state.timedOut) throw timeoutError(core, run);
+    throw new core.FleetError(
       'HOST_UNREACHABLE',
-      `${verb} on ${name} (${where}): ${errorMessage(error)} (the receiver may not have run)`,
+      `${run.verb} on ${run.name} (${run.where}): ${errorMessage(error)} (the receiver may not have run)`,
     );
   } finally {
     clearTimeout(timer);
@@ -259,87 +212,94 @@ export async function runRecoveryVerb(
   }
 }
 
+/** The verb's result once its session ended, or why it cannot be used. */
+function verbResult(
+  core: Core,
+  run: VerbRun,
+  state: ExecState,
+  output: BoundedOutput,
+  response: Pick<SSHExecCommandResponse, 'code' | 'signal'>,
+): RecoveryResult {
+  const { verb, name, where } = run;
+  if (state.timedOut) throw timeoutError(core, run);
+  if (output.overflow) {
+    throw new core.FleetError(
+      'RESPONSE_INVALID',
+      `${verb} on ${name} (${where}): the receiver wrote more than ${run.settings.maxStdoutBytes} bytes on stdout; the answer was not used`,
+    );
+  }
+  if (typeof response.code !== 'number') {
+    const why = response.signal
+      ? `the receiver was ended by ${response.signal}`
+      : state.connectionError
+        ? `the connection failed (${state.connectionError.message})`
+        : 'the session ended without an exit status';
+    throw new core.FleetError('HOST_UNREACHABLE', `${verb} on ${name} (${where}): ${why}`);
+  }
+  return { exitCode: response.code, ...output.text() };
+}
+
+function timeoutError(core: Core, run: VerbRun): FleetErrorClass {
+  return new core.FleetError(
+    'REQUEST_TIMEOUT',
+    `${run.verb} on ${run.name} (${run.where}) did not finish within ${run.settings.timeoutMs} ms: the connection was closed`,
+  );
+}
+
+/**
+ * The verb's stdout and stderr within their bounds: more stdout than allowed closes the channel
+ * and the answer is not used; stderr beyond its bound is dropped and said to be.
+ */
+class BoundedOutput {
+  private readonly stdout: Buffer[] = [];
+  private readonly stderr: Buffer[] = [];
+  private stdoutBytes = 0;
+  private stderrBytes = 0;
+  private stderrCut = false;
+  /** Whether stdout went over its bound. */
+  overflow = false;
+
+  constructor(
+    private readonly limits: Pick<RecoverySettings, 'maxStdoutBytes' | 'maxStderrBytes'>,
+    private readonly closeChannel: () => void,
+  ) {}
+
+  onStdout(chunk: Buffer): void {
+    if (this.overflow) return;
+    this.stdoutBytes += chunk.length;
+    if (this.stdoutBytes > this.limits.maxStdoutBytes) {
+      this.overflow = true;
+      this.closeChannel();
+      return;
+    }
+    this.stdout.push(chunk);
+  }
+
+  onStderr(chunk: Buffer): void {
+    const room = this.limits.maxStderrBytes - this.stderrBytes;
+    if (room <= 0) {
+      this.stderrCut = true;
+      return;
+    }
+    const kept = chunk.subarray(0, room);
+    this.stderrCut ||= kept.length < chunk.length;
+    this.stderr.push(kept);
+    this.stderrBytes += kept.length;
+  }
+
+  text(): { stdout: string; stderr: string } {
+    return {
+      stdout: Buffer.concat(this.stdout).toString('utf8'),
+      stderr:
+        Buffer.concat(this.stderr).toString('utf8') +
+        (this.stderrCut ? '\n[stderr truncated]\n' : ''),
+    };
+  }
+}
+
 function* chunks(buffer: Buffer): Generator<Buffer> {
   for (let offset = 0; offset < buffer.length; offset += STDIN_CHUNK_BYTES) {
     yield buffer.subarray(offset, offset + STDIN_CHUNK_BYTES);
-  }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** The host as ssh2 connects to it; refuses anything that is not a plain name or address. */
-function checkedHost(core: Core, name: string, host: unknown): string {
-  const refuse = (why: string) =>
-    new core.FleetError(
-      'USAGE',
-      `ssh host of ${name} refused: ${JSON.stringify(host)} ${why} (a host name or an IP address only)`,
-    );
-  if (typeof host !== 'string' || host === '') throw refuse('is empty');
-  if (host.startsWith('-')) throw refuse('starts with "-" (an option)');
-  if (!HOST_PATTERN.test(host)) throw refuse('holds characters a host name cannot');
-  const bracketed = host.startsWith('[');
-  if (bracketed !== host.endsWith(']')) throw refuse('has an unbalanced bracket');
-  if (bracketed && !host.includes(':')) throw refuse('brackets a non-IPv6 address');
-  return bracketed ? host.slice(1, -1) : host;
-}
-
-function pinnedKey(core: Core, name: string, hostKey: string | undefined): OpenSshPublicKey {
-  const how =
-    `fleet never trusts a host key on first use: read the node's key out of band (on the node: ` +
-    `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub) and pin its public key as ` +
-    `hosts.${name}.ssh.hostKey in fleet.yaml (type and base64, as in the .pub file)`;
-  if (hostKey === undefined || hostKey.trim() === '') {
-    throw new core.FleetError('HOSTKEY_UNKNOWN', `no pinned SSH host key for ${name}: ${how}`);
-  }
-  const key = parseOpenSshPublicKey(hostKey);
-  if (key === undefined || !Object.hasOwn(HOST_KEY_ALGORITHMS, key.type)) {
-    throw new core.FleetError(
-      'HOSTKEY_UNKNOWN',
-      `the pinned SSH host key of ${name} is not a usable OpenSSH public key (ssh-ed25519, ecdsa-sha2-nistp*, ssh-rsa): ${how}`,
-    );
-  }
-  return key;
-}
-
-async function readIdentityFile(core: Core, path: string): Promise<string> {
-  if (typeof path !== 'string' || !isAbsolute(path)) {
-    throw new core.FleetError(
-      'CREDENTIALS_INVALID',
-      `the SSH identity file must be an absolute path, not ${JSON.stringify(path)}`,
-    );
-  }
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new core.FleetError(
-      'CREDENTIALS_MISSING',
-      code === 'ENOENT'
-        ? `no SSH identity file at ${path}`
-        : `cannot read the SSH identity file ${path}: ${code ?? errorMessage(error)}`,
-    );
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile() || stats.size > MAX_IDENTITY_FILE_BYTES) {
-      throw new core.FleetError(
-        'CREDENTIALS_INVALID',
-        `the SSH identity file ${path} is not a private key file`,
-      );
-    }
-    if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
-      const mode = (stats.mode & 0o777).toString(8).padStart(4, '0');
-      throw new core.FleetError(
-        'CREDENTIALS_INSECURE',
-        `the SSH identity file ${path} has mode ${mode}: it must not be readable by group or others (chmod 600 ${path})`,
-      );
-    }
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
   }
 }
 
