@@ -3,60 +3,57 @@
  * host's controller by the generation machinery of §12 — or, with `resume`, an interrupted
  * transaction whose new runtime is healthy closed by acceptance again (issue 36). The CLI's
  * one-host verb and the fleet-wide sequencer (fleet-upgrade.ts) both call {@link upgradeHost}.
- * A failure is thrown as the `FleetError` that fixes its exit code (contract §7).
+ * A failure is thrown as the `FleetError` that fixes its exit code (contract §7). What the verbs
+ * take and answer, and its pure readings, are upgrade-model.ts.
+ *
+ * Every module is imported inside the functions that use it: CLI start-up stays fast.
  */
-import type { FleetRepo, RuntimeStatusResponse } from '@fleet/core';
+import type { IdentityResponse, RuntimeExpectation, RuntimeStatusResponse } from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
+import type { ResumedRuntime } from './apply.js';
+import type { HostRuntime } from './host.js';
+import {
+  failedEntry,
+  fleetUpgradeDocument,
+  skippedHost,
+  upgradedEntry,
+  type FleetUpgradeDocument,
+  type FleetUpgradeHost,
+  type HostUpgraded,
+  type UpgradeFleetInput,
+  type UpgradeHostInput,
+  type UpgradeOutcome,
+  type UpgradePlan,
+} from './upgrade-model.js';
 
-export interface UpgradeHostInput {
-  readonly root: string;
-  readonly host: string;
-  readonly confirm: boolean;
-  readonly acceptanceTimeoutMs: number;
-  readonly timeoutMs: number;
-  /** Close the host's interrupted transaction instead (`--resume`). */
-  readonly resume?: boolean;
-  /** Progress while the node works (stderr). */
-  readonly onProgress?: (line: string) => void;
-  /** A warning or a note for the operator (stderr). */
-  readonly onNote?: (line: string) => void;
-  /**
-   * Read once by a fleet-wide run and shared by its hosts: the repository and the canonical
-   * artifact (reading and checking a ~10 MB tarball per host would serialise the
-   * hosts on the operator's one thread).
-   */
-  readonly shared?: { readonly repo: FleetRepo; readonly artifact: () => Promise<LoadedArtifact> };
-}
+export * from './upgrade-model.js';
 
-export type UpgradeOutcome =
-  'planned' | 'current' | 'accepted' | 'rolled-back' | 'manual-recovery-required' | 'failed';
-
-export interface UpgradePlan {
-  readonly host: string;
-  readonly nodeId: string;
-  readonly supervisor: string;
-  readonly strategy: string;
-  readonly from: { readonly version: string; readonly build: string | null };
-  readonly to: {
-    readonly version: string;
-    readonly build: string;
-    readonly commit: string | null;
-    readonly file: string;
-  };
-}
-
-export interface HostUpgraded extends UpgradePlan {
-  readonly outcome: UpgradeOutcome;
-  /** The human line: `node-01: 1.0.0 (…) -> 1.1.0 (…) under systemd-user`. */
-  readonly describe: string;
-  readonly confirmed?: boolean;
-  readonly transaction?: string;
-  readonly resumed?: boolean;
-  readonly status?: RuntimeStatusResponse | null;
-}
+type Core = typeof import('@fleet/core');
 
 export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded> {
   const core = await import('@fleet/core');
+  const prepared = await prepareUpgrade(core, input);
+  if (input.resume === true) return await resumeUpgrade(core, input, prepared);
+  return await applyUpgrade(core, input, prepared);
+}
+
+/** One host's upgrade once read: what it runs, what it is to run, and the plan between. */
+interface PreparedUpgrade {
+  readonly host: HostRuntime;
+  readonly artifact: LoadedArtifact;
+  readonly target: RuntimeExpectation;
+  readonly identity: IdentityResponse;
+  readonly plan: UpgradePlan;
+  readonly describe: string;
+  readonly note: (line: string) => void;
+  readonly progress: (line: string) => void;
+}
+
+/**
+ * Reads the host, the canonical artifact and what the node runs; refuses a host without the
+ * tarball upgrade strategy (`USAGE`). Notes a build from a dirty checkout.
+ */
+async function prepareUpgrade(core: Core, input: UpgradeHostInput): Promise<PreparedUpgrade> {
   const { loadHostRuntime } = await import('./host.js');
   const { canonicalArtifact, dirtyWarning } = await import('./artifact.js');
   const note = input.onNote ?? (() => undefined);
@@ -82,11 +79,24 @@ export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded
     plugins: host.repo.manifest.plugins,
   });
   const identity = await host.client.identity();
-  const plan: UpgradePlan = {
-    host: input.host,
+  const plan = upgradePlan(input.host, host, identity, artifact, host.entry.upgrade.strategy);
+  const describe = `${input.host}: ${identity.version} (${identity.build.sha256?.slice(0, 12) ?? 'development build'}) -> ${artifact.identity.version} (${artifact.identity.sha256.slice(0, 12)}) under ${host.entry.supervisor}`;
+  return { host, artifact, target, identity, plan, describe, note, progress };
+}
+
+/** The plan: the host, what it runs and what it is to run (pure). */
+function upgradePlan(
+  name: string,
+  host: Pick<HostRuntime, 'nodeId' | 'entry'>,
+  identity: IdentityResponse,
+  artifact: LoadedArtifact,
+  strategy: string,
+): UpgradePlan {
+  return {
+    host: name,
     nodeId: host.nodeId,
     supervisor: host.entry.supervisor,
-    strategy: host.entry.upgrade.strategy,
+    strategy,
     from: { version: identity.version, build: identity.build.sha256 },
     to: {
       version: artifact.identity.version,
@@ -95,73 +105,88 @@ export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded
       file: artifact.identity.file,
     },
   };
-  const describe = `${input.host}: ${identity.version} (${identity.build.sha256?.slice(0, 12) ?? 'development build'}) -> ${artifact.identity.version} (${artifact.identity.sha256.slice(0, 12)}) under ${host.entry.supervisor}`;
-  const { followableOnInterrupt } = await import('./interrupt.js');
-  const { recordRuntimeVerb } = await import('./record.js');
-  const { unfinished } = await import('./follow.js');
+}
 
-  if (input.resume === true) {
-    const status = await host.client.runtimeStatus({ supervisor: host.entry.supervisor });
-    const txn = status.transaction;
-    if (txn === null || txn.lastStep === 'end' || status.next !== 'resume-acceptance') {
-      throw new core.FleetError(
-        'PRECONDITION_FAILED',
-        `${input.host}: nothing to resume: ${txn === null ? 'no transaction is journaled' : txn.lastStep === 'end' ? `transaction ${txn.id} ended ${txn.outcome ?? ''}`.trim() : `transaction ${txn.id} is open at "${txn.lastStep}", and its status is ${status.state}, next ${status.next}`}`,
-        {
-          suggestions: [
-            `fleet bootstrap status ${input.host}`,
-            ...(status.next === 'rollback' || status.next === 'abort'
-              ? [`fleet bootstrap rollback ${input.host} --confirm`]
-              : []),
-          ],
-        },
-      );
-    }
-    if (txn.target !== target.build.sha256) {
-      throw new core.FleetError(
-        'PRECONDITION_FAILED',
-        `${input.host}: transaction ${txn.id} installs ${txn.target.slice(0, 12)}, not fleet.yaml's canonical ${target.build.sha256.slice(0, 12)}: resume it only against what it installs — roll it back (\`fleet bootstrap rollback ${input.host} --confirm\`) or make that build canonical again`,
-      );
-    }
-    const resuming = `transaction ${txn.id} on ${input.host}, interrupted at "${txn.lastStep}" (${txn.prior?.slice(0, 12) ?? '(none)'} -> ${txn.target.slice(0, 12)})`;
-    if (!input.confirm) {
-      note(`would resume ${resuming}: acceptance again, then accepted or rolled back`);
-      return { ...plan, describe, outcome: 'planned', confirmed: false, resumed: true };
-    }
-    progress(`resuming ${resuming}`);
-    const { resumeThroughController } = await import('./apply.js');
-    const resumed = await followableOnInterrupt(input.host, () =>
-      resumeThroughController({
-        client: host.client,
-        supervisor: host.entry.supervisor,
-        target,
-        acceptanceTimeoutMs: input.acceptanceTimeoutMs,
-        status,
-        onProgress: progress,
-      }),
-    );
-    await recordRuntimeVerb('upgrade --resume', input.host, resumed.transaction, resumed.verdict);
-    if (!resumed.verdict.done) {
-      throw await unfinished(
-        input.host,
-        resumed.transaction,
-        resumed.status,
-        resumed.runnerLog,
-        resumed.runnerDied,
-        resumed.answered,
-      );
-    }
-    if (resumed.verdict.error) throw resumed.verdict.error;
-    return {
-      ...plan,
-      describe,
-      outcome: resumed.verdict.outcome,
-      transaction: resumed.transaction,
-      resumed: true,
-      status: resumed.status,
-    };
+/** `--resume`: the host's interrupted transaction closed by acceptance again. */
+async function resumeUpgrade(
+  core: Core,
+  input: UpgradeHostInput,
+  prepared: PreparedUpgrade,
+): Promise<HostUpgraded> {
+  const { host, target, plan, describe, progress } = prepared;
+  const status = await host.client.runtimeStatus({ supervisor: host.entry.supervisor });
+  const txn = resumableTransaction(core, input.host, status, target);
+  const resuming = `transaction ${txn.id} on ${input.host}, interrupted at "${txn.lastStep}" (${txn.prior?.slice(0, 12) ?? '(none)'} -> ${txn.target.slice(0, 12)})`;
+  if (!input.confirm) {
+    prepared.note(`would resume ${resuming}: acceptance again, then accepted or rolled back`);
+    return { ...plan, describe, outcome: 'planned', confirmed: false, resumed: true };
   }
+  progress(`resuming ${resuming}`);
+  const { followableOnInterrupt } = await import('./interrupt.js');
+  const { resumeThroughController } = await import('./apply.js');
+  const resumed = await followableOnInterrupt(input.host, () =>
+    resumeThroughController({
+      client: host.client,
+      supervisor: host.entry.supervisor,
+      target,
+      acceptanceTimeoutMs: input.acceptanceTimeoutMs,
+      status,
+      onProgress: progress,
+    }),
+  );
+  return {
+    ...plan,
+    describe,
+    outcome: await settledOutcome('upgrade --resume', input.host, resumed),
+    transaction: resumed.transaction,
+    resumed: true,
+    status: resumed.status,
+  };
+}
 
+type JournaledTransaction = NonNullable<RuntimeStatusResponse['transaction']>;
+
+/**
+ * The host's open transaction when `--resume` can close it: one is journaled, open, waiting for
+ * acceptance again, and installs fleet.yaml's canonical build; else `PRECONDITION_FAILED`.
+ */
+function resumableTransaction(
+  core: Core,
+  host: string,
+  status: RuntimeStatusResponse,
+  target: RuntimeExpectation,
+): JournaledTransaction {
+  const txn = status.transaction;
+  if (txn === null || txn.lastStep === 'end' || status.next !== 'resume-acceptance') {
+    throw new core.FleetError(
+      'PRECONDITION_FAILED',
+      `${host}: nothing to resume: ${txn === null ? 'no transaction is journaled' : txn.lastStep === 'end' ? `transaction ${txn.id} ended ${txn.outcome ?? ''}`.trim() : `transaction ${txn.id} is open at "${txn.lastStep}", and its status is ${status.state}, next ${status.next}`}`,
+      {
+        suggestions: [
+          `fleet bootstrap status ${host}`,
+          ...(status.next === 'rollback' || status.next === 'abort'
+            ? [`fleet bootstrap rollback ${host} --confirm`]
+            : []),
+        ],
+      },
+    );
+  }
+  if (txn.target !== target.build.sha256) {
+    throw new core.FleetError(
+      'PRECONDITION_FAILED',
+      `${host}: transaction ${txn.id} installs ${txn.target.slice(0, 12)}, not fleet.yaml's canonical ${target.build.sha256.slice(0, 12)}: resume it only against what it installs — roll it back (\`fleet bootstrap rollback ${host} --confirm\`) or make that build canonical again`,
+    );
+  }
+  return txn;
+}
+
+/** The canonical build installed, unless the host already runs it and passes acceptance. */
+async function applyUpgrade(
+  core: Core,
+  input: UpgradeHostInput,
+  prepared: PreparedUpgrade,
+): Promise<HostUpgraded> {
+  const { host, artifact, target, identity, plan, describe, progress } = prepared;
   const { acceptRuntime } = await import('@fleet/controller');
   if (
     identity.build.sha256 === artifact.identity.sha256 &&
@@ -170,6 +195,7 @@ export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded
     return { ...plan, describe, outcome: 'current' };
   }
   if (!input.confirm) return { ...plan, describe, outcome: 'planned', confirmed: false };
+  const { followableOnInterrupt } = await import('./interrupt.js');
   const { applyThroughController } = await import('./apply.js');
   progress(`upgrading ${describe}`);
   const applied = await followableOnInterrupt(input.host, () =>
@@ -188,89 +214,39 @@ export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded
       pinned: host.entry.tls?.fingerprint ?? null,
     }),
   );
-  await recordRuntimeVerb('upgrade', input.host, applied.transaction, applied.verdict);
-  if (!applied.verdict.done) {
-    throw await unfinished(
-      input.host,
-      applied.transaction,
-      applied.status,
-      applied.runnerLog,
-      applied.runnerDied,
-      applied.answered,
-    );
-  }
-  if (applied.verdict.error) throw applied.verdict.error;
   return {
     ...plan,
     describe,
-    outcome: applied.verdict.outcome,
+    outcome: await settledOutcome('upgrade', input.host, applied),
     transaction: applied.transaction,
     status: applied.status,
   };
 }
 
-/** The note for a host that already runs the canonical build (the one-host verb exits 3). */
-export function currentNote(upgraded: HostUpgraded): string {
-  return `${upgraded.host} already runs ${upgraded.to.version} (${upgraded.to.build.slice(0, 12)}) and passes acceptance: nothing to upgrade (name a newer build as canonicalVersion and in artifacts in fleet.yaml)`;
-}
-
-export type FleetHostOutcome =
-  UpgradeOutcome | 'runner-died' | 'unreachable' | 'denied' | 'error' | 'skipped';
-
-export interface FleetUpgradeHost {
-  readonly host: string;
-  readonly outcome: FleetHostOutcome;
-  readonly exitCode: number;
-  readonly canary: boolean;
-  readonly transaction?: string;
-  readonly from?: UpgradePlan['from'];
-  readonly to?: UpgradePlan['to'];
-  readonly error?: {
-    readonly code: string;
-    readonly message: string;
-    readonly suggestions?: readonly string[];
-  };
-}
-
-export const FLEET_UPGRADE_SCHEMA = 'fleet.upgrade/v1';
-
-/** `fleet upgrade --all --json` (issue 36): one document, every host's outcome. */
-export interface FleetUpgradeDocument {
-  readonly schema: typeof FLEET_UPGRADE_SCHEMA;
-  readonly generatedAt: string;
-  readonly confirmed: boolean;
-  readonly canary: string | null;
-  readonly concurrency: number;
-  readonly summary: Readonly<Record<FleetHostOutcome | 'hosts', number>>;
-  /** The host whose failure stopped the run, or `null`. */
-  readonly stoppedAt: string | null;
-  readonly hosts: readonly FleetUpgradeHost[];
-  readonly exitCode: number;
-}
-
-export interface UpgradeFleetInput extends Omit<UpgradeHostInput, 'host' | 'resume'> {
-  /** The hosts selected (`--host` repeated), or every host of fleet.yaml (`--all`). */
-  readonly hosts: readonly string[] | 'all';
-  readonly canary?: string;
-  readonly concurrency: number;
-  /** Each host's line as it settles (stdout). */
-  readonly onHost?: (host: FleetUpgradeHost) => void;
-  /** A host's progress (stderr), prefixed with its name by the caller. */
-  readonly onHostProgress?: (host: string, line: string) => void;
-}
-
-/** A host's failure as its outcome (pure). */
-export function failureOutcome(code: string, exitCode: number): FleetHostOutcome {
-  switch (code) {
-    case 'ROLLED_BACK':
-      return 'rolled-back';
-    case 'RECOVERY_REQUIRED':
-      return 'manual-recovery-required';
-    case 'RUNNER_DIED':
-      return 'runner-died';
-    default:
-      return exitCode === 5 ? 'unreachable' : exitCode === 4 ? 'denied' : 'failed';
+/**
+ * Records the runtime verb in the operator's log, then its outcome — or throws: the error of a
+ * transaction that was not followed to its end, or the one its verdict raises.
+ */
+async function settledOutcome(
+  verb: string,
+  host: string,
+  run: ResumedRuntime,
+): Promise<UpgradeOutcome> {
+  const { recordRuntimeVerb } = await import('./record.js');
+  const { unfinished } = await import('./follow.js');
+  await recordRuntimeVerb(verb, host, run.transaction, run.verdict);
+  if (!run.verdict.done) {
+    throw await unfinished(
+      host,
+      run.transaction,
+      run.status,
+      run.runnerLog,
+      run.runnerDied,
+      run.answered,
+    );
   }
+  if (run.verdict.error) throw run.verdict.error;
+  return run.verdict.outcome;
 }
 
 /**
@@ -292,7 +268,6 @@ export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgra
     repo,
     artifact: () => (artifact ??= canonicalArtifact(input.root, repo.manifest)),
   };
-  const fleetOrder = Object.keys(repo.manifest.hosts);
   for (const host of [
     ...(input.hosts === 'all' ? [] : input.hosts),
     ...(input.canary ? [input.canary] : []),
@@ -301,125 +276,56 @@ export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgra
   }
   let order;
   try {
-    order = upgradeOrder(fleetOrder, input.hosts, input.canary);
+    order = upgradeOrder(Object.keys(repo.manifest.hosts), input.hosts, input.canary);
   } catch (error) {
     throw new core.FleetError('USAGE', (error as Error).message);
   }
-  const settle = async (host: string) => {
-    const canary = host === order.canary;
-    let entry: FleetUpgradeHost;
-    try {
-      const done = await upgradeHost({
-        ...input,
+  const { canary } = order;
+  const sequenced = await sequenceUpgrades(
+    order,
+    input.concurrency,
+    async (host: string) => {
+      const entry = await upgradedHost(core, { ...input, host, shared }, host === canary);
+      return {
         host,
-        shared,
-        onProgress: (line) => input.onHostProgress?.(host, line),
-        onNote: (line) => input.onHostProgress?.(host, line),
-      });
-      entry = {
-        host,
-        canary,
-        outcome: done.outcome,
-        exitCode: done.outcome === 'planned' ? core.ExitCode.usage : core.ExitCode.ok,
-        ...(done.transaction === undefined ? {} : { transaction: done.transaction }),
-        from: done.from,
-        to: done.to,
+        // Planning never stops the run; upgrading stops at the first host not accepted or current.
+        ok: !input.confirm || entry.outcome === 'accepted' || entry.outcome === 'current',
+        exitCode: entry.exitCode,
+        result: entry,
       };
-    } catch (error) {
-      const failure = core.asFleetError(error);
-      entry = {
-        host,
-        canary,
-        outcome: failureOutcome(failure.code, failure.exitCode),
-        exitCode: failure.exitCode,
-        error: {
-          code: failure.code,
-          message: failure.message,
-          ...(failure.suggestions?.length ? { suggestions: failure.suggestions } : {}),
-        },
-      };
-    }
-    return {
-      host,
-      // Planning never stops the run; upgrading stops at the first host not accepted or current.
-      ok: !input.confirm || entry.outcome === 'accepted' || entry.outcome === 'current',
-      exitCode: entry.exitCode,
-      result: entry,
-    };
-  };
-  const sequenced = await sequenceUpgrades(order, input.concurrency, settle, {
-    onSettled: (settled) => input.onHost?.(settled.result),
-  });
+    },
+    { onSettled: (settled) => input.onHost?.(settled.result) },
+  );
   const hosts: FleetUpgradeHost[] = sequenced.hosts.map((entry) => {
     if (entry.state === 'settled') return entry.result;
-    const skipped: FleetUpgradeHost = {
-      host: entry.host,
-      canary: false,
-      outcome: 'skipped',
-      exitCode: core.ExitCode.ok,
-      error: {
-        code: 'SKIPPED',
-        message: `not started: the run stopped at ${sequenced.stoppedAt ?? '?'}, which was not accepted`,
-      },
-    };
+    const skipped = skippedHost(core, entry.host, sequenced.stoppedAt);
     input.onHost?.(skipped);
     return skipped;
   });
-  const summary: Record<FleetHostOutcome | 'hosts', number> = {
-    hosts: hosts.length,
-    planned: 0,
-    current: 0,
-    accepted: 0,
-    'rolled-back': 0,
-    'manual-recovery-required': 0,
-    failed: 0,
-    'runner-died': 0,
-    unreachable: 0,
-    denied: 0,
-    error: 0,
-    skipped: 0,
-  };
-  for (const host of hosts) summary[host.outcome] += 1;
-  const allCurrent = hosts.length > 0 && summary.current === hosts.length;
-  return {
-    schema: FLEET_UPGRADE_SCHEMA,
-    generatedAt: new Date().toISOString(),
+  return fleetUpgradeDocument(core, {
     confirmed: input.confirm,
-    canary: order.canary,
+    canary,
     concurrency: input.concurrency,
-    summary,
-    stoppedAt: input.confirm ? sequenced.stoppedAt : null,
+    stoppedAt: sequenced.stoppedAt,
     hosts,
-    exitCode: allCurrent
-      ? core.ExitCode.conflict
-      : core.mostUrgentExit(hosts.map((host) => host.exitCode)),
-  };
+  });
 }
 
-/** One host's line of a fleet-wide upgrade (plain text). */
-export function renderFleetUpgradeHost(host: FleetUpgradeHost): string {
-  const what =
-    host.from && host.to
-      ? `${host.from.version} (${host.from.build?.slice(0, 12) ?? 'development build'}) -> ${host.to.version} (${host.to.build.slice(0, 12)})`
-      : '';
-  const parts = [
-    host.host,
-    host.outcome,
-    ...(host.canary ? ['(canary)'] : []),
-    ...(what ? [what] : []),
-    ...(host.transaction ? [`transaction ${host.transaction}`] : []),
-    ...(host.error
-      ? [`${host.error.code === 'SKIPPED' ? '' : `${host.error.code}: `}${host.error.message}`]
-      : []),
-  ];
-  return parts.join('  ');
-}
-
-/** The summary line of a fleet-wide upgrade. */
-export function renderFleetUpgradeSummary(document: FleetUpgradeDocument): string {
-  const counts = Object.entries(document.summary)
-    .filter(([key, n]) => key !== 'hosts' && n > 0)
-    .map(([key, n]) => `${n} ${key}`);
-  const stopped = document.stoppedAt ? `; stopped at ${document.stoppedAt}` : '';
-  return `${document.summary.hosts} host${document.summary.hosts === 1 ? '' : 's'}: ${counts.join(', ') || 'none'}${stopped}`;
+/** One host of a fleet-wide run upgraded, its failure as its outcome: it never throws. */
+async function upgradedHost(
+  core: Core,
+  input: UpgradeFleetInput & Pick<UpgradeHostInput, 'host' | 'shared'>,
+  canary: boolean,
+): Promise<FleetUpgradeHost> {
+  const { host } = input;
+  try {
+    const done = await upgradeHost({
+      ...input,
+      onProgress: (line) => input.onHostProgress?.(host, line),
+      onNote: (line) => input.onHostProgress?.(host, line),
+    });
+    return upgradedEntry(core, done, canary);
+  } catch (error) {
+    return failedEntry(core, host, canary, core.asFleetError(error));
+  }
 }
