@@ -117,7 +117,19 @@ export async function readBundle(
 ): Promise<Bundle> {
   const core = await import('@fleet/core');
   const z = await import('@fleet/core/zod');
-  const envelopeSchema = z
+  const reader = new BundleReader(core, envelopeSchema(z, limits), limits);
+  for await (const item of stream) {
+    if (!(item instanceof Uint8Array)) {
+      throw new TypeError('readBundle: the stream must yield bytes (no encoding set)');
+    }
+    reader.take(Buffer.from(item.buffer, item.byteOffset, item.byteLength));
+  }
+  return reader.finish();
+}
+
+/** The header line's schema: strict, the artifact's size within `limits`. */
+function envelopeSchema(z: typeof import('@fleet/core/zod'), limits: BundleLimits) {
+  return z
     .strictObject({
       schema: z.literal(BUNDLE_SCHEMA, { message: `must be ${BUNDLE_SCHEMA}` }),
       plan: z.unknown().refine((plan) => plan !== undefined, 'is required'),
@@ -131,93 +143,117 @@ export async function readBundle(
       message: 'a held generation comes with no bytes (artifact.bytes: 0)',
       path: ['artifact', 'bytes'],
     });
+}
 
-  const headerChunks: Buffer[] = [];
-  let headerBytes = 0;
-  let envelope: { plan: unknown; artifact: BundleArtifact } | undefined;
-  const dataChunks: Buffer[] = [];
-  let filled = 0;
-  const hash = createHash('sha256');
+type EnvelopeSchema = ReturnType<typeof envelopeSchema>;
 
-  const takeHeader = (line: Buffer): void => {
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(line);
-    } catch {
-      throw invalid(core, 'the header is not UTF-8');
+interface Envelope {
+  readonly plan: unknown;
+  readonly artifact: BundleArtifact;
+}
+
+/** The header line, without its newline, as an envelope; `GENERATION_INVALID` when it is not one. */
+function parseHeader(core: Core, schema: EnvelopeSchema, line: Buffer): Envelope {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(line);
+  } catch {
+    throw invalid(core, 'the header is not UTF-8');
+  }
+  const value = core.parseStrictJson(text, 'the bundle header', 'GENERATION_INVALID');
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const problems = core.zodProblems(result.error, undefined);
+    throw new core.FleetError(
+      'GENERATION_INVALID',
+      `bootstrap bundle refused: bad header: ${problems.map(core.formatProblem).join('; ')}`,
+      { problems },
+    );
+  }
+  return result.data;
+}
+
+/**
+ * A bundle as its chunks arrive: the header line collected up to its newline and parsed, then the
+ * artifact's bytes kept and hashed, each step refusing as soon as the stream breaks a bound.
+ */
+class BundleReader {
+  private readonly headerChunks: Buffer[] = [];
+  private headerBytes = 0;
+  private envelope: Envelope | undefined;
+  private readonly dataChunks: Buffer[] = [];
+  private filled = 0;
+  private readonly hash = createHash('sha256');
+
+  constructor(
+    private readonly core: Core,
+    private readonly schema: EnvelopeSchema,
+    private readonly limits: BundleLimits,
+  ) {}
+
+  /** Takes the stream's next chunk. */
+  take(chunk: Buffer): void {
+    let data = chunk;
+    if (!this.envelope) {
+      const newline = chunk.indexOf(0x0a);
+      const headerPart = newline === -1 ? chunk : chunk.subarray(0, newline);
+      this.headerBytes += headerPart.length;
+      if (this.headerBytes > this.limits.maxHeaderBytes) {
+        throw invalid(
+          this.core,
+          `the header line is longer than ${this.limits.maxHeaderBytes} bytes`,
+        );
+      }
+      this.headerChunks.push(headerPart);
+      if (newline === -1) return;
+      this.envelope = parseHeader(this.core, this.schema, Buffer.concat(this.headerChunks));
+      data = chunk.subarray(newline + 1);
     }
-    const value = core.parseStrictJson(text, 'the bundle header', 'GENERATION_INVALID');
-    const result = envelopeSchema.safeParse(value);
-    if (!result.success) {
-      const problems = core.zodProblems(result.error, undefined);
-      throw new core.FleetError(
-        'GENERATION_INVALID',
-        `bootstrap bundle refused: bad header: ${problems.map(core.formatProblem).join('; ')}`,
-        { problems },
-      );
-    }
-    envelope = result.data;
-  };
+    if (data.length > 0) this.takeData(this.envelope, data);
+  }
 
-  const takeData = (chunk: Buffer): void => {
-    if (!envelope) return;
-    if (filled + chunk.length > envelope.artifact.bytes) {
+  private takeData(envelope: Envelope, chunk: Buffer): void {
+    if (this.filled + chunk.length > envelope.artifact.bytes) {
       throw invalid(
-        core,
+        this.core,
         `the stream is longer than the ${envelope.artifact.bytes} artifact bytes its header announces`,
       );
     }
     // A copy: the stream may reuse the memory of the chunk it yielded.
-    dataChunks.push(Buffer.from(chunk));
-    filled += chunk.length;
-    hash.update(chunk);
-  };
+    this.dataChunks.push(Buffer.from(chunk));
+    this.filled += chunk.length;
+    this.hash.update(chunk);
+  }
 
-  for await (const item of stream) {
-    if (!(item instanceof Uint8Array)) {
-      throw new TypeError('readBundle: the stream must yield bytes (no encoding set)');
-    }
-    let chunk = Buffer.from(item.buffer, item.byteOffset, item.byteLength);
+  /** The bundle once the stream has ended: every announced byte there, their sha256 the header's. */
+  finish(): Bundle {
+    const { core, envelope, filled } = this;
     if (!envelope) {
-      const newline = chunk.indexOf(0x0a);
-      const headerPart = newline === -1 ? chunk : chunk.subarray(0, newline);
-      headerBytes += headerPart.length;
-      if (headerBytes > limits.maxHeaderBytes) {
-        throw invalid(core, `the header line is longer than ${limits.maxHeaderBytes} bytes`);
-      }
-      headerChunks.push(headerPart);
-      if (newline === -1) continue;
-      takeHeader(Buffer.concat(headerChunks));
-      chunk = chunk.subarray(newline + 1);
+      throw invalid(
+        core,
+        this.headerBytes === 0 ? 'the stream is empty' : 'the stream ended inside the header line',
+      );
     }
-    if (chunk.length > 0) takeData(chunk);
+    if (filled < envelope.artifact.bytes) {
+      throw invalid(
+        core,
+        `the stream ended after ${filled} of the ${envelope.artifact.bytes} artifact bytes its header announces`,
+      );
+    }
+    if (envelope.artifact.held === true) {
+      return { plan: envelope.plan, artifact: envelope.artifact, data: null };
+    }
+    const digest = this.hash.digest('hex');
+    if (digest !== envelope.artifact.sha256) {
+      throw invalid(
+        core,
+        `the artifact's sha256 is ${digest}, not the ${envelope.artifact.sha256} its header announces`,
+      );
+    }
+    return {
+      plan: envelope.plan,
+      artifact: envelope.artifact,
+      data: Buffer.concat(this.dataChunks, filled),
+    };
   }
-
-  if (!envelope) {
-    throw invalid(
-      core,
-      headerBytes === 0 ? 'the stream is empty' : 'the stream ended inside the header line',
-    );
-  }
-  if (filled < envelope.artifact.bytes) {
-    throw invalid(
-      core,
-      `the stream ended after ${filled} of the ${envelope.artifact.bytes} artifact bytes its header announces`,
-    );
-  }
-  if (envelope.artifact.held === true) {
-    return { plan: envelope.plan, artifact: envelope.artifact, data: null };
-  }
-  const digest = hash.digest('hex');
-  if (digest !== envelope.artifact.sha256) {
-    throw invalid(
-      core,
-      `the artifact's sha256 is ${digest}, not the ${envelope.artifact.sha256} its header announces`,
-    );
-  }
-  return {
-    plan: envelope.plan,
-    artifact: envelope.artifact,
-    data: Buffer.concat(dataChunks, filled),
-  };
 }
