@@ -26,6 +26,7 @@ import {
   receiverHandlers,
   type ReceiverAuditRecord,
   type ReceiverContext,
+  type ReceiverHandler,
   type ReceiverHandlers,
 } from './receiver-handlers.js';
 import { RECEIVER_ERROR_PREFIX, RECOVERY_VERBS, isRecoveryVerb } from './verbs.js';
@@ -142,54 +143,18 @@ async function refuseUnsafeSshd(refusal: {
 
 /** Runs one request; resolves to the process exit code. */
 export async function runReceiver(options: ReceiverOptions): Promise<number> {
-  const now = options.now ?? (() => new Date());
   const handlers = options.handlers ?? receiverHandlers;
-  const log = (message: string) =>
-    appendReceiverLog(options.home, `${now().toISOString()} ${message}`);
-  const client = receiverClient(options.keyFingerprint);
-  const operationId = newOperationId();
-  const clock = { ...systemClock, now };
-  const audit = async (record: ReceiverAuditRecord, id: string | null = operationId) => {
-    await appendAuditRecords(
-      options.home,
-      [{ operationId: id, client, paths: [], files: [], ...record }],
-      clock,
-    );
-  };
+  const records = receiverRecords(options);
+  const { log } = records;
   const request = options.originalCommand;
   // Trimmed of ASCII blanks only (what a shell user's quoting leaves), then compared exactly.
   const verb = request?.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
-
   if (verb === undefined || !isRecoveryVerb(verb)) {
-    // Refused whatever happens to the log line: a failure to log never lets a request through.
-    let logged = true;
-    await log(`refused request ${quoteRequest(request)}`).catch(() => {
-      logged = false;
-    });
-    // A refusal is no write: no operation id (retention treats it as it treats counted refusals).
-    const audited = await audit(
-      {
-        operation: 'receiver-request',
-        outcome: 'denied',
-        code: 'USAGE',
-        detail: `refused request ${quoteRequest(request)}`,
-      },
-      null,
-    ).then(
-      () => true,
-      () => false,
-    );
-    options.stderr.write(
-      `fleet bootstrap receive: refused request ${quoteRequest(request)}: the request must be exactly one of ${RECOVERY_VERBS.join(', ')}\n` +
-        `usage: ssh <node> ${RECOVERY_VERBS.join('|')} (this key runs only the fleet receiver)\n` +
-        (logged ? '' : 'warning: the receiver log could not be written\n') +
-        (audited ? '' : 'warning: the audit log could not be written\n'),
-    );
-    return 2;
+    return refuseRequest(request, records, options.stderr);
   }
 
   try {
-    await log(`accepted request ${quoteRequest(request)} (operation ${operationId})`);
+    await log(`accepted request ${quoteRequest(request)} (operation ${records.operationId})`);
   } catch (error) {
     // As the controller's audit log: a request that cannot be recorded is not served.
     options.stderr.write(
@@ -202,7 +167,7 @@ export async function runReceiver(options: ReceiverOptions): Promise<number> {
     .checkSshd?.()
     .catch((error: unknown) => `sshd could not be checked (${(error as Error).message})`);
   if (unsafe !== undefined)
-    return refuseUnsafeSshd({ verb, unsafe, stderr: options.stderr, log, audit });
+    return refuseUnsafeSshd({ verb, unsafe, stderr: options.stderr, log, audit: records.audit });
 
   const handler = Object.hasOwn(handlers, verb) ? handlers[verb] : undefined;
   if (!handler) {
@@ -222,19 +187,93 @@ export async function runReceiver(options: ReceiverOptions): Promise<number> {
     stderr: options.stderr,
     loadRegistry: options.loadRegistry,
     log,
-    audit: (record) => audit(record),
+    audit: (record) => records.audit(record),
   };
+  return runHandler(handler, context, verb);
+}
+
+/** Where one request is recorded: the receiver log and the node's audit log, under one id. */
+interface ReceiverRecords {
+  readonly operationId: string;
+  /** One line in the receiver log, time-stamped. */
+  readonly log: (message: string) => Promise<void>;
+  /** One audit record, under this request's operation id unless `id` says otherwise. */
+  readonly audit: (record: ReceiverAuditRecord, id?: string | null) => Promise<void>;
+}
+
+function receiverRecords(options: ReceiverOptions): ReceiverRecords {
+  const now = options.now ?? (() => new Date());
+  const client = receiverClient(options.keyFingerprint);
+  const operationId = newOperationId();
+  const clock = { ...systemClock, now };
+  return {
+    operationId,
+    log: (message) => appendReceiverLog(options.home, `${now().toISOString()} ${message}`),
+    audit: async (record, id = operationId) => {
+      await appendAuditRecords(
+        options.home,
+        [{ operationId: id, client, paths: [], files: [], ...record }],
+        clock,
+      );
+    },
+  };
+}
+
+/** Refuses a request that is not exactly one verb (exit 2): logged and audited if they can be. */
+async function refuseRequest(
+  request: string | undefined,
+  records: ReceiverRecords,
+  stderr: NodeJS.WritableStream,
+): Promise<number> {
+  // Refused whatever happens to the log line: a failure to log never lets a request through.
+  let logged = true;
+  await records.log(`refused request ${quoteRequest(request)}`).catch(() => {
+    logged = false;
+  });
+  // A refusal is no write: no operation id (retention treats it as it treats counted refusals).
+  const audited = await records
+    .audit(
+      {
+        operation: 'receiver-request',
+        outcome: 'denied',
+        code: 'USAGE',
+        detail: `refused request ${quoteRequest(request)}`,
+      },
+      null,
+    )
+    .then(
+      () => true,
+      () => false,
+    );
+  stderr.write(
+    `fleet bootstrap receive: refused request ${quoteRequest(request)}: the request must be exactly one of ${RECOVERY_VERBS.join(', ')}\n` +
+      `usage: ssh <node> ${RECOVERY_VERBS.join('|')} (this key runs only the fleet receiver)\n` +
+      (logged ? '' : 'warning: the receiver log could not be written\n') +
+      (audited ? '' : 'warning: the audit log could not be written\n'),
+  );
+  return 2;
+}
+
+/**
+ * Runs the verb's handler and logs how it finished; a failure is logged, its code written for the
+ * operator (parseReceiverAnswer) and thrown again.
+ */
+async function runHandler(
+  handler: ReceiverHandler,
+  context: ReceiverContext,
+  verb: string,
+): Promise<number> {
   try {
     const exitCode = await handler(context);
-    await log(`finished ${quoteRequest(verb)} exit ${exitCode}`).catch(() => undefined);
+    await context.log(`finished ${quoteRequest(verb)} exit ${exitCode}`).catch(() => undefined);
     return exitCode;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    await log(
-      `failed ${quoteRequest(verb)}: ${typeof code === 'string' ? code : 'INTERNAL'}`,
-    ).catch(() => undefined);
+    await context
+      .log(`failed ${quoteRequest(verb)}: ${typeof code === 'string' ? code : 'INTERNAL'}`)
+      .catch(() => undefined);
     // The node's own code for the operator (parseReceiverAnswer), before the human lines.
-    options.stderr.write(
+    context.stderr.write(
       `${RECEIVER_ERROR_PREFIX}${JSON.stringify({
         code: typeof code === 'string' ? code : 'INTERNAL',
         message: (error as Error).message,
