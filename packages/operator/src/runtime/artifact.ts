@@ -70,74 +70,127 @@ export async function canonicalArtifact(
 export async function loadArtifact(
   root: string,
   file: string,
-  expected?: { readonly sha256: string; readonly commit: string; readonly version: string },
+  expected?: ExpectedArtifact,
   plugins?: readonly PinnedPlugin[],
 ): Promise<LoadedArtifact> {
-  const {
-    BUILD_RECORD_ENTRY,
-    FleetError,
-    commitLabel,
-    describePluginMismatch,
-    isFleetError,
-    parseBuildRecord,
-    pluginMismatches,
-    provenanceProblem,
-    versionSetProblem,
-  } = await import('@fleet/core');
+  const core = await import('@fleet/core');
   const { readTgz } = await import('@fleet/controller');
-  const path = isAbsolute(file) ? file : join(root, file);
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    throw new FleetError(
-      'USAGE',
-      `cannot read the artifact ${file}: ${String((error as NodeJS.ErrnoException).code ?? error)}`,
-    );
-  }
+  const bytes = await readArtifactFile(core, root, file);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   if (expected && sha256 !== expected.sha256) {
-    throw new FleetError(
+    throw new core.FleetError(
       'GENERATION_INVALID',
       `the artifact ${file} has sha256 ${sha256}, but fleet.yaml records ${expected.sha256}; nothing was sent`,
     );
   }
-  let pkg: { name?: unknown; version?: unknown } = {};
-  let record: BuildRecord | null = null;
+  const { pkg, record } = readTarball(core, readTgz, bytes, file);
+  const { name, version } = checkedPackage(core, file, pkg, record, expected);
+  const commit = checkedProvenance(core, file, record, expected);
+  checkPlugins(core, file, record, plugins ?? []);
+  return {
+    bytes,
+    identity: { file, sha256, bytes: bytes.length, package: name, version, commit },
+  };
+}
+
+type Core = typeof import('@fleet/core');
+
+/** fleet.yaml's record of an artifact: what its bytes, version and build record must say. */
+interface ExpectedArtifact {
+  readonly sha256: string;
+  readonly commit: string;
+  readonly version: string;
+}
+
+/** `package/package.json` as read: fields unchecked. */
+interface PackageJson {
+  readonly name?: unknown;
+  readonly version?: unknown;
+}
+
+/** The artifact file's bytes, `file` relative to the repository unless absolute; else `USAGE`. */
+async function readArtifactFile(core: Core, root: string, file: string): Promise<Buffer> {
+  const path = isAbsolute(file) ? file : join(root, file);
+  try {
+    return await readFile(path);
+  } catch (error) {
+    throw new core.FleetError(
+      'USAGE',
+      `cannot read the artifact ${file}: ${String((error as NodeJS.ErrnoException).code ?? error)}`,
+    );
+  }
+}
+
+/**
+ * The package.json and build record the tarball carries (either absent when it carries none);
+ * `GENERATION_INVALID` when it is not a readable npm tarball or its build record is not one.
+ */
+function readTarball(
+  core: Core,
+  readTgz: (typeof import('@fleet/controller'))['readTgz'],
+  bytes: Buffer,
+  file: string,
+): { pkg: PackageJson; record: BuildRecord | null } {
   try {
     const entries = readTgz(bytes);
     const entry = entries.find((e) => e.path === 'package/package.json');
-    if (entry?.type === 'file') pkg = JSON.parse(entry.data.toString('utf8')) as typeof pkg;
-    const build = entries.find((e) => e.path === BUILD_RECORD_ENTRY);
-    if (build?.type === 'file') {
-      record = parseBuildRecord(build.data.toString('utf8'), `${file}: ${BUILD_RECORD_ENTRY}`);
-    }
+    const pkg =
+      entry?.type === 'file' ? (JSON.parse(entry.data.toString('utf8')) as PackageJson) : {};
+    const build = entries.find((e) => e.path === core.BUILD_RECORD_ENTRY);
+    const record =
+      build?.type === 'file'
+        ? core.parseBuildRecord(build.data.toString('utf8'), `${file}: ${core.BUILD_RECORD_ENTRY}`)
+        : null;
+    return { pkg, record };
   } catch (error) {
-    if (isFleetError(error)) throw error;
-    throw new FleetError(
+    if (core.isFleetError(error)) throw error;
+    throw new core.FleetError(
       'GENERATION_INVALID',
       `the artifact ${file} is not a readable npm tarball: ${(error as Error).message}`,
     );
   }
-  if (typeof pkg.name !== 'string' || typeof pkg.version !== 'string') {
-    throw new FleetError(
+}
+
+/**
+ * The package's name and version: both present, the version fleet.yaml lists, and a version set
+ * after packing (`fleet lab build --version`) one the build record names; else `GENERATION_INVALID`.
+ */
+function checkedPackage(
+  core: Core,
+  file: string,
+  pkg: PackageJson,
+  record: BuildRecord | null,
+  expected: ExpectedArtifact | undefined,
+): { name: string; version: string } {
+  const { name, version } = pkg;
+  if (typeof name !== 'string' || typeof version !== 'string') {
+    throw new core.FleetError(
       'GENERATION_INVALID',
       `the artifact ${file} has no package/package.json with a name and version`,
     );
   }
-  if (expected && pkg.version !== expected.version) {
-    throw new FleetError(
+  if (expected && version !== expected.version) {
+    throw new core.FleetError(
       'GENERATION_INVALID',
-      `the artifact ${file} is version ${pkg.version}, but fleet.yaml lists it as ${expected.version}`,
+      `the artifact ${file} is version ${version}, but fleet.yaml lists it as ${expected.version}`,
     );
   }
-  // A version set after packing (`fleet lab build --version`) is one the build record names.
-  const relabelled = versionSetProblem(file, pkg.version, record);
-  if (relabelled !== null) throw new FleetError('GENERATION_INVALID', relabelled);
-  const carried = record === null ? null : commitLabel(record);
-  const problem = provenanceProblem(file, expected?.commit ?? null, carried);
+  const relabelled = core.versionSetProblem(file, version, record);
+  if (relabelled !== null) throw new core.FleetError('GENERATION_INVALID', relabelled);
+  return { name, version };
+}
+
+/** The commit label the build record carries, which must be fleet.yaml's; else `ARTIFACT_PROVENANCE`. */
+function checkedProvenance(
+  core: Core,
+  file: string,
+  record: BuildRecord | null,
+  expected: ExpectedArtifact | undefined,
+): string | null {
+  const carried = record === null ? null : core.commitLabel(record);
+  const problem = core.provenanceProblem(file, expected?.commit ?? null, carried);
   if (problem !== null) {
-    throw new FleetError('ARTIFACT_PROVENANCE', problem, {
+    throw new core.FleetError('ARTIFACT_PROVENANCE', problem, {
       suggestions: [
         carried === null
           ? 'pack the runtime with `npm pack -w packages/cli` from a fleet checkout: its prepack writes the build record'
@@ -145,11 +198,21 @@ export async function loadArtifact(
       ],
     });
   }
-  const mismatches = pluginMismatches(plugins ?? [], record?.plugins ?? []);
+  return carried;
+}
+
+/** Every plugin fleet.yaml pins carried as pinned (contract §10.5); else `ARTIFACT_PLUGINS`. */
+function checkPlugins(
+  core: Core,
+  file: string,
+  record: BuildRecord | null,
+  plugins: readonly PinnedPlugin[],
+): void {
+  const mismatches = core.pluginMismatches(plugins, record?.plugins ?? []);
   if (mismatches.length > 0) {
-    throw new FleetError(
+    throw new core.FleetError(
       'ARTIFACT_PLUGINS',
-      mismatches.map((m) => describePluginMismatch(m, `the artifact ${file}`)).join('; '),
+      mismatches.map((m) => core.describePluginMismatch(m, `the artifact ${file}`)).join('; '),
       {
         suggestions: [
           'pack the runtime with every plugin fleet.yaml names: FLEET_RUNTIME_PLUGINS=artifacts/plugins/<plugin>.tgz npm pack -w packages/cli (README, "The runtime artifact")',
@@ -157,15 +220,4 @@ export async function loadArtifact(
       },
     );
   }
-  return {
-    bytes,
-    identity: {
-      file,
-      sha256,
-      bytes: bytes.length,
-      package: pkg.name,
-      version: pkg.version,
-      commit: carried,
-    },
-  };
 }
