@@ -48,8 +48,6 @@ export async function applyOverSsh(input: {
   status: RuntimeStatusResponse | null;
 }> {
   const core = await import('@fleet/core');
-  const { encodeBundle } = await import('../bootstrap/bundle.js');
-  const { runRecoveryVerb } = await import('../bootstrap/ssh.js');
   const progress = input.onProgress ?? (() => undefined);
   const target = recoveryTarget(input.host);
   if (target === null) {
@@ -58,41 +56,8 @@ export async function applyOverSsh(input: {
       `${input.host.host} has no SSH recovery configured (fleet.yaml ssh, credentials ssh.identityFile)`,
     );
   }
-  const envelope = {
-    plan: input.plan,
-    acceptanceTimeoutMs: input.acceptanceTimeoutMs,
-    // The release signature (ADR 0019) rides in the plan's envelope, which the bundle keeps
-    // opaque: a receiver that predates it ignores it (and verifies nothing).
-    ...(input.artifact.signature === undefined ? {} : { signature: input.artifact.signature }),
-  };
-  const send = async (held: boolean) => {
-    const bundle = await encodeBundle(
-      envelope,
-      held ? { held: input.artifact.identity.sha256 } : input.artifact.bytes,
-    );
-    progress(
-      held
-        ? `the node holds generation ${input.artifact.identity.sha256.slice(0, 12)}: sending the plan only (${bundle.length} bytes)`
-        : `sending the bundle (${bundle.length} bytes) to ${target.user}@${target.host}:${target.port}`,
-    );
-    return parseReceiverAnswer(
-      await runRecoveryVerb(target, 'apply', bundle),
-      receiverApplyAnswerSchema,
-      'apply',
-    );
-  };
-  // A generation the node holds is not sent again (issue 35): its recovery status lists it.
-  const held = await statusOverSsh(target)
-    .then((status) => status.generations.includes(input.artifact.identity.sha256))
-    .catch(() => false);
-  let answer: z.infer<typeof receiverApplyAnswerSchema>;
-  try {
-    answer = await send(held);
-  } catch (error) {
-    if (!held || !sendArtifactInstead(core.asFleetError(error))) throw error;
-    progress(`the node cannot stage it without the artifact (${core.asFleetError(error).code})`);
-    answer = await send(false);
-  }
+  const envelope = recoveryEnvelope(input.plan, input.acceptanceTimeoutMs, input.artifact);
+  const answer = await sendBundle(core, target, envelope, input.artifact, progress);
   progress(
     `staged ${answer.buildId.slice(0, 12)}; runner ${answer.runner} on the node (log ${answer.log})`,
   );
@@ -118,4 +83,73 @@ export async function applyOverSsh(input: {
     }),
     status,
   };
+}
+
+type Core = typeof import('@fleet/core');
+type RecoveryTarget = NonNullable<ReturnType<typeof recoveryTarget>>;
+type ReceiverApplyAnswer = z.infer<typeof receiverApplyAnswerSchema>;
+
+/**
+ * The plan's envelope in the bundle (pure). The release signature (ADR 0019) rides in it, which
+ * the bundle keeps opaque: a receiver that predates it ignores it (and verifies nothing).
+ */
+export function recoveryEnvelope(
+  plan: BootstrapPlan,
+  acceptanceTimeoutMs: number,
+  artifact: Pick<LoadedArtifact, 'signature'>,
+): { plan: BootstrapPlan; acceptanceTimeoutMs: number; signature?: string } {
+  return {
+    plan,
+    acceptanceTimeoutMs,
+    ...(artifact.signature === undefined ? {} : { signature: artifact.signature }),
+  };
+}
+
+/**
+ * Sends the bundle to the receiver's `apply`: the plan only when the node holds the generation
+ * (issue 35: its recovery status lists it), the artifact too when it does not or cannot use it.
+ */
+async function sendBundle(
+  core: Core,
+  target: RecoveryTarget,
+  envelope: object,
+  artifact: LoadedArtifact,
+  progress: (line: string) => void,
+): Promise<ReceiverApplyAnswer> {
+  const held = await statusOverSsh(target)
+    .then((status) => status.generations.includes(artifact.identity.sha256))
+    .catch(() => false);
+  try {
+    return await sendOnce(target, envelope, artifact, held, progress);
+  } catch (error) {
+    if (!held || !sendArtifactInstead(core.asFleetError(error))) throw error;
+    progress(`the node cannot stage it without the artifact (${core.asFleetError(error).code})`);
+    return await sendOnce(target, envelope, artifact, false, progress);
+  }
+}
+
+/** One `apply` over SSH: the bundle with the artifact's bytes, or naming the held generation. */
+async function sendOnce(
+  target: RecoveryTarget,
+  envelope: object,
+  artifact: LoadedArtifact,
+  held: boolean,
+  progress: (line: string) => void,
+): Promise<ReceiverApplyAnswer> {
+  const { encodeBundle } = await import('../bootstrap/bundle.js');
+  const { runRecoveryVerb } = await import('../bootstrap/ssh.js');
+  const bundle = await encodeBundle(
+    envelope,
+    held ? { held: artifact.identity.sha256 } : artifact.bytes,
+  );
+  progress(
+    held
+      ? `the node holds generation ${artifact.identity.sha256.slice(0, 12)}: sending the plan only (${bundle.length} bytes)`
+      : `sending the bundle (${bundle.length} bytes) to ${target.user}@${target.host}:${target.port}`,
+  );
+  return parseReceiverAnswer(
+    await runRecoveryVerb(target, 'apply', bundle),
+    receiverApplyAnswerSchema,
+    'apply',
+  );
 }
