@@ -61,6 +61,28 @@ export function nodePlatformOf(os: string, arch: string): core.NodePlatform | nu
   return null;
 }
 
+/** The Node.js pins of a release: `added` replace earlier ones of their platform (pure). */
+export function mergedNodes(
+  earlier: readonly ShippedNode[],
+  added: readonly ShippedNode[],
+): ShippedNode[] {
+  const byPlatform = new Map(earlier.map((node) => [node.platform, node]));
+  for (const node of added) byPlatform.set(node.platform, node);
+  return [...byPlatform.values()].sort((a, b) => a.platform.localeCompare(b.platform));
+}
+
+/** Whether `added` changes nothing of `earlier` (pure). */
+export function samePins(earlier: readonly ShippedNode[], added: readonly ShippedNode[]): boolean {
+  return added.every((node) =>
+    earlier.some(
+      (pin) =>
+        pin.platform === node.platform &&
+        pin.sha256 === node.sha256 &&
+        pin.integrity === node.integrity,
+    ),
+  );
+}
+
 /** Puts the Node.js of `spec` into the store; what to pin. */
 export async function storeNode(
   root: string,

@@ -25,9 +25,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as core from '@fleet/core';
 import { writeFileAtomic } from '../fs/atomic.js';
-import { parseNodeSpec, storeNode, type ShippedNode } from './node-binary.js';
+import {
+  mergedNodes,
+  parseNodeSpec,
+  samePins,
+  storeNode,
+  type ShippedNode,
+} from './node-binary.js';
 import { storeFile, writeStore } from './store.js';
 import { loadArtifact } from '../runtime/artifact.js';
+
+// The Node.js pins' merge lives with the Node.js builds; callers and tests import it from here.
+export { mergedNodes } from './node-binary.js';
 
 const IGNORE_LINE = '/.fleet/';
 
@@ -338,28 +347,6 @@ export function releaseCommitBody(
     `package  ${stored.packageName}`,
     ...plugins.map((plugin) => `carries  ${plugin.name} ${plugin.version} ${plugin.sha256}`),
   ].join('\n');
-}
-
-/** The Node.js pins of a release: `added` replace earlier ones of their platform (pure). */
-export function mergedNodes(
-  earlier: readonly ShippedNode[],
-  added: readonly ShippedNode[],
-): ShippedNode[] {
-  const byPlatform = new Map(earlier.map((node) => [node.platform, node]));
-  for (const node of added) byPlatform.set(node.platform, node);
-  return [...byPlatform.values()].sort((a, b) => a.platform.localeCompare(b.platform));
-}
-
-/** Whether `added` changes nothing of `earlier` (pure). */
-function samePins(earlier: readonly ShippedNode[], added: readonly ShippedNode[]): boolean {
-  return added.every((node) =>
-    earlier.some(
-      (pin) =>
-        pin.platform === node.platform &&
-        pin.sha256 === node.sha256 &&
-        pin.integrity === node.integrity,
-    ),
-  );
 }
 
 /**
