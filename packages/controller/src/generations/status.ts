@@ -24,8 +24,11 @@ import type { IdentityResponse, ObservedSupervisor, PointerState } from '@fleet/
 import { acceptRuntime, describeFailures, type RuntimeExpectation } from './acceptance.js';
 import {
   lastTransaction,
+  type JournalRecord,
   type JournalStep,
   type ParsedJournal,
+  type RecordOf,
+  type Transaction,
   type TransactionKind,
   type TransactionOutcome,
 } from './journal.js';
@@ -106,133 +109,189 @@ function confirm(
   return problems;
 }
 
-export function reconcileStatus(
-  journal: ParsedJournal,
-  observation: RuntimeObservation,
-): RuntimeStatus {
+/** The fields every status carries, whatever its state (their key order is the wire's). */
+interface StatusBase {
+  readonly journal: RuntimeStatus['journal'];
+  readonly observed: RuntimeStatus['observed'];
+  readonly code: null;
+}
+
+type TransactionSummary = NonNullable<RuntimeStatus['transaction']>;
+
+/** A record that settles a transaction; the last one recorded decides its state. */
+type TerminalRecord = RecordOf<'accepted' | 'rolled-back' | 'manual-recovery-required'>;
+
+/** What reconciling the last transaction reads, gathered once. */
+interface TransactionView {
+  readonly base: StatusBase;
+  readonly observation: RuntimeObservation;
+  /** The invalid `current` pointer's problem, reported alongside any other. */
+  readonly pointerProblems: readonly string[];
+  readonly txn: Transaction;
+  readonly transaction: TransactionSummary;
+}
+
+function observedGenerations(observation: RuntimeObservation): RuntimeStatus['observed'] {
   const pointer = observation.pointer.state === 'set' ? observation.pointer.buildId : null;
-  const supervisorGeneration =
+  const supervisor =
     observation.supervisor?.running && observation.supervisor.generation !== undefined
       ? observation.supervisor.generation
       : null;
   const live = observation.identity?.build.sha256 ?? null;
-  const observed = { pointer, supervisor: supervisorGeneration, live };
-  const journalState = journal.corrupt
-    ? ('corrupt' as const)
-    : journal.torn
-      ? ('torn-tail' as const)
-      : journal.records.length === 0
-        ? ('empty' as const)
-        : ('ok' as const);
-  const base = { journal: journalState, observed, code: null };
+  return { pointer, supervisor, live };
+}
 
-  if (journal.corrupt) {
-    return {
-      ...base,
-      state: 'manual-recovery-required',
-      transaction: null,
-      next: 'operator',
-      problems: [
-        `the runtime journal is corrupt at line ${journal.corrupt.line}: ${journal.corrupt.reason}`,
-      ],
-      code: 'RECOVERY_REQUIRED',
-    };
+function journalHealth(journal: ParsedJournal): RuntimeStatus['journal'] {
+  if (journal.corrupt) return 'corrupt';
+  if (journal.torn) return 'torn-tail';
+  return journal.records.length === 0 ? 'empty' : 'ok';
+}
+
+function corruptStatus(
+  base: StatusBase,
+  corrupt: NonNullable<ParsedJournal['corrupt']>,
+): RuntimeStatus {
+  return {
+    ...base,
+    state: 'manual-recovery-required',
+    transaction: null,
+    next: 'operator',
+    problems: [`the runtime journal is corrupt at line ${corrupt.line}: ${corrupt.reason}`],
+    code: 'RECOVERY_REQUIRED',
+  };
+}
+
+/** No transaction was ever journaled: the observers only have to agree with each other. */
+function statusWithoutTransaction(
+  base: StatusBase,
+  observation: RuntimeObservation,
+  pointerProblems: readonly string[],
+): RuntimeStatus {
+  const { pointer, supervisor, live } = base.observed;
+  const problems = [...pointerProblems];
+  if (supervisor !== null && pointer !== null && supervisor !== pointer) {
+    problems.push(
+      `the supervisor runs ${short(supervisor)} but current points at ${short(pointer)}`,
+    );
   }
-  const pointerProblems =
-    observation.pointer.state === 'invalid'
-      ? [`current is invalid: ${observation.pointer.detail}`]
-      : [];
-
-  const txn = lastTransaction(journal);
-  if (txn === null) {
-    const problems = [...pointerProblems];
-    if (supervisorGeneration !== null && pointer !== null && supervisorGeneration !== pointer) {
-      problems.push(
-        `the supervisor runs ${short(supervisorGeneration)} but current points at ${short(pointer)}`,
-      );
-    }
-    if (observation.identity !== null && pointer !== null && live !== pointer) {
-      problems.push(`the live runtime is ${short(live)} but current points at ${short(pointer)}`);
-    }
-    return {
-      ...base,
-      state: problems.length ? 'inconsistent' : 'idle',
-      transaction: null,
-      next: problems.length ? 'operator' : 'none',
-      problems,
-    };
+  if (observation.identity !== null && pointer !== null && live !== pointer) {
+    problems.push(`the live runtime is ${short(live)} but current points at ${short(pointer)}`);
   }
+  return {
+    ...base,
+    state: problems.length ? 'inconsistent' : 'idle',
+    transaction: null,
+    next: problems.length ? 'operator' : 'none',
+    problems,
+  };
+}
 
+function isTerminal(record: JournalRecord): record is TerminalRecord {
+  return (
+    record.step === 'accepted' ||
+    record.step === 'rolled-back' ||
+    record.step === 'manual-recovery-required'
+  );
+}
+
+function summarizeTransaction(
+  txn: Transaction,
+  terminal: TerminalRecord | undefined,
+): TransactionSummary {
   const { kind, target, prior } = txn.begin.data;
-  const targetId = target.build.sha256;
-  const priorId = prior?.build.sha256 ?? null;
-  const terminal = [...txn.records]
-    .reverse()
-    .find((r) => ['accepted', 'rolled-back', 'manual-recovery-required'].includes(r.step));
   const endOutcome = txn.find('end')?.data.outcome ?? null;
-  const transaction = {
+  return {
     id: txn.id,
     kind,
-    target: targetId,
-    prior: priorId,
+    target: target.build.sha256,
+    prior: prior?.build.sha256 ?? null,
     lastStep: txn.last.step,
-    outcome: endOutcome ?? (terminal?.step as TransactionOutcome | undefined) ?? null,
+    outcome: endOutcome ?? terminal?.step ?? null,
   };
-  const result = (state: RuntimeState, next: NextAction, problems: string[]): RuntimeStatus => ({
-    ...base,
+}
+
+/**
+ * The status for `state`, unless observation disagrees: then `inconsistent`, for the operator.
+ * An in-progress or manual-recovery state keeps its own name and next step with its problems.
+ */
+function verdict(
+  view: TransactionView,
+  state: RuntimeState,
+  next: NextAction,
+  problems: string[],
+): RuntimeStatus {
+  return {
+    ...view.base,
     state:
       problems.length > 0 && state !== 'manual-recovery-required' && state !== 'in-progress'
         ? 'inconsistent'
         : state,
-    transaction,
+    transaction: view.transaction,
     next:
       problems.length > 0 && state !== 'in-progress' && state !== 'manual-recovery-required'
         ? 'operator'
         : next,
     problems,
-  });
+  };
+}
 
-  if (terminal?.step === 'manual-recovery-required') {
-    return result('manual-recovery-required', 'operator', [
-      `recorded: ${terminal.data.reason}`,
-      ...pointerProblems,
-    ]);
-  }
-  if (terminal?.step === 'accepted') {
-    // Accepted but never ended, nobody working on it (its runner died after `accepted`): the
-    // journal is closed by resuming it (issue 36, `fleet upgrade HOST --resume`).
-    const unended = !txn.ended && !observation.busy && kind !== 'rollback';
-    return result(
-      kind === 'rollback' ? 'rolled-back' : 'accepted',
-      unended ? 'resume-acceptance' : 'none',
-      [...pointerProblems, ...confirm(observation, targetId, target, 'accepted')],
-    );
-  }
-  if (terminal?.step === 'rolled-back') {
-    if (priorId === null) {
-      return result('inconsistent', 'operator', [
-        'rolled back, but the transaction had no prior generation',
+/** The transaction recorded an outcome: observation must confirm the generation it names. */
+function terminalStatus(view: TransactionView, terminal: TerminalRecord): RuntimeStatus {
+  const { observation, pointerProblems, txn } = view;
+  const { kind, target, prior } = txn.begin.data;
+  const { target: targetId, prior: priorId } = view.transaction;
+  switch (terminal.step) {
+    case 'manual-recovery-required':
+      return verdict(view, 'manual-recovery-required', 'operator', [
+        `recorded: ${terminal.data.reason}`,
+        ...pointerProblems,
       ]);
+    case 'accepted': {
+      // Accepted but never ended, nobody working on it (its runner died after `accepted`): the
+      // journal is closed by resuming it (issue 36, `fleet upgrade HOST --resume`).
+      const unended = !txn.ended && !observation.busy && kind !== 'rollback';
+      return verdict(
+        view,
+        kind === 'rollback' ? 'rolled-back' : 'accepted',
+        unended ? 'resume-acceptance' : 'none',
+        [...pointerProblems, ...confirm(observation, targetId, target, 'accepted')],
+      );
     }
-    return result('rolled-back', 'none', [
-      ...pointerProblems,
-      ...confirm(observation, priorId, prior, 'rolled back to'),
-    ]);
+    case 'rolled-back':
+      if (priorId === null) {
+        return verdict(view, 'inconsistent', 'operator', [
+          'rolled back, but the transaction had no prior generation',
+        ]);
+      }
+      return verdict(view, 'rolled-back', 'none', [
+        ...pointerProblems,
+        ...confirm(observation, priorId, prior, 'rolled back to'),
+      ]);
   }
-  if (txn.ended) {
-    // ended `failed` before anything was activated: the prior should still be what runs
-    if (priorId === null) {
-      const problems =
-        pointer !== null ? [`nothing was activated, yet current points at ${short(pointer)}`] : [];
-      return result('idle', 'none', [...pointerProblems, ...problems]);
-    }
-    return result('idle', 'none', [
-      ...pointerProblems,
-      ...confirm(observation, priorId, prior, 'kept'),
-    ]);
-  }
+}
 
-  // An open transaction.
+/** Ended `failed` before anything was activated: the prior should still be what runs. */
+function endedWithoutOutcomeStatus(view: TransactionView): RuntimeStatus {
+  const { observation, pointerProblems } = view;
+  const { prior } = view.txn.begin.data;
+  const priorId = view.transaction.prior;
+  const pointer = view.base.observed.pointer;
+  if (priorId === null) {
+    const problems =
+      pointer !== null ? [`nothing was activated, yet current points at ${short(pointer)}`] : [];
+    return verdict(view, 'idle', 'none', [...pointerProblems, ...problems]);
+  }
+  return verdict(view, 'idle', 'none', [
+    ...pointerProblems,
+    ...confirm(observation, priorId, prior, 'kept'),
+  ]);
+}
+
+/** An open transaction is consistent while `current` names its prior or its staged target. */
+function openTransactionProblems(view: TransactionView): string[] {
+  const { txn, pointerProblems } = view;
+  const { target: targetId, prior: priorId, kind } = view.transaction;
+  const pointer = view.base.observed.pointer;
   const problems: string[] = [...pointerProblems];
   if (pointer !== priorId && pointer !== targetId) {
     problems.push(
@@ -248,19 +307,64 @@ export function reconcileStatus(
       `current points at the target ${short(targetId)}, which the journal never recorded as staged`,
     );
   }
+  return problems;
+}
+
+/** What recovery should do with an open transaction nobody is working on (module comment). */
+function openTransactionNext(view: TransactionView): NextAction {
+  const { observation, txn } = view;
+  const { target: targetId, prior: priorId } = view.transaction;
+  const pointer = view.base.observed.pointer;
+  if (observation.busy) return 'wait';
+  if (txn.last.step === 'failed') return 'rollback';
+  if (
+    pointer === targetId &&
+    observation.identity !== null &&
+    acceptRuntime(txn.begin.data.target, observation.identity).accepted
+  ) {
+    return 'resume-acceptance';
+  }
+  if (pointer === priorId && !txn.has('activated')) return 'abort';
+  return 'rollback';
+}
+
+function openTransactionStatus(view: TransactionView): RuntimeStatus {
+  const { base, transaction } = view;
+  const problems = openTransactionProblems(view);
   if (problems.length > 0) {
     return { ...base, state: 'inconsistent', transaction, next: 'operator', problems };
   }
-  let next: NextAction;
-  if (observation.busy) next = 'wait';
-  else if (txn.last.step === 'failed') next = 'rollback';
-  else if (
-    pointer === targetId &&
-    observation.identity !== null &&
-    acceptRuntime(target, observation.identity).accepted
-  ) {
-    next = 'resume-acceptance';
-  } else if (pointer === priorId && !txn.has('activated')) next = 'abort';
-  else next = 'rollback';
+  const next = openTransactionNext(view);
   return { ...base, state: 'in-progress', transaction, next, problems: [] };
+}
+
+export function reconcileStatus(
+  journal: ParsedJournal,
+  observation: RuntimeObservation,
+): RuntimeStatus {
+  const base: StatusBase = {
+    journal: journalHealth(journal),
+    observed: observedGenerations(observation),
+    code: null,
+  };
+  if (journal.corrupt) return corruptStatus(base, journal.corrupt);
+  const pointerProblems =
+    observation.pointer.state === 'invalid'
+      ? [`current is invalid: ${observation.pointer.detail}`]
+      : [];
+
+  const txn = lastTransaction(journal);
+  if (txn === null) return statusWithoutTransaction(base, observation, pointerProblems);
+
+  const terminal = [...txn.records].reverse().find(isTerminal);
+  const view: TransactionView = {
+    base,
+    observation,
+    pointerProblems,
+    txn,
+    transaction: summarizeTransaction(txn, terminal),
+  };
+  if (terminal !== undefined) return terminalStatus(view, terminal);
+  if (txn.ended) return endedWithoutOutcomeStatus(view);
+  return openTransactionStatus(view);
 }
