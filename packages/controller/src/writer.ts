@@ -99,6 +99,19 @@ export interface WrittenFile {
   restored: boolean;
 }
 
+/** What `replace` learned before writing anything: its checked target and live file. */
+interface ReplacePlan {
+  readonly request: ReplaceRequest;
+  readonly fileId: string;
+  readonly target: Target;
+  readonly live: LiveFile | null;
+  readonly liveSha: string | null;
+  readonly afterSha: string;
+  /** The mode asked for, `undefined` when none was or on Windows. */
+  readonly wantedMode: number | undefined;
+  readonly modeChange: WrittenFile['modeChange'];
+}
+
 const CREATE_TEMP =
   constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
 
@@ -123,7 +136,47 @@ export class OperationWriter implements SafeFileWriter {
     return live === null ? null : { content: live.bytes, sha256: live.sha256 };
   }
 
+  /** The recoverable write of contract §8.4, step by step in the order the module comment gives. */
   async replace(request: ReplaceRequest): Promise<ReplaceResult> {
+    const plan = await this.plan(request);
+    const { live, liveSha, afterSha, modeChange } = plan;
+    // Equal content with another mode is a change like any other: backup, temp file, rename.
+    if (live !== null && liveSha === afterSha && modeChange?.before === modeChange?.after) {
+      return this.keepUnchanged(plan, live);
+    }
+    const attributes = live === null ? null : keptAttributes(request.path, live);
+    const backup = await this.backUp(plan);
+    const backupPath = backup === null ? null : homeRelative(this.options.home, backup);
+    const mode = attributes?.mode ?? 0o600;
+    const kept = attributes ?? ownAttributes();
+    const writtenMode = plan.wantedMode ?? kept.mode;
+    await this.commitTemp(plan, backup, backupPath, { ...kept, mode: writtenMode });
+    const result = {
+      path: request.path,
+      beforeSha256: liveSha,
+      afterSha256: afterSha,
+      backupPath,
+      unchanged: false,
+    };
+    this.written.push({
+      fileId: plan.fileId,
+      result,
+      before: live?.bytes ?? null,
+      after: request.content,
+      mode,
+      ...(modeChange === undefined ? {} : { modeChange }),
+      hardlinkBroken: live !== null && live.nlink > 1,
+      restored: false,
+    });
+    await this.afterRename(plan, writtenMode);
+    return result;
+  }
+
+  /**
+   * The checks before anything is written: the allowlist, the size bound, the path's lock, the
+   * parents, and the live sha256 against the one planned against (`PRECONDITION_FAILED`).
+   */
+  private async plan(request: ReplaceRequest): Promise<ReplacePlan> {
     const { home, operationId, domain, allowlist, locks, fileLimit } = this.options;
     const entry = allowlist.require(request.path, domain);
     if (request.content.length > fileLimit) {
@@ -140,65 +193,88 @@ export class OperationWriter implements SafeFileWriter {
     const liveSha = live?.sha256 ?? null;
     if (liveSha !== request.expectedSha256) throw preconditionFailed(request.path, liveSha);
 
-    const afterSha = sha256Hex(request.content);
     // No mode on Windows (contract §10.4): a requested one is ignored there, never half-applied.
     const wantedMode = process.platform === 'win32' ? undefined : request.mode;
     const modeChange =
       wantedMode === undefined
         ? undefined
         : { before: live === null ? null : live.mode & 0o7777, after: wantedMode };
-    // Equal content with another mode is a change like any other: backup, temp file, rename.
-    if (live !== null && liveSha === afterSha && modeChange?.before === modeChange?.after) {
-      const result = {
-        path: request.path,
-        beforeSha256: liveSha,
-        afterSha256: afterSha,
-        backupPath: null,
-        unchanged: true,
-      };
-      this.written.push({
-        fileId: entry.fileId,
-        result,
-        before: live.bytes,
-        after: request.content,
-        mode: live.mode,
-        ...(modeChange === undefined ? {} : { modeChange }),
-        hardlinkBroken: false,
-        restored: false,
-      });
-      return result;
-    }
-    const attributes = live === null ? null : keptAttributes(request.path, live);
+    return {
+      request,
+      fileId: entry.fileId,
+      target,
+      live,
+      liveSha,
+      afterSha: sha256Hex(request.content),
+      wantedMode,
+      modeChange,
+    };
+  }
 
+  /** The same content and mode are already in place: nothing is written, the write is recorded. */
+  private keepUnchanged(plan: ReplacePlan, live: LiveFile): ReplaceResult {
+    const { request, modeChange } = plan;
+    const result = {
+      path: request.path,
+      beforeSha256: live.sha256,
+      afterSha256: plan.afterSha,
+      backupPath: null,
+      unchanged: true,
+    };
+    this.written.push({
+      fileId: plan.fileId,
+      result,
+      before: live.bytes,
+      after: request.content,
+      mode: live.mode,
+      ...(modeChange === undefined ? {} : { modeChange }),
+      hardlinkBroken: false,
+      restored: false,
+    });
+    return result;
+  }
+
+  /** The backup of the live file (none for a created one); its absolute path. */
+  private async backUp(plan: ReplacePlan): Promise<string | null> {
+    const { home, operationId, domain } = this.options;
+    const { request, target, live } = plan;
     // A directory the temp file cannot be made in (a read-only mount, no write permission) fails
     // here, before a backup is written for a write that cannot happen (catalogue 20).
     await access(target.parent, constants.W_OK).catch((error: unknown) => {
       throw fsFailure(error, request.path);
     });
     await failpoint('install.before_backup');
-    const backup =
-      live === null
-        ? null
-        : await writeBackup(home, join(this.options.state.backups, domain), {
-            fileId: entry.fileId,
-            operationId,
-            now: this.options.clock.now(),
-            bytes: live.bytes,
-          });
-    const backupPath = backup === null ? null : homeRelative(home, backup);
-    const mode = attributes?.mode ?? 0o600;
-    const kept = attributes ?? ownAttributes();
-    const writtenMode = wantedMode ?? kept.mode;
+    return live === null
+      ? null
+      : await writeBackup(home, join(this.options.state.backups, domain), {
+          fileId: plan.fileId,
+          operationId,
+          now: this.options.clock.now(),
+          bytes: live.bytes,
+        });
+  }
+
+  /**
+   * From the journaled intent to the rename: the temp file written and fsync'd, the token and the
+   * live content checked a last time, the swap. A failure removes the temp file and the backup.
+   */
+  private async commitTemp(
+    plan: ReplacePlan,
+    backup: string | null,
+    backupPath: string | null,
+    attributes: Attributes,
+  ): Promise<void> {
+    const { request, target, live } = plan;
     let temp: string | undefined;
     try {
       // From here to the rename, a failure removes the backup of a write that never happened
       // (disk full, fsync EIO: catalogue 25, 26): an orphan would count against the domain's
       // retention and push a real one out.
-      await this.options.operations.note(operationId, {
+      await this.options.operations.note(this.options.operationId, {
         event: 'write',
         path: request.path,
-        beforeSha256: liveSha,
-        afterSha256: afterSha,
+        beforeSha256: plan.liveSha,
+        afterSha256: plan.afterSha,
         backupPath,
       });
       await this.options.retain?.([
@@ -206,53 +282,48 @@ export class OperationWriter implements SafeFileWriter {
         ...(backupPath === null || live === null ? [] : [{ path: backupPath, bytes: live.bytes }]),
       ]);
       await failpoint('install.after_backup');
-      temp = await this.writeTemp(target, request.content, { ...kept, mode: writtenMode });
+      temp = await this.writeTemp(target, request.content, attributes);
       await failpoint('install.after_temp_write');
       // A domain's validate action sees the new bytes where they will live, before they replace
       // the old (docs/plugin-authoring.md §7): a refusal leaves the live file as it was.
       if (request.beforeRename !== undefined) await request.beforeRename(temp);
       await this.options.beforeCommit();
-      // Last checks before the irreversible step: same real parents, same live content.
-      const again = await readLive(home, target, fileLimit);
-      if ((again?.sha256 ?? null) !== liveSha) {
-        throw preconditionFailed(request.path, again?.sha256 ?? null, 'changed during the install');
-      }
-      if (again !== null) await recheckParents(home, again.chain);
-      else await recheckParents(home, await walkParents(home, target, { create: false }));
+      const again = await this.recheck(plan);
       await this.swapIn(temp, target, again);
     } catch (error) {
       if (temp !== undefined) await unlink(temp).catch(() => undefined);
       if (backup !== null) await unlink(backup).catch(() => undefined);
       throw fsFailure(error, request.path);
     }
-    const result = {
-      path: request.path,
-      beforeSha256: liveSha,
-      afterSha256: afterSha,
-      backupPath,
-      unchanged: false,
-    };
-    this.written.push({
-      fileId: entry.fileId,
-      result,
-      before: live?.bytes ?? null,
-      after: request.content,
-      mode,
-      ...(modeChange === undefined ? {} : { modeChange }),
-      hardlinkBroken: live !== null && live.nlink > 1,
-      restored: false,
-    });
+  }
+
+  /** Last checks before the irreversible step: same real parents, same live content. */
+  private async recheck(plan: ReplacePlan): Promise<LiveFile | null> {
+    const { home, fileLimit } = this.options;
+    const { request, target, liveSha } = plan;
+    const again = await readLive(home, target, fileLimit);
+    if ((again?.sha256 ?? null) !== liveSha) {
+      throw preconditionFailed(request.path, again?.sha256 ?? null, 'changed during the install');
+    }
+    if (again !== null) await recheckParents(home, again.chain);
+    else await recheckParents(home, await walkParents(home, target, { create: false }));
+    return again;
+  }
+
+  /** The rename made durable (the directory fsync), journaled, and recorded as fleet's write. */
+  private async afterRename(plan: ReplacePlan, writtenMode: number): Promise<void> {
+    const { operationId } = this.options;
+    const { request, target } = plan;
     await fsyncDir(target.parent, request.path);
     await this.options.operations.note(operationId, { event: 'renamed', path: request.path });
     await recordWrite(this.options.state, request.path, {
-      sha256: afterSha,
+      sha256: plan.afterSha,
       at: this.options.clock.now().toISOString(),
       operationId,
       // What a hand chmod is told from (contract §10.4); Windows has no mode to record.
       ...(process.platform === 'win32' ? {} : { mode: formatFileMode(writtenMode) }),
     });
     await failpoint('install.after_rename');
-    return result;
   }
 
   /** Puts back what `replace` replaced (from the bytes it backed up), or removes what it created. */
