@@ -9,6 +9,7 @@
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { isFleetError } from '@fleet/core/node';
+import type { AuditEntry } from './audit/entry.js';
 import { withAudit } from './handlers/receipt.js';
 import { managedTarget } from './fs/managed-target.js';
 import { readLive, walkParents } from './fs/safe-path.js';
@@ -16,7 +17,7 @@ import type { JournalEvent } from './operations.js';
 import type { AuditHead, RecoveryFile } from '@fleet/core/node';
 import { processAlive } from './process-alive.js';
 import { stateTempWriter, TEMP_PREFIX } from './state-paths.js';
-import { settlePending } from './settle-pending.js';
+import { settlePending, type PendingOperation } from './settle-pending.js';
 import type { RecoveryInput } from './recovery-input.js';
 
 export type { RecoveryInput } from './recovery-input.js';
@@ -169,6 +170,166 @@ async function closeUnreadable(input: RecoveryInput, id: string, message: string
   });
 }
 
+type BeginEvent = Extract<JournalEvent, { event: 'begin' }>;
+type OutcomeEvent = Extract<JournalEvent, { event: 'outcome' }>;
+
+/** What closing one pending operation came to: the report counts each kind. */
+type Closed = 'interrupted' | 'completed' | 'awaiting-start';
+
+/** The first event of a kind in an operation's journal. */
+function firstEvent<K extends JournalEvent['event']>(
+  events: readonly JournalEvent[],
+  kind: K,
+): Extract<JournalEvent, { event: K }> | undefined {
+  return events.find((e): e is Extract<JournalEvent, { event: K }> => e.event === kind);
+}
+
+/**
+ * What an interrupted operation's status and audit record say of it, pure: each file's side of
+ * the write, and whether a coupled action may not have run.
+ */
+export function interruptionDetail(files: readonly RecoveryFile[], needsAction: boolean): string {
+  const summary =
+    files.length === 0
+      ? 'interrupted before any file was written'
+      : files
+          .map(
+            (file) =>
+              `${file.path}: ${file.matches === 'after' ? 'new content' : file.matches === 'before' ? 'old content' : file.matches}`,
+          )
+          .join('; ');
+  return `controller restarted: ${summary}${needsAction ? '; coupled actions may not have run (needs action)' : ''}`;
+}
+
+/** The writes a journal recorded, as the audit record lists them. */
+function journaledWrites(events: readonly JournalEvent[]): AuditEntry['files'] {
+  return events.flatMap((e) =>
+    e.event === 'write'
+      ? [
+          {
+            path: e.path,
+            beforeSha256: e.beforeSha256,
+            afterSha256: e.afterSha256,
+            backupPath: e.backupPath,
+          },
+        ]
+      : [],
+  );
+}
+
+/**
+ * An install answered before a coupled restart of this controller (settle-pending.ts): awaiting
+ * the start when this controller has the expected node id, settled (rolled back) now otherwise.
+ * `null` when no answered receipt is left to settle it from.
+ */
+async function closePendingRestart(
+  input: RecoveryInput,
+  nodeId: string,
+  operation: Omit<PendingOperation, 'template'>,
+  outcome: OutcomeEvent | undefined,
+): Promise<Closed | null> {
+  const template = outcome?.receipt ?? (await input.operations.get(operation.id))?.receipt;
+  if (template === undefined) return null;
+  // Settled as verified only once this controller serves (settleAfterStart).
+  if (nodeId === operation.pending.expect.nodeId) return 'awaiting-start';
+  // Rolled back now: the files go back before the identity check and the first request.
+  await settlePending(input, { ...operation, template });
+  return 'completed';
+}
+
+/** Audited before the crash: only the status record was missing. */
+async function completeAudited(
+  input: RecoveryInput,
+  id: string,
+  begin: BeginEvent,
+  outcome: OutcomeEvent,
+  head: AuditHead,
+): Promise<void> {
+  if ((await input.operations.get(id)) === undefined) {
+    await input.operations.finish({
+      operationId: id,
+      operation: begin.operation,
+      state: outcome.state,
+      startedAt: begin.startedAt,
+      finishedAt: outcome.finishedAt,
+      ...(outcome.receipt ? { receipt: withAudit(outcome.receipt, head) } : {}),
+      ...(outcome.error && !outcome.receipt ? { error: outcome.error } : {}),
+      requestSha256: begin.requestSha256 ?? '0'.repeat(64),
+      client: begin.client,
+      httpStatus: outcome.httpStatus,
+    });
+  } else {
+    await input.operations.dropJournal(id);
+  }
+}
+
+/** Never audited: each file's side of the write observed, then an `interrupted` record and status. */
+async function closeInterrupted(
+  input: RecoveryInput,
+  id: string,
+  events: readonly JournalEvent[],
+  begin: BeginEvent | undefined,
+): Promise<void> {
+  const files = await observe(input, events);
+  const renamed = events.some((e) => e.event === 'renamed');
+  const coupled = begin?.domain
+    ? input.allowlist.forDomain(begin.domain).some((entry) => entry.processCoupled)
+    : false;
+  const needsAction = renamed && coupled;
+  const detail = interruptionDetail(files, needsAction);
+  await input.audit.append({
+    operationId: id,
+    client: begin?.client ?? null,
+    operation: begin?.operation ?? 'install',
+    paths: [...(begin?.paths ?? [])],
+    files: journaledWrites(events),
+    outcome: 'interrupted',
+    code: null,
+    detail,
+  });
+  await input.operations.finish({
+    operationId: id,
+    operation: begin?.operation ?? 'install',
+    state: 'interrupted',
+    startedAt: begin?.startedAt ?? input.now().toISOString(),
+    finishedAt: input.now().toISOString(),
+    recovery: { detail, needsAction, files },
+    requestSha256: begin?.requestSha256 ?? '0'.repeat(64),
+    client: begin?.client ?? null,
+    httpStatus: 409,
+  });
+}
+
+/** Closes one operation a crash left journaled; `head` is its final audit record, if written. */
+async function recoverOperation(
+  input: RecoveryInput,
+  id: string,
+  head: AuditHead | undefined,
+): Promise<Closed> {
+  let events: JournalEvent[];
+  try {
+    events = (await input.operations.readJournal(id)) ?? [];
+  } catch (error) {
+    if (!isFleetError(error) || error.code !== 'RECOVERY_REQUIRED') throw error;
+    await closeUnreadable(input, id, error.message);
+    return 'interrupted';
+  }
+  const begin = firstEvent(events, 'begin');
+  const outcome = firstEvent(events, 'outcome');
+  const pending = firstEvent(events, 'pending');
+  if (pending !== undefined && begin !== undefined && input.nodeId !== undefined) {
+    const operation = { id, begin, events, pending };
+    const closed = await closePendingRestart(input, input.nodeId, operation, outcome);
+    if (closed !== null) return closed;
+  }
+  if (head !== undefined && outcome !== undefined && begin !== undefined) {
+    await completeAudited(input, id, begin, outcome, head);
+    return 'completed';
+  }
+  await closeInterrupted(input, id, events, begin);
+  return 'interrupted';
+}
+
 export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryReport> {
   const pending = await input.operations.pending();
   const swept = await sweepAll(input, pending);
@@ -188,109 +349,10 @@ export async function recoverAtStart(input: RecoveryInput): Promise<RecoveryRepo
   const finals: Map<string, AuditHead> =
     pending.length > 0 ? await input.audit.finalRecords() : new Map<string, AuditHead>();
   for (const id of pending) {
-    let events: JournalEvent[];
-    try {
-      events = (await input.operations.readJournal(id)) ?? [];
-    } catch (error) {
-      if (!isFleetError(error) || error.code !== 'RECOVERY_REQUIRED') throw error;
-      await closeUnreadable(input, id, error.message);
-      interrupted += 1;
-      continue;
-    }
-    const begin = events.find(
-      (e): e is Extract<JournalEvent, { event: 'begin' }> => e.event === 'begin',
-    );
-    const outcome = events.find(
-      (e): e is Extract<JournalEvent, { event: 'outcome' }> => e.event === 'outcome',
-    );
-    const head = finals.get(id);
-    const pendingRestart = events.find(
-      (e): e is Extract<JournalEvent, { event: 'pending' }> => e.event === 'pending',
-    );
-    if (pendingRestart !== undefined && begin !== undefined && input.nodeId !== undefined) {
-      const template = outcome?.receipt ?? (await input.operations.get(id))?.receipt;
-      if (template !== undefined) {
-        if (input.nodeId === pendingRestart.expect.nodeId) {
-          // Settled as verified only once this controller serves (settleAfterStart).
-          awaitingStart.push(id);
-        } else {
-          // Rolled back now: the files go back before the identity check and the first request.
-          await settlePending(input, { id, begin, events, pending: pendingRestart, template });
-          completed += 1;
-        }
-        continue;
-      }
-    }
-    if (head !== undefined && outcome !== undefined && begin !== undefined) {
-      // Audited before the crash: only the status record was missing.
-      if ((await input.operations.get(id)) === undefined) {
-        await input.operations.finish({
-          operationId: id,
-          operation: begin.operation,
-          state: outcome.state,
-          startedAt: begin.startedAt,
-          finishedAt: outcome.finishedAt,
-          ...(outcome.receipt ? { receipt: withAudit(outcome.receipt, head) } : {}),
-          ...(outcome.error && !outcome.receipt ? { error: outcome.error } : {}),
-          requestSha256: begin.requestSha256 ?? '0'.repeat(64),
-          client: begin.client,
-          httpStatus: outcome.httpStatus,
-        });
-      } else {
-        await input.operations.dropJournal(id);
-      }
-      completed += 1;
-      continue;
-    }
-    const files = await observe(input, events);
-    const renamed = events.some((e) => e.event === 'renamed');
-    const coupled = begin?.domain
-      ? input.allowlist.forDomain(begin.domain).some((entry) => entry.processCoupled)
-      : false;
-    const needsAction = renamed && coupled;
-    const summary =
-      files.length === 0
-        ? 'interrupted before any file was written'
-        : files
-            .map(
-              (file) =>
-                `${file.path}: ${file.matches === 'after' ? 'new content' : file.matches === 'before' ? 'old content' : file.matches}`,
-            )
-            .join('; ');
-    const detail = `controller restarted: ${summary}${needsAction ? '; coupled actions may not have run (needs action)' : ''}`;
-    await input.audit.append({
-      operationId: id,
-      client: begin?.client ?? null,
-      operation: begin?.operation ?? 'install',
-      paths: [...(begin?.paths ?? [])],
-      files: events.flatMap((e) =>
-        e.event === 'write'
-          ? [
-              {
-                path: e.path,
-                beforeSha256: e.beforeSha256,
-                afterSha256: e.afterSha256,
-                backupPath: e.backupPath,
-              },
-            ]
-          : [],
-      ),
-      outcome: 'interrupted',
-      code: null,
-      detail,
-    });
-    await input.operations.finish({
-      operationId: id,
-      operation: begin?.operation ?? 'install',
-      state: 'interrupted',
-      startedAt: begin?.startedAt ?? input.now().toISOString(),
-      finishedAt: input.now().toISOString(),
-      recovery: { detail, needsAction, files },
-      requestSha256: begin?.requestSha256 ?? '0'.repeat(64),
-      client: begin?.client ?? null,
-      httpStatus: 409,
-    });
-    interrupted += 1;
+    const closed = await recoverOperation(input, id, finals.get(id));
+    if (closed === 'interrupted') interrupted += 1;
+    else if (closed === 'completed') completed += 1;
+    else awaitingStart.push(id);
   }
   const detail =
     pending.length === 0
