@@ -4,15 +4,10 @@
  * operations, stale temp files) before the first request is accepted.
  */
 import { readFile, realpath, unlink } from 'node:fs/promises';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
-import { hostname, networkInterfaces } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import {
-  FLEET_PROTOCOL_VERSION,
   FleetError,
   NODE_POLICY_PATH,
-  PROTOCOL_HEADER,
   createEnvChainLoader,
   loadEnvChain,
   shortSecretNames,
@@ -26,12 +21,19 @@ import { systemClock } from './context.js';
 import { allBackupPaths } from './backups.js';
 import { createExclusive, ensurePrivateDir } from './fs/durable.js';
 import { errnoOf } from './fs/errors.js';
-import { ConnectionBudget } from './http/budget.js';
 import { createPipeline } from './http/pipeline.js';
+import {
+  checkBind,
+  closeServer,
+  connectionBudget,
+  createNodeServer,
+  hostsFor,
+  listenOn,
+} from './http/server.js';
 import { PathLocks } from './locks.js';
 import { processAlive } from './process-alive.js';
 import { OperationStore } from './operations.js';
-import { recoverAtStart } from './recovery.js';
+import { recoverAtStart, type RecoveryInput, type RecoveryReport } from './recovery.js';
 import { failpoint } from './failpoints.js';
 import { checkIdentityCoupling } from './identity-coupling.js';
 import { buildIdentityOf } from './build-identity.js';
@@ -49,6 +51,9 @@ import { statePaths, type StatePaths } from './state-paths.js';
 import { NodePolicyStore } from './policy/store.js';
 import { drivenSupervisor } from './lifecycle/supervisor.js';
 import { TokenStore } from './tokens/store.js';
+
+// Where the server answers is decided with its sockets (http/server.ts); named here as before.
+export { checkBind, hostsFor };
 
 export interface ControllerOptions {
   /** The node's home (`~`): every managed path and the node state are under it. */
@@ -128,85 +133,20 @@ async function claimHome(state: StatePaths): Promise<() => Promise<void>> {
   }
 }
 
-function isLoopback(bind: string): boolean {
-  return bind === 'localhost' || bind === '::1' || bind.startsWith('127.');
-}
-
-const WILDCARDS = new Set(['0.0.0.0', '::', '']);
-
-/**
- * Plain HTTP carries the bearer token in clear: off loopback it is refused, with the fix named
- * (contract §5: `--tls-cert F --tls-key F`).
- */
-export function checkBind(bind: string, tls: boolean): void {
-  if (isLoopback(bind) || tls) return;
-  throw new FleetError(
-    'USAGE',
-    `--bind ${bind} would serve plain HTTP beyond this machine, with bearer tokens in clear: refused`,
-    {
-      suggestions: [
-        'serve https: add --tls-cert cert.pem --tls-key key.pem (and pin its fingerprint as tls.fingerprint in fleet.yaml)',
-        'or bind 127.0.0.1 and reach it through an SSH tunnel',
-      ],
-    },
-  );
-}
-
-/**
- * The `Host` values a request may carry (DNS rebinding, catalogue 5): the bound address — or,
- * for a wildcard bind, every address of this machine's interfaces — and its host name, each with
- * the port, plus what `--allowed-host` adds. Never "anything": a wildcard bind still names its
- * machine.
- */
-export function hostsFor(
-  bind: string,
-  port: number,
-  extra: readonly string[],
-  machine: { readonly hostname: string; readonly addresses: readonly string[] } = {
-    hostname: hostname(),
-    addresses: Object.values(networkInterfaces()).flatMap((list) =>
-      (list ?? []).map((item) => item.address),
-    ),
-  },
-): ReadonlySet<string> {
-  const names = new Set(extra.map((host) => host.toLowerCase()));
-  const add = (address: string) =>
-    names.add(`${address.includes(':') ? `[${address}]` : address}:${port}`.toLowerCase());
-  if (WILDCARDS.has(bind)) for (const address of machine.addresses) add(address);
-  else add(bind);
-  if (!isLoopback(bind)) {
-    add(machine.hostname);
-    if (!machine.hostname.includes('.')) add(`${machine.hostname}.local`);
-  }
-  if (isLoopback(bind) || WILDCARDS.has(bind)) {
-    for (const name of ['127.0.0.1', 'localhost', '::1']) add(name);
-  }
-  return names;
-}
-
-const OVERLOADED = JSON.stringify({
-  error: { code: 'OVERLOADED', message: 'too many connections; try again shortly' },
-});
-
-function rawAnswer(socket: Socket, status: string, body: string): void {
-  socket.end(
-    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${PROTOCOL_HEADER}: ${FLEET_PROTOCOL_VERSION}\r\nconnection: close\r\n\r\n${body}`,
-  );
+/** What the steps of a start share, once the home is claimed and the audit log open. */
+interface StartContext {
+  readonly options: ControllerOptions;
+  readonly home: string;
+  readonly state: StatePaths;
+  readonly clock: Clock;
+  readonly limits: Limits;
+  readonly audit: AuditLog;
+  readonly operations: OperationStore;
 }
 
 export async function createController(options: ControllerOptions): Promise<Controller> {
-  let home: string;
-  try {
-    home = await realpath(options.home);
-  } catch (error) {
-    throw new FleetError('USAGE', `--home ${options.home}: ${errnoOf(error) ?? 'not found'}`);
-  }
-  if (
-    options.legacyTokenSha256 !== undefined &&
-    !/^[0-9a-f]{64}$/i.test(options.legacyTokenSha256)
-  ) {
-    throw new FleetError('USAGE', "the legacy token's sha256 must be 64 hex digits");
-  }
+  const home = await realHome(options.home);
+  checkLegacyToken(options.legacyTokenSha256);
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   checkBind(options.bind ?? '127.0.0.1', options.tls !== undefined);
   const clock = options.clock ?? systemClock;
@@ -219,104 +159,150 @@ export async function createController(options: ControllerOptions): Promise<Cont
   const release = await claimHome(state);
   let audit: AuditLog | undefined;
   try {
-    audit = await AuditLog.open(state.root, {
-      clock,
-      segmentBytes: limits.auditSegmentBytes,
-      keepSegments: limits.auditKeepSegments,
-      maxSegments: limits.auditMaxSegments,
-      readFlushMs: limits.auditReadFlushMs,
-      refusalIntervalMs: limits.auditRefusalIntervalMs,
-    });
-    await openStateDirs(audit, home, state, operations);
-    const secretMemory = await SecretMemory.open(state, limits.maxFileBytes);
-    const openedAudit = audit;
-    // The node decides (contract §5.1): no valid policy, no controller (policy/store.ts).
-    const policy = await NodePolicyStore.open({
-      home,
-      registry: options.registry,
-      onMigrated: async (detail) => {
-        process.stderr.write(`controller: ${detail}\n`);
-        await openedAudit.append({
-          operationId: null,
-          client: null,
-          operation: 'node-policy',
-          paths: ['~/.local/state/fleet/bootstrap-policy.json', NODE_POLICY_PATH],
-          files: [],
-          outcome: 'ok',
-          code: null,
-          detail,
-        });
-      },
-    });
-    const view = policy.latest();
-    // The policy's supervisor and the adapter's record agree, or no controller (contract §12).
-    await drivenSupervisor(home, view.policy.supervisor);
-    const { allowlist } = view;
-    const recoveryInput = {
-      home,
-      state,
-      audit,
-      operations,
-      allowlist,
-      maxFileBytes: limits.maxFileBytes,
-      now: () => clock.now(),
-      nodeId: options.nodeId,
-    };
-    const recovery = await recoverAtStart(recoveryInput);
-    const chain = await loadEnvChain(home).catch(() => undefined);
-    await reconcileSecretMemory(home, state, allowlist, secretMemory, chain);
-    warnShortSecrets(chain);
-    // Fail closed (contract §10.2): never serve as a node the identity file does not name.
-    await checkIdentityCoupling({
-      home,
-      nodeId: options.nodeId,
-      registry: options.registry,
-      maxFileBytes: limits.maxFileBytes,
-    });
-    await failpoint('controller.start', options.nodeId);
-    await operations.prune(new Date(clock.now().getTime() - limits.operationRetentionMs));
-    const build: BuildIdentity = options.build ?? (await buildIdentityOf());
-    const runtime: ControllerRuntime = {
-      home,
-      nodeId: options.nodeId,
-      registry: options.registry,
-      state,
-      clock,
-      limits,
-      allowlist,
-      policy,
-      view,
-      tokens: new TokenStore(state, clock),
-      legacy: options.legacyTokenSha256
-        ? Buffer.from(options.legacyTokenSha256.toLowerCase(), 'hex')
-        : null,
-      audit,
-      operations,
-      locks: new PathLocks(),
-      // A runtime run from a generation is the artifact it was staged from (`@fleet/cli` and
-      // its version); a development build is this package.
-      package: build.package ?? (await packageInfo()),
-      build: { sha256: build.sha256, commit: build.commit },
-      startedAt: clock.now().toISOString(),
-      recovery,
-      alarms: new HealthAlarms(),
-      // Read again only when a file of the chain changed (a stat per file per request).
-      secrets: createEnvChainLoader(home),
-      secretMemory,
-      // Learned on the first `fleet version` read, never at start (docs/version.md).
-      loginPath: loginPathCacheFor(home, clock),
-    };
-    const controller = await listen(runtime, options, release);
-    // A node-id change this controller's start completes (contract §10.2): settled once it serves.
-    if (recovery.awaitingStart && recovery.awaitingStart.length > 0) {
-      await settleAfterStart(recoveryInput, recovery.awaitingStart);
-    }
-    return controller;
+    audit = await openAudit(state, clock, limits);
+    return await startNode({ options, home, state, clock, limits, audit, operations }, release);
   } catch (error) {
     await audit?.close().catch(() => undefined);
     await release();
     throw error;
   }
+}
+
+async function realHome(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (error) {
+    throw new FleetError('USAGE', `--home ${path}: ${errnoOf(error) ?? 'not found'}`);
+  }
+}
+
+function checkLegacyToken(sha256: string | undefined): void {
+  if (sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(sha256)) {
+    throw new FleetError('USAGE', "the legacy token's sha256 must be 64 hex digits");
+  }
+}
+
+function openAudit(state: StatePaths, clock: Clock, limits: Limits): Promise<AuditLog> {
+  return AuditLog.open(state.root, {
+    clock,
+    segmentBytes: limits.auditSegmentBytes,
+    keepSegments: limits.auditKeepSegments,
+    maxSegments: limits.auditMaxSegments,
+    readFlushMs: limits.auditReadFlushMs,
+    refusalIntervalMs: limits.auditRefusalIntervalMs,
+  });
+}
+
+/**
+ * The start after the audit log is open, in order: the state directories, the secret memory, the
+ * node policy and its supervisor, recovery, the secrets, the identity coupling, then serving.
+ */
+async function startNode(start: StartContext, release: () => Promise<void>): Promise<Controller> {
+  const { options, home, state, clock, limits, audit, operations } = start;
+  await openStateDirs(audit, home, state, operations);
+  const secretMemory = await SecretMemory.open(state, limits.maxFileBytes);
+  const policy = await openPolicy(home, options.registry, audit);
+  const view = policy.latest();
+  // The policy's supervisor and the adapter's record agree, or no controller (contract §12).
+  await drivenSupervisor(home, view.policy.supervisor);
+  const { allowlist } = view;
+  const recoveryInput: RecoveryInput = {
+    home,
+    state,
+    audit,
+    operations,
+    allowlist,
+    maxFileBytes: limits.maxFileBytes,
+    now: () => clock.now(),
+    nodeId: options.nodeId,
+  };
+  const recovery = await recoverAtStart(recoveryInput);
+  const chain = await loadEnvChain(home).catch(() => undefined);
+  await reconcileSecretMemory(home, state, allowlist, secretMemory, chain);
+  warnShortSecrets(chain);
+  // Fail closed (contract §10.2): never serve as a node the identity file does not name.
+  await checkIdentityCoupling({
+    home,
+    nodeId: options.nodeId,
+    registry: options.registry,
+    maxFileBytes: limits.maxFileBytes,
+  });
+  await failpoint('controller.start', options.nodeId);
+  await operations.prune(new Date(clock.now().getTime() - limits.operationRetentionMs));
+  const runtime = await assembleRuntime(start, { policy, view, secretMemory, recovery });
+  const controller = await listen(runtime, options, release);
+  // A node-id change this controller's start completes (contract §10.2): settled once it serves.
+  if (recovery.awaitingStart && recovery.awaitingStart.length > 0) {
+    await settleAfterStart(recoveryInput, recovery.awaitingStart);
+  }
+  return controller;
+}
+
+/** The node decides (contract §5.1): no valid policy, no controller (policy/store.ts). */
+function openPolicy(home: string, registry: Registry, audit: AuditLog): Promise<NodePolicyStore> {
+  return NodePolicyStore.open({
+    home,
+    registry,
+    onMigrated: async (detail) => {
+      process.stderr.write(`controller: ${detail}\n`);
+      await audit.append({
+        operationId: null,
+        client: null,
+        operation: 'node-policy',
+        paths: ['~/.local/state/fleet/bootstrap-policy.json', NODE_POLICY_PATH],
+        files: [],
+        outcome: 'ok',
+        code: null,
+        detail,
+      });
+    },
+  });
+}
+
+/** What the start opened, beyond the start context, that the runtime holds. */
+interface StartedParts {
+  readonly policy: NodePolicyStore;
+  readonly view: ControllerRuntime['view'];
+  readonly secretMemory: SecretMemory;
+  readonly recovery: RecoveryReport;
+}
+
+async function assembleRuntime(
+  start: StartContext,
+  { policy, view, secretMemory, recovery }: StartedParts,
+): Promise<ControllerRuntime> {
+  const { options, home, state, clock, limits, audit, operations } = start;
+  const build: BuildIdentity = options.build ?? (await buildIdentityOf());
+  return {
+    home,
+    nodeId: options.nodeId,
+    registry: options.registry,
+    state,
+    clock,
+    limits,
+    allowlist: view.allowlist,
+    policy,
+    view,
+    tokens: new TokenStore(state, clock),
+    legacy: options.legacyTokenSha256
+      ? Buffer.from(options.legacyTokenSha256.toLowerCase(), 'hex')
+      : null,
+    audit,
+    operations,
+    locks: new PathLocks(),
+    // A runtime run from a generation is the artifact it was staged from (`@fleet/cli` and
+    // its version); a development build is this package.
+    package: build.package ?? (await packageInfo()),
+    build: { sha256: build.sha256, commit: build.commit },
+    startedAt: clock.now().toISOString(),
+    recovery,
+    alarms: new HealthAlarms(),
+    // Read again only when a file of the chain changed (a stat per file per request).
+    secrets: createEnvChainLoader(home),
+    secretMemory,
+    // Learned on the first `fleet version` read, never at start (docs/version.md).
+    loginPath: loginPathCacheFor(home, clock),
+  };
 }
 
 /** The state directories besides the root; a planted link is refused, audited, and stops the start. */
@@ -384,21 +370,9 @@ async function listen(
   options: ControllerOptions,
   release: () => Promise<void>,
 ): Promise<Controller> {
-  const { limits } = runtime;
   const bind = options.bind ?? '127.0.0.1';
-  const serverOptions = {
-    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 2)),
-  };
   let allowedHosts: ReadonlySet<string> = new Set();
-  // Unauthenticated connections cannot use up the authenticated budget (http/budget.ts).
-  const budget = new ConnectionBudget<Socket>({
-    authenticated: limits.maxConnections,
-    unauthenticated: limits.maxUnauthenticatedConnections,
-    perAddress: limits.unauthenticatedPerAddress,
-  });
+  const budget = connectionBudget(runtime.limits);
   const pipeline = createPipeline(runtime, {
     get allowedHosts() {
       return allowedHosts;
@@ -406,71 +380,8 @@ async function listen(
     validateResponses: options.validateResponses ?? false,
     admitAuthenticated: (req) => budget.authenticate(req.socket),
   });
-  const handler = (req: Parameters<typeof pipeline>[0], res: Parameters<typeof pipeline>[1]) => {
-    budget.busy(req.socket, true);
-    res.once('close', () => budget.busy(req.socket, false));
-    void pipeline(req, res);
-  };
-  const server: Server = options.tls
-    ? createHttpsServer(
-        {
-          ...serverOptions,
-          // A TLS handshake is pre-authentication time too: bounded like the headers.
-          handshakeTimeout: serverOptions.headersTimeout,
-          cert: options.tls.cert,
-          key: options.tls.key,
-        },
-        handler,
-      )
-    : createHttpServer(serverOptions, handler);
-
-  // Over TLS the request's socket is the TLS socket: budgeted from the handshake's end.
-  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
-    const admission = budget.open(socket, socket.remoteAddress ?? 'unknown');
-    if (!admission.admitted) {
-      if (options.tls) socket.destroy();
-      else rawAnswer(socket, '503 Service Unavailable', OVERLOADED);
-      return;
-    }
-    admission.evict?.destroy();
-    socket.once('close', () => budget.close(socket));
-  });
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && (!pending || !pending.headersSent)) {
-      const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-      const code = timeout
-        ? 'REQUEST_TIMEOUT'
-        : error.code === 'HPE_HEADER_OVERFLOW'
-          ? 'REQUEST_TOO_LARGE'
-          : 'BAD_REQUEST';
-      const status = timeout
-        ? '408 Request Timeout'
-        : code === 'REQUEST_TOO_LARGE'
-          ? '413 Payload Too Large'
-          : '400 Bad Request';
-      const message = timeout ? 'the request took too long' : 'malformed HTTP request';
-      rawAnswer(socket, status, JSON.stringify({ error: { code, message } }));
-      // No operation id, no client: counted per address and interval (audit/refusals.ts).
-      runtime.audit.countRefusal({
-        client: null,
-        remote: socket.remoteAddress ?? 'unknown',
-        operation: 'unknown',
-        outcome: 'failed',
-        code,
-        status: Number(status.slice(0, 3)),
-      });
-    }
-    socket.destroy();
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, bind, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const server = createNodeServer(runtime.limits, options.tls, budget, pipeline, runtime.audit);
+  await listenOn(server, options.port ?? 0, bind);
   const port = (server.address() as AddressInfo).port;
   allowedHosts = hostsFor(bind, port, options.allowedHosts ?? []);
   const shown = bind.includes(':') ? `[${bind}]` : bind;
@@ -482,11 +393,7 @@ async function listen(
     async close() {
       if (closed) return;
       closed = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 2000).unref();
-      });
+      await closeServer(server);
       await runtime.audit.close();
       await release();
     },
