@@ -24,9 +24,12 @@ import {
   resolveSecrets,
   type ActionOutcome,
   type ActionRun,
+  type AuditHead,
   type AuditRecord,
   type InstallRequest,
   type NodeInstallResult,
+  type ReceiptFile,
+  type Redactor,
   type SecretValues,
 } from '@fleet/core/node';
 import { pruneBackups } from '../backups.js';
@@ -150,6 +153,24 @@ interface InstallerOutcome {
   readonly toolOutput?: string;
 }
 
+type RedactedError = ReturnType<typeof errorBody>['error'];
+
+/** What the operation answers, once the installer ran and a failure was undone. */
+interface InstallAnswer {
+  readonly finishedAt: string;
+  readonly files: ReceiptFile[];
+  /** A receipt for a success or a rolled-back failure; none for a refusal before any write. */
+  readonly receipt: UnauditedReceipt | undefined;
+  readonly rolledBack: boolean;
+  readonly failure: WireError | undefined;
+  readonly redactedError: RedactedError | undefined;
+  /** The error as answered: `redactedError`, with the action's output tail when asked for. */
+  readonly answeredError: RedactedError | undefined;
+  readonly httpStatus: number;
+  /** Answered before a coupled restart: journaled so the next controller settles it (recovery.ts). */
+  readonly pending: NodeInstallResult['pending'];
+}
+
 /**
  * The operation, in named steps: run the installer through the operation's writer; restore on
  * failure; build the receipt; journal the outcome; append the audit record (fsync'd) before the
@@ -166,28 +187,78 @@ async function execute(
   const id = request.operationId;
   const secrets: SecretsHolder = {};
   const writer = operationWriter(runtime, principal, request, touched, secrets);
-  const { result, failedActions, runs, toolOutput, ...outcome } = await runInstaller(
-    runtime,
-    request,
-    writer,
-    secrets,
-  );
-  let failure = outcome.failure;
-  let rolledBack = false;
-  if (failure !== undefined) {
-    const restored = await restoreAll(writer);
-    if (restored !== undefined) failure = restored;
-    else rolledBack = writer.written.some((w) => w.restored);
-  }
+  const ran = await runInstaller(runtime, request, writer, secrets);
+  const undone = await undoFailure(writer, ran.failure);
   const finishedAt = runtime.clock.now().toISOString();
   for (const written of writer.written) touched.add(written.result.path);
   const redactor = redactorFor(runtime, secrets.values);
+  const answer = answerOf(runtime, request, writer, ran, { ...undone, finishedAt }, redactor);
+  await journalOutcome(runtime, writer, {
+    id,
+    pending: answer.pending,
+    state: answer.receipt && !answer.rolledBack ? 'completed' : 'failed',
+    httpStatus: answer.httpStatus,
+    finishedAt,
+    receipt: answer.receipt,
+    redactedError: answer.redactedError,
+  });
+
+  let head: AuditHead;
+  try {
+    head = await appendInstallAudit(runtime, principal, request, answer, ran.runs, redactor);
+  } catch (error) {
+    return auditFailed(
+      runtime,
+      principal,
+      writer,
+      request,
+      requestSha256,
+      startedAt,
+      error,
+      secrets.values,
+    );
+  }
+
+  return finishInstall(runtime, principal, request, writer, touched, {
+    ...answer,
+    requestSha256,
+    startedAt,
+    head,
+  });
+}
+
+/** A failed install's writes restored: rolled back, or the error that a restore failed. */
+async function undoFailure(
+  writer: OperationWriter,
+  failure: WireError | undefined,
+): Promise<{ readonly failure: WireError | undefined; readonly rolledBack: boolean }> {
+  if (failure === undefined) return { failure, rolledBack: false };
+  const restored = await restoreAll(writer);
+  if (restored !== undefined) return { failure: restored, rolledBack: false };
+  return { failure, rolledBack: writer.written.some((w) => w.restored) };
+}
+
+/** The receipt, the status and the errors the operation answers with, redacted. */
+function answerOf(
+  runtime: ControllerRuntime,
+  request: InstallRequest,
+  writer: OperationWriter,
+  ran: InstallerOutcome,
+  settled: {
+    readonly failure: WireError | undefined;
+    readonly rolledBack: boolean;
+    readonly finishedAt: string;
+  },
+  redactor: Redactor,
+): InstallAnswer {
+  const { failure, rolledBack, finishedAt } = settled;
+  const { result, failedActions, toolOutput } = ran;
   const files = receiptFiles(writer.written, redactor);
   const redactedError = failure ? errorBody(failure, redactor).error : undefined;
   const receipt =
     failure === undefined || rolledBack
       ? buildReceipt({
-          operationId: id,
+          operationId: request.operationId,
           host: runtime.nodeId,
           domain: request.domain,
           files,
@@ -211,66 +282,66 @@ async function execute(
     failure !== undefined && toolOutput !== undefined && receipt === undefined
       ? errorBody({ ...failure, toolOutput }, redactor).error
       : redactedError;
-  // Answered before a coupled restart: journaled so the next controller settles it (recovery.ts).
   const pending = failure === undefined ? result?.pending : undefined;
-  await journalOutcome(runtime, writer, {
-    id,
-    pending,
-    state: receipt && !rolledBack ? 'completed' : 'failed',
-    httpStatus,
+  return {
     finishedAt,
-    receipt,
-    redactedError,
-  });
-
-  let head;
-  try {
-    head = await runtime.audit.append({
-      operationId: id,
-      client: principal.id,
-      operation: 'install',
-      paths: request.files.map((file) => file.path),
-      files: files.map((file) => ({
-        path: file.path,
-        beforeSha256: file.beforeSha256,
-        afterSha256: file.afterSha256,
-        backupPath: file.backupPath,
-        ...(file.mode === undefined ? {} : { mode: file.mode }),
-      })),
-      outcome: auditOutcome(receipt, rolledBack),
-      code: failure?.code ?? null,
-      detail:
-        (request.unattended === true ? 'unattended: ' : '') +
-        (receipt
-          ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
-          : (redactedError?.message ?? '')),
-      ...(runs.length > 0 ? { actions: auditedActions(runs, redactor) } : {}),
-      ...(request.repoCommit === undefined ? {} : { repoCommit: request.repoCommit }),
-    });
-  } catch (error) {
-    return auditFailed(
-      runtime,
-      principal,
-      writer,
-      request,
-      requestSha256,
-      startedAt,
-      error,
-      secrets.values,
-    );
-  }
-
-  return finishInstall(runtime, principal, request, writer, touched, {
-    requestSha256,
-    startedAt,
-    finishedAt,
-    pending,
+    files,
     receipt,
     rolledBack,
+    failure,
     redactedError,
     answeredError,
     httpStatus,
-    head,
+    pending,
+  };
+}
+
+/**
+ * The audit record's detail, pure: the receipt's outcome and file counts (and a pending restart),
+ * or the redacted error; marked when the install ran unattended.
+ */
+export function installAuditDetail(
+  unattended: boolean,
+  receipt: Pick<UnauditedReceipt, 'outcome'> | undefined,
+  files: readonly Pick<ReceiptFile, 'state'>[],
+  pending: { readonly detail: string } | undefined,
+  redactedError: { readonly message: string } | undefined,
+): string {
+  return (
+    (unattended ? 'unattended: ' : '') +
+    (receipt
+      ? `${receipt.outcome}: ${files.filter((f) => f.state === 'written').length} written, ${files.filter((f) => f.state === 'unchanged').length} unchanged, ${files.filter((f) => f.state === 'restored').length} restored${pending ? `; ${pending.detail}` : ''}`
+      : (redactedError?.message ?? ''))
+  );
+}
+
+/** The install's audit record, appended and fsync'd before the answer (contract §8.4). */
+function appendInstallAudit(
+  runtime: ControllerRuntime,
+  principal: Principal,
+  request: InstallRequest,
+  answer: InstallAnswer,
+  runs: readonly ActionRun[],
+  redactor: Redactor,
+): Promise<AuditHead> {
+  const { files, receipt, rolledBack, failure, pending, redactedError } = answer;
+  return runtime.audit.append({
+    operationId: request.operationId,
+    client: principal.id,
+    operation: 'install',
+    paths: request.files.map((file) => file.path),
+    files: files.map((file) => ({
+      path: file.path,
+      beforeSha256: file.beforeSha256,
+      afterSha256: file.afterSha256,
+      backupPath: file.backupPath,
+      ...(file.mode === undefined ? {} : { mode: file.mode }),
+    })),
+    outcome: auditOutcome(receipt, rolledBack),
+    code: failure?.code ?? null,
+    detail: installAuditDetail(request.unattended === true, receipt, files, pending, redactedError),
+    ...(runs.length > 0 ? { actions: auditedActions(runs, redactor) } : {}),
+    ...(request.repoCommit === undefined ? {} : { repoCommit: request.repoCommit }),
   });
 }
 
@@ -284,18 +355,10 @@ async function finishInstall(
   request: InstallRequest,
   writer: OperationWriter,
   touched: Set<string>,
-  outcome: {
+  outcome: InstallAnswer & {
     readonly requestSha256: string;
     readonly startedAt: string;
-    readonly finishedAt: string;
-    readonly pending: NodeInstallResult['pending'];
-    readonly receipt: UnauditedReceipt | undefined;
-    readonly rolledBack: boolean;
-    readonly redactedError: ReturnType<typeof errorBody>['error'] | undefined;
-    /** The error as answered: `redactedError`, with the action's output tail when asked for. */
-    readonly answeredError: ReturnType<typeof errorBody>['error'] | undefined;
-    readonly httpStatus: number;
-    readonly head: Parameters<typeof withAudit>[1];
+    readonly head: AuditHead;
   },
 ): Promise<HandlerResult> {
   const { pending, receipt, rolledBack, redactedError, answeredError, httpStatus, head } = outcome;
