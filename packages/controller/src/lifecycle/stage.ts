@@ -177,56 +177,23 @@ export async function stageTransaction(input: StageTransactionInput): Promise<St
   return (await stageRelease(input)).staged;
 }
 
+/** Where a stage's generation comes from: the generation the node holds, or uploaded bytes. */
+type StageSource = { readonly held: StagedGeneration } | { readonly bytes: Buffer };
+
 /** {@link stageTransaction}, answering also how the artifact was admitted (ADR 0019). */
 export async function stageRelease(input: StageTransactionInput): Promise<StagedRelease> {
   const checked = await precheck(input);
   return withRuntimeLock(input.home, async () => {
     const journal = new RuntimeJournal(input.home);
-    let open = lastTransaction(await journal.readTrusted());
-    if (
-      open &&
-      !open.ended &&
-      (open.last.step === 'accepted' || open.last.step === 'rolled-back')
-    ) {
-      // A runner killed between its outcome and `end` (docs/runtime-lifecycle.md, "kill -9 at
-      // every step"): the outcome is journaled and status reports it; only the closing record is
-      // missing. Writing it here keeps that transaction from blocking every later one.
-      await journal.append(open.id, 'end', { outcome: open.last.step });
-      open = lastTransaction(await journal.readTrusted());
-    }
-    if (open && !open.ended) {
-      throw new FleetError(
-        'LOCKED',
-        `runtime transaction ${open.id} (${open.begin.data.kind}) is still open at "${open.last.step}"; see \`fleet bootstrap status\`, or roll it back`,
-      );
-    }
-    const layout = runtimeLayout(input.home, input.platform);
-    // Without bytes the held generation is verified before anything is journaled: a node that
-    // does not hold it opens no transaction, and the operator uploads instead.
-    const source: { held: StagedGeneration } | { bytes: Buffer } =
-      input.artifact.bytes === null
-        ? {
-            held: await heldGeneration(
-              input.home,
-              input.platform,
-              input.artifact.sha256,
-              input.target.build.commit,
-            ),
-          }
-        : { bytes: input.artifact.bytes };
+    await requireNoOpenTransaction(journal);
+    const source = await sourceOf(input);
     // A held generation's signature is checked against its own bytes, still before the journal.
     const admission =
       checked.admission ??
       ('held' in source
         ? await admitHeld(input, checked.runtime, source.held)
         : admitRelease(checked.runtime, input.signature, source.bytes));
-    // The certificate is node configuration, not runtime: made (or kept) before the journal
-    // opens, so a node that cannot make one opens no transaction. Its key never leaves the node;
-    // its fingerprint goes back for the operator to hold against fleet.yaml's pin.
-    const certificate =
-      input.listen?.tls === true
-        ? await ensureControllerCertificate(input.home, input.listen)
-        : null;
+    const certificate = await certificateFor(input);
     const txn = await journal.begin({
       kind: input.kind,
       supervisor: input.supervisor,
@@ -234,43 +201,104 @@ export async function stageRelease(input: StageTransactionInput): Promise<Staged
       prior: input.prior,
       planId: input.planId,
     });
-    const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
-    try {
-      if (input.listen !== undefined) await writeListenRecord(input.home, txn, input.listen);
-      const staged =
-        'held' in source ? source.held : await stageUpload(input, source.bytes, upload);
-      await journal.append(txn, 'staged', {
+    const staged = await stageJournaled(input, journal, txn, source);
+    return {
+      staged: {
+        transaction: txn,
         buildId: staged.buildId,
         treeHash: staged.manifest.treeHash,
         reused: staged.reused,
-      });
-      return {
-        staged: {
-          transaction: txn,
-          buildId: staged.buildId,
-          treeHash: staged.manifest.treeHash,
-          reused: staged.reused,
-          prior: input.prior?.build.sha256 ?? null,
-          ...(certificate === null ? {} : { tls: { fingerprint: certificate.fingerprint } }),
-        },
-        admission,
-      };
-    } catch (error) {
-      const fleet = isFleetError(error) ? error : null;
-      await journal
-        .append(txn, 'failed', {
-          during: 'stage',
-          code: fleet?.code ?? 'IO_ERROR',
-          message: (error as Error).message.slice(0, 500),
-          criteria: [],
-        })
-        .then(() => journal.append(txn, 'end', { outcome: 'failed' }))
-        .catch(() => undefined); // the journal's own failure: status reports the open transaction
-      throw error;
-    } finally {
-      await rm(upload, { force: true });
-    }
+        prior: input.prior?.build.sha256 ?? null,
+        ...(certificate === null ? {} : { tls: { fingerprint: certificate.fingerprint } }),
+      },
+      admission,
+    };
   });
+}
+
+/** Refuses a stage while another runtime transaction is open (`LOCKED`), closing an unended one. */
+async function requireNoOpenTransaction(journal: RuntimeJournal): Promise<void> {
+  let last = lastTransaction(await journal.readTrusted());
+  if (last && !last.ended && (last.last.step === 'accepted' || last.last.step === 'rolled-back')) {
+    // A runner killed between its outcome and `end` (docs/runtime-lifecycle.md, "kill -9 at
+    // every step"): the outcome is journaled and status reports it; only the closing record is
+    // missing. Writing it here keeps that transaction from blocking every later one.
+    await journal.append(last.id, 'end', { outcome: last.last.step });
+    last = lastTransaction(await journal.readTrusted());
+  }
+  if (last && !last.ended) {
+    throw new FleetError(
+      'LOCKED',
+      `runtime transaction ${last.id} (${last.begin.data.kind}) is still open at "${last.last.step}"; see \`fleet bootstrap status\`, or roll it back`,
+    );
+  }
+}
+
+/**
+ * Without bytes the held generation is verified before anything is journaled: a node that does
+ * not hold it opens no transaction, and the operator uploads instead.
+ */
+async function sourceOf(input: StageTransactionInput): Promise<StageSource> {
+  if (input.artifact.bytes !== null) return { bytes: input.artifact.bytes };
+  return {
+    held: await heldGeneration(
+      input.home,
+      input.platform,
+      input.artifact.sha256,
+      input.target.build.commit,
+    ),
+  };
+}
+
+/**
+ * The certificate is node configuration, not runtime: made (or kept) before the journal opens, so
+ * a node that cannot make one opens no transaction. Its key never leaves the node; its
+ * fingerprint goes back for the operator to hold against fleet.yaml's pin.
+ */
+async function certificateFor(
+  input: StageTransactionInput,
+): Promise<{ readonly fingerprint: string } | null> {
+  return input.listen?.tls === true
+    ? await ensureControllerCertificate(input.home, input.listen)
+    : null;
+}
+
+/**
+ * The journaled part of a stage: the listen record, the generation (uploaded bytes through a temp
+ * file, removed either way), `staged`. A failure journals `failed` and `end` before it is thrown.
+ */
+async function stageJournaled(
+  input: StageTransactionInput,
+  journal: RuntimeJournal,
+  txn: string,
+  source: StageSource,
+): Promise<StagedGeneration> {
+  const layout = runtimeLayout(input.home, input.platform);
+  const upload = join(layout.root, `${TEMP_PREFIX}upload-${randomBytes(6).toString('hex')}.tgz`);
+  try {
+    if (input.listen !== undefined) await writeListenRecord(input.home, txn, input.listen);
+    const staged = 'held' in source ? source.held : await stageUpload(input, source.bytes, upload);
+    await journal.append(txn, 'staged', {
+      buildId: staged.buildId,
+      treeHash: staged.manifest.treeHash,
+      reused: staged.reused,
+    });
+    return staged;
+  } catch (error) {
+    const fleet = isFleetError(error) ? error : null;
+    await journal
+      .append(txn, 'failed', {
+        during: 'stage',
+        code: fleet?.code ?? 'IO_ERROR',
+        message: (error as Error).message.slice(0, 500),
+        criteria: [],
+      })
+      .then(() => journal.append(txn, 'end', { outcome: 'failed' }))
+      .catch(() => undefined); // the journal's own failure: status reports the open transaction
+    throw error;
+  } finally {
+    await rm(upload, { force: true });
+  }
 }
 
 /**
