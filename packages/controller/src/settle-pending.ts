@@ -113,70 +113,125 @@ async function restoreWritten(
   return { restored, failed };
 }
 
+/** How a pending operation is settled: its receipt, the audit outcome and the detail both say. */
+export interface Settlement {
+  readonly receipt: UnauditedReceipt;
+  readonly outcome: 'ok' | 'rolled-back' | 'failed';
+  readonly detail: string;
+}
+
+/** The receipt's pending actions given `status`, their detail extended by `detail`, pure. */
+function settledActions(
+  template: UnauditedReceipt,
+  status: ActionOutcome['status'],
+  detail: string,
+): ActionOutcome[] {
+  return template.actions.map((action) =>
+    action.status === 'pending'
+      ? { ...action, status, detail: `${action.detail}; ${detail}` }
+      : action,
+  );
+}
+
+/** The restart happened as planned: the pending actions are done, the receipt verified. Pure. */
+export function verifiedSettlement(
+  template: UnauditedReceipt,
+  nodeId: string,
+  finishedAt: string,
+): Settlement {
+  const detail = `restart settled: the restarted controller runs with --node-id ${nodeId}, as expected`;
+  const receipt = {
+    ...template,
+    host: nodeId,
+    actions: settledActions(
+      template,
+      'ok',
+      `done: the restarted controller runs with --node-id ${nodeId}`,
+    ),
+    verified: true,
+    finishedAt,
+  };
+  return { receipt, outcome: 'ok', detail };
+}
+
+/**
+ * The controller came back with another node id: the files `restored` are back from their
+ * backups, those `failed` could not be (then `RECOVERY_REQUIRED`, else `VERIFICATION_FAILED`).
+ * Pure.
+ */
+export function rolledBackSettlement(
+  template: UnauditedReceipt,
+  ids: { readonly nodeId: string; readonly expected: string },
+  restore: { readonly restored: readonly string[]; readonly failed: readonly string[] },
+  finishedAt: string,
+): Settlement {
+  const { nodeId, expected } = ids;
+  const { restored, failed } = restore;
+  const why = `the controller did not come back with --node-id ${expected}: it runs with --node-id ${nodeId} (the restart failed and was rolled back, or it was restarted by hand)`;
+  const detail =
+    failed.length === 0
+      ? `${why}; ${restored.length} written file(s) restored from backup`
+      : `${why}; and ${failed.join('; ')} could not be restored: manual recovery required`;
+  const receipt: UnauditedReceipt = {
+    ...template,
+    host: nodeId,
+    outcome: 'rolled-back',
+    files: template.files.map((file) =>
+      restored.includes(file.path) ? { ...file, state: 'restored' as const } : file,
+    ),
+    actions: [
+      ...settledActions(
+        template,
+        'failed',
+        `not settled: the controller runs with --node-id ${nodeId}`,
+      ),
+      {
+        kind: 'restore',
+        status: failed.length === 0 ? 'ok' : 'failed',
+        detail:
+          failed.length === 0
+            ? 'every written file was restored from its backup'
+            : `not restored: ${failed.join('; ')}`,
+      },
+    ],
+    verified: false,
+    error: {
+      code: failed.length === 0 ? 'VERIFICATION_FAILED' : 'RECOVERY_REQUIRED',
+      message: detail,
+    },
+    finishedAt,
+  };
+  return { receipt, outcome: failed.length === 0 ? 'rolled-back' : 'failed', detail };
+}
+
 export async function settlePending(
   input: RecoveryInput,
   operation: PendingOperation,
 ): Promise<void> {
-  const { id, begin, pending } = operation;
   const nodeId = input.nodeId as string;
-  const expected = pending.expect.nodeId;
+  const expected = operation.pending.expect.nodeId;
   const template = unaudited(operation.template);
   const finishedAt = input.now().toISOString();
-  const settle = (status: ActionOutcome['status'], detail: string) =>
-    template.actions.map((action) =>
-      action.status === 'pending'
-        ? { ...action, status, detail: `${action.detail}; ${detail}` }
-        : action,
-    );
+  const settlement =
+    nodeId === expected
+      ? verifiedSettlement(template, nodeId, finishedAt)
+      : rolledBackSettlement(
+          template,
+          { nodeId, expected },
+          await restoreWritten(input, operation),
+          finishedAt,
+        );
+  await recordSettlement(input, operation, settlement, finishedAt);
+}
 
-  let receipt: UnauditedReceipt;
-  let outcome: 'ok' | 'rolled-back' | 'failed';
-  let detail: string;
-  if (nodeId === expected) {
-    detail = `restart settled: the restarted controller runs with --node-id ${nodeId}, as expected`;
-    receipt = {
-      ...template,
-      host: nodeId,
-      actions: settle('ok', `done: the restarted controller runs with --node-id ${nodeId}`),
-      verified: true,
-      finishedAt,
-    };
-    outcome = 'ok';
-  } else {
-    const { restored, failed } = await restoreWritten(input, operation);
-    const why = `the controller did not come back with --node-id ${expected}: it runs with --node-id ${nodeId} (the restart failed and was rolled back, or it was restarted by hand)`;
-    detail =
-      failed.length === 0
-        ? `${why}; ${restored.length} written file(s) restored from backup`
-        : `${why}; and ${failed.join('; ')} could not be restored: manual recovery required`;
-    receipt = {
-      ...template,
-      host: nodeId,
-      outcome: 'rolled-back',
-      files: template.files.map((file) =>
-        restored.includes(file.path) ? { ...file, state: 'restored' as const } : file,
-      ),
-      actions: [
-        ...settle('failed', `not settled: the controller runs with --node-id ${nodeId}`),
-        {
-          kind: 'restore',
-          status: failed.length === 0 ? 'ok' : 'failed',
-          detail:
-            failed.length === 0
-              ? 'every written file was restored from its backup'
-              : `not restored: ${failed.join('; ')}`,
-        },
-      ],
-      verified: false,
-      error: {
-        code: failed.length === 0 ? 'VERIFICATION_FAILED' : 'RECOVERY_REQUIRED',
-        message: detail,
-      },
-      finishedAt,
-    };
-    outcome = failed.length === 0 ? 'rolled-back' : 'failed';
-  }
-
+/** The settlement's audit record (after the one written when the install answered), then its status. */
+async function recordSettlement(
+  input: RecoveryInput,
+  operation: PendingOperation,
+  { receipt, outcome, detail }: Settlement,
+  finishedAt: string,
+): Promise<void> {
+  const { id, begin } = operation;
   const head = await input.audit.append({
     operationId: id,
     client: begin.client,
