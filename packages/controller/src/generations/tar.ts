@@ -108,11 +108,17 @@ export function entryPath(raw: string): string {
 
 /** Reads every entry of a gzip'd tarball held in memory. */
 export function readTgz(gz: Buffer, limits: TarLimits = DEFAULT_TAR_LIMITS): TarEntry[] {
-  let tar: Buffer;
+  const entries = readEntries(gunzipBounded(gz, limits), limits);
+  if (entries.length === 0) throw invalid('no entries');
+  requireNoFileAsParent(entries);
+  return entries;
+}
+
+function gunzipBounded(gz: Buffer, limits: TarLimits): Buffer {
   try {
     // Besides the file data, every entry costs a header block, up to a block of padding and
     // perhaps a pax or long-name header: allow for that, so that only the limits below decide.
-    tar = gunzipSync(gz, {
+    return gunzipSync(gz, {
       maxOutputLength: limits.maxBytes + (limits.maxEntries + 2) * 4 * BLOCK,
     });
   } catch (error) {
@@ -121,6 +127,60 @@ export function readTgz(gz: Buffer, limits: TarLimits = DEFAULT_TAR_LIMITS): Tar
     }
     throw invalid(`not a gzip'd tarball (${(error as Error).message})`);
   }
+}
+
+/** One header block and the data that follows it. */
+interface TarRecord {
+  readonly header: Buffer;
+  /** The header's type flag (`'0'` a file, `'5'` a directory, `'x'` a pax header, …). */
+  readonly type: string;
+  readonly data: Buffer;
+  /** Where the next header starts: after the data and its padding. */
+  readonly end: number;
+}
+
+/**
+ * The record whose header starts at `offset` (its size from the pending pax header, if any);
+ * `null` at the end-of-archive block.
+ */
+function recordAt(tar: Buffer, offset: number, pax: Map<string, string> | null): TarRecord | null {
+  const header = tar.subarray(offset, offset + BLOCK);
+  if (header.every((byte) => byte === 0)) return null;
+  if (!checksumOk(header)) throw invalid(`bad header checksum at byte ${offset}`);
+  const type = String.fromCharCode(header[156] ?? 0);
+  const size = pax?.has('size') ? Number(pax.get('size')) : octal(header, 124, 12, 'size');
+  if (!Number.isSafeInteger(size) || size < 0) throw invalid('bad entry size');
+  const data = tar.subarray(offset + BLOCK, offset + BLOCK + size);
+  if (data.length !== size) throw invalid('truncated entry');
+  return { header, type, data, end: offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK };
+}
+
+function ustarName(header: Buffer): string {
+  const prefix = text(header, 345, 155);
+  return prefix ? `${prefix}/${text(header, 0, 100)}` : text(header, 0, 100);
+}
+
+/** Only files and directories (`'7'`, contiguous, is a file) go into a generation. */
+function requireFileOrDirectory(type: string, raw: string): void {
+  if (type === '0' || type === '\0' || type === '5' || type === '7') return;
+  const kinds: Record<string, string> = {
+    '1': 'a hard link',
+    '2': 'a symbolic link',
+    '3': 'a character device',
+    '4': 'a block device',
+    '6': 'a FIFO',
+    K: 'a long link name',
+  };
+  throw invalid(
+    `entry ${JSON.stringify(raw)} is ${kinds[type] ?? `of type ${JSON.stringify(type)}`}; refused`,
+  );
+}
+
+/**
+ * The entries, in order: a pax or GNU long-name header names the entry after it; every path is
+ * normalised, once, within the size and entry bounds.
+ */
+function readEntries(tar: Buffer, limits: TarLimits): TarEntry[] {
   const entries: TarEntry[] = [];
   const seen = new Set<string>();
   let unpacked = 0;
@@ -129,20 +189,13 @@ export function readTgz(gz: Buffer, limits: TarLimits = DEFAULT_TAR_LIMITS): Tar
   let offset = 0;
   let ended = false;
   while (offset + BLOCK <= tar.length) {
-    const header = tar.subarray(offset, offset + BLOCK);
-    offset += BLOCK;
-    if (header.every((byte) => byte === 0)) {
+    const record = recordAt(tar, offset, pax);
+    if (record === null) {
       ended = true;
       break;
     }
-    if (!checksumOk(header)) throw invalid(`bad header checksum at byte ${offset - BLOCK}`);
-    const type = String.fromCharCode(header[156] ?? 0);
-    const size = pax?.has('size') ? Number(pax.get('size')) : octal(header, 124, 12, 'size');
-    if (!Number.isSafeInteger(size) || size < 0) throw invalid('bad entry size');
-    const data = tar.subarray(offset, offset + size);
-    if (data.length !== size) throw invalid('truncated entry');
-    offset += Math.ceil(size / BLOCK) * BLOCK;
-
+    offset = record.end;
+    const { type, data } = record;
     if (type === 'x') {
       pax = paxRecords(data);
       continue;
@@ -152,36 +205,25 @@ export function readTgz(gz: Buffer, limits: TarLimits = DEFAULT_TAR_LIMITS): Tar
       longName = text(data, 0, data.length);
       continue;
     }
-    const prefix = text(header, 345, 155);
-    const ustarName = prefix ? `${prefix}/${text(header, 0, 100)}` : text(header, 0, 100);
-    const raw = pax?.get('path') ?? longName ?? ustarName;
+    const raw = pax?.get('path') ?? longName ?? ustarName(record.header);
     pax = null;
     longName = null;
-    if (type !== '0' && type !== '\0' && type !== '5' && type !== '7') {
-      const kinds: Record<string, string> = {
-        '1': 'a hard link',
-        '2': 'a symbolic link',
-        '3': 'a character device',
-        '4': 'a block device',
-        '6': 'a FIFO',
-        K: 'a long link name',
-      };
-      throw invalid(
-        `entry ${JSON.stringify(raw)} is ${kinds[type] ?? `of type ${JSON.stringify(type)}`}; refused`,
-      );
-    }
+    requireFileOrDirectory(type, raw);
     const path = entryPath(raw);
     if (seen.has(path)) throw invalid(`entry ${JSON.stringify(path)} appears twice`);
     seen.add(path);
-    unpacked += size;
+    unpacked += data.length;
     if (unpacked > limits.maxBytes) throw invalid(`unpacks to more than ${limits.maxBytes} bytes`);
     if (entries.length >= limits.maxEntries)
       throw invalid(`more than ${limits.maxEntries} entries`);
     entries.push({ path, type: type === '5' ? 'directory' : 'file', data });
   }
   if (!ended && offset < tar.length) throw invalid('trailing bytes after the last entry');
-  if (entries.length === 0) throw invalid('no entries');
-  // A path used both as a file and as a parent directory cannot be unpacked faithfully.
+  return entries;
+}
+
+/** A path used both as a file and as a parent directory cannot be unpacked faithfully. */
+function requireNoFileAsParent(entries: readonly TarEntry[]): void {
   const files = new Set(entries.filter((e) => e.type === 'file').map((e) => e.path));
   for (const entry of entries) {
     const parts = entry.path.split('/');
@@ -191,5 +233,4 @@ export function readTgz(gz: Buffer, limits: TarLimits = DEFAULT_TAR_LIMITS): Tar
       }
     }
   }
-  return entries;
 }
