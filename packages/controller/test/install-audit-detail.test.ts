@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import type { ReceiptFile } from '@fleet/core/node';
-import { installAuditDetail } from '../src/handlers/install.js';
+import { installAuditDetail } from '../src/handlers/install-answer.js';
 
 type State = ReceiptFile['state'];
 const files = (...states: State[]): { state: State }[] => states.map((state) => ({ state }));
