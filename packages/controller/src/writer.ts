@@ -16,10 +16,14 @@
  *
  * Linux has no compare-and-swap rename (catalogue 31): link-swap-verify catches another writer in
  * the window after the last check, and what it cannot catch is listed in docs/durability.md.
+ *
+ * The steps stay in one class, one method each, because they share the operation's state (its
+ * sequence of temp names, what it wrote); what needs none of it — the kept attributes
+ * (fs/attributes.ts), the swap's links (fs/link-swap.ts) — lives beside it.
  */
-import { constants, lstatSync, readdirSync } from 'node:fs';
+import { constants, lstatSync } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import {
   FleetError,
   PreconditionFailedError,
@@ -33,8 +37,8 @@ import type { Allowlist } from './allowlist.js';
 import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
 import { fsyncDir, syncHandle } from './fs/durable.js';
-import { errnoOf, fsFailure } from './fs/errors.js';
-import { link, open, rename, unlink, type DurableHandle } from './fs/seam.js';
+import { fsFailure } from './fs/errors.js';
+import { open, rename, unlink, type DurableHandle } from './fs/seam.js';
 import {
   readLive,
   recheckParents,
@@ -48,6 +52,17 @@ import type { PathLocks } from './locks.js';
 import type { OperationStore } from './operations.js';
 import { TEMP_PREFIX, homeRelative, type StatePaths } from './state-paths.js';
 import { forgetWrite, recordWrite } from './written.js';
+import {
+  keptAttributes,
+  ownAttributes,
+  processIdentity,
+  type Attributes,
+  type ProcessIdentity,
+} from './fs/attributes.js';
+import { beside, hardLink } from './fs/link-swap.js';
+
+// Named here as before, for the tests that import them from the writer.
+export { keptAttributes, processIdentity, type ProcessIdentity };
 
 export interface WriterOptions {
   readonly home: string;
@@ -74,14 +89,6 @@ export interface SecretHolder {
   /** Its `~/` path. */
   readonly path: string;
   readonly bytes: Uint8Array;
-}
-
-/** Who owns a file and its permission bits: what a replace keeps (catalogue 13). */
-interface Attributes {
-  /** Permission bits, sticky included (`& 0o1777`); setuid/setgid files are refused, never kept. */
-  readonly mode: number;
-  readonly uid: number;
-  readonly gid: number;
 }
 
 /** One `replace` this writer did, with what a receipt and a restore need. */
@@ -467,114 +474,6 @@ export class OperationWriter implements SafeFileWriter {
       throw fsFailure(error, target.path);
     }
   }
-}
-
-const KEPT_LINK = new RegExp(`^${TEMP_PREFIX.replace(/\./g, '\\.')}[0-9A-HJKMNP-TV-Z]{26}-k\\d+$`);
-
-/**
- * How many of an inode's names in `dir` are an install's kept link (`swapIn`): names fleet gave
- * it for the moment of a swap, not another file's.
- */
-export function keptLinks(dir: string, ino: number): number {
-  let count = 0;
-  for (const name of readdirSync(dir)) {
-    if (
-      KEPT_LINK.test(name) &&
-      lstatSync(join(dir, name), { throwIfNoEntry: false })?.ino === ino
-    ) {
-      count += 1;
-    }
-  }
-  return count;
-}
-
-/** Filesystems (or settings) without hard links: the swap falls back to a plain rename. */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS']);
-
-/** `link(existing, created)`, and what came of it (`unsupported`: no hard links to be had). */
-async function hardLink(
-  existing: string,
-  created: string,
-): Promise<'linked' | 'exists' | 'absent' | 'unsupported'> {
-  try {
-    await link(existing, created);
-    return 'linked';
-  } catch (error) {
-    const errno = errnoOf(error) ?? '';
-    if (errno === 'EEXIST') return 'exists';
-    if (errno === 'ENOENT') return 'absent';
-    if (NO_HARD_LINKS.has(errno)) return 'unsupported';
-    throw error;
-  }
-}
-
-/** The target of a name in `target`'s directory (read with the same checks as the target). */
-function beside(target: Target, absolute: string): Target {
-  const name = basename(absolute);
-  return {
-    path: `${target.path.slice(0, -target.name.length)}${name}`,
-    components: [...target.components.slice(0, -1), name],
-    absolute,
-    parent: target.parent,
-    name,
-  };
-}
-
-/** A new file's attributes: 0600, the controller's own uid and gid. */
-function ownAttributes(): Attributes {
-  const { uid, gid } = processIdentity();
-  return { mode: 0o600, uid, gid };
-}
-
-/** Who the controller runs as: what a new file gets, and which groups it may give a file. */
-export interface ProcessIdentity {
-  readonly uid: number;
-  readonly gid: number;
-  readonly groups: readonly number[];
-}
-
-export function processIdentity(): ProcessIdentity {
-  return {
-    uid: process.getuid?.() ?? -1,
-    gid: process.getgid?.() ?? -1,
-    groups: process.getgroups?.() ?? [],
-  };
-}
-
-/**
- * What the new content of `live` keeps (catalogue 13), pure: its permission bits with the sticky
- * bit, and its owner. A rename puts a new inode in place, owned by the controller's user: as root
- * the controller gives it the old owner back; as any other user it can only keep its own uid and a
- * group it is in, so a file of another owner is refused — taking it over silently could lock that
- * owner out of its own configuration, and a receipt note after the fact would not undo that.
- * setuid/setgid files are refused as well: a write credential must not be a way to install set-id
- * programs, and dropping the bits would change what the file is without a word.
- */
-export function keptAttributes(
-  path: string,
-  live: { readonly mode: number; readonly uid: number; readonly gid: number },
-  own: ProcessIdentity = processIdentity(),
-): Attributes {
-  if (own.uid < 0) return { mode: live.mode & 0o777, uid: own.uid, gid: own.gid }; // Windows
-  if ((live.mode & 0o6000) !== 0) {
-    throw new FleetError(
-      'FILE_ATTRIBUTES_REFUSED',
-      `${path} is ${(live.mode & 0o4000) !== 0 ? 'setuid' : 'setgid'} (mode ${(live.mode & 0o7777).toString(8)}); fleet does not replace set-id files; nothing written`,
-    );
-  }
-  if (own.uid !== 0 && live.uid !== own.uid) {
-    throw new FleetError(
-      'FILE_ATTRIBUTES_REFUSED',
-      `${path} is owned by uid ${live.uid}, not by the controller's user (uid ${own.uid}); a replace would change its owner; nothing written`,
-    );
-  }
-  if (own.uid !== 0 && live.gid !== own.gid && !own.groups.includes(live.gid)) {
-    throw new FleetError(
-      'FILE_ATTRIBUTES_REFUSED',
-      `${path} belongs to group ${live.gid}, which the controller's user is not in; a replace would change its group; nothing written`,
-    );
-  }
-  return { mode: live.mode & 0o1777, uid: live.uid, gid: live.gid };
 }
 
 /** `PRECONDITION_FAILED`, carrying the live sha256 (`null`: the file does not exist). */

@@ -21,7 +21,7 @@ import { managedTarget } from '../fs/managed-target.js';
 import { decodeText, readLive, sha256Hex, targetOf } from '../fs/safe-path.js';
 import { STATE_DIR } from '../state-paths.js';
 import { buildLabel, redactorOf, type ControllerRuntime } from '../runtime.js';
-import { keptLinks } from '../writer.js';
+import { keptLinks } from '../fs/link-swap.js';
 import { readWritten } from '../written.js';
 import { checkFreshOperationId, claimRefused } from './replay.js';
 import type { Handler } from './types.js';
