@@ -12,12 +12,17 @@ import { RECOVERY_VERBS, isRecoveryVerb } from './verbs.js';
 
 type Core = typeof import('@fleet/core');
 
-export interface PreflightTarget {
+/** Where a recovery verb goes over SSH: a host of fleet.yaml and the operator's key for it. */
+export interface RecoveryTarget {
+  /** The host's name in fleet.yaml, for messages (default: `host`). */
   readonly name?: string;
+  /** `hosts.<name>.ssh.host`: a host name or an IP address. */
   readonly host: string;
   readonly port: number;
   readonly user: string;
+  /** The pinned host key from fleet.yaml, `ssh-ed25519 AAAA…`; `undefined` when none is pinned. */
   readonly hostKey: string | undefined;
+  /** The operator's private key (credentials file `hosts.<name>.ssh.identityFile`), absolute. */
   readonly identityFile: string;
 }
 
@@ -53,7 +58,7 @@ const USER_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
 /** Checks `verb` and `target`, reads the identity file; `USAGE`, `HOSTKEY_UNKNOWN`, `CREDENTIALS_*`. */
 export async function checkedTarget(
   core: Core,
-  target: PreflightTarget,
+  target: RecoveryTarget,
   verb: unknown,
 ): Promise<CheckedTarget> {
   const name = target.name ?? target.host;

@@ -23,22 +23,12 @@ import {
   checkedTarget,
   errorMessage,
   type CheckedTarget,
+  type RecoveryTarget,
 } from './ssh-preflight.js';
 import { blobType, sshFingerprint, type OpenSshPublicKey } from './ssh-keys.js';
 import type { RecoveryVerb } from './verbs.js';
 
-export interface RecoveryTarget {
-  /** The host's name in fleet.yaml, for messages (default: `host`). */
-  readonly name?: string;
-  /** `hosts.<name>.ssh.host`: a host name or an IP address. */
-  readonly host: string;
-  readonly port: number;
-  readonly user: string;
-  /** The pinned host key from fleet.yaml, `ssh-ed25519 AAAA…`; `undefined` when none is pinned. */
-  readonly hostKey: string | undefined;
-  /** The operator's private key (credentials file `hosts.<name>.ssh.identityFile`), absolute. */
-  readonly identityFile: string;
-}
+export type { RecoveryTarget };
 
 export interface RecoveryOptions {
   /** SSH handshake and authentication must finish within this (default 20 s). */
