@@ -46,8 +46,11 @@ describe('the bundle step: dynamic import() calls, found by a parser', () => {
     for (const file of ['core.cjs', 'oclif.cjs']) {
       const text = readFileSync(join(BUNDLE_DIR, file), 'utf8');
       expect(await bundle.dynamicImportStarts(text), file).to.deep.equal([]);
-      expect(text, file).to.contain('__fleetImport(');
     }
+    // oclif loads commands and hooks by path: its calls were rewritten to the loader's importer.
+    // Core's bundle inlines its own lazy imports and now imports nothing external lazily.
+    const oclif = readFileSync(join(BUNDLE_DIR, 'oclif.cjs'), 'utf8');
+    expect(oclif).to.contain('__fleetImport(');
     const core = readFileSync(join(BUNDLE_DIR, 'core.cjs'), 'utf8');
     expect(core).to.contain("load: () => import('./installer.js')");
   });
