@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import {
-  AUDIT_GENESIS,
   auditLineHash,
   escapeControl,
   type AuditHead,
@@ -33,30 +32,7 @@ import {
   type NodeLog,
   type VerifyProblem,
 } from '../src/audit/log.js';
-
-/** Audit lines seq 1..`count`, each chained to the one before. */
-function chain(count: number): string[] {
-  const out: string[] = [];
-  let prev = AUDIT_GENESIS;
-  for (let seq = 1; seq <= count; seq += 1) {
-    const line = JSON.stringify({
-      seq,
-      ts: '2026-05-01T10:00:00.000Z',
-      prev,
-      operationId: null,
-      client: 'tok_1',
-      operation: 'config.install',
-      paths: [],
-      files: [],
-      outcome: 'ok',
-      code: null,
-      detail: `record ${seq}`,
-    });
-    prev = auditLineHash(line);
-    out.push(line);
-  }
-  return out;
-}
+import { chain } from './audit-chain.js';
 
 const full = chain(4);
 const at = (seq: number): string => full[seq - 1] ?? '';

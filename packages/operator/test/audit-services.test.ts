@@ -8,34 +8,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { AUDIT_GENESIS, auditLineHash, escapeControl } from '@fleet/core';
+import { escapeControl } from '@fleet/core';
 import { nodeStateDir, type HostVerdict } from '../src/audit/log.js';
 import { readHomeAudit } from '../src/audit/show.js';
 import { verdictLines, verifyHomeAudit } from '../src/audit/verify.js';
-
-/** Audit lines seq 1..`count`, each chained to the one before. */
-function chain(count: number): string[] {
-  const out: string[] = [];
-  let prev = AUDIT_GENESIS;
-  for (let seq = 1; seq <= count; seq += 1) {
-    const line = JSON.stringify({
-      seq,
-      ts: '2026-05-01T10:00:00.000Z',
-      prev,
-      operationId: null,
-      client: 'tok_1',
-      operation: 'config.install',
-      paths: [],
-      files: [],
-      outcome: 'ok',
-      code: null,
-      detail: `record ${seq}`,
-    });
-    prev = auditLineHash(line);
-    out.push(line);
-  }
-  return out;
-}
+import { chain } from './audit-chain.js';
 
 const lines = chain(3);
 
