@@ -1,7 +1,7 @@
 /**
  * The import-boundary check (scripts/import-boundaries.mjs, run by `npm run lint`): each layer's
  * sources import only what docs/architecture.md allows it — core nothing above it, a plugin no
- * other plugin, the CLI no plugin except through the registry, the testkit no controller — and no
+ * other plugin, the CLI no plugin except through the registry, the testkit no operator — and no
  * package reaches into another's files. The check is a pure function of the sources, so its rules
  * are a table of cases; the last test runs it over the repository itself.
  */
@@ -180,11 +180,17 @@ const CASES: readonly Case[] = [
     ],
   },
   {
-    name: 'the testkit importing the controller',
+    name: 'the testkit importing the controller (its writer) but not the operator',
     files: [
-      { path: 'packages/testkit/src/a.ts', content: "import { x } from '@fleet/controller';\n" },
+      {
+        path: 'packages/testkit/src/a.ts',
+        content:
+          "import { createHomeWriter } from '@fleet/controller';\nimport { x } from '@fleet/operator/config/install.js';\n",
+      },
     ],
-    expected: ['packages/testkit/src/a.ts:1: @fleet/controller: testkit imports controller'],
+    expected: [
+      'packages/testkit/src/a.ts:2: @fleet/operator/config/install.js: testkit imports operator: testkit may import only core, controller',
+    ],
   },
   {
     name: "a deep import into another package's files, or a relative import out of the package",

@@ -11,7 +11,13 @@ export {
 } from './processes.js';
 export { FakeHost, createFakeHost, type FakeHostOptions } from './host.js';
 export { RecordedSupervisor, type RecordedSupervisorOptions } from './supervisor.js';
-export { TempHomeWriter, type TempHomeWriterOptions, type WriterDomain } from './writer.js';
+export {
+  TempHomeWriter,
+  type HomeWriterFactory,
+  type HomeWriterRequest,
+  type TempHomeWriterOptions,
+  type WriterDomain,
+} from './writer.js';
 export { registryFromHooks, type PluginUnderTest, type RegisterHookFunction } from './registry.js';
 export * from './fake-supervisors/index.js';
 export { makeTgz, paxPath, type FixtureEntry } from './tarball.js';

@@ -26,6 +26,7 @@ import {
   type ReplaceResult,
   type SafeFileWriter,
 } from '@fleet/core';
+import { createHomeWriter } from '@fleet/controller';
 
 /** What the writer needs of a domain: its name and the paths it declares. */
 export type WriterDomain = Pick<DomainDeclaration, 'domain' | 'files' | 'derivedPaths'> &
@@ -40,24 +41,25 @@ export interface TempHomeWriterOptions {
   readonly clock?: Clock;
   /** The node policy (a fake host passes its own; default: serving the domain at its paths). */
   readonly policy?: NodePolicyInput;
+  /**
+   * The writer every call goes to (default: `@fleet/controller`'s `createHomeWriter`, the code a
+   * node runs). A test of the kit itself may hand in another; a plugin test has no reason to.
+   */
+  readonly createWriter?: HomeWriterFactory;
 }
 
-/** The part of `@fleet/controller` this writer uses (imported lazily: see below). */
-interface ControllerWriterModule {
-  createHomeWriter(options: {
-    home: string;
-    declarations: readonly DomainDeclaration[];
-    domain: string;
-    operationId: string;
-    clock?: Clock;
-    policy?: NodePolicyInput;
-  }): Promise<SafeFileWriter>;
+/** What a writer factory is given: the fake host's home, the domain, and what the options set. */
+export interface HomeWriterRequest {
+  readonly home: string;
+  readonly declarations: readonly DomainDeclaration[];
+  readonly domain: string;
+  readonly operationId: string;
+  readonly clock?: Clock;
+  readonly policy?: NodePolicyInput;
 }
 
-// `@fleet/controller`'s own tests use this kit, so the kit cannot be a compile-time reference of
-// the controller's project: it loads the controller at run time, by a name the compiler does not
-// follow. The writer's surface is core's `SafeFileWriter` either way.
-const CONTROLLER_PACKAGE = '@fleet/controller';
+/** Makes the writer a {@link TempHomeWriter} delegates to (default: the controller's own). */
+export type HomeWriterFactory = (request: HomeWriterRequest) => Promise<SafeFileWriter>;
 
 /** A {@link @fleet/core#SafeFileWriter} over a temporary home; see the module comment. */
 export class TempHomeWriter implements SafeFileWriter {
@@ -86,14 +88,14 @@ export class TempHomeWriter implements SafeFileWriter {
   /** The controller's writer, created on first use (state directories, journal `begin`). */
   private writer(): Promise<SafeFileWriter> {
     this.inner ??= (async () => {
-      const controller = (await import(CONTROLLER_PACKAGE)) as ControllerWriterModule;
+      const createWriter = this.options.createWriter ?? createHomeWriter;
       const declaration: DomainDeclaration = {
         description: this.declaration.domain,
         hostVariables: [],
         coupling: { kind: 'none' },
         ...this.declaration,
       };
-      return controller.createHomeWriter({
+      return createWriter({
         home: this.home,
         declarations: [declaration],
         domain: declaration.domain,

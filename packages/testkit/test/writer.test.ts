@@ -2,7 +2,12 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { stat, symlink } from 'node:fs/promises';
 import { isFleetError, type DomainDeclaration } from '@fleet/core';
-import { createFakeHost, type FakeHost } from '../src/index.js';
+import {
+  createFakeHost,
+  type FakeHost,
+  type HomeWriterFactory,
+  type HomeWriterRequest,
+} from '../src/index.js';
 
 const domain: DomainDeclaration = {
   domain: 'dotfile',
@@ -128,6 +133,46 @@ describe('FakeHost.writer (TempHomeWriter)', () => {
       ),
     ).to.equal('IO_ERROR');
     expect(await host.exists('~/.dotrc')).to.equal(false);
+  });
+
+  it("delegates to an injected writer factory instead of the controller's", async () => {
+    const requests: HomeWriterRequest[] = [];
+    const writes: string[] = [];
+    const createWriter: HomeWriterFactory = (request) => {
+      requests.push(request);
+      return Promise.resolve({
+        read: () => Promise.resolve(null),
+        replace: (replace) => {
+          writes.push(replace.path);
+          return Promise.resolve({
+            path: replace.path,
+            beforeSha256: null,
+            afterSha256: sha256('x'),
+            backupPath: null,
+            unchanged: false,
+          });
+        },
+        restore: () => Promise.resolve(),
+      });
+    };
+    const writer = host.writer(domain, { createWriter, operationId: '01JQ0000000000000000000000' });
+    const result = await writer.replace({
+      path: '~/.dotrc',
+      expectedSha256: null,
+      content: bytes('x'),
+    });
+    expect(writes).to.deep.equal(['~/.dotrc']);
+    expect(writer.results).to.deep.equal([result]);
+    expect(requests).to.have.length(1);
+    expect(requests[0]).to.include({
+      home: host.home,
+      domain: 'dotfile',
+      operationId: '01JQ0000000000000000000000',
+    });
+    expect(requests[0]?.declarations.map((d) => d.domain)).to.deep.equal(['dotfile']);
+    // Nothing reached the home: the controller's writer was never made.
+    expect(await host.exists('~/.dotrc')).to.equal(false);
+    expect(await host.exists('~/.local/state/fleet')).to.equal(false);
   });
 });
 
