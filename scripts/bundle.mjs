@@ -7,14 +7,14 @@
 // the types stay tsc's (dist/src/*.d.ts). A process holds one copy of core and of what core
 // bundles (zod, ulid, p-limit, …), whichever entry a value came through:
 // - core.cjs: the `index`, `node`, `plugin` and `zod` entries as one CommonJS file, each entry evaluated
-//   when first asked for, run with V8's cached data by loader.js; index.js, node.js, plugin.js and zod.js are
+//   when first asked for, required by loader.js; index.js, node.js, plugin.js and zod.js are
 //   generated ES module facades over it (docs/adr/0013-core-runs-from-one-code-cached-file.md);
 // - command.js: the `command` entry as a small ES module of its own (`--help` loads nothing else
 //   of core), whose imports of the rest of core go through the index facade;
-// - oclif.cjs: oclif and what it requires, one CommonJS file that command.js runs with V8's cached
-//   data (docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md).
-// The `import(` calls of both CommonJS files are rewritten after esbuild, so on those few lines
-// their source maps' columns are off by the longer name.
+// - oclif.cjs: oclif as published and what it requires, one CommonJS file that command.js requires.
+// Both CommonJS files are loaded by Node's own `require`, so Node's compile cache (turned on by the
+// CLI's entry, Node.js 22.1 and later) caches them like any module
+// (docs/adr/0025-oclif-and-core-run-through-require.md).
 // Left out, and loaded from node_modules as before: node's own modules, yaml (core loads it by
 // name on first use, src/yaml.ts: a verb answered from .git/fleet-cache never parses YAML), and
 // what the bundled code only names for an optional feature it never uses here (typescript,
@@ -26,10 +26,9 @@
 // Usage: node scripts/bundle.mjs [--check]
 //   --check  fail (exit 1) when the bundle is older than any compiled file it is built from,
 //            instead of building (a stale bundle would run code that tsc no longer emits).
-import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import vm from 'node:vm';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,8 +49,7 @@ export const BUNDLES = [
     // module of its own, which reaches the rest of core through the `index` facade
     // (docs/adr/0013-core-runs-from-one-code-cached-file.md).
     core: { file: 'core.cjs', loader: 'loader.js', separate: 'command', through: 'index' },
-    // oclif as one CommonJS file beside them, which the command entry's `oclif.js` loads with
-    // V8's code cache (docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md).
+    // oclif as one CommonJS file beside them, which the command entry's `oclif.js` requires.
     commonjs: { file: 'oclif.cjs', require: '@oclif/core', loader: 'dist/src/command/oclif.js' },
   },
 ];
@@ -75,20 +73,15 @@ async function bundle({ dir, entries, core, commonjs }) {
   const base = path.join(root, dir);
   const outdir = path.join(base, 'dist', 'bundle');
   rmSync(outdir, { recursive: true, force: true });
-  // The loader's own wrapper and importer name, from tsc's output (which the bundle is built from;
-  // imported here, not at the top, so that `--check` runs before any build).
-  const loader = await import(
-    pathToFileURL(path.join(base, 'dist', 'src', 'command', 'code-cached.js')).href
-  );
   const { [core.separate]: separate, ...shared } = entries;
   const inputs = await bundleSeparate(base, outdir, core, separate, commonjs);
-  Object.assign(inputs, await bundleCore(base, outdir, shared, core, separate, loader));
+  Object.assign(inputs, await bundleCore(base, outdir, shared, core, separate));
   Object.assign(inputs, await bundleLoader(base, outdir, core));
   for (const [name, names] of Object.entries(await entryExports(base, shared))) {
     writeFileSync(path.join(outdir, `${name}.js`), facade(core.loader, name, names));
     inputs[`${name}.js`] = [];
   }
-  Object.assign(inputs, await bundleCommonJs(base, outdir, commonjs, loader));
+  Object.assign(inputs, await bundleCommonJs(base, outdir, commonjs));
   writeFileSync(path.join(outdir, INPUTS_FILE), `${JSON.stringify(inputs)}\n`);
 }
 
@@ -175,7 +168,7 @@ async function entryExports(base, entries) {
  * that it runs when first required. `import.meta.url` becomes the file's own URL. Nothing of the
  * separate entry's directory may be inside (it would be a second copy), nor oclif.
  */
-async function bundleCore(base, outdir, entries, core, separateFile, loader) {
+async function bundleCore(base, outdir, entries, core, separateFile) {
   const outfile = path.join(outdir, core.file);
   const { metafile } = await build({
     absWorkingDir: base,
@@ -213,27 +206,22 @@ async function bundleCore(base, outdir, entries, core, separateFile, loader) {
   if (strays.length > 0) {
     throw new Error(`${core.file} must not hold ${strays.join(', ')}`);
   }
-  await writeRewritten(outfile, core.file, loader);
   return inputs;
 }
 
 /**
- * The loader the facades share (an ES module): runs the CommonJS file once per process, with V8's
- * code cache when the CLI's entry handed a cache directory over, and records the entries asked
- * for under `fleet.coreEntries` (the cold-start bench's tracer reads it).
+ * The loader the facades share (an ES module): requires the CommonJS file once per process and
+ * records the entries asked for under `fleet.coreEntries` (the cold-start bench's tracer reads it).
  */
 async function bundleLoader(base, outdir, core) {
   const { metafile } = await build({
     absWorkingDir: base,
     stdin: {
       contents: [
-        "import { fileURLToPath } from 'node:url';",
-        "import { handedCacheDirectory, loadCodeCached } from './dist/src/command/code-cached.js';",
+        "import { createRequire } from 'node:module';",
         'const asked = new Set();',
         "globalThis[Symbol.for('fleet.coreEntries')] = asked;",
-        `const entries = loadCodeCached(fileURLToPath(new URL(${JSON.stringify(`./${core.file}`)}, import.meta.url)), (specifier) => import(specifier), {`,
-        '  cacheDirectory: handedCacheDirectory(),',
-        '}).exports;',
+        `const entries = createRequire(import.meta.url)(${JSON.stringify(`./${core.file}`)});`,
         'export function entry(name) {',
         '  asked.add(name);',
         '  return entries[name]();',
@@ -268,85 +256,8 @@ function facade(loader, name, names) {
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * Where each dynamic `import(…)` call of `text` starts, found by TypeScript's parser: a CommonJS
- * file of the bundle runs inside a vm.Script, where Node.js 20 allows no `import()` without an
- * experimental flag, so each call becomes `__fleetImport(…)` (the loader's IMPORT_PARAMETER), the
- * importer the loading ES module passes in (code-cached.ts). A parser, not a pattern: core's own
- * text holds `import(` inside strings and template literals (the plugin scaffold's templates,
- * oclif's messages), which must stay as they are.
- */
-export async function dynamicImportStarts(text) {
-  const { default: ts } = await import('typescript');
-  const file = ts.createSourceFile(
-    'bundle.cjs',
-    text,
-    ts.ScriptTarget.Latest,
-    false,
-    ts.ScriptKind.JS,
-  );
-  const starts = [];
-  const visit = (node) => {
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      starts.push(node.expression.getStart(file));
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(file);
-  return starts;
-}
-
-/**
- * Two edits of oclif's start-up, each an exact text that must be found once (an oclif upgrade
- * that changes it fails the build here, to be looked at again), for what every `fleet` call paid
- * before any command ran (docs/adr/0015-two-edits-of-oclif-start-up.md):
- * - a plugin's commands sorted by code unit, not `localeCompare`: its first call builds ICU's
- *   collator, 7 ms of a 300 ms call; oclif's help sorts what it lists itself, and command ids
- *   (lower-case words, `:` and `-`) sort the same both ways;
- * - a core plugin named without a glob matched by equality: minimatch built ~180 patterns (every
- *   dependency against every name in `oclif.plugins`), 5 ms; a name with any character minimatch
- *   gives a meaning (a wildcard, a class or brace, an escape, an extglob's parenthesis, a leading
- *   `!` or a `#`) still goes to minimatch.
- */
-/** A name in `oclif.plugins` that minimatch would read as more than itself (the second edit). */
-export const GLOB_SPECIAL = /[*?[\]{}()#\\]|^!/;
-
-export const OCLIF_EDITS = [
-  {
-    file: '@oclif/core/lib/config/plugin.js',
-    find: '.sort((a, b) => a.id.localeCompare(b.id));',
-    replace: '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));',
-  },
-  {
-    file: '@oclif/core/lib/config/plugin-loader.js',
-    find: 'patterns.some((w) => (0, minimatch_1.minimatch)(p, w))',
-    replace: `patterns.some((w) => (${GLOB_SPECIAL}.test(w) ? (0, minimatch_1.minimatch)(p, w) : p === w))`,
-  },
-];
-
-/** `text` with `edit` applied, or an error naming the file when its text is not there once. */
-export function applyEdit(text, edit) {
-  const at = text.indexOf(edit.find);
-  if (at === -1 || text.indexOf(edit.find, at + 1) !== -1) {
-    throw new Error(`${edit.file}: the text to edit is not there exactly once: ${edit.find}`);
-  }
-  return `${text.slice(0, at)}${edit.replace}${text.slice(at + edit.find.length)}`;
-}
-
-const oclifEdits = {
-  name: 'oclif-edits',
-  setup(builder) {
-    builder.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/]/ }, (args) => {
-      const file = args.path.split(path.sep).join('/');
-      const edit = OCLIF_EDITS.find((candidate) => file.endsWith(`node_modules/${candidate.file}`));
-      if (edit === undefined) return undefined;
-      return { contents: applyEdit(readFileSync(args.path, 'utf8'), edit), loader: 'js' };
-    });
-  },
-};
-
 /** One CommonJS file of `commonjs.require` and what it requires; returns its inputs entry. */
-async function bundleCommonJs(base, outdir, commonjs, loader) {
+async function bundleCommonJs(base, outdir, commonjs) {
   const outfile = path.join(outdir, commonjs.file);
   const { metafile } = await build({
     absWorkingDir: base,
@@ -361,33 +272,13 @@ async function bundleCommonJs(base, outdir, commonjs, loader) {
     platform: 'node',
     target: 'node20.19',
     external: EXTERNAL,
-    plugins: [oclifEdits],
     sourcemap: 'external',
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
     metafile: true,
   });
-  await writeRewritten(outfile, commonjs.file, loader);
   return bundleInputs(metafile);
-}
-
-/**
- * Rewrites the dynamic `import(` calls of a CommonJS file of the bundle (dynamicImportStarts) with
- * the loader's own importer name, and checks that the text still compiles as the body of the
- * loader's function (code-cached.ts, from tsc's output). A file may hold none: esbuild inlines a
- * bundled module's lazy import, and only one of an external module stays a call (core's bundle had
- * one, the lab supervisor's `node:net`, until that client moved to `@fleet/lab`).
- */
-async function writeRewritten(outfile, name, { IMPORT_PARAMETER, wrapBundle }) {
-  let text = readFileSync(outfile, 'utf8');
-  const starts = await dynamicImportStarts(text);
-  for (const start of starts.sort((a, b) => b - a)) {
-    if (!text.startsWith('import', start)) throw new Error(`${name}: no import at ${start}`);
-    text = `${text.slice(0, start)}${IMPORT_PARAMETER}${text.slice(start + 'import'.length)}`;
-  }
-  new vm.Script(wrapBundle(text));
-  writeFileSync(outfile, text);
 }
 
 /**

@@ -71,12 +71,6 @@ export const EXCEPTIONS = [
     reason:
       'the `fleet:register` hook of each plugin the node found on disk (the plugin seam, contract §2): its path is known only at run time',
   },
-  {
-    file: 'packages/core/src/command/oclif.ts',
-    target: 'specifier',
-    reason:
-      'the importer handed to the code-cached loader of oclif.cjs (docs/adr/0021-start-up-as-it-is-today.md); it goes with that machinery (issue 41, item 1)',
-  },
 ];
 
 /** A call `import(x)` whose argument is not a string literal, as the exceptions name it. */

@@ -1,21 +1,16 @@
 /**
- * V8's compile cache for the CLI's own process (contract §14, "Status"), in two parts that share
- * one directory:
- * - since Node.js 22.1, `module.enableCompileCache(dir)` keeps the code V8 compiled for each module
- *   between runs, so a `fleet` call stops parsing and compiling core's bundle on every start: on
- *   Node 24, a one-host drift took 40–65 ms less (of 270–340 ms; two interleaved runs of 25–30
- *   calls). Node.js 20 has no such cache for ES modules;
- * - on every Node.js, oclif — one CommonJS file in core's bundle — is run with cached data of its
- *   own (`@fleet/core`'s `code-cached.ts`; docs/adr/0012-oclif-runs-from-a-code-cached-bundle.md):
- *   the entry hands the checked directory over under `Symbol.for('fleet.codeCacheDirectory')`
- *   before it imports `@fleet/core/command`.
+ * Node's compile cache for the CLI's own process (contract §14, "Status";
+ * docs/adr/0025-oclif-and-core-run-through-require.md): since Node.js 22.1,
+ * `module.enableCompileCache(dir)` keeps the code V8 compiled for each module — ES modules and the
+ * CommonJS files of core's bundle alike — between runs, so a `fleet` call stops parsing and
+ * compiling oclif and core on every start. Node.js 20 has none: there every call compiles them.
  *
  * Node's default directory is one in the system temporary directory, shared by every user of the
  * machine. Compiled code in the cache is code the process runs, so fleet keeps it in its own cache
  * directory (oclif's: `FLEET_CACHE_DIR`, else the platform's per-user cache folder) and uses it only
  * when that folder is a real directory of the user's own that nobody else can write to. Node and
  * V8 check every entry against its source text, so an upgraded or edited file is compiled afresh.
- * `NODE_DISABLE_COMPILE_CACHE=1` turns both off (Node's own switch, honoured before any file is
+ * `NODE_DISABLE_COMPILE_CACHE=1` turns it off (Node's own switch, honoured before any file is
  * touched).
  */
 import { lstatSync, mkdirSync, type Stats } from 'node:fs';
@@ -45,21 +40,14 @@ const STATUS = nodeModule.constants?.compileCacheStatus ?? { ENABLED: 1, ALREADY
 /** The folder, inside fleet's cache directory, that holds the compiled code. */
 export const COMPILE_CACHE_FOLDER = 'v8-compile-cache';
 
-/** Where the entry hands the checked directory to core's loader of oclif (code-cached.ts). */
-export const CODE_CACHE_DIRECTORY = Symbol.for('fleet.codeCacheDirectory');
-
 /**
- * What became of the cache: `enabled`/`already-enabled` say what Node's module cache did, and
- * then, as with `unsupported` (a Node.js before 22.1), `handedOver` is the directory given to
- * core for oclif's cached data.
+ * What became of the cache: `enabled`/`already-enabled` say what Node's module cache did (in
+ * `directory`, the user's own `NODE_COMPILE_CACHE` one when that was set); `unsupported` is a
+ * Node.js before 22.1.
  */
 export type CompileCacheOutcome =
-  | {
-      readonly status: 'enabled' | 'already-enabled';
-      readonly directory: string;
-      readonly handedOver: string;
-    }
-  | { readonly status: 'unsupported'; readonly handedOver: string }
+  | { readonly status: 'enabled' | 'already-enabled'; readonly directory: string }
+  | { readonly status: 'unsupported' }
   | { readonly status: 'disabled' }
   | { readonly status: 'refused' | 'failed'; readonly directory: string; readonly reason: string };
 
@@ -111,12 +99,6 @@ export interface EnableOptions {
   readonly enable?: EnableCompileCache | undefined;
   /** Node's `module.getCompileCacheDir`: set when `NODE_COMPILE_CACHE` already turned it on. */
   readonly currentDirectory?: () => string | undefined;
-  /** Receives the checked directory for core; by default it is set on `globalThis`. */
-  readonly handOver?: (directory: string) => void;
-}
-
-function handOverGlobally(directory: string): void {
-  (globalThis as Record<symbol, unknown>)[CODE_CACHE_DIRECTORY] = directory;
 }
 
 /**
@@ -127,6 +109,7 @@ export function enableCompileCache(options: EnableOptions = {}): CompileCacheOut
   const enable = 'enable' in options ? options.enable : nodeModule.enableCompileCache;
   const env = options.env ?? process.env;
   if (env.NODE_DISABLE_COMPILE_CACHE) return { status: 'disabled' };
+  if (typeof enable !== 'function') return { status: 'unsupported' };
   const directory = path.join(
     fleetCacheDirectory({
       env,
@@ -139,18 +122,12 @@ export function enableCompileCache(options: EnableOptions = {}): CompileCacheOut
     mkdirSync(directory, { recursive: true, mode: 0o700 });
     const reason = unsafeDirectoryReason(lstatSync(directory), options.uid ?? process.getuid?.());
     if (reason !== undefined) return { status: 'refused', directory, reason };
-    (options.handOver ?? handOverGlobally)(directory);
-    if (typeof enable !== 'function') return { status: 'unsupported', handedOver: directory };
-    // The user's own NODE_COMPILE_CACHE wins for the modules: Node enabled it before this ran.
+    // The user's own NODE_COMPILE_CACHE wins: Node enabled it before this ran.
     const current = (options.currentDirectory ?? nodeModule.getCompileCacheDir)?.();
-    if (current) return { status: 'already-enabled', directory: current, handedOver: directory };
+    if (current) return { status: 'already-enabled', directory: current };
     const result = enable(directory);
-    if (result.status === STATUS.ENABLED) {
-      return { status: 'enabled', directory, handedOver: directory };
-    }
-    if (result.status === STATUS.ALREADY_ENABLED) {
-      return { status: 'already-enabled', directory, handedOver: directory };
-    }
+    if (result.status === STATUS.ENABLED) return { status: 'enabled', directory };
+    if (result.status === STATUS.ALREADY_ENABLED) return { status: 'already-enabled', directory };
     return { status: 'failed', directory, reason: result.message ?? 'Node refused the directory' };
   } catch (error) {
     return { status: 'failed', directory, reason: (error as Error).message };

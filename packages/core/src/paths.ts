@@ -9,8 +9,8 @@ import { foldPath } from './policy/fold.js';
 
 const MAX_PATH_BYTES = 1024;
 const MAX_COMPONENT_BYTES = 255;
-// Windows device names are reserved with any extension (`nul.txt`), in any case. The superscript
-// digits ¹²³ are written as escapes, so that core's bundle is ASCII (src/command/code-cached.ts).
+// Windows device names are reserved with any extension (`nul.txt`), in any case, the superscript
+// digits ¹²³ (written as escapes) included.
 const WINDOWS_RESERVED =
   /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(\..*)?$/i;
 // C0/C1 controls and DEL, and the Unicode bidi controls and zero-width characters that make a name
