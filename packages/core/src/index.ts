@@ -344,19 +344,20 @@ export {
 export {
   assessHost,
   assessHostWithProbes,
-  loadDomainProbers,
-  loadSupervisorProbers,
   prepareAssessment,
-  runDrift,
   type AssessedFile,
   type Assessment,
-  type DriftInput,
-  type ProbeAnswer,
-  type ProbeCall,
-  type ProberRuntime,
-  type ReadLive,
-  type ReadSnapshot,
-} from './config/drift.js';
+} from './config/assessment.js';
+export { runDrift } from './config/drift.js';
+export type {
+  DriftInput,
+  ProbeAnswer,
+  ProbeCall,
+  ProberRuntime,
+  ReadLive,
+  ReadSnapshot,
+} from './config/drift-inputs.js';
+export { loadDomainProbers, loadSupervisorProbers } from './config/drift-probers.js';
 export {
   ACTION_ROLES,
   RELOAD_ROLE,

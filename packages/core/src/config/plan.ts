@@ -13,7 +13,7 @@ import type { DriftState } from '../interfaces/drift.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { FileAssessment } from './file-items.js';
 import type { DomainRuntime, FileTarget } from './targets.js';
-import { assessFilesAndProbes, assessHost, type Assessment } from './drift.js';
+import { assessFilesAndProbes, assessHost, type Assessment } from './assessment.js';
 import { hostEntry, type FleetRepo } from '../repo/load.js';
 import { installActions } from './parameters.js';
 import { VALIDATE_ROLE } from './parameter-names.js';

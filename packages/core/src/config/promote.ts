@@ -17,7 +17,7 @@ import type { DomainDeclaration, ManagedFile } from '../interfaces/domain.js';
 import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath } from '../render/views.js';
 import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
-import type { ReadLive } from './drift.js';
+import type { ReadLive } from './drift-inputs.js';
 import type { LiveFile } from './file-items.js';
 import { targetsForHost, type DomainRuntime, type FileTarget } from './targets.js';
 

@@ -37,7 +37,7 @@ import type {
   VersionsRequest,
   VersionsResponse,
 } from '../wire/versions.js';
-import type { ProberRuntime } from './drift.js';
+import type { ProberRuntime } from './drift-inputs.js';
 
 /** The transport: one versions request to one host (the CLI passes the controller client). */
 export type ReadVersions = (host: string, request: VersionsRequest) => Promise<VersionsResponse>;
