@@ -1,7 +1,7 @@
 /**
  * What an install answers and audits (contract §8.4), once its installer ran and a failure was
- * undone (install.ts): the receipt (or the error of a refusal before any write), the HTTP status,
- * the redacted errors, a pending restart, and the audit record appended before the answer.
+ * undone (install-undo.ts): the receipt (or the error of a refusal before any write), the HTTP
+ * status, the redacted errors, a pending restart, and the audit record appended before the answer.
  */
 import type {
   ActionOutcome,
