@@ -26,21 +26,21 @@
  *   counted, and the first group written afterwards says how many, when and why
  *   (refused-appends.ts).
  *
- * One class, because one object owns the file, its head and what waits to be written; what can be
- * apart is: start-up in segments.ts, the rotation plan (pure) in rotation.ts, counting in
- * refusals.ts.
+ * One class, because one object owns the file and its head; what can be apart is: start-up in
+ * segments.ts, the rotation plan (pure) in rotation.ts, what waits for the next group (the reads
+ * and refusals counted, their timers) in pending-records.ts, a group's chained lines in
+ * chained-lines.ts, a failed write's cut back in failed-write.ts, and the final records recovery
+ * reads in final-records.ts.
  */
 import { constants, lstatSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AUDIT_ACTIVE_SEGMENT,
   AUDIT_GENESIS,
   FleetError,
-  auditLineHash,
   orderAuditSegments,
   type AuditHead,
-  type AuditRecord,
   type Clock,
 } from '@fleet/core/node';
 import { createExclusive, fsyncDir } from '../fs/durable.js';
@@ -49,10 +49,13 @@ import { open, rename, unlink, type DurableHandle } from '../fs/seam.js';
 import { failpoint } from '../failpoints.js';
 import { MAX_ADOPTED_BYTES, adoptAppended } from './adopt.js';
 import { withAuditLock } from './append-lock.js';
+import { chainLines, type Tail } from './chained-lines.js';
 import type { AuditEntry } from './entry.js';
-import { ReadCounter } from './reads.js';
+import { cutBack, reasonOf } from './failed-write.js';
+import { readFinalRecords } from './final-records.js';
+import { PendingRecords } from './pending-records.js';
 import { RefusedAppends } from './refused-appends.js';
-import { RefusalCounter, type Refusal } from './refusals.js';
+import type { Refusal } from './refusals.js';
 import { holdsWrite, planRotation, type ClosedSegment } from './rotation.js';
 import { NEXT_SEGMENT, inspectLog, prunable, readReleaseFile, writeHeadFile } from './segments.js';
 
@@ -78,17 +81,8 @@ export interface AuditLogOptions {
   readonly refusalIntervalMs: number;
 }
 
-/** Read records written in one group at most (one write, one fsync). */
-const MAX_READ_GROUP = 512;
 /** What an operator does about a refused log (docs/audit-log.md). */
 const REPAIR_HINT = 'see `fleet audit verify --home DIR`; `--repair` seals the log aside';
-
-interface Tail {
-  readonly seq: number;
-  readonly hash: string;
-  /** The last record's line and its newline, as on disk: what a cut back is verified against. */
-  readonly line: Buffer;
-}
 
 export class AuditLog {
   private queue: Promise<unknown> = Promise.resolve();
@@ -101,13 +95,8 @@ export class AuditLog {
   private closed: ClosedSegment[] = [];
   private refusedBecause: string | undefined;
   private readonly alarms: string[] = [];
-  private pendingReads: AuditEntry[] = [];
-  private readonly refusals = new RefusalCounter();
-  private readonly reads = new ReadCounter();
-  private flushTimer: NodeJS.Timeout | undefined;
-  private readonly refusalTimer: NodeJS.Timeout;
-  /** Read and refusal records that could not be written (the log refused, or a group failed). */
-  private unaudited = 0;
+  /** The reads, notices and counted refusals waiting for the next group. */
+  private readonly pending: PendingRecords;
   /** Write records that could not be appended, until a record of them is durable. */
   private readonly refusedAppends = new RefusedAppends();
   /** Why the last append was refused (what the record of refused appends says). */
@@ -121,8 +110,13 @@ export class AuditLog {
     private readonly dir: string,
     private readonly options: AuditLogOptions,
   ) {
-    this.refusalTimer = setInterval(() => this.drainCounted(), options.refusalIntervalMs);
-    this.refusalTimer.unref();
+    this.pending = new PendingRecords({
+      clock: options.clock,
+      readFlushMs: options.readFlushMs,
+      refusalIntervalMs: options.refusalIntervalMs,
+      writable: () => this.writable(),
+      writeGroup: () => void this.enqueue(() => this.writeGroup([])).catch(() => undefined),
+    });
   }
 
   private get activePath(): string {
@@ -135,7 +129,7 @@ export class AuditLog {
     try {
       await log.load();
     } catch (error) {
-      clearInterval(log.refusalTimer);
+      log.pending.stop();
       await log.handle?.close().catch(() => undefined);
       throw error;
     }
@@ -209,7 +203,8 @@ export class AuditLog {
     }
     const refused = this.refusedAppends.problem();
     if (refused !== undefined) parts.push(refused);
-    if (this.unaudited > 0) parts.push(`${this.unaudited} read or refusal record(s) not written`);
+    const unaudited = this.pending.unaudited;
+    if (unaudited > 0) parts.push(`${unaudited} read or refusal record(s) not written`);
     return parts.length === 0 ? undefined : parts.join('; ');
   }
 
@@ -223,7 +218,7 @@ export class AuditLog {
    * refusals keep their interval); `AUDIT_UNAVAILABLE` when it cannot.
    */
   append(entry: AuditEntry): Promise<AuditHead> {
-    if (this.reads.size > 0) this.pendingReads.push(...this.reads.drain());
+    this.pending.queueCountedReads();
     return this.enqueue(() => this.writeGroup([entry]));
   }
 
@@ -233,11 +228,7 @@ export class AuditLog {
    * read is answered whether or not its record can be written.
    */
   countRead(entry: AuditEntry): void {
-    if (!this.writable()) {
-      this.unaudited += 1;
-      return;
-    }
-    this.reads.count(entry, this.options.clock.now());
+    this.pending.countRead(entry);
   }
 
   /**
@@ -245,48 +236,19 @@ export class AuditLog {
    * Never an error.
    */
   appendRead(entry: AuditEntry): void {
-    if (!this.writable()) {
-      this.unaudited += 1;
-      return;
-    }
-    this.pendingReads.push(entry);
-    this.scheduleFlush(this.pendingReads.length >= MAX_READ_GROUP ? 0 : this.options.readFlushMs);
+    this.pending.appendRead(entry);
   }
 
   /** Counts a refusal that carried no operation id (written per interval, refusals.ts). */
   countRefusal(refusal: Refusal): void {
-    this.refusals.count(refusal, this.options.clock.now());
+    this.pending.countRefusal(refusal);
   }
 
   /** Writes the reads and refusals waiting, now. */
   async flush(): Promise<void> {
-    this.drainCounted(false);
-    if (this.pendingReads.length === 0) return;
+    this.pending.drainCounted(false);
+    if (this.pending.size === 0) return;
     await this.enqueue(() => this.writeGroup([])).catch(() => undefined);
-  }
-
-  private drainCounted(write = true): void {
-    if (this.refusals.size === 0 && this.reads.size === 0) return;
-    const entries = [...this.reads.drain(), ...this.refusals.drain()];
-    if (!this.writable()) {
-      this.unaudited += entries.length;
-      return;
-    }
-    this.pendingReads.push(...entries);
-    if (write) this.scheduleFlush(0);
-  }
-
-  private scheduleFlush(ms: number): void {
-    if (this.flushTimer !== undefined) {
-      if (ms > 0) return;
-      clearTimeout(this.flushTimer);
-    }
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = undefined;
-      if (this.pendingReads.length > 0)
-        void this.enqueue(() => this.writeGroup([])).catch(() => undefined);
-    }, ms);
-    this.flushTimer.unref();
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -317,7 +279,7 @@ export class AuditLog {
    * Returns the head after the last record.
    */
   private async writeGroup(own: readonly AuditEntry[]): Promise<AuditHead> {
-    const reads = this.pendingReads.splice(0);
+    const reads = this.pending.take();
     this.lastWhy = undefined;
     try {
       if (this.refusedBecause !== undefined) throw this.unavailable(this.refusedBecause);
@@ -331,7 +293,7 @@ export class AuditLog {
       this.refusedAppends.clear();
       return head;
     } catch (error) {
-      this.unaudited += reads.length;
+      this.pending.notWritten(reads.length);
       const why =
         error instanceof FleetError && this.lastWhy !== undefined ? this.lastWhy : reasonOf(error);
       this.refusedAppends.note(own, this.options.clock.now(), why);
@@ -358,16 +320,8 @@ export class AuditLog {
   private async writeRecords(entries: readonly AuditEntry[]): Promise<AuditHead> {
     const handle = this.handle as DurableHandle;
     const at = this.options.clock.now().toISOString();
-    let tail = this.last;
-    const lines: Buffer[] = [];
-    for (const entry of entries) {
-      const line = JSON.stringify({ seq: tail.seq + 1, ts: at, prev: tail.hash, ...entry });
-      const bytes = Buffer.from(`${line}\n`, 'utf8');
-      tail = { seq: tail.seq + 1, hash: auditLineHash(line), line: bytes };
-      lines.push(bytes);
-    }
+    const { tail, bytes } = chainLines(entries, this.last, at);
     const first = entries.length > 0 && this.active === null;
-    const bytes = Buffer.concat(lines);
     try {
       await failpoint('audit.before_append');
       const { bytesWritten } = await handle.write(bytes, 0, bytes.length, this.size);
@@ -378,7 +332,7 @@ export class AuditLog {
       }
     } catch (error) {
       const why = reasonOf(error);
-      const cut = await this.cutBack(handle);
+      const cut = await cutBack(handle, this.size, this.last.line);
       if (cut === undefined) {
         this.alarm(
           `an audit append failed at ${at} (${why}); the partial record was cut back and the operation not done`,
@@ -394,7 +348,7 @@ export class AuditLog {
       await handle.sync();
     } catch (error) {
       const why = reasonOf(error);
-      const cut = await this.cutBack(handle);
+      const cut = await cutBack(handle, this.size, this.last.line);
       // fsyncgate: after a failed fsync nothing written before it can be trusted to be on disk.
       this.refuse(
         `fsync of the audit log failed at ${at} (${why}): the volume is suspect (catalogue 26); ${cut === undefined ? 'the record was cut back' : cut}; restart once the volume is checked`,
@@ -406,35 +360,6 @@ export class AuditLog {
     this.size += bytes.length;
     this.last = tail;
     return this.head();
-  }
-
-  /**
-   * Cuts the file back to the end of the last whole record, verified on disk: the file must be at
-   * least that long and end there with that record's line. Returns why not, when it cannot.
-   */
-  private async cutBack(handle: DurableHandle): Promise<string | undefined> {
-    try {
-      const { size } = await handle.stat();
-      if (size < this.size) {
-        return `the file is ${size} bytes, shorter than the end of the last whole record (${this.size}); not cut, which would leave a hole`;
-      }
-      const expected = this.last.line;
-      if (expected.length > 0 && this.size >= expected.length) {
-        const found = Buffer.alloc(expected.length);
-        const { bytesRead } = await handle.read(found, 0, found.length, this.size - found.length);
-        if (bytesRead !== found.length || !found.equals(expected)) {
-          return 'the last whole record is not where the controller left it';
-        }
-      }
-      if (size > this.size) await handle.truncate(this.size);
-      await handle.sync();
-      const after = (await handle.stat()).size;
-      return after === this.size
-        ? undefined
-        : `the file is ${after} bytes after the cut, not ${this.size}`;
-    } catch (error) {
-      return `the cut failed (${reasonOf(error)})`;
-    }
   }
 
   /**
@@ -557,29 +482,12 @@ export class AuditLog {
    * made: what recovery needs to tell a finished operation from an interrupted one.
    */
   async finalRecords(): Promise<Map<string, AuditHead>> {
-    const found = new Map<string, AuditHead>();
-    for (const name of await this.segmentNames()) {
-      const text = await readFile(join(this.dir, name), 'utf8');
-      for (const line of text.split('\n')) {
-        if (line === '') continue;
-        try {
-          const record = JSON.parse(line) as Partial<AuditRecord>;
-          if (typeof record.operationId === 'string' && record.outcome !== 'replayed') {
-            found.set(record.operationId, { seq: Number(record.seq), sha256: auditLineHash(line) });
-          }
-        } catch {
-          // a malformed line is the verifier's business, not recovery's
-        }
-      }
-    }
-    return found;
+    return readFinalRecords(this.dir, await this.segmentNames());
   }
 
   /** Writes what waits, records the head for the next start, and closes the file. */
   async close(): Promise<void> {
-    clearInterval(this.refusalTimer);
-    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
+    this.pending.stop();
     await this.flush();
     await this.queue;
     if (this.writable()) {
@@ -592,10 +500,4 @@ export class AuditLog {
     await this.handle?.close();
     this.handle = undefined;
   }
-}
-
-function reasonOf(error: unknown): string {
-  const errno = errnoOf(error);
-  if (errno === 'SHORT_WRITE') return (error as Error).message;
-  return errno ?? (error instanceof Error ? error.message : String(error));
 }
