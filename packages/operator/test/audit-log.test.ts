@@ -290,10 +290,10 @@ describe('audit verify: the verdict of one log, problem by problem', () => {
   ];
 
   for (const c of cases) {
-    it(c.name, async () => {
+    it(c.name, () => {
       const log: NodeLog = { lines: c.lines, firstLine: 1, torn: false, ...c.log };
       const broken = c.problems.length > 0;
-      expect(await verifyLog('node-01', log, c.seen)).to.deep.equal({
+      expect(verifyLog('node-01', log, c.seen)).to.deep.equal({
         host: 'node-01',
         status: broken ? 'broken' : 'intact',
         ok: !broken,
@@ -592,8 +592,8 @@ describe('a log whose oldest records were rotated out', () => {
   }
   const logOf = (lines: string[]): NodeLog => ({ lines, firstLine: 1, torn: false });
 
-  it('says which records were rotated out and since when, never a bare intact', async () => {
-    const verdict = await verifyLog('node-01', logOf(rotatedLog().kept));
+  it('says which records were rotated out and since when, never a bare intact', () => {
+    const verdict = verifyLog('node-01', logOf(rotatedLog().kept));
     expect(verdict.ok).to.equal(true);
     expect(verdict.rotated).to.deep.equal({
       fromSeq: 1,
@@ -603,18 +603,18 @@ describe('a log whose oldest records were rotated out', () => {
     expect(verdictWord(verdict)).to.equal('intact (rotated: 1–5, since 2026-05-02T08:00:00.000Z)');
   });
 
-  it('flags a head the operator saw that is older than the kept log, instead of skipping it', async () => {
+  it('flags a head the operator saw that is older than the kept log, instead of skipping it', () => {
     const { kept, pruned } = rotatedLog();
     const old: AuditHead = { seq: 2, sha256: auditLineHash(pruned[1] as string) };
-    const verdict = await verifyLog('node-01', logOf(kept), [old]);
+    const verdict = verifyLog('node-01', logOf(kept), [old]);
     expect(verdict.unchecked).to.deep.equal([old]);
     expect(verdictWord(verdict)).to.match(
       /1 head\(s\) you saw are older than the kept log .*seq 2/,
     );
   });
 
-  it('reads a log that starts at seq 1 as plainly intact', async () => {
-    const verdict = await verifyLog('node-01', logOf(full));
+  it('reads a log that starts at seq 1 as plainly intact', () => {
+    const verdict = verifyLog('node-01', logOf(full));
     expect(verdictWord(verdict)).to.equal('intact');
   });
 });

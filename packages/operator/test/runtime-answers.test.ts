@@ -163,10 +163,10 @@ describe("bootstrap apply --recover: the receiver's answer to apply", () => {
     },
   ];
   for (const c of cases) {
-    it(c.name, async () => {
+    it(c.name, () => {
       let got: unknown;
       try {
-        got = await parseReceiverAnswer(c.result, receiverApplyAnswerSchema, 'apply');
+        got = parseReceiverAnswer(c.result, receiverApplyAnswerSchema, 'apply');
       } catch (error) {
         if (!isFleetError(error)) throw error;
         got = { code: error.code, exitCode: error.exitCode, message: error.message };

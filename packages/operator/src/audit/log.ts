@@ -7,6 +7,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuditHead, ControllerClient, FleetErrorLike } from '@fleet/core';
+import { orderAuditSegments, verifyAuditChain, verifyAuditSegments } from '@fleet/core';
 
 export const AUDIT_VERIFY_SCHEMA = 'fleet.audit-verify/v1';
 export const AUDIT_SHOW_SCHEMA = 'fleet.audit/v1';
@@ -50,7 +51,6 @@ export function splitLog(text: string): { lines: string[]; tail: string } {
  * empty.
  */
 export async function readHomeLog(home: string): Promise<NodeLog & { path: string; tail: string }> {
-  const { orderAuditSegments } = await import('@fleet/core');
   const dir = nodeStateDir(home);
   let names: string[] = [];
   try {
@@ -243,12 +243,11 @@ function missingSeq(
  * (`verifyAuditSegments`), the trusted head when there is one, and the heads this operator saw
  * earlier (`seen`: a log without one of them was rewritten).
  */
-export async function verifyLog(
+export function verifyLog(
   host: string,
   log: NodeLog,
   seen: readonly AuditHead[] = [],
-): Promise<HostVerdict> {
-  const { verifyAuditChain, verifyAuditSegments } = await import('@fleet/core');
+): HostVerdict {
   const options = { ...(log.head ? { head: log.head } : {}), seen };
   const result = log.segments
     ? verifyAuditSegments(log.segments, options)

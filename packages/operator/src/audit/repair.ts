@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import * as core from '@fleet/core';
 import { nodeStateDir } from './log.js';
 
 export interface RepairResult {
@@ -61,7 +62,6 @@ export async function repairHomeLog(
   firstProblem: string,
   now: Date = new Date(),
 ): Promise<RepairResult> {
-  const core = await import('@fleet/core');
   const dir = nodeStateDir(home);
   const pid = await controllerPid(dir);
   if (pid !== null) {

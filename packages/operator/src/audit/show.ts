@@ -4,6 +4,8 @@
  * it ran, a node home's log on this machine (every kept segment), or each named host's log through
  * its controller (`POST /v1/audit`, the newest `limit` only when asked).
  */
+import { realpath, readFile } from 'node:fs/promises';
+import * as core from '@fleet/core';
 import {
   parseLines,
   readHomeLog,
@@ -40,7 +42,6 @@ export interface HostsAuditInput {
 export async function readHostsAudit(
   input: HostsAuditInput,
 ): Promise<{ readonly records: ShownRecord[]; readonly errors: HostReadError[] }> {
-  const core = await import('@fleet/core');
   const repo = await core.loadRepo(input.root);
   for (const host of input.hosts) core.hostEntry(repo, host);
   const credentialsPath = core.defaultCredentialsPath(process.env);
@@ -89,7 +90,6 @@ export async function readHomeAudit(input: {
   readonly home: string;
   readonly limit?: number;
 }): Promise<{ readonly home: string; readonly path: string; readonly records: ShownRecord[] }> {
-  const { realpath } = await import('node:fs/promises');
   const home = await realpath(input.home);
   const log = await readHomeLog(home);
   // An incomplete last line is shown raw, as not a record.
@@ -104,11 +104,9 @@ export async function readHomeAudit(input: {
 export async function readOperatorAudit(input: {
   readonly limit?: number;
 }): Promise<{ readonly path: string; readonly records: ShownRecord[] }> {
-  const core = await import('@fleet/core');
   const path = core.operatorLogPath(process.env);
   let text = '';
   try {
-    const { readFile } = await import('node:fs/promises');
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

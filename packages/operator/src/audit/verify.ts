@@ -5,6 +5,8 @@
  * controller, held against the audit heads this operator's earlier verbs saw (a log rewritten
  * behind the operator's back is `rewritten`). Also the verdicts' lines for a person (pure).
  */
+import { realpath } from 'node:fs/promises';
+import * as core from '@fleet/core';
 import {
   failedVerdict,
   readHomeLog,
@@ -14,6 +16,8 @@ import {
   verifyLog,
   type HostVerdict,
 } from './log.js';
+import { releaseHomeLog } from './release.js';
+import { repairHomeLog } from './repair.js';
 
 /** The exit code of the verdicts, and text made safe to print (the command's, pure). */
 export { safeValue, verifyExitCode } from './log.js';
@@ -63,17 +67,15 @@ export interface FleetVerifyInput {
 
 /** A node home's log, read directly, held against the head its controller recorded at stop. */
 export async function verifyHomeAudit(input: HomeVerifyInput): Promise<HomeVerified> {
-  const { realpath } = await import('node:fs/promises');
   const home = await realpath(input.home);
-  let verdict = await verifyLog(home, await readHomeLog(home));
+  let verdict = verifyLog(home, await readHomeLog(home));
   let repair: RepairOutcome | undefined;
   if (input.repair) {
     repair = await repairIfBroken(home, verdict);
-    if (repair.repaired) verdict = await verifyLog(home, await readHomeLog(home));
+    if (repair.repaired) verdict = verifyLog(home, await readHomeLog(home));
   }
   let released: HomeVerified['released'];
   if (input.release && verdict.ok && verdict.head !== null) {
-    const { releaseHomeLog } = await import('./release.js');
     const path = await releaseHomeLog(home, verdict.head, new Date());
     released = { path, seq: verdict.head.seq };
   } else if (input.release) {
@@ -98,7 +100,6 @@ async function repairIfBroken(home: string, verdict: HostVerdict): Promise<Repai
         : 'only a torn last line: the controller moves it aside itself at its next start',
     };
   }
-  const { repairHomeLog } = await import('./repair.js');
   const first = verdict.problems[0];
   const result = await repairHomeLog(
     home,
@@ -114,7 +115,6 @@ async function repairIfBroken(home: string, verdict: HostVerdict): Promise<Repai
  * becomes the one held from now on: what was seen before is settled.
  */
 export async function verifyFleetAudit(input: FleetVerifyInput): Promise<HostVerdict[]> {
-  const core = await import('@fleet/core');
   const repo = await core.loadRepo(input.root);
   const hosts = input.hosts ?? Object.keys(repo.manifest.hosts).sort();
   for (const host of hosts) core.hostEntry(repo, host);

@@ -18,6 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FleetError as FleetErrorClass } from '@fleet/core';
+import * as core from '@fleet/core';
+import * as z from '@fleet/core/zod';
 
 export const BUNDLE_SCHEMA = 'fleet.bootstrap-bundle/v1';
 
@@ -56,12 +58,12 @@ function invalid(core: Core, message: string): FleetErrorClass {
 }
 
 /** The bundle for `plan` and the artifact's bytes (the operator side of `apply --recover`). */
+// eslint-disable-next-line @typescript-eslint/require-await -- kept async: callers, and the e2e suite, take a refusal as a rejection
 export async function encodeBundle(
   plan: unknown,
   artifact: Uint8Array | { readonly held: string },
   limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
 ): Promise<Buffer> {
-  const core = await import('@fleet/core');
   if (plan === undefined) throw invalid(core, 'the plan is missing');
   if (!(artifact instanceof Uint8Array)) {
     const header = Buffer.from(
@@ -115,8 +117,6 @@ export async function readBundle(
   stream: AsyncIterable<unknown>,
   limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
 ): Promise<Bundle> {
-  const core = await import('@fleet/core');
-  const z = await import('@fleet/core/zod');
   const reader = new BundleReader(core, envelopeSchema(z, limits), limits);
   for await (const item of stream) {
     if (!(item instanceof Uint8Array)) {

@@ -8,8 +8,10 @@
  * A verb of the allowlist without a handler here is refused with exit 2 ("not available in this
  * runtime").
  */
+import { FLEET_PROTOCOL_VERSION } from '@fleet/core';
 import type { ReceiverHandler } from './receiver-context.js';
 import type { RecoveryVerb } from './verbs.js';
+import * as runtime from './runtime-handlers.js';
 
 export type { ReceiverAuditRecord, ReceiverContext, ReceiverHandler } from './receiver-context.js';
 
@@ -22,20 +24,18 @@ export interface ReceiverVersion {
   readonly protocol: number;
 }
 
-const version: ReceiverHandler = async (context) => {
-  const { FLEET_PROTOCOL_VERSION } = await import('@fleet/core');
+const version: ReceiverHandler = (context) => {
   const answer: ReceiverVersion = {
     receiver: 'fleet',
     version: context.version,
     protocol: FLEET_PROTOCOL_VERSION,
   };
   context.stdout.write(`${JSON.stringify(answer)}\n`);
-  return 0;
+  return Promise.resolve(0);
 };
 
 export const receiverHandlers: ReceiverHandlers = {
   version,
-  // The runtime verbs load the controller's machinery only when asked.
-  status: async (context) => (await import('./runtime-handlers.js')).status(context),
-  apply: async (context) => (await import('./runtime-handlers.js')).apply(context),
+  status: runtime.status,
+  apply: runtime.apply,
 };

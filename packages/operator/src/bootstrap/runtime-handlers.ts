@@ -18,8 +18,11 @@
  */
 import type { ControllerListen, PlannedListen } from '@fleet/core';
 import type { StagedTransaction } from '@fleet/controller';
+import * as controller from '@fleet/controller';
+import * as core from '@fleet/core';
 import type { Bundle } from './bundle.js';
 import type { ReceiverAuditRecord, ReceiverContext, ReceiverHandler } from './receiver-context.js';
+import { readBundle } from './bundle.js';
 
 /** The listen a plan binds, without the pin (which the node does not keep). */
 function listenOf(planned: PlannedListen): ControllerListen {
@@ -27,15 +30,13 @@ function listenOf(planned: PlannedListen): ControllerListen {
   return listen;
 }
 
-async function nodeContext(context: ReceiverContext, nodeId: string) {
-  const { createNodeContext } = await import('@fleet/controller');
-  return createNodeContext({ home: context.home, nodeId });
+function nodeContext(context: ReceiverContext, nodeId: string) {
+  return controller.createNodeContext({ home: context.home, nodeId });
 }
 
 export const status: ReceiverHandler = async (context) => {
-  const controller = await import('@fleet/controller');
   const registry = await context.loadRegistry();
-  const ctx = await nodeContext(context, 'unknown');
+  const ctx = nodeContext(context, 'unknown');
   const supervised = await controller.nodeSupervisor(registry, ctx);
   const probe = new controller.LocalIdentityProbe(context.home);
   try {
@@ -73,13 +74,11 @@ export const apply: ReceiverHandler = async (context) => {
 };
 
 async function applyBundle(context: ReceiverContext, step: { operation: string }): Promise<number> {
-  const core = await import('@fleet/core');
-  const controller = await import('@fleet/controller');
   const applied = await readAppliedBundle(core, context);
   const { plan } = applied;
   await context.log(`apply: plan ${plan.id} for ${plan.nodeId}, artifact ${plan.artifact.sha256}`);
   const registry = await context.loadRegistry();
-  const ctx = await nodeContext(context, plan.nodeId);
+  const ctx = nodeContext(context, plan.nodeId);
   const supervised = await controller.nodeSupervisor(registry, ctx, plan.supervisor);
   const probe = new controller.LocalIdentityProbe(context.home);
   try {
@@ -161,7 +160,6 @@ interface AppliedBundle {
  * bundle whose artifact is not its plan's (`GENERATION_INVALID`).
  */
 async function readAppliedBundle(core: Core, context: ReceiverContext): Promise<AppliedBundle> {
-  const { readBundle } = await import('./bundle.js');
   const bundle = await readBundle(context.stdin);
   const envelope = bundle.plan as {
     plan?: unknown;

@@ -18,6 +18,7 @@
 import { Readable } from 'node:stream';
 import type { FleetError as FleetErrorClass } from '@fleet/core';
 import type { NodeSSH, SSHExecCommandResponse } from 'node-ssh';
+import * as core from '@fleet/core';
 import {
   HOST_KEY_ALGORITHMS,
   checkedTarget,
@@ -84,7 +85,6 @@ export async function runRecoveryVerb(
   stdin?: Buffer,
   options: RecoveryOptions = {},
 ): Promise<RecoveryResult> {
-  const core = await import('@fleet/core');
   const settings: RecoverySettings = { ...DEFAULTS, ...options };
   // 1. Everything checked before a socket is opened.
   const checked = await checkedTarget(core, target, verb);
@@ -110,6 +110,8 @@ async function connected(
   settings: RecoverySettings,
 ): Promise<NodeSSH> {
   const { pin } = checked;
+  // Lazy: only the SSH recovery path connects; `fleet bootstrap plan|status|apply` would load
+  // node-ssh and ssh2 (+38 files) even when the controller answers (measured, README).
   const { NodeSSH } = await import('node-ssh');
   const ssh = new NodeSSH();
   let offered: Buffer | undefined;

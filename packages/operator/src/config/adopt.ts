@@ -19,7 +19,11 @@ import type {
   Registry,
   RepoWrite,
 } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { FleetContext } from './context.js';
+import { loadFleetContext } from './context.js';
+import { adoptModeNote, liveModeFor } from './adopt-mode.js';
+import { readLiveThroughController } from './live.js';
 
 type Core = typeof import('@fleet/core');
 
@@ -78,8 +82,6 @@ interface AdoptState {
 
 /** Adopts the live file; throws the refusal or failure (as a FleetError) after logging it. */
 export async function adoptLiveFile(input: AdoptInput): Promise<Adoption> {
-  const core = await import('@fleet/core');
-  const { loadFleetContext } = await import('./context.js');
   const context = await loadFleetContext({
     root: input.root,
     registry: input.registry,
@@ -168,7 +170,6 @@ async function recordAdopt(
 /** The capture, its candidate and promotion, then the commit (or its preview). */
 async function captureAndCommit(state: AdoptState): Promise<Adoption> {
   const { core, input, context, declaration, file } = state;
-  const { adoptModeNote, liveModeFor } = await import('./adopt-mode.js');
   // Asked beside the capture, only for a whole file whose entry declares a mode.
   const liveMode = liveModeFor(context, input.host, declaration.domain, file, input.path);
   const capture = await context
@@ -276,7 +277,6 @@ async function promotion(
     adopter: state.adopter,
   });
   const runtime = context.domains.get(declaration.domain) as DomainRuntime;
-  const { readLiveThroughController } = await import('./live.js');
   const check = await core.checkPromotion({
     repo: context.repo,
     domains: context.domains,

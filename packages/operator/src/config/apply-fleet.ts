@@ -4,8 +4,13 @@
  * the hosts chosen — then `runApply` (./apply.ts) over them, and the plan saved where asked
  * (`--out`: never over an existing file, said before any host is asked).
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import type { ApplyDocument, ApplyHostResult, Registry, RepoSource } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { ApplyRun } from './apply.js';
+import { loadFleetContext } from './context.js';
+import { runApply, savedPlan } from './apply.js';
 
 /** The renderers of a host's line and of the summary, for the command to print (pure). */
 export { renderApplyHost, renderApplySummary } from './render.js';
@@ -44,11 +49,7 @@ export interface ApplyFleetInput {
 
 /** Plans every host (and with `confirm` installs); the document says what each host did. */
 export async function applyFleet(input: ApplyFleetInput): Promise<ApplyDocument> {
-  const core = await import('@fleet/core');
-  const { readFile } = await import('node:fs/promises');
-  const { loadFleetContext } = await import('./context.js');
-  const { runApply } = await import('./apply.js');
-  if (input.out !== undefined) await refuseExistingOut(input.out);
+  if (input.out !== undefined) refuseExistingOut(input.out);
   const saved = input.planFile
     ? core.parseApplyPlan(await readFile(input.planFile, 'utf8'), input.planFile)
     : undefined;
@@ -94,9 +95,7 @@ export async function applyFleet(input: ApplyFleetInput): Promise<ApplyDocument>
 }
 
 /** Said before any host is asked; the write itself is exclusive all the same. */
-async function refuseExistingOut(out: string): Promise<void> {
-  const core = await import('@fleet/core');
-  const { existsSync } = await import('node:fs');
+function refuseExistingOut(out: string): void {
   if (existsSync(out))
     throw new core.FleetError(
       'USAGE',
@@ -106,9 +105,6 @@ async function refuseExistingOut(out: string): Promise<void> {
 
 /** The plan, saved for `--plan` (0600, never over an existing file). */
 async function savePlan(out: string, run: ApplyRun): Promise<void> {
-  const core = await import('@fleet/core');
-  const { writeFile } = await import('node:fs/promises');
-  const { savedPlan } = await import('./apply.js');
   try {
     await writeFile(out, `${JSON.stringify(savedPlan(run.document, run.plans), null, 2)}\n`, {
       flag: 'wx',

@@ -23,7 +23,10 @@ import type {
   FleetErrorLike,
   HostOutcome,
 } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { FleetContext } from './context.js';
+import { installPlanned } from './install.js';
+import { readLiveThroughController, readSnapshotThroughController } from './live.js';
 
 export const APPLY_VERB = 'apply';
 
@@ -58,7 +61,6 @@ async function planOneHost(
   host: string,
   force: boolean,
 ): Promise<HostPlanned> {
-  const core = await import('@fleet/core');
   try {
     const domainPlans = await core.planHost(assessment, host);
     return {
@@ -98,8 +100,6 @@ async function installHost(
   planned: HostPlanned,
   force: boolean,
 ): Promise<ApplyHostResult> {
-  const core = await import('@fleet/core');
-  const { installPlanned } = await import('./install.js');
   const domains: ApplyDomainResult[] = [];
   let lost: FleetErrorLike | undefined;
   for (const domain of planned.plan.domains) {
@@ -222,8 +222,6 @@ interface HostsApplied {
 }
 
 export async function runApply(input: ApplyInput): Promise<ApplyRun> {
-  const core = await import('@fleet/core');
-  const { readLiveThroughController, readSnapshotThroughController } = await import('./live.js');
   const { context } = input;
   const saved = input.saved;
   const force = saved ? saved.force : input.force;

@@ -15,6 +15,7 @@ import type {
   Registry,
   RepoSource,
 } from '@fleet/core';
+import * as core from '@fleet/core';
 
 export interface FleetContext {
   /** fleet.yaml and hosts/ as committed at `source.commit`. */
@@ -45,7 +46,6 @@ export interface ContextOptions {
 }
 
 export async function loadFleetContext(options: ContextOptions): Promise<FleetContext> {
-  const core = await import('@fleet/core');
   const git = core.createGit(options.root);
   // The domains' repository manifests (the files domain's files.yaml) are read in the same git
   // process as fleet.yaml and hosts/, at the same commit.

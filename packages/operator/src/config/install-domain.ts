@@ -8,7 +8,11 @@
  * `installPlanned` logs everything after it.
  */
 import type { DomainPlan, Receipt, Registry, RepoSource } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { FleetContext } from './context.js';
+import { loadFleetContext } from './context.js';
+import { installPlanned } from './install.js';
+import { readLiveThroughController, readSnapshotThroughController } from './live.js';
 
 /** The plan and the receipt, for the command to print (pure). */
 export { renderPlan, renderReceipt } from './render.js';
@@ -44,9 +48,6 @@ export type DomainInstall =
 
 /** Plans, and with `confirm` installs; throws a refusal or failure (as a FleetError), logged. */
 export async function installDomain(input: InstallDomainInput): Promise<DomainInstall> {
-  const core = await import('@fleet/core');
-  const { loadFleetContext } = await import('./context.js');
-  const { installPlanned } = await import('./install.js');
   const context = await loadFleetContext({
     root: input.root,
     registry: input.registry,
@@ -89,8 +90,6 @@ export async function installDomain(input: InstallDomainInput): Promise<DomainIn
 
 /** The domain's plan on the host, from one assessment (history read once, one snapshot). */
 async function planDomain(input: InstallDomainInput, context: FleetContext): Promise<DomainPlan> {
-  const core = await import('@fleet/core');
-  const { readLiveThroughController, readSnapshotThroughController } = await import('./live.js');
   const assessment = await core.prepareAssessment({
     repo: context.repo,
     git: context.git,
@@ -115,7 +114,6 @@ async function recordRefusal(
   plan: DomainPlan,
   failure: { readonly code: string; readonly exitCode: number; readonly message: string },
 ): Promise<void> {
-  const core = await import('@fleet/core');
   await core.recordOperatorVerb({
     verb: VERB,
     host: input.host,

@@ -12,6 +12,7 @@
  * the field is sent the request again without it (core `installThrough`), and says so.
  */
 import type { PlannedInstall, Receipt } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { FleetContext } from './context.js';
 
 export interface InstallPlannedInput {
@@ -30,7 +31,6 @@ export interface InstallPlannedInput {
 
 /** Sends the install and returns the node's receipt; throws the node's refusal as a FleetError. */
 export async function installPlanned(input: InstallPlannedInput): Promise<Receipt> {
-  const core = await import('@fleet/core');
   const { context, host, domain, planned, verb } = input;
   const runtime = context.domains.get(domain);
   if (!runtime?.installer) {

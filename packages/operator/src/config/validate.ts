@@ -6,6 +6,9 @@
  * collected into one `REPO_INVALID`; a valid tree answers what drift, plan and install would read
  * instead (HEAD, and the paths not committed yet).
  */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
 import type {
   DomainDeclaration,
   FleetRepo,
@@ -14,6 +17,9 @@ import type {
   Registry,
   ValidationReport,
 } from '@fleet/core';
+import { isFleetError, pinnedTarballPath } from '@fleet/core';
+import * as core from '@fleet/core';
+import { loadArtifact } from '../runtime/artifact.js';
 
 type Core = typeof import('@fleet/core');
 
@@ -35,7 +41,6 @@ export interface ValidatedTree {
 
 /** Checks the working tree; throws REPO_INVALID with every problem found. */
 export async function validateWorkingTree(input: ValidateInput): Promise<ValidatedTree> {
-  const core = await import('@fleet/core');
   const { root } = input;
   const repo = await core.loadRepo(root);
   const registry = await input.loadRegistry();
@@ -165,8 +170,6 @@ async function committedState(
  * canonical one must carry every plugin fleet.yaml names, as pinned (contract §10.5).
  */
 async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
-  const { isFleetError } = await import('@fleet/core');
-  const { loadArtifact } = await import('../runtime/artifact.js');
   const problems: Problem[] = [];
   for (const [index, entry] of repo.manifest.artifacts.entries()) {
     try {
@@ -194,10 +197,6 @@ async function artifactProblems(root: string, repo: FleetRepo): Promise<Problem[
  * `artifacts/plugins/<npm pack file name>`, with the pinned sha256: what the runtime is packed with.
  */
 async function pluginTarballProblems(root: string, repo: FleetRepo): Promise<Problem[]> {
-  const { createHash } = await import('node:crypto');
-  const { readFile } = await import('node:fs/promises');
-  const path = await import('node:path');
-  const { pinnedTarballPath } = await import('@fleet/core');
   const problems: Problem[] = [];
   for (const [index, pin] of repo.manifest.plugins.entries()) {
     const file = pinnedTarballPath(pin);

@@ -108,6 +108,8 @@ function pinMatches(pin: HostKeyPin, key: Buffer): boolean {
 }
 
 export async function openSshSession(options: ConnectOptions): Promise<SshSession> {
+  // Lazy: `fleet host remove` without --confirm (its plan) never connects, and would load
+  // node-ssh and ssh2 (+39 files) for nothing (measured, README).
   const { NodeSSH } = await import('node-ssh');
   const ssh = new NodeSSH();
   const { address, name } = options;

@@ -13,6 +13,7 @@ import type {
   RuntimeExpectation,
   TransactionVerdict,
 } from '@fleet/core';
+import * as core from '@fleet/core';
 
 /** What the identity answered at the declared URL gets wrong against `target` (pure). */
 export function remoteAcceptanceProblems(
@@ -48,7 +49,6 @@ export async function acceptFromOperator(input: {
   readonly timeoutMs?: number;
   readonly pollMs?: number;
 }): Promise<IdentityResponse> {
-  const core = await import('@fleet/core');
   const { client, target } = input;
   const deadline = Date.now() + (input.timeoutMs ?? REMOTE_ACCEPTANCE_MS);
   input.onProgress?.(`accepting from here: ${client.url}`);
@@ -89,7 +89,6 @@ export async function acceptedFromHere(
   input: Parameters<typeof acceptFromOperator>[0],
 ): Promise<TransactionVerdict> {
   if (!verdict.done || verdict.outcome !== 'accepted' || verdict.error !== null) return verdict;
-  const core = await import('@fleet/core');
   try {
     await acceptFromOperator(input);
     return verdict;

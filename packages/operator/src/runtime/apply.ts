@@ -16,6 +16,7 @@ import type {
   RuntimeStatusResponse,
   TransactionVerdict,
 } from '@fleet/core';
+import { newOperationId, pinnedCertificateRefusal, asFleetError } from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
 import { followTransaction } from './follow.js';
 import { acceptedFromHere } from './accept-remote.js';
@@ -84,7 +85,6 @@ export type ResumedRuntime = Omit<AppliedRuntime, 'staged'>;
 export async function resumeThroughController(
   input: ResumeThroughController,
 ): Promise<ResumedRuntime> {
-  const { newOperationId } = await import('@fleet/core');
   const progress = input.onProgress ?? (() => undefined);
   const txn = input.status.transaction;
   if (txn === null) throw new Error('resume: no transaction in the status');
@@ -128,7 +128,6 @@ export function followTimeout(acceptanceTimeoutMs: number): number {
 export async function applyThroughController(
   input: ApplyThroughController,
 ): Promise<AppliedRuntime> {
-  const { newOperationId, pinnedCertificateRefusal } = await import('@fleet/core');
   const progress = input.onProgress ?? (() => undefined);
   const { staged, uploaded } = await stageRuntime({ ...input, onProgress: progress });
   progress(
@@ -228,7 +227,6 @@ async function closeStaged(
   transaction: string,
   progress: (line: string) => void,
 ): Promise<void> {
-  const { asFleetError, newOperationId } = await import('@fleet/core');
   try {
     await input.client.runtimeRollback({
       operationId: newOperationId(),
@@ -288,7 +286,6 @@ export function withoutSignature(error: {
 export async function stageRuntime(
   input: Omit<ApplyThroughController, 'acceptanceTimeoutMs'>,
 ): Promise<{ staged: RuntimeStageResponse; uploaded: boolean }> {
-  const { asFleetError, newOperationId } = await import('@fleet/core');
   const progress = input.onProgress ?? (() => undefined);
   const held =
     input.held ?? (await input.client.runtimeStatus({ supervisor: input.supervisor })).generations;

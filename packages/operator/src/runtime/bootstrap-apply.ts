@@ -6,6 +6,7 @@
  * the node's fixed recovery receiver. The verdict goes into the operator's log; a transaction the
  * node has not finished, or one that failed, is thrown as its FleetError.
  */
+import { readFile } from 'node:fs/promises';
 import type {
   BootstrapPlan,
   ControllerListen,
@@ -13,8 +14,16 @@ import type {
   RuntimeStatusResponse,
   TransactionVerdict,
 } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { DerivedPlan } from './bootstrap-plan.js';
 import type { HostRuntime } from './host.js';
+import { loadHostRuntime } from './host.js';
+import { derivePlan } from './bootstrap-plan.js';
+import { recordRuntimeVerb } from './record.js';
+import { unfinished } from './follow.js';
+import { applyThroughController } from './apply.js';
+import { followableOnInterrupt } from './interrupt.js';
+import { applyOverSsh } from './recover.js';
 
 /** The plan, for the command to print (pure). */
 export { renderBootstrapPlan } from './render.js';
@@ -63,19 +72,14 @@ interface RouteState {
 
 /** Checks the plan against a fresh derivation and, with `confirm`, applies it until accepted. */
 export async function applyBootstrapPlan(input: BootstrapApplyInput): Promise<BootstrapApplied> {
-  const core = await import('@fleet/core');
-  const { readFile } = await import('node:fs/promises');
-  const { loadHostRuntime } = await import('./host.js');
-  const { derivePlan } = await import('./bootstrap-plan.js');
   const plan = core.readPlan(
     core.parseStrictJson(await readFile(input.planFile, 'utf8'), input.planFile, 'USAGE'),
     input.planFile,
   );
   const host = await loadHostRuntime(input.root, plan.host, { timeoutMs: input.timeoutMs });
   const derived = await derivePlan(host, plan.artifact.file);
-  await checkPlanUnchanged(input.planFile, plan, derived);
+  checkPlanUnchanged(input.planFile, plan, derived);
   if (!input.confirm) return { plan, confirmed: false };
-  const { recordRuntimeVerb } = await import('./record.js');
   const state: RouteState = { input, plan, host, derived };
   const {
     transaction,
@@ -88,20 +92,14 @@ export async function applyBootstrapPlan(input: BootstrapApplyInput): Promise<Bo
     : await applyThroughRecovery(state);
   await recordRuntimeVerb('bootstrap apply', plan.host, transaction, verdict);
   if (!verdict.done) {
-    const { unfinished } = await import('./follow.js');
-    throw await unfinished(plan.host, transaction, status, undefined, runnerDied, answered);
+    throw unfinished(plan.host, transaction, status, undefined, runnerDied, answered);
   }
   if (verdict.error) throw verdict.error;
   return { plan, confirmed: true, transaction, outcome: verdict.outcome, status };
 }
 
 /** The plan derived again must be the plan read: else PLAN_MISMATCH, naming what changed. */
-async function checkPlanUnchanged(
-  planFile: string,
-  plan: BootstrapPlan,
-  derived: DerivedPlan,
-): Promise<void> {
-  const core = await import('@fleet/core');
+function checkPlanUnchanged(planFile: string, plan: BootstrapPlan, derived: DerivedPlan): void {
   const again = core.sealPlan(derived.body);
   if (again.id === plan.id) return;
   const { id: _old, ...before } = plan;
@@ -127,8 +125,6 @@ function listenAndPin(planned: PlannedListen): {
 /** The controller answers: upload, stage, activate, accept or roll back through it. */
 async function applyThroughControllerRoute(state: RouteState): Promise<RouteApplied> {
   const { plan, derived, input } = state;
-  const { applyThroughController } = await import('./apply.js');
-  const { followableOnInterrupt } = await import('./interrupt.js');
   return followableOnInterrupt(plan.host, () =>
     applyThroughController({
       client: state.host.client,
@@ -152,7 +148,6 @@ async function applyThroughControllerRoute(state: RouteState): Promise<RouteAppl
 
 /** The controller does not answer: only with `recover`, the bundle goes over SSH. */
 async function applyThroughRecovery(state: RouteState): Promise<RouteApplied> {
-  const core = await import('@fleet/core');
   const { plan, input } = state;
   if (!input.recover) {
     throw new core.FleetError(
@@ -160,7 +155,6 @@ async function applyThroughRecovery(state: RouteState): Promise<RouteApplied> {
       `${plan.host}'s controller does not answer: the plan's route is the SSH recovery receiver, which runs only with --recover`,
     );
   }
-  const { applyOverSsh } = await import('./recover.js');
   return applyOverSsh({
     host: state.host,
     plan,

@@ -5,6 +5,7 @@
  * expected catalog. `apply` derives it again and refuses any difference.
  */
 import type { BootstrapPlanBody, RuntimeStatusResponse } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { RecoveryTarget } from '../bootstrap/ssh.js';
 import {
   canonicalArtifact,
@@ -14,6 +15,7 @@ import {
 } from './artifact.js';
 import type { HostRuntime } from './host.js';
 import { RECEIVER_ERROR_PREFIX } from '../bootstrap/verbs.js';
+import { runRecoveryVerb } from '../bootstrap/ssh.js';
 
 /** The SSH recovery target of a host, or `null` when fleet.yaml or credentials have none. */
 export function recoveryTarget(host: HostRuntime): RecoveryTarget | null {
@@ -55,7 +57,6 @@ export type Observation =
 
 /** Runtime status through the controller, else through the SSH receiver (read-only either way). */
 export async function observeRuntime(host: HostRuntime): Promise<Observation> {
-  const core = await import('@fleet/core');
   try {
     return {
       through: 'controller',
@@ -76,8 +77,6 @@ export async function observeRuntime(host: HostRuntime): Promise<Observation> {
 }
 
 export async function statusOverSsh(target: RecoveryTarget): Promise<RuntimeStatusResponse> {
-  const core = await import('@fleet/core');
-  const { runRecoveryVerb } = await import('../bootstrap/ssh.js');
   const result = await runRecoveryVerb(target, 'status');
   return parseReceiverAnswer(result, core.runtimeStatusResponseSchema, 'status');
 }
@@ -119,12 +118,11 @@ export function receiverFailure(
 }
 
 /** The receiver's JSON answer (exit 0), or its error as a fleet error with the node's code. */
-export async function parseReceiverAnswer<T>(
+export function parseReceiverAnswer<T>(
   result: { exitCode: number; stdout: string; stderr: string },
   schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
   verb: string,
-): Promise<T> {
-  const core = await import('@fleet/core');
+): T {
   if (result.exitCode !== 0) {
     const failure = receiverFailure(result.stderr, core.ERROR_CODES);
     throw new core.FleetError(
@@ -158,7 +156,6 @@ export async function derivePlan(
   host: HostRuntime,
   artifactFile: string | undefined,
 ): Promise<DerivedPlan> {
-  const core = await import('@fleet/core');
   const artifact = await planArtifact(host, artifactFile);
   const observation = await observeRuntime(host);
   if (observation.through === 'none') {

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
+import { transactionVerdict, FleetError } from '@fleet/core';
 
 export interface FollowOptions {
   /** The transaction to follow; `null`: the newest one (a rollback opens its own). */
@@ -93,7 +94,6 @@ export async function followTransaction(
   readStatus: () => Promise<RuntimeStatusResponse>,
   options: FollowOptions,
 ): Promise<Followed> {
-  const { transactionVerdict } = await import('@fleet/core');
   const deadline = Date.now() + options.timeoutMs;
   let last: RuntimeStatusResponse | null = null;
   const watch =
@@ -145,14 +145,13 @@ export function recoveryCommand(host: string, next: RuntimeStatusResponse['next'
  * The error of a transaction whose runner died before it ended (issue 36): the controller
  * answered — it is not unreachable — so `RUNNER_DIED` (exit 6: the operator acts).
  */
-export async function runnerDiedError(
+export function runnerDiedError(
   host: string,
   transaction: string | null,
   step: string,
   status: RuntimeStatusResponse | null,
   runnerLog?: string,
-): Promise<Error> {
-  const { FleetError } = await import('@fleet/core');
+): Error {
   const id = status?.transaction?.id ?? transaction ?? '(new)';
   const then = status ? recoveryCommand(host, status.next) : null;
   return new FleetError(
@@ -171,18 +170,17 @@ export async function runnerDiedError(
  * The error of a transaction the operator stopped following before it ended: its runner died
  * (`runnerDied`, exit 6), else nothing answered in time (exit 5).
  */
-export async function unfinished(
+export function unfinished(
   host: string,
   transaction: string | null,
   status: RuntimeStatusResponse | null,
   runnerLog?: string,
   runnerDied?: string,
   answered = false,
-): Promise<Error> {
+): Error {
   if (runnerDied !== undefined) {
     return runnerDiedError(host, transaction, runnerDied, status, runnerLog);
   }
-  const { FleetError } = await import('@fleet/core');
   const seen =
     status?.transaction && (transaction === null || status.transaction.id === transaction)
       ? `the last step seen was "${status.transaction.lastStep}"`

@@ -4,6 +4,7 @@
  * its controller. A supervisor fleet cannot drive is refused before anything is read or sent.
  */
 import type { ControllerClient, Credentials, FleetRepo, HostEntry } from '@fleet/core';
+import * as core from '@fleet/core';
 
 export interface HostRuntime {
   readonly root: string;
@@ -25,7 +26,6 @@ export async function loadHostRuntime(
     readonly repo?: FleetRepo;
   },
 ): Promise<HostRuntime> {
-  const core = await import('@fleet/core');
   const repo = options.repo ?? (await core.loadRepo(root));
   const entry = core.hostEntry(repo, host);
   if (entry.supervisor === 'none') {

@@ -1,5 +1,6 @@
 /** The operator's own log of the runtime verbs it ran (contract §5: the same ids as the node's). */
 import type { TransactionVerdict } from '@fleet/core';
+import { recordOperatorVerb } from '@fleet/core';
 
 export async function recordRuntimeVerb(
   verb: string,
@@ -7,7 +8,6 @@ export async function recordRuntimeVerb(
   transaction: string | null,
   verdict: TransactionVerdict,
 ): Promise<void> {
-  const { recordOperatorVerb } = await import('@fleet/core');
   const error = verdict.done ? verdict.error : null;
   await recordOperatorVerb({
     verb,

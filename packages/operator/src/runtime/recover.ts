@@ -7,12 +7,15 @@
  */
 import * as z from '@fleet/core/zod';
 import type { BootstrapPlan, RuntimeStatusResponse, TransactionVerdict } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
 import { followTimeout, stepProgress } from './apply.js';
 import { acceptedFromHere } from './accept-remote.js';
 import { followTransaction } from './follow.js';
 import { parseReceiverAnswer, recoveryTarget, statusOverSsh } from './bootstrap-plan.js';
 import type { HostRuntime } from './host.js';
+import { encodeBundle } from '../bootstrap/bundle.js';
+import { runRecoveryVerb } from '../bootstrap/ssh.js';
 
 export const receiverApplyAnswerSchema = z.strictObject({
   transaction: z.string(),
@@ -47,7 +50,6 @@ export async function applyOverSsh(input: {
   verdict: TransactionVerdict;
   status: RuntimeStatusResponse | null;
 }> {
-  const core = await import('@fleet/core');
   const progress = input.onProgress ?? (() => undefined);
   const target = recoveryTarget(input.host);
   if (target === null) {
@@ -136,8 +138,6 @@ async function sendOnce(
   held: boolean,
   progress: (line: string) => void,
 ): Promise<ReceiverApplyAnswer> {
-  const { encodeBundle } = await import('../bootstrap/bundle.js');
-  const { runRecoveryVerb } = await import('../bootstrap/ssh.js');
   const bundle = await encodeBundle(
     envelope,
     held ? { held: artifact.identity.sha256 } : artifact.bytes,

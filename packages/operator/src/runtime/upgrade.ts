@@ -9,6 +9,8 @@
  * Every module is imported inside the functions that use it: CLI start-up stays fast.
  */
 import type { IdentityResponse, RuntimeExpectation, RuntimeStatusResponse } from '@fleet/core';
+import { acceptRuntime } from '@fleet/controller';
+import * as core from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
 import type { ResumedRuntime } from './apply.js';
 import type { HostRuntime } from './host.js';
@@ -25,13 +27,19 @@ import {
   type UpgradeOutcome,
   type UpgradePlan,
 } from './upgrade-model.js';
+import { loadHostRuntime } from './host.js';
+import { canonicalArtifact, dirtyWarning } from './artifact.js';
+import { followableOnInterrupt } from './interrupt.js';
+import { resumeThroughController, applyThroughController } from './apply.js';
+import { recordRuntimeVerb } from './record.js';
+import { unfinished } from './follow.js';
+import { sequenceUpgrades, upgradeOrder } from './fleet-upgrade.js';
 
 export * from './upgrade-model.js';
 
 type Core = typeof import('@fleet/core');
 
 export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded> {
-  const core = await import('@fleet/core');
   const prepared = await prepareUpgrade(core, input);
   if (input.resume === true) return await resumeUpgrade(core, input, prepared);
   return await applyUpgrade(core, input, prepared);
@@ -54,8 +62,6 @@ interface PreparedUpgrade {
  * tarball upgrade strategy (`USAGE`). Notes a build from a dirty checkout.
  */
 async function prepareUpgrade(core: Core, input: UpgradeHostInput): Promise<PreparedUpgrade> {
-  const { loadHostRuntime } = await import('./host.js');
-  const { canonicalArtifact, dirtyWarning } = await import('./artifact.js');
   const note = input.onNote ?? (() => undefined);
   const progress = input.onProgress ?? (() => undefined);
   const host = await loadHostRuntime(input.root, input.host, {
@@ -122,8 +128,6 @@ async function resumeUpgrade(
     return { ...plan, describe, outcome: 'planned', confirmed: false, resumed: true };
   }
   progress(`resuming ${resuming}`);
-  const { followableOnInterrupt } = await import('./interrupt.js');
-  const { resumeThroughController } = await import('./apply.js');
   const resumed = await followableOnInterrupt(input.host, () =>
     resumeThroughController({
       client: host.client,
@@ -187,7 +191,6 @@ async function applyUpgrade(
   prepared: PreparedUpgrade,
 ): Promise<HostUpgraded> {
   const { host, artifact, target, identity, plan, describe, progress } = prepared;
-  const { acceptRuntime } = await import('@fleet/controller');
   if (
     identity.build.sha256 === artifact.identity.sha256 &&
     acceptRuntime(target, identity).accepted
@@ -195,8 +198,6 @@ async function applyUpgrade(
     return { ...plan, describe, outcome: 'current' };
   }
   if (!input.confirm) return { ...plan, describe, outcome: 'planned', confirmed: false };
-  const { followableOnInterrupt } = await import('./interrupt.js');
-  const { applyThroughController } = await import('./apply.js');
   progress(`upgrading ${describe}`);
   const applied = await followableOnInterrupt(input.host, () =>
     applyThroughController({
@@ -232,11 +233,9 @@ async function settledOutcome(
   host: string,
   run: ResumedRuntime,
 ): Promise<UpgradeOutcome> {
-  const { recordRuntimeVerb } = await import('./record.js');
-  const { unfinished } = await import('./follow.js');
   await recordRuntimeVerb(verb, host, run.transaction, run.verdict);
   if (!run.verdict.done) {
-    throw await unfinished(
+    throw unfinished(
       host,
       run.transaction,
       run.status,
@@ -257,9 +256,6 @@ async function settledOutcome(
  * without `confirm`, 3 when every host was already current (nothing to upgrade).
  */
 export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgradeDocument> {
-  const core = await import('@fleet/core');
-  const { sequenceUpgrades, upgradeOrder } = await import('./fleet-upgrade.js');
-  const { canonicalArtifact } = await import('./artifact.js');
   const repo = await core.loadRepo(input.root);
   // Read on the first host's demand and shared: a failure to read it is each host's error, as
   // when every host read it for itself.

@@ -1,14 +1,14 @@
 /** The operator seat as a {@link ScheduleHost}: the real platform, home and process runner. */
 import { homedir } from 'node:os';
 import { FleetError, type Platform } from '@fleet/core';
+import { ExecaProcessRunner } from '@fleet/controller';
 import type { ScheduleHost } from './io.js';
 
-export async function operatorScheduleHost(): Promise<ScheduleHost> {
+export function operatorScheduleHost(): ScheduleHost {
   const platform = process.platform;
   if (platform !== 'linux' && platform !== 'darwin' && platform !== 'win32') {
     throw new FleetError('USAGE', `fleet schedule does not support the platform ${platform}`);
   }
-  const { ExecaProcessRunner } = await import('@fleet/controller');
   const home = homedir();
   const xdg = process.env['XDG_CONFIG_HOME'];
   return {

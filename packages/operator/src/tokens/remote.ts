@@ -8,6 +8,8 @@
  * calling token unless told (`--self`); this side refuses first, with the advice to rotate.
  */
 import type { ControllerClient, Credentials, IssuedTokenResponse } from '@fleet/core';
+import { FleetError, recordOperatorVerb } from '@fleet/core';
+import * as core from '@fleet/core';
 
 export interface RemoteTokens {
   readonly host: string;
@@ -22,7 +24,6 @@ export async function remoteTokens(
   host: string,
   timeoutMs: number,
 ): Promise<RemoteTokens> {
-  const core = await import('@fleet/core');
   const repo = await core.loadRepo(root);
   core.hostEntry(repo, host);
   const credentialsPath = core.defaultCredentialsPath(process.env);
@@ -49,7 +50,6 @@ export async function rotateRemote(
     readonly note: (line: string) => void;
   },
 ): Promise<RemoteRotation> {
-  const core = await import('@fleet/core');
   const target = id ?? remote.ownId;
   if (target === null) {
     throw new core.FleetError(
@@ -93,9 +93,8 @@ export async function rotateRemote(
 }
 
 /** Refuses, before anything is sent, to revoke the operator's own token for the host without `--self`. */
-export async function checkRevoke(remote: RemoteTokens, id: string, self: boolean): Promise<void> {
+export function checkRevoke(remote: RemoteTokens, id: string, self: boolean): void {
   if (id !== remote.ownId || self) return;
-  const { FleetError } = await import('@fleet/core');
   throw new FleetError(
     'USAGE',
     `token ${id} is the one ${remote.credentialsPath} holds for ${remote.host}: revoking it locks you out of ${remote.host} (every later request: AUTH_REVOKED); nothing was sent`,
@@ -115,6 +114,5 @@ export async function recordTokenVerb(
   detail: string,
   secrets: readonly string[],
 ): Promise<void> {
-  const { recordOperatorVerb } = await import('@fleet/core');
   await recordOperatorVerb({ verb, host, operationId, outcome: 'ok', detail }, { secrets });
 }

@@ -55,7 +55,7 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
     const transaction = followed.status?.transaction?.id ?? null;
     await recordRuntimeVerb('bootstrap rollback', args.host, transaction, followed.verdict);
     if (!followed.verdict.done) {
-      throw await unfinished(
+      throw unfinished(
         args.host,
         transaction,
         followed.status,

@@ -60,7 +60,7 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
     if (job.kind === 'unattended-reconcile') {
       await assertUnattendedAllowed(root, await this.loadRegistry());
     }
-    const host = await operatorScheduleHost();
+    const host = operatorScheduleHost();
     const name = model.scheduleName(job);
     const argv = [
       process.execPath,

@@ -21,7 +21,7 @@ export default class ScheduleList extends FleetCommand {
 
   async run(): Promise<ScheduleListJson> {
     await this.parse(ScheduleList);
-    const schedules = await listSchedules(await operatorScheduleHost());
+    const schedules = await listSchedules(operatorScheduleHost());
     if (schedules.length === 0) this.log('No fleet schedules installed.');
     for (const schedule of schedules) {
       this.log(

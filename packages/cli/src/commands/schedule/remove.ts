@@ -27,7 +27,7 @@ export default class ScheduleRemove extends FleetCommand {
 
   async run(): Promise<ScheduleRemoveJson> {
     const { args } = await this.parse(ScheduleRemove);
-    const result = await removeSchedule(await operatorScheduleHost(), normaliseName(args.name));
+    const result = await removeSchedule(operatorScheduleHost(), normaliseName(args.name));
     this.log(`Removed ${result.name}:`);
     for (const file of result.removed) this.log(`  ${file}`);
     return { name: result.name, removed: result.removed, supervisor: result.supervisor };

@@ -48,7 +48,7 @@ Revoking the token your credentials file holds for H (or one it was minted from)
     const { args, flags } = await this.parse(TokenRevoke);
     if (flags.host !== undefined) {
       const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
-      await checkRevoke(remote, args.id, flags.self);
+      checkRevoke(remote, args.id, flags.self);
       const operationId = newOperationId();
       const revoked = await revokeWithMinted(remote.client, {
         operationId,
