@@ -94,8 +94,8 @@ const PUBLIC_SUBPATHS = [
 
 /**
  * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s
- * services are imported one module at a time, inside a command's `run()`, so a verb loads only the
- * services it uses (contract §14, "means"); `@fleet/resident`'s likewise, so a call that finds no
+ * services are imported one module at a time by the commands that call them, so a verb loads only
+ * the services it uses (contract §14, "means"); `@fleet/resident`'s likewise, so a call that finds no
  * resident loads its `place.js` alone (docs/resident.md) — its `exports` list each entry by name,
  * keeping `call-scope.js`, the per-call isolation only its server uses, private.
  */
