@@ -37,7 +37,15 @@ const DOMAIN = 'bench-files';
 const HOSTS = 10;
 const HARNESS_PATHS = ['~/.claude/CLAUDE.md', '~/.codex/AGENTS.md', '~/.gemini/GEMINI.md'];
 
-const GOALS = { oneHost: 0.8, apply: 0.05, drift: 0.02 };
+// One host (issue 41): a call in its own process, drift ≤ 1.0× and install ≤ 1.15× dotdrop; with
+// the resident process, both ≤ 0.8×.
+const GOALS = {
+  oneHost: { drift: 1.0, install: 1.15 },
+  resident: { drift: 0.8, install: 0.8 },
+  apply: 0.05,
+  drift: 0.02,
+};
+const oneHostGoals = (resident) => (resident ? GOALS.resident : GOALS.oneHost);
 // Rows measured beside contract §14's for what they show, with no goal of their own: the 10-host
 // install goal is one `fleet apply --confirm`'s (bench/README.md).
 const REFERENCE = undefined;
@@ -241,7 +249,7 @@ function oneHostRows({ host, dotdrop, workload, runs, warmups, env, firstCallMs 
       workload,
       fleet: { label: fleetLabel('drift'), samples: compare.a },
       peer: { label: 'dotdrop compare', samples: compare.b },
-      goal: GOALS.oneHost,
+      goal: oneHostGoals(resident).drift,
       ...(resident
         ? {
             note: `the first call, which found no resident and started one as it ended: ${firstCallMs.toFixed(1)} ms`,
@@ -253,7 +261,7 @@ function oneHostRows({ host, dotdrop, workload, runs, warmups, env, firstCallMs 
       workload,
       fleet: { label: fleetLabel('config install'), samples: installs.a },
       peer: { label: 'dotdrop install', samples: installs.b },
-      goal: GOALS.oneHost,
+      goal: oneHostGoals(resident).install,
     }),
   ];
 }
@@ -340,16 +348,22 @@ export async function run({ runs = 15, warmups = 1 } = {}) {
     // --- one host, 5 files: fleet vs dotdrop --------------------------------------------------
     const workload1 = `1 host × ${FILES.length} templated files`;
     if (!onPath('dotdrop')) {
-      for (const resident of [false, true])
-        for (const name of oneHostRowNames(resident))
+      for (const resident of [false, true]) {
+        const [driftName, installName] = oneHostRowNames(resident);
+        const goals = oneHostGoals(resident);
+        for (const [name, goal] of [
+          [driftName, goals.drift],
+          [installName, goals.install],
+        ])
           rows.push(
             skippedRow({
               ...name,
               workload: workload1,
-              goal: GOALS.oneHost,
+              goal,
               reason: install('dotdrop'),
             }),
           );
+      }
     } else {
       const dotdrop = dotdropSetUp(work, first);
       const oneHost = { host: first, dotdrop, workload: workload1, runs: fastRuns };
