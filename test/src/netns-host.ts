@@ -31,22 +31,15 @@
  * Where this cannot run — not root, no `ip`/`nsenter`/`sshd`/systemd, `ip netns add` refused, no
  * cgroups to delegate — the suite is pending with the reason (and the Debian package), recorded
  * for `.ci/run` like any missing tool.
+ *
+ * This module assembles the hosts and keeps the ones this process runs (stopped in `after` and at
+ * exit); the parts are siblings: netns-claims.ts (the subnet claims and their records),
+ * netns-network.ts (the netns, veth and the mount namespace's holder), netns-sshd.ts (the sshd and
+ * `NetnsHostsOptions`, re-exported here), netns-cleanup.ts (taking a claim's host down, stale ones
+ * included), and the user manager of systemd-user.ts.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { mkdirSync } from 'node:fs';
 import {
   SYSTEM_TOOLS,
   requireSystemTools,
@@ -54,7 +47,11 @@ import {
   type SkippableContext,
   type SystemTool,
 } from '@fleet/testkit';
-import { generateKey } from './sshd.js';
+import { NETNS_STATE_DIR, SUBNET_PREFIX, claimSubnet, type ClaimRecord } from './netns-claims.js';
+import { releaseClaim, releaseStaleClaims } from './netns-cleanup.js';
+import { makeNetwork, startHolder } from './netns-network.js';
+import { startSshdIn, type NetnsHostsOptions } from './netns-sshd.js';
+import { alive, readText, signal, sleepSync } from './processes.js';
 import {
   SYSTEMD_USER_TOOLS,
   startSystemdUser,
@@ -65,37 +62,11 @@ import {
   type UserRunOptions,
 } from './systemd-user.js';
 
-/** Claims of subnets (`<n>/`), each with its record and its sshd's files (root-only). */
-export const NETNS_STATE_DIR = '/run/fleet-netns-test';
-/** Each host's subnet is `10.231.<n>.0/24`. */
-const SUBNET_PREFIX = '10.231';
+export { NETNS_STATE_DIR } from './netns-claims.js';
+export type { NetnsHostsOptions } from './netns-sshd.js';
+
 const NSENTER: SystemTool = { command: 'nsenter', debianPackage: 'util-linux' };
 const MOUNT: SystemTool = { command: 'mount', debianPackage: 'mount' };
-
-/**
- * The holder of a host's mount namespace (run by `unshare --mount --propagation slave` inside the
- * host's netns): `/run/systemd` becomes a tmpfs showing the machine's entries (bind mounts from
- * `$1`, where the machine's own is bound first) plus `system/`, the marker systemd and
- * `sd_booted()` check — so on the host `systemctl --user is-system-running` says `running` as on
- * a workstation, while the machine's /run (which apt checks) stays as it was (`/run/systemd`
- * itself is made there if missing: apt looks only for `system/`). Then it sleeps until the host
- * stops.
- */
-const HOLDER_SCRIPT = `set -e
-saved=$1
-mkdir -p "$saved" /run/systemd
-mount --bind /run/systemd "$saved"
-mount -t tmpfs -o mode=0755 fleet-host-run-systemd /run/systemd
-for e in "$saved"/* "$saved"/.[!.]*; do
-  [ -e "$e" ] || [ -L "$e" ] || continue
-  n=\${e##*/}
-  if [ -L "$e" ]; then cp -P "$e" "/run/systemd/$n"; continue; fi
-  if [ -d "$e" ]; then mkdir "/run/systemd/$n"; else : > "/run/systemd/$n"; fi
-  mount --bind "$e" "/run/systemd/$n"
-done
-mkdir -p /run/systemd/system
-exec sleep infinity
-`;
 const PURPOSE = 'runs against hosts in network namespaces (netns, sshd, systemd --user)';
 /** This test process's part of every namespace name. */
 const PROCESS_TAG = randomBytes(3).toString('hex');
@@ -103,24 +74,6 @@ const PROCESS_TAG = randomBytes(3).toString('hex');
 export interface NetnsHostSpec {
   /** Short: `[a-z][a-z0-9]{0,13}` (it is part of the namespace and user names). */
   readonly name: string;
-}
-
-export interface NetnsHostsOptions {
-  /** The operator's public key line (`ssh-ed25519 AAAA…`), authorised for every host's user. */
-  readonly authorizedKey: string;
-  /**
-   * SSH sessions get `XDG_RUNTIME_DIR` and `DBUS_SESSION_BUS_ADDRESS` of the user's manager, as
-   * pam_systemd gives a login on a workstation (default `true`; `false`: a bare session).
-   */
-  readonly loginEnvironment?: boolean;
-  /** Extra sshd_config lines, appended. */
-  readonly extraSshdConfig?: readonly string[];
-  /**
-   * Variables every SSH session gets on top of (or in place of) the login environment above —
-   * e.g. a PATH with other tools first, as a host's own login shell would set it. Values must not
-   * hold whitespace or quotes (sshd_config `SetEnv`).
-   */
-  readonly sessionEnvironment?: Readonly<Record<string, string>>;
 }
 
 export interface NetnsHost {
@@ -163,159 +116,6 @@ export interface NetnsHost {
   stop(): Promise<void>;
 }
 
-/** What a claim records, for the cleanup of a killed test process's hosts. */
-interface ClaimRecord {
-  readonly ownerPid: number;
-  readonly subnet: number;
-  readonly namespace: string;
-  readonly veth: string;
-  readonly sshdPid: number | null;
-}
-
-// ---- helpers --------------------------------------------------------------------------------
-
-function readText(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
-function alive(pid: number): boolean {
-  const stat = readText(`/proc/${pid}/stat`);
-  if (stat === null) return false;
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // gone already
-  }
-}
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/** Runs `ip ARGS`; throws with its stderr when it fails. */
-function ip(args: readonly string[]): string {
-  const done = spawnSync('ip', [...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (done.error) throw done.error;
-  if (done.status !== 0) {
-    throw Object.assign(new Error(`ip ${args.join(' ')}: ${done.stderr.trim()}`), {
-      stderr: done.stderr,
-    });
-  }
-  return done.stdout;
-}
-
-function ipQuiet(args: readonly string[]): void {
-  spawnSync('ip', [...args], { stdio: 'ignore' });
-}
-
-// ---- claims ---------------------------------------------------------------------------------
-
-const claimDir = (subnet: number) => join(NETNS_STATE_DIR, String(subnet));
-const claimRecordPath = (subnet: number) => join(claimDir(subnet), 'claim.json');
-
-function readClaim(subnet: number): ClaimRecord | null {
-  const text = readText(claimRecordPath(subnet));
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as ClaimRecord;
-  } catch {
-    return null;
-  }
-}
-
-function writeClaim(record: ClaimRecord): void {
-  writeFileSync(claimRecordPath(record.subnet), `${JSON.stringify(record)}\n`, { mode: 0o600 });
-}
-
-/** Removes what a claim holds: sshd, every process left in the namespace, the veth, the netns. */
-function releaseClaim(record: ClaimRecord): void {
-  if (record.sshdPid !== null && alive(record.sshdPid)) {
-    signal(record.sshdPid, 'SIGTERM');
-    for (let waited = 0; waited < 3_000 && alive(record.sshdPid); waited += 50) sleepSync(50);
-    if (alive(record.sshdPid)) signal(record.sshdPid, 'SIGKILL');
-  }
-  // Whatever is left in the namespace (a killed test process's manager, units, holder): asked to
-  // stop first, then killed.
-  const left = () =>
-    (spawnSync('ip', ['netns', 'pids', record.namespace], { encoding: 'utf8' }).stdout ?? '')
-      .split(/\s+/)
-      .filter((pid) => /^\d+$/.test(pid))
-      .map(Number);
-  for (const pid of left()) signal(pid, 'SIGTERM');
-  for (let waited = 0; waited < 3_000 && left().length > 0; waited += 100) sleepSync(100);
-  for (let round = 0; round < 3; round += 1) {
-    const pids = left();
-    if (pids.length === 0) break;
-    for (const pid of pids) signal(pid, 'SIGKILL');
-    sleepSync(100);
-  }
-  ipQuiet(['link', 'del', record.veth]);
-  ipQuiet(['netns', 'del', record.namespace]);
-  rmSync(claimDir(record.subnet), { recursive: true, force: true });
-}
-
-/** Subnets already on an interface of the root namespace (not ours to take). */
-function subnetsInUse(): Set<number> {
-  const used = new Set<number>();
-  const text = spawnSync('ip', ['-o', '-4', 'addr', 'show'], { encoding: 'utf8' }).stdout ?? '';
-  for (const match of text.matchAll(/inet 10\.231\.(\d+)\./g)) used.add(Number(match[1]));
-  return used;
-}
-
-/** Releases the claims of test processes that are gone (and unfinished claims older than 60 s). */
-function releaseStaleClaims(): void {
-  for (const name of readdirSync(NETNS_STATE_DIR)) {
-    if (!/^\d+$/.test(name)) continue;
-    const subnet = Number(name);
-    const record = readClaim(subnet);
-    if (record === null) {
-      let age = 0;
-      try {
-        age = Date.now() - statSync(claimDir(subnet)).mtimeMs;
-      } catch {
-        continue;
-      }
-      if (age > 60_000) rmSync(claimDir(subnet), { recursive: true, force: true });
-      continue;
-    }
-    if (!alive(record.ownerPid)) releaseClaim(record);
-  }
-}
-
-/** Claims a free subnet number (1…254) for `namespace`; its record is written at once. */
-function claimSubnet(namespace: string): ClaimRecord {
-  const used = subnetsInUse();
-  const start = 1 + Math.floor(Math.random() * 254);
-  for (let i = 0; i < 254; i += 1) {
-    const subnet = 1 + ((start - 1 + i) % 254);
-    if (used.has(subnet)) continue;
-    try {
-      mkdirSync(claimDir(subnet), { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
-      throw error;
-    }
-    const record: ClaimRecord = {
-      ownerPid: process.pid,
-      subnet,
-      namespace,
-      veth: `fleet${subnet}`,
-      sshdPid: null,
-    };
-    writeClaim(record);
-    return record;
-  }
-  throw new Error(`no free subnet ${SUBNET_PREFIX}.<n>.0/24 (n = 1…254) to claim`);
-}
-
 // ---- the hosts this process runs ------------------------------------------------------------
 
 /** Stops of hosts not stopped yet (sync: the exit handler runs them too). */
@@ -331,185 +131,6 @@ function stopAllHosts(): void {
 process.once('exit', stopAllHosts);
 // A root hook when this module is loaded with the test files: what a suite left stops with the run.
 if (typeof after === 'function') after(stopAllHosts);
-
-/** Sets up the namespace and its veth for a claim (throws with ip's words when refused). */
-function makeNetwork(claim: ClaimRecord): void {
-  const { namespace, veth, subnet } = claim;
-  ip(['netns', 'add', namespace]);
-  ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', namespace]);
-  ip(['addr', 'add', `${SUBNET_PREFIX}.${subnet}.1/24`, 'dev', veth]);
-  ip(['link', 'set', veth, 'up']);
-  ip(['-n', namespace, 'addr', 'add', `${SUBNET_PREFIX}.${subnet}.2/24`, 'dev', 'eth0']);
-  ip(['-n', namespace, 'link', 'set', 'eth0', 'up']);
-  ip(['-n', namespace, 'link', 'set', 'lo', 'up']);
-}
-
-/** Starts the namespace's holder (see HOLDER_SCRIPT); returns its pid once the marker shows. */
-async function startHolder(claim: ClaimRecord): Promise<number> {
-  const child = spawn(
-    'nsenter',
-    [
-      `--net=/run/netns/${claim.namespace}`,
-      '--',
-      SYSTEM_TOOLS.unshare.command,
-      '--mount',
-      '--propagation',
-      'slave',
-      '--',
-      'sh',
-      '-c',
-      HOLDER_SCRIPT,
-      'sh',
-      join(claimDir(claim.subnet), 'machine-run-systemd'),
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
-  );
-  child.unref();
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  let early: Error | undefined;
-  child.once('error', (error) => (early = error));
-  child.once('exit', (code, sig) => (early ??= new Error(`exited (${code ?? sig})`)));
-  const pid = child.pid;
-  const until = Date.now() + 10_000;
-  // nsenter, unshare and sh exec one another: the pid is the holder's all along.
-  while (pid === undefined || !existsSync(`/proc/${pid}/root/run/systemd/system`)) {
-    if (early || Date.now() > until) {
-      if (!exited(child)) child.kill('SIGKILL');
-      throw new Error(
-        `the mount namespace of ${claim.namespace} (${early?.message ?? 'timeout'}): ${stderr}`,
-      );
-    }
-    await sleep(20);
-  }
-  child.stderr?.destroy();
-  return pid;
-}
-
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-/** Starts sshd inside the namespace and waits until it listens on `address:22`. */
-async function startSshdIn(
-  claim: ClaimRecord,
-  manager: SystemdUser,
-  address: string,
-  env: Readonly<Record<string, string>>,
-  options: NetnsHostsOptions,
-  mountns: string,
-): Promise<{ hostKey: string; pid: number; logFile: string }> {
-  const dir = claimDir(claim.subnet);
-  const host = await generateKey(join(dir, 'ssh_host_ed25519_key'));
-
-  writeAuthorizedKey(manager, options.authorizedKey);
-  const sessionEnv = sessionSetEnv(env, options);
-  const config = join(dir, 'sshd_config');
-  const logFile = join(dir, 'sshd.log');
-  writeFileSync(
-    config,
-    [
-      `ListenAddress ${address}:22`,
-      `HostKey ${host.privateKey}`,
-      `PidFile ${join(dir, 'sshd.pid')}`,
-      'AuthorizedKeysFile .ssh/authorized_keys',
-      'UsePAM no',
-      'StrictModes yes',
-      'PubkeyAuthentication yes',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'AuthenticationMethods publickey',
-      'PermitRootLogin no',
-      'PermitUserEnvironment no',
-      `AllowUsers ${manager.user}`,
-      `SetEnv ${sessionEnv.join(' ')}`,
-      'Subsystem sftp internal-sftp',
-      'LogLevel VERBOSE',
-      ...(options.extraSshdConfig ?? []),
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
-  writeFileSync(logFile, '', { mode: 0o600 });
-  // sshd refuses to start without its privilege-separation directory (systemd makes it).
-  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
-
-  // nsenter execs sshd: the child's pid is sshd's.
-  const child = spawn(
-    'nsenter',
-    [
-      `--net=/run/netns/${claim.namespace}`,
-      `--mount=${mountns}`,
-      '--',
-      SYSTEM_TOOLS.sshd.command,
-      '-D',
-      '-f',
-      config,
-      '-E',
-      logFile,
-    ],
-    { stdio: 'ignore', detached: true },
-  );
-  child.unref();
-  const pid = child.pid;
-  if (pid !== undefined) writeClaim({ ...claim, sshdPid: pid });
-  await untilListening(child, claim.namespace, address, logFile);
-  return { hostKey: host.publicKey, pid: pid as number, logFile };
-}
-
-/** The operator's key as the only authorized key of the node's user (`StrictModes yes` holds). */
-function writeAuthorizedKey(manager: SystemdUser, authorizedKey: string): void {
-  const sshDir = join(manager.home, '.ssh');
-  mkdirSync(sshDir, { recursive: true, mode: 0o700 });
-  chmodSync(sshDir, 0o700);
-  const authorizedKeys = join(sshDir, 'authorized_keys');
-  writeFileSync(authorizedKeys, `${authorizedKey.trim()}\n`, { mode: 0o600 });
-  chmodSync(authorizedKeys, 0o600);
-  chownSync(sshDir, manager.uid, manager.gid);
-  chownSync(authorizedKeys, manager.uid, manager.gid);
-}
-
-/** The `SetEnv` pairs of a login session: the user manager's variables, or PATH alone. */
-function sessionSetEnv(
-  env: Readonly<Record<string, string>>,
-  options: NetnsHostsOptions,
-): string[] {
-  const login: Record<string, string | undefined> =
-    options.loginEnvironment === false
-      ? { PATH: env['PATH'] }
-      : Object.fromEntries(
-          ['XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'PATH'].map((key) => [key, env[key]]),
-        );
-  return Object.entries({ ...login, ...options.sessionEnvironment }).map(([key, value]) => {
-    if (value !== undefined && /[\s"'\\]/.test(value)) {
-      throw new Error(`sessionEnvironment ${key}: a SetEnv value holds whitespace or a quote`);
-    }
-    return `${key}=${value}`;
-  });
-}
-
-/** Waits until sshd's log says it listens on `address:22`; a sshd that ends or takes 10 s fails. */
-async function untilListening(
-  child: ChildProcess,
-  namespace: string,
-  address: string,
-  logFile: string,
-): Promise<void> {
-  let early: Error | undefined;
-  child.once('error', (error) => (early = error));
-  child.once('exit', (code, sig) => (early ??= new Error(`sshd exited (${code ?? sig})`)));
-  const until = Date.now() + 10_000;
-  const listening = `Server listening on ${address} port 22.`;
-  while (!(readText(logFile) ?? '').includes(listening)) {
-    if (early || child.pid === undefined || Date.now() > until) {
-      if (!exited(child)) child.kill('SIGKILL');
-      throw new Error(
-        `sshd in ${namespace} did not listen on ${address}:22 (${early?.message ?? 'timeout'}); its log:\n${readText(logFile) ?? ''}`,
-      );
-    }
-    await sleep(50);
-  }
-}
 
 async function startHost(
   context: SkippableContext,
