@@ -6,7 +6,8 @@
  * A failure is thrown as the `FleetError` that fixes its exit code (contract §7). What the verbs
  * take and answer, and its pure readings, are upgrade-model.ts.
  *
- * Every module is imported inside the functions that use it: CLI start-up stays fast.
+ * Its modules are imported at the top, the controller's included (`acceptRuntime`): every upgrade
+ * that reaches its artifact loads the controller to read it anyway (packages/operator/README.md).
  */
 import type { IdentityResponse, RuntimeExpectation, RuntimeStatusResponse } from '@fleet/core';
 import { acceptRuntime } from '@fleet/controller';
