@@ -23,6 +23,8 @@ const PACKAGES = [
   { dir: 'packages/core', name: 'core-plugin', config: 'api-extractor.plugin.json' },
   // `@fleet/core/zod`: the zod fleet's packages build their schemas with (the copy in core's bundle)
   { dir: 'packages/core', name: 'core-zod', config: 'api-extractor.zod.json' },
+  // `@fleet/core/di`: the container the CLI builds its services from (tsyringe)
+  { dir: 'packages/core', name: 'core-di', config: 'api-extractor.di.json' },
   { dir: 'packages/testkit', name: 'testkit', config: 'api-extractor.json' },
 ];
 const ENUM_MEMBER = /^(\s*)("?)([^":\s]+)\2: "\3";$/;

@@ -43,6 +43,7 @@ export const BUNDLES = [
       plugin: 'dist/src/plugin.js',
       command: 'dist/src/command/index.js',
       zod: 'dist/src/zod.js',
+      di: 'dist/src/di.js',
     },
     // Every entry but `command` in one CommonJS file, each evaluated when first asked for; their
     // entry files are ES module facades over it, through one loader. `command` stays a small ES

@@ -18,6 +18,7 @@ export interface BoundaryException {
   readonly reason: string;
 }
 
+export const PUBLIC_ENTRIES: Readonly<Record<string, readonly string[]>>;
 export const ALLOWED: Readonly<Record<string, readonly string[]>>;
 export const EXCEPTIONS: readonly BoundaryException[];
 

@@ -77,20 +77,25 @@ export const EXCEPTIONS = [
 const NON_LITERAL_TARGET = (text) => `import(${text})`;
 
 /**
- * The second entry points fleet's packages declare in their `exports` (`@fleet/core/command`,
- * `@fleet/core/node`, `@fleet/core/plugin`, `@fleet/core/zod`, `@fleet/controller/serve`,
- * `@fleet/controller/runtime-run`) and
- * `package.json`: anything else below a package name is a deep import.
+ * The entry points below a package name that each fleet package declares in its `exports`
+ * (test/integration/import-boundaries.test.ts keeps this table equal to the package.json files),
+ * besides `package.json` itself: anything else below a package name is a deep import. The
+ * operator's are its verbs' services, one entry each (docs/architecture.md "Services").
  */
-const PUBLIC_SUBPATHS = [
-  '/command',
-  '/node',
-  '/plugin',
-  '/zod',
-  '/serve',
-  '/runtime-run',
-  '/package.json',
-];
+export const PUBLIC_ENTRIES = {
+  '@fleet/core': ['/command', '/di', '/node', '/plugin', '/zod'],
+  '@fleet/controller': ['/runtime-run', '/serve'],
+  '@fleet/operator': [
+    '/apply',
+    '/bootstrap',
+    '/config-adopt',
+    '/config-install',
+    '/config-plan',
+    '/drift',
+    '/host-add',
+    '/upgrade',
+  ],
+};
 
 /**
  * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s
@@ -180,7 +185,9 @@ function importProblem(file, from, specifier, typeOnly = false) {
     MODULE_PACKAGES.includes(target.name) &&
     /^(\/[a-z0-9-]+)+\.js$/.test(target.subpath) &&
     !/^\/(dist|src|node_modules)\//.test(target.subpath);
-  if (target.subpath !== '' && !PUBLIC_SUBPATHS.includes(target.subpath) && !moduleSubpath) {
+  const declared = PUBLIC_ENTRIES[target.name] ?? [];
+  const entry = target.subpath === '/package.json' || declared.includes(target.subpath);
+  if (target.subpath !== '' && !entry && !moduleSubpath) {
     return `${specifier}: a deep import into ${target.name}: use what its exports offer`;
   }
   if (from.layer === 'plugin' && target.layer === 'plugin') {

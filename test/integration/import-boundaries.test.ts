@@ -6,6 +6,7 @@
  * are a table of cases; the last test runs it over the repository itself.
  */
 import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Boundaries from '../../scripts/import-boundaries.mjs';
@@ -160,6 +161,20 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    name: "the CLI importing an operator service by its entry's name; a name no package declares",
+    files: [
+      {
+        path: 'packages/cli/src/commands/drift.ts',
+        content:
+          "import { DriftService } from '@fleet/operator/drift';\nimport { container } from '@fleet/core/di';\nimport { x } from '@fleet/operator/drfit';\nimport { y } from '@fleet/core/drift';\n",
+      },
+    ],
+    expected: [
+      'packages/cli/src/commands/drift.ts:3: @fleet/operator/drfit: a deep import into @fleet/operator: use what its exports offer',
+      'packages/cli/src/commands/drift.ts:4: @fleet/core/drift: a deep import into @fleet/core: use what its exports offer',
+    ],
+  },
+  {
     name: 'the resident importing the CLI or the operator services; the CLI importing it by module',
     files: [
       {
@@ -286,6 +301,22 @@ describe('import boundaries (scripts/import-boundaries.mjs)', () => {
         });
       });
     }
+  });
+
+  it("names every package's declared entries, as its package.json `exports` lists them", () => {
+    const declared: Record<string, string[]> = {};
+    for (const dir of readdirSync(join(ROOT, 'packages'))) {
+      const manifest = JSON.parse(
+        readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8'),
+      ) as { name: string; exports?: Record<string, unknown> };
+      // Named entries only: `.`, package.json and a module package's `./*.js`-style paths aside.
+      const entries = Object.keys(manifest.exports ?? {})
+        .filter((key) => key !== '.' && key !== './package.json' && !key.endsWith('.js'))
+        .map((key) => key.slice(1))
+        .sort();
+      if (entries.length > 0) declared[manifest.name] = entries;
+    }
+    expect(checker.PUBLIC_ENTRIES).to.deep.equal(declared);
   });
 
   it('the repository itself keeps its boundaries', () => {

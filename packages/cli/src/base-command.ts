@@ -5,14 +5,27 @@
  * envelope `{ error: { code, message, exitCode } }` — and the process exits with the stable exit
  * code of the error's code; it also names the repository a verb uses and reads node-path
  * arguments. This class adds what only the CLI's verbs need: the commit a verb read, and the
- * audit heads its answers carried.
+ * audit heads its answers carried, and the container its verb's service is resolved from
+ * (docs/architecture.md "Services").
  *
- * Only types are imported from `@fleet/core` at module level: commands import it inside `run()`,
- * so `--help` and `--version` load no fleet or domain code.
+ * `fleet --help` and `--version` import no command module (oclif reads the manifest), so nothing
+ * here runs for them.
  */
 import { FleetBaseCommand, reportedFailure } from '@fleet/core/command';
 import type { Command, Interfaces } from '@oclif/core';
-import type { RepoSource } from '@fleet/core';
+import {
+  recordSeenHeads,
+  takeObservedHeads,
+  uncommittedWarning,
+  type Registry,
+  type RepoSource,
+} from '@fleet/core';
+import {
+  container,
+  REGISTRY_SOURCE,
+  type DependencyContainer,
+  type InjectionToken,
+} from '@fleet/core/di';
 
 export type FleetFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof FleetCommand)['baseFlags'] & T['flags']
@@ -23,16 +36,41 @@ export { reportedFailure };
 
 export abstract class FleetCommand extends FleetBaseCommand {
   /**
+   * The container every command's own is a child of: tsyringe's root, where the services'
+   * `@injectable()` classes resolve. A test that runs a command in its process may put a child
+   * container with fakes here.
+   */
+  static services: DependencyContainer = container;
+
+  private scope: DependencyContainer | undefined;
+  private registryOnce: Promise<Registry> | undefined;
+
+  /**
+   * The verb's service, from this command's child container: there the registry source is this
+   * command's plugins, assembled the first time a service asks (`loadRegistry`) and then kept.
+   */
+  protected service<T>(token: InjectionToken<T>): T {
+    if (this.scope === undefined) {
+      this.scope = FleetCommand.services.createChildContainer();
+      this.scope.register(REGISTRY_SOURCE, {
+        useValue: { registry: () => (this.registryOnce ??= this.loadRegistry()) },
+      });
+    }
+    return this.scope.resolve(token);
+  }
+
+  /**
    * Names the repository and the commit a verb read (the human output's first line) and warns on
    * stderr about what the working tree left uncommitted, which the verb does not use
    * (docs/classification.md).
    */
-  protected async noteSource(source: RepoSource): Promise<void> {
+  protected noteSource(source: RepoSource): Promise<void> {
     if (!this.jsonEnabled())
       this.log(`repository ${this.repoRoot ?? ''} commit ${source.commit.slice(0, 12)} (HEAD)`);
-    const { uncommittedWarning } = await import('@fleet/core');
     const warning = uncommittedWarning(source);
     if (warning !== '') this.note(warning);
+    // A promise still: services take it as their `onSource` callback, which they await.
+    return Promise.resolve();
   }
 
   /**
@@ -42,7 +80,6 @@ export abstract class FleetCommand extends FleetBaseCommand {
    */
   protected override async finally(error: Error | undefined): Promise<unknown> {
     if (this.repoRoot !== undefined) {
-      const { recordSeenHeads, takeObservedHeads } = await import('@fleet/core');
       const heads = takeObservedHeads();
       if (heads.size > 0) {
         await recordSeenHeads(this.repoRoot, heads, (this.id ?? 'fleet').replace(/:/g, ' ')).catch(

@@ -2,11 +2,7 @@ import { Flags } from '@fleet/core/command';
 import type { ApplyDocument } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 import * as core from '@fleet/core';
-import {
-  applyFleet,
-  renderApplyHost,
-  renderApplySummary,
-} from '@fleet/operator/config/apply-fleet.js';
+import { ApplyService, renderApplyHost, renderApplySummary } from '@fleet/operator/apply';
 import { WaitingProgress } from '../progress.js';
 
 export default class Apply extends FleetCommand {
@@ -73,9 +69,8 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
     const root = await this.findRepo(flags.repo);
     const palette = await this.palette();
     let progress: InstanceType<typeof WaitingProgress> | undefined;
-    const document = await applyFleet({
+    const document = await this.service(ApplyService).run({
       root,
-      loadRegistry: () => this.loadRegistry(),
       ...(flags.host ? { hosts: flags.host } : {}),
       ...(flags.domain ? { domains: flags.domain } : {}),
       ...(flags.plan ? { planFile: flags.plan } : {}),

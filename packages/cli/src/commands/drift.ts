@@ -2,11 +2,7 @@ import { Flags, plainPalette, type Palette } from '@fleet/core/command';
 import type { DriftHost, DriftReport } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
 import * as core from '@fleet/core';
-import { loadFleetContext } from '@fleet/operator/config/context.js';
-import {
-  readLiveThroughController,
-  readSnapshotThroughController,
-} from '@fleet/operator/config/live.js';
+import { DriftService } from '@fleet/operator/drift';
 import { WaitingProgress } from '../progress.js';
 
 export default class Drift extends FleetCommand {
@@ -46,62 +42,30 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
   async run(): Promise<DriftReport> {
     const { flags } = await this.parse(Drift);
     const root = await this.findRepo(flags.repo);
-    const registry = await this.loadRegistry();
-    for (const name of flags.domain ?? []) registry.domain(name);
-    const context = await loadFleetContext({
-      root,
-      registry,
-      domains: flags.domain,
-      timeoutMs: flags.timeout,
-    });
-    await this.noteSource(context.source);
-    const hosts = flags.host ?? Object.keys(context.repo.manifest.hosts).sort();
-    // The domains' probers (derived, runtime layers) ride in the same request as the files, and
-    // so does each host's supervisor prober (a stopped, disabled or stale controller unit) unless
-    // --domain narrows the run to domains.
-    const probers = [
-      ...(await core.loadDomainProbers(registry, [...context.domains.keys()])),
-      ...(flags.domain ? [] : await core.loadSupervisorProbers(registry)),
-    ];
-    // Progress names the hosts still waited for (contract §7): on a terminal one line rewritten in
-    // place, otherwise a line every two seconds once a host is slow, so a log shows who held the
-    // run up; nothing when every host answers within a second.
-    const progress = new WaitingProgress('drift', hosts);
     const human = !this.jsonEnabled();
     const palette = await this.palette();
-    const report = await core.runDrift({
-      repo: context.repo,
-      git: context.git,
-      domains: context.domains,
-      readLive: readLiveThroughController(context),
-      probers,
-      readSnapshot: readSnapshotThroughController(context),
-      // The runtime journal beside the files: an open or failed transaction is never current.
-      readRuntimeSummary: async (host) => (await context.client(host).summary()).runtime,
-      hosts,
-      ...(flags.domain ? { domainFilter: flags.domain } : {}),
+    let progress: WaitingProgress | undefined;
+    const { report, written } = await this.service(DriftService).run({
+      root,
+      ...(flags.host ? { hosts: flags.host } : {}),
+      ...(flags.domain ? { domains: flags.domain } : {}),
       concurrency: flags.concurrency,
-      source: context.source,
-      now: () => new Date(),
-      onHost: (host, _status, entry) => {
-        progress.settled(host);
+      timeoutMs: flags.timeout,
+      ...(flags['report-dir'] ? { reportDir: flags['report-dir'] } : {}),
+      onSource: (source) => this.noteSource(source),
+      // Progress names the hosts still waited for (contract §7): on a terminal one line rewritten
+      // in place, otherwise a line every two seconds once a host is slow, so a log shows who held
+      // the run up; nothing when every host answers within a second.
+      progress: (hosts) => (progress = new WaitingProgress('drift', hosts)),
+      onHost: (entry) => {
         // Streamed: each host's lines as it answers; a hung host holds back only its own.
         if (human) {
-          progress.clear();
+          progress?.clear();
           this.log(renderHost(entry, core.escapeControl, palette));
         }
       },
     });
-    progress.finish();
-    context.close();
-    if (flags['report-dir']) {
-      const written = await core.writeReportSet(flags['report-dir'], 'drift', {
-        json: `${JSON.stringify(report, null, 2)}\n`,
-        md: core.renderDriftMarkdown(report),
-        html: core.renderDriftHtml(report),
-      });
-      this.note(`report written: ${written.join(', ')}`);
-    }
+    if (written.length > 0) this.note(`report written: ${written.join(', ')}`);
     if (human) this.log(renderSummary(report, core.escapeControl, flags.domain));
     process.exitCode = core.driftExitCode(report);
     return report;

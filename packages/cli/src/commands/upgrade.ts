@@ -3,12 +3,11 @@ import { FleetCommand } from '../base-command.js';
 import { acceptanceTimeoutFlag } from '../runtime-flags.js';
 import * as core from '@fleet/core';
 import {
-  upgradeFleet,
+  UpgradeService,
   renderFleetUpgradeHost,
   renderFleetUpgradeSummary,
-  upgradeHost,
   currentNote,
-} from '@fleet/operator/runtime/upgrade.js';
+} from '@fleet/operator/upgrade';
 
 export default class Upgrade extends FleetCommand {
   static override summary =
@@ -89,7 +88,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       timeoutMs: flags.timeout,
     };
     if (fleetWide) {
-      const document = await upgradeFleet({
+      const document = await this.service(UpgradeService).fleet({
         ...common,
         hosts: flags.all ? 'all' : (flags.host ?? []),
         ...(flags.canary === undefined ? {} : { canary: flags.canary }),
@@ -107,7 +106,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       return document as unknown as Record<string, unknown>;
     }
     const host = args.host as string;
-    const upgraded = await upgradeHost({
+    const upgraded = await this.service(UpgradeService).host({
       ...common,
       host,
       resume: flags.resume,

@@ -2,10 +2,7 @@ import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
 import * as core from '@fleet/core';
-import {
-  applyBootstrapPlan,
-  renderBootstrapPlan,
-} from '@fleet/operator/runtime/bootstrap-apply.js';
+import { BootstrapService, renderBootstrapPlan } from '@fleet/operator/bootstrap';
 
 export default class BootstrapApply extends FleetCommand {
   static override summary = 'Apply a bootstrap plan (with --confirm).';
@@ -41,7 +38,7 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(BootstrapApply);
     const root = await this.findRepo(flags.repo);
-    const applied = await applyBootstrapPlan({
+    const applied = await this.service(BootstrapService).apply({
       root,
       planFile: args.plan,
       confirm: flags.confirm,

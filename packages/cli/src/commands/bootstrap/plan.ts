@@ -1,12 +1,7 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { BootstrapPlan } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
-import * as core from '@fleet/core';
-import { loadHostRuntime } from '@fleet/operator/runtime/host.js';
-import { derivePlan } from '@fleet/operator/runtime/bootstrap-plan.js';
-import { renderBootstrapPlan } from '@fleet/operator/runtime/render.js';
-import { dirtyWarning } from '@fleet/operator/runtime/artifact.js';
-import { writeFile } from 'node:fs/promises';
+import { BootstrapService, renderBootstrapPlan } from '@fleet/operator/bootstrap';
 
 export default class BootstrapPlanCommand extends FleetCommand {
   static override summary = "Plan a host's runtime bootstrap (read-only).";
@@ -37,24 +32,14 @@ The node is observed through its controller; when the controller does not answer
   async run(): Promise<BootstrapPlan> {
     const { args, flags } = await this.parse(BootstrapPlanCommand);
     const root = await this.findRepo(flags.repo);
-    const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
-    const derived = await derivePlan(host, flags.artifact);
-    const dirty = dirtyWarning(derived.artifact);
-    if (dirty !== null) this.note(dirty);
-    const plan = core.sealPlan(derived.body);
-    if (flags.out) {
-      try {
-        await writeFile(flags.out, `${JSON.stringify(plan, null, 2)}\n`, {
-          flag: 'wx',
-          mode: 0o600,
-        });
-      } catch (error) {
-        throw new core.FleetError(
-          'USAGE',
-          `cannot write the plan to ${flags.out}: ${String((error as NodeJS.ErrnoException).code ?? error)} (an existing plan is never overwritten)`,
-        );
-      }
-    }
+    const plan = await this.service(BootstrapService).plan({
+      root,
+      host: args.host,
+      ...(flags.artifact === undefined ? {} : { artifact: flags.artifact }),
+      ...(flags.out === undefined ? {} : { out: flags.out }),
+      timeoutMs: flags.timeout,
+      onNote: (line) => this.note(line),
+    });
     if (!this.jsonEnabled()) {
       this.log(renderBootstrapPlan(plan));
       if (flags.out)

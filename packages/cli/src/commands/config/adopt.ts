@@ -1,8 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
-import type { AdoptResult } from '@fleet/operator/config/adopt.js';
+import type { AdoptResult } from '@fleet/operator/config-adopt';
 import { FleetCommand } from '../../base-command.js';
 import * as core from '@fleet/core';
-import { adoptLiveFile, adoptedLine, renderAdoptPreview } from '@fleet/operator/config/adopt.js';
+import { ConfigAdoptService, adoptedLine, renderAdoptPreview } from '@fleet/operator/config-adopt';
 
 export type { AdoptResult };
 
@@ -59,9 +59,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     const { args: given, flags } = await this.parse(ConfigAdopt);
     const path = await this.nodePath(given.path);
     const root = await this.findRepo(flags.repo);
-    const { result, modeNote } = await adoptLiveFile({
+    const { result, modeNote } = await this.service(ConfigAdoptService).run({
       root,
-      registry: await this.loadRegistry(),
       host: given.host,
       path,
       ...(flags.message === undefined ? {} : { message: flags.message }),

@@ -2,7 +2,7 @@ import { Args, Flags } from '@fleet/core/command';
 import type { DomainPlan, Receipt } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
 import * as core from '@fleet/core';
-import { installDomain, renderPlan, renderReceipt } from '@fleet/operator/config/install-domain.js';
+import { ConfigInstallService, renderPlan, renderReceipt } from '@fleet/operator/config-install';
 
 export default class ConfigInstall extends FleetCommand {
   static override summary = "Make a host's domain look like the repository (with --confirm).";
@@ -47,9 +47,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
       : undefined;
     const root = await this.findRepo(flags.repo);
     const palette = await this.palette();
-    const outcome = await installDomain({
+    const outcome = await this.service(ConfigInstallService).run({
       root,
-      registry: await this.loadRegistry(),
       host: args.host,
       domain: args.domain,
       ...(files ? { files } : {}),

@@ -1,13 +1,8 @@
 import { Args, Flags } from '@fleet/core/command';
 import type { DomainPlan } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
-import * as core from '@fleet/core';
-import { loadFleetContext } from '@fleet/operator/config/context.js';
-import {
-  readLiveThroughController,
-  readSnapshotThroughController,
-} from '@fleet/operator/config/live.js';
-import { renderPlan } from '@fleet/operator/config/render.js';
+import { escapeControl } from '@fleet/core';
+import { ConfigPlanService, renderPlan } from '@fleet/operator/config-plan';
 
 export default class ConfigPlan extends FleetCommand {
   static override summary =
@@ -31,27 +26,17 @@ export default class ConfigPlan extends FleetCommand {
   async run(): Promise<{ plans: DomainPlan[] }> {
     const { args, flags } = await this.parse(ConfigPlan);
     const root = await this.findRepo(flags.repo);
-    const registry = await this.loadRegistry();
-    const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
-    await this.noteSource(context.source);
-    core.hostEntry(context.repo, args.host);
-    const assessment = await core.prepareAssessment({
-      repo: context.repo,
-      git: context.git,
-      source: context.source,
-      domains: context.domains,
-      domainFilter: args.domain === undefined ? undefined : [args.domain],
-      readLive: readLiveThroughController(context),
-      // The domain's derived layer (the router's volume) is planned too, in the same request.
-      probers: await core.loadDomainProbers(registry, [...context.domains.keys()]),
-      readSnapshot: readSnapshotThroughController(context),
+    const { plans, refusal } = await this.service(ConfigPlanService).run({
+      root,
+      host: args.host,
+      ...(args.domain === undefined ? {} : { domain: args.domain }),
+      timeoutMs: flags.timeout,
+      onSource: (source) => this.noteSource(source),
     });
-    const plans = await core.planHost(assessment, args.host, args.domain);
     const palette = await this.palette();
     if (!this.jsonEnabled())
-      this.log(plans.map((plan) => renderPlan(plan, core.escapeControl, palette)).join('\n\n'));
+      this.log(plans.map((plan) => renderPlan(plan, escapeControl, palette)).join('\n\n'));
     // A node that cannot serve the domain: its refusal, exit 7 (DOMAIN_NOT_SERVED, POLICY_REFUSED).
-    const refusal = core.planRefusal(plans);
     if (refusal !== undefined) throw refusal;
     return { plans };
   }

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
-import { addHost } from '@fleet/operator/host/add.js';
+import { HostAddService } from '@fleet/operator/host-add';
 
 export default class HostAdd extends FleetCommand {
   static override summary = 'Enroll a machine as a host of the fleet over SSH, in one command.';
@@ -59,9 +59,8 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(HostAdd);
     const root = await this.findRepo(flags.repo);
-    const result = await addHost({
+    const result = await this.service(HostAddService).run({
       root,
-      registry: await this.loadRegistry(),
       name: args.name,
       ...(flags.ssh === undefined ? {} : { ssh: flags.ssh }),
       ...(flags.address === undefined ? {} : { address: flags.address }),
