@@ -52,11 +52,10 @@ export { SSH_CLIENT_PREFIX } from './audit/adopt.js';
 export * from './generations/index.js';
 export {
   runRuntimeTransaction,
-  waitForGo,
-  type GoSignal,
   type RunnerOptions,
   type RunnerOutcome,
 } from './lifecycle/runner.js';
+export { waitForGo, type GoSignal } from './lifecycle/go-signal.js';
 export {
   stageTransaction,
   stageRelease,

@@ -16,22 +16,18 @@
  *
  * Acceptance asks the live runtime's `GET /v1/identity` with a short-lived token the runner
  * issues into the node's own token store (scope `versions:read`) and revokes at the end.
+ *
+ * This module holds the transaction's steps and their journal; its parts are siblings: the
+ * supervisor definition it installs (runtime-definition.ts), the wait for acceptance
+ * (await-acceptance.ts), what a `failed` record says (failed-record.ts), and the go a started
+ * runner waits for before it begins (go-signal.ts).
  */
-import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ACCEPTANCE_TIMEOUT_MS,
-  argvFlag,
   describeListen,
   FleetError,
-  isFleetError,
-  readDefinitionFile,
-  readSupervisorRecord,
-  runtimeCommand,
   runtimeLayout,
   type BootstrapAdapter,
-  type ControllerListen,
   type IdentityResponse,
   type NodeContext,
   type Registry,
@@ -39,28 +35,17 @@ import {
   type SupervisorKind,
 } from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
-import {
-  acceptRuntime,
-  describeFailures,
-  type Acceptance,
-  type AcceptanceCriterion,
-} from '../generations/acceptance.js';
+import { describeFailures, type Acceptance } from '../generations/acceptance.js';
 import { verifyGeneration } from '../generations/generation.js';
-import {
-  lastTransaction,
-  RuntimeJournal,
-  type StepData,
-  type Transaction,
-} from '../generations/journal.js';
+import { lastTransaction, RuntimeJournal, type Transaction } from '../generations/journal.js';
 import { withRuntimeLock } from '../generations/lock.js';
-import { processAlive } from '../process-alive.js';
 import { currentPointer } from '../generations/pointer.js';
+import { awaitAcceptance } from './await-acceptance.js';
+import { FAILURE_CHARS, failedData } from './failed-record.js';
 import { RESUMABLE, rollbackTarget } from './journal-history.js';
 import { LocalIdentityProbe } from './live.js';
 import { readListenRecord } from './listen-record.js';
-import { controllerLogLine } from './controller-log.js';
-import { controllerCertificateFiles, controllerListenFlags } from '../tls/certificate.js';
-import { policySupervisorName, policySupervisorOf } from './supervisor.js';
+import { RuntimeDefinition } from './runtime-definition.js';
 
 export interface RunnerOptions {
   readonly home: string;
@@ -83,28 +68,10 @@ export interface RunnerOutcome {
   readonly outcome: 'accepted' | 'rolled-back' | 'manual-recovery-required' | 'failed';
 }
 
-const POLL_MS = 250;
-/** Criteria a running runtime cannot change without a restart. */
-const IMMUTABLE = new Set<AcceptanceCriterion>([
-  'node-id',
-  'node-id-flag',
-  'package',
-  'version',
-  'build-sha256',
-  'build-commit',
-  'protocol',
-  'catalog',
-]);
-/**
- * How long a `failed` record's message may be: room for the criteria and the controller's log
- * excerpt (controller-log.ts bounds it to 1,500 characters). The journal's schema bounds none.
- */
-const FAILURE_CHARS = 2_500;
-const FLAGS_CARRIED = ['--port', '--bind', '--tls-cert', '--tls-key', '--allowed-host'] as const;
-
 class Runner {
   private readonly journal: RuntimeJournal;
   private readonly ctx: NodeContext;
+  private readonly definition: RuntimeDefinition;
   readonly probe: LocalIdentityProbe;
 
   constructor(
@@ -114,6 +81,7 @@ class Runner {
     this.journal = new RuntimeJournal(options.home);
     this.ctx = options.ctx ?? createNodeContext({ home: options.home, nodeId });
     this.probe = new LocalIdentityProbe(options.home);
+    this.definition = new RuntimeDefinition(options.home, this.ctx, (line) => this.log(line));
   }
 
   private get layout() {
@@ -128,162 +96,14 @@ class Runner {
     return this.options.registry.bootstrapAdapter(supervisor as SupervisorKind);
   }
 
-  /**
-   * The supervisor's name for the controller (its unit, its task): the one the node recorded,
-   * else the one its policy names (a first install), else the adapter's default.
-   */
-  private async recordedName(adapter: BootstrapAdapter): Promise<string | undefined> {
-    const record = await readSupervisorRecord(this.options.home);
-    if (record?.supervisor === adapter.supervisor) return record.name;
-    return policySupervisorName(await policySupervisorOf(this.options.home), adapter.supervisor);
-  }
-
-  /** The controller flags a new definition keeps: port, bind, TLS, the runtime's environment. */
-  private async currentShape(adapter: BootstrapAdapter): Promise<{
-    readonly flags: ReadonlyMap<string, string>;
-    readonly environment: Readonly<Record<string, string>>;
-  }> {
-    const observed = await adapter.observe(this.ctx).catch(() => null);
-    // Only the definition's location is wanted: any valid input names it.
-    const name = await this.recordedName(adapter);
-    const probe = adapter.definition({
-      home: this.options.home,
-      nodeId: this.ctx.nodeId,
-      command: [process.execPath],
-      ...(name === undefined ? {} : { name }),
-    });
-    const content = await readDefinitionFile(this.options.home, probe.path).catch(() => null);
-    const facts = content === null ? null : adapter.readDefinition(content);
-    const command = observed?.command ?? facts?.command ?? [];
-    const flags = new Map<string, string>();
-    for (const flag of FLAGS_CARRIED) {
-      const value = argvFlag(command, flag) ?? argvFlag(facts?.command ?? [], flag);
-      if (value !== null) flags.set(flag, value);
-    }
-    return { flags, environment: facts?.environment ?? {} };
-  }
-
-  /**
-   * Points the supervisor at generation `buildId` and restarts it; returns the command. With the
-   * transaction's `listen` (fleet.yaml's controller URL, stage.ts), the controller is installed
-   * to listen there — the certificate stage made when it serves TLS — so a first bootstrap
-   * answers where every verb connects (issue 35). Without one (an older operator, a rollback) the
-   * installed unit's flags are carried over.
-   */
-  private async install(
-    adapter: BootstrapAdapter,
-    buildId: string,
-    nodeId: string,
-    listen: ControllerListen | null = null,
-  ): Promise<readonly string[]> {
-    const shape = await this.currentShape(adapter);
-    const base = {
-      nodePath: process.execPath,
-      generationDir: this.layout.generation(buildId),
-      home: this.options.home,
-      nodeId,
-    };
-    let command: string[];
-    if (listen !== null) {
-      command = [
-        ...runtimeCommand(base),
-        ...controllerListenFlags(
-          listen,
-          listen.tls ? controllerCertificateFiles(this.options.home) : null,
-        ),
-      ];
-    } else {
-      const port = shape.flags.get('--port');
-      command = runtimeCommand({
-        ...base,
-        ...(port === undefined ? {} : { port: Number(port) }),
-        ...(shape.flags.has('--bind') ? { bind: shape.flags.get('--bind') } : {}),
-      });
-      for (const flag of ['--tls-cert', '--tls-key', '--allowed-host'] as const) {
-        const value = shape.flags.get(flag);
-        if (value !== undefined) command.push(flag, value);
-      }
-    }
-    const name = await this.recordedName(adapter);
-    await adapter.installDefinition(
-      this.ctx,
-      adapter.definition({
-        home: this.options.home,
-        nodeId,
-        command,
-        environment: shape.environment,
-        ...(name === undefined ? {} : { name }),
-      }),
-    );
-    this.log(`definition installed for ${buildId.slice(0, 12)}; restarting ${adapter.supervisor}`);
-    await adapter.restart(this.ctx);
-    return command;
-  }
-
-  /**
-   * The controller's own last words (issue 35 item 3), for a failure where it never answered:
-   * its supervisor's log, bounded and redacted (controller-log.ts).
-   */
-  private async controllerLog(adapter: BootstrapAdapter): Promise<string> {
-    const name = await this.recordedName(adapter);
-    const unit = basename(
-      adapter.definition({
-        home: this.options.home,
-        nodeId: this.ctx.nodeId,
-        command: [process.execPath],
-        ...(name === undefined ? {} : { name }),
-      }).path,
-    );
-    const line = await controllerLogLine({ ctx: this.ctx, supervisor: adapter.supervisor, unit });
-    this.log(line);
-    return line;
-  }
-
-  /** Polls the live identity until it is accepted or the timeout passes. */
+  /** Polls the live identity of `command` until it is accepted or the timeout passes. */
   private async accept(
     command: readonly string[],
     expectation: RuntimeExpectation,
   ): Promise<{ acceptance: Acceptance; identity: IdentityResponse | null }> {
     const client = await this.probe.client(command, this.ctx.nodeId);
     const timeoutMs = this.options.acceptanceTimeoutMs ?? ACCEPTANCE_TIMEOUT_MS.default;
-    const deadline = Date.now() + timeoutMs;
-    let identity: IdentityResponse | null = null;
-    let acceptance: Acceptance = acceptRuntime(expectation, null);
-    let settled = 0;
-    let previous = '';
-    do {
-      identity = await client.identity().catch(() => null);
-      acceptance = acceptRuntime(expectation, identity);
-      if (acceptance.accepted) break;
-      // A runtime that answers with the wrong identity does not change its mind: the same answer
-      // three times over ends the wait. Health and reachability may still come: they get the
-      // whole timeout.
-      const settling = acceptance.failures.every((f) => IMMUTABLE.has(f.criterion));
-      const answer = describeFailures(acceptance.failures).join('; ');
-      settled = settling && answer === previous ? settled + 1 : settling ? 1 : 0;
-      previous = answer;
-      if (settled >= 3) break;
-      await sleep(POLL_MS);
-    } while (Date.now() < deadline);
-    this.log(
-      acceptance.accepted
-        ? `accepted: ${expectation.build.sha256.slice(0, 12)} answers as ${expectation.nodeId}`
-        : `not accepted (waited up to ${timeoutMs} ms): ${describeFailures(acceptance.failures).join('; ')}`,
-    );
-    return { acceptance, identity };
-  }
-
-  private failedData(
-    during: StepData<'failed'>['during'],
-    error: unknown,
-    criteria: readonly string[] = [],
-  ): StepData<'failed'> {
-    return {
-      during,
-      code: isFleetError(error) ? error.code : 'ACTION_FAILED',
-      message: (error instanceof Error ? error.message : String(error)).slice(0, 500),
-      criteria: [...criteria],
-    };
+    return awaitAcceptance(client, expectation, timeoutMs, (line) => this.log(line));
   }
 
   /** Activation of an open transaction at `staged`. */
@@ -298,14 +118,14 @@ class Runner {
       await this.journal.append(txn.id, 'activated', { buildId, previous });
       this.log(`current -> ${buildId.slice(0, 12)}`);
     } catch (error) {
-      await this.journal.append(txn.id, 'failed', this.failedData('activate', error));
+      await this.journal.append(txn.id, 'failed', failedData('activate', error));
       return this.rollback(txn.id, txn.begin.data.prior, supervisor);
     }
     try {
       const listen = await readListenRecord(this.options.home, txn.id);
       if (listen !== null)
         this.log(`listen: ${describeListen(listen)} (fleet.yaml's controller URL)`);
-      command = await this.install(adapter, buildId, target.nodeId, listen);
+      command = await this.definition.install(adapter, buildId, target.nodeId, listen);
       const observed = await adapter.observe(this.ctx).catch(() => null);
       await this.journal.append(txn.id, 'supervisor-restarted', {
         supervisor,
@@ -313,9 +133,9 @@ class Runner {
       });
     } catch (error) {
       this.log(`restart failed: ${(error as Error).message}`);
-      const why = await this.controllerLog(adapter);
+      const why = await this.definition.controllerLog(adapter);
       await this.journal.append(txn.id, 'failed', {
-        ...this.failedData('restart', error),
+        ...failedData('restart', error),
         message: `${(error as Error).message}; ${why}`.slice(0, FAILURE_CHARS),
       });
       return this.rollback(txn.id, txn.begin.data.prior, supervisor);
@@ -328,7 +148,7 @@ class Runner {
     }
     const criteria = describeFailures(acceptance.failures);
     // A controller that never answered did not come up: its log says why (issue 35 item 3).
-    const why = identity === null ? `; ${await this.controllerLog(adapter)}` : '';
+    const why = identity === null ? `; ${await this.definition.controllerLog(adapter)}` : '';
     await this.journal.append(txn.id, 'failed', {
       during: 'acceptance',
       code: 'ACCEPTANCE_FAILED',
@@ -427,7 +247,7 @@ class Runner {
     try {
       await currentPointer(this.layout, adapter.pointer).flip(priorId);
       this.log(`current -> ${priorId.slice(0, 12)} (rollback)`);
-      command = await this.install(adapter, priorId, prior.nodeId);
+      command = await this.definition.install(adapter, priorId, prior.nodeId);
     } catch (error) {
       return manual(`ROLLBACK_FAILED: ${(error as Error).message}`);
     }
@@ -459,13 +279,13 @@ class Runner {
       switch (txn.last.step) {
         case 'begin':
         case 'staged':
-          await this.journal.append(txn.id, 'failed', this.failedData('other', interrupted));
+          await this.journal.append(txn.id, 'failed', failedData('other', interrupted));
           await this.journal.append(txn.id, 'end', { outcome: 'failed' });
           this.log(`transaction ${txn.id} closed: nothing had been activated`);
           return { transaction: txn.id, outcome: 'failed' };
         case 'activated':
         case 'supervisor-restarted':
-          await this.journal.append(txn.id, 'failed', this.failedData('other', interrupted));
+          await this.journal.append(txn.id, 'failed', failedData('other', interrupted));
           return this.rollback(txn.id, prior, supervisor);
         case 'failed':
           return this.rollback(txn.id, prior, supervisor);
@@ -507,7 +327,7 @@ class Runner {
       await this.journal.append(
         id,
         'failed',
-        this.failedData(
+        failedData(
           'activate',
           new FleetError(
             'NO_PRIOR_GENERATION',
@@ -554,27 +374,4 @@ export async function runRuntimeTransaction(options: RunnerOptions): Promise<Run
       await runner.probe.release();
     }
   });
-}
-
-export interface GoSignal {
-  /** Written by the controller once its answer is flushed. */
-  readonly goFile?: string;
-  /** The process that started the runner: its end is a go too (the receiver, a dead controller). */
-  readonly waitPid?: number;
-  /** A go after this long regardless (default 30 s). */
-  readonly timeoutMs?: number;
-}
-
-/**
- * Waits for the runner's go: the go file, or the end of the process that started it — the
- * controller answered first, or the recovery receiver (and with it the SSH session) has ended.
- */
-export async function waitForGo(signal: GoSignal): Promise<'go' | 'starter-ended' | 'timeout'> {
-  const until = Date.now() + (signal.timeoutMs ?? 30_000);
-  for (;;) {
-    if (signal.goFile !== undefined && existsSync(signal.goFile)) return 'go';
-    if (signal.waitPid !== undefined && !processAlive(signal.waitPid)) return 'starter-ended';
-    if (Date.now() > until) return 'timeout';
-    await sleep(50);
-  }
 }

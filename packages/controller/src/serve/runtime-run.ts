@@ -12,7 +12,8 @@
  */
 import { appendFileSync } from 'node:fs';
 import { realpath, writeFile } from 'node:fs/promises';
-import { runRuntimeTransaction, waitForGo } from '../lifecycle/runner.js';
+import { waitForGo } from '../lifecycle/go-signal.js';
+import { runRuntimeTransaction } from '../lifecycle/runner.js';
 import { parseEntryArgs, requireKind, usage } from './flags.js';
 import { loadServeRegistry, type ServeMainOptions } from './registry.js';
 import { reportFailure } from './report.js';
