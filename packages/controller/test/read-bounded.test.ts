@@ -1,5 +1,5 @@
 /**
- * A live file read to its end within the bound (`readBounded`, `fs/safe-path.ts`; contract §14):
+ * A live file read to its end within the bound (`readBounded`, `fs/live-read.ts`; contract §14):
  * the buffer is sized by the `fstat` taken before the read, and a file that has grown since (the
  * size it was asked with is too small) is still read whole — or refused with `FILE_TOO_LARGE`
  * once past the bound, never cut short.
@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetError } from '@fleet/core';
-import { readBounded } from '../src/fs/safe-path.js';
+import { readBounded } from '../src/fs/live-read.js';
 
 describe('safe-path readBounded: a file read whole, sized by fstat, bounded', () => {
   let dir: string;

@@ -1,5 +1,5 @@
 /**
- * One walk per directory per request (`WalkMemo`, `fs/safe-path.ts`; contract §14, "means"): a
+ * One walk per directory per request (`WalkMemo`, `fs/parent-walk.ts`; contract §14, "means"): a
  * request reading several files under the same directories lstats each directory once — and a
  * directory swapped for a symbolic link after that walk is still refused for every later file
  * (catalogue B: symlinks and races), by the fd's real path and the re-check after the read.
@@ -16,7 +16,8 @@ import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetError } from '@fleet/core';
-import { ReadSession, readLive, targetOf, type WalkMemo } from '../src/fs/safe-path.js';
+import type { WalkMemo } from '../src/fs/parent-walk.js';
+import { ReadSession, readLive, targetOf } from '../src/fs/safe-path.js';
 
 const LIMIT = 1024 * 1024;
 

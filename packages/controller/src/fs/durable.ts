@@ -9,7 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { FleetError } from '@fleet/core/node';
 import { stateTempName } from '../state-paths.js';
 import { fsFailure } from './errors.js';
-import { ensureDirUnder } from './safe-path.js';
+import { ensureDirUnder } from './parent-walk.js';
 import { open, rename, unlink, type DurableHandle } from './seam.js';
 
 const CREATE_EXCLUSIVE =

@@ -6,7 +6,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { errnoOf } from './errors.js';
-import type { Target } from './safe-path.js';
+import type { Target } from './home-target.js';
 import { link } from './seam.js';
 
 const KEPT_LINK = new RegExp(`^${TEMP_PREFIX.replace(/\./g, '\\.')}[0-9A-HJKMNP-TV-Z]{26}-k\\d+$`);

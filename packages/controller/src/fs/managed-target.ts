@@ -23,7 +23,8 @@ import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { FleetError, fleetOwnReason, isFleetOwnPath, isHomePath } from '@fleet/core/node';
 import { errnoOf } from './errors.js';
-import { isInside, targetOf, walkParents, type Target } from './safe-path.js';
+import { isInside, targetOf, type Target } from './home-target.js';
+import { walkParents } from './parent-walk.js';
 
 /** A managed path located: where its bytes are, and the link it was reached through, if any. */
 export interface ManagedTarget extends Target {
