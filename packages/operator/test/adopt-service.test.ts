@@ -4,7 +4,6 @@
  * verb, on a lab, is test/e2e/adopt-canary.test.ts and test/e2e/classify.test.ts.
  */
 import { expect } from 'chai';
-import * as core from '@fleet/core';
 import {
   adoptedLine,
   adoptFailureOutcome,
@@ -23,7 +22,7 @@ describe('config adopt service: a failure in the operator log', () => {
   ];
   for (const [code, exitCode, outcome] of rows) {
     it(`${code} (exit ${exitCode}) is logged ${outcome}`, () => {
-      expect(adoptFailureOutcome(core, { code, exitCode })).to.equal(outcome);
+      expect(adoptFailureOutcome({ code, exitCode })).to.equal(outcome);
     });
   }
 });

@@ -121,7 +121,7 @@ describe('bootstrap: the recovery bundle', () => {
     [undefined, fallback],
   ] as const) {
     it(`the acceptance timeout ${JSON.stringify(timeout)} is ${expected}`, () => {
-      expect(acceptanceTimeoutOf(core, timeout)).to.equal(expected);
+      expect(acceptanceTimeoutOf(timeout)).to.equal(expected);
     });
   }
 });

@@ -40,7 +40,7 @@ describe('fleet upgrade --all: its lines and document (issue 36)', () => {
         outcome,
         ...(transaction === undefined ? {} : { transaction }),
       };
-      expect(upgradedEntry(core, done, true)).to.deep.equal({
+      expect(upgradedEntry(done, true)).to.deep.equal({
         host: 'node-01',
         canary: true,
         outcome,
@@ -53,11 +53,10 @@ describe('fleet upgrade --all: its lines and document (issue 36)', () => {
   }
 
   it('a failure: its outcome, code and message, suggestions only when there are some', () => {
-    const bare = failedEntry(core, 'node-02', false, new core.FleetError('ROLLED_BACK', 'gone'));
+    const bare = failedEntry('node-02', false, new core.FleetError('ROLLED_BACK', 'gone'));
     expect(bare.outcome).to.equal('rolled-back');
     expect(bare.error).to.deep.equal({ code: 'ROLLED_BACK', message: 'gone' });
     const advised = failedEntry(
-      core,
       'node-02',
       false,
       new core.FleetError('HOST_UNREACHABLE', 'away', { suggestions: ['fleet status'] }),
@@ -67,7 +66,7 @@ describe('fleet upgrade --all: its lines and document (issue 36)', () => {
   });
 
   it('a host never started names where the run stopped', () => {
-    expect(skippedHost(core, 'node-03', 'node-01')).to.deep.equal({
+    expect(skippedHost('node-03', 'node-01')).to.deep.equal({
       host: 'node-03',
       canary: false,
       outcome: 'skipped',
@@ -77,7 +76,7 @@ describe('fleet upgrade --all: its lines and document (issue 36)', () => {
         message: 'not started: the run stopped at node-01, which was not accepted',
       },
     });
-    expect(skippedHost(core, 'node-03', null).error?.message).to.include('stopped at ?');
+    expect(skippedHost('node-03', null).error?.message).to.include('stopped at ?');
   });
 
   const documents: {
@@ -114,7 +113,6 @@ describe('fleet upgrade --all: its lines and document (issue 36)', () => {
     it(`the document: ${name}`, () => {
       const now = new Date('2026-01-02T03:04:05.000Z');
       const document = fleetUpgradeDocument(
-        core,
         { confirmed, canary: hosts[0]?.host ?? null, concurrency: 2, stoppedAt: 'x', hosts },
         now,
       );

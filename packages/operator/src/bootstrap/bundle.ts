@@ -51,9 +51,7 @@ export interface Bundle {
   readonly data: Buffer | null;
 }
 
-type Core = typeof import('@fleet/core');
-
-function invalid(core: Core, message: string): FleetErrorClass {
+function invalid(message: string): FleetErrorClass {
   return new core.FleetError('GENERATION_INVALID', `bootstrap bundle refused: ${message}`);
 }
 
@@ -64,7 +62,7 @@ export async function encodeBundle(
   artifact: Uint8Array | { readonly held: string },
   limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
 ): Promise<Buffer> {
-  if (plan === undefined) throw invalid(core, 'the plan is missing');
+  if (plan === undefined) throw invalid('the plan is missing');
   if (!(artifact instanceof Uint8Array)) {
     const header = Buffer.from(
       JSON.stringify({
@@ -75,14 +73,13 @@ export async function encodeBundle(
       'utf8',
     );
     if (header.length > limits.maxHeaderBytes) {
-      throw invalid(core, `the header (the plan) is ${header.length} bytes, more than allowed`);
+      throw invalid(`the header (the plan) is ${header.length} bytes, more than allowed`);
     }
     return Buffer.concat([header, Buffer.from('\n')]);
   }
   const artifactBytes = artifact;
   if (artifactBytes.byteLength > limits.maxArtifactBytes) {
     throw invalid(
-      core,
       `the artifact is ${artifactBytes.byteLength} bytes, more than the ${limits.maxArtifactBytes} allowed`,
     );
   }
@@ -99,7 +96,6 @@ export async function encodeBundle(
   );
   if (header.length > limits.maxHeaderBytes) {
     throw invalid(
-      core,
       `the header (the plan) is ${header.length} bytes, more than the ${limits.maxHeaderBytes} allowed`,
     );
   }
@@ -117,7 +113,7 @@ export async function readBundle(
   stream: AsyncIterable<unknown>,
   limits: BundleLimits = DEFAULT_BUNDLE_LIMITS,
 ): Promise<Bundle> {
-  const reader = new BundleReader(core, envelopeSchema(z, limits), limits);
+  const reader = new BundleReader(envelopeSchema(z, limits), limits);
   for await (const item of stream) {
     if (!(item instanceof Uint8Array)) {
       throw new TypeError('readBundle: the stream must yield bytes (no encoding set)');
@@ -153,12 +149,12 @@ interface Envelope {
 }
 
 /** The header line, without its newline, as an envelope; `GENERATION_INVALID` when it is not one. */
-function parseHeader(core: Core, schema: EnvelopeSchema, line: Buffer): Envelope {
+function parseHeader(schema: EnvelopeSchema, line: Buffer): Envelope {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(line);
   } catch {
-    throw invalid(core, 'the header is not UTF-8');
+    throw invalid('the header is not UTF-8');
   }
   const value = core.parseStrictJson(text, 'the bundle header', 'GENERATION_INVALID');
   const result = schema.safeParse(value);
@@ -186,7 +182,6 @@ class BundleReader {
   private readonly hash = createHash('sha256');
 
   constructor(
-    private readonly core: Core,
     private readonly schema: EnvelopeSchema,
     private readonly limits: BundleLimits,
   ) {}
@@ -199,14 +194,11 @@ class BundleReader {
       const headerPart = newline === -1 ? chunk : chunk.subarray(0, newline);
       this.headerBytes += headerPart.length;
       if (this.headerBytes > this.limits.maxHeaderBytes) {
-        throw invalid(
-          this.core,
-          `the header line is longer than ${this.limits.maxHeaderBytes} bytes`,
-        );
+        throw invalid(`the header line is longer than ${this.limits.maxHeaderBytes} bytes`);
       }
       this.headerChunks.push(headerPart);
       if (newline === -1) return;
-      this.envelope = parseHeader(this.core, this.schema, Buffer.concat(this.headerChunks));
+      this.envelope = parseHeader(this.schema, Buffer.concat(this.headerChunks));
       data = chunk.subarray(newline + 1);
     }
     if (data.length > 0) this.takeData(this.envelope, data);
@@ -215,7 +207,6 @@ class BundleReader {
   private takeData(envelope: Envelope, chunk: Buffer): void {
     if (this.filled + chunk.length > envelope.artifact.bytes) {
       throw invalid(
-        this.core,
         `the stream is longer than the ${envelope.artifact.bytes} artifact bytes its header announces`,
       );
     }
@@ -227,16 +218,14 @@ class BundleReader {
 
   /** The bundle once the stream has ended: every announced byte there, their sha256 the header's. */
   finish(): Bundle {
-    const { core, envelope, filled } = this;
+    const { envelope, filled } = this;
     if (!envelope) {
       throw invalid(
-        core,
         this.headerBytes === 0 ? 'the stream is empty' : 'the stream ended inside the header line',
       );
     }
     if (filled < envelope.artifact.bytes) {
       throw invalid(
-        core,
         `the stream ended after ${filled} of the ${envelope.artifact.bytes} artifact bytes its header announces`,
       );
     }
@@ -246,7 +235,6 @@ class BundleReader {
     const digest = this.hash.digest('hex');
     if (digest !== envelope.artifact.sha256) {
       throw invalid(
-        core,
         `the artifact's sha256 is ${digest}, not the ${envelope.artifact.sha256} its header announces`,
       );
     }

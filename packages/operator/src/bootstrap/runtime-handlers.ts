@@ -74,7 +74,7 @@ export const apply: ReceiverHandler = async (context) => {
 };
 
 async function applyBundle(context: ReceiverContext, step: { operation: string }): Promise<number> {
-  const applied = await readAppliedBundle(core, context);
+  const applied = await readAppliedBundle(context);
   const { plan } = applied;
   await context.log(`apply: plan ${plan.id} for ${plan.nodeId}, artifact ${plan.artifact.sha256}`);
   const registry = await context.loadRegistry();
@@ -82,19 +82,14 @@ async function applyBundle(context: ReceiverContext, step: { operation: string }
   const supervised = await controller.nodeSupervisor(registry, ctx, plan.supervisor);
   const probe = new controller.LocalIdentityProbe(context.home);
   try {
-    refuseOtherNode(
-      core,
-      plan.nodeId,
-      supervised?.observed?.nodeIdFlag,
-      "this node's supervisor runs",
-    );
+    refuseOtherNode(plan.nodeId, supervised?.observed?.nodeIdFlag, "this node's supervisor runs");
     const identity = await probe.identity(supervised?.observed?.command, plan.nodeId);
-    refuseOtherNode(core, plan.nodeId, identity?.nodeId, "this node's runtime is");
+    refuseOtherNode(plan.nodeId, identity?.nodeId, "this node's runtime is");
     const prior =
       identity === null
         ? await controller.priorFromPointer(context.home, ctx.platform, plan.nodeId)
         : controller.expectationOf(identity);
-    const staged = await stageBundle(core, controller, {
+    const staged = await stageBundle(controller, {
       home: context.home,
       platform: ctx.platform,
       registry,
@@ -143,13 +138,12 @@ async function applyBundle(context: ReceiverContext, step: { operation: string }
   }
 }
 
-type Core = typeof import('@fleet/core');
 type Controller = typeof import('@fleet/controller');
 
 /** The bundle on stdin, its plan read and matched with its artifact. */
 interface AppliedBundle {
   readonly bundle: Bundle;
-  readonly plan: ReturnType<Core['readPlan']>;
+  readonly plan: ReturnType<typeof core.readPlan>;
   /** The release signature fleet.yaml pins, when the operator sent one. */
   readonly signature: string | undefined;
   readonly acceptanceTimeoutMs: number;
@@ -159,7 +153,7 @@ interface AppliedBundle {
  * Reads the bundle from stdin and its envelope (plan, acceptance timeout, signature); refuses a
  * bundle whose artifact is not its plan's (`GENERATION_INVALID`).
  */
-async function readAppliedBundle(core: Core, context: ReceiverContext): Promise<AppliedBundle> {
+async function readAppliedBundle(context: ReceiverContext): Promise<AppliedBundle> {
   const bundle = await readBundle(context.stdin);
   const envelope = bundle.plan as {
     plan?: unknown;
@@ -174,15 +168,12 @@ async function readAppliedBundle(core: Core, context: ReceiverContext): Promise<
       "the bundle's artifact is not the plan's; nothing was staged",
     );
   }
-  const acceptanceTimeoutMs = acceptanceTimeoutOf(core, envelope?.acceptanceTimeoutMs);
+  const acceptanceTimeoutMs = acceptanceTimeoutOf(envelope?.acceptanceTimeoutMs);
   return { bundle, plan, signature, acceptanceTimeoutMs };
 }
 
 /** The acceptance timeout a bundle asks for, or the default when it is not a whole number in range (pure). */
-export function acceptanceTimeoutOf(
-  core: Pick<Core, 'ACCEPTANCE_TIMEOUT_MS'>,
-  timeout: unknown,
-): number {
+export function acceptanceTimeoutOf(timeout: unknown): number {
   const { min, max } = core.ACCEPTANCE_TIMEOUT_MS;
   return typeof timeout === 'number' &&
     Number.isInteger(timeout) &&
@@ -193,12 +184,7 @@ export function acceptanceTimeoutOf(
 }
 
 /** `NODE_ID_MISMATCH` when this node runs another node id than the plan's: nothing is staged. */
-function refuseOtherNode(
-  core: Core,
-  planned: string,
-  running: string | undefined,
-  what: string,
-): void {
+function refuseOtherNode(planned: string, running: string | undefined, what: string): void {
   if (running !== undefined && running !== planned) {
     throw new core.FleetError(
       'NODE_ID_MISMATCH',
@@ -212,7 +198,6 @@ function refuseOtherNode(
  * made against the one fleet.yaml pins: a refusal abandons the transaction before any runner.
  */
 async function stageBundle(
-  core: Core,
   controller: Controller,
   input: {
     readonly home: string;

@@ -2,15 +2,12 @@
  * What the SSH recovery path checks before a socket is opened (ssh.ts): the verb, the host, user
  * and port as plain words (no `-o…`, `;`, `%`), the pinned host key (never trust on first use) and
  * the identity file (contract §12; reliability catalogue "Host key pinning").
- *
- * `@fleet/core` is handed in by the caller, which imports it lazily: CLI start-up stays fast.
  */
 import { open } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
+import { FleetError } from '@fleet/core';
 import { parseOpenSshPublicKey, type OpenSshPublicKey } from './ssh-keys.js';
 import { RECOVERY_VERBS, isRecoveryVerb } from './verbs.js';
-
-type Core = typeof import('@fleet/core');
 
 /** Where a recovery verb goes over SSH: a host of fleet.yaml and the operator's key for it. */
 export interface RecoveryTarget {
@@ -56,41 +53,37 @@ const HOST_PATTERN =
 const USER_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 /** Checks `verb` and `target`, reads the identity file; `USAGE`, `HOSTKEY_UNKNOWN`, `CREDENTIALS_*`. */
-export async function checkedTarget(
-  core: Core,
-  target: RecoveryTarget,
-  verb: unknown,
-): Promise<CheckedTarget> {
+export async function checkedTarget(target: RecoveryTarget, verb: unknown): Promise<CheckedTarget> {
   const name = target.name ?? target.host;
   if (typeof verb !== 'string' || !isRecoveryVerb(verb)) {
-    throw new core.FleetError(
+    throw new FleetError(
       'USAGE',
       `not a recovery verb: ${JSON.stringify(verb)} (${RECOVERY_VERBS.join(', ')})`,
     );
   }
-  const host = checkedHost(core, name, target.host);
+  const host = checkedHost(name, target.host);
   if (typeof target.user !== 'string' || !USER_PATTERN.test(target.user)) {
-    throw new core.FleetError(
+    throw new FleetError(
       'USAGE',
       `ssh user of ${name} refused: ${JSON.stringify(target.user)} is not a user name ([a-z_][a-z0-9_-]*)`,
     );
   }
   if (!Number.isInteger(target.port) || target.port < 1 || target.port > 65535) {
-    throw new core.FleetError(
+    throw new FleetError(
       'USAGE',
       `ssh port of ${name} refused: ${String(target.port)} is not a port`,
     );
   }
-  const pin = pinnedKey(core, name, target.hostKey);
-  const privateKey = await readIdentityFile(core, target.identityFile);
+  const pin = pinnedKey(name, target.hostKey);
+  const privateKey = await readIdentityFile(target.identityFile);
   const where = `${target.user}@${target.host} port ${target.port}`;
   return { name, host, where, pin, privateKey };
 }
 
 /** The host as ssh2 connects to it; refuses anything that is not a plain name or address. */
-function checkedHost(core: Core, name: string, host: unknown): string {
+function checkedHost(name: string, host: unknown): string {
   const refuse = (why: string) =>
-    new core.FleetError(
+    new FleetError(
       'USAGE',
       `ssh host of ${name} refused: ${JSON.stringify(host)} ${why} (a host name or an IP address only)`,
     );
@@ -103,17 +96,17 @@ function checkedHost(core: Core, name: string, host: unknown): string {
   return bracketed ? host.slice(1, -1) : host;
 }
 
-function pinnedKey(core: Core, name: string, hostKey: string | undefined): OpenSshPublicKey {
+function pinnedKey(name: string, hostKey: string | undefined): OpenSshPublicKey {
   const how =
     `fleet never trusts a host key on first use: read the node's key out of band (on the node: ` +
     `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub) and pin its public key as ` +
     `hosts.${name}.ssh.hostKey in fleet.yaml (type and base64, as in the .pub file)`;
   if (hostKey === undefined || hostKey.trim() === '') {
-    throw new core.FleetError('HOSTKEY_UNKNOWN', `no pinned SSH host key for ${name}: ${how}`);
+    throw new FleetError('HOSTKEY_UNKNOWN', `no pinned SSH host key for ${name}: ${how}`);
   }
   const key = parseOpenSshPublicKey(hostKey);
   if (key === undefined || !Object.hasOwn(HOST_KEY_ALGORITHMS, key.type)) {
-    throw new core.FleetError(
+    throw new FleetError(
       'HOSTKEY_UNKNOWN',
       `the pinned SSH host key of ${name} is not a usable OpenSSH public key (ssh-ed25519, ecdsa-sha2-nistp*, ssh-rsa): ${how}`,
     );
@@ -121,9 +114,9 @@ function pinnedKey(core: Core, name: string, hostKey: string | undefined): OpenS
   return key;
 }
 
-async function readIdentityFile(core: Core, path: string): Promise<string> {
+async function readIdentityFile(path: string): Promise<string> {
   if (typeof path !== 'string' || !isAbsolute(path)) {
-    throw new core.FleetError(
+    throw new FleetError(
       'CREDENTIALS_INVALID',
       `the SSH identity file must be an absolute path, not ${JSON.stringify(path)}`,
     );
@@ -133,7 +126,7 @@ async function readIdentityFile(core: Core, path: string): Promise<string> {
     handle = await open(path, 'r');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new core.FleetError(
+    throw new FleetError(
       'CREDENTIALS_MISSING',
       code === 'ENOENT'
         ? `no SSH identity file at ${path}`
@@ -143,14 +136,14 @@ async function readIdentityFile(core: Core, path: string): Promise<string> {
   try {
     const stats = await handle.stat();
     if (!stats.isFile() || stats.size > MAX_IDENTITY_FILE_BYTES) {
-      throw new core.FleetError(
+      throw new FleetError(
         'CREDENTIALS_INVALID',
         `the SSH identity file ${path} is not a private key file`,
       );
     }
     if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
       const mode = (stats.mode & 0o777).toString(8).padStart(4, '0');
-      throw new core.FleetError(
+      throw new FleetError(
         'CREDENTIALS_INSECURE',
         `the SSH identity file ${path} has mode ${mode}: it must not be readable by group or others (chmod 600 ${path})`,
       );

@@ -71,8 +71,6 @@ interface Ssh2Client {
   on(event: 'error', listener: (error: Error) => void): this;
 }
 
-type Core = typeof import('@fleet/core');
-
 /**
  * Runs `verb` through the node's forced command over SSH and returns its exit code and output.
  * Throws a fleet error when the host cannot be used: `USAGE` (bad verb, host, user or port),
@@ -87,11 +85,11 @@ export async function runRecoveryVerb(
 ): Promise<RecoveryResult> {
   const settings: RecoverySettings = { ...DEFAULTS, ...options };
   // 1. Everything checked before a socket is opened.
-  const checked = await checkedTarget(core, target, verb);
+  const checked = await checkedTarget(target, verb);
   // 2. Connect: the host key is checked in the key exchange, before authentication.
-  const ssh = await connected(core, target, checked, settings);
+  const ssh = await connected(target, checked, settings);
   // 3. One exec of the verb; stdin streamed and ended; output collected within bounds.
-  return await execVerb(core, ssh, {
+  return await execVerb(ssh, {
     verb,
     stdin,
     settings,
@@ -104,7 +102,6 @@ type RecoverySettings = Required<RecoveryOptions>;
 
 /** A connection whose host key is the pinned one, authenticated with the identity file alone. */
 async function connected(
-  core: Core,
   target: RecoveryTarget,
   checked: CheckedTarget,
   settings: RecoverySettings,
@@ -136,7 +133,7 @@ async function connected(
     });
   } catch (error) {
     ssh.dispose();
-    throw connectFailure(core, error, {
+    throw connectFailure(error, {
       name: checked.name,
       where: checked.where,
       pin,
@@ -164,7 +161,7 @@ interface ExecState {
 }
 
 /** Runs the verb over `ssh`, then disposes of it; its exit code and bounded output. */
-async function execVerb(core: Core, ssh: NodeSSH, run: VerbRun): Promise<RecoveryResult> {
+async function execVerb(ssh: NodeSSH, run: VerbRun): Promise<RecoveryResult> {
   const state: ExecState = { channel: undefined, connectionError: undefined, timedOut: false };
   const connection = ssh.connection as unknown as Ssh2Client;
   connection.on('error', (error) => {
@@ -190,10 +187,10 @@ async function execVerb(core: Core, ssh: NodeSSH, run: VerbRun): Promise<Recover
       onStdout: (chunk: Buffer) => output.onStdout(chunk),
       onStderr: (chunk: Buffer) => output.onStderr(chunk),
     });
-    return verbResult(core, run, state, output, response);
+    return verbResult(run, state, output, response);
   } catch (error) {
     if (core.isFleetError(error)) throw error;
-    if (state.timedOut) throw timeoutError(core, run);
+    if (state.timedOut) throw timeoutError(run);
     throw new core.FleetError(
       'HOST_UNREACHABLE',
       `${run.verb} on ${run.name} (${run.where}): ${errorMessage(error)} (the receiver may not have run)`,
@@ -206,14 +203,13 @@ async function execVerb(core: Core, ssh: NodeSSH, run: VerbRun): Promise<Recover
 
 /** The verb's result once its session ended, or why it cannot be used. */
 function verbResult(
-  core: Core,
   run: VerbRun,
   state: ExecState,
   output: BoundedOutput,
   response: Pick<SSHExecCommandResponse, 'code' | 'signal'>,
 ): RecoveryResult {
   const { verb, name, where } = run;
-  if (state.timedOut) throw timeoutError(core, run);
+  if (state.timedOut) throw timeoutError(run);
   if (output.overflow) {
     throw new core.FleetError(
       'RESPONSE_INVALID',
@@ -231,7 +227,7 @@ function verbResult(
   return { exitCode: response.code, ...output.text() };
 }
 
-function timeoutError(core: Core, run: VerbRun): FleetErrorClass {
+function timeoutError(run: VerbRun): FleetErrorClass {
   return new core.FleetError(
     'REQUEST_TIMEOUT',
     `${run.verb} on ${run.name} (${run.where}) did not finish within ${run.settings.timeoutMs} ms: the connection was closed`,
@@ -303,7 +299,7 @@ interface FailureContext {
   readonly target: RecoveryTarget;
 }
 
-function connectFailure(core: Core, error: unknown, context: FailureContext): FleetErrorClass {
+function connectFailure(error: unknown, context: FailureContext): FleetErrorClass {
   const { name, where, pin, offered, target } = context;
   const message = errorMessage(error);
   const level = (error as { level?: unknown } | null)?.level;

@@ -25,8 +25,6 @@ import { loadFleetContext } from './context.js';
 import { adoptModeNote, liveModeFor } from './adopt-mode.js';
 import { readLiveThroughController } from './live.js';
 
-type Core = typeof import('@fleet/core');
-
 export interface AdoptInput {
   /** The repository's working tree: a linked source is written at its target there. */
   readonly root: string;
@@ -71,7 +69,6 @@ export interface Adoption {
 
 /** What every step of one adoption shares. */
 interface AdoptState {
-  readonly core: Core;
   readonly input: AdoptInput;
   readonly context: FleetContext;
   readonly declaration: DomainDeclaration;
@@ -97,12 +94,11 @@ export async function adoptLiveFile(input: AdoptInput): Promise<Adoption> {
     declarations,
   );
   const state: AdoptState = {
-    core,
     input,
     context,
     declaration,
     file,
-    adopter: await adopterOf(core, input.registry, declaration.domain),
+    adopter: await adopterOf(input.registry, declaration.domain),
     operationId: core.newOperationId(),
   };
   try {
@@ -111,7 +107,7 @@ export async function adoptLiveFile(input: AdoptInput): Promise<Adoption> {
     const failure = core.asFleetError(error);
     await recordAdopt(
       state,
-      adoptFailureOutcome(core, failure),
+      adoptFailureOutcome(failure),
       failure.code,
       failure.exitCode,
       failure.message,
@@ -121,11 +117,7 @@ export async function adoptLiveFile(input: AdoptInput): Promise<Adoption> {
 }
 
 /** The domain's adopter; a domain without one adopts its files as they are. */
-async function adopterOf(
-  core: Core,
-  registry: Registry,
-  domain: string,
-): Promise<Adopter | undefined> {
+async function adopterOf(registry: Registry, domain: string): Promise<Adopter | undefined> {
   try {
     return await registry.adopter(domain);
   } catch (error) {
@@ -135,10 +127,10 @@ async function adopterOf(
 }
 
 /** How a failed adoption is logged: unreachable, refused (exit 7 or 3) or failed. */
-export function adoptFailureOutcome(
-  core: Core,
-  failure: { readonly code: string; readonly exitCode: number },
-): OperatorVerb['outcome'] {
+export function adoptFailureOutcome(failure: {
+  readonly code: string;
+  readonly exitCode: number;
+}): OperatorVerb['outcome'] {
   if (failure.code === 'HOST_UNREACHABLE') return 'unreachable';
   const refused =
     failure.exitCode === core.ExitCode.policy || failure.exitCode === core.ExitCode.conflict;
@@ -152,7 +144,7 @@ async function recordAdopt(
   exitCode: number,
   detail: string,
 ): Promise<void> {
-  await state.core.recordOperatorVerb({
+  await core.recordOperatorVerb({
     verb: 'config adopt',
     host: state.input.host,
     operationId: state.operationId,
@@ -169,7 +161,7 @@ async function recordAdopt(
 
 /** The capture, its candidate and promotion, then the commit (or its preview). */
 async function captureAndCommit(state: AdoptState): Promise<Adoption> {
-  const { core, input, context, declaration, file } = state;
+  const { input, context, declaration, file } = state;
   // Asked beside the capture, only for a whole file whose entry declares a mode.
   const liveMode = liveModeFor(context, input.host, declaration.domain, file, input.path);
   const capture = await context
@@ -241,7 +233,7 @@ async function previewCommit(
   writes: readonly RepoWrite[],
   message: string,
 ): Promise<AdoptionPreview> {
-  const { core, context } = state;
+  const { context } = state;
   await core.checkAdoptionWrites(
     context.git,
     state.input.root,
@@ -262,7 +254,7 @@ async function promotion(
     readonly accepted: readonly string[];
   },
 ): Promise<RepoWrite> {
-  const { core, context, declaration, file } = state;
+  const { context, declaration, file } = state;
   const canonical = core.canonicalPath(declaration, file);
   const snapshot = await core.readCanonicalSnapshot(
     context.git,

@@ -147,14 +147,10 @@ async function installHost(
       domains.push({ ...domain, error: errorOf(failure) });
     }
   }
-  return hostResult(core, planned.plan.host, domains);
+  return hostResult(planned.plan.host, domains);
 }
 
-function hostResult(
-  core: typeof import('@fleet/core'),
-  host: string,
-  domains: readonly ApplyDomainResult[],
-): ApplyHostResult {
+function hostResult(host: string, domains: readonly ApplyDomainResult[]): ApplyHostResult {
   const exitCode = core.mostUrgentExit([
     core.hostExitCode(domains),
     ...domains.flatMap((domain) => (domain.error ? [domain.error.exitCode] : [])),
@@ -178,7 +174,7 @@ function hostResult(
 }
 
 /** The plan of a host without `--confirm`: what a confirmed run would do, nothing sent. */
-function plannedResult(core: typeof import('@fleet/core'), planned: HostPlanned): ApplyHostResult {
+function plannedResult(planned: HostPlanned): ApplyHostResult {
   if (planned.plan.status !== 'planned') return unreadResult(planned.plan);
   return {
     host: planned.plan.host,
@@ -207,7 +203,6 @@ export interface ApplyRun {
 
 /** What planning and installing every host share, once the assessment is made. */
 interface ApplyState {
-  readonly core: typeof import('@fleet/core');
   readonly input: ApplyInput;
   readonly assessment: Assessment;
   readonly hosts: readonly string[];
@@ -248,7 +243,7 @@ export async function runApply(input: ApplyInput): Promise<ApplyRun> {
     input.onHost?.(result);
     return result;
   };
-  const state: ApplyState = { core, input, assessment, hosts, force, settle };
+  const state: ApplyState = { input, assessment, hosts, force, settle };
   const { plans, results } = saved ? await applySaved(state, saved) : await applyFresh(state);
   const confirmed = input.confirm;
   const document: ApplyDocument = {
@@ -282,14 +277,14 @@ function failedHost(state: ApplyState, outcome: HostOutcome<ApplyHostResult>): A
 
 /** Without a saved plan: each host planned, and with `confirm` installed, as soon as it is read. */
 async function applyFresh(state: ApplyState): Promise<HostsApplied> {
-  const { core, input, assessment, force, settle } = state;
+  const { input, assessment, force, settle } = state;
   const plans: ApplyHostPlan[] = [];
   const outcomes = await core.forEachHost(
     state.hosts,
     async (host) => {
       const planned = await planOneHost(assessment, host, force);
       plans.push(planned.plan);
-      if (!input.confirm) return settle(plannedResult(core, planned));
+      if (!input.confirm) return settle(plannedResult(planned));
       if (planned.plan.status !== 'planned') return settle(unreadResult(planned.plan));
       return settle(await installHost(input, planned, force));
     },
@@ -306,7 +301,7 @@ async function applyFresh(state: ApplyState): Promise<HostsApplied> {
  * that moved is PRECONDITION_FAILED, nothing sent), then exactly the plan's decisions installed.
  */
 async function applySaved(state: ApplyState, saved: ApplyPlan): Promise<HostsApplied> {
-  const { core, input, assessment, force, settle } = state;
+  const { input, assessment, force, settle } = state;
   const options = { concurrency: input.concurrency };
   const again = await core.forEachHost(
     saved.hosts.filter((host) => host.status === 'planned').map((host) => host.host),
@@ -335,7 +330,7 @@ async function applySaved(state: ApplyState, saved: ApplyPlan): Promise<HostsApp
       if (savedHost.status !== 'planned') return settle(unreadResult(savedHost));
       if (!current || current.plan.status !== 'planned')
         return settle(unreadResult(current?.plan ?? savedHost));
-      if (!input.confirm) return settle(plannedResult(core, { plan: savedHost, domainPlans: [] }));
+      if (!input.confirm) return settle(plannedResult({ plan: savedHost, domainPlans: [] }));
       // Exactly the saved plan's decisions, with the content derived again (checked equal).
       return settle(
         await installHost(input, { plan: savedHost, domainPlans: current.domainPlans }, force),

@@ -62,7 +62,6 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
   const cacheDir = core.cacheDirOf(options.root);
   const checkAnswers = core.checkAnswerCache(cacheDir);
   const loading: DomainLoading = {
-    core,
     registry: options.registry,
     git,
     commit: source.commit,
@@ -108,7 +107,6 @@ export async function loadFleetContext(options: ContextOptions): Promise<FleetCo
 
 /** What loading each domain's runtime shares: the commit read, and the operator's caches. */
 interface DomainLoading {
-  readonly core: typeof import('@fleet/core');
   readonly registry: Registry;
   readonly git: Git;
   readonly commit: string;
@@ -121,7 +119,7 @@ interface DomainLoading {
 
 /** One domain's runtime: its declaration with the repository's files, its cached installer. */
 async function loadDomainRuntime(loading: DomainLoading, name: string): Promise<DomainRuntime> {
-  const { core, registry, cacheDir } = loading;
+  const { registry, cacheDir } = loading;
   const entry = registry.domain(name);
   let installer;
   try {

@@ -21,8 +21,6 @@ import { isFleetError, pinnedTarballPath } from '@fleet/core';
 import * as core from '@fleet/core';
 import { loadArtifact } from '../runtime/artifact.js';
 
-type Core = typeof import('@fleet/core');
-
 export interface ValidateInput {
   readonly root: string;
   /** Loaded once fleet.yaml and hosts/ parse: a repository that does not loads no plugin. */
@@ -44,8 +42,8 @@ export async function validateWorkingTree(input: ValidateInput): Promise<Validat
   const { root } = input;
   const repo = await core.loadRepo(root);
   const registry = await input.loadRegistry();
-  const { domains, installers, manifestProblems } = await declaredDomains(core, root, registry);
-  const report = validateRendered(core, root, repo, domains, installers);
+  const { domains, installers, manifestProblems } = await declaredDomains(root, registry);
+  const report = validateRendered(root, repo, domains, installers);
   const problems = [
     ...manifestProblems,
     ...report.problems,
@@ -64,7 +62,7 @@ export async function validateWorkingTree(input: ValidateInput): Promise<Validat
     hosts: report.hosts,
     domains: report.domains,
     rendered: report.rendered,
-    ...(await committedState(core, root)),
+    ...(await committedState(root)),
   };
 }
 
@@ -74,7 +72,6 @@ export async function validateWorkingTree(input: ValidateInput): Promise<Validat
  * entries rendered, like every other domain's files.
  */
 async function declaredDomains(
-  core: Core,
   root: string,
   registry: Registry,
 ): Promise<{
@@ -123,7 +120,6 @@ async function declaredDomains(
 
 /** Every template rendered for every host, from the sources as the working tree holds them. */
 function validateRendered(
-  core: Core,
   root: string,
   repo: FleetRepo,
   domains: ReadonlyMap<string, DomainDeclaration>,
@@ -131,7 +127,7 @@ function validateRendered(
 ): ValidationReport {
   // A source as a commit has it: a link followed within the repository; one that is not
   // UTF-8 text is its bytes, checked as drift checks them (a block entry's is refused).
-  const sources = new Map<string, ReturnType<Core['readWorkingSource']>>();
+  const sources = new Map<string, ReturnType<typeof core.readWorkingSource>>();
   const readSource = (path: string) => {
     let read = sources.get(path);
     if (read === undefined) sources.set(path, (read = core.readWorkingSource(root, path)));
@@ -151,7 +147,6 @@ function validateRendered(
 
 /** What drift, plan and install would read instead: HEAD, and what is not committed yet. */
 async function committedState(
-  core: Core,
   root: string,
 ): Promise<{ headCommit: string | null; uncommitted: readonly string[] }> {
   const git = core.createGit(root);

@@ -77,7 +77,7 @@ export async function loadArtifact(
   // Lazy: `fleet validate` reaches this module but reads an artifact only when one is pinned;
   // a static import would load @fleet/controller's index for it (6 → 118 files, measured, README).
   const { readTgz } = await import('@fleet/controller');
-  const bytes = await readArtifactFile(core, root, file);
+  const bytes = await readArtifactFile(root, file);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   if (expected && sha256 !== expected.sha256) {
     throw new core.FleetError(
@@ -85,17 +85,15 @@ export async function loadArtifact(
       `the artifact ${file} has sha256 ${sha256}, but fleet.yaml records ${expected.sha256}; nothing was sent`,
     );
   }
-  const { pkg, record } = readTarball(core, readTgz, bytes, file);
-  const { name, version } = checkedPackage(core, file, pkg, record, expected);
-  const commit = checkedProvenance(core, file, record, expected);
-  checkPlugins(core, file, record, plugins ?? []);
+  const { pkg, record } = readTarball(readTgz, bytes, file);
+  const { name, version } = checkedPackage(file, pkg, record, expected);
+  const commit = checkedProvenance(file, record, expected);
+  checkPlugins(file, record, plugins ?? []);
   return {
     bytes,
     identity: { file, sha256, bytes: bytes.length, package: name, version, commit },
   };
 }
-
-type Core = typeof import('@fleet/core');
 
 /** fleet.yaml's record of an artifact: what its bytes, version and build record must say. */
 interface ExpectedArtifact {
@@ -111,7 +109,7 @@ interface PackageJson {
 }
 
 /** The artifact file's bytes, `file` relative to the repository unless absolute; else `USAGE`. */
-async function readArtifactFile(core: Core, root: string, file: string): Promise<Buffer> {
+async function readArtifactFile(root: string, file: string): Promise<Buffer> {
   const path = isAbsolute(file) ? file : join(root, file);
   try {
     return await readFile(path);
@@ -128,7 +126,6 @@ async function readArtifactFile(core: Core, root: string, file: string): Promise
  * `GENERATION_INVALID` when it is not a readable npm tarball or its build record is not one.
  */
 function readTarball(
-  core: Core,
   readTgz: (typeof import('@fleet/controller'))['readTgz'],
   bytes: Buffer,
   file: string,
@@ -158,7 +155,6 @@ function readTarball(
  * after packing (`fleet lab build --version`) one the build record names; else `GENERATION_INVALID`.
  */
 function checkedPackage(
-  core: Core,
   file: string,
   pkg: PackageJson,
   record: BuildRecord | null,
@@ -184,7 +180,6 @@ function checkedPackage(
 
 /** The commit label the build record carries, which must be fleet.yaml's; else `ARTIFACT_PROVENANCE`. */
 function checkedProvenance(
-  core: Core,
   file: string,
   record: BuildRecord | null,
   expected: ExpectedArtifact | undefined,
@@ -205,7 +200,6 @@ function checkedProvenance(
 
 /** Every plugin fleet.yaml pins carried as pinned (contract §10.5); else `ARTIFACT_PLUGINS`. */
 function checkPlugins(
-  core: Core,
   file: string,
   record: BuildRecord | null,
   plugins: readonly PinnedPlugin[],

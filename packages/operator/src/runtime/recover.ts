@@ -59,7 +59,7 @@ export async function applyOverSsh(input: {
     );
   }
   const envelope = recoveryEnvelope(input.plan, input.acceptanceTimeoutMs, input.artifact);
-  const answer = await sendBundle(core, target, envelope, input.artifact, progress);
+  const answer = await sendBundle(target, envelope, input.artifact, progress);
   progress(
     `staged ${answer.buildId.slice(0, 12)}; runner ${answer.runner} on the node (log ${answer.log})`,
   );
@@ -87,7 +87,6 @@ export async function applyOverSsh(input: {
   };
 }
 
-type Core = typeof import('@fleet/core');
 type RecoveryTarget = NonNullable<ReturnType<typeof recoveryTarget>>;
 type ReceiverApplyAnswer = z.infer<typeof receiverApplyAnswerSchema>;
 
@@ -112,7 +111,6 @@ export function recoveryEnvelope(
  * (issue 35: its recovery status lists it), the artifact too when it does not or cannot use it.
  */
 async function sendBundle(
-  core: Core,
   target: RecoveryTarget,
   envelope: object,
   artifact: LoadedArtifact,

@@ -4,10 +4,9 @@
  * lines of a fleet-wide run and its document, the plain text). The I/O that produces them is
  * upgrade.ts, which re-exports all of this.
  */
-import type { FleetRepo, RuntimeStatusResponse } from '@fleet/core';
+import type { FleetErrorLike, FleetRepo, RuntimeStatusResponse } from '@fleet/core';
+import { ExitCode, mostUrgentExit } from '@fleet/core';
 import type { LoadedArtifact } from './artifact.js';
-
-type Core = typeof import('@fleet/core');
 
 export interface UpgradeHostInput {
   readonly root: string;
@@ -149,16 +148,12 @@ export function renderFleetUpgradeSummary(document: FleetUpgradeDocument): strin
 }
 
 /** A host's line for its upgrade's result (pure). */
-export function upgradedEntry(
-  core: Pick<Core, 'ExitCode'>,
-  done: HostUpgraded,
-  canary: boolean,
-): FleetUpgradeHost {
+export function upgradedEntry(done: HostUpgraded, canary: boolean): FleetUpgradeHost {
   return {
     host: done.host,
     canary,
     outcome: done.outcome,
-    exitCode: done.outcome === 'planned' ? core.ExitCode.usage : core.ExitCode.ok,
+    exitCode: done.outcome === 'planned' ? ExitCode.usage : ExitCode.ok,
     ...(done.transaction === undefined ? {} : { transaction: done.transaction }),
     from: done.from,
     to: done.to,
@@ -167,10 +162,9 @@ export function upgradedEntry(
 
 /** A host's line for the error its upgrade threw (pure). */
 export function failedEntry(
-  core: Pick<Core, 'ExitCode'>,
   host: string,
   canary: boolean,
-  failure: ReturnType<Core['asFleetError']>,
+  failure: FleetErrorLike,
 ): FleetUpgradeHost {
   return {
     host,
@@ -186,16 +180,12 @@ export function failedEntry(
 }
 
 /** The line of a host the run never started, having stopped at `stoppedAt` (pure). */
-export function skippedHost(
-  core: Pick<Core, 'ExitCode'>,
-  host: string,
-  stoppedAt: string | null,
-): FleetUpgradeHost {
+export function skippedHost(host: string, stoppedAt: string | null): FleetUpgradeHost {
   return {
     host,
     canary: false,
     outcome: 'skipped',
-    exitCode: core.ExitCode.ok,
+    exitCode: ExitCode.ok,
     error: {
       code: 'SKIPPED',
       message: `not started: the run stopped at ${stoppedAt ?? '?'}, which was not accepted`,
@@ -208,7 +198,6 @@ export function skippedHost(
  * exit code the most urgent of the hosts', or 3 when every host was already current.
  */
 export function fleetUpgradeDocument(
-  core: Pick<Core, 'ExitCode' | 'mostUrgentExit'>,
   run: {
     readonly confirmed: boolean;
     readonly canary: string | null;
@@ -230,9 +219,7 @@ export function fleetUpgradeDocument(
     summary,
     stoppedAt: run.confirmed ? run.stoppedAt : null,
     hosts,
-    exitCode: allCurrent
-      ? core.ExitCode.conflict
-      : core.mostUrgentExit(hosts.map((host) => host.exitCode)),
+    exitCode: allCurrent ? ExitCode.conflict : mostUrgentExit(hosts.map((host) => host.exitCode)),
   };
 }
 

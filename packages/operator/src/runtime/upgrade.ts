@@ -38,12 +38,10 @@ import { sequenceUpgrades, upgradeOrder } from './fleet-upgrade.js';
 
 export * from './upgrade-model.js';
 
-type Core = typeof import('@fleet/core');
-
 export async function upgradeHost(input: UpgradeHostInput): Promise<HostUpgraded> {
-  const prepared = await prepareUpgrade(core, input);
-  if (input.resume === true) return await resumeUpgrade(core, input, prepared);
-  return await applyUpgrade(core, input, prepared);
+  const prepared = await prepareUpgrade(input);
+  if (input.resume === true) return await resumeUpgrade(input, prepared);
+  return await applyUpgrade(input, prepared);
 }
 
 /** One host's upgrade once read: what it runs, what it is to run, and the plan between. */
@@ -62,7 +60,7 @@ interface PreparedUpgrade {
  * Reads the host, the canonical artifact and what the node runs; refuses a host without the
  * tarball upgrade strategy (`USAGE`). Notes a build from a dirty checkout.
  */
-async function prepareUpgrade(core: Core, input: UpgradeHostInput): Promise<PreparedUpgrade> {
+async function prepareUpgrade(input: UpgradeHostInput): Promise<PreparedUpgrade> {
   const note = input.onNote ?? (() => undefined);
   const progress = input.onProgress ?? (() => undefined);
   const host = await loadHostRuntime(input.root, input.host, {
@@ -116,13 +114,12 @@ function upgradePlan(
 
 /** `--resume`: the host's interrupted transaction closed by acceptance again. */
 async function resumeUpgrade(
-  core: Core,
   input: UpgradeHostInput,
   prepared: PreparedUpgrade,
 ): Promise<HostUpgraded> {
   const { host, target, plan, describe, progress } = prepared;
   const status = await host.client.runtimeStatus({ supervisor: host.entry.supervisor });
-  const txn = resumableTransaction(core, input.host, status, target);
+  const txn = resumableTransaction(input.host, status, target);
   const resuming = `transaction ${txn.id} on ${input.host}, interrupted at "${txn.lastStep}" (${txn.prior?.slice(0, 12) ?? '(none)'} -> ${txn.target.slice(0, 12)})`;
   if (!input.confirm) {
     prepared.note(`would resume ${resuming}: acceptance again, then accepted or rolled back`);
@@ -156,7 +153,6 @@ type JournaledTransaction = NonNullable<RuntimeStatusResponse['transaction']>;
  * acceptance again, and installs fleet.yaml's canonical build; else `PRECONDITION_FAILED`.
  */
 function resumableTransaction(
-  core: Core,
   host: string,
   status: RuntimeStatusResponse,
   target: RuntimeExpectation,
@@ -187,7 +183,6 @@ function resumableTransaction(
 
 /** The canonical build installed, unless the host already runs it and passes acceptance. */
 async function applyUpgrade(
-  core: Core,
   input: UpgradeHostInput,
   prepared: PreparedUpgrade,
 ): Promise<HostUpgraded> {
@@ -282,7 +277,7 @@ export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgra
     order,
     input.concurrency,
     async (host: string) => {
-      const entry = await upgradedHost(core, { ...input, host, shared }, host === canary);
+      const entry = await upgradedHost({ ...input, host, shared }, host === canary);
       return {
         host,
         // Planning never stops the run; upgrading stops at the first host not accepted or current.
@@ -295,11 +290,11 @@ export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgra
   );
   const hosts: FleetUpgradeHost[] = sequenced.hosts.map((entry) => {
     if (entry.state === 'settled') return entry.result;
-    const skipped = skippedHost(core, entry.host, sequenced.stoppedAt);
+    const skipped = skippedHost(entry.host, sequenced.stoppedAt);
     input.onHost?.(skipped);
     return skipped;
   });
-  return fleetUpgradeDocument(core, {
+  return fleetUpgradeDocument({
     confirmed: input.confirm,
     canary,
     concurrency: input.concurrency,
@@ -310,7 +305,6 @@ export async function upgradeFleet(input: UpgradeFleetInput): Promise<FleetUpgra
 
 /** One host of a fleet-wide run upgraded, its failure as its outcome: it never throws. */
 async function upgradedHost(
-  core: Core,
   input: UpgradeFleetInput & Pick<UpgradeHostInput, 'host' | 'shared'>,
   canary: boolean,
 ): Promise<FleetUpgradeHost> {
@@ -321,8 +315,8 @@ async function upgradedHost(
       onProgress: (line) => input.onHostProgress?.(host, line),
       onNote: (line) => input.onHostProgress?.(host, line),
     });
-    return upgradedEntry(core, done, canary);
+    return upgradedEntry(done, canary);
   } catch (error) {
-    return failedEntry(core, host, canary, core.asFleetError(error));
+    return failedEntry(host, canary, core.asFleetError(error));
   }
 }
