@@ -8,24 +8,14 @@
  * audit heads its answers carried, and the container its verb's service is resolved from
  * (docs/architecture.md "Services").
  *
- * `fleet --help` and `--version` import no command module (oclif reads the manifest), so nothing
- * here runs for them.
+ * Only types are imported from `@fleet/core` at module level: every command extends this class,
+ * `fleet controller serve` — the node agent's start — among them, which must not load core's
+ * index or the container (packages/cli/README.md, "Lazy imports kept").
  */
 import { FleetBaseCommand, reportedFailure } from '@fleet/core/command';
 import type { Command, Interfaces } from '@oclif/core';
-import {
-  recordSeenHeads,
-  takeObservedHeads,
-  uncommittedWarning,
-  type Registry,
-  type RepoSource,
-} from '@fleet/core';
-import {
-  container,
-  REGISTRY_SOURCE,
-  type DependencyContainer,
-  type InjectionToken,
-} from '@fleet/core/di';
+import type { Registry, RepoSource } from '@fleet/core';
+import type { DependencyContainer, InjectionToken } from '@fleet/core/di';
 
 export type FleetFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof FleetCommand)['baseFlags'] & T['flags']
@@ -36,11 +26,11 @@ export { reportedFailure };
 
 export abstract class FleetCommand extends FleetBaseCommand {
   /**
-   * The container every command's own is a child of: tsyringe's root, where the services'
+   * The container every command's own is a child of; unset, tsyringe's root, where the services'
    * `@injectable()` classes resolve. A test that runs a command in its process may put a child
-   * container with fakes here.
+   * container with fakes here (packages/cli/test/service-container.test.ts).
    */
-  static services: DependencyContainer = container;
+  static services: DependencyContainer | undefined;
 
   private scope: DependencyContainer | undefined;
   private registryOnce: Promise<Registry> | undefined;
@@ -49,9 +39,10 @@ export abstract class FleetCommand extends FleetBaseCommand {
    * The verb's service, from this command's child container: there the registry source is this
    * command's plugins, assembled the first time a service asks (`loadRegistry`) and then kept.
    */
-  protected service<T>(token: InjectionToken<T>): T {
+  protected async service<T>(token: InjectionToken<T>): Promise<T> {
     if (this.scope === undefined) {
-      this.scope = FleetCommand.services.createChildContainer();
+      const { container, REGISTRY_SOURCE } = await import('@fleet/core/di');
+      this.scope = (FleetCommand.services ?? container).createChildContainer();
       this.scope.register(REGISTRY_SOURCE, {
         useValue: { registry: () => (this.registryOnce ??= this.loadRegistry()) },
       });
@@ -64,13 +55,12 @@ export abstract class FleetCommand extends FleetBaseCommand {
    * stderr about what the working tree left uncommitted, which the verb does not use
    * (docs/classification.md).
    */
-  protected noteSource(source: RepoSource): Promise<void> {
+  protected async noteSource(source: RepoSource): Promise<void> {
     if (!this.jsonEnabled())
       this.log(`repository ${this.repoRoot ?? ''} commit ${source.commit.slice(0, 12)} (HEAD)`);
+    const { uncommittedWarning } = await import('@fleet/core');
     const warning = uncommittedWarning(source);
     if (warning !== '') this.note(warning);
-    // A promise still: services take it as their `onSource` callback, which they await.
-    return Promise.resolve();
   }
 
   /**
@@ -80,6 +70,7 @@ export abstract class FleetCommand extends FleetBaseCommand {
    */
   protected override async finally(error: Error | undefined): Promise<unknown> {
     if (this.repoRoot !== undefined) {
+      const { recordSeenHeads, takeObservedHeads } = await import('@fleet/core');
       const heads = takeObservedHeads();
       if (heads.size > 0) {
         await recordSeenHeads(this.repoRoot, heads, (this.id ?? 'fleet').replace(/:/g, ' ')).catch(

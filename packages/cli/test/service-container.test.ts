@@ -65,7 +65,7 @@ async function runInProcess(args: string[]): Promise<{ stdout: string; exitCode:
 
 describe('a command resolves its service from the container', () => {
   let repo: string;
-  let parent: DependencyContainer;
+  let parent: DependencyContainer | undefined;
   before(async function () {
     repo = join(await mkdtemp(join(tmpdir(), 'fleet-cli-services-')), 'fleet');
     const init = spawnSync(process.execPath, [BIN, 'init', repo], { encoding: 'utf8' });

@@ -8,7 +8,7 @@
  * one bundled file (scripts/bundle.mjs), not as tsyringe's modules.
  *
  * The container holds services and the host's registry, never a plugin's code: plugins still hand
- * over plain descriptors through `fleet:register` (contract §4), and may carry their own copy of
+ * over plain descriptors through `fleet:register` (contract §2), and may carry their own copy of
  * core and of this container.
  */
 import 'reflect-metadata';

@@ -69,7 +69,8 @@ apply is never scheduled and never unattended. Exit 0 only when every host insta
     const root = await this.findRepo(flags.repo);
     const palette = await this.palette();
     let progress: InstanceType<typeof WaitingProgress> | undefined;
-    const document = await this.service(ApplyService).run({
+    const service = await this.service(ApplyService);
+    const document = await service.run({
       root,
       ...(flags.host ? { hosts: flags.host } : {}),
       ...(flags.domain ? { domains: flags.domain } : {}),

@@ -45,7 +45,8 @@ Each host's lines are printed as it answers (a host that hangs holds back only i
     const human = !this.jsonEnabled();
     const palette = await this.palette();
     let progress: WaitingProgress | undefined;
-    const { report, written } = await this.service(DriftService).run({
+    const service = await this.service(DriftService);
+    const { report, written } = await service.run({
       root,
       ...(flags.host ? { hosts: flags.host } : {}),
       ...(flags.domain ? { domains: flags.domain } : {}),

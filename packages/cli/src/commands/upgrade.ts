@@ -87,8 +87,9 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       acceptanceTimeoutMs: flags['acceptance-timeout'] * 1000,
       timeoutMs: flags.timeout,
     };
+    const upgrades = await this.service(UpgradeService);
     if (fleetWide) {
-      const document = await this.service(UpgradeService).fleet({
+      const document = await upgrades.fleet({
         ...common,
         hosts: flags.all ? 'all' : (flags.host ?? []),
         ...(flags.canary === undefined ? {} : { canary: flags.canary }),
@@ -106,7 +107,7 @@ Without --confirm it prints what it would do and exits 2. Exit 0 when accepted, 
       return document as unknown as Record<string, unknown>;
     }
     const host = args.host as string;
-    const upgraded = await this.service(UpgradeService).host({
+    const upgraded = await upgrades.host({
       ...common,
       host,
       resume: flags.resume,

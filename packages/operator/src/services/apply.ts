@@ -1,6 +1,6 @@
 /**
  * `fleet apply`'s service: plans every host and, confirmed, installs exactly that plan fleet-wide
- * (config/apply-fleet.ts; contract §5). The registry comes from the container the CLI builds,
+ * (config/apply-fleet.ts; contract §8). The registry comes from the container the CLI builds,
  * assembled only when the run needs it (docs/architecture.md "Services").
  */
 import type { ApplyDocument } from '@fleet/core';

@@ -1,6 +1,6 @@
 /**
  * `fleet config install`'s service: plans one host's domain and, confirmed, has the node install
- * exactly that plan (config/install-domain.ts; contract §5). The registry comes from the
+ * exactly that plan (config/install-domain.ts; contract §8). The registry comes from the
  * container the CLI builds (docs/architecture.md "Services").
  */
 import { inject, injectable, REGISTRY_SOURCE, type RegistrySource } from '@fleet/core/di';

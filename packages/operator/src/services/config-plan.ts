@@ -1,7 +1,7 @@
 /**
  * `fleet config plan`'s service: what an install would do on one host — each file's
  * classification, its redacted diff, the live sha256 planned against and the coupled actions
- * (docs/classification.md; contract §5). Reads the node, writes nothing. The registry comes from
+ * (docs/classification.md; contract §8). Reads the node, writes nothing. The registry comes from
  * the container the CLI builds (docs/architecture.md "Services").
  */
 import {

@@ -1,6 +1,6 @@
 /**
  * `fleet drift`'s service: asks every host for its live files, classifies each against its known
- * versions and reports (docs/classification.md; contract §6). Reads only; writes a report set
+ * versions and reports (docs/classification.md; contract §8). Reads only; writes a report set
  * only where asked. The registry comes from the container the CLI builds (docs/architecture.md
  * "Services").
  */

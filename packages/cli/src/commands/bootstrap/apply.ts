@@ -38,7 +38,8 @@ Without --confirm it prints the plan and exits 2. Exit 0 when accepted; 6 after 
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(BootstrapApply);
     const root = await this.findRepo(flags.repo);
-    const applied = await this.service(BootstrapService).apply({
+    const service = await this.service(BootstrapService);
+    const applied = await service.apply({
       root,
       planFile: args.plan,
       confirm: flags.confirm,

@@ -32,7 +32,8 @@ The node is observed through its controller; when the controller does not answer
   async run(): Promise<BootstrapPlan> {
     const { args, flags } = await this.parse(BootstrapPlanCommand);
     const root = await this.findRepo(flags.repo);
-    const plan = await this.service(BootstrapService).plan({
+    const service = await this.service(BootstrapService);
+    const plan = await service.plan({
       root,
       host: args.host,
       ...(flags.artifact === undefined ? {} : { artifact: flags.artifact }),

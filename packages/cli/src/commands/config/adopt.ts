@@ -59,7 +59,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD. Refuses (exit 3) whe
     const { args: given, flags } = await this.parse(ConfigAdopt);
     const path = await this.nodePath(given.path);
     const root = await this.findRepo(flags.repo);
-    const { result, modeNote } = await this.service(ConfigAdoptService).run({
+    const service = await this.service(ConfigAdoptService);
+    const { result, modeNote } = await service.run({
       root,
       host: given.host,
       path,

@@ -47,7 +47,8 @@ Reads fleet.yaml, hosts/ and domains/ as committed at HEAD (uncommitted changes 
       : undefined;
     const root = await this.findRepo(flags.repo);
     const palette = await this.palette();
-    const outcome = await this.service(ConfigInstallService).run({
+    const service = await this.service(ConfigInstallService);
+    const outcome = await service.run({
       root,
       host: args.host,
       domain: args.domain,

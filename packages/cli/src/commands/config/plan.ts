@@ -26,7 +26,8 @@ export default class ConfigPlan extends FleetCommand {
   async run(): Promise<{ plans: DomainPlan[] }> {
     const { args, flags } = await this.parse(ConfigPlan);
     const root = await this.findRepo(flags.repo);
-    const { plans, refusal } = await this.service(ConfigPlanService).run({
+    const service = await this.service(ConfigPlanService);
+    const { plans, refusal } = await service.run({
       root,
       host: args.host,
       ...(args.domain === undefined ? {} : { domain: args.domain }),

@@ -59,7 +59,8 @@ Exit 0 when enrolled (or already), 2 for bad flags or no pinned artifact, 3 when
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(HostAdd);
     const root = await this.findRepo(flags.repo);
-    const result = await this.service(HostAddService).run({
+    const service = await this.service(HostAddService);
+    const result = await service.run({
       root,
       name: args.name,
       ...(flags.ssh === undefined ? {} : { ssh: flags.ssh }),
