@@ -6,7 +6,7 @@
  * PATH itself (the policy's, the user's login PATH the node learned, or the controller's), and on
  * macOS the launchd agents of fleet.
  * Read-only; one request per host. The node only observes: deciding what is stale, missing or
- * shadowing is the operator's (`config/version.ts`).
+ * shadowing is the operator's (`config/version.ts` and its `version-*.ts` siblings).
  */
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
@@ -62,7 +62,7 @@ export const versionsRequestSchema = z.lazy(() =>
     tools: z.array(toolNameSchema).max(MAX_VERSION_TOOLS),
     /**
      * Added within protocol 2: a node that predates it refuses the key (`BAD_REQUEST`), and the
-     * operator then asks `POST /v1/probe` instead (`config/version.ts`).
+     * operator then asks `POST /v1/probe` instead (`config/version-transport.ts`).
      */
     probes: z.array(versionsProbeSchema).max(MAX_VERSION_PROBES).optional(),
   }),
