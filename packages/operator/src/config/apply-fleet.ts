@@ -15,8 +15,11 @@ import { runApply, savedPlan } from './apply.js';
 /** The renderers of a host's line and of the summary, for the command to print (pure). */
 export { renderApplyHost, renderApplySummary } from './render.js';
 
-/** Progress while hosts are worked on (the command's: the hosts still waited for). */
-export interface ApplyProgress {
+/**
+ * Progress while hosts are worked on (the command's: the hosts still waited for); `apply` and
+ * `drift` report to it.
+ */
+export interface HostsProgress {
   settled(host: string): void;
   finish(): void;
 }
@@ -40,7 +43,7 @@ export interface ApplyFleetInput {
   readonly timeoutMs: number;
   /** The commit the repository was read at, as soon as it is known (before any host is asked). */
   readonly onSource?: (source: RepoSource) => Promise<void>;
-  readonly progress?: (hosts: readonly string[]) => ApplyProgress;
+  readonly progress?: (hosts: readonly string[]) => HostsProgress;
   /** Each host's result as it settles (after the progress heard of it). */
   readonly onHost?: (result: ApplyHostResult) => void;
   /** Progress lines (a coupled restart settling), on stderr. */

@@ -16,7 +16,7 @@ import {
   type RepoSource,
 } from '@fleet/core';
 import { inject, injectable, REGISTRY_SOURCE, type RegistrySource } from '@fleet/core/di';
-import type { ApplyProgress } from '../config/apply-fleet.js';
+import type { HostsProgress } from '../config/apply-fleet.js';
 import { loadFleetContext } from '../config/context.js';
 import { readLiveThroughController, readSnapshotThroughController } from '../config/live.js';
 
@@ -35,7 +35,7 @@ export interface DriftOptions {
   /** The commit the repository was read at, before any host is asked. */
   readonly onSource?: (source: RepoSource) => Promise<void>;
   /** The hosts about to be asked: the caller's progress, told of each as it settles. */
-  readonly progress?: (hosts: readonly string[]) => ApplyProgress;
+  readonly progress?: (hosts: readonly string[]) => HostsProgress;
   /** Each host's entry as it answers (after the progress heard of it). */
   readonly onHost?: (entry: DriftHost) => void;
 }
