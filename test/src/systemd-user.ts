@@ -89,7 +89,14 @@ function stopAll(): void {
 
 process.once('exit', stopAll);
 // A root hook when this module is loaded with the test files: the manager stops with the run.
-if (typeof after === 'function') after(stopShared);
+// Removing the user waits for its processes to end, which a loaded machine can stretch past
+// mocha's default timeout.
+if (typeof after === 'function') {
+  after(function () {
+    this.timeout(120_000);
+    stopShared();
+  });
+}
 
 /**
  * In a `before` hook: a new user manager of its own (for a new user, optionally inside a network
