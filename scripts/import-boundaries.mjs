@@ -93,6 +93,11 @@ export const PUBLIC_ENTRIES = {
     '/config-plan',
     '/drift',
     '/host-add',
+    '/plugins-new',
+    '/release',
+    '/report-run',
+    '/schedule',
+    '/token',
     '/upgrade',
   ],
 };

@@ -1,5 +1,9 @@
-/** What the node-local commands (`fleet token …`) share: the `--home` flag and the token store. */
+/**
+ * What the token commands (`fleet token …`) share: the `--home`, `--host` and `--timeout` flags and
+ * the target they name for the token service.
+ */
 import { Flags } from '@fleet/core/command';
+import type { TokenTarget } from '@fleet/operator/token';
 
 export const homeFlag = Flags.directory({
   description: "the node's home whose token store to use (default: your home directory)",
@@ -20,10 +24,19 @@ export const timeoutFlag = Flags.integer({
   min: 1,
 });
 
-/** The token store under `home` (default: the user's home); loads the controller lazily. */
-export async function openStore(home: string | undefined) {
-  const { homedir } = await import('node:os');
-  const { realpath } = await import('node:fs/promises');
-  const { TokenStore, statePaths, systemClock } = await import('@fleet/controller');
-  return new TokenStore(statePaths(await realpath(home ?? homedir())), systemClock);
+/**
+ * The token service's target: the host's controller with `--host` (the repository found from
+ * `--repo`), else the node's own token store under `--home`.
+ */
+export async function tokenTarget(
+  flags: {
+    readonly repo?: string;
+    readonly home?: string;
+    readonly host?: string;
+    readonly timeout: number;
+  },
+  findRepo: (flag: string | undefined) => Promise<string>,
+): Promise<TokenTarget> {
+  if (flags.host === undefined) return flags.home === undefined ? {} : { home: flags.home };
+  return { host: flags.host, root: await findRepo(flags.repo), timeoutMs: flags.timeout };
 }

@@ -16,6 +16,11 @@ import { ConfigInstallService } from '../src/services/config-install.js';
 import { ConfigPlanService } from '../src/services/config-plan.js';
 import { DriftService } from '../src/services/drift.js';
 import { HostAddService } from '../src/services/host-add.js';
+import { PluginScaffoldService } from '../src/services/plugins-new.js';
+import { ReleaseService } from '../src/services/release.js';
+import { ReportRunService } from '../src/services/report-run.js';
+import { ScheduleService } from '../src/services/schedule.js';
+import { TokenService } from '../src/services/token.js';
 import { UpgradeService } from '../src/services/upgrade.js';
 
 /** A registry source that counts how often a service asked for the registry. */
@@ -71,6 +76,11 @@ describe('services: resolved from a container', () => {
       ConfigPlanService,
       DriftService,
       HostAddService,
+      PluginScaffoldService,
+      ReleaseService,
+      ReportRunService,
+      ScheduleService,
+      TokenService,
       UpgradeService,
     ]) {
       expect(scope.resolve<object>(service), service.name).to.be.instanceOf(service);

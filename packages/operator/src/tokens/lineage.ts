@@ -78,3 +78,10 @@ export function lineageText(token: LineageCells): string {
   if (token.lineage === undefined) return '-';
   return [...token.lineage, 'node'].join(' ← ');
 }
+
+/** The tokens a revoke took along, as the answer and the operator log name them. */
+export function mintedText(ids: readonly string[]): string {
+  return ids.length === 0
+    ? 'no token minted from it'
+    : `${ids.length} token(s) minted from it: ${ids.join(', ')}`;
+}

@@ -1,8 +1,7 @@
 import { Args, Flags } from '@fleet/core/command';
-import type { WiredDomain } from '@fleet/operator/plugins/new.js';
 import { FleetCommand } from '../../base-command.js';
 import { UNSET_FLEET_REGISTRY } from '@fleet/core';
-import { newPlugin, nextSteps } from '@fleet/operator/plugins/new.js';
+import { nextSteps, PluginScaffoldService, type WiredDomain } from '@fleet/operator/plugins-new';
 
 export interface PluginsNewResult {
   readonly root: string;
@@ -72,7 +71,8 @@ export default class PluginsNew extends FleetCommand {
           ...(flags.host === undefined ? {} : { hosts: flags.host }),
         }
       : undefined;
-    const result = await newPlugin({
+    const service = await this.service(PluginScaffoldService);
+    const result = await service.run({
       dir,
       scaffold: {
         name: args.name,

@@ -1,7 +1,7 @@
 import { FleetCommand } from '../../base-command.js';
 import { Flags } from '@fleet/core/command';
 import * as path from 'node:path';
-import { release } from '@fleet/operator/release/release.js';
+import { ReleaseService } from '@fleet/operator/release';
 
 export default class Release extends FleetCommand {
   static override summary =
@@ -41,7 +41,8 @@ export default class Release extends FleetCommand {
 
   async run(): Promise<Record<string, unknown>> {
     const { flags } = await this.parse(Release);
-    const result = await release({
+    const service = await this.service(ReleaseService);
+    const result = await service.release({
       root: await this.findRepo(flags.repo),
       // packages/cli → the workspace root it belongs to
       checkout: path.resolve(this.config.root, '..', '..'),

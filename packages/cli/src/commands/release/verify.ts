@@ -1,7 +1,7 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import * as path from 'node:path';
-import { verifyRelease } from '@fleet/operator/release/release-verify.js';
+import { ReleaseService } from '@fleet/operator/release';
 
 export default class ReleaseVerify extends FleetCommand {
   static override summary = 'Rebuild a pinned release from its commit and compare the bytes.';
@@ -23,7 +23,8 @@ export default class ReleaseVerify extends FleetCommand {
 
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(ReleaseVerify);
-    const result = await verifyRelease({
+    const service = await this.service(ReleaseService);
+    const result = await service.verify({
       root: await this.findRepo(flags.repo),
       checkout: path.resolve(this.config.root, '..', '..'),
       ...(args.version === undefined ? {} : { version: args.version }),

@@ -1,11 +1,7 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import * as path from 'node:path';
-import * as model from '@fleet/operator/schedule/model.js';
-import { assertUnattendedAllowed } from '@fleet/operator/schedule/policy.js';
-import { ensureReportsIgnored, installSchedule } from '@fleet/operator/schedule/io.js';
-import { operatorScheduleHost } from '@fleet/operator/schedule/host.js';
-import * as core from '@fleet/core';
+import { classifyJob, parseEvery, ScheduleService } from '@fleet/operator/schedule';
 
 export interface ScheduleInstallJson {
   readonly schema: 'fleet.schedule/v1';
@@ -54,63 +50,35 @@ Only read-only reports can be scheduled: any writing verb (config install, confi
     const { args, flags } = await this.parse(ScheduleInstall);
     const words = [args.verb, ...(args.subverb === undefined ? [] : [args.subverb])];
     // Refused before anything is read or written.
-    const job = model.classifyJob(words, flags.unattended);
-    const everySeconds = model.parseEvery(flags.every);
+    const job = classifyJob(words, flags.unattended);
+    const everySeconds = parseEvery(flags.every);
     const root = path.resolve(await this.findRepo(flags.repo));
-    if (job.kind === 'unattended-reconcile') {
-      await assertUnattendedAllowed(root, await this.loadRegistry());
-    }
-    const host = operatorScheduleHost();
-    const name = model.scheduleName(job);
-    const argv = [
-      process.execPath,
-      path.join(this.config.root, 'bin', 'run.js'),
-      ...model.jobArguments(job, root),
-    ];
-    // What the run needs from this shell, by name and as absolute paths (never a token): the
-    // credentials file it reads, and the XDG directories when this shell sets them.
-    const environment: Record<string, string> = {
-      FLEET_CREDENTIALS: path.resolve(core.defaultCredentialsPath(process.env)),
-    };
-    for (const name of ['XDG_CONFIG_HOME', 'XDG_STATE_HOME']) {
-      const value = process.env[name];
-      if (value) environment[name] = path.resolve(value);
-    }
-    const testPeriod = model.testPeriodSeconds(process.env);
-    if (testPeriod !== undefined)
-      this.warn(
-        `${model.TEST_PERIOD_ENV} is set (tests only): the timer runs every ${testPeriod}s`,
-      );
-    const result = await installSchedule(host, {
-      name,
-      title: job.kind === 'report' ? job.verb : 'harness reconcile --unattended',
-      argv,
-      repo: root,
+    const service = await this.service(ScheduleService);
+    const { installed, ignored } = await service.install({
+      root,
+      job,
       everySeconds,
-      readOnly: job.kind === 'report',
-      environment,
-      logDir: path.join(host.home, 'Library', 'Logs', 'fleet'),
-      ...(testPeriod === undefined ? {} : { testPeriodSeconds: testPeriod }),
+      cli: [process.execPath, path.join(this.config.root, 'bin', 'run.js')],
+      onWarn: (line) => this.warn(line),
+      onInstalled: ({ name, every, files }) => {
+        this.log(
+          `Installed ${name}: every ${every}, ${words.join(' ')} into ${path.join(root, 'reports')}`,
+        );
+        for (const file of files) this.log(`  ${file}`);
+      },
     });
-    const every = model.formatEvery(everySeconds);
-    this.log(
-      `Installed ${name}: every ${every}, ${words.join(' ')} into ${path.join(root, 'reports')}`,
-    );
-    for (const file of result.files) this.log(`  ${file}`);
-    // Reports and runs.log are evidence, never the operator's own change (ignore.ts).
-    const ignored = await ensureReportsIgnored(root);
     if (ignored.file !== null)
       this.log(
         `  git now ignores ${ignored.added.join(', ')} (in ${ignored.file}, this checkout only)`,
       );
     return {
       schema: 'fleet.schedule/v1',
-      name,
-      platform: result.platform,
-      every,
-      files: result.files,
-      command: result.command,
-      supervisor: result.supervisor,
+      name: installed.name,
+      platform: installed.platform,
+      every: installed.every,
+      files: installed.files,
+      command: installed.command,
+      supervisor: installed.supervisor,
     };
   }
 }

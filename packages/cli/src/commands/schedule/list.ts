@@ -1,9 +1,11 @@
 import { FleetCommand } from '../../base-command.js';
-import type { InstalledSchedule } from '@fleet/operator/schedule/io.js';
-import { listSchedules } from '@fleet/operator/schedule/io.js';
-import { operatorScheduleHost } from '@fleet/operator/schedule/host.js';
 import { escapeControl } from '@fleet/core';
-import { describeLastRun, jobOf } from '@fleet/operator/schedule/model.js';
+import {
+  describeLastRun,
+  jobOf,
+  ScheduleService,
+  type InstalledSchedule,
+} from '@fleet/operator/schedule';
 
 export interface ScheduleListJson {
   readonly schema: 'fleet.schedules/v1';
@@ -21,7 +23,8 @@ export default class ScheduleList extends FleetCommand {
 
   async run(): Promise<ScheduleListJson> {
     await this.parse(ScheduleList);
-    const schedules = await listSchedules(operatorScheduleHost());
+    const service = await this.service(ScheduleService);
+    const schedules = await service.list();
     if (schedules.length === 0) this.log('No fleet schedules installed.');
     for (const schedule of schedules) {
       this.log(

@@ -1,8 +1,6 @@
 import { Args } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
-import { normaliseName } from '@fleet/operator/schedule/model.js';
-import { removeSchedule } from '@fleet/operator/schedule/io.js';
-import { operatorScheduleHost } from '@fleet/operator/schedule/host.js';
+import { ScheduleService } from '@fleet/operator/schedule';
 
 export interface ScheduleRemoveJson {
   readonly name: string;
@@ -27,7 +25,8 @@ export default class ScheduleRemove extends FleetCommand {
 
   async run(): Promise<ScheduleRemoveJson> {
     const { args } = await this.parse(ScheduleRemove);
-    const result = await removeSchedule(operatorScheduleHost(), normaliseName(args.name));
+    const service = await this.service(ScheduleService);
+    const result = await service.remove({ name: args.name });
     this.log(`Removed ${result.name}:`);
     for (const file of result.removed) this.log(`  ${file}`);
     return { name: result.name, removed: result.removed, supervisor: result.supervisor };

@@ -5,8 +5,12 @@ import {
   REPORT_CHAIN_SCHEDULES,
   type ReportChainSchedule,
 } from '@fleet/core';
-import { chainVerdictLine, type ChainVerdict } from '@fleet/operator/schedule/chain.js';
-import { verifyReports, verifyReportsExitCode } from '@fleet/operator/schedule/chain-io.js';
+import {
+  chainVerdictLine,
+  ScheduleService,
+  verifyReportsExitCode,
+  type ChainVerdict,
+} from '@fleet/operator/schedule';
 import { FleetCommand } from '../../base-command.js';
 
 export interface ScheduleVerifyJson {
@@ -48,7 +52,12 @@ Exit 0 when every chain is intact (or has no chained report yet); 6 when any is 
     const { args, flags } = await this.parse(ScheduleVerify);
     const schedules = schedulesOf(args.verb);
     const root = await this.findRepo(flags.repo);
-    const result = await verifyReports(root, schedules, flags['accept-current']);
+    const service = await this.service(ScheduleService);
+    const result = await service.verify({
+      root,
+      schedules,
+      acceptCurrent: flags['accept-current'],
+    });
     for (const schedule of result.accepted) {
       this.note(
         `${schedule}: the chain's head is now the folder's newest report (${result.headsFile})`,

@@ -1,17 +1,10 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
-import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
-import { FleetError, isScope, newOperationId } from '@fleet/core';
+import { homeFlag, hostFlag, timeoutFlag, tokenTarget } from '../../node-home.js';
 import { parseDuration } from '@fleet/controller';
-import { recordTokenVerb, remoteTokens } from '@fleet/operator/tokens/remote.js';
+import { checkedScopes, TokenService, type IssuedToken } from '@fleet/operator/token';
 
-export interface IssuedTokenJson {
-  readonly id: string;
-  readonly token: string;
-  readonly client: string;
-  readonly scopes: readonly string[];
-  readonly expiresAt: string;
-}
+export type IssuedTokenJson = IssuedToken;
 
 export default class TokenIssue extends FleetCommand {
   static override summary = "Issue a per-client token on this node's token store.";
@@ -42,70 +35,33 @@ With --host H it is issued through H's controller (needs node-admin:tokens) and 
 
   async run(): Promise<IssuedTokenJson> {
     const { flags } = await this.parse(TokenIssue);
-    const bad = flags.scope.filter((scope) => !isScope(scope));
-    if (bad.length > 0) {
-      throw new FleetError(
-        'USAGE',
-        `unknown scope${bad.length > 1 ? 's' : ''} ${bad.map((s) => JSON.stringify(s)).join(', ')}`,
-        {
-          suggestions: [
-            'scopes are spelled exactly: config:read, config:install, config:adopt, versions:read, runtime:upgrade, node-admin:bootstrap, node-admin:tokens',
-          ],
-        },
-      );
-    }
+    const scopes = checkedScopes(flags.scope);
     const ttlMs = parseDuration(flags.ttl);
-    if (flags.host !== undefined) {
-      const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
-      const operationId = newOperationId();
-      const issued = await remote.client.tokenIssue({
-        operationId,
-        client: flags.client,
-        scopes: flags.scope as never,
-        ttlMs,
-      });
-      await recordTokenVerb(
-        'token issue',
-        flags.host,
-        operationId,
-        `issued ${issued.id} for ${issued.client}`,
-        [issued.token],
-      );
+    const target = await tokenTarget(flags, (repo) => this.findRepo(repo));
+    const service = await this.service(TokenService);
+    const { issued, lifetimeCut } = await service.issue({
+      target,
+      client: flags.client,
+      scopes,
+      ttlMs,
+    });
+    if (target.host !== undefined) {
       this.log(
-        `Issued token ${issued.id} for ${issued.client} on ${flags.host} (${issued.scopes.join(', ')}), expires ${issued.expiresAt}.`,
+        `Issued token ${issued.id} for ${issued.client} on ${target.host} (${issued.scopes.join(', ')}), expires ${issued.expiresAt}.`,
       );
-      if (Date.parse(issued.expiresAt) < Date.now() + ttlMs - 60_000) {
+      if (lifetimeCut) {
         this.note(
-          `its lifetime was cut to ${issued.expiresAt}, the expiry of your token for ${flags.host}: a token minted through a controller never outlives the token that minted it (issue a longer one on the node, over SSH)`,
+          `its lifetime was cut to ${issued.expiresAt}, the expiry of your token for ${target.host}: a token minted through a controller never outlives the token that minted it (issue a longer one on the node, over SSH)`,
         );
       }
       this.log('The token is shown once and stored on the node only as a hash:');
-      this.log(issued.token);
-      return {
-        id: issued.id,
-        token: issued.token,
-        client: issued.client,
-        scopes: issued.scopes,
-        expiresAt: issued.expiresAt,
-      };
+    } else {
+      this.log(
+        `Issued token ${issued.id} for ${issued.client} (${issued.scopes.join(', ')}), expires ${issued.expiresAt}.`,
+      );
+      this.log('The token is shown once and stored only as a hash:');
     }
-    const store = await openStore(flags.home);
-    const { record, token } = await store.issue({
-      client: flags.client,
-      scopes: flags.scope as never,
-      ttlMs,
-    });
-    this.log(
-      `Issued token ${record.id} for ${record.client} (${record.scopes.join(', ')}), expires ${record.expiresAt}.`,
-    );
-    this.log('The token is shown once and stored only as a hash:');
-    this.log(token);
-    return {
-      id: record.id,
-      token,
-      client: record.client,
-      scopes: record.scopes,
-      expiresAt: record.expiresAt,
-    };
+    this.log(issued.token);
+    return issued;
   }
 }

@@ -1,31 +1,9 @@
 import { FleetCommand } from '../../base-command.js';
-import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
-import { issuerText, lineageText, listWithLineage } from '@fleet/operator/tokens/lineage.js';
-import { remoteTokens } from '@fleet/operator/tokens/remote.js';
+import { homeFlag, hostFlag, timeoutFlag, tokenTarget } from '../../node-home.js';
+import { issuerText, lineageText, TokenService, type ListedTokens } from '@fleet/operator/token';
 import { renderTable } from '../../table.js';
 
-export interface TokenListJson {
-  readonly tokens: readonly {
-    readonly id: string;
-    readonly client: string;
-    readonly scopes: readonly string[];
-    readonly state: string;
-    readonly createdAt: string;
-    readonly expiresAt: string;
-    readonly rotatedFrom?: string;
-    readonly graceUntil?: string;
-    readonly revokedAt?: string;
-    /**
-     * The token that minted it through a controller; `null`: issued on the node (over SSH, by
-     * enrollment or --home) by its operator; absent: the node predates lineage.
-     */
-    readonly issuedBy?: string | null;
-    /** The minters above it, nearest first (absent: the node predates lineage). */
-    readonly lineage?: readonly string[];
-  }[];
-  /** With --host: the id of the token the request was made with (your own for the host). */
-  readonly self?: string;
-}
+export type TokenListJson = ListedTokens;
 
 export default class TokenList extends FleetCommand {
   static override summary =
@@ -42,31 +20,12 @@ export default class TokenList extends FleetCommand {
 
   async run(): Promise<TokenListJson> {
     const { flags } = await this.parse(TokenList);
-    let tokens: TokenListJson['tokens'];
-    let self: string | undefined;
-    if (flags.host !== undefined) {
-      const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
-      const answer = await listWithLineage(remote.client);
-      ({ tokens, self } = answer);
-      if (!answer.lineage)
-        this.note(`${flags.host} predates token lineage: the issuer of its tokens is unknown`);
-    } else {
-      // Lazy: only the local branch needs the controller (packages/cli/README.md, Lazy imports kept).
-      const { lineageOf, tokenState } = await import('@fleet/controller');
-      const store = await openStore(flags.home);
-      const now = new Date();
-      const records = await store.list();
-      tokens = records.map((record) => {
-        const { sha256, issuedBy, ...shown } = record;
-        void sha256; // the hash is not shown: nothing the operator needs
-        return {
-          ...shown,
-          state: tokenState(record, now),
-          issuedBy: issuedBy ?? null,
-          lineage: lineageOf(records, record.id),
-        };
-      });
-    }
+    const target = await tokenTarget(flags, (repo) => this.findRepo(repo));
+    const service = await this.service(TokenService);
+    const { listed, lineage } = await service.list({ target });
+    if (target.host !== undefined && !lineage)
+      this.note(`${target.host} predates token lineage: the issuer of its tokens is unknown`);
+    const { tokens, self } = listed;
     if (tokens.length === 0) this.log('No tokens. Issue one with `fleet token issue`.');
     if (tokens.length > 0) {
       const rows = tokens.map((token) => [

@@ -1,19 +1,9 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
-import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
-import { checkRevoke, recordTokenVerb, remoteTokens } from '@fleet/operator/tokens/remote.js';
-import { revokeWithMinted } from '@fleet/operator/tokens/lineage.js';
-import { newOperationId } from '@fleet/core';
+import { homeFlag, hostFlag, timeoutFlag, tokenTarget } from '../../node-home.js';
+import { mintedText, TokenService, type RevokedToken } from '@fleet/operator/token';
 
-export interface RevokedTokenJson {
-  readonly id: string;
-  readonly client: string;
-  readonly revokedAt: string;
-  /** With --host: it was the operator's own token for the host (revoked with --self). */
-  readonly self?: boolean;
-  /** The tokens minted from it (transitively) revoked with it (absent: the node predates lineage). */
-  readonly minted?: readonly string[];
-}
+export type RevokedTokenJson = RevokedToken;
 
 export default class TokenRevoke extends FleetCommand {
   static override summary =
@@ -46,57 +36,28 @@ Revoking the token your credentials file holds for H (or one it was minted from)
 
   async run(): Promise<RevokedTokenJson> {
     const { args, flags } = await this.parse(TokenRevoke);
-    if (flags.host !== undefined) {
-      const remote = await remoteTokens(await this.findRepo(flags.repo), flags.host, flags.timeout);
-      checkRevoke(remote, args.id, flags.self);
-      const operationId = newOperationId();
-      const revoked = await revokeWithMinted(remote.client, {
-        operationId,
-        id: args.id,
-        self: flags.self,
-      });
-      const minted = revoked.minted;
-      const also = minted === undefined ? '' : `, and ${mintedText(minted)}`;
-      await recordTokenVerb(
-        'token revoke',
-        flags.host,
-        operationId,
-        `revoked ${revoked.id}${also}`,
-        [],
-      );
+    const target = await tokenTarget(flags, (repo) => this.findRepo(repo));
+    const service = await this.service(TokenService);
+    const { revoked, credentialsPath } = await service.revoke({
+      target,
+      id: args.id,
+      self: flags.self,
+    });
+    if (target.host !== undefined) {
+      const also = revoked.minted === undefined ? '' : `, and ${mintedText(revoked.minted)}`;
       this.log(
-        `Revoked token ${revoked.id} (${revoked.client}) on ${flags.host} at ${revoked.revokedAt}${also}.`,
+        `Revoked token ${revoked.id} (${revoked.client}) on ${target.host} at ${revoked.revokedAt}${also}.`,
       );
-      if (revoked.self) {
+      if (revoked.self === true) {
         this.note(
-          `warning: ${remote.credentialsPath} still holds this revoked token for ${flags.host}: every request to ${flags.host} is refused until you put a new one there (fleet token issue on the node)`,
+          `warning: ${credentialsPath ?? ''} still holds this revoked token for ${target.host}: every request to ${target.host} is refused until you put a new one there (fleet token issue on the node)`,
         );
       }
-      return {
-        id: revoked.id,
-        client: revoked.client,
-        revokedAt: revoked.revokedAt,
-        self: revoked.self,
-        ...(minted === undefined ? {} : { minted }),
-      };
+    } else {
+      this.log(
+        `Revoked token ${revoked.id} (${revoked.client}) at ${revoked.revokedAt}, and ${mintedText(revoked.minted ?? [])}.`,
+      );
     }
-    const store = await openStore(flags.home);
-    const { record, minted } = await store.revokeWithMinted(args.id);
-    const ids = minted.map((token) => token.id);
-    this.log(
-      `Revoked token ${record.id} (${record.client}) at ${record.revokedAt}, and ${mintedText(ids)}.`,
-    );
-    return {
-      id: record.id,
-      client: record.client,
-      revokedAt: record.revokedAt as string,
-      minted: ids,
-    };
+    return revoked;
   }
-}
-
-function mintedText(ids: readonly string[]): string {
-  return ids.length === 0
-    ? 'no token minted from it'
-    : `${ids.length} token(s) minted from it: ${ids.join(', ')}`;
 }

@@ -1,18 +1,10 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
-import type { IssuedTokenJson } from './issue.js';
-import { homeFlag, hostFlag, openStore, timeoutFlag } from '../../node-home.js';
+import { homeFlag, hostFlag, timeoutFlag, tokenTarget } from '../../node-home.js';
 import { parseDuration } from '@fleet/controller';
-import { FleetError } from '@fleet/core';
-import { recordTokenVerb, remoteTokens, rotateRemote } from '@fleet/operator/tokens/remote.js';
+import { TokenService, type RotatedToken } from '@fleet/operator/token';
 
-export interface RotatedTokenJson extends IssuedTokenJson {
-  readonly rotatedFrom: string;
-  /** Until when the old token is still accepted. */
-  readonly graceUntil: string;
-  /** With --host: whether the credentials file now holds the new token (it was the operator's own). */
-  readonly credentialsUpdated?: boolean;
-}
+export type RotatedTokenJson = RotatedToken;
 
 export default class TokenRotate extends FleetCommand {
   static override summary = 'Replace a token with a new one for the same client and scopes.';
@@ -44,68 +36,30 @@ Through a controller the new token is your token's: it never expires after your 
 
   async run(): Promise<RotatedTokenJson> {
     const { args, flags } = await this.parse(TokenRotate);
-    if (flags.host !== undefined) return this.rotateThroughController(flags.host, args.id, flags);
-    if (args.id === undefined) {
-      throw new FleetError('USAGE', 'name the token to rotate (fleet token list shows the ids)');
-    }
-    const store = await openStore(flags.home);
-    const { record, token, previous } = await store.rotate(args.id, {
+    const target = await tokenTarget(flags, (repo) => this.findRepo(repo));
+    const service = await this.service(TokenService);
+    const { rotated, credentialsPath } = await service.rotate({
+      target,
+      ...(args.id === undefined ? {} : { id: args.id }),
       graceMs: parseDuration(flags.grace),
       ...(flags.ttl === undefined ? {} : { ttlMs: parseDuration(flags.ttl) }),
+      onNote: (line) => this.note(line),
     });
-    this.log(
-      `Rotated ${previous.id} → ${record.id}; the old token is accepted until ${previous.graceUntil}.`,
-    );
-    this.log('The new token is shown once and stored only as a hash:');
-    this.log(token);
-    return {
-      id: record.id,
-      token,
-      client: record.client,
-      scopes: record.scopes,
-      expiresAt: record.expiresAt,
-      rotatedFrom: previous.id,
-      graceUntil: previous.graceUntil as string,
-    };
-  }
-
-  private async rotateThroughController(
-    host: string,
-    id: string | undefined,
-    flags: { repo?: string; grace: string; ttl?: string; timeout: number },
-  ): Promise<RotatedTokenJson> {
-    const root = await this.findRepo(flags.repo);
-    const remote = await remoteTokens(root, host, flags.timeout);
-    const rotated = await rotateRemote(remote, id, {
-      graceMs: parseDuration(flags.grace),
-      ...(flags.ttl === undefined ? {} : { ttlMs: parseDuration(flags.ttl) }),
-      note: (line) => this.note(line),
-    });
-    const { issued } = rotated;
-    await recordTokenVerb(
-      'token rotate',
-      host,
-      rotated.operationId,
-      `${issued.rotatedFrom ?? ''} -> ${issued.id}${rotated.credentialsUpdated ? ', credentials file updated' : ''}`,
-      [issued.token],
-    );
-    this.log(
-      `Rotated ${issued.rotatedFrom ?? ''} → ${issued.id} on ${host}, expiring ${issued.expiresAt}; the old token is accepted until ${issued.graceUntil ?? ''}.`,
-    );
-    if (rotated.credentialsUpdated) {
-      this.log(`${remote.credentialsPath} now holds the new token for ${host}.`);
+    if (target.host !== undefined) {
+      this.log(
+        `Rotated ${rotated.rotatedFrom} → ${rotated.id} on ${target.host}, expiring ${rotated.expiresAt}; the old token is accepted until ${rotated.graceUntil}.`,
+      );
+      if (rotated.credentialsUpdated === true) {
+        this.log(`${credentialsPath ?? ''} now holds the new token for ${target.host}.`);
+      }
+      this.log('The new token is shown once and stored on the node only as a hash:');
+    } else {
+      this.log(
+        `Rotated ${rotated.rotatedFrom} → ${rotated.id}; the old token is accepted until ${rotated.graceUntil}.`,
+      );
+      this.log('The new token is shown once and stored only as a hash:');
     }
-    this.log('The new token is shown once and stored on the node only as a hash:');
-    this.log(issued.token);
-    return {
-      id: issued.id,
-      token: issued.token,
-      client: issued.client,
-      scopes: issued.scopes,
-      expiresAt: issued.expiresAt,
-      rotatedFrom: issued.rotatedFrom as string,
-      graceUntil: issued.graceUntil as string,
-      credentialsUpdated: rotated.credentialsUpdated,
-    };
+    this.log(rotated.token);
+    return rotated;
   }
 }
