@@ -10,12 +10,15 @@ import { container, REGISTRY_SOURCE, type RegistrySource } from '@fleet/core/di'
 import { defineRegistration } from '@fleet/core/plugin';
 import { registryFromHooks } from '@fleet/testkit';
 import { ApplyService } from '../src/services/apply.js';
+import { AuditService } from '../src/services/audit.js';
+import { BootstrapReceiverService } from '../src/services/bootstrap-receive.js';
 import { BootstrapService } from '../src/services/bootstrap.js';
 import { ConfigAdoptService } from '../src/services/config-adopt.js';
 import { ConfigInstallService } from '../src/services/config-install.js';
 import { ConfigPlanService } from '../src/services/config-plan.js';
 import { DriftService } from '../src/services/drift.js';
 import { HostAddService } from '../src/services/host-add.js';
+import { HostRemoveService } from '../src/services/host-remove.js';
 import { PluginScaffoldService } from '../src/services/plugins-new.js';
 import { ReleaseService } from '../src/services/release.js';
 import { ReportRunService } from '../src/services/report-run.js';
@@ -70,12 +73,15 @@ describe('services: resolved from a container', () => {
     scope.register(REGISTRY_SOURCE, { useValue: countingSource(await notesRegistry()) });
     for (const service of [
       ApplyService,
+      AuditService,
+      BootstrapReceiverService,
       BootstrapService,
       ConfigAdoptService,
       ConfigInstallService,
       ConfigPlanService,
       DriftService,
       HostAddService,
+      HostRemoveService,
       PluginScaffoldService,
       ReleaseService,
       ReportRunService,

@@ -2,21 +2,8 @@ import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import type { AuditLogKind } from '../../audit-table.js';
 import * as core from '@fleet/core';
-import * as service from '@fleet/operator/audit/show.js';
+import { AuditService, safeValue, type AuditShown } from '@fleet/operator/audit';
 import { renderAuditTable } from '../../audit-table.js';
-
-export type AuditShowSource =
-  | { readonly kind: 'operator'; readonly path: string }
-  | { readonly kind: 'node'; readonly home: string; readonly path: string }
-  | { readonly kind: 'controller'; readonly hosts: readonly string[] };
-
-export interface AuditShowJson {
-  readonly schema: 'fleet.audit/v1';
-  readonly source: AuditShowSource;
-  readonly records: readonly Record<string, unknown>[];
-  /** Hosts that could not be read (with --host). */
-  readonly errors?: readonly { host: string; code: string; message: string; exitCode: number }[];
-}
 
 export default class AuditShow extends FleetCommand {
   static override summary =
@@ -54,53 +41,38 @@ Control characters in records are printed escaped (\\x1b…), never raw. --json 
     }),
   };
 
-  async run(): Promise<AuditShowJson> {
+  async run(): Promise<AuditShown> {
     const { flags } = await this.parse(AuditShow);
-    const safe = (value: unknown) => service.safeValue(core.escapeControl, value);
+    const safe = (value: unknown) => safeValue(core.escapeControl, value);
     const palette = await this.palette();
+    const service = await this.service(AuditService);
+    const shown = await service.show({
+      ...(flags.host === undefined
+        ? {}
+        : { hosts: { root: await this.findRepo(flags.repo), names: flags.host } }),
+      ...(flags.home === undefined ? {} : { home: flags.home }),
+      ...(flags.limit === undefined ? {} : { limit: flags.limit }),
+      timeoutMs: flags.timeout,
+    });
+    if (shown.errors?.[0]) process.exitCode = shown.errors[0].exitCode;
+    if (this.jsonEnabled()) return shown;
+
     // The human form: a table, only when there is a record to show (else a note on stderr).
-    const show = (kind: AuditLogKind, records: readonly Record<string, unknown>[]) => {
-      if (records.length === 0) return;
+    const { source, records } = shown;
+    const kind: AuditLogKind = source.kind === 'controller' ? 'hosts' : source.kind;
+    if (records.length > 0)
       for (const line of renderAuditTable(kind, records, safe, (outcome) => palette.state(outcome)))
         this.log(line);
-    };
-    const limit = flags.limit === undefined ? {} : { limit: flags.limit };
-
-    if (flags.host !== undefined) {
-      const { records, errors } = await service.readHostsAudit({
-        root: await this.findRepo(flags.repo),
-        hosts: flags.host,
-        ...limit,
-        timeoutMs: flags.timeout,
-      });
-      if (!this.jsonEnabled()) {
-        show('hosts', records);
-        for (const error of errors) this.note(`${error.host}: ${safe(error.message)}`);
-        if (records.length === 0 && errors.length === 0) this.note('no audit records');
-      }
-      if (errors[0]) process.exitCode = errors[0].exitCode;
-      return {
-        schema: 'fleet.audit/v1',
-        source: { kind: 'controller', hosts: flags.host },
-        records,
-        ...(errors.length > 0 ? { errors } : {}),
-      };
+    if (source.kind === 'controller') {
+      for (const error of shown.errors ?? []) this.note(`${error.host}: ${safe(error.message)}`);
+      if (records.length === 0 && shown.errors === undefined) this.note('no audit records');
+    } else if (records.length === 0) {
+      this.note(
+        source.kind === 'node'
+          ? `no audit records in ${safe(source.path)}`
+          : `no records in the operator log ${safe(source.path)}`,
+      );
     }
-
-    if (flags.home !== undefined) {
-      const { home, path, records } = await service.readHomeAudit({ home: flags.home, ...limit });
-      if (!this.jsonEnabled()) {
-        show('node', records);
-        if (records.length === 0) this.note(`no audit records in ${safe(path)}`);
-      }
-      return { schema: 'fleet.audit/v1', source: { kind: 'node', home, path }, records };
-    }
-
-    const { path, records } = await service.readOperatorAudit(limit);
-    if (!this.jsonEnabled()) {
-      show('operator', records);
-      if (records.length === 0) this.note(`no records in the operator log ${safe(path)}`);
-    }
-    return { schema: 'fleet.audit/v1', source: { kind: 'operator', path }, records };
+    return shown;
   }
 }

@@ -1,8 +1,13 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
-import type { HostVerdict } from '@fleet/operator/audit/log.js';
 import * as core from '@fleet/core';
-import * as service from '@fleet/operator/audit/verify.js';
+import {
+  AuditService,
+  safeValue,
+  verdictLines,
+  type AuditVerifyOptions,
+  type HostVerdict,
+} from '@fleet/operator/audit';
 import { HostProgress } from '../../progress.js';
 
 export interface AuditVerifyJson {
@@ -69,40 +74,36 @@ Exit 0 when every chain is intact; 6 when any is broken or rewritten (the output
 
   async run(): Promise<AuditVerifyJson> {
     const { flags } = await this.parse(AuditVerify);
-    let verdicts: HostVerdict[];
-    let repair: AuditVerifyJson['repair'];
+    let options: AuditVerifyOptions;
     if (flags.home !== undefined) {
-      const home = await service.verifyHomeAudit({
-        home: flags.home,
-        repair: flags.repair,
-        release: flags.release,
-      });
-      verdicts = [home.verdict];
-      repair = home.repair;
-      if (repair && !this.jsonEnabled())
-        this.note(service.safeValue(core.escapeControl, repair.detail));
-      if (home.released) {
-        this.note(
-          `released audit records through seq ${home.released.seq} (${home.released.path}): retention may prune segments holding them`,
-        );
-      } else if (home.released === null) {
-        this.note('nothing released: only an intact log is released');
-      }
+      options = { home: { home: flags.home, repair: flags.repair, release: flags.release } };
     } else {
       const root = await this.findRepo(flags.repo);
-      verdicts = await service.verifyFleetAudit({
-        root,
-        repoKey: this.repoRoot ?? root,
-        ...(flags.host ? { hosts: flags.host } : {}),
-        acceptCurrent: flags['accept-current'],
-        concurrency: flags.concurrency,
-        timeoutMs: flags.timeout,
-        progress: (total) => new HostProgress('audit verify', total),
-      });
+      options = {
+        fleet: {
+          root,
+          repoKey: this.repoRoot ?? root,
+          ...(flags.host ? { hosts: flags.host } : {}),
+          acceptCurrent: flags['accept-current'],
+          concurrency: flags.concurrency,
+          timeoutMs: flags.timeout,
+          progress: (total) => new HostProgress('audit verify', total),
+        },
+      };
+    }
+    const service = await this.service(AuditService);
+    const { verdicts, exitCode, repair, released } = await service.verify(options);
+    if (repair && !this.jsonEnabled()) this.note(safeValue(core.escapeControl, repair.detail));
+    if (released) {
+      this.note(
+        `released audit records through seq ${released.seq} (${released.path}): retention may prune segments holding them`,
+      );
+    } else if (released === null) {
+      this.note('nothing released: only an intact log is released');
     }
     if (!this.jsonEnabled())
-      for (const line of service.verdictLines(verdicts, core.escapeControl)) this.log(line);
-    process.exitCode = service.verifyExitCode(verdicts);
+      for (const line of verdictLines(verdicts, core.escapeControl)) this.log(line);
+    process.exitCode = exitCode;
     return { schema: 'fleet.audit-verify/v1', hosts: verdicts, ...(repair ? { repair } : {}) };
   }
 }

@@ -1,8 +1,7 @@
 import { Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import * as path from 'node:path';
-import { runReceiver } from '@fleet/operator/bootstrap/receiver.js';
-import { checkSshdEnvironment } from '@fleet/operator/bootstrap/sshd-check.js';
+import { BootstrapReceiverService } from '@fleet/operator/bootstrap-receive';
 
 /**
  * The node's forced SSH command for `bootstrap apply --recover` (contract §12). Not run by hand:
@@ -42,17 +41,15 @@ export default class BootstrapReceive extends FleetCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(BootstrapReceive);
-    process.exitCode = await runReceiver({
+    const service = await this.service(BootstrapReceiverService);
+    process.exitCode = await service.run({
       home: path.resolve(flags.home),
       version: this.config.version,
       originalCommand: process.env['SSH_ORIGINAL_COMMAND'],
       stdin: process.stdin,
       stdout: process.stdout,
       stderr: process.stderr,
-      loadRegistry: () => this.loadRegistry(),
       ...(flags.key === undefined ? {} : { keyFingerprint: flags.key }),
-      // Run as the forced command: the sshd that runs it must not let the environment in.
-      checkSshd: checkSshdEnvironment,
     });
   }
 }

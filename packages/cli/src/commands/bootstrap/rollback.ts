@@ -2,11 +2,7 @@ import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
 import { acceptanceTimeoutFlag } from '../../runtime-flags.js';
 import * as core from '@fleet/core';
-import { loadHostRuntime } from '@fleet/operator/runtime/host.js';
-import { renderRuntimeStatus } from '@fleet/operator/runtime/render.js';
-import { followTransaction, unfinished } from '@fleet/operator/runtime/follow.js';
-import { followTimeout } from '@fleet/operator/runtime/apply.js';
-import { recordRuntimeVerb } from '@fleet/operator/runtime/record.js';
+import { BootstrapService, renderRuntimeStatus } from '@fleet/operator/bootstrap';
 
 export default class BootstrapRollback extends FleetCommand {
   static override summary = "Roll a host's runtime back to its prior generation (with --confirm).";
@@ -29,51 +25,25 @@ Without --confirm it prints the current state and exits 2. Exit 0 when the rollb
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(BootstrapRollback);
     const root = await this.findRepo(flags.repo);
-    const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
-    const before = await host.client.runtimeStatus({ supervisor: host.entry.supervisor });
-    if (!flags.confirm) {
+    const service = await this.service(BootstrapService);
+    const rolledBack = await service.rollback({
+      root,
+      host: args.host,
+      confirm: flags.confirm,
+      acceptanceTimeoutMs: flags['acceptance-timeout'] * 1000,
+      timeoutMs: flags.timeout,
+      onProgress: (line) => this.note(`  ${line}`),
+    });
+    if (!rolledBack.confirmed) {
+      const before = rolledBack.status;
       if (!this.jsonEnabled()) this.log(renderRuntimeStatus(args.host, before, 'controller'));
       this.note(`not rolled back: run again with --confirm to roll ${args.host} back`);
       process.exitCode = core.ExitCode.usage;
       return { host: args.host, status: before, confirmed: false };
     }
-    const acceptanceTimeoutMs = flags['acceptance-timeout'] * 1000;
-    const started = await host.client.runtimeRollback({ acceptanceTimeoutMs });
-    this.note(`  rolling back: runner ${started.runner} on the node (log ${started.log})`);
-    const followed = await followTransaction(
-      () => host.client.runtimeStatus({ supervisor: host.entry.supervisor }),
-      {
-        transaction: null,
-        before: before.transaction
-          ? { id: before.transaction.id, ended: before.transaction.lastStep === 'end' }
-          : null,
-        timeoutMs: followTimeout(acceptanceTimeoutMs),
-        // A runner that died is said within seconds once it was seen working (issue 36).
-        runner: {},
-      },
-    );
-    const transaction = followed.status?.transaction?.id ?? null;
-    await recordRuntimeVerb('bootstrap rollback', args.host, transaction, followed.verdict);
-    if (!followed.verdict.done) {
-      throw unfinished(
-        args.host,
-        transaction,
-        followed.status,
-        started.log,
-        followed.runnerDied,
-        followed.answered,
-      );
-    }
-    const { verdict } = followed;
-    const txn = followed.status?.transaction;
-    // A rollback transaction that was accepted, or an open one rolled back: both are success.
-    const succeeded =
-      verdict.outcome === 'rolled-back' ||
-      (verdict.outcome === 'accepted' && txn?.kind === 'rollback') ||
-      (verdict.outcome === 'failed' && txn?.steps.every((s) => s.step !== 'activated'));
-    if (!succeeded && verdict.error) throw verdict.error;
-    if (!this.jsonEnabled() && followed.status)
-      this.log(renderRuntimeStatus(args.host, followed.status, 'controller'));
-    return { host: args.host, transaction, outcome: verdict.outcome, status: followed.status };
+    const { transaction, outcome, status } = rolledBack;
+    if (!this.jsonEnabled() && status)
+      this.log(renderRuntimeStatus(args.host, status, 'controller'));
+    return { host: args.host, transaction, outcome, status };
   }
 }

@@ -2,9 +2,7 @@ import { Args, Flags } from '@fleet/core/command';
 import type { RuntimeStatusResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
 import * as core from '@fleet/core';
-import { loadHostRuntime } from '@fleet/operator/runtime/host.js';
-import { observeRuntime } from '@fleet/operator/runtime/bootstrap-plan.js';
-import { renderRuntimeStatus } from '@fleet/operator/runtime/render.js';
+import { BootstrapService, renderRuntimeStatus } from '@fleet/operator/bootstrap';
 
 export default class BootstrapStatus extends FleetCommand {
   static override summary =
@@ -29,15 +27,16 @@ Exit 0, or 6 when the state is manual-recovery-required or inconsistent.`;
   async run(): Promise<{ host: string; through: string; status: RuntimeStatusResponse }> {
     const { args, flags } = await this.parse(BootstrapStatus);
     const root = await this.findRepo(flags.repo);
-    const host = await loadHostRuntime(root, args.host, { timeoutMs: flags.timeout });
-    const observation = await observeRuntime(host);
-    if (observation.through === 'none')
-      throw new core.FleetError('HOST_UNREACHABLE', observation.reason);
-    const { status } = observation;
-    if (!this.jsonEnabled()) this.log(renderRuntimeStatus(args.host, status, observation.through));
+    const service = await this.service(BootstrapService);
+    const { through, status } = await service.status({
+      root,
+      host: args.host,
+      timeoutMs: flags.timeout,
+    });
+    if (!this.jsonEnabled()) this.log(renderRuntimeStatus(args.host, status, through));
     if (status.state === 'manual-recovery-required' || status.state === 'inconsistent') {
       process.exitCode = core.ExitCode.verification;
     }
-    return { host: args.host, through: observation.through, status };
+    return { host: args.host, through, status };
   }
 }

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@fleet/core/command';
 import { FleetCommand } from '../../base-command.js';
-import { removeHost } from '@fleet/operator/host/remove.js';
+import { HostRemoveService } from '@fleet/operator/host-remove';
 
 export default class HostRemove extends FleetCommand {
   static override summary =
@@ -21,9 +21,9 @@ export default class HostRemove extends FleetCommand {
   async run(): Promise<Record<string, unknown>> {
     const { args, flags } = await this.parse(HostRemove);
     const root = await this.findRepo(flags.repo);
-    const result = await removeHost({
+    const service = await this.service(HostRemoveService);
+    const result = await service.run({
       root,
-      registry: await this.loadRegistry(),
       name: args.name,
       ...(flags.identity === undefined ? {} : { identity: flags.identity }),
       confirm: flags.confirm,
