@@ -93,6 +93,7 @@ export const PUBLIC_ENTRIES = {
     '/config-adopt',
     '/config-install',
     '/config-plan',
+    '/config-read',
     '/drift',
     '/host-add',
     '/host-remove',
@@ -100,8 +101,10 @@ export const PUBLIC_ENTRIES = {
     '/release',
     '/report-run',
     '/schedule',
+    '/status',
     '/token',
     '/upgrade',
+    '/validate',
   ],
 };
 

@@ -16,6 +16,7 @@ import { BootstrapService } from '../src/services/bootstrap.js';
 import { ConfigAdoptService } from '../src/services/config-adopt.js';
 import { ConfigInstallService } from '../src/services/config-install.js';
 import { ConfigPlanService } from '../src/services/config-plan.js';
+import { ConfigReadService } from '../src/services/config-read.js';
 import { DriftService } from '../src/services/drift.js';
 import { HostAddService } from '../src/services/host-add.js';
 import { HostRemoveService } from '../src/services/host-remove.js';
@@ -23,8 +24,10 @@ import { PluginScaffoldService } from '../src/services/plugins-new.js';
 import { ReleaseService } from '../src/services/release.js';
 import { ReportRunService } from '../src/services/report-run.js';
 import { ScheduleService } from '../src/services/schedule.js';
+import { StatusService } from '../src/services/status.js';
 import { TokenService } from '../src/services/token.js';
 import { UpgradeService } from '../src/services/upgrade.js';
+import { ValidateService } from '../src/services/validate.js';
 
 /** A registry source that counts how often a service asked for the registry. */
 function countingSource(registry: Registry): RegistrySource & { asked: number } {
@@ -79,6 +82,7 @@ describe('services: resolved from a container', () => {
       ConfigAdoptService,
       ConfigInstallService,
       ConfigPlanService,
+      ConfigReadService,
       DriftService,
       HostAddService,
       HostRemoveService,
@@ -86,8 +90,10 @@ describe('services: resolved from a container', () => {
       ReleaseService,
       ReportRunService,
       ScheduleService,
+      StatusService,
       TokenService,
       UpgradeService,
+      ValidateService,
     ]) {
       expect(scope.resolve<object>(service), service.name).to.be.instanceOf(service);
     }

@@ -1,9 +1,9 @@
 import { Flags } from '@fleet/core/command';
-import type { StatusInput, StatusReport } from '@fleet/core';
 import type { Palette } from '@fleet/core/command';
 import { FleetCommand } from '../base-command.js';
 import * as core from '@fleet/core';
-import { STATUS_HOOK, statusContributionSchema } from '@fleet/core';
+import { STATUS_HOOK } from '@fleet/core';
+import { StatusService, type StatusReport } from '@fleet/operator/status';
 import { WaitingProgress } from '../progress.js';
 import { renderTable } from '../table.js';
 
@@ -32,59 +32,14 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
   async run(): Promise<StatusReport> {
     const { flags } = await this.parse(Status);
     const root = await this.findRepo(flags.repo);
-    // What drift reads (contract §7): fleet.yaml and hosts/ as committed at HEAD, named on the
-    // first line, with a warning naming what the working tree has not committed.
-    const { repo, source } = await core.loadRepoAtHead(root, core.createGit(root));
-    await this.noteSource(source);
-    const hosts = Object.keys(repo.manifest.hosts).sort();
-    const credentialsPath = core.defaultCredentialsPath(process.env);
-    const credentials = await core.loadCredentials(credentialsPath);
-    const progress = new WaitingProgress('status', hosts);
-    const [outcomes, drift, reconcile] = await Promise.all([
-      core.forEachHost(
-        hosts,
-        async (host) => {
-          const client = core.clientForHost({
-            repo,
-            host,
-            credentials,
-            credentialsPath,
-            timeoutMs: flags.timeout,
-          });
-          const summary = await client.summary();
-          if (summary.health === 'ok') return { summary };
-          // Degraded: why, from the node's health checks (any scope that talks to it may read them).
-          const failing = await client.health().then(
-            (health) =>
-              health.checks
-                .filter((check) => check.status !== 'ok')
-                .map(({ name, detail }) => ({ name, detail })),
-            () => undefined,
-          );
-          return { summary, failing };
-        },
-        { concurrency: flags.concurrency, onSettled: (outcome) => progress.settled(outcome.host) },
-      ),
-      core.latestDriftReport(root),
-      this.readReconcile(),
-    ]);
-    progress.finish();
-    const report = core.assembleStatus({
-      manifest: repo.manifest,
-      repoCommit: source.commit,
-      now: new Date(),
-      hosts: outcomes.map((outcome) => ({
-        host: outcome.host,
-        outcome: outcome.ok
-          ? {
-              ok: true,
-              value: outcome.value.summary,
-              ...(outcome.value.failing === undefined ? {} : { failing: outcome.value.failing }),
-            }
-          : { ok: false, error: outcome.error },
-      })),
-      drift,
-      reconcile,
+    const service = await this.service(StatusService);
+    const report = await service.run({
+      root,
+      concurrency: flags.concurrency,
+      timeoutMs: flags.timeout,
+      runStatusHooks: () => this.config.runHook(STATUS_HOOK, { env: process.env }, 10_000, true),
+      onSource: (source) => this.noteSource(source),
+      progress: (hosts) => new WaitingProgress('status', hosts),
     });
     if (!this.jsonEnabled()) {
       this.log(
@@ -98,40 +53,6 @@ Exit codes, the most urgent across hosts: 4 when a host refused the credentials,
     }
     process.exitCode = core.statusExitCode(report.hosts.map((host) => host.state));
     return report;
-  }
-
-  /**
-   * offline_pending from the plugins' own operator state, through their `fleet:status` hooks
-   * (core STATUS_HOOK; today the harness reconcile's): each answer checked, a failing hook or a
-   * malformed answer named as a warning, never fatal.
-   */
-  private async readReconcile(): Promise<StatusInput['reconcile']> {
-    const { successes, failures } = await this.config.runHook(
-      STATUS_HOOK,
-      { env: process.env },
-      10_000,
-      true,
-    );
-    const problems = failures.map(
-      (f) => `plugin ${f.plugin.name}: its ${STATUS_HOOK} hook failed: ${f.error.message}`,
-    );
-    let found: StatusInput['reconcile'] = null;
-    for (const { plugin, result } of successes) {
-      const parsed = statusContributionSchema.safeParse(result ?? null);
-      if (!parsed.success) {
-        problems.push(
-          `plugin ${plugin.name}: its ${STATUS_HOOK} hook answered something else than a status contribution`,
-        );
-      } else if (parsed.data !== null && 'problem' in parsed.data) {
-        problems.push(parsed.data.problem);
-      } else if (parsed.data !== null) {
-        found ??= {
-          lastRun: parsed.data.lastRun,
-          pending: new Map(parsed.data.pending.map((entry) => [entry.host, entry])),
-        };
-      }
-    }
-    return problems.length > 0 ? { problem: problems.join('; ') } : found;
   }
 }
 

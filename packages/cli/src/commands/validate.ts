@@ -1,23 +1,11 @@
 import { Flags } from '@fleet/core/command';
 import type { CodeBearingGrant, NodePolicy } from '@fleet/core';
 import { FleetCommand } from '../base-command.js';
-import { validateWorkingTree } from '@fleet/operator/config/validate.js';
+import { ValidateService, type ValidateResult } from '@fleet/operator/validate';
 import * as path from 'node:path';
 import { checkedPolicy, summarise, unknownDomainWarning } from '../node-policy.js';
 
-export interface ValidateResult {
-  readonly valid: true;
-  readonly repo: string;
-  /** What was checked: the working tree, uncommitted changes included (what is about to be committed). */
-  readonly checked: 'working-tree';
-  /** The commit drift, plan and install read (`null`: no commit yet). */
-  readonly headCommit: string | null;
-  /** Paths under fleet.yaml, hosts/ and domains/ not committed: checked here, not used by those verbs yet. */
-  readonly uncommitted: readonly string[];
-  readonly hosts: number;
-  readonly domains: number;
-  readonly rendered: number;
-}
+export type { ValidateResult } from '@fleet/operator/validate';
 
 export interface ValidateNodePolicyResult {
   readonly valid: true;
@@ -54,8 +42,9 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
     const { flags } = await this.parse(Validate);
     if (flags['node-policy'] !== undefined) return this.nodePolicy(flags['node-policy']);
     const root = await this.findRepo(flags.repo);
-    const tree = await validateWorkingTree({ root, loadRegistry: () => this.loadRegistry() });
-    const { hosts, domains, rendered, headCommit, uncommitted } = tree;
+    const service = await this.service(ValidateService);
+    const result = await service.run({ root });
+    const { hosts, domains, rendered, headCommit, uncommitted } = result;
     this.log(
       `${root}: valid — ${hosts} host${hosts === 1 ? '' : 's'}, ${rendered} file${
         rendered === 1 ? '' : 's'
@@ -68,16 +57,7 @@ With --node-policy FILE it checks a node policy file instead (docs/node-policy.m
         `Not committed yet (drift, plan and install read commit ${headCommit.slice(0, 12)} until you commit): ${uncommitted.join(', ')}`,
       );
     }
-    return {
-      valid: true,
-      repo: root,
-      checked: 'working-tree',
-      headCommit,
-      uncommitted,
-      hosts,
-      domains,
-      rendered,
-    };
+    return result;
   }
 
   private async nodePolicy(file: string): Promise<ValidateNodePolicyResult> {

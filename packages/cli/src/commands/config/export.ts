@@ -1,8 +1,7 @@
 import { Args, Flags } from '@fleet/core/command';
-import type { ExportResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
-import * as core from '@fleet/core';
-import { loadFleetContext } from '@fleet/operator/config/context.js';
+import { escapeControl } from '@fleet/core';
+import { ConfigReadService, type ExportResponse } from '@fleet/operator/config-read';
 
 export default class ConfigExport extends FleetCommand {
   static override summary = 'Print one managed file (or one of its backups) from a host, redacted.';
@@ -26,20 +25,20 @@ export default class ConfigExport extends FleetCommand {
   };
 
   async run(): Promise<ExportResponse> {
-    const { args: given, flags } = await this.parse(ConfigExport);
-    const args = { ...given, path: await this.nodePath(given.path) };
+    const { args, flags } = await this.parse(ConfigExport);
+    const path = await this.nodePath(args.path);
     const root = await this.findRepo(flags.repo);
-    const registry = await this.loadRegistry();
-    const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
-    core.hostEntry(context.repo, args.host);
-    const exported = await context.client(args.host).export({ path: args.path });
-    if (!exported.exists) {
-      throw new core.FleetError('FILE_NOT_FOUND', `${args.path} does not exist on ${args.host}`);
-    }
+    const service = await this.service(ConfigReadService);
+    const exported = await service.export({
+      root,
+      host: args.host,
+      path,
+      timeoutMs: flags.timeout,
+    });
     // A terminal gets control characters escaped (a file must not drive it); a pipe gets the bytes.
     if (!this.jsonEnabled()) {
       process.stdout.write(
-        process.stdout.isTTY ? core.escapeControl(exported.content) : exported.content,
+        process.stdout.isTTY ? escapeControl(exported.content) : exported.content,
       );
     }
     return exported;

@@ -1,8 +1,7 @@
 import { Args, Flags } from '@fleet/core/command';
-import type { InventoryResponse } from '@fleet/core';
 import { FleetCommand } from '../../base-command.js';
 import * as core from '@fleet/core';
-import { loadFleetContext } from '@fleet/operator/config/context.js';
+import { ConfigReadService, type InventoryResponse } from '@fleet/operator/config-read';
 
 export default class ConfigInventory extends FleetCommand {
   static override summary =
@@ -22,10 +21,8 @@ export default class ConfigInventory extends FleetCommand {
   async run(): Promise<InventoryResponse> {
     const { args, flags } = await this.parse(ConfigInventory);
     const root = await this.findRepo(flags.repo);
-    const registry = await this.loadRegistry();
-    const context = await loadFleetContext({ root, registry, timeoutMs: flags.timeout });
-    core.hostEntry(context.repo, args.host);
-    const inventory = await context.client(args.host).inventory();
+    const service = await this.service(ConfigReadService);
+    const inventory = await service.inventory({ root, host: args.host, timeoutMs: flags.timeout });
     if (!this.jsonEnabled()) {
       const esc = core.escapeControl;
       for (const file of inventory.files) {
