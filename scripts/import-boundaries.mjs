@@ -109,13 +109,14 @@ export const PUBLIC_ENTRIES = {
 };
 
 /**
- * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/operator`'s
- * services are imported one module at a time by the commands that call them, so a verb loads only
- * the services it uses (contract §14, "means"); `@fleet/resident`'s likewise, so a call that finds no
- * resident loads its `place.js` alone (docs/resident.md) — its `exports` list each entry by name,
- * keeping `call-scope.js`, the per-call isolation only its server uses, private.
+ * Packages whose every module is an entry point (`exports: { "./*.js": … }`): `@fleet/resident`'s,
+ * so a call that finds no resident loads its `place.js` alone (docs/resident.md) — its `exports`
+ * list each entry by name, keeping `call-scope.js`, the per-call isolation only its server uses,
+ * private. `@fleet/operator` keeps `./*.js` in its `exports` for tests that drive its inner
+ * modules (test/e2e/ssh-recovery.test.ts), but sources reach it only through its services' named
+ * entries (PUBLIC_ENTRIES).
  */
-const MODULE_PACKAGES = ['@fleet/operator', '@fleet/resident'];
+const MODULE_PACKAGES = ['@fleet/resident'];
 
 /**
  * Libraries that core bundles and hands out (docs/adr/0011-core-ships-a-bundle.md): outside core,

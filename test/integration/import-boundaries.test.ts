@@ -148,15 +148,16 @@ const CASES: readonly Case[] = [
     ],
   },
   {
-    name: "the CLI importing an operator service module by module (its exports' `./*.js`), not its dist",
+    name: "the CLI importing an operator module by its path, or its dist: only the services' entries",
     files: [
       {
         path: 'packages/cli/src/commands/a.ts',
         content:
-          "const { installPlanned } = await import('@fleet/operator/config/install.js');\nimport { y } from '@fleet/operator/dist/src/config/install.js';\n",
+          "import { installDomain } from '@fleet/operator/config/install-domain.js';\nimport { y } from '@fleet/operator/dist/src/config/install.js';\n",
       },
     ],
     expected: [
+      'packages/cli/src/commands/a.ts:1: @fleet/operator/config/install-domain.js: a deep import into @fleet/operator: use what its exports offer',
       'packages/cli/src/commands/a.ts:2: @fleet/operator/dist/src/config/install.js: a deep import into @fleet/operator: use what its exports offer',
     ],
   },
@@ -180,7 +181,7 @@ const CASES: readonly Case[] = [
       {
         path: 'packages/resident/src/a.ts',
         content:
-          "import { x } from '@fleet/cli/package.json';\nimport { o } from '@fleet/operator/config/install.js';\nimport * as z from '@fleet/core/zod';\n",
+          "import { x } from '@fleet/cli/package.json';\nimport { o } from '@fleet/operator/drift';\nimport * as z from '@fleet/core/zod';\n",
       },
       {
         path: 'packages/cli/src/resident.ts',
@@ -190,7 +191,7 @@ const CASES: readonly Case[] = [
     ],
     expected: [
       'packages/resident/src/a.ts:1: @fleet/cli/package.json: resident imports cli: resident may import only core',
-      'packages/resident/src/a.ts:2: @fleet/operator/config/install.js: resident imports operator: resident may import only core',
+      'packages/resident/src/a.ts:2: @fleet/operator/drift: resident imports operator: resident may import only core',
       'packages/cli/src/resident.ts:2: @fleet/resident/dist/src/place.js: a deep import into @fleet/resident: use what its exports offer',
     ],
   },
@@ -200,11 +201,11 @@ const CASES: readonly Case[] = [
       {
         path: 'packages/testkit/src/a.ts',
         content:
-          "import { createHomeWriter } from '@fleet/controller';\nimport { x } from '@fleet/operator/config/install.js';\n",
+          "import { createHomeWriter } from '@fleet/controller';\nimport { x } from '@fleet/operator/drift';\n",
       },
     ],
     expected: [
-      'packages/testkit/src/a.ts:2: @fleet/operator/config/install.js: testkit imports operator: testkit may import only core, controller',
+      'packages/testkit/src/a.ts:2: @fleet/operator/drift: testkit imports operator: testkit may import only core, controller',
     ],
   },
   {

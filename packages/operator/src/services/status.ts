@@ -22,7 +22,7 @@ import {
   type StatusReport,
 } from '@fleet/core';
 import { injectable } from '@fleet/core/di';
-import type { ApplyProgress } from '../config/apply-fleet.js';
+import type { HostsProgress } from '../config/apply-fleet.js';
 
 export type { StatusReport } from '@fleet/core';
 
@@ -49,7 +49,7 @@ export interface StatusOptions {
   /** The commit the repository was read at, before any host is asked. */
   readonly onSource?: (source: RepoSource) => Promise<void>;
   /** The hosts about to be asked: the caller's progress, told of each as it settles. */
-  readonly progress?: (hosts: readonly string[]) => ApplyProgress;
+  readonly progress?: (hosts: readonly string[]) => HostsProgress;
 }
 
 @injectable()
