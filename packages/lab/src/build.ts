@@ -32,6 +32,8 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { BuildRecord, FleetManifest, Git, LabDocument, PinnedPlugin } from '@fleet/core';
+import * as core from '@fleet/core';
+import { readTgz } from '@fleet/controller';
 import { DEFAULT_LAB_DIR, labLayout } from './layout.js';
 import { readLabDocument } from './state.js';
 
@@ -87,9 +89,7 @@ export function labBuildRefusal(manifest: FleetManifest, version: string): strin
 }
 
 /** Reads back what will be pinned: the package's version and the build record, checked. */
-async function packedIdentity(tgz: Buffer, file: string, version: string) {
-  const core = await import('@fleet/core');
-  const { readTgz } = await import('@fleet/controller');
+function packedIdentity(tgz: Buffer, file: string, version: string) {
   const entries = readTgz(tgz);
   const text = (path: string) =>
     entries.find((entry) => entry.path === path && entry.type === 'file')?.data.toString('utf8');
@@ -126,7 +126,6 @@ const real = (path: string): Promise<string> => realpath(path).catch(() => path)
  * than passed over: the operator meant that repository, and lab build writes only into a lab's.
  */
 async function chooseLab(options: LabBuildOptions) {
-  const { FleetError } = await import('@fleet/core');
   const warnings: string[] = [];
   let dir = options.dir;
   if (dir === undefined && options.fleetRepo !== undefined) {
@@ -134,7 +133,7 @@ async function chooseLab(options: LabBuildOptions) {
     const candidate = dirname(repo);
     const document = await readLabDocument(labLayout(candidate).labFile).catch(() => undefined);
     if (document === undefined || (await real(document.repo)) !== repo) {
-      throw new FleetError(
+      throw new core.FleetError(
         'USAGE',
         `$FLEET_REPO is ${options.fleetRepo}, which is not a lab's repository (no lab.json of a lab beside it): lab build writes only into a lab; name one with --dir`,
       );
@@ -144,7 +143,7 @@ async function chooseLab(options: LabBuildOptions) {
   dir ??= DEFAULT_LAB_DIR;
   const document = await readLabDocument(labLayout(await real(dir)).labFile);
   if (document === undefined) {
-    throw new FleetError(
+    throw new core.FleetError(
       'USAGE',
       `${dir} holds no lab (no lab.json): start one with fleet lab up --dir ${dir}`,
     );
@@ -161,7 +160,6 @@ async function chooseLab(options: LabBuildOptions) {
 }
 
 export async function labBuild(options: LabBuildOptions): Promise<LabBuildResult> {
-  const core = await import('@fleet/core');
   const { document, warnings } = await chooseLab(options);
   const repo = document.repo;
   const manifestPath = join(repo, core.MANIFEST_FILE);
@@ -228,7 +226,6 @@ async function packLabRuntime(input: {
   readonly version: string;
   readonly options: LabBuildOptions;
 }): Promise<PackedRuntime> {
-  const core = await import('@fleet/core');
   const { checkout, from, version, manifest } = input;
   const plugins = await core.pinnedPluginTarballs(input.repo, manifest);
   const file = `artifacts/${core.packedFileName(core.RUNTIME_PACKAGE, version)}`;
@@ -243,7 +240,7 @@ async function packLabRuntime(input: {
     await rm(scratch, { recursive: true, force: true });
   }
   if (version !== from) tgz = core.withPackageVersion(tgz, from, version, core.VERSION_SET_BY_LAB);
-  const record = await packedIdentity(tgz, file, version);
+  const record = packedIdentity(tgz, file, version);
   const mismatches = core.pluginMismatches(manifest.plugins, record.plugins);
   if (mismatches.length > 0) {
     throw new core.FleetError(
@@ -268,7 +265,6 @@ async function pinLabArtifact(input: {
   readonly version: string;
   readonly canonical: boolean;
 }): Promise<string> {
-  const core = await import('@fleet/core');
   const { git, document, packed, from, version, canonical } = input;
   const { repo } = document;
   const { file, tgz, sha256, commit } = packed;

@@ -6,10 +6,12 @@
  */
 import { chmod, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import type {
-  LabSupervisorRequest,
-  LabSupervisorResponse,
-  LabSupervisorState,
+import { FleetError, isFleetError, parseStrictJson } from '@fleet/core';
+import {
+  labSupervisorRequestSchema,
+  type LabSupervisorRequest,
+  type LabSupervisorResponse,
+  type LabSupervisorState,
 } from './supervisor-protocol.js';
 import { MAX_SOCKET_PATH } from './layout.js';
 
@@ -18,8 +20,6 @@ const MAX_REQUEST_BYTES = 16 * 1024;
 export type ControlHandler = (request: LabSupervisorRequest) => Promise<LabSupervisorState>;
 
 async function answer(line: string, handler: ControlHandler): Promise<LabSupervisorResponse> {
-  const { isFleetError, parseStrictJson } = await import('@fleet/core');
-  const { labSupervisorRequestSchema } = await import('./supervisor-protocol.js');
   try {
     const parsed = labSupervisorRequestSchema.safeParse(
       parseStrictJson(line, 'request', 'BAD_REQUEST'),
@@ -46,7 +46,6 @@ async function answer(line: string, handler: ControlHandler): Promise<LabSupervi
 
 export async function serveControl(socketPath: string, handler: ControlHandler): Promise<Server> {
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
-    const { FleetError } = await import('@fleet/core');
     throw new FleetError(
       'USAGE',
       `the lab's control socket path ${socketPath} is longer than a unix socket allows (${MAX_SOCKET_PATH} bytes): use a shorter --dir`,

@@ -12,7 +12,8 @@
  * writes it once, when the node has none: a lab brought up again keeps whatever its policy says by
  * then.
  */
-import type { NodePolicyInput } from '@fleet/core';
+import { defaultNodePolicy, isFleetError, nodePolicyFile, type NodePolicyInput } from '@fleet/core';
+import { writeNodePolicy } from '@fleet/controller';
 import { devPluginSection, type LabDevPlugin } from './dev-plugins.js';
 import { withNodeActions, type LabNodeActions } from './node-actions.js';
 import type { LabNodeSupervisor } from './node-supervisor.js';
@@ -35,13 +36,12 @@ export type { LabNodeSupervisor } from './node-supervisor.js';
  * The policy of a lab node run by `supervisor`, trusting `trustedKeys` (the lab's release signing
  * key, ADR 0019): a lab's runtime changes take the signed path, as on any node.
  */
-export async function labNodePolicy(
+export function labNodePolicy(
   supervisor: LabNodeSupervisor,
   trustedKeys: readonly string[],
   devPlugins: readonly LabDevPlugin[] = [],
   nodeActions: LabNodeActions = {},
-): Promise<NodePolicyInput> {
-  const { defaultNodePolicy } = await import('@fleet/core');
+): NodePolicyInput {
   const policy = defaultNodePolicy([...LAB_DOMAINS, ...devPlugins.flatMap((p) => p.domains)], {
     tools: LAB_TOOLS,
     bootstrap: { allow: true, supervisors: [supervisor.kind] },
@@ -69,12 +69,10 @@ export async function writeLabNodePolicy(
   devPlugins: readonly LabDevPlugin[] = [],
   nodeActions: LabNodeActions = {},
 ): Promise<string> {
-  const { isFleetError, nodePolicyFile } = await import('@fleet/core');
-  const { writeNodePolicy } = await import('@fleet/controller');
   try {
     return await writeNodePolicy(
       home,
-      await labNodePolicy(supervisor, trustedKeys, devPlugins, nodeActions),
+      labNodePolicy(supervisor, trustedKeys, devPlugins, nodeActions),
     );
   } catch (error) {
     if (isFleetError(error) && error.code === 'INIT_TARGET_NOT_EMPTY') return nodePolicyFile(home);

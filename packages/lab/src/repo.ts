@@ -7,6 +7,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DomainDeclaration } from '@fleet/core';
+import * as core from '@fleet/core';
 import { manifestRoles, type LabNodeActions } from './node-actions.js';
 
 export interface LabRepoHost {
@@ -133,7 +134,6 @@ export async function buildLabRepo(options: {
   /** `fleet lab up --node-actions`: the roles fleet.yaml names (node-actions.ts). */
   readonly nodeActions?: LabNodeActions;
 }): Promise<LabRepoResult> {
-  const core = await import('@fleet/core');
   const { root, hosts } = options;
   const withExamples = options.domains.filter((d) => (d.examples ?? []).length > 0);
   const scaffold = await core.scaffoldFleetRepo({
@@ -205,7 +205,6 @@ async function makeHistory(
 
 /** What the lab hands the operator must itself be valid: every file renders for every host. */
 async function validateLabRepo(root: string, domains: readonly DomainDeclaration[]): Promise<void> {
-  const core = await import('@fleet/core');
   const repo = await core.loadRepo(root);
   const report = core.validateRepo({
     repo,

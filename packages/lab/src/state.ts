@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { LabDocument } from '@fleet/core';
-import type { LabSupervisorState } from './supervisor-protocol.js';
+import { FleetError, labDocumentSchema, parseStrictJson, type LabDocument } from '@fleet/core';
+import { labSupervisorStateSchema, type LabSupervisorState } from './supervisor-protocol.js';
 
 /** Writes `value` as JSON to `path` atomically, with `mode`. */
 export async function writeJsonAtomic(path: string, value: unknown, mode = 0o644): Promise<void> {
@@ -29,13 +29,11 @@ async function readJson(path: string): Promise<unknown> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const { parseStrictJson } = await import('@fleet/core');
   return parseStrictJson(text, path, 'REPO_INVALID');
 }
 
 /** `supervisor.json`, or `undefined` when there is none (or it does not parse: a torn write is never left by the atomic writer, so that is someone else's file). */
 export async function readSupervisorState(path: string): Promise<LabSupervisorState | undefined> {
-  const { labSupervisorStateSchema } = await import('./supervisor-protocol.js');
   let value: unknown;
   try {
     value = await readJson(path);
@@ -52,7 +50,6 @@ export async function writeSupervisorState(path: string, state: LabSupervisorSta
 
 /** `lab.json`; `undefined` when absent; `REPO_INVALID` (exit 2) when it is not a lab document. */
 export async function readLabDocument(path: string): Promise<LabDocument | undefined> {
-  const { FleetError, labDocumentSchema } = await import('@fleet/core');
   const value = await readJson(path);
   if (value === undefined) return undefined;
   const parsed = labDocumentSchema.safeParse(value);

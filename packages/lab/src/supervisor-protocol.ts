@@ -9,6 +9,7 @@
  * (adapter.ts) is the client a lab node's controller reaches its supervisor through — the node
  * half of a domain asks `ctx.controllerSupervisor()`, core's seam, never this socket.
  */
+import { connect } from 'node:net';
 import { ERROR_CODES, FleetError, parseStrictJson, type ErrorCode } from '@fleet/core';
 import * as z from '@fleet/core/zod';
 
@@ -126,7 +127,6 @@ async function ask(
   request: LabSupervisorRequest,
   timeoutMs: number,
 ): Promise<LabSupervisorResponse> {
-  const { connect } = await import('node:net');
   return new Promise((resolve, reject) => {
     const socket = connect(socketPath);
     let buffer = '';

@@ -22,7 +22,13 @@ import type {
   LabSupervisorRequest,
   LabSupervisorState,
 } from './supervisor-protocol.js';
-import type * as Core from '@fleet/core';
+import {
+  FleetError,
+  describeRuntimeCommand,
+  readDefinitionFile,
+  withNodeId,
+  writeDefinitionFile,
+} from '@fleet/core';
 import { LAB_SUPERVISOR_ENV } from './supervisor-protocol.js';
 import { closeControl, serveControl } from './control-server.js';
 import {
@@ -61,10 +67,9 @@ function log(message: string): void {
 }
 
 export async function runSupervisor(options: SupervisorOptions): Promise<void> {
-  const core = await import('@fleet/core');
   const node = nodeLayout(labLayout(options.dir), options.host);
   const recorded = await readSupervisorState(node.state);
-  const supervisor = new Supervisor(core, options, node, recorded);
+  const supervisor = new Supervisor(options, node, recorded);
   const control = await serveControl(node.socket, (request) => supervisor.handle(request));
   const shutdown = (signal: string) => void supervisor.shutdown(signal, control);
   process.on('SIGTERM', () => shutdown('SIGTERM'));
@@ -75,16 +80,6 @@ export async function runSupervisor(options: SupervisorOptions): Promise<void> {
   await supervisor.start(1).catch((error: Error) => log(`start failed: ${error.message}`));
   // Lives until signalled: the control server keeps the event loop alive.
 }
-
-/** What `runSupervisor` takes from `@fleet/core` (loaded when the supervisor starts). */
-type SupervisorCore = Pick<
-  typeof Core,
-  | 'FleetError'
-  | 'describeRuntimeCommand'
-  | 'readDefinitionFile'
-  | 'withNodeId'
-  | 'writeDefinitionFile'
->;
 
 type MutableState = { -readonly [K in keyof LabSupervisorState]: LabSupervisorState[K] };
 
@@ -104,7 +99,6 @@ class Supervisor {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly core: SupervisorCore,
     private readonly options: SupervisorOptions,
     private readonly node: NodeLayout,
     recorded: LabSupervisorState | undefined,
@@ -132,7 +126,6 @@ class Supervisor {
    * against this node's fixed port and home), else the dev checkout's controller.
    */
   private async launch(): Promise<Launch> {
-    const { FleetError, describeRuntimeCommand, readDefinitionFile } = this.core;
     const content = await readDefinitionFile(this.node.home, LAB_CONTROLLER_DEFINITION_PATH);
     if (content === null)
       return devCheckoutLaunch(this.options.fleetBin, this.node.home, this.state.flags);
@@ -155,7 +148,6 @@ class Supervisor {
 
   /** A restart with a new `--node-id` records it in the definition too, so the two agree. */
   private async recordNodeId(nodeId: string): Promise<void> {
-    const { readDefinitionFile, withNodeId, writeDefinitionFile } = this.core;
     const content = await readDefinitionFile(this.node.home, LAB_CONTROLLER_DEFINITION_PATH);
     if (content !== null) {
       const definition = parseLabControllerDefinition(content);
@@ -182,7 +174,6 @@ class Supervisor {
 
   /** Starts the controller; resolves once it printed its bound URL (it then accepts requests). */
   private spawnController(what: Launch): Promise<ChildProcess> {
-    const { FleetError } = this.core;
     return new Promise((resolve, reject) => {
       log(`starting controller (${what.source}): ${what.executable} ${what.args.join(' ')}`);
       const proc = spawn(what.executable, [...what.args], {
@@ -322,8 +313,7 @@ class Supervisor {
   handle(request: LabSupervisorRequest): Promise<LabSupervisorState> {
     return this.serialised(async () => {
       if ('status' in request) return { ...this.state };
-      if (this.stopping)
-        throw new this.core.FleetError('ACTION_FAILED', 'the supervisor is stopping');
+      if (this.stopping) throw new FleetError('ACTION_FAILED', 'the supervisor is stopping');
       this.restarting = true;
       try {
         if ('stop' in request) await this.stopOnRequest();

@@ -11,7 +11,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
+import * as core from '@fleet/core';
 import type { BootstrapAdapter, NodeContext } from '@fleet/core';
+import { createNodeContext } from '@fleet/controller';
 
 /**
  * The systemd-user bootstrap adapter, as the registry provides it (`registry.bootstrapAdapter(
@@ -55,16 +57,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function tools() {
-  const core = await import('@fleet/core');
-  const { createNodeContext } = await import('@fleet/controller');
-  return { core, createNodeContext };
-}
-
-function contextOf(
-  createNodeContext: (options: { home: string; nodeId: string }) => NodeContext,
-  host: SystemdHost | { home: string; host: string },
-): NodeContext {
+function contextOf(host: SystemdHost | { home: string; host: string }): NodeContext {
   return createNodeContext({ home: host.home, nodeId: host.host });
 }
 
@@ -80,13 +73,12 @@ export async function startSystemdNodes(options: {
   readonly progress: (line: string) => void;
   readonly adapter: AdapterSource;
 }): Promise<SystemdNode[]> {
-  const { core, createNodeContext } = await tools();
   const adapter = await options.adapter();
   const installed: SystemdHost[] = [];
   try {
     const first = options.hosts[0];
     if (first !== undefined) {
-      const problems = await adapter.preflight(contextOf(createNodeContext, first));
+      const problems = await adapter.preflight(contextOf(first));
       if (problems.length > 0) {
         throw new core.FleetError(
           'PRECONDITION_FAILED',
@@ -96,7 +88,7 @@ export async function startSystemdNodes(options: {
     }
     const nodes: SystemdNode[] = [];
     for (const host of options.hosts) {
-      const ctx = contextOf(createNodeContext, host);
+      const ctx = contextOf(host);
       const port = host.port > 0 ? host.port : await freePort();
       const unit = labUnitName(options.labDir, host.host);
       const command = [
@@ -131,7 +123,7 @@ export async function startSystemdNodes(options: {
     options.progress(`waiting for ${nodes.length} units to run and accept connections`);
     return await Promise.all(
       nodes.map(async (node, index) => {
-        const ctx = contextOf(createNodeContext, options.hosts[index] as SystemdHost);
+        const ctx = contextOf(options.hosts[index] as SystemdHost);
         const observed = await core.waitForController(adapter, ctx, {
           timeoutMs: options.readyTimeoutMs,
         });
@@ -149,14 +141,13 @@ export async function runningSystemdNodes(
   hosts: readonly { host: string; home: string }[],
   adapterOf: AdapterSource,
 ): Promise<{ host: string; unit: string; pid: number | null }[]> {
-  const { core, createNodeContext } = await tools();
   let adapter: BootstrapAdapter | undefined;
   const running: { host: string; unit: string; pid: number | null }[] = [];
   for (const host of hosts) {
     const record = await core.readSupervisorRecord(host.home).catch(() => null);
     if (record?.supervisor !== 'systemd-user') continue;
     adapter ??= await adapterOf();
-    const observed = await adapter.observe(contextOf(createNodeContext, host)).catch(() => null);
+    const observed = await adapter.observe(contextOf(host)).catch(() => null);
     if (observed?.running)
       running.push({ host: host.host, unit: record.name, pid: observed.pid ?? null });
   }
@@ -168,14 +159,13 @@ export async function removeSystemdNodes(
   hosts: readonly { host: string; home: string }[],
   adapterOf: AdapterSource,
 ): Promise<{ host: string; unit: string; pid: number | null }[]> {
-  const { core, createNodeContext } = await tools();
   let adapter: BootstrapAdapter | undefined;
   const removed: { host: string; unit: string; pid: number | null }[] = [];
   const failures: string[] = [];
   for (const host of hosts) {
     const record = await core.readSupervisorRecord(host.home).catch(() => null);
     if (record?.supervisor !== 'systemd-user') continue;
-    const ctx = contextOf(createNodeContext, host);
+    const ctx = contextOf(host);
     adapter ??= await adapterOf();
     const observed = await adapter.observe(ctx).catch(() => null);
     try {

@@ -3,7 +3,8 @@
  * would on a real node), and the operator's credentials file (contract §3) holding them, 0600.
  */
 import { open, realpath } from 'node:fs/promises';
-import type { Credentials, Scope } from '@fleet/core';
+import { FleetError, forEachHost, type Credentials, type Scope } from '@fleet/core';
+import { TokenStore, statePaths, systemClock } from '@fleet/controller';
 
 /**
  * Every scope an operator's verbs use against a node, `node-admin:tokens` included: the lab's
@@ -25,8 +26,6 @@ const LAB_TOKEN_TTL_MS = 5 * 365 * 86_400_000;
 
 /** Issues one operator token per node; returns the credentials document. */
 export async function issueLabTokens(homes: ReadonlyMap<string, string>): Promise<Credentials> {
-  const { TokenStore, statePaths, systemClock } = await import('@fleet/controller');
-  const { forEachHost } = await import('@fleet/core');
   const outcomes = await forEachHost(
     [...homes.keys()],
     async (host) => {
@@ -43,7 +42,6 @@ export async function issueLabTokens(homes: ReadonlyMap<string, string>): Promis
   const hosts: Record<string, { token: string }> = {};
   for (const outcome of outcomes) {
     if (!outcome.ok) {
-      const { FleetError } = await import('@fleet/core');
       throw new FleetError(outcome.error.code, `${outcome.host}: ${outcome.error.message}`);
     }
     hosts[outcome.host] = { token: outcome.value };

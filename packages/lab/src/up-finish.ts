@@ -5,7 +5,14 @@
  * `lab.json`. The caller undoes what it started when this throws.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Credentials, LabDocument } from '@fleet/core';
+import {
+  FleetError,
+  createControllerClient,
+  forEachHost,
+  tokenFor,
+  type Credentials,
+  type LabDocument,
+} from '@fleet/core';
 import { buildLabRepo } from './repo.js';
 import { writeJsonAtomic } from './state.js';
 import type { LabKeys } from './up-nodes.js';
@@ -67,7 +74,6 @@ async function verifyIdentities(
   credentials: Credentials,
   deadline: number,
 ): Promise<void> {
-  const { FleetError, createControllerClient, forEachHost, tokenFor } = await import('@fleet/core');
   const outcomes = await forEachHost(
     hosts,
     async (host) => {

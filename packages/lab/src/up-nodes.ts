@@ -4,6 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Credentials } from '@fleet/core';
+import * as core from '@fleet/core';
 import { nodeLayout } from './layout.js';
 import { syncLabDevPlugins } from './dev-plugins.js';
 import { writeLabNodePolicy } from './policy.js';
@@ -22,7 +23,6 @@ export async function prepareLabNodes(
   plan: LabUpPlan,
   progress: (line: string) => void,
 ): Promise<LabKeys> {
-  const core = await import('@fleet/core');
   const credentials = await labCredentials(plan, progress);
   // The lab's release signing key (docs/releases.md): lab build signs with it, its nodes trust it,
   // so runtime changes on a lab take the real, signed path.
@@ -44,7 +44,6 @@ async function labCredentials(
   plan: LabUpPlan,
   progress: (line: string) => void,
 ): Promise<Credentials> {
-  const core = await import('@fleet/core');
   if (plan.previous) return core.loadCredentials(plan.lab.credentials);
   for (const home of plan.homes.values()) await mkdir(home, { recursive: true });
   progress(`issuing a token into each node's store (${plan.hosts.length})`);

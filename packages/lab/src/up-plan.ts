@@ -4,7 +4,7 @@
  * `--hosts`, `--supervisor`, `--virtual` and `--node-actions` agree with each other and with it.
  */
 import { mkdir, readdir, realpath } from 'node:fs/promises';
-import type { LabDocument, Registry } from '@fleet/core';
+import { FleetError, readSupervisorRecord, type LabDocument, type Registry } from '@fleet/core';
 import {
   DEFAULT_HOSTS,
   MAX_REAL_HOSTS,
@@ -46,7 +46,7 @@ export async function planLabUp(options: LabUpOptions): Promise<LabUpPlan> {
   await refuseRunningLab(lab, options.registry);
   const previous = await readLabDocument(lab.labFile);
   if (!previous) await refuseForeignDir(lab);
-  const hosts = await labHosts(lab, previous, options);
+  const hosts = labHosts(lab, previous, options);
   const supervisor = await labSupervisor(lab, hosts, previous, options);
   // Under the lab supervisor, the operator's linked plugins (dev-plugins.ts); a lab brought up
   // again takes the plugins linked now. --node-actions is checked before anything is written.
@@ -58,7 +58,6 @@ export async function planLabUp(options: LabUpOptions): Promise<LabUpPlan> {
 
 /** A lab whose supervisors, controllers or units still run is refused: `lab down` first. */
 async function refuseRunningLab(lab: LabLayout, registry: Registry): Promise<void> {
-  const { FleetError } = await import('@fleet/core');
   const running = await runningProcesses(lab);
   const recordedNodes = (await readdir(lab.nodes, { withFileTypes: true }).catch(() => []))
     .filter((entry) => entry.isDirectory())
@@ -86,7 +85,6 @@ async function refuseRunningLab(lab: LabLayout, registry: Registry): Promise<voi
 
 /** A new lab is built only in a new or empty DIR. */
 async function refuseForeignDir(lab: LabLayout): Promise<void> {
-  const { FleetError } = await import('@fleet/core');
   if ((await readdir(lab.dir)).length > 0) {
     throw new FleetError(
       'INIT_TARGET_NOT_EMPTY',
@@ -101,12 +99,11 @@ async function refuseForeignDir(lab: LabLayout): Promise<void> {
 }
 
 /** The hosts: a stopped lab's own (`--hosts` may only repeat their count), else `--hosts` new. */
-async function labHosts(
+function labHosts(
   lab: LabLayout,
   previous: LabDocument | undefined,
   options: LabUpOptions,
-): Promise<readonly string[]> {
-  const { FleetError } = await import('@fleet/core');
+): readonly string[] {
   const count = options.hosts ?? previous?.hosts.length ?? DEFAULT_HOSTS;
   if (previous && count !== previous.hosts.length) {
     throw new FleetError(
@@ -134,7 +131,6 @@ async function labSupervisor(
   previous: LabDocument | undefined,
   options: LabUpOptions,
 ): Promise<LabSupervisorKind> {
-  const { FleetError } = await import('@fleet/core');
   const recordedKind = await recordedSupervisorKind(
     hosts.map((host) => nodeLayout(lab, host).home),
   );
@@ -159,7 +155,6 @@ async function labSupervisor(
 async function recordedSupervisorKind(
   homes: readonly string[],
 ): Promise<LabSupervisorKind | undefined> {
-  const { readSupervisorRecord } = await import('@fleet/core');
   for (const home of homes) {
     const record = await readSupervisorRecord(home).catch(() => null);
     if (record?.supervisor === 'lab' || record?.supervisor === 'systemd-user')

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LabDocument } from '@fleet/core';
+import * as core from '@fleet/core';
 import type { LabSupervisorState } from './supervisor-protocol.js';
 import { nodeLayout, type LabLayout } from './layout.js';
 import { LAB_CONTROLLER_DEFINITION_PATH } from './definition.js';
@@ -31,7 +32,6 @@ export async function labUpSupervised(
   plan: LabUpPlan,
   keys: LabKeys,
 ): Promise<LabDocument> {
-  const core = await import('@fleet/core');
   const progress = options.progress ?? (() => undefined);
   const { lab, hosts } = plan;
   // The node records what runs its controller (contract §12): the lab supervisor.
@@ -165,7 +165,6 @@ async function waitReady(
   started: Started,
   deadline: number,
 ): Promise<LabSupervisorState> {
-  const { FleetError } = await import('@fleet/core');
   const node = nodeLayout(lab, host);
   const { log } = started;
   for (;;) {
@@ -173,20 +172,20 @@ async function waitReady(
     if (state && state.supervisorPid === started.child.pid) {
       if (state.state === 'running' && state.pid !== null) return state;
       if (state.state === 'failed') {
-        throw new FleetError(
+        throw new core.FleetError(
           'ACTION_FAILED',
           `${host}: the controller did not start: ${state.error ?? 'failed'}\n${await tail(log)}`,
         );
       }
     }
     if (started.exited !== undefined) {
-      throw new FleetError(
+      throw new core.FleetError(
         'ACTION_FAILED',
         `${host}: the lab supervisor exited (${started.exited})\n${await tail(log)}`,
       );
     }
     if (Date.now() > deadline) {
-      throw new FleetError(
+      throw new core.FleetError(
         'ACTION_FAILED',
         `${host}: the controller was not up in time\n${await tail(log)}`,
       );

@@ -10,9 +10,9 @@
  * every node here, so it is not set; a domain that restarts its controller through the supervisor
  * needs a real lab node.
  */
-import type { FleetError, forEachHost, Registry } from '@fleet/core';
+import { FleetError, forEachHost, type Registry } from '@fleet/core';
 import type { LabSupervisorState } from './supervisor-protocol.js';
-import type { Controller, createController } from '@fleet/controller';
+import { createController, type Controller } from '@fleet/controller';
 import { closeControl, serveControl } from './control-server.js';
 import { labLayout, nodeLayout, type LabLayout } from './layout.js';
 import { readSupervisorState, writeSupervisorState } from './state.js';
@@ -40,13 +40,7 @@ function log(message: string): void {
 }
 
 export async function runVirtual(options: VirtualOptions): Promise<void> {
-  const { FleetError, forEachHost } = await import('@fleet/core');
-  const { createController } = await import('@fleet/controller');
-  const lab = new VirtualLab(labLayout(options.dir), options.registry, {
-    FleetError,
-    forEachHost,
-    createController,
-  });
+  const lab = new VirtualLab(labLayout(options.dir), options.registry);
   const outcomes = await forEachHost(options.hosts, (host) => lab.add(host), {
     concurrency: options.concurrency ?? 16,
   });
@@ -62,13 +56,6 @@ export async function runVirtual(options: VirtualOptions): Promise<void> {
   process.on('SIGHUP', () => undefined);
 }
 
-/** What the virtual lab takes from core and the controller, loaded when it runs. */
-interface VirtualTools {
-  readonly FleetError: typeof FleetError;
-  readonly forEachHost: typeof forEachHost;
-  readonly createController: typeof createController;
-}
-
 /**
  * The nodes of one virtual lab. A node's restarts and stops run one at a time, in the order its
  * control socket received them (`enqueue`); none is taken once the lab is stopping.
@@ -80,7 +67,6 @@ class VirtualLab {
   constructor(
     private readonly lab: LabLayout,
     private readonly registry: Registry,
-    private readonly tools: VirtualTools,
   ) {}
 
   get size(): number {
@@ -124,7 +110,7 @@ class VirtualLab {
     if (this.stopping) return;
     this.stopping = true;
     log(`${why}: stopping ${this.nodes.size} nodes`);
-    await this.tools.forEachHost(
+    await forEachHost(
       [...this.nodes.keys()],
       async (host) => {
         const node = this.nodes.get(host) as VirtualNode;
@@ -150,7 +136,7 @@ class VirtualLab {
     // Same port every time; a just-closed listener can take a moment to release it.
     for (let attempt = 1; ; attempt += 1) {
       try {
-        node.controller = await this.tools.createController({
+        node.controller = await createController({
           home: layout.home,
           nodeId: node.state.flags.nodeId,
           registry: this.registry,
@@ -214,7 +200,7 @@ class VirtualLab {
   ): Promise<LabSupervisorState> {
     const work = async (): Promise<LabSupervisorState> => {
       if (this.stopping) {
-        throw new this.tools.FleetError('ACTION_FAILED', 'the virtual lab is stopping');
+        throw new FleetError('ACTION_FAILED', 'the virtual lab is stopping');
       }
       return action();
     };

@@ -143,8 +143,8 @@ describe('lab node policy: what a lab node serves, probes and lets bootstrap', (
     },
   ];
   for (const c of cases) {
-    it(c.name, async () => {
-      expect(await labNodePolicy(c.supervisor, [KEY])).to.deep.equal(c.expected);
+    it(c.name, () => {
+      expect(labNodePolicy(c.supervisor, [KEY])).to.deep.equal(c.expected);
     });
   }
 
@@ -182,7 +182,7 @@ describe('lab node policy: what a lab node serves, probes and lets bootstrap', (
         const text = await readFile(file, 'utf8');
         if (row.kept) expect(text).to.equal(row.existing);
         else {
-          expect(text).to.equal(formatNodePolicy(await labNodePolicy(lab, [KEY])));
+          expect(text).to.equal(formatNodePolicy(labNodePolicy(lab, [KEY])));
           expect((await stat(file)).mode & 0o777).to.equal(0o600);
         }
       });
