@@ -1,18 +1,31 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Flags } from '@fleet/core/command';
-import { PluginCommand } from '../../cli/base.js';
-import type * as Core from '@fleet/core';
+import * as core from '@fleet/core';
 import type { InstallerDescriptor } from '@fleet/core';
-import type * as Command from '@fleet/core/command';
-import type * as Engine from '../../reconcile/engine.js';
-import type * as Live from '../../reconcile/live.js';
-import type * as Model from '../../reconcile/model.js';
-import type { ReconcileDocument, ReconcileHost, ReconcileMode } from '../../reconcile/model.js';
-import type * as Render from '../../reconcile/render.js';
-import type * as State from '../../reconcile/state.js';
-import type * as Store from '../../reconcile/store.js';
-import type { LoadedState, ReconcilePaths } from '../../reconcile/store.js';
+import { Flags, WaitingProgress } from '@fleet/core/command';
+import { PluginCommand } from '../../cli/base.js';
+import { reconcileHosts } from '../../reconcile/engine.js';
+import { readLiveThrough } from '../../reconcile/live.js';
+import {
+  RECONCILE_SCHEMA,
+  reconcileExitCode,
+  summarise,
+  unattendedRefusal,
+  type ReconcileDocument,
+  type ReconcileHost,
+  type ReconcileMode,
+} from '../../reconcile/model.js';
+import { logLines, refusalLine, renderClosing, renderHost } from '../../reconcile/render.js';
+import { mergeState, pendingSince } from '../../reconcile/state.js';
+import {
+  acquireLock,
+  appendLog,
+  loadState,
+  reconcilePaths,
+  saveState,
+  type LoadedState,
+  type ReconcilePaths,
+} from '../../reconcile/store.js';
 
 const DOMAIN = 'harness-policy';
 
@@ -59,21 +72,10 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     const { flags } = await this.parse(HarnessReconcile);
     const mode = flags.unattended ? 'unattended' : flags.confirm ? 'confirm' : 'dry-run';
     const root = await this.findRepo(flags.repo);
-    const m: Modules = {
-      core: await import('@fleet/core'),
-      model: await import('../../reconcile/model.js'),
-      state: await import('../../reconcile/state.js'),
-      store: await import('../../reconcile/store.js'),
-      engine: await import('../../reconcile/engine.js'),
-      render: await import('../../reconcile/render.js'),
-      live: await import('../../reconcile/live.js'),
-      command: await import('@fleet/core/command'),
-    };
-    const { core, store } = m;
     const started = new Date();
-    const paths = store.reconcilePaths(process.env);
-    const fleet = await this.loadFleet(core, root, flags.host);
-    const client = await hostClients(core, fleet.repo, flags.timeout);
+    const paths = reconcilePaths(process.env);
+    const fleet = await this.loadFleet(root, flags.host);
+    const client = await hostClients(fleet.repo, flags.timeout);
 
     // History read and indexed once for the fleet (two git processes), at HEAD.
     const assessment = await core.prepareAssessment({
@@ -82,27 +84,26 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       source: fleet.source,
       domains: new Map([[DOMAIN, fleet.runtime]]),
       domainFilter: [DOMAIN],
-      readLive: m.live.readLiveThrough((host) => client(host)),
+      readLive: readLiveThrough((host) => client(host)),
     });
     const commit = assessment.snapshot.commit;
-    const canonicalSha = await canonicalBlob(core, fleet, commit);
+    const canonicalSha = await canonicalBlob(fleet, commit);
 
-    const release = await store.acquireLock(paths, started);
+    const release = await acquireLock(paths, started);
     try {
-      if (mode === 'unattended') await refuseUnattended(m, root, fleet, paths, started);
-      const loaded = await store.loadState(paths, started);
+      if (mode === 'unattended') await refuseUnattended(root, fleet, paths, started);
+      const loaded = await loadState(paths, started);
       if (loaded.problem) {
         this.note(
           `warning: the previous state ${paths.state} was unusable (${loaded.problem}); moved to ${loaded.movedTo}`,
         );
       }
       const reconciled = await this.reconcileAll(
-        m,
         fleet,
         { assessment, client, mode, loaded },
         flags,
       );
-      return await this.finish(m, paths, reconciled, {
+      return await this.finish(paths, reconciled, {
         fleet,
         loaded,
         mode,
@@ -119,11 +120,7 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
    * as committed at HEAD, and the hosts to work on: every host running the domain, or each
    * --host (an unknown host or one not running the domain: refused before any work).
    */
-  private async loadFleet(
-    core: CoreModule,
-    root: string,
-    only: string[] | undefined,
-  ): Promise<Fleet> {
+  private async loadFleet(root: string, only: string[] | undefined): Promise<Fleet> {
     const registry = await this.loadRegistry();
     const declaration = registry.domain(DOMAIN).descriptor;
     const runtime = core.domainRuntime(declaration, await registry.installer(DOMAIN));
@@ -149,21 +146,15 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
 
   /** Reconciles every host, streaming each host's lines as it settles (human output). */
   private async reconcileAll(
-    m: Modules,
     fleet: Fleet,
     run: {
-      readonly assessment: Awaited<ReturnType<CoreModule['prepareAssessment']>>;
+      readonly assessment: Awaited<ReturnType<typeof core.prepareAssessment>>;
       readonly client: (host: string) => HostClient;
       readonly mode: ReconcileMode;
       readonly loaded: LoadedState;
     },
     flags: { readonly concurrency: number },
   ): Promise<ReconcileHost[]> {
-    const { core } = m;
-    const { pendingSince } = m.state;
-    const { reconcileHosts } = m.engine;
-    const { renderHost } = m.render;
-    const { WaitingProgress } = m.command;
     const { hosts, repo, declaration } = fleet;
     const { loaded, client } = run;
     const progress = new WaitingProgress(
@@ -212,7 +203,6 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
 
   /** Saves the state, logs the run, prints the closing lines and sets the exit code. */
   private async finish(
-    m: Modules,
     paths: ReconcilePaths,
     reconciled: readonly ReconcileHost[],
     run: {
@@ -223,9 +213,6 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       readonly canonicalSha: string;
     },
   ): Promise<ReconcileDocument> {
-    const { core, model, store } = m;
-    const { mergeState, pendingSince } = m.state;
-    const { renderClosing, logLines } = m.render;
     const { mode, commit, canonicalSha } = run;
     const now = new Date().toISOString();
     const state = mergeState(run.loaded.state, {
@@ -241,46 +228,32 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       return since === undefined ? host : { ...host, pendingSince: since };
     });
     const document: ReconcileDocument = {
-      schema: model.RECONCILE_SCHEMA,
+      schema: RECONCILE_SCHEMA,
       generatedAt: now,
       mode,
       repoCommit: commit,
       canonicalSha,
-      summary: model.summarise(withPending),
+      summary: summarise(withPending),
       hosts: withPending,
     };
-    const exitCode = model.reconcileExitCode(withPending);
-    await store.saveState(paths, state);
-    await store.appendLog(paths, logLines(document, exitCode, core.escapeControl));
+    const exitCode = reconcileExitCode(withPending);
+    await saveState(paths, state);
+    await appendLog(paths, logLines(document, exitCode, core.escapeControl));
     if (!this.jsonEnabled()) this.log(renderClosing(document));
     process.exitCode = exitCode;
     return document;
   }
 }
 
-/** What `@fleet/core` is to this command (loaded when it runs). */
-type CoreModule = typeof Core;
-
-/** The modules this command loads when it runs, loaded once in `run`. */
-interface Modules {
-  readonly core: CoreModule;
-  readonly model: typeof Model;
-  readonly state: typeof State;
-  readonly store: typeof Store;
-  readonly engine: typeof Engine;
-  readonly render: typeof Render;
-  readonly live: typeof Live;
-  readonly command: typeof Command;
-}
-type HostClient = ReturnType<CoreModule['clientForHost']>;
+type HostClient = ReturnType<typeof core.clientForHost>;
 
 /** The domain, the repository at HEAD and the hosts this run works on (`loadFleet`). */
 interface Fleet {
   readonly declaration: InstallerDescriptor;
-  readonly runtime: ReturnType<CoreModule['domainRuntime']>;
-  readonly git: ReturnType<CoreModule['createGit']>;
-  readonly repo: Awaited<ReturnType<CoreModule['loadRepoAtHead']>>['repo'];
-  readonly source: Awaited<ReturnType<CoreModule['loadRepoAtHead']>>['source'];
+  readonly runtime: ReturnType<typeof core.domainRuntime>;
+  readonly git: ReturnType<typeof core.createGit>;
+  readonly repo: Awaited<ReturnType<typeof core.loadRepoAtHead>>['repo'];
+  readonly source: Awaited<ReturnType<typeof core.loadRepoAtHead>>['source'];
   /** Every host running the domain, sorted. */
   readonly running: readonly string[];
   readonly hosts: readonly string[];
@@ -288,7 +261,6 @@ interface Fleet {
 
 /** One client per host, made when first asked for, with the credentials file's token. */
 async function hostClients(
-  core: CoreModule,
   repo: Fleet['repo'],
   timeoutMs: number,
 ): Promise<(host: string) => HostClient> {
@@ -306,7 +278,7 @@ async function hostClients(
 }
 
 /** The blob id of the canonical whole file at `commit` (CANONICAL_MISSING when there is none). */
-async function canonicalBlob(core: CoreModule, fleet: Fleet, commit: string): Promise<string> {
+async function canonicalBlob(fleet: Fleet, commit: string): Promise<string> {
   const { declaration, git } = fleet;
   const whole = declaration.files.find((file) => file.kind === 'whole') ?? declaration.files[0];
   if (!whole) throw new core.FleetError('INTERNAL', `${DOMAIN} declares no files`);
@@ -333,14 +305,11 @@ async function canonicalBlob(core: CoreModule, fleet: Fleet, commit: string): Pr
  * not parse counts as deny. A refusal is logged, and nothing is written (UNATTENDED_REFUSED).
  */
 async function refuseUnattended(
-  m: Modules,
   root: string,
   fleet: Fleet,
   paths: ReconcilePaths,
   started: Date,
 ): Promise<void> {
-  const { core, model, store } = m;
-  const { refusalLine } = m.render;
   let worktreePolicy: 'allow' | 'deny' = 'deny';
   try {
     const text = await readFile(join(root, core.MANIFEST_FILE), 'utf8');
@@ -349,14 +318,14 @@ async function refuseUnattended(
     worktreePolicy = 'deny';
   }
   const committedPolicy = fleet.repo.manifest.domains[DOMAIN]?.unattended ?? 'deny';
-  const refusal = model.unattendedRefusal({
+  const refusal = unattendedRefusal({
     domain: DOMAIN,
     coupling: fleet.declaration.coupling,
     worktree: worktreePolicy,
     committed: committedPolicy,
   });
   if (refusal === null) return;
-  await store.appendLog(paths, [
+  await appendLog(paths, [
     refusalLine(
       started.toISOString(),
       'unattended',
