@@ -11,6 +11,7 @@
  * `extraEnv`) is filtered on a node: no `FLEET_*` variable, no value holding a secret of the
  * env-file chain.
  */
+import { recordedControllerSupervisor } from './lifecycle/supervisor.js';
 import { ExecaProcessRunner } from './process-runner.js';
 import {
   loadEnvChain,
@@ -86,7 +87,6 @@ export function createNodeContext(options: NodeContextOptions): NodeContext {
     ...(registry
       ? {
           controllerSupervisor: async (): Promise<ControllerSupervisor | null> => {
-            const { recordedControllerSupervisor } = await import('./lifecycle/supervisor.js');
             return recordedControllerSupervisor(registry, ctx, options.policySupervisor);
           },
         }

@@ -88,8 +88,7 @@ export class ExecaProcessRunner implements ProcessRunner {
 
   async run(request: ProcessRequest): Promise<ProcessResult> {
     await this.options.beforeRun?.();
-    // execa (over a hundred modules) loaded when a process first runs: a controller that only
-    // answers reads never loads it (contract §14: controller RSS).
+    // Lazy: execa only when a process runs (packages/controller/README.md, Lazy imports kept).
     const { execa } = await import('execa');
     const result = await execa(request.command, [...request.args], {
       shell: false,

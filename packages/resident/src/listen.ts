@@ -3,15 +3,15 @@
  * resident may listen on — refused on Windows, in another user's runtime directory, and in a
  * directory that is not the user's alone.
  */
-import type { ResidentPlace } from './place.js';
+import { FleetError } from '@fleet/core';
+import { listenProblem, ownPlace, type ResidentPlace } from './place.js';
 
 /**
  * This user's resident place for the CLI at `cliRoot`, its directory made (0700) when missing;
  * `RESIDENT_REFUSED` else.
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- kept async: its callers take a refusal as a rejection
 export async function placeToListen(cliRoot: string): Promise<ResidentPlace> {
-  const { FleetError } = await import('@fleet/core');
-  const { listenProblem, ownPlace } = await import('./place.js');
   if (process.platform === 'win32')
     throw new FleetError(
       'RESIDENT_REFUSED',

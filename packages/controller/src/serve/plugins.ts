@@ -219,6 +219,7 @@ export async function runRegisterHooks(
       const results: HookOutcome[] = [];
       for (const { target, identifier } of hookTargets(plugin, REGISTER_HOOK)) {
         try {
+          // The plugin seam, by path (packages/controller/README.md, Lazy imports kept).
           const module = (await import(pathToFileURL(join(plugin.root, target)).href)) as Record<
             string,
             unknown

@@ -102,6 +102,7 @@ async function existingProblem(
 async function makeCertificate(
   listen: ControllerListen,
 ): Promise<{ readonly cert: string; readonly key: string }> {
+  // Lazy: only when a certificate is made (packages/controller/README.md, Lazy imports kept).
   await import('reflect-metadata');
   const x509 = await import('@peculiar/x509');
   const crypto = webcrypto;

@@ -3,6 +3,7 @@
  * fails: one unreachable node must not hide the report of the others (contract §8.1). So the result
  * is one settled outcome per host, in the order the hosts were given, and the whole never rejects.
  */
+import pLimit from 'p-limit';
 import { FleetError, isFleetError, type FleetErrorLike } from '../errors.js';
 
 /** Default bound on hosts in flight: enough to hide latency, few enough to spare sockets. */
@@ -35,7 +36,6 @@ export async function forEachHost<T>(
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new FleetError('USAGE', `concurrency must be a positive integer, not ${concurrency}`);
   }
-  const { default: pLimit } = await import('p-limit');
   const limit = pLimit(concurrency);
   return Promise.all(
     hosts.map((host) =>

@@ -7,10 +7,11 @@
  * Only types come from the rest of `@fleet/core` at module level: the core is imported inside the
  * methods, so a command's `--help` and `--version` load no fleet or domain code.
  */
+import { realpath } from 'node:fs/promises';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { ErrorEnvelope, FleetErrorLike, Problem } from '../errors.js';
 import type { Registry } from '../registry/registry.js';
-import type { Palette } from './colour.js';
+import { colourEnabled, loadPalette, type Palette } from './colour.js';
 
 /** An error as oclif hands it to `catch` (its own carry `oclif.exit`). */
 export type CommandError = Error & { exitCode?: number; oclif?: { exit?: number } };
@@ -21,6 +22,7 @@ export type CommandError = Error & { exitCode?: number; oclif?: { exit?: number 
  * 2), their problems kept on one line; anything else is an internal error (exit 1).
  */
 export async function failureOf(error: CommandError): Promise<FleetErrorLike> {
+  // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
   const { ExitCode, isFleetError, usageErrorMessage } = await import('../errors.js');
   if (isFleetError(error)) return error;
   if (error instanceof Errors.CLIError || error.oclif?.exit !== undefined) {
@@ -58,6 +60,7 @@ function missingArgs(error: Error): { name?: string; description?: string }[] | 
  * characters escaped; then each hint.
  */
 export async function failureLines(failure: FleetErrorLike): Promise<string[]> {
+  // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
   const { formatProblem } = await import('../errors.js');
   const { escapeControl } = await import('../report/escape-control.js');
   const problems = failure.problems ?? [];
@@ -143,8 +146,7 @@ export abstract class FleetBaseCommand extends Command {
    * The palette for this command's human output on stdout: colours on a terminal, plain when
    * piped, with `--json`, `--no-color` or a non-empty `NO_COLOR` (the order is `colourEnabled`'s).
    */
-  protected async palette(): Promise<Palette> {
-    const { colourEnabled, loadPalette } = await import('./colour.js');
+  protected palette(): Promise<Palette> {
     return loadPalette(
       colourEnabled({
         flag: this.colourFlag,
@@ -196,6 +198,7 @@ export abstract class FleetBaseCommand extends Command {
    * not `~/`-relative is `PATH_INVALID` (exit 2) saying to quote it.
    */
   protected async nodePath(raw: string): Promise<string> {
+    // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
     const { parseNodePathArgument } = await import('../paths.js');
     const parsed = parseNodePathArgument(raw, process.env['HOME']);
     if (parsed.mappedFromHome) this.note(`note: ${raw} read as ${parsed.path} (the node's home)`);
@@ -208,9 +211,9 @@ export abstract class FleetBaseCommand extends Command {
    * inside another fleet repository than the one used (a leftover `$FLEET_REPO`).
    */
   protected async findRepo(flag: string | undefined): Promise<string> {
+    // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
     const { discoverRepo, enclosingRepo, otherRepoWarning } = await import('../repo/discover.js');
     const root = await discoverRepo({ flag, env: process.env, cwd: process.cwd() });
-    const { realpath } = await import('node:fs/promises');
     const real = (dir: string) => realpath(dir).catch(() => dir);
     this.repoRoot = await real(root);
     const enclosing = await enclosingRepo(process.cwd());
@@ -234,6 +237,7 @@ export abstract class FleetBaseCommand extends Command {
    * command goes on with the others.
    */
   protected async loadRegistry(): Promise<Registry> {
+    // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
     const { FLEET_PLUGIN_API_VERSION, REGISTER_HOOK } = await import('../api-version.js');
     const { assembleRegistrations } = await import('../registry/assemble.js');
     const { Registry } = await import('../registry/registry.js');
@@ -269,6 +273,7 @@ export abstract class FleetBaseCommand extends Command {
     reportedFailure.last = failure;
     process.exitCode = failure.exitCode;
     if (this.jsonEnabled()) {
+      // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
       const { errorEnvelope } = await import('../errors.js');
       this.logJson(errorEnvelope(failure) satisfies ErrorEnvelope);
       return;

@@ -2,9 +2,10 @@
  * Colour in human output (contract §7: human output is for people, `--json` for programs). Whether
  * to colour is decided once per command from its flag, its environment and its stdout
  * ({@link colourEnabled}, pure); what a state looks like is a {@link Palette}. Plain is the
- * default: a palette that colours is only built, with picocolors loaded then, when the decision
- * says so — so `--help`, `--json` and piped output never load it.
+ * default: a palette that colours is only built when the decision says so. picocolors is inside
+ * the command entry's one file (scripts/bundle.mjs), so importing it here costs no file.
  */
+import pc from 'picocolors';
 
 /** What decides colour: the `--color`/`--no-color` flag, `--json`, the environment, stdout. */
 export interface ColourInputs {
@@ -102,13 +103,15 @@ export const plainPalette: Palette = {
 };
 
 /**
- * The palette for a decision: plain, or picocolors' (loaded only now; it is tiny and has no
- * dependencies, but a command that prints no colour need not load it at all).
+ * The palette for a decision: plain, or picocolors'.
  */
-export async function loadPalette(enabled: boolean): Promise<Palette> {
-  if (!enabled) return plainPalette;
-  const { createColors } = (await import('picocolors')).default;
-  const colours = createColors(true);
+export function loadPalette(enabled: boolean): Promise<Palette> {
+  return Promise.resolve(enabled ? colourPalette() : plainPalette);
+}
+
+/** picocolors' palette, colours forced on (the decision was made by {@link colourEnabled}). */
+function colourPalette(): Palette {
+  const colours = pc.createColors(true);
   const tone: Record<Tone, (text: string) => string> = {
     good: colours.green,
     change: colours.yellow,

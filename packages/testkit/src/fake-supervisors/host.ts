@@ -3,6 +3,7 @@
  * first on `PATH`, and a `NodeContext` whose process runner really runs them — so a bootstrap
  * adapter installs a real unit file or task XML, and a real runtime process starts and stops.
  */
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -139,7 +140,6 @@ export class FakeSupervisorHost implements NodeContext {
     killAllRuns(join(this.stateDir, 'systemd'));
     killAllRuns(join(this.stateDir, 'schtasks'));
     killAllRuns(join(this.stateDir, 'launchd'));
-    const { execFile } = await import('node:child_process');
     await new Promise<void>((resolve) =>
       execFile('chmod', ['-R', 'u+w', this.home], () => resolve()),
     );

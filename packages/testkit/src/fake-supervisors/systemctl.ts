@@ -14,7 +14,7 @@
  * A `.timer` unit is kept as state only: `start` (or `enable --now`) makes it active, `stop` (or
  * `disable --now`) inactive; the fake never fires it.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { activeFaults, fail, logCall, ok, type CliResult, type Env } from './common.js';
 import { isRunning, readRun, stopRun } from './runs.js';
 import {
@@ -54,13 +54,12 @@ function takeNow(call: VerbCall): boolean {
   return now;
 }
 
-async function daemonReload({ env, state, rest }: VerbCall): Promise<CliResult> {
+function daemonReload({ env, state, rest }: VerbCall): CliResult {
   if (rest.length) return fail(1, 'fake systemctl: daemon-reload takes no arguments');
   if (activeFaults(env).has('daemon-reload-ignored')) return ok();
   const loaded: Record<string, string> = {};
   const dir = unitDir(env);
   if (existsSync(dir)) {
-    const { readdirSync } = await import('node:fs');
     for (const name of readdirSync(dir)) {
       const content = onDisk(env, name);
       if (validUnit(name) && content !== null) loaded[name] = content;
