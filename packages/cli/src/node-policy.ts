@@ -3,15 +3,23 @@
  * the node's home flag, reading and checking a policy file against this CLI's plugins (the same
  * reader and check the controller runs at start), and its one-screen summary.
  */
-import { Flags } from '@fleet/core/command';
-import type {
-  CodeBearingGrant,
-  LoadedNodePolicy,
-  NodePolicy,
-  PolicyPattern,
-  Problem,
-  Registry,
+import { realpath } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import {
+  FleetError,
+  checkNodePolicy,
+  codeBearingGrants,
+  describeCodeBearing,
+  readNodePolicyFile,
+  unknownPolicyDomains,
+  type CodeBearingGrant,
+  type LoadedNodePolicy,
+  type NodePolicy,
+  type PolicyPattern,
+  type Problem,
+  type Registry,
 } from '@fleet/core';
+import { Flags } from '@fleet/core/command';
 
 export const policyHomeFlag = Flags.directory({
   description: "the node's home whose policy to use (default: your home directory)",
@@ -20,8 +28,6 @@ export const policyHomeFlag = Flags.directory({
 
 /** The home a node-local command works on: `--home`, else the user's home, as a real path. */
 export async function nodeHome(flag: string | undefined): Promise<string> {
-  const { homedir } = await import('node:os');
-  const { realpath } = await import('node:fs/promises');
   return realpath(flag ?? homedir());
 }
 
@@ -46,14 +52,6 @@ export async function checkedPolicy(
   home: string,
   registry: Registry,
 ): Promise<CheckedPolicy & { readonly unknownDomains: readonly string[] }> {
-  const {
-    FleetError,
-    checkNodePolicy,
-    codeBearingGrants,
-    describeCodeBearing,
-    readNodePolicyFile,
-    unknownPolicyDomains,
-  } = await import('@fleet/core');
   const loaded = await readNodePolicyFile(file, home);
   const declarations = registry.domains().map((entry) => entry.descriptor);
   const problems: Problem[] = checkNodePolicy(

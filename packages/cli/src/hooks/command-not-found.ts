@@ -8,11 +8,12 @@
  * offers its guess only in an interactive prompt — where answering yes *runs* the guessed command,
  * `--confirm` flags included — and would put `@inquirer/prompts` into every runtime artifact.
  */
+import { FleetError, closestName, errorEnvelope, formatProblem } from '@fleet/core';
 import { toConfiguredId } from '@fleet/core/command';
 import type { Hook } from '@oclif/core';
 
+// eslint-disable-next-line @typescript-eslint/require-await -- oclif's hook is async
 const hook: Hook<'command_not_found'> = async function (options) {
-  const { FleetError, closestName, errorEnvelope, formatProblem } = await import('@fleet/core');
   const config = options.config;
   const visible = config.commands.filter((command) => !command.hidden);
   const ids = [...visible.map((command) => command.id), ...visible.flatMap((c) => c.aliases)];

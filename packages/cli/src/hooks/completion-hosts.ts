@@ -5,22 +5,17 @@
  * completes `--host` and HOST arguments is appended to it, once. Every other command returns at
  * once, loading nothing.
  */
+import { appendFile, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Hook } from '@oclif/core';
 
 const hook: Hook<'postrun'> = async function (options) {
   const id = options.Command?.id;
   if (id !== 'autocomplete' && id !== 'autocomplete:create') return;
-  const { appendFile, readFile } = await import('node:fs/promises');
-  const path = await import('node:path');
+  // Lazy: every command runs this hook (packages/cli/README.md, Lazy imports kept).
   const { hostCompletionBash, hostCompletionInput } = await import('../completion.js');
   const { config } = options;
-  const file = path.join(
-    config.cacheDir,
-    'autocomplete',
-    'functions',
-    'bash',
-    `${config.bin}.bash`,
-  );
+  const file = join(config.cacheDir, 'autocomplete', 'functions', 'bash', `${config.bin}.bash`);
   const written = await readFile(file, 'utf8').catch(() => null);
   if (written === null) return; // the plugin wrote no bash function: nothing to wrap
   const wrapper = hostCompletionBash(hostCompletionInput(config));
