@@ -16,6 +16,7 @@ import {
   verifyLog,
   type HostVerdict,
 } from './log.js';
+import type { HostsProgress } from '../progress.js';
 import { releaseHomeLog } from './release.js';
 import { repairHomeLog } from './repair.js';
 
@@ -43,12 +44,6 @@ export interface HomeVerified {
   readonly repair?: RepairOutcome;
   /** What `release` did: the release file and the seq released through, or null (not intact). */
   readonly released?: { readonly path: string; readonly seq: number } | null;
-}
-
-/** Progress while hosts are asked (the command's: on a terminal, one line). */
-export interface HostsProgress {
-  settled(status: string): void;
-  finish(): void;
 }
 
 export interface FleetVerifyInput {

@@ -10,19 +10,11 @@ import type { ApplyDocument, ApplyHostResult, Registry, RepoSource } from '@flee
 import * as core from '@fleet/core';
 import type { ApplyRun } from './apply.js';
 import { loadFleetContext } from './context.js';
+import type { HostsProgress } from '../progress.js';
 import { runApply, savedPlan } from './apply.js';
 
 /** The renderers of a host's line and of the summary, for the command to print (pure). */
 export { renderApplyHost, renderApplySummary } from './render.js';
-
-/**
- * Progress while hosts are worked on (the command's: the hosts still waited for); `apply` and
- * `drift` report to it.
- */
-export interface HostsProgress {
-  settled(host: string): void;
-  finish(): void;
-}
 
 export interface ApplyFleetInput {
   readonly root: string;

@@ -16,7 +16,7 @@ import {
   type RepoSource,
 } from '@fleet/core';
 import { inject, injectable, REGISTRY_SOURCE, type RegistrySource } from '@fleet/core/di';
-import type { HostsProgress } from '../config/apply-fleet.js';
+import type { HostsProgress } from '../progress.js';
 import { loadFleetContext } from '../config/context.js';
 import { readLiveThroughController, readSnapshotThroughController } from '../config/live.js';
 

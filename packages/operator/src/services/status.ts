@@ -22,7 +22,7 @@ import {
   type StatusReport,
 } from '@fleet/core';
 import { injectable } from '@fleet/core/di';
-import type { HostsProgress } from '../config/apply-fleet.js';
+import type { HostsProgress } from '../progress.js';
 
 export type { StatusReport } from '@fleet/core';
 
