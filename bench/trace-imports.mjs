@@ -7,7 +7,7 @@
 // one JSON line { kind: 'esm', specifier, parent, url } to the file named by FLEET_TRACE_IMPORTS.
 // CommonJS `require()` does not go through ESM hooks on Node 20, so on exit the main thread also
 // appends every module in `require.cache` as { kind: 'cjs', url }, then one { kind: 'evaluated',
-// coreEntries, zod } line: what ran of core's CommonJS file. Without the variable it does nothing.
+// coreEntries, zod, builtins } line: what ran of core's CommonJS file, and Node's own modules. Without the variable it does nothing.
 import { appendFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -32,10 +32,15 @@ if (traceFile && isMainThread) {
     // for (each evaluates only its own modules), and whether zod was evaluated at all (zod keeps
     // its settings on globalThis from its first module on).
     const entries = globalThis[Symbol.for('fleet.coreEntries')];
+    // And which of Node's own modules it compiled (`process.moduleLoadList`): an import can pull
+    // in a large one unasked (node:http imported as an ES module loads undici on Node.js ≥ 22).
     record({
       kind: 'evaluated',
       coreEntries: entries instanceof Set ? [...entries].sort() : null,
       zod: globalThis.__zod_globalConfig !== undefined,
+      builtins: process.moduleLoadList
+        .filter((name) => name.startsWith('NativeModule '))
+        .map((name) => name.slice('NativeModule '.length)),
     });
   });
 }

@@ -4,19 +4,23 @@
  * never reaches the pipeline — a connection over the budget, a request Node's parser rejects —
  * and where it may listen and which `Host` values name it.
  */
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import type * as NodeHttp from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { FLEET_PROTOCOL_VERSION, FleetError, PROTOCOL_HEADER } from '@fleet/core/node';
 import type { AuditLog } from '../audit/log.js';
 import type { Limits } from '../runtime.js';
 import { ConnectionBudget } from './budget.js';
+
+// node:http through `require`: imported as an ES module on Node.js ≥ 22 it loads undici, whose
+// WebSocket classes its module namespace reads from lazy getters — about 50 ms of every
+// controller start (nodejs/node#57649, #59686). `require` does not build that namespace.
+const { createServer: createHttpServer } = createRequire(import.meta.url)(
+  'node:http',
+) as typeof NodeHttp;
 
 /** PEM certificate and key: the server speaks https. */
 export interface TlsMaterial {
