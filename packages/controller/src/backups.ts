@@ -166,7 +166,8 @@ export async function listBackups(
 
 /**
  * Deletes the oldest backups of `fileId` beyond `keep`. The backup just written (`newest`) is
- * never deleted, even when the clock made its name sort first.
+ * never deleted, even when the clock made its name sort first. No directory fsync: a deletion a
+ * power loss undoes gives back an old backup, which the next write of that file prunes again.
  */
 export async function pruneBackups(
   home: string,
@@ -181,7 +182,6 @@ export async function pruneBackups(
   const excess = others.length - Math.max(0, keep - 1);
   const removed = others.slice(0, Math.max(0, excess));
   for (const name of removed) await unlink(join(dir, name)).catch(() => undefined);
-  if (removed.length > 0) await fsyncDir(dir, 'backup directory').catch(() => undefined);
   return removed;
 }
 

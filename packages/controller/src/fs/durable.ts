@@ -63,6 +63,12 @@ export async function ensurePrivateDir(home: string, path: string): Promise<void
  * claim what did not happen (an operation id, a pid).
  */
 export async function createExclusive(path: string, data: string | Uint8Array): Promise<void> {
+  await writeNewFile(path, data);
+  await fsyncDir(dirname(path));
+}
+
+/** {@link createExclusive} without the directory fsync: the file's bytes are durable, its name not yet. */
+async function writeNewFile(path: string, data: string | Uint8Array): Promise<void> {
   const handle = await open(path, CREATE_EXCLUSIVE, 0o600);
   try {
     await handle.writeFile(data);
@@ -73,14 +79,18 @@ export async function createExclusive(path: string, data: string | Uint8Array): 
     throw error;
   }
   await handle.close();
-  await fsyncDir(dirname(path));
 }
 
-/** Replaces `path` atomically and durably with `data` (mode 0600). */
+/**
+ * Replaces `path` atomically and durably with `data` (mode 0600): a temp file written and fsync'd,
+ * renamed over `path`, the directory fsync'd. The temp file's own name needs no directory fsync
+ * before the rename: a power loss before the last fsync leaves the old file (and perhaps the temp
+ * file, as a crash between its creation and the rename always could), after it the new one.
+ */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const temp = join(dirname(path), stateTempName(path));
   try {
-    await createExclusive(temp, data);
+    await writeNewFile(temp, data);
     await rename(temp, path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
