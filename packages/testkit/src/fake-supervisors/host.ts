@@ -16,7 +16,7 @@ import {
   type SecretValues,
 } from '@fleet/core';
 import { FAKE_SUPERVISOR_DIR_ENV, FAKE_SUPERVISOR_FAULTS_ENV, type FakeFault } from './common.js';
-import { launchdRunKey } from './launchctl.js';
+import { launchdRunKey } from './launchd-domain.js';
 import { fullKeyName, type FakeRegistry } from './reg.js';
 import { killAllRuns, readRun, type RunRecord } from './runs.js';
 import { SpawnProcessRunner } from './spawn-runner.js';

@@ -16,12 +16,8 @@ export { readRun, type RunRecord } from './runs.js';
 export { SpawnProcessRunner } from './spawn-runner.js';
 export { loginctl, systemctl } from './systemctl.js';
 export { systemdRun } from './systemd-run.js';
-export {
-  AS_DARWIN_NODE_OPTIONS,
-  LAUNCHD_DEFAULT_PATH,
-  launchctl,
-  launchdRunKey,
-} from './launchctl.js';
+export { launchctl } from './launchctl.js';
+export { AS_DARWIN_NODE_OPTIONS, LAUNCHD_DEFAULT_PATH, launchdRunKey } from './launchd-domain.js';
 export { PROCESS_TYPES, readLaunchdJob, type LaunchdJob } from './launchd-job.js';
 export { parsePlist, PlistError, type PlistDict, type PlistValue } from './plist-file.js';
 export { schtasks } from './schtasks.js';

@@ -1,7 +1,8 @@
 /**
  * A fake `launchctl` (see README.md, "Fake supervisors"): the user's `gui/<uid>` domain of launchd,
  * with the property lists read by a real plist parser (plist-file.ts) and the jobs' processes
- * really started and ended. Exactly these forms (launchctl(1), "SUBCOMMANDS"):
+ * really started and ended (launchd-domain.ts, the domain these commands act on). Exactly these
+ * forms (launchctl(1), "SUBCOMMANDS"):
  *
  *   launchctl bootstrap gui/<uid> PATH…
  *   launchctl bootout gui/<uid>/LABEL | launchctl bootout gui/<uid> PATH…
@@ -47,64 +48,25 @@
  *   `state`, `pid`, `last exit code` — at the top level of the service's block); an unknown
  *   service is `Could not find service "LABEL" in domain for user gui: UID`, exit 113.
  */
-import { accessSync, constants, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
-import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { activeFaults, fail, logCall, ok, writeJson, type CliResult, type Env } from './common.js';
 import {
-  activeFaults,
-  fail,
-  logCall,
-  ok,
-  processAlive,
-  readJson,
-  stateRoot,
-  writeJson,
-  type CliResult,
-  type Env,
-} from './common.js';
+  domainEnv,
+  EX_CONFIG,
+  jobEnv,
+  killJob,
+  LAUNCHD_DEFAULT_PATH,
+  launchdDir,
+  launchdRunKey,
+  load,
+  save,
+  startJob,
+  type Service,
+} from './launchd-domain.js';
 import { readLaunchdJob, type LaunchdJob } from './launchd-job.js';
 import { parsePlist, PlistError } from './plist-file.js';
-import { isRunning, readRun, runPaths, startRun, stopRun, type RunRecord } from './runs.js';
-
-/** launchd's default PATH for a user domain's jobs. */
-export const LAUNCHD_DEFAULT_PATH = '/usr/bin:/bin:/usr/sbin:/sbin';
-/** EX_CONFIG (sysexits(3)): what launchd records for a job it could not spawn. */
-const EX_CONFIG = 78;
-
-interface Service {
-  readonly label: string;
-  readonly path: string;
-  /** The plist as it was when bootstrapped. */
-  readonly plist: string;
-  readonly bootstrappedAt: string;
-  /** The job could not be spawned (EX_CONFIG), and has not run since. */
-  spawnFailed?: boolean;
-}
-
-interface LaunchdState {
-  services: Record<string, Service>;
-}
-
-export function launchdDir(env: Env): string {
-  return join(stateRoot(env), 'launchd');
-}
-const load = (env: Env): LaunchdState =>
-  readJson<LaunchdState>(join(launchdDir(env), 'state.json'), { services: {} });
-const save = (env: Env, state: LaunchdState): void =>
-  writeJson(join(launchdDir(env), 'state.json'), state);
-
-/** A label as a run's file name. */
-export const launchdRunKey = (label: string): string => label.replace(/[^A-Za-z0-9._-]/g, '_');
-
-/** The PATH jobs get: the user domain's (`<state>/launchd/user-path`), else launchd's default. */
-function domainPath(env: Env): string {
-  try {
-    const path = readFileSync(join(launchdDir(env), 'user-path'), 'utf8').trim();
-    return path || LAUNCHD_DEFAULT_PATH;
-  } catch {
-    return LAUNCHD_DEFAULT_PATH;
-  }
-}
+import { isRunning, readRun, stopRun, type RunRecord } from './runs.js';
 
 const uid = (): number => process.getuid?.() ?? 0;
 const notFound = (label: string): CliResult =>
@@ -123,135 +85,6 @@ function target(text: string | undefined): { label: string | null } | CliResult 
     return fail(1, `Bootstrap failed: 1: Operation not permitted`);
   }
   return { label: match[2] ?? null };
-}
-
-/** `--import` of as-darwin.ts: what a process that must report darwin runs with. */
-export const AS_DARWIN_NODE_OPTIONS = `--import=${new URL('./as-darwin.js', import.meta.url).href}`;
-
-/**
- * Jobs run "on a Mac" (`<state>/launchd/platform` says `darwin`, `FakeSupervisorHost.runJobsOnMac`):
- * every job that is a Node program reports `process.platform === 'darwin'` (as-darwin.ts), as it
- * would under the real launchd, which runs only on macOS. Off by default: a test of the fake alone
- * needs no Mac.
- */
-function jobsOnMac(env: Env): boolean {
-  try {
-    return readFileSync(join(launchdDir(env), 'platform'), 'utf8').trim() === 'darwin';
-  } catch {
-    return false;
-  }
-}
-
-/** What `launchctl setenv` set in the domain (`<state>/launchd/env.json`). */
-const domainEnv = (env: Env): Record<string, string> =>
-  readJson<Record<string, string>>(join(launchdDir(env), 'env.json'), {});
-
-/** The job's environment: launchd's, never the caller's (see the file comment). */
-function jobEnv(env: Env, job: LaunchdJob): Record<string, string> {
-  const user = userInfo();
-  return {
-    ...(jobsOnMac(env) ? { NODE_OPTIONS: AS_DARWIN_NODE_OPTIONS } : {}),
-    PATH: domainPath(env),
-    HOME: env['HOME'] ?? user.homedir,
-    USER: user.username,
-    LOGNAME: user.username,
-    SHELL: user.shell ?? '/bin/zsh',
-    TMPDIR: env['TMPDIR'] ?? '/tmp',
-    XPC_SERVICE_NAME: job.label,
-    ...domainEnv(env),
-    ...job.environment,
-  };
-}
-
-/** launchd execs `Program` with execvp(3) semantics against the job's PATH. */
-function executable(program: string, path: string): string | null {
-  const candidates = isAbsolute(program)
-    ? [program]
-    : program.includes('/')
-      ? []
-      : path.split(delimiter).map((dir) => join(dir, program));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // next
-    }
-  }
-  return null;
-}
-
-async function startJob(
-  env: Env,
-  state: LaunchdState,
-  service: Service,
-): Promise<RunRecord | null> {
-  const job = readLaunchdJob(parsePlist(service.plist));
-  const environment = jobEnv(env, job);
-  const cwd = job.workingDirectory ?? '/';
-  const program = executable(job.program, environment['PATH'] ?? LAUNCHD_DEFAULT_PATH);
-  const outputs = [job.stdoutPath, job.stderrPath].filter((p): p is string => p !== null);
-  if (program === null || !existsSync(cwd) || !outputs.every((p) => existsSync(dirname(p)))) {
-    service.spawnFailed = true;
-    save(env, state);
-    return null;
-  }
-  delete service.spawnFailed;
-  save(env, state);
-  const restarts = job.keepAlive !== 'no';
-  return startRun(launchdDir(env), launchdRunKey(job.label), {
-    command: program,
-    args: job.argv.slice(1),
-    env: environment,
-    cwd,
-    newSession: true,
-    endProcessGroupWithMain: !job.abandonProcessGroup,
-    ...(restarts
-      ? {
-          restart: {
-            onFailure: job.keepAlive !== 'after-success',
-            always: job.keepAlive === 'always',
-            delayMs: Math.min(job.throttleInterval * 1000, 200),
-            max: 5,
-          },
-        }
-      : {}),
-    ...(job.startInterval !== null ? { intervalMs: job.startInterval * 1000 } : {}),
-    execFailureCode: EX_CONFIG,
-    ...(job.stdoutPath ? { log: job.stdoutPath } : {}),
-  });
-}
-
-/** Sends `name` to `pid` unless it has already ended (a race launchd loses quietly too). */
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-}
-
-/**
- * Ends the job's process (SIGTERM, SIGKILL after ExitTimeOut) and, unless abandoned, its group.
- * A job whose process has already exited — `KeepAlive` about to start it again after
- * `ThrottleInterval`, or its end not yet recorded — has nothing to signal: launchd then only
- * stops it from being started again, and `bootout` and `kickstart -k` succeed (launchctl(1)).
- */
-async function killJob(env: Env, service: Service): Promise<void> {
-  const job = readLaunchdJob(parsePlist(service.plist));
-  const dir = launchdDir(env);
-  const key = launchdRunKey(job.label);
-  const run = readRun(dir, key);
-  if (!isRunning(run) || run?.pid === null || run === null) return;
-  writeFileSync(runPaths(dir, key).stop, '');
-  if (processAlive(run.pid)) signal(run.pid, 'SIGTERM');
-  const deadline = Date.now() + job.exitTimeout * 1000;
-  for (;;) {
-    const now = readRun(dir, key);
-    if (!isRunning(now)) return;
-    if (Date.now() > deadline && processAlive(run.pid)) signal(run.pid, 'SIGKILL');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 async function bootstrap(env: Env, paths: string[]): Promise<CliResult> {
