@@ -22,18 +22,17 @@
  * {@link AcceptanceStepError} naming the step, the command and its output. What every step saw is
  * returned, typed, for the test's own assertions. The lab is always taken down.
  *
- * The file is longer than the guide's ~400 lines on purpose: it is the one cycle, read top to bottom
- * by authors who copy its steps, and each step's check sits next to the command it checks.
+ * The steps are here, in order, read top to bottom by authors who copy them, each step's check
+ * next to the command it checks; how a command is run and its exit code and output checked is
+ * acceptance-steps.ts.
  *
  * It needs the `fleet` CLI: `$FLEET_BIN` (a path; a `.js` entry runs on this Node.js) or `fleet`
  * on PATH. Without one, {@link acceptanceUnavailable} says why, for `skipForEnvironment`.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  driftReportSchema,
   labDocumentSchema,
   receiptSchema,
   type DomainDeclaration,
@@ -48,6 +47,14 @@ import {
   rolesNotRun,
   type AcceptanceNodeActions,
 } from './acceptance-actions.js';
+import {
+  AcceptanceStepError,
+  environment,
+  git,
+  runFleet,
+  Steps,
+  type Cycle,
+} from './acceptance-steps.js';
 import { hasSystemTool } from './system-tools.js';
 
 /** The environment variable naming the `fleet` executable the kit runs. */
@@ -125,22 +132,6 @@ export interface RefusedByAction {
   readonly receipt?: Receipt;
 }
 
-/** One command of the cycle that did not do what the cycle needs. */
-export class AcceptanceStepError extends Error {
-  override readonly name = 'AcceptanceStepError';
-  constructor(
-    readonly step: string,
-    readonly command: readonly string[],
-    readonly exitCode: number,
-    readonly output: string,
-    why: string,
-  ) {
-    super(
-      `acceptance step "${step}": ${why}\n$ fleet ${command.join(' ')} (exit ${exitCode})\n${output}`,
-    );
-  }
-}
-
 /** The `fleet` executable the kit would run, or undefined. */
 export function fleetExecutable(explicit?: string): string | undefined {
   const named = explicit ?? process.env[FLEET_BIN_ENV];
@@ -152,44 +143,6 @@ export function fleetExecutable(explicit?: string): string | undefined {
 export function acceptanceUnavailable(explicit?: string): string | undefined {
   if (fleetExecutable(explicit) !== undefined) return undefined;
   return `the acceptance cycle runs the real fleet CLI: set ${FLEET_BIN_ENV} to it, or put fleet on PATH`;
-}
-
-interface Ran {
-  readonly exitCode: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `fleet ARGS` with `env` (the whole environment: the kit's own, see `environment`). */
-function runFleet(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<Ran> {
-  const [command, argv] = bin.endsWith('.js')
-    ? [process.execPath, [bin, ...args]]
-    : [bin, [...args]];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ exitCode: code ?? -1, stdout, stderr }));
-  });
-}
-
-/** The kit's environment: yours, with fleet's directories and the operator's state its own. */
-function environment(tmp: string, lab?: LabDocument): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['FLEET_REPO', 'FLEET_CREDENTIALS']) delete env[name];
-  return {
-    ...env,
-    FLEET_DATA_DIR: join(tmp, 'oclif', 'data'),
-    FLEET_CONFIG_DIR: join(tmp, 'oclif', 'config'),
-    FLEET_CACHE_DIR: join(tmp, 'oclif', 'cache'),
-    XDG_STATE_HOME: join(tmp, 'operator-state'),
-    FLEET_RESIDENT: 'off',
-    NO_COLOR: '1',
-    ...(lab === undefined ? {} : { FLEET_REPO: lab.repo, FLEET_CREDENTIALS: lab.credentials }),
-  };
 }
 
 const adoptSchema = z.looseObject({ commit: z.string().regex(/^[0-9a-f]{40,64}$/) });
@@ -245,20 +198,6 @@ export async function runAcceptance(options: AcceptanceOptions): Promise<Accepta
   }
 }
 
-interface Cycle {
-  readonly bin: string;
-  readonly tmp: string;
-  readonly dir: string;
-  readonly domain: string;
-  readonly path: string;
-  readonly plugin: string;
-  /** The first file's canonical source, under `domains/<domain>/` in the lab's repository. */
-  readonly canonical: string;
-  readonly handEdit: (installed: string) => string;
-  readonly nodeActions: AcceptanceNodeActions | undefined;
-  readonly refusedChange: ((canonical: string) => string) | undefined;
-}
-
 const planSchema = z.looseObject({ plans: z.array(z.looseObject({ changes: z.boolean() })) });
 const installSchema = z.looseObject({ receipt: receiptSchema });
 /** An install refused with exit 6: a rolled-back receipt, or the node's refusal before a write. */
@@ -268,68 +207,6 @@ const refusalSchema = z.looseObject({
     .looseObject({ code: z.string(), message: z.string(), toolOutput: z.string().optional() })
     .optional(),
 });
-
-/** Why some of `items` are not in one of the `allowed` states; undefined when all are. */
-function offStates(
-  items: readonly DriftReportItem[],
-  allowed: readonly string[],
-): string | undefined {
-  const off = items.filter((item) => !allowed.includes(item.state));
-  if (off.length === 0) return undefined;
-  const what = off.map((i) => `${i.path} is ${i.state}${i.detail ? ` (${i.detail})` : ''}`);
-  return `${what.join('; ')}; expected ${allowed.join(' or ')}`;
-}
-
-/** The steps of one cycle: each command run, its exit code and output checked. */
-class Steps {
-  lab: LabDocument | undefined;
-  constructor(private readonly c: Cycle) {}
-
-  async run(name: string, args: readonly string[], exits: readonly number[]): Promise<Ran> {
-    const ran = await runFleet(this.c.bin, args, environment(this.c.tmp, this.lab));
-    if (!exits.includes(ran.exitCode)) {
-      const why = `exit ${ran.exitCode}, expected ${exits.join(' or ')}`;
-      throw new AcceptanceStepError(name, args, ran.exitCode, ran.stdout + ran.stderr, why);
-    }
-    return ran;
-  }
-
-  async json<T>(
-    name: string,
-    args: readonly string[],
-    exits: readonly number[],
-    schema: z.ZodType<T>,
-  ): Promise<T> {
-    const ran = await this.run(name, args, exits);
-    try {
-      return schema.parse(JSON.parse(ran.stdout));
-    } catch (error) {
-      const why = `unexpected output: ${(error as Error).message}`;
-      throw new AcceptanceStepError(name, args, ran.exitCode, ran.stdout + ran.stderr, why);
-    }
-  }
-
-  /** `fleet drift` of the domain on `host`, its items checked to be in the `allowed` states. */
-  async drift(
-    name: string,
-    host: string,
-    exits: readonly number[],
-    allowed: readonly string[],
-    only?: string,
-  ): Promise<DriftReportItem[]> {
-    const args = ['drift', '--domain', this.c.domain, '--json'];
-    const report = await this.json(name, args, exits, driftReportSchema);
-    const items = (report.hosts.find((h) => h.host === host)?.items ?? []).filter(
-      (i) => i.domain === this.c.domain,
-    );
-    const checked = only === undefined ? items : items.filter((item) => item.path === only);
-    const wrong =
-      checked.length === 0 ? `no item of domain ${this.c.domain}` : offStates(checked, allowed);
-    if (wrong !== undefined)
-      throw new AcceptanceStepError(name, args, 0, JSON.stringify(items, null, 2), wrong);
-    return items;
-  }
-}
 
 async function cycle(c: Cycle): Promise<AcceptanceResult> {
   const steps = new Steps(c);
@@ -406,19 +283,6 @@ async function cycle(c: Cycle): Promise<AcceptanceResult> {
     adoptCommit: adopted.commit,
     ...(refusedByAction === undefined ? {} : { refusedByAction }),
   };
-}
-
-/** Runs `git ARGS` in `repo` (the lab's repository); throws with its output when it fails. */
-async function git(repo: string, args: readonly string[]): Promise<void> {
-  const ran = await new Promise<Ran>((resolve, reject) => {
-    const child = spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ exitCode: code ?? -1, stdout: output, stderr: '' }));
-  });
-  if (ran.exitCode !== 0) throw new Error(`git ${args.join(' ')}: ${ran.stdout}`);
 }
 
 /**

@@ -31,7 +31,6 @@ export {
   type SystemTool,
 } from './system-tools.js';
 export {
-  AcceptanceStepError,
   FLEET_BIN_ENV,
   acceptanceUnavailable,
   defaultHandEdit,
@@ -41,6 +40,7 @@ export {
   type AcceptanceResult,
   type RefusedByAction,
 } from './acceptance.js';
+export { AcceptanceStepError } from './acceptance-steps.js';
 export {
   ACCEPTANCE_ROLES,
   rolesNotRun,
