@@ -43,7 +43,8 @@ export { parseBackupName, utcStamp } from './backups.js';
 export { checkFdPath, ensureDirUnder, recheckParents } from './fs/safe-path.js';
 // The controller's real writer over a home, for node-half tests (@fleet/testkit's fake hosts)
 export { createHomeWriter, type HomeWriterOptions } from './home-writer.js';
-export { OperationWriter, type WrittenFile } from './writer.js';
+export { OperationWriter } from './writer.js';
+export { type WrittenFile } from './writer-types.js';
 export { verifyAuditChain, auditLineHash } from '@fleet/core/node';
 // The SSH recovery receiver's records, in the same chain (docs/audit-log.md, "Writers").
 export { appendAuditRecords, type ForeignAuditEntry } from './audit/append.js';

@@ -18,27 +18,26 @@
  * the window after the last check, and what it cannot catch is listed in docs/durability.md.
  *
  * The steps stay in one class, one method each, because they share the operation's state (its
- * sequence of temp names, what it wrote); what needs none of it — the kept attributes
- * (fs/attributes.ts), the swap's links (fs/link-swap.ts) — lives beside it.
+ * sequence of temp names, what it wrote). The temp file and the swap, which share only the
+ * sequence, are in the base class it extends (temp-swap.ts); what needs none of it — the options
+ * and the written files (writer-types.ts), the kept attributes (fs/attributes.ts), the swap's
+ * links (fs/link-swap.ts) — lives beside it.
  */
-import { constants, lstatSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   FleetError,
-  PreconditionFailedError,
   formatFileMode,
-  type Clock,
   type ReplaceRequest,
   type ReplaceResult,
   type SafeFileWriter,
 } from '@fleet/core/node';
-import type { Allowlist } from './allowlist.js';
 import { writeBackup } from './backups.js';
 import { failpoint } from './failpoints.js';
-import { fsyncDir, syncHandle } from './fs/durable.js';
+import { fsyncDir } from './fs/durable.js';
 import { fsFailure } from './fs/errors.js';
-import { open, rename, unlink, type DurableHandle } from './fs/seam.js';
+import { rename, unlink } from './fs/seam.js';
 import {
   readLive,
   recheckParents,
@@ -48,63 +47,11 @@ import {
   type Target,
 } from './fs/safe-path.js';
 import { managedTarget } from './fs/managed-target.js';
-import type { PathLocks } from './locks.js';
-import type { OperationStore } from './operations.js';
-import { TEMP_PREFIX, homeRelative, type StatePaths } from './state-paths.js';
+import { homeRelative } from './state-paths.js';
 import { forgetWrite, recordWrite } from './written.js';
-import {
-  keptAttributes,
-  ownAttributes,
-  processIdentity,
-  type Attributes,
-  type ProcessIdentity,
-} from './fs/attributes.js';
-import { beside, hardLink } from './fs/link-swap.js';
-
-// Named here as before, for the tests that import them from the writer.
-export { keptAttributes, processIdentity, type ProcessIdentity };
-
-export interface WriterOptions {
-  readonly home: string;
-  readonly state: StatePaths;
-  readonly operationId: string;
-  readonly domain: string;
-  readonly allowlist: Allowlist;
-  readonly locks: PathLocks;
-  readonly operations: OperationStore;
-  readonly clock: Clock;
-  readonly fileLimit: number;
-  /** Runs right before each rename: re-checks the caller's token (`AUTH_REVOKED` aborts). */
-  readonly beforeCommit: () => Promise<void>;
-  /**
-   * Runs once the backup is on disk and before the new content is: the node's secret memory
-   * records which values the new content and the backup hold (docs/secrets.md), durably, so a
-   * crash after the rename cannot leave a value on disk the memory does not know of.
-   */
-  readonly retain?: (holders: readonly SecretHolder[]) => Promise<void>;
-}
-
-/** A file that may hold resolved secret values: a live file's new content, or a backup. */
-export interface SecretHolder {
-  /** Its `~/` path. */
-  readonly path: string;
-  readonly bytes: Uint8Array;
-}
-
-/** One `replace` this writer did, with what a receipt and a restore need. */
-export interface WrittenFile {
-  readonly fileId: string;
-  readonly result: ReplaceResult;
-  readonly before: Buffer | null;
-  readonly after: Uint8Array;
-  /** The replaced file's mode (what a restore puts back); 0600 for a created file. */
-  readonly mode: number;
-  /** The mode change a request asked for (`request.mode`): the receipt and audit record say it. */
-  readonly modeChange?: { readonly before: number | null; readonly after: number };
-  /** The replaced file had other hard links: they keep the old content (catalogue 16). */
-  readonly hardlinkBroken: boolean;
-  restored: boolean;
-}
+import { keptAttributes, ownAttributes, type Attributes } from './fs/attributes.js';
+import { TempSwap, preconditionFailed } from './temp-swap.js';
+import type { WriterOptions, WrittenFile } from './writer-types.js';
 
 /** What `replace` learned before writing anything: its checked target and live file. */
 interface ReplacePlan {
@@ -119,14 +66,8 @@ interface ReplacePlan {
   readonly modeChange: WrittenFile['modeChange'];
 }
 
-const CREATE_TEMP =
-  constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
-
-export class OperationWriter implements SafeFileWriter {
+export class OperationWriter extends TempSwap<WriterOptions> implements SafeFileWriter {
   readonly written: WrittenFile[] = [];
-  private seq = 0;
-
-  constructor(private readonly options: WriterOptions) {}
 
   /**
    * The live bytes of one of this domain's files, read through the same checks as a write (the
@@ -380,103 +321,8 @@ export class OperationWriter implements SafeFileWriter {
     await forgetWrite(this.options.state, result.path, operationId).catch(() => undefined);
   }
 
-  /**
-   * The rename, with what can be closed of the window after the final check closed (catalogue 31;
-   * docs/durability.md). A replaced file's checked inode is linked aside first: an in-place write
-   * from then on lands in it and shows when it is hashed after the rename, and a replace by rename
-   * shows in the inode check right before it. Either way the other writer's file is put back and
-   * the install is `PRECONDITION_FAILED`. A new file is linked into place, which fails when
-   * someone created it meanwhile. Left open: a rename by another writer between that inode check
-   * and this rename (Linux has no compare-and-swap rename), and a filesystem without hard links,
-   * where this is a plain rename.
-   */
-  private async swapIn(temp: string, target: Target, checked: LiveFile | null): Promise<void> {
-    const raced = async (why: string) => {
-      const now = await readLive(this.options.home, target, this.options.fileLimit).catch(
-        () => null,
-      );
-      return preconditionFailed(target.path, now?.sha256 ?? null, `${why} during the install`);
-    };
-    if (checked === null) {
-      await failpoint('install.before_rename');
-      const linked = await hardLink(temp, target.absolute);
-      if (linked === 'exists') throw await raced('was created by someone else');
-      if (linked === 'linked') await unlink(temp);
-      else await rename(temp, target.absolute);
-      return;
-    }
-    const kept = join(target.parent, `${TEMP_PREFIX}${this.options.operationId}-k${this.seq++}`);
-    const linked = await hardLink(target.absolute, kept);
-    if (linked === 'absent') throw await raced('was removed');
-    let keeping = linked === 'linked';
-    try {
-      const inodeOf = (path: string) => (lstatSync(path, { throwIfNoEntry: false }) ?? {}).ino;
-      if (keeping && inodeOf(kept) !== checked.ino) throw await raced('was replaced');
-      await failpoint('install.before_rename');
-      if (keeping && inodeOf(target.absolute) !== checked.ino) throw await raced('was replaced');
-      await rename(temp, target.absolute);
-      if (!keeping) return;
-      const old = await readLive(
-        this.options.home,
-        beside(target, kept),
-        this.options.fileLimit,
-      ).catch(() => null);
-      if (old?.sha256 !== checked.sha256) {
-        // Written in place meanwhile: its bytes go back where they were, ours are not installed.
-        await rename(kept, target.absolute);
-        keeping = false;
-        await fsyncDir(target.parent, target.path);
-        throw preconditionFailed(
-          target.path,
-          old?.sha256 ?? null,
-          'was written during the install',
-        );
-      }
-    } finally {
-      if (keeping) await unlink(kept).catch(() => undefined);
-    }
-  }
-
   /** Every written file not restored yet, newest first. */
   unrestored(): WrittenFile[] {
     return this.written.filter((w) => !w.result.unchanged && !w.restored).reverse();
   }
-
-  private async writeTemp(
-    target: Target,
-    content: Uint8Array,
-    attributes: Attributes,
-    tag = '',
-    mode = attributes.mode,
-  ): Promise<string> {
-    const temp = join(
-      target.parent,
-      `${TEMP_PREFIX}${this.options.operationId}-${tag}${this.seq++}`,
-    );
-    let handle: DurableHandle | undefined;
-    try {
-      handle = await open(temp, CREATE_TEMP, 0o600);
-      await handle.writeFile(content);
-      // The owner first (a chown clears set-id bits), then the mode: the file keeps both.
-      const own = processIdentity();
-      if (own.uid >= 0 && (attributes.uid !== own.uid || attributes.gid !== own.gid)) {
-        await handle.chown(attributes.uid, attributes.gid);
-      }
-      // Always set explicitly: the umask narrowed the 0600 of the create, it never decides a mode.
-      if (process.platform !== 'win32' || mode !== 0o600) await handle.chmod(mode);
-      await syncHandle(handle, target.path);
-      await handle.close();
-      handle = undefined;
-      return temp;
-    } catch (error) {
-      await handle?.close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
-      throw fsFailure(error, target.path);
-    }
-  }
-}
-
-/** `PRECONDITION_FAILED`, carrying the live sha256 (`null`: the file does not exist). */
-export function preconditionFailed(path: string, liveSha: string | null, why = ''): FleetError {
-  return new PreconditionFailedError(path, liveSha, why);
 }

@@ -29,7 +29,7 @@ import { expect } from 'chai';
 import { isFleetError } from '@fleet/core';
 import { SYSTEM_TOOLS, requireSystemTools, skipForEnvironment } from '@fleet/testkit';
 import { parseOperationJournal } from '../src/operations.js';
-import { keptAttributes } from '../src/writer.js';
+import { keptAttributes } from '../src/fs/attributes.js';
 import { TokenStore } from '../src/tokens/store.js';
 import { statePaths } from '../src/state-paths.js';
 import { systemClock } from '../src/context.js';

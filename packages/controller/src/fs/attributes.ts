@@ -1,6 +1,7 @@
 /**
  * A managed file's owner and permission bits, and what a replace keeps of them (catalogue 13): a
- * rename puts a new inode in place, so the writer (writer.ts) gives it these explicitly.
+ * rename puts a new inode in place, so the writer (writer.ts, its temp file in temp-swap.ts) gives
+ * it these explicitly.
  */
 import { FleetError } from '@fleet/core/node';
 

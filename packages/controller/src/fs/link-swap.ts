@@ -1,6 +1,6 @@
 /**
- * The hard links of the writer's swap (writer.ts `swapIn`, catalogue 31; docs/durability.md): the
- * replaced file's inode kept aside under a name fleet reserves, and what came of linking it.
+ * The hard links of the writer's swap (temp-swap.ts `swapIn`, catalogue 31; docs/durability.md):
+ * the replaced file's inode kept aside under a name fleet reserves, and what came of linking it.
  */
 import { lstatSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';

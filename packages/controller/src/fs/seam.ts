@@ -1,10 +1,10 @@
 /**
  * The filesystem calls of the durable write path (docs/durability.md): creating, writing and
  * fsyncing files, renaming, linking and unlinking them, making directories and fsyncing them.
- * `writer.ts`, `backups.ts`, `fs/durable.ts`, `fs/parent-walk.ts` (directory creation) and the
- * audit log import these instead of `node:fs`, so the power-loss test (catalogue 24) can put a
- * recorder in their place: it tracks which writes and names a crash would keep (SQLite `test6.c`
- * style) and builds the states a power loss could leave.
+ * `writer.ts`, `temp-swap.ts`, `backups.ts`, `fs/durable.ts`, `fs/parent-walk.ts` (directory
+ * creation) and the audit log import these instead of `node:fs`, so the power-loss test
+ * (catalogue 24) can put a recorder in their place: it tracks which writes and names a crash would
+ * keep (SQLite `test6.c` style) and builds the states a power loss could leave.
  *
  * Production runs Node's own functions: {@link nodeDurableFs} is the default, and each export
  * here is one indirect call in front of them — no behaviour of its own. Reads keep using

@@ -23,7 +23,8 @@ import { toWireError } from '../http/respond.js';
 import type { ControllerRuntime } from '../runtime.js';
 import { tokenState } from '../tokens/store.js';
 import type { Principal } from '../tokens/auth.js';
-import { OperationWriter, preconditionFailed } from '../writer.js';
+import { preconditionFailed } from '../temp-swap.js';
+import { OperationWriter } from '../writer.js';
 import type { InstallerOutcome } from './install-answer.js';
 
 async function recheckToken(runtime: ControllerRuntime, principal: Principal): Promise<void> {

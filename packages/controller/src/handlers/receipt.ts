@@ -9,7 +9,7 @@ import {
   type ReceiptFile,
   type Redactor,
 } from '@fleet/core/node';
-import type { WrittenFile } from '../writer.js';
+import type { WrittenFile } from '../writer-types.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
