@@ -1,25 +1,22 @@
 /**
  * `createController`: starts a node agent on one home — the CLI's `fleet controller serve`, the
  * lab and the tests all start it this way. Start-up runs recovery (torn audit line, interrupted
- * operations, stale temp files) before the first request is accepted.
+ * operations, stale temp files) before the first request is accepted. The pid-file claim on the
+ * home (home-claim.ts) and the start's pass over the secrets (secrets-at-start.ts) live beside it.
  */
-import { readFile, realpath, unlink } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import {
   FleetError,
   NODE_POLICY_PATH,
   createEnvChainLoader,
   loadEnvChain,
-  shortSecretNames,
   type Clock,
   type Registry,
-  type SecretValues,
 } from '@fleet/core/node';
-import type { Allowlist } from './allowlist.js';
 import { AuditLog } from './audit/log.js';
 import { systemClock } from './context.js';
-import { allBackupPaths } from './backups.js';
-import { createExclusive, ensurePrivateDir } from './fs/durable.js';
+import { ensurePrivateDir } from './fs/durable.js';
 import { errnoOf } from './fs/errors.js';
 import { createPipeline } from './http/pipeline.js';
 import {
@@ -30,8 +27,8 @@ import {
   hostsFor,
   listenOn,
 } from './http/server.js';
+import { claimHome } from './home-claim.js';
 import { PathLocks } from './locks.js';
-import { processAlive } from './process-alive.js';
 import { OperationStore } from './operations.js';
 import { recoverAtStart, type RecoveryInput, type RecoveryReport } from './recovery.js';
 import { failpoint } from './failpoints.js';
@@ -47,6 +44,7 @@ import {
   type Limits,
 } from './runtime.js';
 import { SecretMemory } from './secret-memory.js';
+import { reconcileSecretMemory, warnShortSecrets } from './secrets-at-start.js';
 import { statePaths, type StatePaths } from './state-paths.js';
 import { NodePolicyStore } from './policy/store.js';
 import { drivenSupervisor } from './lifecycle/supervisor.js';
@@ -97,40 +95,6 @@ async function packageInfo(): Promise<{ name: string; version: string }> {
   const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
   const { name, version } = JSON.parse(text) as { name: string; version: string };
   return { name, version };
-}
-
-/** Homes served by a controller of this process (the pid file cannot tell them apart). */
-const servedHere = new Set<string>();
-
-/** One controller per home: a pid file, taken over when its process is gone. */
-async function claimHome(state: StatePaths): Promise<() => Promise<void>> {
-  if (servedHere.has(state.root)) {
-    throw new FleetError('LOCKED', `another controller in this process serves ${state.home}`);
-  }
-  servedHere.add(state.root);
-  const release = async () => {
-    await unlink(state.pidFile).catch(() => undefined);
-    servedHere.delete(state.root);
-  };
-  try {
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      try {
-        await createExclusive(state.pidFile, `${process.pid}\n`);
-        return release;
-      } catch (error) {
-        if (errnoOf(error) !== 'EEXIST') throw error;
-      }
-      const pid = Number((await readFile(state.pidFile, 'utf8').catch(() => '')).trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-        throw new FleetError('LOCKED', `another controller (pid ${pid}) serves this home`);
-      }
-      await unlink(state.pidFile).catch(() => undefined);
-    }
-    throw new FleetError('LOCKED', 'could not claim the controller pid file');
-  } catch (error) {
-    servedHere.delete(state.root);
-    throw error;
-  }
 }
 
 /** What the steps of a start share, once the home is claimed and the audit log open. */
@@ -330,39 +294,6 @@ async function openStateDirs(
       .catch(() => undefined);
     throw error;
   }
-}
-
-/**
- * The secret memory re-read at start against every file that can hold a resolved value (every
- * managed file, every backup, every recorded holder): values written before the memory existed are
- * found, values no file holds any more are forgotten (docs/secrets.md).
- */
-async function reconcileSecretMemory(
-  home: string,
-  state: StatePaths,
-  allowlist: Allowlist,
-  memory: SecretMemory,
-  chain: SecretValues | undefined,
-): Promise<void> {
-  const paths = [
-    ...allowlist.all().map((entry) => entry.path),
-    ...(await allBackupPaths(home, state.backups)),
-    ...memory.holders(),
-  ];
-  await memory.reconcile(paths, chain ?? new Map());
-}
-
-/**
- * A value under the 8-character floor is not an error until a file uses it (the chain may serve
- * other tools): an install that needs it is refused (`SECRET_TOO_SHORT`). Said once at start, by
- * name, since such a value is never redacted (docs/secrets.md).
- */
-function warnShortSecrets(chain: SecretValues | undefined): void {
-  const short = chain === undefined ? [] : shortSecretNames(chain);
-  if (short.length === 0) return;
-  process.stderr.write(
-    `controller: the env-file chain holds ${short.join(', ')}, shorter than 8 characters: never redacted, and an install that uses ${short.length > 1 ? 'them' : 'it'} is refused (SECRET_TOO_SHORT)\n`,
-  );
 }
 
 async function listen(
