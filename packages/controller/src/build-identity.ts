@@ -21,7 +21,7 @@ import {
   isGenerationNameOf,
   parseStrictJson,
 } from '@fleet/core/node';
-import { generationManifestSchema } from './generations/generation.js';
+import { generationManifestSchema } from './generations/verify.js';
 import type { BuildIdentity } from './runtime.js';
 
 export const DEVELOPMENT_BUILD: BuildIdentity = { sha256: null, commit: null };

@@ -18,7 +18,8 @@ import {
   WIN32_MAX_PATH_CHARS,
 } from '@fleet/core';
 import { buildIdentityOf } from '../src/build-identity.js';
-import { removeTree, stageGeneration, verifyGeneration } from '../src/generations/generation.js';
+import { removeTree, stageGeneration } from '../src/generations/generation.js';
+import { verifyGeneration } from '../src/generations/verify.js';
 import { currentPointer } from '../src/generations/pointer.js';
 import { sha256Hex } from '../src/generations/tree.js';
 import { makeTgz, runtimePackage, type FixtureEntry } from './support/tar.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findShadowing, versionsResponseSchema, type VersionsResponse } from '@fleet/core';
 import { buildIdentityOf, generationDirOf } from '../src/build-identity.js';
-import { GENERATION_SCHEMA } from '../src/generations/generation.js';
+import { GENERATION_SCHEMA } from '../src/generations/verify.js';
 import { ExecaProcessRunner } from '../src/context.js';
 import {
   collectFleetOnPath,

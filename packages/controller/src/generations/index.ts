@@ -12,16 +12,10 @@ export {
   type RuntimeExpectation,
 } from './acceptance.js';
 export {
-  GENERATION_SCHEMA,
-  generationManifestSchema,
   removeTree,
-  requireVerifiedGeneration,
   stageGeneration,
   stagingName,
   sweepStaging,
-  verifyGeneration,
-  type GenerationCheck,
-  type GenerationManifest,
   type StageInput,
   type StagedGeneration,
 } from './generation.js';
@@ -64,3 +58,11 @@ export {
 } from './status.js';
 export { DEFAULT_TAR_LIMITS, readTgz, type TarEntry, type TarLimits } from './tar.js';
 export { diskTree, sha256Hex, tarTreeHash, treeHash, type TreeListing } from './tree.js';
+export {
+  GENERATION_SCHEMA,
+  generationManifestSchema,
+  requireVerifiedGeneration,
+  verifyGeneration,
+  type GenerationCheck,
+  type GenerationManifest,
+} from './verify.js';

@@ -36,7 +36,7 @@ import {
 } from '@fleet/core/node';
 import { createNodeContext } from '../context.js';
 import { describeFailures, type Acceptance } from '../generations/acceptance.js';
-import { verifyGeneration } from '../generations/generation.js';
+import { verifyGeneration } from '../generations/verify.js';
 import { lastTransaction, RuntimeJournal, type Transaction } from '../generations/journal.js';
 import { withRuntimeLock } from '../generations/lock.js';
 import { currentPointer } from '../generations/pointer.js';

@@ -28,13 +28,13 @@ import {
 import { createNodeContext } from '../context.js';
 import { ensurePrivateDir } from '../fs/durable.js';
 import {
-  generationManifestSchema,
   heldGeneration,
   stageGeneration,
   type StagedGeneration,
 } from '../generations/generation.js';
 import { lastTransaction, RuntimeJournal } from '../generations/journal.js';
 import { withRuntimeLock } from '../generations/lock.js';
+import { generationManifestSchema } from '../generations/verify.js';
 import { TEMP_PREFIX } from '../state-paths.js';
 import { requireSupervisorOfPolicy } from './supervisor.js';
 import { requireBootstrapAllowed } from './policy.js';
