@@ -1,6 +1,6 @@
 /** One line per journal record, as `fleet bootstrap status` and apply's progress show it. */
 import { expect } from 'chai';
-import type { JournalRecord } from '../src/generations/journal.js';
+import type { JournalRecord } from '../src/generations/journal-record.js';
 import { describeRecord } from '../src/lifecycle/journal-history.js';
 
 describe('describeRecord', () => {

@@ -21,27 +21,29 @@ export {
 } from './generation.js';
 export {
   JOURNAL_FILE,
-  JOURNAL_STEPS,
-  OUTCOMES,
   RuntimeJournal,
-  TRANSACTION_KINDS,
   corruptionError,
-  encodeRecord,
   lastTransaction,
   nextSteps,
   parseJournal,
   runtimeJournalPath,
-  stepDataSchemas,
   transitionProblem,
+  type ParsedJournal,
+  type Transaction,
+} from './journal.js';
+export {
+  JOURNAL_STEPS,
+  OUTCOMES,
+  TRANSACTION_KINDS,
+  encodeRecord,
+  stepDataSchemas,
   type JournalRecord,
   type JournalStep,
-  type ParsedJournal,
   type RecordOf,
   type StepData,
-  type Transaction,
   type TransactionKind,
   type TransactionOutcome,
-} from './journal.js';
+} from './journal-record.js';
 export { RUNTIME_LOCK, runtimeLockHolder, runtimeLockPath, withRuntimeLock } from './lock.js';
 export {
   currentPointer,

@@ -22,16 +22,14 @@
  */
 import type { IdentityResponse, ObservedSupervisor, PointerState } from '@fleet/core/node';
 import { acceptRuntime, describeFailures, type RuntimeExpectation } from './acceptance.js';
-import {
-  lastTransaction,
-  type JournalRecord,
-  type JournalStep,
-  type ParsedJournal,
-  type RecordOf,
-  type Transaction,
-  type TransactionKind,
-  type TransactionOutcome,
-} from './journal.js';
+import { lastTransaction, type ParsedJournal, type Transaction } from './journal.js';
+import type {
+  JournalRecord,
+  JournalStep,
+  RecordOf,
+  TransactionKind,
+  TransactionOutcome,
+} from './journal-record.js';
 
 export type RuntimeState =
   'idle' | 'in-progress' | 'accepted' | 'rolled-back' | 'manual-recovery-required' | 'inconsistent';

@@ -3,7 +3,7 @@
  * transaction failed, the error's code, its message bounded, and the acceptance criteria not met.
  */
 import { isFleetError } from '@fleet/core/node';
-import type { StepData } from '../generations/journal.js';
+import type { StepData } from '../generations/journal-record.js';
 
 /**
  * How long a `failed` record's message may be: room for the criteria and the controller's log

@@ -3,7 +3,8 @@
  * per record of a transaction for the operator.
  */
 import type { RuntimeExpectation } from '@fleet/core/node';
-import type { JournalRecord, ParsedJournal, RecordOf } from '../generations/journal.js';
+import type { JournalRecord, RecordOf } from '../generations/journal-record.js';
+import type { ParsedJournal } from '../generations/journal.js';
 
 /** The last transaction that ended `accepted`: its target runs, its prior is the way back. */
 export function lastAccepted(journal: ParsedJournal): RecordOf<'begin'> | null {

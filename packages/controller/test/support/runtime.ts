@@ -1,7 +1,11 @@
 /** Builders for runtime-generation tests: expectations, live identities, journal lines. */
 import type { IdentityResponse } from '@fleet/core';
 import type { RuntimeExpectation } from '../../src/generations/acceptance.js';
-import { encodeRecord, type JournalStep, type StepData } from '../../src/generations/journal.js';
+import {
+  encodeRecord,
+  type JournalStep,
+  type StepData,
+} from '../../src/generations/journal-record.js';
 
 export const BUILD_A = 'a'.repeat(64);
 export const BUILD_B = 'b'.repeat(64);
