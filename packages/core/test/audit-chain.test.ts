@@ -17,7 +17,7 @@ import {
   addSeenHead,
   parseAuditHeadHeader,
   type SeenHead,
-} from '../src/client/audit-heads.js';
+} from '../src/client/seen-heads.js';
 
 type Extra = Partial<Pick<AuditRecord, 'segment' | 'operation'>>;
 

@@ -17,10 +17,10 @@ import {
   journalPathOf,
   readAuditHeads,
   recordSeenHeads,
-  seenHeadsOf,
   settleSeenHeads,
   updateAuditHeads,
 } from '../src/client/audit-heads.js';
+import { seenHeadsOf } from '../src/client/seen-heads.js';
 
 const sha = (c: string) => c.repeat(64);
 const head = (seq: number, c: string) => ({ seq, sha256: sha(c) });

@@ -31,24 +31,26 @@ export {
 export {
   AUDIT_HEADS_DIR,
   AUDIT_HEADS_FILE,
+  auditHeadsPath,
+  forgetVanishedRepos,
+  readAuditHeads,
+  recordSeenHeads,
+  settleSeenHeads,
+  updateAuditHeads,
+  type AuditHeadsOptions,
+} from './audit-heads.js';
+export {
   AUDIT_HEAD_HEADER,
   MAX_HEADS_PER_HOST,
   addSeenHead,
   auditHeadsFileSchema,
-  auditHeadsPath,
-  forgetVanishedRepos,
   observeAuditHead,
   parseAuditHeadHeader,
-  readAuditHeads,
   seenHeadsOf,
-  recordSeenHeads,
-  settleSeenHeads,
   takeObservedHeads,
-  updateAuditHeads,
   type AuditHeadsFile,
-  type AuditHeadsOptions,
   type SeenHead,
-} from './audit-heads.js';
+} from './seen-heads.js';
 export { certificateFingerprint, normaliseFingerprint } from './fingerprint.js';
 export { clientForHost, type ClientForHostOptions } from './for-host.js';
 export { labDocumentSchema, type LabDocument } from './lab-document.js';

@@ -27,7 +27,7 @@ import {
 } from './errors.js';
 import { openConnection, type Connecting, type HostConnections } from './connections.js';
 import { AnswerReader, requestHead, type Answer } from './http1.js';
-import { AUDIT_HEAD_HEADER, observeAuditHead, parseAuditHeadHeader } from './audit-heads.js';
+import { AUDIT_HEAD_HEADER, observeAuditHead, parseAuditHeadHeader } from './seen-heads.js';
 
 export interface ExchangeOptions {
   readonly target: RequestTarget;
