@@ -323,16 +323,12 @@ export { runtimeJournalProblem, withJournal } from './config/runtime-journal.js'
 // Config verbs (contract §8): per-host targets, file assessment, drift
 export {
   WHOLE_FILE_VIEW,
-  buildHistoryIndexes,
-  canonicalPaths,
   domainRuntime,
-  snapshotFilesOf,
-  targetKey,
-  targetsForHost,
   type DomainRuntime,
-  type FileTarget,
   type OperatorHalf,
-} from './config/targets.js';
+} from './config/domain-runtime.js';
+export { snapshotFilesOf, targetKey, type FileTarget } from './config/file-target.js';
+export { buildHistoryIndexes, canonicalPaths, targetsForHost } from './config/targets.js';
 export { WAYS_OUT, describeVersion } from './config/file-details.js';
 export {
   assessFile,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prepareAssessment, runDrift, type ReadLive } from '../src/config/drift.js';
 import { planHost, plannedInstall } from '../src/config/plan.js';
-import { domainRuntime } from '../src/config/targets.js';
+import { domainRuntime } from '../src/config/domain-runtime.js';
 import { wholeFileInstaller } from '../src/installers/whole-file.js';
 import type { Installer } from '../src/interfaces/installer.js';
 import { createGit } from '../src/git.js';

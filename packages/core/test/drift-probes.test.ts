@@ -16,7 +16,7 @@ import {
   type ReadSnapshot,
 } from '../src/config/drift.js';
 import { installActions, installParameters, probeParameters } from '../src/config/parameters.js';
-import { domainRuntime } from '../src/config/targets.js';
+import { domainRuntime } from '../src/config/domain-runtime.js';
 import { createGit } from '../src/git.js';
 import { FleetError } from '../src/errors.js';
 import { loadRepo, parseManifest } from '../src/repo/load.js';

@@ -1,13 +1,7 @@
 import { expect } from 'chai';
-import {
-  buildHistoryIndexes,
-  domainRuntime,
-  snapshotFilesOf,
-  targetKey,
-  targetsForHost,
-  type DomainRuntime,
-  type FileTarget,
-} from '../src/config/targets.js';
+import { domainRuntime, type DomainRuntime } from '../src/config/domain-runtime.js';
+import { snapshotFilesOf, targetKey, type FileTarget } from '../src/config/file-target.js';
+import { buildHistoryIndexes, targetsForHost } from '../src/config/targets.js';
 import { createHash } from 'node:crypto';
 import { assessFile, type LiveFile } from '../src/config/file-items.js';
 import type { FleetWrite } from '../src/classify/classify.js';

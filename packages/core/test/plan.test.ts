@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { buildDomainPlan, planRefusal, plannedInstall } from '../src/config/plan.js';
 import type { FileAssessment } from '../src/config/file-items.js';
-import type { FileTarget } from '../src/config/targets.js';
+import type { FileTarget } from '../src/config/file-target.js';
 import { isFleetError, type FleetErrorLike } from '../src/errors.js';
 import type { DriftState } from '../src/interfaces/drift.js';
 

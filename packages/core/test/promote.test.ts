@@ -9,7 +9,7 @@ import { FleetError } from '../src/errors.js';
 import type { ReadLive } from '../src/config/drift.js';
 import type { LiveFile } from '../src/config/file-items.js';
 import { checkPromotion, promotedCanonical, promotionRefusal } from '../src/config/promote.js';
-import { domainRuntime } from '../src/config/targets.js';
+import { domainRuntime } from '../src/config/domain-runtime.js';
 import { wholeFileInstaller } from '../src/installers/whole-file.js';
 import type { DomainDeclaration } from '../src/interfaces/domain.js';
 import { repoFromTexts } from '../src/repo/load.js';

@@ -7,7 +7,8 @@
  */
 import { expect } from 'chai';
 import type { CanonicalSnapshot } from '../src/classify/history.js';
-import { domainRuntime, targetsForHost } from '../src/config/targets.js';
+import { domainRuntime } from '../src/config/domain-runtime.js';
+import { targetsForHost } from '../src/config/targets.js';
 import type { DomainDeclaration, ManagedFile } from '../src/interfaces/domain.js';
 import type { CanonicalSource } from '../src/repo/sources.js';
 import { fileInstaller } from '../src/installers/file-installer.js';

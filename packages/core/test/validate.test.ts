@@ -5,7 +5,9 @@ import { dirname, join } from 'node:path';
 import type { DomainDeclaration } from '../src/interfaces/domain.js';
 import { loadRepo, readRepoFile } from '../src/repo/load.js';
 import { readWorkingSource, type CanonicalSource } from '../src/repo/sources.js';
-import { domainRuntime, targetsForHost, type FileTarget } from '../src/config/targets.js';
+import { domainRuntime } from '../src/config/domain-runtime.js';
+import type { FileTarget } from '../src/config/file-target.js';
+import { targetsForHost } from '../src/config/targets.js';
 import { fileInstaller } from '../src/installers/file-installer.js';
 import { validateRepo, type ValidationReport } from '../src/validate.js';
 

@@ -22,14 +22,9 @@ import type {
 import { evaluateProbes, proberCalls } from './drift-probers.js';
 import { assessFile, type FileAssessment, type LiveFile } from './file-items.js';
 import { earlierHostVariables } from './host-versions.js';
-import {
-  buildHistoryIndexes,
-  canonicalPaths,
-  targetKey,
-  targetsForHost,
-  type DomainRuntime,
-  type FileTarget,
-} from './targets.js';
+import type { DomainRuntime } from './domain-runtime.js';
+import { targetKey, type FileTarget } from './file-target.js';
+import { buildHistoryIndexes, canonicalPaths, targetsForHost } from './targets.js';
 
 /** What assessing any number of hosts shares: the history, read and indexed once. */
 export interface Assessment {

@@ -13,7 +13,8 @@ import type { RepoSource } from '../repo/at-commit.js';
 import type { DriftHost } from '../report/drift-report.js';
 import type { RuntimeSummary } from '../wire/summary.js';
 import type { LiveFile } from './file-items.js';
-import type { DomainRuntime, FileTarget } from './targets.js';
+import type { DomainRuntime } from './domain-runtime.js';
+import type { FileTarget } from './file-target.js';
 
 /** What the engine asks of one host: its live files (redacted), with their backups. */
 export type ReadLive = (

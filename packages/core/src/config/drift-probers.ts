@@ -11,7 +11,7 @@ import { hostEntry, type FleetRepo } from '../repo/load.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { ProbeAnswer, ProbeCall, ProberRuntime } from './drift-inputs.js';
 import { probeParameters } from './parameters.js';
-import type { DomainRuntime } from './targets.js';
+import type { DomainRuntime } from './domain-runtime.js';
 
 /** A prober's item as a report item (the domain filled in, nothing else added). */
 function reportItem(item: DriftItem, domain: string | undefined): DriftReportItem {

@@ -29,7 +29,8 @@ import {
 } from './file-details.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { SnapshotResponse } from '../wire/snapshot.js';
-import type { FileTarget, OperatorHalf } from './targets.js';
+import type { OperatorHalf } from './domain-runtime.js';
+import type { FileTarget } from './file-target.js';
 
 /** The live state of one file, as the node reported it. */
 export type LiveFile =

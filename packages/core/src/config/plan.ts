@@ -12,7 +12,8 @@ import type { BlockMarkers, CoupledAction, DomainDeclaration } from '../interfac
 import type { DriftState } from '../interfaces/drift.js';
 import type { DriftReportItem } from '../report/drift-report.js';
 import type { FileAssessment } from './file-items.js';
-import type { DomainRuntime, FileTarget } from './targets.js';
+import type { DomainRuntime } from './domain-runtime.js';
+import type { FileTarget } from './file-target.js';
 import { assessFilesAndProbes, assessHost, type Assessment } from './assessment.js';
 import { hostEntry, type FleetRepo } from '../repo/load.js';
 import { installActions } from './parameters.js';

@@ -19,7 +19,9 @@ import { canonicalPath } from '../render/views.js';
 import { hostEntry, hostVariables, type FleetRepo } from '../repo/load.js';
 import type { ReadLive } from './drift-inputs.js';
 import type { LiveFile } from './file-items.js';
-import { targetsForHost, type DomainRuntime, type FileTarget } from './targets.js';
+import type { DomainRuntime } from './domain-runtime.js';
+import type { FileTarget } from './file-target.js';
+import { targetsForHost } from './targets.js';
 
 /** The canonical file's new text: the candidate, or (a block file) the adopter's splice of it. */
 export function promotedCanonical(input: {

@@ -2,114 +2,20 @@
  * What a host should hold, operator side and pure: for each file of each domain the host runs, its
  * node path and its desired managed view (template space: host variables rendered, secrets still
  * names), from the canonical files at one commit. And, once per canonical file for the whole
- * fleet, the index of its published versions (viewed through the domain's installer).
+ * fleet, the index of its published versions (viewed through the domain's installer). What a
+ * domain and a target are — the shapes every config verb passes around — are domain-runtime.ts
+ * and file-target.ts; this module computes them.
  */
 import { FleetError, type Problem } from '../errors.js';
 import type { DomainDeclaration, ManagedFile } from '../interfaces/domain.js';
-import type { Installer } from '../interfaces/installer.js';
 import { HistoryIndex } from '../classify/history-index.js';
 import type { CanonicalSnapshot } from '../classify/history.js';
 import { canonicalPath, nodePathFor } from '../render/views.js';
 import { renderTemplate, scanPlaceholders, secretNames } from '../render/template.js';
 import { SOURCE_BYTES, sourceRefused } from '../repo/sources.js';
-import type { SnapshotFileRequest } from '../wire/snapshot.js';
 import { defaultFileMode } from '../classify/attributes.js';
-
-/**
- * The operator half of an installer: all that reading and planning need (`check`, when the
- * installer has one, refuses desired content the domain cannot accept: it is never sent).
- */
-export type OperatorHalf = Pick<Installer, 'view' | 'managed' | 'check'>;
-
-/**
- * A `whole` file's operator half is the same for every domain by definition (contract §6: the whole
- * file equals the rendered canonical): the view is the rendered canonical, the managed part is
- * the whole live file.
- */
-export const WHOLE_FILE_VIEW: OperatorHalf = {
-  view: (_file, rendered) => rendered,
-  managed: (_file, live) => live,
-};
-
-/** A registered domain, with its installer when the plugin implements one. */
-export interface DomainRuntime {
-  readonly declaration: DomainDeclaration;
-  /** How to view canonical and live content (the installer's, or the whole-file view). */
-  readonly operator: OperatorHalf;
-  /** The loaded installer; absent when the plugin declares the domain without behaviour. */
-  readonly installer?: Installer;
-}
-
-/**
- * The runtime of a domain. A domain declared without an installer can still be *read* when all
- * its files are `whole` (their view needs no domain logic); installing it needs the installer.
- */
-export function domainRuntime(
-  declaration: DomainDeclaration,
-  installer: Installer | undefined,
-): DomainRuntime {
-  if (installer) return { declaration, operator: installer, installer };
-  if (declaration.files.every((file) => file.kind === 'whole')) {
-    return { declaration, operator: WHOLE_FILE_VIEW };
-  }
-  const absent = (): never => {
-    throw new FleetError(
-      'DOMAIN_BEHAVIOUR_ABSENT',
-      `domain ${declaration.domain} has block files but its plugin provides no installer to read them`,
-    );
-  };
-  return { declaration, operator: { view: absent, managed: absent } };
-}
-
-export interface FileTarget {
-  readonly domain: string;
-  readonly file: ManagedFile;
-  /** Node path for this host. */
-  readonly path: string;
-  /** Repo path of the canonical source. */
-  readonly canonical: string;
-  /**
-   * Desired managed content, or the problem that prevented computing it. `encoding: base64`: a
-   * whole file whose source is not UTF-8 text — `content` is its bytes in base64, installed and
-   * compared byte for byte (contract §10.4).
-   */
-  readonly desired:
-    | { readonly ok: true; readonly content: string; readonly encoding?: typeof SOURCE_BYTES }
-    | { readonly ok: false; readonly problem: Problem };
-}
-
-/**
- * The files one snapshot request asks a node for: each target's path with its domain (the node
- * refuses a domain it does not serve, or a path its policy does not accept, by name), once each.
- * A whole file with a declared mode (contract §10.4) asks for the live mode too — only such a file,
- * so a node that predates the field is asked for it only where it matters (and refuses loudly).
- */
-export function snapshotFilesOf(
-  targets: readonly (Pick<FileTarget, 'domain' | 'path'> & {
-    readonly file?: Pick<ManagedFile, 'kind' | 'mode'>;
-    readonly desired?: FileTarget['desired'];
-  })[],
-): SnapshotFileRequest[] {
-  const seen = new Map<string, SnapshotFileRequest>();
-  for (const { domain, path, file, desired } of targets) {
-    const mode = file?.kind === 'whole' && file.mode !== undefined;
-    // A file whose source is bytes is compared by bytes: a live file that is not text is
-    // answered (its sha256), not refused — asked only for such a file, as `mode` is.
-    const bytes = desired?.ok === true && desired.encoding !== undefined;
-    if (!seen.has(path)) {
-      seen.set(path, {
-        domain,
-        path,
-        ...(mode ? { mode: true as const } : {}),
-        ...(bytes ? { bytes: true as const } : {}),
-      });
-    }
-  }
-  return [...seen.values()];
-}
-
-/** Key of a (domain, file) pair in the history indexes. */
-export const targetKey = (domain: string, fileId: string): string => `${domain}\u0000${fileId}`;
+import type { DomainRuntime, OperatorHalf } from './domain-runtime.js';
+import { targetKey, type FileTarget } from './file-target.js';
 
 function problemOf(error: unknown, file: string): Problem {
   if (error instanceof FleetError) return error.problems[0] ?? { file, message: error.message };
