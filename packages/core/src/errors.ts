@@ -5,6 +5,9 @@
  * Errors cross the plugin boundary: a user-installed plugin has its own copy of this module, so
  * recognising an error never relies on `instanceof`. {@link isFleetError} checks a registered
  * symbol brand and the shape instead.
+ *
+ * One file, long as it is: {@link ERROR_CODES} is the one catalogue of error codes, read whole, so
+ * each code's exit code and HTTP status are decided beside every other's.
  */
 
 import type { ActionOutcome } from './interfaces/action-outcome.js';

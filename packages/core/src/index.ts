@@ -2,6 +2,9 @@
  * `@fleet/core`: the public API. Everything a plugin, the CLI, the controller or the testkit may
  * use is exported here, and nothing needs a deep import. Contracts that cross the plugin boundary
  * (interfaces, descriptors) are types and plain data; see docs/architecture.md.
+ *
+ * One file, long as it is: it is the curated list of public exports, read whole — what core
+ * promises is decided in this one place, and its API report (etc/core.api.md) is checked.
  */
 
 // Contracts (contract §6) and the plugin boundary (contract §2)

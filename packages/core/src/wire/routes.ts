@@ -5,6 +5,9 @@
  * not in this table is `OP_UNKNOWN` — never routed to a handler. Token administration is on the
  * wire for `node-admin:tokens` only (wire/tokens.ts); the node-local `fleet token --home` works on
  * the store directly.
+ *
+ * One file, long as it is: it is the one table of routes, read whole — what a node answers, and to
+ * whom, is reviewed in one place, and a route left out of it is refused.
  */
 import type * as z from 'zod';
 import { operationIdSchema, type Scope } from './protocol.js';
