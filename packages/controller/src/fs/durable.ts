@@ -84,8 +84,9 @@ async function writeNewFile(path: string, data: string | Uint8Array): Promise<vo
 /**
  * Replaces `path` atomically and durably with `data` (mode 0600): a temp file written and fsync'd,
  * renamed over `path`, the directory fsync'd. The temp file's own name needs no directory fsync
- * before the rename: a power loss before the last fsync leaves the old file (and perhaps the temp
- * file, as a crash between its creation and the rename always could), after it the new one.
+ * before the rename: a power loss before the last fsync leaves the old file or the new one, whole
+ * (and perhaps the temp file, as a crash between its creation and the rename always could); after
+ * it, the new one.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const temp = join(dirname(path), stateTempName(path));
