@@ -4,9 +4,8 @@
  * 0600 in the target's own directory, writes it, gives it its owner and then its mode explicitly
  * (the umask never decides a mode) and fsyncs it; `swapIn` renames it over the target by
  * link-swap-verify (catalogue 31; docs/durability.md). Both draw their names from the operation's
- * one sequence, so they sit in `TempSwap`, the base class the writer extends, with the options they
- * read; the writer's steps call them as before. `preconditionFailed` is here because the swap
- * raises it.
+ * one sequence, so they sit in `TempSwap`, which the writer holds one of per operation.
+ * `preconditionFailed` is here because the swap raises it.
  */
 import { constants, lstatSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,11 +29,11 @@ export interface TempSwapOptions {
 const CREATE_TEMP =
   constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
 
-/** An operation's temp files and their swap into place; `OperationWriter` (writer.ts) extends it. */
-export abstract class TempSwap<O extends TempSwapOptions> {
+/** An operation's temp files and their swap into place; `OperationWriter` (writer.ts) holds one. */
+export class TempSwap {
   private seq = 0;
 
-  constructor(protected readonly options: O) {}
+  constructor(private readonly options: TempSwapOptions) {}
 
   /**
    * The rename, with what can be closed of the window after the final check closed (catalogue 31;
@@ -46,7 +45,7 @@ export abstract class TempSwap<O extends TempSwapOptions> {
    * and this rename (Linux has no compare-and-swap rename), and a filesystem without hard links,
    * where this is a plain rename.
    */
-  protected async swapIn(temp: string, target: Target, checked: LiveFile | null): Promise<void> {
+  async swapIn(temp: string, target: Target, checked: LiveFile | null): Promise<void> {
     const raced = async (why: string) => {
       const now = await readLive(this.options.home, target, this.options.fileLimit).catch(
         () => null,
@@ -93,7 +92,7 @@ export abstract class TempSwap<O extends TempSwapOptions> {
     }
   }
 
-  protected async writeTemp(
+  async writeTemp(
     target: Target,
     content: Uint8Array,
     attributes: Attributes,

@@ -19,7 +19,7 @@
  *
  * The steps stay in one class, one method each, because they share the operation's state (its
  * sequence of temp names, what it wrote). The temp file and the swap, which share only the
- * sequence, are in the base class it extends (temp-swap.ts); what needs none of it — the options
+ * sequence, are in the `TempSwap` it holds (temp-swap.ts); what needs none of it — the options
  * and the written files (writer-types.ts), the kept attributes (fs/attributes.ts), the swap's
  * links (fs/link-swap.ts) — lives beside it.
  */
@@ -66,8 +66,13 @@ interface ReplacePlan {
   readonly modeChange: WrittenFile['modeChange'];
 }
 
-export class OperationWriter extends TempSwap<WriterOptions> implements SafeFileWriter {
+export class OperationWriter implements SafeFileWriter {
   readonly written: WrittenFile[] = [];
+  private readonly temps: TempSwap;
+
+  constructor(private readonly options: WriterOptions) {
+    this.temps = new TempSwap(options);
+  }
 
   /**
    * The live bytes of one of this domain's files, read through the same checks as a write (the
@@ -230,14 +235,14 @@ export class OperationWriter extends TempSwap<WriterOptions> implements SafeFile
         ...(backupPath === null || live === null ? [] : [{ path: backupPath, bytes: live.bytes }]),
       ]);
       await failpoint('install.after_backup');
-      temp = await this.writeTemp(target, request.content, attributes);
+      temp = await this.temps.writeTemp(target, request.content, attributes);
       await failpoint('install.after_temp_write');
       // A domain's validate action sees the new bytes where they will live, before they replace
       // the old (docs/plugin-authoring.md §7): a refusal leaves the live file as it was.
       if (request.beforeRename !== undefined) await request.beforeRename(temp);
       await this.options.beforeCommit();
       const again = await this.recheck(plan);
-      await this.swapIn(temp, target, again);
+      await this.temps.swapIn(temp, target, again);
     } catch (error) {
       if (temp !== undefined) await unlink(temp).catch(() => undefined);
       if (backup !== null) await unlink(backup).catch(() => undefined);
@@ -295,7 +300,7 @@ export class OperationWriter extends TempSwap<WriterOptions> implements SafeFile
       if (written.before === null) {
         await unlink(target.absolute);
       } else {
-        const temp = await this.writeTemp(
+        const temp = await this.temps.writeTemp(
           target,
           written.before,
           { ...ownAttributes(), ...(live === null ? {} : { uid: live.uid, gid: live.gid }) },
