@@ -37,15 +37,20 @@ export abstract class FleetCommand extends FleetBaseCommand {
 
   /**
    * The verb's service, from this command's child container: there the registry source is this
-   * command's plugins, assembled the first time a service asks (`loadRegistry`) and then kept.
+   * command's plugins, assembled the first time a service asks (`loadRegistry`) and then kept,
+   * their descriptors registered in that container under `REGISTRY_TOKENS`
+   * (docs/adr/0027-the-registry-lives-in-the-container.md).
    */
   protected async service<T>(token: InjectionToken<T>): Promise<T> {
     if (this.scope === undefined) {
-      const { container, REGISTRY_SOURCE } = await import('@fleet/core/di');
-      this.scope = (FleetCommand.services ?? container).createChildContainer();
-      this.scope.register(REGISTRY_SOURCE, {
-        useValue: { registry: () => (this.registryOnce ??= this.loadRegistry()) },
+      const { container, containerStore, REGISTRY_SOURCE } = await import('@fleet/core/di');
+      const scope = (FleetCommand.services ?? container).createChildContainer();
+      scope.register(REGISTRY_SOURCE, {
+        useValue: {
+          registry: () => (this.registryOnce ??= this.loadRegistry(containerStore(scope))),
+        },
       });
+      this.scope = scope;
     }
     return this.scope.resolve(token);
   }

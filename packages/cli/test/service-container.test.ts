@@ -10,9 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import type { DriftReport } from '@fleet/core';
+import { REGISTRY_TOKENS, type DriftReport, type Registered } from '@fleet/core';
 import { execute } from '@fleet/core/command';
-import { container, type DependencyContainer } from '@fleet/core/di';
+import {
+  container,
+  REGISTRY_SOURCE,
+  type DependencyContainer,
+  type RegistrySource,
+} from '@fleet/core/di';
 import { DriftService, type DriftOptions, type DriftOutcome } from '@fleet/operator/drift';
 import { FleetCommand } from '../src/base-command.js';
 
@@ -27,6 +32,23 @@ class FakeDrift {
     this.asked.push(options);
     options.onHost?.(this.report.hosts[0] as DriftReport['hosts'][number]);
     return Promise.resolve({ report: this.report, written: [] });
+  }
+}
+
+/**
+ * A drift service built in the command's container, which asks for the registry as the real one
+ * does and then records the domains the container itself holds under the registry's token.
+ */
+class RegistryReadingDrift {
+  readonly domainsInContainer: string[] = [];
+  readonly domainsInRegistry: string[] = [];
+  constructor(private readonly scope: DependencyContainer) {}
+  async run(): Promise<DriftOutcome> {
+    const registry = await this.scope.resolve<RegistrySource>(REGISTRY_SOURCE).registry();
+    this.domainsInRegistry.push(...registry.domains().map((d) => d.descriptor.domain));
+    const held = this.scope.resolveAll<Registered<{ domain: string }>>(REGISTRY_TOKENS.domain);
+    this.domainsInContainer.push(...held.map((d) => d.descriptor.domain).sort());
+    return { report, written: [] };
   }
 }
 
@@ -99,5 +121,21 @@ describe('a command resolves its service from the container', () => {
     const printed = JSON.parse(stdout) as DriftReport;
     expect(printed.summary).to.deep.equal(report.summary);
     expect(exitCode).to.equal(1); // a drifted host (contract §7)
+  });
+
+  it("the registry a verb's service asks for is registered in that command's container", async () => {
+    let built: RegistryReadingDrift | undefined;
+    const scope = container.createChildContainer();
+    scope.register(DriftService, {
+      useFactory: (commandScope) =>
+        (built = new RegistryReadingDrift(commandScope)) as unknown as DriftService,
+    });
+    FleetCommand.services = scope;
+    const { exitCode } = await runInProcess(['drift', '--repo', repo, '--json']);
+    expect(exitCode).to.equal(1);
+    expect(built?.domainsInRegistry).to.include('router');
+    expect(built?.domainsInContainer).to.deep.equal(built?.domainsInRegistry);
+    // The command's own child container held them: the one the test handed over did not.
+    expect(scope.isRegistered(REGISTRY_TOKENS.domain, true)).to.equal(false);
   });
 });

@@ -7,13 +7,14 @@
  * An entry of its own: the controller and `--help` never load it, and a verb loads it from core's
  * one bundled file (scripts/bundle.mjs), not as tsyringe's modules.
  *
- * The container holds services and the host's registry, never a plugin's code: plugins still hand
- * over plain descriptors through `fleet:register` (contract §2), and may carry their own copy of
- * core and of this container.
+ * The container holds services and the host's registry: each plugin's descriptors are registered
+ * in it under the registry's tokens ({@link containerStore}). Never a plugin's code: plugins still
+ * hand over plain descriptors through `fleet:register` (contract §2), and may carry their own copy
+ * of core and of this container.
  */
 import 'reflect-metadata';
-import type { InjectionToken } from 'tsyringe';
-import type { Registry } from './registry/registry.js';
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
+import type { Registered, Registry, RegistryStore } from './registry/registry.js';
 
 export { container, inject, injectable, singleton } from 'tsyringe';
 export type { DependencyContainer, InjectionToken } from 'tsyringe';
@@ -32,3 +33,20 @@ export interface RegistrySource {
 export const REGISTRY_SOURCE: InjectionToken<RegistrySource> = Symbol.for(
   'fleet.di.registry-source',
 );
+
+/**
+ * A registry's store in a container: each descriptor a plugin registered becomes a `useValue`
+ * registration under its `REGISTRY_TOKENS` token, and a token's list is the container's
+ * `resolveAll` (docs/adr/0027-the-registry-lives-in-the-container.md). What a test registered
+ * under a token in the same container before the registry was built is listed with the plugins'
+ * entries; a token the container (or a parent) lacks lists nothing.
+ */
+export function containerStore(scope: DependencyContainer): RegistryStore {
+  return {
+    add(token, entry) {
+      scope.register<Registered<unknown>>(token, { useValue: entry });
+    },
+    list: (token) =>
+      scope.isRegistered(token, true) ? scope.resolveAll<Registered<unknown>>(token) : [],
+  };
+}

@@ -32,7 +32,12 @@ export {
   type HookOutcome,
   type RegistryProblem,
 } from './registry/assemble.js';
-export { Registry, REGISTRY_TOKENS, type Registered } from './registry/registry.js';
+export {
+  Registry,
+  REGISTRY_TOKENS,
+  type Registered,
+  type RegistryStore,
+} from './registry/registry.js';
 
 // Errors
 export {

@@ -10,7 +10,7 @@
 import { realpath } from 'node:fs/promises';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { ErrorEnvelope, FleetErrorLike, Problem } from '../errors.js';
-import type { Registry } from '../registry/registry.js';
+import type { Registry, RegistryStore } from '../registry/registry.js';
 import { colourEnabled, loadPalette, type Palette } from './colour.js';
 
 /** An error as oclif hands it to `catch` (its own carry `oclif.exit`). */
@@ -234,9 +234,10 @@ export abstract class FleetBaseCommand extends Command {
   /**
    * Fires `fleet:register` across every loaded plugin and assembles the registry. A plugin that
    * fails or is refused is reported on stderr against its name and contributes nothing; the
-   * command goes on with the others.
+   * command goes on with the others. The registrations go into `store` when given (the CLI's
+   * verbs: their container, docs/adr/0027-the-registry-lives-in-the-container.md), else a map.
    */
-  protected async loadRegistry(): Promise<Registry> {
+  protected async loadRegistry(store?: RegistryStore): Promise<Registry> {
     // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
     const { FLEET_PLUGIN_API_VERSION, REGISTER_HOOK } = await import('../api-version.js');
     const { assembleRegistrations } = await import('../registry/assemble.js');
@@ -264,7 +265,7 @@ export abstract class FleetBaseCommand extends Command {
       FLEET_PLUGIN_API_VERSION,
     );
     for (const problem of problems) this.note(`warning: ${problem.message}`);
-    return new Registry(accepted, problems);
+    return new Registry(accepted, problems, store);
   }
 
   /** Every failure ends here (see {@link failureOf}); internal errors print no stack but under DEBUG. */

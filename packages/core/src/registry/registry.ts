@@ -1,13 +1,14 @@
 /**
  * The registry of everything the loaded plugins registered: domains (with their installers and
- * adopters), probers and bootstrap adapters. It is a container of its own — never one shared with
- * plugins, which may carry their own copy of core — keyed by `Symbol.for()` tokens, and holds only
- * validated plain descriptors. Implementations are loaded lazily, the first time a command needs
- * them.
+ * adopters), probers and bootstrap adapters, keyed by `Symbol.for()` tokens. It holds only
+ * validated plain descriptors, and implementations are loaded lazily, the first time a command
+ * needs them.
  *
- * A plain map: all it ever did with a dependency-injection container was register values under a
- * token and list them back, and tsyringe with its reflect-metadata polyfill was a tenth of the
- * code every CLI call and every controller loads (docs/contract.md §14).
+ * Where the registrations live is a {@link RegistryStore}: the CLI's verbs keep them in the
+ * command's tsyringe container, under the tokens (`containerStore` in `@fleet/core/di`,
+ * docs/adr/0027-the-registry-lives-in-the-container.md); the controller and plugin commands, which
+ * build no container, in a map. Never a container shared with plugins, which may carry their own
+ * copy of core.
  */
 import { FleetError } from '../errors.js';
 import type { Adopter } from '../interfaces/adopter.js';
@@ -41,6 +42,31 @@ export interface Registered<D> {
   readonly descriptor: D;
 }
 
+/**
+ * Where a registry keeps its registrations: each token's entries, added in the order the plugins
+ * were accepted and listed back in that order. Read once per token, the first time it is asked
+ * for: what is added to a store after that is not seen by the registry built on it.
+ */
+export interface RegistryStore {
+  /** Adds one registration under a token. */
+  add(token: symbol, entry: Registered<unknown>): void;
+  /** A token's registrations, in the order they were added; none: an empty list. */
+  list(token: symbol): readonly Registered<unknown>[];
+}
+
+/** The store of a registry built without a container: a map from token to entries. */
+export function mapStore(): RegistryStore {
+  const entries = new Map<symbol, Registered<unknown>[]>();
+  return {
+    add(token, entry) {
+      const list = entries.get(token) ?? [];
+      list.push(entry);
+      entries.set(token, list);
+    },
+    list: (token) => entries.get(token) ?? [],
+  };
+}
+
 const byKey =
   <D>(key: (d: D) => string) =>
   (a: Registered<D>, b: Registered<D>): number =>
@@ -55,26 +81,29 @@ export class Registry {
   readonly problems: readonly RegistryProblem[];
   /** Every accepted plugin, in the order it was accepted. */
   readonly plugins: readonly PluginRef[];
-  /** Each token's registrations, in the order they were accepted. */
-  private readonly registrations = new Map<symbol, Registered<unknown>[]>();
   private readonly loaded = new Map<string, Promise<unknown>>();
   /**
-   * Each token's registrations, sorted once: the map is filled in the constructor and never
-   * again, and a controller asks for them on every request (contract §14).
+   * Each token's registrations, sorted once: the store is filled in the constructor, and a
+   * controller asks for them on every request (contract §14).
    */
   private readonly resolved = new Map<symbol, readonly Registered<unknown>[]>();
 
+  /**
+   * @param accepted - what {@link assembleRegistrations} accepted, each descriptor added to `store`
+   * @param problems - what it refused, each attributed to its plugin
+   * @param store - where the registrations live (default: a map); a container's may already hold
+   *   entries a test registered under {@link REGISTRY_TOKENS}, which are listed with the plugins'
+   */
   constructor(
     accepted: readonly AcceptedRegistration[],
     problems: readonly RegistryProblem[] = [],
+    private readonly store: RegistryStore = mapStore(),
   ) {
     this.problems = problems;
     this.plugins = accepted.map(({ plugin }) => plugin);
     for (const { plugin, registration } of accepted) {
       const register = <D>(token: symbol, descriptor: D): void => {
-        const list = this.registrations.get(token) ?? [];
-        list.push({ plugin, descriptor });
-        this.registrations.set(token, list);
+        store.add(token, { plugin, descriptor });
       };
       registration.installers.forEach((d) => register(REGISTRY_TOKENS.domain, d));
       registration.adopters.forEach((d) => register(REGISTRY_TOKENS.adopter, d));
@@ -87,7 +116,7 @@ export class Registry {
   private sorted<D>(token: symbol, key: (d: D) => string): Registered<D>[] {
     let found = this.resolved.get(token) as readonly Registered<D>[] | undefined;
     if (found === undefined) {
-      const registered = (this.registrations.get(token) ?? []) as Registered<D>[];
+      const registered = this.store.list(token) as readonly Registered<D>[];
       found = [...registered].sort(byKey(key));
       this.resolved.set(token, found);
     }
