@@ -1,7 +1,8 @@
 /**
  * The lab's document (contract §13): `fleet lab up --json` prints it and `DIR/lab.json` holds it.
  * It stays in core, apart from the lab's supervisor protocol (`@fleet/lab`), because the testkit's
- * acceptance kit reads it and the testkit depends on core only (docs/plugin-authoring.md).
+ * acceptance kit reads it and the testkit depends on core and the controller, not on the lab
+ * (docs/plugin-authoring.md).
  */
 import '../zod-config.js'; // zod configured before this module builds its schemas
 import * as z from 'zod';
