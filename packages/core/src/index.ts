@@ -1,7 +1,11 @@
 /**
- * `@fleet/core`: the public API. Everything a plugin, the CLI, the controller or the testkit may
- * use is exported here, and nothing needs a deep import. Contracts that cross the plugin boundary
- * (interfaces, descriptors) are types and plain data; see docs/architecture.md.
+ * `@fleet/core`: the main entry of the public API. What a plugin, the CLI, the controller or the
+ * testkit may use is exported here or by one of core's other entries, never by a deep import: the
+ * base command and the oclif it is built on are `@fleet/core/command`'s, the CLI's service
+ * container is `@fleet/core/di`'s and zod is `@fleet/core/zod`'s, none of them re-exported here;
+ * `@fleet/core/node` and `@fleet/core/plugin` are subsets of this entry (docs/architecture.md,
+ * "Packages"). Contracts that cross the plugin boundary (interfaces, descriptors) are types and
+ * plain data.
  *
  * One file, long as it is: it is the curated list of public exports, read whole — what core
  * promises is decided in this one place, and its API report (etc/core.api.md) is checked.
