@@ -12,6 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+// The operator's state directory, beside its log (core's main entry, not the plugin API: this
+// module is operator-side, read by the command and the `fleet:status` hook, never by a controller).
 import { operatorStateDir } from '@fleet/core';
 import { FleetError, parseStrictJson } from '@fleet/core/plugin';
 import { stateProblem, trimLog, type ReconcileState } from './state.js';

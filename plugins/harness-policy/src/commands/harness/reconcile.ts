@@ -1,7 +1,27 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as core from '@fleet/core';
-import type { InstallerDescriptor } from '@fleet/core';
+// The operator's services (a plugin's own operator-side command): core's main entry, not the
+// plugin API (src/plugin.ts says why).
+import {
+  MANIFEST_FILE,
+  canonicalPath,
+  clientForHost,
+  createGit,
+  defaultCredentialsPath,
+  domainRuntime,
+  escapeControl,
+  hostEntry,
+  installParameters,
+  installThrough,
+  loadCredentials,
+  loadRepoAtHead,
+  newOperationId,
+  parseManifest,
+  prepareAssessment,
+  recordOperatorVerb,
+  uncommittedWarning,
+} from '@fleet/core';
+import { FleetError, type InstallerDescriptor } from '@fleet/core/plugin';
 import { Flags, WaitingProgress } from '@fleet/core/command';
 import { PluginCommand } from '../../cli/base.js';
 import { reconcileHosts } from '../../reconcile/engine.js';
@@ -78,7 +98,7 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     const client = await hostClients(fleet.repo, flags.timeout);
 
     // History read and indexed once for the fleet (two git processes), at HEAD.
-    const assessment = await core.prepareAssessment({
+    const assessment = await prepareAssessment({
       repo: fleet.repo,
       git: fleet.git,
       source: fleet.source,
@@ -123,11 +143,11 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
   private async loadFleet(root: string, only: string[] | undefined): Promise<Fleet> {
     const registry = await this.loadRegistry();
     const declaration = registry.domain(DOMAIN).descriptor;
-    const runtime = core.domainRuntime(declaration, await registry.installer(DOMAIN));
+    const runtime = domainRuntime(declaration, await registry.installer(DOMAIN));
     // One source of truth: fleet.yaml, hosts/ and domains/ as committed at HEAD.
-    const git = core.createGit(root);
-    const { repo, source } = await core.loadRepoAtHead(root, git);
-    const warning = core.uncommittedWarning(source);
+    const git = createGit(root);
+    const { repo, source } = await loadRepoAtHead(root, git);
+    const warning = uncommittedWarning(source);
     if (warning !== '') this.note(warning);
 
     const running = Object.entries(repo.manifest.hosts)
@@ -136,9 +156,9 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       .sort();
     const hosts = only ? [...new Set(only)] : running;
     for (const host of hosts) {
-      core.hostEntry(repo, host); // UNKNOWN_HOST (exit 2) before any work
+      hostEntry(repo, host); // UNKNOWN_HOST (exit 2) before any work
       if (!running.includes(host)) {
-        throw new core.FleetError('UNKNOWN_DOMAIN', `host ${host} does not run ${DOMAIN}`);
+        throw new FleetError('UNKNOWN_DOMAIN', `host ${host} does not run ${DOMAIN}`);
       }
     }
     return { declaration, runtime, git, repo, source, running, hosts };
@@ -148,7 +168,7 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
   private async reconcileAll(
     fleet: Fleet,
     run: {
-      readonly assessment: Awaited<ReturnType<typeof core.prepareAssessment>>;
+      readonly assessment: Awaited<ReturnType<typeof prepareAssessment>>;
       readonly client: (host: string) => HostClient;
       readonly mode: ReconcileMode;
       readonly loaded: LoadedState;
@@ -166,20 +186,20 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       'settled',
     );
     const human = !this.jsonEnabled();
-    const escape = core.escapeControl;
+    const escape = escapeControl;
     const reconciled = await reconcileHosts({
       assessment: run.assessment,
       runtime: fleet.runtime,
       hosts,
       mode: run.mode,
       // What `config install` sends besides the files (declared host variables, derived paths).
-      parameters: (host) => core.installParameters(repo, host, declaration),
+      parameters: (host) => installParameters(repo, host, declaration),
       // A node that predates the request's repoCommit is sent it again without (core).
-      install: async (host, request) => (await core.installThrough(client(host), request)).receipt,
+      install: async (host, request) => (await installThrough(client(host), request)).receipt,
       record: async (entry) => {
-        await core.recordOperatorVerb(entry);
+        await recordOperatorVerb(entry);
       },
-      newOperationId: core.newOperationId,
+      newOperationId,
       concurrency: flags.concurrency,
       onHost: (host) => {
         progress.settled(host.host);
@@ -238,22 +258,22 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
     };
     const exitCode = reconcileExitCode(withPending);
     await saveState(paths, state);
-    await appendLog(paths, logLines(document, exitCode, core.escapeControl));
+    await appendLog(paths, logLines(document, exitCode, escapeControl));
     if (!this.jsonEnabled()) this.log(renderClosing(document));
     process.exitCode = exitCode;
     return document;
   }
 }
 
-type HostClient = ReturnType<typeof core.clientForHost>;
+type HostClient = ReturnType<typeof clientForHost>;
 
 /** The domain, the repository at HEAD and the hosts this run works on (`loadFleet`). */
 interface Fleet {
   readonly declaration: InstallerDescriptor;
-  readonly runtime: ReturnType<typeof core.domainRuntime>;
-  readonly git: ReturnType<typeof core.createGit>;
-  readonly repo: Awaited<ReturnType<typeof core.loadRepoAtHead>>['repo'];
-  readonly source: Awaited<ReturnType<typeof core.loadRepoAtHead>>['source'];
+  readonly runtime: ReturnType<typeof domainRuntime>;
+  readonly git: ReturnType<typeof createGit>;
+  readonly repo: Awaited<ReturnType<typeof loadRepoAtHead>>['repo'];
+  readonly source: Awaited<ReturnType<typeof loadRepoAtHead>>['source'];
   /** Every host running the domain, sorted. */
   readonly running: readonly string[];
   readonly hosts: readonly string[];
@@ -264,13 +284,13 @@ async function hostClients(
   repo: Fleet['repo'],
   timeoutMs: number,
 ): Promise<(host: string) => HostClient> {
-  const credentialsPath = core.defaultCredentialsPath(process.env);
-  const credentials = await core.loadCredentials(credentialsPath);
+  const credentialsPath = defaultCredentialsPath(process.env);
+  const credentials = await loadCredentials(credentialsPath);
   const clients = new Map<string, HostClient>();
   return (host) => {
     let found = clients.get(host);
     if (!found) {
-      found = core.clientForHost({ repo, host, credentials, credentialsPath, timeoutMs });
+      found = clientForHost({ repo, host, credentials, credentialsPath, timeoutMs });
       clients.set(host, found);
     }
     return found;
@@ -281,14 +301,14 @@ async function hostClients(
 async function canonicalBlob(fleet: Fleet, commit: string): Promise<string> {
   const { declaration, git } = fleet;
   const whole = declaration.files.find((file) => file.kind === 'whole') ?? declaration.files[0];
-  if (!whole) throw new core.FleetError('INTERNAL', `${DOMAIN} declares no files`);
-  const canonical = core.canonicalPath(declaration, whole);
+  if (!whole) throw new FleetError('INTERNAL', `${DOMAIN} declares no files`);
+  const canonical = canonicalPath(declaration, whole);
   const blob = await git.run(['rev-parse', '--verify', '--quiet', `${commit}:${canonical}`], {
     allowFailure: true,
   });
   const canonicalSha = blob.stdout.trim();
   if (blob.exitCode !== 0 || canonicalSha === '') {
-    throw new core.FleetError(
+    throw new FleetError(
       'CANONICAL_MISSING',
       `${canonical} is missing at commit ${commit.slice(0, 12)}`,
       {
@@ -312,8 +332,8 @@ async function refuseUnattended(
 ): Promise<void> {
   let worktreePolicy: 'allow' | 'deny' = 'deny';
   try {
-    const text = await readFile(join(root, core.MANIFEST_FILE), 'utf8');
-    worktreePolicy = core.parseManifest(text).domains[DOMAIN]?.unattended ?? 'deny';
+    const text = await readFile(join(root, MANIFEST_FILE), 'utf8');
+    worktreePolicy = parseManifest(text).domains[DOMAIN]?.unattended ?? 'deny';
   } catch {
     worktreePolicy = 'deny';
   }
@@ -326,15 +346,9 @@ async function refuseUnattended(
   });
   if (refusal === null) return;
   await appendLog(paths, [
-    refusalLine(
-      started.toISOString(),
-      'unattended',
-      'UNATTENDED_REFUSED',
-      refusal,
-      core.escapeControl,
-    ),
+    refusalLine(started.toISOString(), 'unattended', 'UNATTENDED_REFUSED', refusal, escapeControl),
   ]);
-  throw new core.FleetError(
+  throw new FleetError(
     'UNATTENDED_REFUSED',
     `unattended reconcile refused: ${refusal}; nothing was written`,
     {
