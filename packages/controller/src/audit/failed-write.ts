@@ -7,11 +7,28 @@
 import { errnoOf } from '../fs/errors.js';
 import type { DurableHandle } from '../fs/seam.js';
 
+/**
+ * A write that took fewer bytes than it was given: a full disk, a file-size limit
+ * (docs/audit-log.md, "Short writes"). Its stable `code` is where an fs error carries its errno
+ * (`errnoOf` reads it); {@link reasonOf} says its message instead, which names both counts.
+ */
+export class ShortWriteError extends Error {
+  readonly code = 'SHORT_WRITE';
+  readonly bytesWritten: number;
+  readonly bytesExpected: number;
+
+  constructor(bytesWritten: number, bytesExpected: number) {
+    super(`short write: ${bytesWritten} of ${bytesExpected} bytes`);
+    this.name = 'ShortWriteError';
+    this.bytesWritten = bytesWritten;
+    this.bytesExpected = bytesExpected;
+  }
+}
+
 /** Why an I/O step failed: its errno, or a short write's own message, or the error's message. */
 export function reasonOf(error: unknown): string {
-  const errno = errnoOf(error);
-  if (errno === 'SHORT_WRITE') return (error as Error).message;
-  return errno ?? (error instanceof Error ? error.message : String(error));
+  if (error instanceof ShortWriteError) return error.message;
+  return errnoOf(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 /**

@@ -51,7 +51,7 @@ import { MAX_ADOPTED_BYTES, adoptAppended } from './adopt.js';
 import { withAuditLock } from './append-lock.js';
 import { chainLines, type Tail } from './chained-lines.js';
 import type { AuditEntry } from './entry.js';
-import { cutBack, reasonOf } from './failed-write.js';
+import { ShortWriteError, cutBack, reasonOf } from './failed-write.js';
 import { readFinalRecords } from './final-records.js';
 import { PendingRecords } from './pending-records.js';
 import { RefusedAppends } from './refused-appends.js';
@@ -326,9 +326,7 @@ export class AuditLog {
       await failpoint('audit.before_append');
       const { bytesWritten } = await handle.write(bytes, 0, bytes.length, this.size);
       if (bytesWritten !== bytes.length) {
-        throw Object.assign(new Error(`short write: ${bytesWritten} of ${bytes.length} bytes`), {
-          code: 'SHORT_WRITE',
-        });
+        throw new ShortWriteError(bytesWritten, bytes.length);
       }
     } catch (error) {
       const why = reasonOf(error);

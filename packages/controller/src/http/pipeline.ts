@@ -46,7 +46,7 @@ import { auditAnswer, auditFailure } from './request-audit.js';
 import { redactorOf, type ControllerRuntime } from '../runtime.js';
 import { authenticate, authorize, type Principal } from '../tokens/auth.js';
 import { checkDeclaredLength, decodeJson, hasBody, hostAllowed, readBody } from './request.js';
-import { errorBody, sendJson, toWireError, type WireError } from './respond.js';
+import { WireRefusal, errorBody, sendJson, toWireError, type WireError } from './respond.js';
 
 const HANDLERS: Record<RouteSpec['operation'], Handler> = {
   identity,
@@ -83,15 +83,6 @@ export interface PipelineOptions {
   readonly admitAuthenticated?: (req: IncomingMessage) => boolean;
 }
 
-function refuse(
-  code: 'ORIGIN_REJECTED' | 'OP_UNKNOWN',
-  message: string,
-  status?: number,
-): FleetError {
-  const error = new FleetError(code, message);
-  return status === undefined ? error : Object.assign(error, { status });
-}
-
 /**
  * A client of another wire protocol is refused on every route but the ones any version may call
  * (identity, health, runtime): nothing it sent is acted on. The message names both versions.
@@ -109,11 +100,14 @@ function checkProtocol(route: RouteSpec, header: string | string[] | undefined):
   );
 }
 
-function overloaded(): FleetError {
-  return Object.assign(
-    new FleetError('OVERLOADED', 'too many authenticated connections; try again shortly'),
-    { close: true },
-  );
+/**
+ * The authenticated budget is full (http/budget.ts): `OVERLOADED`, and the connection is closed so
+ * it does not go on holding its slot in the unauthenticated one.
+ */
+function overloaded(): WireRefusal {
+  return new WireRefusal('OVERLOADED', 'too many authenticated connections; try again shortly', {
+    close: true,
+  });
 }
 
 /**
@@ -188,13 +182,15 @@ async function admit(
   progress: RequestProgress,
 ): Promise<Admitted> {
   if (!hostAllowed(req.headers.host, options.allowedHosts)) {
-    throw refuse('ORIGIN_REJECTED', 'the Host header does not name this controller', 421);
+    throw new WireRefusal('ORIGIN_REJECTED', 'the Host header does not name this controller', {
+      status: 421,
+    });
   }
   if (req.headers.origin !== undefined) {
-    throw refuse('ORIGIN_REJECTED', 'cross-origin requests are refused');
+    throw new FleetError('ORIGIN_REJECTED', 'cross-origin requests are refused');
   }
   const match = matchRoute(req.method ?? '', req.url ?? '');
-  if (match.route === null) throw refuse('OP_UNKNOWN', 'no such operation');
+  if (match.route === null) throw new FleetError('OP_UNKNOWN', 'no such operation');
   const route = match.route;
   progress.route = route;
   if (route.request === null && hasBody(req)) {

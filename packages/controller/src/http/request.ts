@@ -7,16 +7,18 @@ import type { IncomingMessage } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import type * as z from '@fleet/core/zod';
 import { FleetError, parseStrictJson } from '@fleet/core/node';
+import { WireRefusal } from './respond.js';
 
-function closing(error: FleetError): FleetError {
-  return Object.assign(error, { close: true });
+/** A refusal whose connection is closed after the answer: the body's rest is never read. */
+function closing(code: 'REQUEST_TOO_LARGE' | 'BAD_REQUEST', message: string): WireRefusal {
+  return new WireRefusal(code, message, { close: true });
 }
 
 /** `REQUEST_TOO_LARGE` from the declared length alone, before reading anything. */
 export function checkDeclaredLength(req: IncomingMessage, limit: number): void {
   const declared = req.headers['content-length'];
   if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > limit)) {
-    throw closing(new FleetError('REQUEST_TOO_LARGE', `request body over the ${limit}-byte bound`));
+    throw closing('REQUEST_TOO_LARGE', `request body over the ${limit}-byte bound`);
   }
 }
 
@@ -32,17 +34,17 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let total = 0;
     let done = false;
-    const fail = (error: FleetError): void => {
+    const fail = (error: WireRefusal): void => {
       if (done) return;
       done = true;
       req.pause();
-      reject(closing(error));
+      reject(error);
     };
     req.on('data', (chunk: Buffer) => {
       if (done) return;
       total += chunk.length;
       if (total > limit) {
-        fail(new FleetError('REQUEST_TOO_LARGE', `request body over the ${limit}-byte bound`));
+        fail(closing('REQUEST_TOO_LARGE', `request body over the ${limit}-byte bound`));
         return;
       }
       chunks.push(chunk);
@@ -52,10 +54,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       done = true;
       resolve(Buffer.concat(chunks, total));
     });
-    req.on('error', () =>
-      fail(new FleetError('BAD_REQUEST', 'the request body could not be read')),
-    );
-    req.on('aborted', () => fail(new FleetError('BAD_REQUEST', 'the request was aborted')));
+    req.on('error', () => fail(closing('BAD_REQUEST', 'the request body could not be read')));
+    req.on('aborted', () => fail(closing('BAD_REQUEST', 'the request was aborted')));
   });
 }
 

@@ -2,10 +2,12 @@
 import type { ServerResponse } from 'node:http';
 import {
   FLEET_PROTOCOL_VERSION,
+  FleetError,
   PROTOCOL_HEADER,
   describeCode,
   isFleetError,
   type ErrorCode,
+  type FleetErrorOptions,
   type Redactor,
   type WireErrorBody,
 } from '@fleet/core/node';
@@ -26,22 +28,49 @@ export interface WireError {
   readonly close?: boolean;
 }
 
+export interface WireRefusalOptions extends FleetErrorOptions {
+  /**
+   * The HTTP status, when it is not the code's own (core `ERROR_CODES`): 421 for a `Host` that
+   * does not name this controller (contract §7.1; RFC 9110 §15.5.20, Misdirected Request).
+   */
+  readonly status?: number;
+  /** Close the connection after answering (an oversized or unreadable body, a full budget). */
+  readonly close?: boolean;
+}
+
+/**
+ * A refusal the controller's HTTP layer raises itself, with what its answer needs beyond the code:
+ * a status of its own, or the connection closed. Raised and read only in the controller's own
+ * process, never by a plugin (which has its own copy of core), so {@link toWireError} recognises
+ * it with `instanceof`; core errors.ts says why other fleet errors are recognised by shape.
+ */
+export class WireRefusal extends FleetError {
+  /** The HTTP status, when not the code's own; see {@link WireRefusalOptions}. */
+  readonly status: number | undefined;
+  readonly close: boolean;
+
+  constructor(code: ErrorCode, message: string, options: WireRefusalOptions = {}) {
+    super(code, message, options);
+    this.name = 'WireRefusal';
+    this.status = options.status;
+    this.close = options.close ?? false;
+  }
+}
+
 /** The wire form of any thrown value; unknown errors are `INTERNAL` (500). */
 export function toWireError(error: unknown): WireError {
   if (isFleetError(error)) {
-    const extra = error as unknown as {
-      liveSha256?: string | null;
-      path?: string;
-      status?: number;
-      close?: boolean;
-    };
+    // `PRECONDITION_FAILED`'s fields (core `PreconditionFailedError`), read by shape: a plugin's
+    // installer raises it from the plugin's own copy of core (`splicedLive`), past `instanceof`.
+    const extra = error as unknown as { liveSha256?: string | null; path?: string };
+    const refusal = error instanceof WireRefusal ? error : undefined;
     return {
       code: error.code,
-      status: extra.status ?? describeCode(error.code).http ?? 500,
+      status: refusal?.status ?? describeCode(error.code).http ?? 500,
       message: error.message,
       ...(extra.liveSha256 === undefined ? {} : { liveSha256: extra.liveSha256 }),
       ...(extra.path === undefined ? {} : { path: extra.path }),
-      ...(extra.close ? { close: true } : {}),
+      ...(refusal?.close === true ? { close: true } : {}),
     };
   }
   return { code: 'INTERNAL', status: 500, message: 'internal error in the controller' };
