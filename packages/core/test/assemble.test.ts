@@ -7,27 +7,11 @@ import {
   type HookOutcome,
   type PluginRef,
 } from '../src/registry/assemble.js';
-
-type InstallerPart = NonNullable<RegistrationParts['installers']>[number];
+import { domainPart, type InstallerPart } from './registration-parts.js';
 
 /** A minimal valid domain declaration owning `~/.config/<domain>/<domain>.yaml`. */
 function domain(name: string, overrides: Partial<InstallerPart> = {}): InstallerPart {
-  return {
-    domain: name,
-    description: `${name} domain`,
-    files: [
-      {
-        id: `${name}.yaml`,
-        path: `~/.config/${name}/${name}.yaml`,
-        canonical: `${name}.yaml`,
-        kind: 'whole',
-        format: 'yaml',
-      },
-    ],
-    hostVariables: ['node_id'],
-    coupling: { kind: 'none' },
-    ...overrides,
-  };
+  return domainPart(name, { hostVariables: ['node_id'], ...overrides });
 }
 
 const bundled = (name: string): PluginRef => ({ name, version: '1.0.0', type: 'core' });

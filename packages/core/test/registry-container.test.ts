@@ -1,50 +1,20 @@
 /**
  * The CLI's verbs keep their registry in the command's tsyringe container: each plugin's
- * descriptors become registrations under `REGISTRY_TOKENS` (docs/adr/0027). A test swaps a plugin's
+ * descriptors become registrations under `REGISTRY_TOKENS`
+ * (docs/adr/0027-the-registry-lives-in-the-container.md). A test swaps a plugin's
  * implementation by registering a fake descriptor in a child container before the registry is
  * built from it; the parent and sibling containers never see it.
  */
 import { expect } from 'chai';
 import { FLEET_PLUGIN_API_VERSION } from '../src/api-version.js';
 import { defineRegistration, type RegistrationParts } from '../src/define.js';
-import { container, containerStore } from '../src/di.js';
+import { container, containerStore, type DependencyContainer } from '../src/di.js';
 import type { InstallerDescriptor } from '../src/interfaces/registration.js';
-import type { Installer } from '../src/interfaces/installer.js';
 import { assembleRegistrations, type PluginRef } from '../src/registry/assemble.js';
 import { Registry, REGISTRY_TOKENS, type Registered } from '../src/registry/registry.js';
-import type { DependencyContainer } from '../src/di.js';
+import { domainPart, fakeInstaller } from './registration-parts.js';
 
 const plugin = (name: string): PluginRef => ({ name, version: '1.0.0', type: 'core' });
-
-type InstallerPart = NonNullable<RegistrationParts['installers']>[number];
-
-function installerPart(name: string, load?: InstallerDescriptor['load']): InstallerPart {
-  return {
-    domain: name,
-    description: `${name} domain`,
-    files: [
-      {
-        id: `${name}.yaml`,
-        path: `~/.config/${name}/${name}.yaml`,
-        canonical: `${name}.yaml`,
-        kind: 'whole',
-        format: 'yaml',
-      },
-    ],
-    hostVariables: [],
-    coupling: { kind: 'none' },
-    ...(load ? { load } : {}),
-  };
-}
-
-function installerFor(name: string): Installer {
-  return {
-    domain: name,
-    view: (_file, rendered) => rendered,
-    managed: (_file, live) => live,
-    install: () => Promise.resolve({ files: [], actions: [], verified: true }),
-  };
-}
 
 /** A registry built into `scope` from one plugin's parts, through the real assembly. */
 function registryIn(scope: DependencyContainer, name: string, parts: RegistrationParts): Registry {
@@ -59,7 +29,7 @@ describe('registry in a container (core/di containerStore)', () => {
   it("registers each plugin's descriptors in the container under the registry's tokens", () => {
     const scope = container.createChildContainer();
     const registry = registryIn(scope, 'notes-plugin', {
-      installers: [installerPart('notes'), installerPart('alpha')],
+      installers: [domainPart('notes'), domainPart('alpha')],
       adopters: [{ domain: 'notes' }],
       probers: [{ id: 'notes.probe', layer: 'version', description: 'd' }],
     });
@@ -77,18 +47,18 @@ describe('registry in a container (core/di containerStore)', () => {
 
   it('a fake registered in a child container before the registry is built is listed and loaded', async () => {
     const scope = container.createChildContainer();
-    const fake = installerFor('scratch');
+    const fake = fakeInstaller('scratch');
     scope.register<Registered<InstallerDescriptor>>(REGISTRY_TOKENS.domain, {
       useValue: {
         plugin: plugin('test-fakes'),
         descriptor: {
-          ...installerPart('scratch', () => Promise.resolve(fake)),
+          ...domainPart('scratch', { load: () => Promise.resolve(fake) }),
           kind: 'fleet.installer',
         },
       },
     });
     const registry = registryIn(scope, 'notes-plugin', {
-      installers: [installerPart('notes', () => Promise.resolve(installerFor('notes')))],
+      installers: [domainPart('notes', { load: () => Promise.resolve(fakeInstaller('notes')) })],
     });
     expect(registry.domains().map((d) => `${d.plugin.name}:${d.descriptor.domain}`)).to.deep.equal([
       'notes-plugin:notes',
@@ -102,8 +72,8 @@ describe('registry in a container (core/di containerStore)', () => {
     const parent = container.createChildContainer();
     const first = parent.createChildContainer();
     const second = parent.createChildContainer();
-    registryIn(first, 'notes-plugin', { installers: [installerPart('notes')] });
-    const other = registryIn(second, 'router-plugin', { installers: [installerPart('router')] });
+    registryIn(first, 'notes-plugin', { installers: [domainPart('notes')] });
+    const other = registryIn(second, 'router-plugin', { installers: [domainPart('router')] });
     expect(parent.isRegistered(REGISTRY_TOKENS.domain, true)).to.equal(false);
     expect(container.isRegistered(REGISTRY_TOKENS.domain, true)).to.equal(false);
     expect(other.domains().map((d) => d.descriptor.domain)).to.deep.equal(['router']);

@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import { FLEET_PLUGIN_API_VERSION } from '../src/api-version.js';
 import { defineRegistration, type RegistrationParts } from '../src/define.js';
 import { FleetError } from '../src/errors.js';
-import type { Installer } from '../src/interfaces/installer.js';
 import {
   assembleRegistrations,
   type HookOutcome,
   type PluginRef,
 } from '../src/registry/assemble.js';
+import type { Installer } from '../src/interfaces/installer.js';
 import { Registry } from '../src/registry/registry.js';
+import { domainPart, fakeInstaller, type InstallerPart } from './registration-parts.js';
 
 async function rejected(promise: Promise<unknown>): Promise<FleetError> {
   try {
@@ -30,35 +31,8 @@ function thrown(fn: () => unknown): FleetError {
   return expect.fail('expected a FleetError to be thrown');
 }
 
-type InstallerPart = NonNullable<RegistrationParts['installers']>[number];
-
 function domain(name: string, load?: InstallerPart['load']): InstallerPart {
-  return {
-    domain: name,
-    description: `${name} domain`,
-    files: [
-      {
-        id: `${name}.yaml`,
-        path: `~/.config/${name}/${name}.yaml`,
-        canonical: `${name}.yaml`,
-        kind: 'whole',
-        format: 'yaml',
-      },
-    ],
-    hostVariables: [],
-    coupling: { kind: 'none' },
-    ...(load ? { load } : {}),
-  };
-}
-
-/** A structurally valid installer for `name` (no class, no instanceof: plain object). */
-function fakeInstaller(name: string): Installer {
-  return {
-    domain: name,
-    view: (_file, rendered) => rendered,
-    managed: (_file, live) => live,
-    install: () => Promise.resolve({ files: [], actions: [], verified: true }),
-  };
+  return domainPart(name, load ? { load } : {});
 }
 
 const plugin = (name: string, type = 'core'): PluginRef => ({ name, version: '1.2.3', type });
