@@ -186,7 +186,6 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
       'settled',
     );
     const human = !this.jsonEnabled();
-    const escape = escapeControl;
     const reconciled = await reconcileHosts({
       assessment: run.assessment,
       runtime: fleet.runtime,
@@ -212,7 +211,10 @@ Exit 0 when every host is current or updated; 1 when drift remains (would-update
               ? pendingSince(loaded.state, host.host)
               : undefined;
           this.log(
-            renderHost(since === undefined ? host : { ...host, pendingSince: since }, escape),
+            renderHost(
+              since === undefined ? host : { ...host, pendingSince: since },
+              escapeControl,
+            ),
           );
         }
       },
