@@ -51,8 +51,7 @@ function summarizeTrace(traceFile) {
         ),
       ]
     : [];
-  // Counted by module: a file of core's bundle counts as the modules inside it — core.cjs, which
-  // holds all of core and runs only the entries a verb asks for, as all of them.
+  // Counted by module: a file of core's bundle counts as the modules inside it.
   const byPackage = {};
   let bundled = 0;
   for (const url of urls) {

@@ -7,7 +7,7 @@
 // one JSON line { kind: 'esm', specifier, parent, url } to the file named by FLEET_TRACE_IMPORTS.
 // CommonJS `require()` does not go through ESM hooks on Node 20, so on exit the main thread also
 // appends every module in `require.cache` as { kind: 'cjs', url }, then one { kind: 'evaluated',
-// coreEntries, zod, builtins } line: what ran of core's CommonJS file, and Node's own modules. Without the variable it does nothing.
+// zod, builtins } line: whether zod ran, and Node's own modules. Without the variable it does nothing.
 import { appendFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -28,15 +28,12 @@ if (traceFile && isMainThread) {
     for (const file of Object.keys(requireCache)) {
       record({ kind: 'cjs', url: pathToFileURL(file).href });
     }
-    // What ran of core's one CommonJS file (scripts/bundle.mjs): the entries its loader was asked
-    // for (each evaluates only its own modules), and whether zod was evaluated at all (zod keeps
-    // its settings on globalThis from its first module on).
-    const entries = globalThis[Symbol.for('fleet.coreEntries')];
+    // Whether zod was evaluated at all (zod keeps its settings on globalThis from its first module
+    // on).
     // And which of Node's own modules it compiled (`process.moduleLoadList`): an import can pull
     // in a large one unasked (node:http imported as an ES module loads undici on Node.js ≥ 22).
     record({
       kind: 'evaluated',
-      coreEntries: entries instanceof Set ? [...entries].sort() : null,
       zod: globalThis.__zod_globalConfig !== undefined,
       builtins: process.moduleLoadList
         .filter((name) => name.startsWith('NativeModule '))

@@ -6,15 +6,15 @@
 // What importers load is the bundle: core's package.json `exports` point at dist/bundle/*.js, and
 // the types stay tsc's (dist/src/*.d.ts). A process holds one copy of core and of what core
 // bundles (zod, ulid, p-limit, …), whichever entry a value came through:
-// - core.cjs: the `index`, `node`, `plugin` and `zod` entries as one CommonJS file, each entry evaluated
-//   when first asked for, required by loader.js; index.js, node.js, plugin.js and zod.js are
-//   generated ES module facades over it (docs/adr/0013-core-runs-from-one-code-cached-file.md);
+// - index.js, node.js, plugin.js, zod.js and di.js: those entries built together as ES modules
+//   with esbuild's code splitting, what two of them share in chunk files beside them
+//   (docs/adr/0028-core-ships-es-modules.md);
 // - command.js: the `command` entry as a small ES module of its own (`--help` loads nothing else
-//   of core), whose imports of the rest of core go through the index facade;
-// - oclif.cjs: oclif as published and what it requires, one CommonJS file that command.js requires.
-// Both CommonJS files are loaded by Node's own `require`, so Node's compile cache (turned on by the
-// CLI's entry, Node.js 22.1 and later) caches them like any module
-// (docs/adr/0025-oclif-and-core-run-through-require.md).
+//   of core), whose imports of the rest of core go through index.js;
+// - oclif.cjs: oclif as published and what it requires, one CommonJS file that command.js
+//   requires with Node's own `require` (docs/adr/0025-oclif-and-core-run-through-require.md).
+// Node's compile cache (turned on by the CLI's entry, Node.js 22.1 and later) caches every one of
+// them like any module.
 // Left out, and loaded from node_modules as before: node's own modules, yaml (core loads it by
 // name on first use, src/yaml.ts: a verb answered from .git/fleet-cache never parses YAML), and
 // what the bundled code only names for an optional feature it never uses here (typescript,
@@ -45,11 +45,10 @@ export const BUNDLES = [
       zod: 'dist/src/zod.js',
       di: 'dist/src/di.js',
     },
-    // Every entry but `command` in one CommonJS file, each evaluated when first asked for; their
-    // entry files are ES module facades over it, through one loader. `command` stays a small ES
-    // module of its own, which reaches the rest of core through the `index` facade
-    // (docs/adr/0013-core-runs-from-one-code-cached-file.md).
-    core: { file: 'core.cjs', loader: 'loader.js', separate: 'command', through: 'index' },
+    // Every entry but `command` built together, split into shared chunks; `command` stays a small
+    // ES module of its own, which reaches the rest of core through the `index` entry
+    // (docs/adr/0028-core-ships-es-modules.md).
+    core: { separate: 'command', through: 'index' },
     // oclif as one CommonJS file beside them, which the command entry's `oclif.js` requires.
     commonjs: { file: 'oclif.cjs', require: '@oclif/core', loader: 'dist/src/command/oclif.js' },
   },
@@ -61,14 +60,30 @@ export const INPUTS_FILE = 'inputs.json';
 /** Loaded from node_modules, never bundled (see the header). */
 const EXTERNAL = ['typescript', 'ts-node', 'pnpapi', 'yaml'];
 
-/** What `import.meta.url` becomes inside a CommonJS file: a variable holding the file's URL. */
-const META_URL = '__fleetMetaUrl';
-
 // CommonJS modules inside an ESM bundle reach node's modules through `require`: give them one.
 const BANNER = [
   "import { createRequire as __fleetCreateRequire } from 'node:module';",
   'const require = __fleetCreateRequire(import.meta.url);',
 ].join('\n');
+
+/** How core's ES module files are built: for the Node floor, source maps beside them. */
+const ES_MODULES = {
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  external: EXTERNAL,
+  banner: { js: BANNER },
+  // Written beside each file, not linked from it: Node copies every linked map into each
+  // process's coverage file under NODE_V8_COVERAGE (4 MiB a CLI call), which a suite of
+  // thousands of CLI processes turns into gigabytes for c8 to load (ADR 0011).
+  sourcemap: 'external',
+  // Whitespace and syntax only, names kept: less text for Node to read and parse at every start.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning',
+  metafile: true,
+};
 
 async function bundle({ dir, entries, core, commonjs }) {
   const base = path.join(root, dir);
@@ -76,12 +91,7 @@ async function bundle({ dir, entries, core, commonjs }) {
   rmSync(outdir, { recursive: true, force: true });
   const { [core.separate]: separate, ...shared } = entries;
   const inputs = await bundleSeparate(base, outdir, core, separate, commonjs);
-  Object.assign(inputs, await bundleCore(base, outdir, shared, core, separate));
-  Object.assign(inputs, await bundleLoader(base, outdir, core));
-  for (const [name, names] of Object.entries(await entryExports(base, shared))) {
-    writeFileSync(path.join(outdir, `${name}.js`), facade(core.loader, name, names));
-    inputs[`${name}.js`] = [];
-  }
+  Object.assign(inputs, await bundleShared(base, outdir, shared, separate));
   Object.assign(inputs, await bundleCommonJs(base, outdir, commonjs));
   writeFileSync(path.join(outdir, INPUTS_FILE), `${JSON.stringify(inputs)}\n`);
 }
@@ -89,7 +99,7 @@ async function bundle({ dir, entries, core, commonjs }) {
 /**
  * The separate entry (`command`) as one ES module: the modules of its own directory inside, every
  * other module of core it imports — all of them imported inside functions, when a command runs —
- * through the `through` facade, so that a process holds one copy of core (what it takes from them
+ * through the `through` entry, so that a process holds one copy of core (what it takes from them
  * must be exported by that entry: every command's first run would meet a name that is not);
  * oclif's imports reach its loader (`commonjs.loader`), which must be inside, so that
  * `./oclif.cjs` is beside it.
@@ -97,19 +107,14 @@ async function bundle({ dir, entries, core, commonjs }) {
 async function bundleSeparate(base, outdir, core, file, commonjs) {
   const own = path.dirname(path.join(base, file));
   const { metafile } = await build({
+    ...ES_MODULES,
     absWorkingDir: base,
     entryPoints: { [core.separate]: path.join(base, file) },
     outdir,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20.19',
-    external: EXTERNAL,
-    banner: { js: BANNER },
     alias: { [commonjs.require]: path.join(base, commonjs.loader) },
     plugins: [
       {
-        name: 'core-through-facade',
+        name: 'core-through-entry',
         setup(builder) {
           builder.onResolve({ filter: /^\.\.?\// }, ({ path: specifier, resolveDir }) => {
             const resolved = path.resolve(resolveDir, specifier);
@@ -119,11 +124,6 @@ async function bundleSeparate(base, outdir, core, file, commonjs) {
         },
       },
     ],
-    sourcemap: 'external',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    metafile: true,
   });
   const inputs = bundleInputs(metafile);
   if (!inputs[`${core.separate}.js`]?.includes(commonjs.loader)) {
@@ -134,127 +134,33 @@ async function bundleSeparate(base, outdir, core, file, commonjs) {
   return inputs;
 }
 
-/** The names each entry exports, as esbuild sees them (an ES module build, not written). */
-async function entryExports(base, entries) {
+/**
+ * The other entries built together as ES modules with esbuild's code splitting: each entry's file
+ * holds what only it uses, and what two entries share sits in a chunk file both import, so a
+ * process holds one copy of each module whichever entries it loads (the controller loads `node`
+ * and none of `index`'s operator-side modules). Nothing of the separate entry's directory may be
+ * inside (it would be a second copy), nor oclif.
+ */
+async function bundleShared(base, outdir, entries, separateFile) {
   const { metafile } = await build({
+    ...ES_MODULES,
     absWorkingDir: base,
     entryPoints: Object.fromEntries(
       Object.entries(entries).map(([name, file]) => [name, path.join(base, file)]),
     ),
-    outdir: path.join(base, 'dist', 'bundle'),
-    bundle: true,
+    outdir,
     splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20.19',
-    external: [...EXTERNAL, '@oclif/core'],
-    write: false,
-    logLevel: 'warning',
-    metafile: true,
-  });
-  const exported = {};
-  for (const output of Object.values(metafile.outputs)) {
-    if (output.entryPoint === undefined) continue;
-    const name = Object.keys(entries).find((key) => entries[key] === output.entryPoint);
-    if (name !== undefined) exported[name] = [...output.exports].sort();
-  }
-  const missing = Object.keys(entries).filter((name) => exported[name] === undefined);
-  if (missing.length > 0) throw new Error(`no exports found for ${missing.join(', ')}`);
-  return exported;
-}
-
-/**
- * The other entries as one CommonJS file: `module.exports` holds one function per entry, which
- * requires (and so evaluates, once) that entry and what it imports — esbuild wraps each module so
- * that it runs when first required. `import.meta.url` becomes the file's own URL. Nothing of the
- * separate entry's directory may be inside (it would be a second copy), nor oclif.
- */
-async function bundleCore(base, outdir, entries, core, separateFile) {
-  const outfile = path.join(outdir, core.file);
-  const { metafile } = await build({
-    absWorkingDir: base,
-    stdin: {
-      contents: `module.exports = { ${Object.entries(entries)
-        .map(([name, file]) => `${name}: () => require(${JSON.stringify(`./${file}`)})`)
-        .join(', ')} };`,
-      resolveDir: base,
-      sourcefile: `${core.file}.entry.cjs`,
-    },
-    outfile,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20.19',
-    external: EXTERNAL,
-    define: { 'import.meta.url': META_URL },
-    banner: { js: `var ${META_URL} = require('node:url').pathToFileURL(__filename).href;` },
-    // Written beside the file, not linked from it: Node copies every linked map into each
-    // process's coverage file under NODE_V8_COVERAGE (4 MiB a CLI call), which a suite of
-    // thousands of CLI processes turns into gigabytes for c8 to load (ADR 0011).
-    sourcemap: 'external',
-    // Whitespace and syntax only, names kept: a third less text for Node to read, decode and
-    // parse at every start (`fleet --help` 8 % faster in an interleaved run).
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    metafile: true,
+    chunkNames: 'chunk-[hash]',
   });
   const inputs = bundleInputs(metafile);
   const separateDir = `${path.posix.dirname(separateFile)}/`;
-  const strays = inputs[core.file].filter(
-    (input) => input.startsWith(separateDir) || input.startsWith('node_modules/@oclif/'),
-  );
-  if (strays.length > 0) {
-    throw new Error(`${core.file} must not hold ${strays.join(', ')}`);
+  for (const [output, held] of Object.entries(inputs)) {
+    const strays = held.filter(
+      (input) => input.startsWith(separateDir) || input.startsWith('node_modules/@oclif/'),
+    );
+    if (strays.length > 0) throw new Error(`${output} must not hold ${strays.join(', ')}`);
   }
   return inputs;
-}
-
-/**
- * The loader the facades share (an ES module): requires the CommonJS file once per process and
- * records the entries asked for under `fleet.coreEntries` (the cold-start bench's tracer reads it).
- */
-async function bundleLoader(base, outdir, core) {
-  const { metafile } = await build({
-    absWorkingDir: base,
-    stdin: {
-      contents: [
-        "import { createRequire } from 'node:module';",
-        'const asked = new Set();',
-        "globalThis[Symbol.for('fleet.coreEntries')] = asked;",
-        `const entries = createRequire(import.meta.url)(${JSON.stringify(`./${core.file}`)});`,
-        'export function entry(name) {',
-        '  asked.add(name);',
-        '  return entries[name]();',
-        '}',
-      ].join('\n'),
-      resolveDir: base,
-      sourcefile: `${core.loader}.entry.js`,
-    },
-    outfile: path.join(outdir, core.loader),
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20.19',
-    sourcemap: 'external',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    metafile: true,
-  });
-  return bundleInputs(metafile);
-}
-
-/** An entry's ES module: its exports, read once from the entry the loader evaluated. */
-function facade(loader, name, names) {
-  const lines = [
-    `// Generated by scripts/bundle.mjs: @fleet/core's \`${name}\` entry, from ${loader}'s one copy of core.`,
-    `import { entry } from './${loader}';`,
-    `const m = entry(${JSON.stringify(name)});`,
-    ...names.map((exported, i) => `const e${i} = m[${JSON.stringify(exported)}];`),
-    `export { ${names.map((exported, i) => `e${i} as ${exported}`).join(', ')} };`,
-  ];
-  return `${lines.join('\n')}\n`;
 }
 
 /** One CommonJS file of `commonjs.require` and what it requires; returns its inputs entry. */

@@ -2,7 +2,7 @@
  * Node's compile cache for the CLI's own process (contract §14, "Status";
  * docs/adr/0025-oclif-and-core-run-through-require.md): since Node.js 22.1,
  * `module.enableCompileCache(dir)` keeps the code V8 compiled for each module — ES modules and the
- * CommonJS files of core's bundle alike — between runs, so a `fleet` call stops parsing and
+ * CommonJS file of oclif in core's bundle alike — between runs, so a `fleet` call stops parsing and
  * compiling oclif and core on every start. Node.js 20 has none: there every call compiles them.
  *
  * Node's default directory is one in the system temporary directory, shared by every user of the

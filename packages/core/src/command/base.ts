@@ -22,7 +22,7 @@ export type CommandError = Error & { exitCode?: number; oclif?: { exit?: number 
  * 2), their problems kept on one line; anything else is an internal error (exit 1).
  */
 export async function failureOf(error: CommandError): Promise<FleetErrorLike> {
-  // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
+  // Lazy: core's index entry, kept off `--help` (packages/core/README.md, Lazy imports kept).
   const { ExitCode, isFleetError, usageErrorMessage } = await import('../errors.js');
   if (isFleetError(error)) return error;
   if (error instanceof Errors.CLIError || error.oclif?.exit !== undefined) {
@@ -60,7 +60,7 @@ function missingArgs(error: Error): { name?: string; description?: string }[] | 
  * characters escaped; then each hint.
  */
 export async function failureLines(failure: FleetErrorLike): Promise<string[]> {
-  // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
+  // Lazy: core's index entry, kept off `--help` (packages/core/README.md, Lazy imports kept).
   const { formatProblem } = await import('../errors.js');
   const { escapeControl } = await import('../report/escape-control.js');
   const problems = failure.problems ?? [];
@@ -198,7 +198,7 @@ export abstract class FleetBaseCommand extends Command {
    * not `~/`-relative is `PATH_INVALID` (exit 2) saying to quote it.
    */
   protected async nodePath(raw: string): Promise<string> {
-    // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
+    // Lazy: core's index entry, kept off `--help` (packages/core/README.md, Lazy imports kept).
     const { parseNodePathArgument } = await import('../paths.js');
     const parsed = parseNodePathArgument(raw, process.env['HOME']);
     if (parsed.mappedFromHome) this.note(`note: ${raw} read as ${parsed.path} (the node's home)`);
@@ -211,7 +211,7 @@ export abstract class FleetBaseCommand extends Command {
    * inside another fleet repository than the one used (a leftover `$FLEET_REPO`).
    */
   protected async findRepo(flag: string | undefined): Promise<string> {
-    // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
+    // Lazy: core's index entry, kept off `--help` (packages/core/README.md, Lazy imports kept).
     const { discoverRepo, enclosingRepo, otherRepoWarning } = await import('../repo/discover.js');
     const root = await discoverRepo({ flag, env: process.env, cwd: process.cwd() });
     const real = (dir: string) => realpath(dir).catch(() => dir);
@@ -238,7 +238,7 @@ export abstract class FleetBaseCommand extends Command {
    * verbs: their container, docs/adr/0027-the-registry-lives-in-the-container.md), else a map.
    */
   protected async loadRegistry(store?: RegistryStore): Promise<Registry> {
-    // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
+    // Lazy: core's index entry, kept off `--help` (packages/core/README.md, Lazy imports kept).
     const { FLEET_PLUGIN_API_VERSION, REGISTER_HOOK } = await import('../api-version.js');
     const { assembleRegistrations } = await import('../registry/assemble.js');
     const { Registry } = await import('../registry/registry.js');
@@ -274,7 +274,7 @@ export abstract class FleetBaseCommand extends Command {
     reportedFailure.last = failure;
     process.exitCode = failure.exitCode;
     if (this.jsonEnabled()) {
-      // Lazy: core's index facade, kept off `--help` (packages/core/README.md, Lazy imports kept).
+      // Lazy: core's index entry, kept off `--help` (packages/core/README.md, Lazy imports kept).
       const { errorEnvelope } = await import('../errors.js');
       this.logJson(errorEnvelope(failure) satisfies ErrorEnvelope);
       return;
