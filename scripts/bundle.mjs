@@ -66,14 +66,12 @@ const BANNER = [
   'const require = __fleetCreateRequire(import.meta.url);',
 ].join('\n');
 
-/** How core's ES module files are built: for the Node floor, source maps beside them. */
-const ES_MODULES = {
+/** What every file of the bundle is built with: for the Node floor, source maps beside it. */
+const BUILD = {
   bundle: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20.19',
   external: EXTERNAL,
-  banner: { js: BANNER },
   // Written beside each file, not linked from it: Node copies every linked map into each
   // process's coverage file under NODE_V8_COVERAGE (4 MiB a CLI call), which a suite of
   // thousands of CLI processes turns into gigabytes for c8 to load (ADR 0011).
@@ -84,6 +82,9 @@ const ES_MODULES = {
   logLevel: 'warning',
   metafile: true,
 };
+
+/** Core's ES module files: the shared options, and a `require` for the CommonJS inside. */
+const ES_MODULES = { ...BUILD, format: 'esm', banner: { js: BANNER } };
 
 async function bundle({ dir, entries, core, commonjs }) {
   const base = path.join(root, dir);
@@ -167,6 +168,7 @@ async function bundleShared(base, outdir, entries, separateFile) {
 async function bundleCommonJs(base, outdir, commonjs) {
   const outfile = path.join(outdir, commonjs.file);
   const { metafile } = await build({
+    ...BUILD,
     absWorkingDir: base,
     stdin: {
       contents: `module.exports = require(${JSON.stringify(commonjs.require)});`,
@@ -174,16 +176,7 @@ async function bundleCommonJs(base, outdir, commonjs) {
       sourcefile: `${commonjs.file}.entry.cjs`,
     },
     outfile,
-    bundle: true,
     format: 'cjs',
-    platform: 'node',
-    target: 'node20.19',
-    external: EXTERNAL,
-    sourcemap: 'external',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    metafile: true,
   });
   return bundleInputs(metafile);
 }
